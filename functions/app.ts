@@ -1,0 +1,55 @@
+import { Scalar } from '@scalar/hono-api-reference';
+import { createApp } from '../shared/app';
+import type { Services } from '../shared/services';
+import { VERSION } from '../shared/services';
+import { adminRouter } from './admin';
+import { internalRouter } from './internal';
+import { keysRouter } from './keys';
+import { systemRouter } from './system';
+import { usageRouter } from './usage';
+
+/** The whole HTTP surface; both entry points (node.ts, worker.ts) serve exactly this app. */
+export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
+  const app = createApp(servicesFor);
+  app.route('/', systemRouter);
+  app.route('/', keysRouter);
+  app.route('/', usageRouter);
+  app.route('/', adminRouter);
+  app.route('/', internalRouter);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'API key from POST /v1/verify or POST /v1/keys/rotate (sk_...)',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'adminToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Operator token (ADMIN_TOKEN); the operator API exists only when it is set',
+  });
+
+  // Building the document walks every schema; do it once per process, on first request.
+  let document: unknown;
+  app.get('/openapi.json', (c) => {
+    document ??= app.getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: {
+        title: 'engram',
+        version: VERSION,
+        description:
+          'Agent memory and change control: memories with semantic search, audit, rollback, replay and governed actions. Errors share one body: `{error, code, status, message, request_id, details?}`.',
+      },
+      tags: [
+        { name: 'Keys', description: 'Signup, verification, rotation, revocation' },
+        { name: 'Usage', description: 'Quotas, dashboard, milestones' },
+        { name: 'System', description: 'Health and status probes' },
+        { name: 'Operator', description: 'Operator API (ADMIN_TOKEN)' },
+      ],
+    });
+    return c.json(document);
+  });
+  app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'engram API' }));
+  return app;
+}
+
+export type { Services };

@@ -1,0 +1,54 @@
+import { and, asc, eq, or, sql } from 'drizzle-orm';
+import { apiKeys, signupTokens, tenants } from '../../schema';
+import type { DbOrTx } from '../../shared/db';
+
+export async function findTenantByEmail(db: DbOrTx, email: string) {
+  const [tenant] = await db.select().from(tenants).where(sql`lower(${tenants.email}) = ${email}`).limit(1);
+  return tenant ?? null;
+}
+
+export function listKeys(db: DbOrTx, tenantId: string) {
+  return db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+}
+
+/** Locks the tenant's key matching an id or a prefix. */
+export async function lockKeyByIdOrPrefix(tx: DbOrTx, tenantId: string, idOrPrefix: string) {
+  return tx
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), or(eq(apiKeys.id, idOrPrefix), eq(apiKeys.keyPrefix, idOrPrefix))))
+    .for('update');
+}
+
+export async function lockKey(tx: DbOrTx, tenantId: string, keyId: string) {
+  const [key] = await tx
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)))
+    .for('update');
+  return key ?? null;
+}
+
+/** Marks an unused, unexpired token of the tenant used; at most one caller ever gets the row. */
+export async function consumeSignupToken(tx: DbOrTx, tenantId: string, tokenHash: string, now: Date) {
+  const [token] = await tx
+    .update(signupTokens)
+    .set({ usedAt: now })
+    .where(
+      and(
+        eq(signupTokens.tenantId, tenantId),
+        eq(signupTokens.tokenHash, tokenHash),
+        sql`${signupTokens.usedAt} IS NULL`,
+        sql`${signupTokens.expiresAt} > ${now.toISOString()}`,
+      ),
+    )
+    .returning({ id: signupTokens.id });
+  return token ?? null;
+}
+
+export async function countRecentSignups(tx: DbOrTx, ipHash: string, since: Date): Promise<number> {
+  const result = (await tx.execute(
+    sql`SELECT count(*)::int AS n FROM signup_attempts WHERE ip_hash = ${ipHash} AND created_at > ${since.toISOString()}`,
+  )) as unknown as { rows: { n: number }[] };
+  return Number(result.rows[0]?.n ?? 0);
+}

@@ -1,0 +1,99 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { ZodError } from 'zod';
+import type { AppEnv } from './context';
+import { AppError, type ErrorDetail, errorBody } from './errors';
+import { newId } from './ids';
+import type { Services } from './services';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+function zodDetails(error: ZodError): ErrorDetail[] {
+  return error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
+}
+
+/** A family router. Validation failures use the one error body, naming each bad field. */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const details = zodDetails(result.error);
+        const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
+        throw new AppError('VALIDATION_ERROR', `Invalid ${result.target}: ${summary}`, { details });
+      }
+    },
+  });
+}
+
+const statusCodes: Partial<Record<number, string>> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+/** Anything thrown becomes an AppError; unknown errors are logged and answered without internals. */
+export function toAppError(err: unknown, services: Services | undefined, requestId: string): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof HTTPException) {
+    const code = statusCodes[err.status] ?? (err.status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR');
+    const message = err.status === 400 && /json/i.test(err.message) ? 'Malformed JSON in request body' : err.message;
+    return new AppError(code, message || code, {}, err.status as ContentfulStatusCode);
+  }
+  const e = err as { message?: string; stack?: string; code?: string };
+  services?.log.error('unhandled error', { request_id: requestId, error: e?.message, stack: e?.stack, pg_code: e?.code });
+  return new AppError('INTERNAL_ERROR', 'Internal server error');
+}
+
+/**
+ * The root app: request id, services, body limit, one error handler, one not-found body.
+ * `servicesFor` returns the process-wide services on Node and per-request ones on Workers.
+ */
+export function createApp(servicesFor: (c: { env: unknown; executionCtx?: unknown }) => Services | Promise<Services>) {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : newId('request');
+    c.set('requestId', requestId);
+    c.header('X-Request-Id', requestId);
+    const services = await servicesFor(c);
+    c.set('services', services);
+    const started = performance.now();
+    await next();
+    services.stats.record(performance.now() - started);
+  });
+
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+  );
+
+  app.onError((err, c) => {
+    const requestId = c.get('requestId') ?? newId('request');
+    const appError = toAppError(err, c.get('services'), requestId);
+    const retryAfter = appError.extra.retry_after;
+    if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));
+    c.header('X-Request-Id', requestId);
+    return c.json(errorBody(appError, requestId), appError.status);
+  });
+
+  app.notFound((c) => {
+    const err = new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`);
+    return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 404);
+  });
+
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+const flag = z
+  .enum(['0', '1', 'true', 'false', ''])
+  .optional()
+  .transform((v) => v === '1' || v === 'true');
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const optionalUrl = optionalString.pipe(z.url().optional());
+
+/**
+ * Every setting the service reads, for all three run modes. Only `functions/node.ts` (process.env)
+ * and `functions/worker.ts` (bindings) call `parseConfig`; everything else receives the result.
+ */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  DATA_DIR: z.string().default('./.data'),
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+      .optional(),
+  ),
+  REDIS_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+      .optional(),
+  ),
+  UPSTASH_REDIS_REST_URL: optionalUrl,
+  UPSTASH_REDIS_REST_TOKEN: optionalString,
+  QSTASH_URL: optionalUrl,
+  QSTASH_TOKEN: optionalString,
+  QSTASH_CURRENT_SIGNING_KEY: optionalString,
+  QSTASH_NEXT_SIGNING_KEY: optionalString,
+  /** Public base URL of this deployment; QStash calls the outbox endpoint under it. */
+  PUBLIC_URL: optionalUrl,
+  ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  MAIL_TRANSPORT: z.enum(['outbox', 'log', 'resend']).default('outbox'),
+  MAIL_FROM: z.string().default('engram <no-reply@engram.local>'),
+  RESEND_API_KEY: optionalString,
+  RESEND_API_URL: z.url().default('https://api.resend.com/emails'),
+  TRUST_PROXY: flag,
+  UPGRADE_URL: z.url().default('https://engram.dev/pricing'),
+  /** Multiplies every per-key request-rate limit; operators and benchmarks raise it. */
+  RATE_LIMIT_SCALE: z.coerce.number().positive().default(1),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Neon driver over a plain ws:// proxy (local development and tests only). */
+  NEON_WS_PROXY: optionalString,
+  SVC_ENABLE_EXPERIMENTAL: flag,
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(issues: string[]) {
+    super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function parseConfig(source: Record<string, unknown>): Config {
+  const result = configSchema.safeParse(source);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+    );
+  }
+  const config = result.data;
+  const problems: string[] = [];
+  if (config.MAIL_TRANSPORT === 'resend' && !config.RESEND_API_KEY) {
+    problems.push('RESEND_API_KEY: required when MAIL_TRANSPORT=resend');
+  }
+  if (Boolean(config.UPSTASH_REDIS_REST_URL) !== Boolean(config.UPSTASH_REDIS_REST_TOKEN)) {
+    problems.push('UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN: set both or neither');
+  }
+  if (config.QSTASH_TOKEN && !(config.QSTASH_CURRENT_SIGNING_KEY && config.QSTASH_NEXT_SIGNING_KEY)) {
+    problems.push('QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY: required with QSTASH_TOKEN');
+  }
+  if (config.QSTASH_TOKEN && !config.PUBLIC_URL) {
+    problems.push('PUBLIC_URL: required with QSTASH_TOKEN (QStash delivers jobs back to it)');
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,24 @@
+import type { Services } from './services';
+import type { Tier } from './tiers';
+
+export interface AuthContext {
+  tenantId: string;
+  keyId: string;
+  tier: Tier;
+  email: string;
+}
+
+export interface AppEnv {
+  Variables: {
+    services: Services;
+    requestId: string;
+    auth?: AuthContext;
+  };
+}
+
+/** What a service verb needs to know about its caller. */
+export interface Actor {
+  tenantId: string;
+  keyId: string | null;
+  requestId: string | null;
+}

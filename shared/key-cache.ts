@@ -1,0 +1,39 @@
+import { LRUCache } from 'lru-cache';
+import type { Tier } from './tiers';
+
+export interface KeyRecord {
+  keyId: string;
+  tenantId: string;
+  tier: Tier;
+  email: string;
+  status: 'active' | 'grace' | 'revoked';
+  expiresAt: Date | null;
+  graceExpiresAt: Date | null;
+}
+
+/**
+ * Key lookups by secret hash, kept in memory. Every verb that changes a key or a tenant's tier
+ * drops the tenant's entries in the same process before it answers, so a revocation takes
+ * effect on the very next request. Used only when a single process owns the database.
+ */
+export class KeyCache {
+  private byHash = new LRUCache<string, KeyRecord>({ max: 10_000 });
+  /**
+   * Bumped by every forget. A lookup that read the database before a change committed must not
+   * store its stale row after the change dropped the cache, so `set` is refused across a bump.
+   */
+  generation = 0;
+
+  get(hash: string): KeyRecord | undefined {
+    return this.byHash.get(hash);
+  }
+
+  set(hash: string, record: KeyRecord, readAtGeneration: number): void {
+    if (readAtGeneration === this.generation) this.byHash.set(hash, record);
+  }
+
+  forgetTenant(tenantId: string): void {
+    this.generation += 1;
+    for (const [hash, record] of this.byHash.entries()) if (record.tenantId === tenantId) this.byHash.delete(hash);
+  }
+}

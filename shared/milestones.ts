@@ -1,0 +1,29 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from './db';
+
+export const MILESTONES = [
+  'first_memory',
+  'first_search',
+  'first_rollback',
+  'first_replay',
+  'first_cortex',
+  'first_space',
+  'first_share',
+  'first_webhook',
+  'first_team',
+] as const;
+export type Milestone = (typeof MILESTONES)[number];
+
+/** Records a milestone the first time only; later calls are no-ops (safe inside any write). */
+export async function recordMilestone(
+  db: DbOrTx,
+  tenantId: string,
+  milestone: Milestone,
+  at: Date,
+  metadata: Record<string, unknown> = {},
+): Promise<void> {
+  await db.execute(sql`
+    INSERT INTO milestones (tenant_id, milestone, achieved_at, metadata)
+    VALUES (${tenantId}, ${milestone}, ${at.toISOString()}, ${JSON.stringify(metadata)}::jsonb)
+    ON CONFLICT DO NOTHING`);
+}

@@ -1,0 +1,36 @@
+import { Redis } from 'ioredis';
+import type { RedisOps } from '../redis';
+
+/** ioredis behind the same operations as the Upstash adapter. */
+export function ioredisOps(url: string): RedisOps {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+  const exec = async (multi: ReturnType<Redis['multi']>) => {
+    const replies = (await multi.exec()) ?? [];
+    const failed = replies.find(([err]) => err);
+    if (failed) throw failed[0];
+    return replies.map(([, value]) => value);
+  };
+  return {
+    async incrWindow(key, windowMs) {
+      const [, count] = await exec(redis.multi().set(key, 0, 'PX', windowMs, 'NX').incr(key));
+      return Number(count);
+    },
+    async addToSlidingWindow(key, member, nowMs, windowMs, max) {
+      const [, , count] = await exec(
+        redis.multi().zremrangebyscore(key, 0, nowMs - windowMs).zadd(key, nowMs, member).zcard(key).pexpire(key, windowMs),
+      );
+      if (Number(count) <= max) return true;
+      await redis.zrem(key, member);
+      return false;
+    },
+    async removeFromSlidingWindow(key, member) {
+      await redis.zrem(key, member);
+    },
+    async ping() {
+      await redis.ping();
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

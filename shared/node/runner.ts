@@ -1,0 +1,62 @@
+import type { Services } from '../services';
+import { runDueJobs } from '../outbox';
+import { runMaintenance, type MaintenanceTask } from '../maintenance';
+
+/**
+ * In-process job dispatcher and maintenance timer for Node. Jobs are polled every second and
+ * also right after a commit that wrote some (`wake`). Several instances may run it: claims use
+ * SKIP LOCKED leases.
+ */
+export class NodeRunner {
+  private timer: NodeJS.Timeout | null = null;
+  private maintenanceTimer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly services: Services,
+    private readonly maintenance: Record<string, MaintenanceTask>,
+    private readonly opts: { pollMs?: number; maintenanceMs?: number } = {},
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.wake(), this.opts.pollMs ?? 1000);
+    this.timer.unref();
+    this.maintenanceTimer = setInterval(() => void this.maintain(), this.opts.maintenanceMs ?? 15 * 60_000);
+    this.maintenanceTimer.unref();
+    void this.maintain();
+  }
+
+  wake(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain().finally(() => {
+      this.running = null;
+    });
+  }
+
+  /** Runs due jobs until none are left (tests call this to deliver synchronously). */
+  async drain(): Promise<void> {
+    do {
+      this.again = false;
+      const { db, jobHandlers, clock, log } = this.services;
+      try {
+        while ((await runDueJobs(db, jobHandlers, clock.now(), log)) > 0);
+      } catch (err) {
+        log.error('job dispatcher failed', { error: err instanceof Error ? err.message : String(err) });
+      }
+    } while (this.again);
+  }
+
+  maintain() {
+    return runMaintenance(this.services.db, this.maintenance, this.services.clock.now(), this.services.log);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
+    await this.running;
+  }
+}

@@ -1,0 +1,31 @@
+import { Redis } from '@upstash/redis/cloudflare';
+import type { RedisOps } from './redis';
+
+/** Upstash Redis over its REST API (Workers). Same semantics as the ioredis adapter. */
+export function upstashRedis(url: string, token: string): RedisOps {
+  const redis = new Redis({ url, token, automaticDeserialization: false });
+  return {
+    async incrWindow(key, windowMs) {
+      const [, count] = await redis.multi().set(key, 0, { px: windowMs, nx: true }).incr(key).exec<[unknown, number]>();
+      return Number(count);
+    },
+    async addToSlidingWindow(key, member, nowMs, windowMs, max) {
+      const [, , count] = await redis
+        .multi()
+        .zremrangebyscore(key, 0, nowMs - windowMs)
+        .zadd(key, { score: nowMs, member })
+        .zcard(key)
+        .pexpire(key, windowMs)
+        .exec<[unknown, unknown, number, unknown]>();
+      if (Number(count) <= max) return true;
+      await redis.zrem(key, member);
+      return false;
+    },
+    async removeFromSlidingWindow(key, member) {
+      await redis.zrem(key, member);
+    },
+    async ping() {
+      await redis.ping();
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import type { AuthContext } from './context';
+import type { CounterOutcome } from './counters';
+import type { Services } from './services';
+import { featureFlags, tiers, type Tier } from './tiers';
+import { dayOf, periodOf, periodResetsAt } from './time';
+
+export const QUOTA_METRICS = ['api_calls', 'memories', 'rollbacks'] as const;
+export type QuotaMetric = (typeof QUOTA_METRICS)[number];
+
+/** Live memories are one counter per tenant (bucket `all`), kept by the memory verbs. */
+export const LIVE_MEMORIES = { metric: 'memories_live', bucket: 'all' } as const;
+const DAILY_CALLS = 'api_calls_day';
+
+/** Counts one authenticated request against the month (with its ceiling) and the day. */
+export async function consumeApiCall(services: Services, auth: AuthContext, now: Date): Promise<CounterOutcome> {
+  const [month] = await Promise.all([
+    services.counters.consume({
+      tenantId: auth.tenantId,
+      metric: 'api_calls',
+      bucket: periodOf(now),
+      limit: tiers[auth.tier].limits.api_calls,
+    }),
+    services.counters.consume({ tenantId: auth.tenantId, metric: DAILY_CALLS, bucket: dayOf(now), limit: null }),
+  ]);
+  return month;
+}
+
+export interface QuotaLine {
+  current: number;
+  used: number;
+  limit: number | null;
+  unlimited: boolean;
+}
+
+const line = (current: number, limit: number | null): QuotaLine => ({ current, used: current, limit, unlimited: limit === null });
+const percent = (l: QuotaLine) => (l.limit ? Math.min(100, Math.round((l.current / l.limit) * 1000) / 10) : 0);
+
+export function pressureOf(maxPercent: number): 'low' | 'medium' | 'high' | 'critical' {
+  if (maxPercent >= 95) return 'critical';
+  if (maxPercent >= 80) return 'high';
+  if (maxPercent >= 50) return 'medium';
+  return 'low';
+}
+
+/** The `usage` object and upgrade link that every quota 429 carries. */
+export function usageSnapshotForError(services: Services, tier: Tier, metric: QuotaMetric, current: number, now: Date) {
+  return {
+    usage: { metric, current, limit: tiers[tier].limits[metric], plan: tier, resets_at: periodResetsAt(now).toISOString() },
+    retry_after: Math.max(1, Math.ceil((periodResetsAt(now).getTime() - now.getTime()) / 1000)),
+    upgrade_url: services.config.UPGRADE_URL,
+  };
+}
+
+async function readQuotas(services: Services, tenantId: string, tier: Tier, now: Date) {
+  const period = periodOf(now);
+  const [apiCalls, memories, rollbacks, today, live] = await services.counters.read(tenantId, [
+    ...QUOTA_METRICS.map((metric) => ({ metric, bucket: period })),
+    { metric: DAILY_CALLS, bucket: dayOf(now) },
+    LIVE_MEMORIES,
+  ]);
+  const limits = tiers[tier].limits;
+  return {
+    period,
+    quotas: {
+      api_calls: line(apiCalls, limits.api_calls),
+      memories: line(memories, limits.memories),
+      rollbacks: line(rollbacks, limits.rollbacks),
+    },
+    today,
+    live,
+  };
+}
+
+/** Body of GET /v1/usage. Spend figures are list-price estimates, documented in the OpenAPI. */
+export async function usageReport(services: Services, auth: AuthContext) {
+  const now = services.clock.now();
+  const { period, quotas } = await readQuotas(services, auth.tenantId, auth.tier, now);
+  const spec = tiers[auth.tier];
+  const quota_percent = {
+    api_calls: percent(quotas.api_calls),
+    memories: percent(quotas.memories),
+    rollbacks: percent(quotas.rollbacks),
+  };
+  const pressure = pressureOf(Math.max(...Object.values(quota_percent)));
+  const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  const end = periodResetsAt(now).getTime();
+  const elapsed = Math.max(now.getTime() - start, 1);
+  const fraction = elapsed / (end - start);
+  let projected_limit_date: string | null = null;
+  const calls = quotas.api_calls;
+  if (calls.limit !== null && calls.current > 0) {
+    const at = start + (calls.limit / calls.current) * elapsed;
+    if (at < end) projected_limit_date = new Date(Math.max(at, now.getTime())).toISOString();
+  }
+  return {
+    tier: auth.tier,
+    ...quotas,
+    audit_retention_days: spec.limits.audit_retention_days,
+    features: featureFlags(auth.tier),
+    period,
+    resets_at: periodResetsAt(now).toISOString(),
+    usage_pressure_level: pressure,
+    projected_limit_date,
+    budget_alert: pressure === 'high' || pressure === 'critical' || projected_limit_date !== null,
+    spend_estimate: {
+      spend_estimate_usd: Math.round(spec.monthly_usd * fraction * 100) / 100,
+      projected_spend_estimate_usd: spec.monthly_usd,
+      storage_estimate_usd: Math.round(quotas.memories.current * 0.0001 * 100) / 100,
+    },
+    quota_percent,
+    upgrade_message:
+      auth.tier !== 'enterprise' && (pressure === 'high' || pressure === 'critical')
+        ? `You have used ${Math.max(...Object.values(quota_percent))}% of a ${auth.tier} quota; upgrade at ${services.config.UPGRADE_URL}`
+        : null,
+  };
+}
+
+/** Body of GET /v1/dashboard. */
+export async function dashboardReport(services: Services, auth: AuthContext) {
+  const now = services.clock.now();
+  const { period, quotas, today, live } = await readQuotas(services, auth.tenantId, auth.tier, now);
+  const usage_percent = {
+    api_calls: percent(quotas.api_calls),
+    memories: percent(quotas.memories),
+    rollbacks: percent(quotas.rollbacks),
+  };
+  return {
+    memory_count: live,
+    tier: auth.tier,
+    features: featureFlags(auth.tier),
+    usage_percent,
+    pressure: pressureOf(Math.max(...Object.values(usage_percent))),
+    api_calls_today: today,
+    limits: {
+      api_calls: quotas.api_calls.limit,
+      memories: quotas.memories.limit,
+      rollbacks: quotas.rollbacks.limit,
+    },
+    period,
+  };
+}

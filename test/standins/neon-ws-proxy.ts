@@ -1,0 +1,64 @@
+// WebSocket → TCP proxy so @neondatabase/serverless (Pool/Client) can reach a plain local Postgres.
+// Neon's driver speaks the Postgres wire protocol over a WebSocket; in production Neon terminates it,
+// here we just pipe bytes. Client config that goes with it:
+//   neonConfig.wsProxy = (host, port) => `127.0.0.1:${proxyPort}/v1?address=${host}:${port}`;
+//   neonConfig.useSecureWebSocket = false; neonConfig.pipelineTLS = false; neonConfig.pipelineConnect = false;
+//   neonConfig.webSocketConstructor = ws;  // Node 20 only (no global WebSocket there)
+// Neon's HTTP `neon()` mode has no local equivalent; only the WebSocket Pool/Client works through this.
+import net from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+// The proxy is an open relay by design, so it must never dial anything but this machine.
+const ALLOWED_HOSTS = new Set(['127.0.0.1', 'localhost']);
+
+export interface NeonWsProxy { port: number; close(): Promise<void> }
+
+export async function startNeonWsProxy({ port = 0 }: { port?: number } = {}): Promise<NeonWsProxy> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port });
+  const live = new Set<{ ws: WebSocket; sock: net.Socket }>();
+
+  wss.on('connection', (ws, req) => {
+    const address = new URL(req.url ?? '/', 'http://x').searchParams.get('address') ?? '';
+    const i = address.lastIndexOf(':');
+    const host = address.slice(0, i), targetPort = Number(address.slice(i + 1));
+    if (i < 0 || !ALLOWED_HOSTS.has(host) || !Number.isInteger(targetPort) || targetPort <= 0) {
+      ws.close(1008, 'address not allowed');
+      return;
+    }
+    const sock = net.connect(targetPort, host);
+    sock.setNoDelay(true); // the driver sends many tiny protocol messages; Nagle adds ~40 ms stalls
+    const pair = { ws, sock };
+    live.add(pair);
+    // The driver writes the startup packet immediately on open, before TCP has connected.
+    const pending: Buffer[] = [];
+    sock.on('connect', () => { for (const b of pending.splice(0)) sock.write(b); });
+    ws.on('message', (data) => { const b = data as Buffer; if (sock.connecting) pending.push(b); else sock.write(b); });
+    sock.on('data', (d) => ws.send(d));
+    const end = () => { live.delete(pair); sock.destroy(); if (ws.readyState <= 1) ws.close(); };
+    sock.on('close', end); sock.on('error', end);
+    ws.on('close', end); ws.on('error', end);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    wss.once('listening', resolve);
+    wss.once('error', reject);
+  });
+  const bound = (wss.address() as net.AddressInfo).port;
+  return {
+    port: bound,
+    close: () => new Promise<void>((resolve) => {
+      // ws 8 leaves existing connections open on close(); a pooled driver would keep the process alive.
+      for (const { ws, sock } of live) { sock.destroy(); ws.terminate(); }
+      live.clear();
+      wss.close(() => resolve());
+    }),
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const proxy = await startNeonWsProxy({ port: Number(process.env.WS_PROXY_PORT ?? 55433) });
+  console.log(`neon ws proxy listening on 127.0.0.1:${proxy.port}`);
+  const stop = () => void proxy.close().then(() => process.exit(0));
+  process.on('SIGINT', stop); process.on('SIGTERM', stop);
+}
