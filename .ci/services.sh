@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Private PostgreSQL 15 + pgvector and Redis for integration tests, on Debian 12 as root.
 #
-#   out=$(bash .ci/services.sh) && eval "$out"   # sets DATABASE_URL, REDIS_URL
+#   out=$(bash .ci/services.sh) && eval "$out"   # start or reuse; sets DATABASE_URL, REDIS_URL
+#   out=$(bash .ci/services.sh reset) && eval "$out"   # same, plus an empty engram_test and Redis
 #   bash .ci/services.sh stop
 #
 # (Prefer the two-step form above: `eval "$(bash .ci/services.sh)"` hides a failure, because eval of an
@@ -48,17 +49,19 @@ redis_pid() {
   [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "^redis-server .*:$REDIS_PORT\b" && echo "$pid"
 }
 
+SRC_LIST=/etc/apt/sources.list.d/engram-pgvector-src.list
+restore_apt() {
+  rm -f "$SRC_LIST"
+  grep -rqs trixie /etc/apt/sources.list /etc/apt/sources.list.d/ || rm -f /var/lib/apt/lists/*_dists_trixie_*
+}
+
 build_pgvector() {
-  local t0=$SECONDS src=/etc/apt/sources.list.d/engram-pgvector-src.list mirror server_ver libpq_ver cppflags=''
+  local t0=$SECONDS mirror server_ver libpq_ver cppflags=''
   mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-  # Whatever happens below, leave apt's sources (and the lists fetched for them) as they were.
-  restore_apt() {
-    rm -f "$src"
-    grep -rqs trixie /etc/apt/sources.list /etc/apt/sources.list.d/ || rm -f /var/lib/apt/lists/*_dists_trixie_*
-  }
+  # Whatever happens below (the EXIT trap also runs on failure), leave apt's sources and lists as they were.
   trap restore_apt EXIT
   trap 'exit 130' INT TERM
-  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror:-http://deb.debian.org/debian} trixie main" >"$src"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror:-http://deb.debian.org/debian} trixie main" >"$SRC_LIST"
   apt-get update -qq
   # Install only what is missing: naming an installed package would upgrade it (and dpkg with it).
   local p missing=()
@@ -78,7 +81,7 @@ build_pgvector() {
     # The archive keeps only the newest security build, so the exact version can vanish. Then take the
     # newest headers without installing anything (same major = same ABI); the PGXS makefiles already
     # come with postgresql-client-15.
-    log "no postgresql-server-dev-15=$server_ver to install; building against extracted headers"
+    log "could not install postgresql-server-dev-15=$server_ver; building against extracted headers"
     rm -rf "$WORK/build/hdr" && mkdir -p "$WORK/build/hdr"
     (cd "$WORK/build" && rm -f postgresql-server-dev-15_*.deb && apt-get download -qq postgresql-server-dev-15 \
       && dpkg -x postgresql-server-dev-15_*.deb hdr)
@@ -145,11 +148,15 @@ stop_all() {
 
 main() {
   [ "$(id -u)" = 0 ] || die "must run as root (apt, runuser)"
-  [ "$DB_PORT" != 5432 ] && [ "$REDIS_PORT" != 6379 ] || die "refusing the machine's shared ports"
+  if [ "$DB_PORT" = 5432 ] || [ "$REDIS_PORT" = 6379 ]; then die "refusing the machine's shared ports"; fi
   [ -x "$BIN/postgres" ] || die "PostgreSQL 15 server binaries not found in $BIN"
   install -d -m 755 "$WORK" "$WORK/build"
   cd "$WORK" # runuser keeps the cwd, and postgres cannot read root's home
-  if [ "${1:-start}" = stop ]; then stop_all; return; fi
+  case "${1:-start}" in
+    start | reset) ;;
+    stop) stop_all; return ;;
+    *) die "usage: $0 [start|reset|stop]" ;;
+  esac
 
   VECTOR_SO="$("$BIN/pg_config" --pkglibdir)/vector.so"
   [ -f "$VECTOR_SO" ] || build_pgvector
@@ -157,6 +164,10 @@ main() {
 
   start_pg
   start_redis
+  if [ "${1:-start}" = reset ]; then # the work dir outlives runs; a stale schema would confuse migrations
+    psql_ -d postgres -c "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)"
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" flushall >/dev/null
+  fi
   [ "$(psql_ -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")" = 1 ] \
     || psql_ -d postgres -c "CREATE DATABASE $DB_NAME"
   psql_ -d "$DB_NAME" -c 'SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector'

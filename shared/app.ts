@@ -1,4 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -54,7 +55,7 @@ export function toAppError(err: unknown, services: Services | undefined, request
  * The root app: request id, services, body limit, one error handler, one not-found body.
  * `servicesFor` returns the process-wide services on Node and per-request ones on Workers.
  */
-export function createApp(servicesFor: (c: { env: unknown; executionCtx?: unknown }) => Services | Promise<Services>) {
+export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promise<Services>) {
   const app = new OpenAPIHono<AppEnv>();
 
   app.use('*', async (c, next) => {

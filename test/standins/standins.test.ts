@@ -22,13 +22,16 @@ describe('neon ws proxy', () => {
   it.skipIf(!DB)(`@neondatabase/serverless Pool queries Postgres through it${DB ? '' : ' [SKIPPED: TEST_DATABASE_URL unset]'}`, async () => {
     const proxy = await startNeonWsProxy({ port: 0 });
     cleanups.push(() => proxy.close());
-    // neonConfig is module-global: restore it so other test files sharing the module are unaffected.
-    const saved = { ...neonConfig };
-    cleanups.push(async () => Object.assign(neonConfig, saved));
-    Object.assign(neonConfig, {
+    // neonConfig is module-global (accessors, so `{...neonConfig}` copies nothing): save and restore the
+    // keys we set so other tests sharing the module are unaffected.
+    const local = {
       webSocketConstructor: ws, useSecureWebSocket: false, pipelineTLS: false, pipelineConnect: false,
       wsProxy: (host: string, port: number | string) => `127.0.0.1:${proxy.port}/v1?address=${host}:${port}`,
-    });
+    } as const;
+    const cfg = neonConfig as unknown as Record<string, unknown>;
+    const saved = Object.fromEntries(Object.keys(local).map((k) => [k, cfg[k]]));
+    cleanups.push(async () => Object.assign(neonConfig, saved));
+    Object.assign(neonConfig, local);
     const pool = new Pool({ connectionString: DB, max: 3 });
     cleanups.push(() => pool.end());
 

@@ -1,0 +1,113 @@
+import { neonConfig, Pool } from '@neondatabase/serverless';
+import { Client as QStash } from '@upstash/qstash';
+import { drizzle } from 'drizzle-orm/neon-serverless';
+import * as schema from '../schema';
+import { type Config, parseConfig } from '../shared/config';
+import { CounterStore } from '../shared/counters';
+import type { Db } from '../shared/db';
+import { createLogger } from '../shared/log';
+import { mailJobHandler, MAIL_TOPIC } from '../shared/mail';
+import { platformMaintenance, runMaintenance } from '../shared/maintenance';
+import { runDueJobs } from '../shared/outbox';
+import { PostgresRateLimiter, RedisRateLimiter } from '../shared/ratelimit';
+import { upstashRedis } from '../shared/redis-upstash';
+import { RequestStats, type Services } from '../shared/services';
+import { systemClock } from '../shared/time';
+import { buildApp } from './app';
+import { JOBS_PATH } from './internal';
+
+type Bindings = Record<string, unknown>;
+
+let cachedConfig: { source: Bindings; config: Config } | null = null;
+const stats = new RequestStats();
+
+function configFor(env: Bindings): Config {
+  if (cachedConfig?.source !== env) cachedConfig = { source: env, config: parseConfig(env) };
+  return cachedConfig.config;
+}
+
+/**
+ * Workers cannot share I/O objects between requests, so every request (and cron run) gets its own
+ * Neon pool and services; counters flush per request instead of batching.
+ */
+function workerServices(env: Bindings, ctx: ExecutionContext): { services: Services; pool: Pool } {
+  const config = configFor(env);
+  if (!config.DATABASE_URL) throw new Error('DATABASE_URL binding is required on Workers');
+  if (config.NEON_WS_PROXY) {
+    // Local development and tests: a plain ws:// proxy in front of an ordinary Postgres.
+    const proxy = config.NEON_WS_PROXY;
+    neonConfig.wsProxy = (host, port) => `${proxy}/v1?address=${host}:${port}`;
+    neonConfig.useSecureWebSocket = false;
+    neonConfig.pipelineTLS = false;
+    neonConfig.pipelineConnect = false;
+  }
+  const pool = new Pool({ connectionString: config.DATABASE_URL });
+  const db = drizzle(pool, { schema }) as unknown as Db;
+  const log = createLogger(config.LOG_LEVEL);
+  const redis =
+    config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN
+      ? upstashRedis(config.UPSTASH_REDIS_REST_URL, config.UPSTASH_REDIS_REST_TOKEN)
+      : null;
+  const counters = new CounterStore(db, false);
+  const qstash = config.QSTASH_TOKEN ? new QStash({ token: config.QSTASH_TOKEN, baseUrl: config.QSTASH_URL }) : null;
+  const services: Services = {
+    config,
+    db,
+    storage: 'neon',
+    runtime: 'workers',
+    clock: systemClock,
+    log,
+    counters,
+    rateLimiter: redis ? new RedisRateLimiter(redis) : new PostgresRateLimiter(counters),
+    redis,
+    keyCache: null,
+    notifyJobs: () => {
+      if (!qstash || !config.PUBLIC_URL) return; // the cron trigger sweeps the outbox anyway
+      const url = new URL(JOBS_PATH, config.PUBLIC_URL).toString();
+      ctx.waitUntil(
+        qstash.publishJSON({ url, body: {} }).then(
+          () => undefined,
+          (err: unknown) => log.warn('qstash publish failed', { error: err instanceof Error ? err.message : String(err) }),
+        ),
+      );
+    },
+    jobHandlers: { [MAIL_TOPIC]: mailJobHandler(config, log) },
+    stats,
+    clientIp: (c) => c.req.header('cf-connecting-ip') ?? null,
+  };
+  return { services, pool };
+}
+
+const app = buildApp((c) => (c.env as { __services: Services }).__services);
+
+export default {
+  async fetch(request: Request, env: Bindings, ctx: ExecutionContext): Promise<Response> {
+    let built: ReturnType<typeof workerServices>;
+    try {
+      built = workerServices(env, ctx);
+    } catch (err) {
+      console.error(JSON.stringify({ level: 'error', msg: 'bad worker configuration', error: String(err) }));
+      return Response.json(
+        { error: 'Service misconfigured', code: 'INTERNAL_ERROR', status: 500, message: 'Service misconfigured', request_id: null },
+        { status: 500 },
+      );
+    }
+    try {
+      return await app.fetch(request, { ...env, __services: built.services }, ctx);
+    } finally {
+      ctx.waitUntil(built.pool.end());
+    }
+  },
+
+  /** Cron trigger: housekeeping and an outbox sweep for anything QStash did not deliver. */
+  async scheduled(_controller: ScheduledController, env: Bindings, ctx: ExecutionContext): Promise<void> {
+    const { services, pool } = workerServices(env, ctx);
+    try {
+      const now = services.clock.now();
+      await runDueJobs(services.db, services.jobHandlers, now, services.log, { limit: 100 });
+      await runMaintenance(services.db, platformMaintenance, now, services.log);
+    } finally {
+      ctx.waitUntil(pool.end());
+    }
+  },
+} satisfies ExportedHandler<Bindings>;

@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises';
+import { inject } from 'vitest';
+import { buildApp } from '../functions/app';
+import { parseConfig } from '../shared/config';
+import { createLogger } from '../shared/log';
+import { openPglite, openPostgres } from '../shared/node/database';
+import { createNodeServices, type NodeServices } from '../shared/node/services';
+import type { JobHandlers } from '../shared/outbox';
+import { ManualClock } from '../shared/time';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** Real Postgres + Redis when the integration run sets these; embedded PGlite otherwise. */
+export const integration = {
+  databaseUrl: process.env.TEST_DATABASE_URL,
+  redisUrl: process.env.TEST_REDIS_URL,
+};
+export const storageName = integration.databaseUrl ? 'postgres' : 'embedded';
+
+export interface TestResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export interface Tenant {
+  tenantId: string;
+  email: string;
+  key: string;
+  keyId: string;
+  tier: string;
+}
+
+/**
+ * A random documentation-range IPv6 address per signup, so the per-IP signup limit bites only where
+ * a test wants it, even when Redis keeps windows across files and runs.
+ */
+export const freshIp = () => `2001:db8::${[...crypto.getRandomValues(new Uint16Array(4))].map((n) => n.toString(16)).join(':')}`;
+export const uniqueEmail = (label = 'user') => `${label}-${crypto.randomUUID().slice(0, 12)}@example.com`;
+
+export interface TestEngine {
+  node: NodeServices;
+  clock: ManualClock;
+  app: ReturnType<typeof buildApp>;
+  request<T = any>(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<TestResponse<T>>;
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<TestResponse<T>>;
+  newTenant(tier?: 'free' | 'starter' | 'pro' | 'enterprise'): Promise<Tenant>;
+  latestMailToken(email: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * One engine per test file: the real app in-process over `app.request`, with a movable clock.
+ * `env` adds or overrides configuration (as the process environment would).
+ */
+export async function createEngine(opts: { env?: Record<string, string>; jobHandlers?: JobHandlers } = {}): Promise<TestEngine> {
+  const config = parseConfig({
+    ADMIN_TOKEN,
+    TRUST_PROXY: '1',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: 'memory://',
+    DATABASE_URL: integration.databaseUrl,
+    REDIS_URL: integration.redisUrl,
+    ...opts.env,
+  });
+  const database = config.DATABASE_URL
+    ? openPostgres(config.DATABASE_URL, 5)
+    : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]) });
+  const clock = new ManualClock();
+  const node = await createNodeServices(config, { database, clock, log: createLogger('silent'), jobHandlers: opts.jobHandlers });
+  const app = buildApp(() => node.services);
+
+  const request: TestEngine['request'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    let body: string | undefined = o.raw;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await app.request(path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, body: parsed as any, headers: res.headers, text };
+  };
+
+  const engine: TestEngine = {
+    node,
+    clock,
+    app,
+    request,
+    admin: (method, path, body) => request(method, path, { key: ADMIN_TOKEN, body }),
+    async newTenant(tier = 'free') {
+      const email = uniqueEmail(tier);
+      const res = await engine.admin('POST', '/admin/v1/tenants', { email, tier });
+      if (res.status !== 201) throw new Error(`tenant creation failed: ${res.status} ${res.text}`);
+      return { tenantId: res.body.tenant_id, email, key: res.body.api_key, keyId: res.body.key_id, tier };
+    },
+    async latestMailToken(email) {
+      const res = await engine.admin('GET', `/admin/v1/mail?to=${encodeURIComponent(email)}`);
+      const token = res.body.messages?.find((m: { token: string | null }) => m.token)?.token;
+      if (!token) throw new Error(`no mail with a token for ${email}: ${res.text}`);
+      return token;
+    },
+    close: () => node.close(),
+  };
+  return engine;
+}

@@ -1,0 +1,269 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itRequiresAKey } from './auth-suite';
+import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';
+
+let engine: TestEngine;
+beforeAll(async () => {
+  engine = await createEngine();
+});
+afterAll(() => engine.close());
+
+const HOUR = 3_600_000;
+
+async function signup(email: string, ip = freshIp()) {
+  return engine.request('POST', '/v1/keys', { body: { email }, headers: { 'x-forwarded-for': ip } });
+}
+
+async function signupAndVerify(email = uniqueEmail()) {
+  expect((await signup(email)).status).toBe(201);
+  const token = await engine.latestMailToken(email);
+  const res = await engine.request('POST', '/v1/verify', { body: { token, email } });
+  expect(res.status).toBe(200);
+  return { email, key: res.body.api_key as string, keyId: res.body.key_id as string };
+}
+
+describe('signup and verification', () => {
+  it('runs signup → mail token → verify → authenticated call → rotate → grace → revoke → 401', async () => {
+    const email = uniqueEmail('ada');
+    const created = await signup(email);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ api_key: null, tier: 'free', requires_verification: true });
+    expect(Date.parse(created.body.created_at)).not.toBeNaN();
+
+    const token = await engine.latestMailToken(email);
+    expect(token).toMatch(/^vt_/);
+    const verified = await engine.request('POST', '/v1/verify', { body: { token, email } });
+    expect(verified.status).toBe(200);
+    expect(verified.body).toMatchObject({ tier: 'free' });
+    const key = verified.body.api_key as string;
+    expect(key).toMatch(/^sk_[0-9A-Za-z]{43}$/);
+
+    expect((await engine.request('GET', '/v1/usage', { key })).status).toBe(200);
+
+    const rotated = await engine.request('POST', '/v1/keys/rotate', { key });
+    expect(rotated.status).toBe(200);
+    const newKey = rotated.body.new_key as string;
+    expect(newKey).not.toBe(key);
+    expect(Date.parse(rotated.body.grace_expires_at) - Date.now()).toBeGreaterThan(23 * HOUR);
+
+    // Old key still works during the grace period, and so does the new one.
+    expect((await engine.request('GET', '/v1/usage', { key })).status).toBe(200);
+    expect((await engine.request('GET', '/v1/usage', { key: newKey })).status).toBe(200);
+
+    const revoked = await engine.request('POST', '/v1/keys/revoke', { key: newKey, body: { key_id: key.slice(0, 12) } });
+    expect(revoked.status).toBe(200);
+    const old = await engine.request('GET', '/v1/usage', { key });
+    expect(old.status).toBe(401);
+    expect(old.body.code).toBe('UNAUTHORIZED');
+    expect((await engine.request('GET', '/v1/usage', { key: newKey })).status).toBe(200);
+  });
+
+  it('stores only hashes: neither the key nor the token appears in the database', async () => {
+    const { key, email } = await signupAndVerify();
+    const dump = await engine.node.services.db.execute(
+      // Every text column of the tables that hold secrets, in one string.
+      (await import('drizzle-orm')).sql`SELECT string_agg(k::text, ' ') AS all FROM (SELECT * FROM api_keys) k`,
+    );
+    const all = (dump as unknown as { rows: { all: string }[] }).rows[0].all;
+    expect(all).not.toContain(key);
+    expect(all).toContain(key.slice(0, 12)); // the prefix is kept for revocation by prefix
+    const tokens = await engine.node.services.db.execute(
+      (await import('drizzle-orm')).sql`SELECT string_agg(t::text, ' ') AS all FROM signup_tokens t JOIN tenants n ON n.id = t.tenant_id WHERE n.email = ${email}`,
+    );
+    expect((tokens as unknown as { rows: { all: string }[] }).rows[0].all).not.toMatch(/vt_/);
+  });
+
+  it('rejects bad e-mails and disposable domains with VALIDATION_ERROR naming the field', async () => {
+    for (const email of ['', 'not-an-email', 'a@', `${'x'.repeat(250)}@example.com`]) {
+      const res = await signup(email);
+      expect(res.status, email).toBe(400);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+      expect(res.body.details[0].path).toBe('email');
+    }
+    for (const email of ['someone@mailinator.com', 'x@sub.guerrillamail.com']) {
+      const res = await signup(email);
+      expect(res.status, email).toBe(400);
+      expect(res.body.message).toMatch(/disposable/);
+    }
+    const missing = await engine.request('POST', '/v1/keys', { body: {}, headers: { 'x-forwarded-for': freshIp() } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.details[0].path).toBe('email');
+  });
+
+  it('allows two signups per IP in 30 days, then 429 RATE_LIMITED', async () => {
+    const ip = freshIp();
+    expect((await signup(uniqueEmail(), ip)).status).toBe(201);
+    expect((await signup(uniqueEmail(), ip)).status).toBe(201);
+    const third = await signup(uniqueEmail(), ip);
+    expect(third.status).toBe(429);
+    expect(third.body.code).toBe('RATE_LIMITED');
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await signup(uniqueEmail(), freshIp())).status).toBe(201);
+  });
+
+  it('counts concurrent signups from one IP exactly', async () => {
+    const ip = freshIp();
+    const results = await Promise.all(Array.from({ length: 6 }, () => signup(uniqueEmail(), ip)));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(2);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(4);
+  });
+
+  it('answers a second signup of a verified address the same way, without a new token', async () => {
+    const { email } = await signupAndVerify();
+    const again = await signup(email);
+    expect(again.status).toBe(201);
+    expect(again.body.api_key).toBeNull();
+    const mail = await engine.admin('GET', `/admin/v1/mail?to=${encodeURIComponent(email)}`);
+    expect(mail.body.messages[0].subject).toMatch(/already exists/);
+    expect(mail.body.messages[0].token).toBeNull();
+  });
+
+  it('verify: unknown account 404, wrong/used/expired/replaced token 400 INVALID_TOKEN', async () => {
+    const unknown = await engine.request('POST', '/v1/verify', { body: { token: 'vt_x', email: uniqueEmail() } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('NOT_FOUND');
+
+    const email = uniqueEmail();
+    await signup(email);
+    const first = await engine.latestMailToken(email);
+    const wrong = await engine.request('POST', '/v1/verify', { body: { token: 'vt_wrong', email } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.code).toBe('INVALID_TOKEN');
+
+    // A token only verifies the address it was sent to.
+    const other = uniqueEmail();
+    await signup(other);
+    const crossed = await engine.request('POST', '/v1/verify', { body: { token: first, email: other } });
+    expect(crossed.body.code).toBe('INVALID_TOKEN');
+
+    // A new signup replaces the earlier token.
+    await signup(email);
+    const second = await engine.latestMailToken(email);
+    expect(second).not.toBe(first);
+    expect((await engine.request('POST', '/v1/verify', { body: { token: first, email } })).body.code).toBe('INVALID_TOKEN');
+    expect((await engine.request('POST', '/v1/verify', { body: { token: second, email } })).status).toBe(200);
+    expect((await engine.request('POST', '/v1/verify', { body: { token: second, email } })).body.code).toBe('INVALID_TOKEN');
+
+    const late = uniqueEmail();
+    await signup(late);
+    const lateToken = await engine.latestMailToken(late);
+    engine.clock.advance(24 * HOUR + 1000);
+    try {
+      const expired = await engine.request('POST', '/v1/verify', { body: { token: lateToken, email: late } });
+      expect(expired.status).toBe(400);
+      expect(expired.body.code).toBe('INVALID_TOKEN');
+    } finally {
+      engine.clock.advance(-(24 * HOUR + 1000));
+    }
+  });
+
+  it('a token verifies once even when two requests race', async () => {
+    const email = uniqueEmail();
+    await signup(email);
+    const token = await engine.latestMailToken(email);
+    const [a, b] = await Promise.all([
+      engine.request('POST', '/v1/verify', { body: { token, email } }),
+      engine.request('POST', '/v1/verify', { body: { token, email } }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 400]);
+  });
+});
+
+describe('rotation, listing, revocation, expiry', () => {
+  it('the old key stops working when its grace period ends', async () => {
+    const tenant = await engine.newTenant();
+    const rotated = await engine.request('POST', '/v1/keys/rotate', { key: tenant.key });
+    engine.clock.advance(24 * HOUR + 1000);
+    try {
+      const old = await engine.request('GET', '/v1/keys', { key: tenant.key });
+      expect(old.status).toBe(401);
+      expect(old.body.message).toMatch(/expired/);
+      const list = await engine.request('GET', '/v1/keys', { key: rotated.body.new_key });
+      expect(list.status).toBe(200);
+      expect(list.body.keys.map((k: { status: string }) => k.status)).toEqual(['expired', 'active']);
+    } finally {
+      engine.clock.advance(-(24 * HOUR + 1000));
+    }
+  });
+
+  it('lists keys with the fields of the spec and never the secret', async () => {
+    const tenant = await engine.newTenant('pro');
+    await engine.request('POST', '/v1/keys/rotate', { key: tenant.key });
+    const list = await engine.request('GET', '/v1/keys', { key: tenant.key });
+    expect(list.status).toBe(200);
+    expect(list.body.keys).toHaveLength(2);
+    const [old, current] = list.body.keys;
+    expect(Object.keys(old).sort()).toEqual(
+      ['created_at', 'expires_at', 'grace_expires_at', 'key_id', 'key_prefix', 'revoked_at', 'status', 'tier'].sort(),
+    );
+    expect(old).toMatchObject({ key_id: tenant.keyId, status: 'grace', tier: 'pro', key_prefix: tenant.key.slice(0, 12) });
+    expect(current.status).toBe('active');
+    expect(list.text).not.toContain(tenant.key);
+  });
+
+  it('a rotated key may carry an expiry; after it the key answers 401', async () => {
+    const tenant = await engine.newTenant();
+    const expiresAt = new Date(Date.now() + 2 * HOUR).toISOString();
+    const rotated = await engine.request('POST', '/v1/keys/rotate', { key: tenant.key, body: { expires_at: expiresAt } });
+    expect(rotated.status).toBe(200);
+    const newKey = rotated.body.new_key;
+    expect((await engine.request('GET', '/v1/keys', { key: newKey })).body.keys[1].expires_at).toBe(expiresAt.replace(/\.\d+Z$/, (m) => m));
+    engine.clock.advance(3 * HOUR);
+    try {
+      expect((await engine.request('GET', '/v1/keys', { key: newKey })).status).toBe(401);
+    } finally {
+      engine.clock.advance(-3 * HOUR);
+    }
+    const past = await engine.request('POST', '/v1/keys/rotate', { key: newKey, body: { expires_at: '2001-01-01T00:00:00Z' } });
+    expect(past.status).toBe(400);
+    expect(past.body.details[0].path).toBe('expires_at');
+    const junk = await engine.request('POST', '/v1/keys/rotate', { key: newKey, body: { expires_at: 'tomorrow' } });
+    expect(junk.status).toBe(400);
+  });
+
+  it('revoke: by id or prefix, 404 for unknown or another tenant’s key, idempotent, audited', async () => {
+    const a = await engine.newTenant();
+    const b = await engine.newTenant();
+    const foreign = await engine.request('POST', '/v1/keys/revoke', { key: a.key, body: { key_id: b.keyId } });
+    expect(foreign.status).toBe(404);
+    const foreignPrefix = await engine.request('POST', '/v1/keys/revoke', { key: a.key, body: { key_id: b.key.slice(0, 12) } });
+    expect(foreignPrefix.status).toBe(404);
+    expect((await engine.request('GET', '/v1/keys', { key: b.key })).status).toBe(200);
+
+    const rotated = await engine.request('POST', '/v1/keys/rotate', { key: a.key });
+    const res = await engine.request('POST', '/v1/keys/revoke', { key: rotated.body.new_key, body: { key_id: a.keyId } });
+    expect(res.body).toMatchObject({ revoked_key_id: a.keyId });
+    const again = await engine.request('POST', '/v1/keys/revoke', { key: rotated.body.new_key, body: { key_id: a.keyId } });
+    expect(again.status).toBe(200);
+    expect(again.body.message).toMatch(/already/);
+    const empty = await engine.request('POST', '/v1/keys/revoke', { key: rotated.body.new_key, body: { key_id: '' } });
+    expect(empty.status).toBe(400);
+
+    const { sql } = await import('drizzle-orm');
+    const audit = await engine.node.services.db.execute(
+      sql`SELECT operation FROM audit_log WHERE tenant_id = ${a.tenantId} ORDER BY seq`,
+    );
+    expect((audit as unknown as { rows: { operation: string }[] }).rows.map((r) => r.operation)).toEqual([
+      'tenant.created',
+      'key.created',
+      'key.created',
+      'key.rotated',
+      'key.revoked',
+    ]);
+  });
+
+  it('revocation takes effect on the very next request, even right after the key was used', async () => {
+    const tenant = await engine.newTenant();
+    const second = (await engine.request('POST', '/v1/keys/rotate', { key: tenant.key })).body.new_key;
+    const warm = await Promise.all(Array.from({ length: 5 }, () => engine.request('GET', '/v1/usage', { key: tenant.key })));
+    expect(warm.every((r) => r.status === 200)).toBe(true);
+    await engine.request('POST', '/v1/keys/revoke', { key: second, body: { key_id: tenant.keyId } });
+    expect((await engine.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(401);
+  });
+});
+
+describe('auth', () => {
+  itRequiresAKey(() => engine, 'GET', '/v1/keys');
+  itRequiresAKey(() => engine, 'POST', '/v1/keys/rotate');
+  itRequiresAKey(() => engine, 'POST', '/v1/keys/revoke', { key_id: 'key_x' });
+});

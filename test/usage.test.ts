@@ -1,0 +1,194 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itRequiresAKey } from './auth-suite';
+import { createEngine, type TestEngine } from './harness';
+
+let engine: TestEngine;
+beforeAll(async () => {
+  engine = await createEngine();
+});
+afterAll(() => engine.close());
+
+const period = () => new Date().toISOString().slice(0, 7);
+
+async function setCounter(tenantId: string, metric: string, bucket: string, value: number) {
+  await engine.node.services.db.execute(sql`
+    INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${metric}, ${bucket}, ${value})
+    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = EXCLUDED.value`);
+}
+
+describe('GET /v1/usage', () => {
+  it('reports every field of the spec and counts each call', async () => {
+    const t = await engine.newTenant('starter');
+    const first = await engine.request('GET', '/v1/usage', { key: t.key });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      tier: 'starter',
+      api_calls: { current: 1, used: 1, limit: 50_000, unlimited: false },
+      memories: { current: 0, limit: 50_000 },
+      rollbacks: { current: 0, limit: 50, unlimited: false },
+      audit_retention_days: 14,
+      period: period(),
+      usage_pressure_level: 'low',
+      budget_alert: false,
+      upgrade_message: null,
+      quota_percent: { api_calls: 0, memories: 0, rollbacks: 0 },
+    });
+    expect(first.body.features).toMatchObject({ sharing: true, audit_export: true, replay: false, webhooks: false });
+    expect(first.body.resets_at).toMatch(/^\d{4}-\d{2}-01T00:00:00.000Z$/);
+    expect(first.body.spend_estimate).toHaveProperty('projected_spend_estimate_usd', 29);
+    expect(first.body).toHaveProperty('projected_limit_date');
+
+    await engine.request('GET', '/v1/keys', { key: t.key });
+    const third = await engine.request('GET', '/v1/usage', { key: t.key });
+    expect(third.body.api_calls.current).toBe(3);
+  });
+
+  it('enterprise is unlimited with null limits', async () => {
+    const t = await engine.newTenant('enterprise');
+    const res = await engine.request('GET', '/v1/usage', { key: t.key });
+    expect(res.body.api_calls).toMatchObject({ limit: null, unlimited: true });
+    expect(res.body.rollbacks.unlimited).toBe(true);
+    expect(res.body.audit_retention_days).toBe(90);
+  });
+
+  it('raises pressure, budget alert and upgrade message as the quota fills', async () => {
+    const t = await engine.newTenant();
+    await setCounter(t.tenantId, 'api_calls', period(), 4_700);
+    const res = await engine.request('GET', '/v1/usage', { key: t.key });
+    expect(res.body.api_calls.current).toBe(4_701);
+    expect(res.body.quota_percent.api_calls).toBeCloseTo(94, 0);
+    expect(res.body.usage_pressure_level).toBe('high');
+    expect(res.body.budget_alert).toBe(true);
+    expect(res.body.upgrade_message).toMatch(/upgrade/);
+  });
+});
+
+describe('monthly quota', () => {
+  it('answers 429 RATE_LIMITED with usage and Retry-After once api_calls run out, and does not count refusals', async () => {
+    const t = await engine.newTenant();
+    await setCounter(t.tenantId, 'api_calls', period(), 4_999);
+    expect((await engine.request('GET', '/v1/keys', { key: t.key })).status).toBe(200);
+    const refused = await engine.request('GET', '/v1/keys', { key: t.key });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      code: 'RATE_LIMITED',
+      usage: { current: 5_000, limit: 5_000, plan: 'free' },
+    });
+    expect(refused.body.upgrade_url).toMatch(/^https?:/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const [value] = await engine.node.services.counters.read(t.tenantId, [{ metric: 'api_calls', bucket: period() }]);
+    expect(value).toBe(5_000);
+  });
+
+  it('a new period starts from zero', async () => {
+    const t = await engine.newTenant();
+    await setCounter(t.tenantId, 'api_calls', period(), 5_000);
+    expect((await engine.request('GET', '/v1/keys', { key: t.key })).status).toBe(429);
+    const now = new Date();
+    const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 2) - now.getTime();
+    engine.clock.advance(nextMonth);
+    try {
+      const res = await engine.request('GET', '/v1/usage', { key: t.key });
+      expect(res.status).toBe(200);
+      expect(res.body.api_calls.current).toBe(1);
+      expect(res.body.period).not.toBe(period());
+    } finally {
+      engine.clock.advance(-nextMonth);
+    }
+  });
+
+  it('counts exactly under concurrency: 200 parallel calls, 150 left → 150 served, 50 refused', async () => {
+    const t = await engine.newTenant();
+    await setCounter(t.tenantId, 'api_calls', period(), 4_850);
+    const results = await Promise.all(Array.from({ length: 200 }, () => engine.request('GET', '/v1/keys', { key: t.key })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(150);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(50);
+    const [value] = await engine.node.services.counters.read(t.tenantId, [{ metric: 'api_calls', bucket: period() }]);
+    expect(value).toBe(5_000);
+  });
+
+  it('counts exactly across instances sharing one database', async (ctx) => {
+    if (engine.node.services.storage === 'embedded') {
+      ctx.skip(); // embedded PGlite belongs to one process by design; the integration run covers this
+    }
+    const other = await createEngine();
+    try {
+      const t = await engine.newTenant();
+      await setCounter(t.tenantId, 'api_calls', period(), 4_900);
+      const calls = Array.from({ length: 160 }, (_, i) => (i % 2 ? engine : other).request('GET', '/v1/keys', { key: t.key }));
+      const results = await Promise.all(calls);
+      expect(results.filter((r) => r.status === 200)).toHaveLength(100);
+      const [value] = await engine.node.services.counters.read(t.tenantId, [{ metric: 'api_calls', bucket: period() }]);
+      expect(value).toBe(5_000);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('per-key request rate', () => {
+  it('refuses with 429, Retry-After and rate headers past the tier’s requests per minute', async () => {
+    const small = await createEngine({ env: { RATE_LIMIT_SCALE: '0.01' } }); // free: 600/min → 6/min
+    try {
+      const t = await small.newTenant();
+      // Start just after a minute boundary so all requests fall in one fixed window.
+      small.clock.advance(60_000 - (small.clock.now().getTime() % 60_000) + 500);
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await small.request('GET', '/v1/keys', { key: t.key })).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+      const refused = await small.request('GET', '/v1/keys', { key: t.key });
+      expect(refused.body.code).toBe('RATE_LIMITED');
+      expect(refused.body.usage).toMatchObject({ limit: 6, plan: 'free' });
+      const retry = Number(refused.headers.get('retry-after'));
+      expect(retry).toBeGreaterThan(0);
+      expect(retry).toBeLessThanOrEqual(60);
+      expect(refused.headers.get('x-ratelimit-limit')).toBe('6');
+      // Another key of the same tenant has its own window.
+      const rotated = await small.request('POST', '/v1/keys/rotate', { key: t.key });
+      expect(rotated.status).toBe(429);
+      small.clock.advance(61_000);
+      const fresh = await small.request('POST', '/v1/keys/rotate', { key: t.key });
+      expect(fresh.status).toBe(200);
+      expect((await small.request('GET', '/v1/keys', { key: fresh.body.new_key })).status).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('GET /v1/dashboard and /v1/milestones', () => {
+  it('dashboard shows counts, limits and today’s calls', async () => {
+    const t = await engine.newTenant('pro');
+    await engine.request('GET', '/v1/keys', { key: t.key });
+    const res = await engine.request('GET', '/v1/dashboard', { key: t.key });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      memory_count: 0,
+      tier: 'pro',
+      api_calls_today: 2,
+      limits: { api_calls: 500_000, memories: 500_000, rollbacks: null },
+      pressure: 'low',
+      period: period(),
+    });
+    expect(res.body.features.replay).toBe(true);
+    expect(res.body.usage_percent).toEqual({ api_calls: 0, memories: 0, rollbacks: 0 });
+  });
+
+  it('milestones start empty, and a recorded milestone is listed once', async () => {
+    const t = await engine.newTenant();
+    const empty = await engine.request('GET', '/v1/milestones', { key: t.key });
+    expect(empty.body).toEqual({ milestones: [], total: 0 });
+    const { recordMilestone } = await import('../shared/milestones');
+    const at = new Date();
+    await recordMilestone(engine.node.services.db, t.tenantId, 'first_memory', at, { memory_id: 'urn:uuid:x' });
+    await recordMilestone(engine.node.services.db, t.tenantId, 'first_memory', new Date(at.getTime() + 5000));
+    const res = await engine.request('GET', '/v1/milestones', { key: t.key });
+    expect(res.body.total).toBe(1);
+    expect(res.body.milestones[0]).toEqual({ milestone: 'first_memory', achieved_at: at.toISOString(), metadata: { memory_id: 'urn:uuid:x' } });
+  });
+
+  itRequiresAKey(() => engine, 'GET', '/v1/usage');
+  itRequiresAKey(() => engine, 'GET', '/v1/dashboard');
+  itRequiresAKey(() => engine, 'GET', '/v1/milestones');
+});

@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The same suite against real Postgres + pgvector and Redis (TEST_DATABASE_URL, TEST_REDIS_URL;
+ * `.ci/services.sh` starts private ones), plus the stand-ins for hosted services.
+ */
+if (!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
+  throw new Error('integration run needs TEST_DATABASE_URL and TEST_REDIS_URL (eval "$(bash .ci/services.sh)")');
+}
+
+export default defineConfig({
+  test: {
+    root: new URL('..', import.meta.url).pathname,
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/workers/**', 'node_modules/**'],
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
