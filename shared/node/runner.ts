@@ -28,26 +28,32 @@ export class NodeRunner {
   }
 
   wake(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain().finally(() => {
-      this.running = null;
-    });
+    void this.drain();
   }
 
-  /** Runs due jobs until none are left (tests call this to deliver synchronously). */
-  async drain(): Promise<void> {
-    do {
-      this.again = false;
-      const { db, jobHandlers, clock, log } = this.services;
-      try {
-        while ((await runDueJobs(db, jobHandlers, clock.now(), log)) > 0);
-      } catch (err) {
-        log.error('job dispatcher failed', { error: err instanceof Error ? err.message : String(err) });
-      }
-    } while (this.again);
+  /**
+   * Runs due jobs until none are left. A call during a run makes that run go round once more and
+   * returns it, so `await drain()` always covers jobs committed before the call (tests rely on it).
+   */
+  drain(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        const { db, jobHandlers, clock, log } = this.services;
+        try {
+          while ((await runDueJobs(db, jobHandlers, clock.now(), log)) > 0);
+        } catch (err) {
+          log.error('job dispatcher failed', { error: err instanceof Error ? err.message : String(err) });
+        }
+      } while (this.again);
+    })().finally(() => {
+      this.running = null;
+    });
+    return this.running;
   }
 
   maintain() {
