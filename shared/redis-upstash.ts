@@ -9,7 +9,7 @@ export function upstashRedis(url: string, token: string): RedisOps {
       const [, count] = await redis.multi().set(key, 0, { px: windowMs, nx: true }).incr(key).exec<[unknown, number]>();
       return Number(count);
     },
-    async addToSlidingWindow(key, member, nowMs, windowMs, max) {
+    async addToSlidingWindow(key, member, nowMs, windowMs) {
       const [, , count] = await redis
         .multi()
         .zremrangebyscore(key, 0, nowMs - windowMs)
@@ -17,9 +17,7 @@ export function upstashRedis(url: string, token: string): RedisOps {
         .zcard(key)
         .pexpire(key, windowMs)
         .exec<[unknown, unknown, number, unknown]>();
-      if (Number(count) <= max) return true;
-      await redis.zrem(key, member);
-      return false;
+      return Number(count);
     },
     async removeFromSlidingWindow(key, member) {
       await redis.zrem(key, member);

@@ -6,10 +6,10 @@ export interface RedisOps {
   /** Increments a fixed-window counter that expires with its window; returns the new count. */
   incrWindow(key: string, windowMs: number): Promise<number>;
   /**
-   * Adds `member` to a sliding window of `windowMs` unless that would make more than `max`
-   * members; atomic, so concurrent callers cannot both squeeze in. Returns whether it was added.
+   * Drops members older than `windowMs`, adds `member` and returns the count including it, in one
+   * MULTI, so concurrent callers each see a distinct count.
    */
-  addToSlidingWindow(key: string, member: string, nowMs: number, windowMs: number, max: number): Promise<boolean>;
+  addToSlidingWindow(key: string, member: string, nowMs: number, windowMs: number): Promise<number>;
   removeFromSlidingWindow(key: string, member: string): Promise<void>;
   ping(): Promise<void>;
   close?(): Promise<void>;

@@ -68,7 +68,7 @@ describe('npm start (Node entry point)', () => {
   it('keeps all data across a restart, and no secret reaches the log', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'engram-node-'));
     dirs.push(dataDir);
-    const env = integration.databaseUrl
+    const env: Record<string, string> = integration.databaseUrl
       ? { DATABASE_URL: integration.databaseUrl, REDIS_URL: integration.redisUrl ?? '' }
       : { DATA_DIR: dataDir };
     const email = uniqueEmail('restart');
@@ -78,7 +78,7 @@ describe('npm start (Node entry point)', () => {
     try {
       expect((await post(first.base, '/v1/keys', { email })).status).toBe(201);
       const mail = await fetch(`${first.base}/admin/v1/mail?to=${encodeURIComponent(email)}`, { headers: { authorization: `Bearer ${ADMIN}` } });
-      token = (await mail.json()).messages[0].token;
+      token = ((await mail.json()) as { messages: { token: string }[] }).messages[0].token;
       expect(first.output()).toContain('engram listening');
       expect(first.output()).not.toContain(token); // the token never reaches the log
     } finally {
@@ -89,7 +89,7 @@ describe('npm start (Node entry point)', () => {
     try {
       const verified = await post(second.base, '/v1/verify', { token, email });
       expect(verified.status).toBe(200);
-      const { api_key } = await verified.json();
+      const { api_key } = (await verified.json()) as { api_key: string };
       const usage = await fetch(`${second.base}/v1/usage`, { headers: { authorization: `Bearer ${api_key}` } });
       expect(usage.status).toBe(200);
       expect(second.output()).not.toContain(api_key);

@@ -36,8 +36,12 @@ export async function signup(services: Services, input: { email: string; clientI
   const member = newId('token');
   const redisKey = `engram:signup:${ipHash}`;
   if (services.redis) {
-    const admitted = await services.redis.addToSlidingWindow(redisKey, member, now.getTime(), SIGNUP_WINDOW_MS, SIGNUPS_PER_IP);
-    if (!admitted) throw signupLimited();
+    const count = await services.redis.addToSlidingWindow(redisKey, member, now.getTime(), SIGNUP_WINDOW_MS);
+    if (count > SIGNUPS_PER_IP) {
+      // Over the limit: take our entry back out so refused attempts do not extend the window.
+      await services.redis.removeFromSlidingWindow(redisKey, member);
+      throw signupLimited();
+    }
   }
   try {
     const tenant = await services.db.transaction(async (tx) => {

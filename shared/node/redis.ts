@@ -15,13 +15,11 @@ export function ioredisOps(url: string): RedisOps {
       const [, count] = await exec(redis.multi().set(key, 0, 'PX', windowMs, 'NX').incr(key));
       return Number(count);
     },
-    async addToSlidingWindow(key, member, nowMs, windowMs, max) {
+    async addToSlidingWindow(key, member, nowMs, windowMs) {
       const [, , count] = await exec(
         redis.multi().zremrangebyscore(key, 0, nowMs - windowMs).zadd(key, nowMs, member).zcard(key).pexpire(key, windowMs),
       );
-      if (Number(count) <= max) return true;
-      await redis.zrem(key, member);
-      return false;
+      return Number(count);
     },
     async removeFromSlidingWindow(key, member) {
       await redis.zrem(key, member);

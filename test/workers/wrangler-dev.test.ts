@@ -1,0 +1,174 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+/**
+ * Runs in Node: the real `wrangler dev` CLI (workerd from npm) serving functions/worker.ts with the
+ * bindings from global-setup.ts passed as `--var KEY:VALUE`, then a few calls over HTTP.
+ */
+const ROOT = new URL('../..', import.meta.url).pathname;
+const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
+const READY_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+const bindings = inject('workerBindings');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+let child: ChildProcess | null = null;
+let exited: Promise<void> = Promise.resolve();
+let persistDir: string | null = null;
+let output = ''; // wrangler's own stdout/stderr, attached to failures
+let base = '';
+
+const append = (chunk: Buffer) => {
+  output += chunk.toString();
+  if (output.length > 20_000) output = output.slice(-20_000);
+};
+
+async function call(method: string, path: string, opts: { key?: string; body?: unknown } = {}) {
+  const headers: Record<string, string> = {};
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body, text };
+}
+
+async function waitUntilReady() {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  while (Date.now() < deadline) {
+    if (gone) throw new Error(`wrangler dev exited before it was ready (code ${child?.exitCode}, signal ${child?.signalCode}):\n${output}`);
+    try {
+      const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`wrangler dev did not answer GET /healthz within ${READY_TIMEOUT_MS} ms:\n${output}`);
+}
+
+/** SIGTERM to wrangler's whole process group (wrangler, esbuild, workerd), SIGKILL if it lingers. */
+async function stopWrangler() {
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  const group = -child.pid;
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(group, s);
+    } catch {
+      /* already gone */
+    }
+  };
+  signal('SIGTERM');
+  const stopped = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), STOP_TIMEOUT_MS))]);
+  // Also catch grandchildren that outlive a clean wrangler exit.
+  signal('SIGKILL');
+  if (!stopped) await Promise.race([exited, new Promise((r) => setTimeout(r, STOP_TIMEOUT_MS))]);
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  const inspectorPort = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  persistDir = await mkdtemp(join(tmpdir(), 'engram-wrangler-dev-'));
+  const vars = Object.entries(bindings).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
+  const args = [
+    WRANGLER, 'dev',
+    '--port', String(port), '--ip', '127.0.0.1',
+    '--inspector-port', String(inspectorPort), '--inspector-ip', '127.0.0.1',
+    '--persist-to', persistDir,
+    '--show-interactive-dev-session=false',
+    '--log-level', 'warn',
+    ...vars,
+  ];
+  child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    // Own process group, so afterAll can stop wrangler and everything it started in one signal.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      WRANGLER_SEND_METRICS: 'false',
+      CI: 'true',
+      NO_COLOR: '1',
+    },
+  });
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  exited = new Promise((resolve) => child!.once('exit', () => resolve()));
+  await waitUntilReady();
+}, READY_TIMEOUT_MS + 10_000);
+
+afterAll(async () => {
+  await stopWrangler();
+  if (persistDir) await rm(persistDir, { recursive: true, force: true });
+}, 3 * STOP_TIMEOUT_MS);
+
+describe('wrangler dev', () => {
+  let key = '';
+  let keyId = '';
+
+  it('GET /healthz is 200', async () => {
+    const res = await call('GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('creates a tenant through the operator API', async () => {
+    const res = await call('POST', '/admin/v1/tenants', {
+      key: bindings.ADMIN_TOKEN,
+      body: { email: `wrangler-dev-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'free' },
+    });
+    expect(res.status, `${res.text}\n${output}`).toBe(201);
+    key = res.body.api_key;
+    keyId = res.body.key_id;
+    expect(key).toMatch(/^sk_/);
+  });
+
+  it('GET /v1/keys lists the one key', async () => {
+    const res = await call('GET', '/v1/keys', { key });
+    expect(res.status, `${res.text}\n${output}`).toBe(200);
+    expect(res.body.keys).toHaveLength(1);
+    expect(res.body.keys[0]).toMatchObject({ key_id: keyId, status: 'active' });
+  });
+
+  it('POST /v1/keys/rotate issues a new key', async () => {
+    const res = await call('POST', '/v1/keys/rotate', { key });
+    expect(res.status, `${res.text}\n${output}`).toBe(200);
+    expect(res.body.new_key).toMatch(/^sk_/);
+    expect(res.body.new_key).not.toBe(key);
+    const list = await call('GET', '/v1/keys', { key: res.body.new_key });
+    expect(list.status).toBe(200);
+    expect(list.body.keys.map((k: { status: string }) => k.status).sort()).toEqual(['active', 'grace']);
+  });
+});
