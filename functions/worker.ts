@@ -4,7 +4,9 @@ import { drizzle } from 'drizzle-orm/neon-serverless';
 import * as schema from '../schema';
 import { type Config, parseConfig } from '../shared/config';
 import { CounterStore } from '../shared/counters';
+import { assertFits, configuredEmbedder } from '../shared/embeddings';
 import type { Db } from '../shared/db';
+import { newId } from '../shared/ids';
 import { createLogger } from '../shared/log';
 import { mailJobHandler, MAIL_TOPIC } from '../shared/mail';
 import { platformMaintenance, runMaintenance } from '../shared/maintenance';
@@ -49,6 +51,10 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
       ? upstashRedis(config.UPSTASH_REDIS_REST_URL, config.UPSTASH_REDIS_REST_TOKEN)
       : null;
   const counters = new CounterStore(db, false);
+  const ai = env.AI as Parameters<typeof configuredEmbedder>[1];
+  const embedder = configuredEmbedder({ ...config, EMBEDDING_PROVIDER: config.EMBEDDING_PROVIDER ?? 'workers-ai' }, ai);
+  if (!embedder) throw new Error('EMBEDDING_PROVIDER=use runs on Node only; use workers-ai or openai on Workers');
+  assertFits(embedder);
   const qstash = config.QSTASH_TOKEN ? new QStash({ token: config.QSTASH_TOKEN, baseUrl: config.QSTASH_URL }) : null;
   const services: Services = {
     config,
@@ -58,6 +64,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     clock: systemClock,
     log,
     counters,
+    embedder,
     rateLimiter: redis ? new RedisRateLimiter(redis) : new PostgresRateLimiter(counters),
     redis,
     keyCache: null,
@@ -82,6 +89,10 @@ const app = buildApp((c) => (c.env as { __services: Services }).__services);
 
 export default {
   async fetch(request: Request, env: Bindings, ctx: ExecutionContext): Promise<Response> {
+    // Liveness must answer even when the configuration is broken (that is what /health reports).
+    if (new URL(request.url).pathname === '/healthz') {
+      return Response.json({ status: 'ok' }, { headers: { 'x-request-id': newId('request') } });
+    }
     let built: ReturnType<typeof workerServices>;
     try {
       built = workerServices(env, ctx);

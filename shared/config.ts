@@ -52,6 +52,17 @@ export const configSchema = z.object({
   /** Neon driver over a plain ws:// proxy (local development and tests only). */
   NEON_WS_PROXY: optionalString,
   SVC_ENABLE_EXPERIMENTAL: flag,
+  /** `use` (offline, Node default), `openai` (any compatible endpoint), `workers-ai`, `hash` (tests). */
+  EMBEDDING_PROVIDER: z.enum(['use', 'openai', 'workers-ai', 'hash']).optional(),
+  EMBEDDING_BASE_URL: z.url().default('https://api.openai.com/v1'),
+  EMBEDDING_API_KEY: optionalString,
+  EMBEDDING_MODEL: optionalString,
+  /** Native dimension of the provider; at most 512 (shorter vectors are zero-padded). */
+  EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(512).default(512),
+  /** Cosine at or above which `auto_link` links a new memory to an existing one. */
+  AUTO_LINK_THRESHOLD: z.coerce.number().min(0).max(1).default(0.8),
+  /** Base of the invitation links in share responses: `{SHARE_BASE_URL}/join?token=...`. */
+  SHARE_BASE_URL: optionalUrl,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { Config } from './config';
 import type { CounterStore } from './counters';
 import type { Db, StorageKind } from './db';
+import type { Embedder } from './embeddings';
 import type { KeyCache } from './key-cache';
 import type { Logger } from './log';
 import type { JobHandlers } from './outbox';
@@ -34,6 +35,7 @@ export interface Services {
   clock: Clock;
   log: Logger;
   counters: CounterStore;
+  embedder: Embedder;
   rateLimiter: RateLimiter;
   redis: RedisOps | null;
   /** Only where one process owns the database (embedded); elsewhere every request reads the key. */

@@ -62,6 +62,7 @@ export async function createEngine(opts: { env?: Record<string, string>; jobHand
     DATA_DIR: 'memory://',
     DATABASE_URL: integration.databaseUrl,
     REDIS_URL: integration.redisUrl,
+    EMBEDDING_PROVIDER: 'hash',
     ...opts.env,
   });
   const database = config.DATABASE_URL

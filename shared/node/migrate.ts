@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
 export interface Migration {
@@ -30,14 +31,22 @@ export async function migrate(session: MigrationSession, migrations: Migration[]
   try {
     await session.query('SELECT pg_advisory_xact_lock(7261001)');
     await session.exec(
-      'CREATE TABLE IF NOT EXISTS engram_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      'CREATE TABLE IF NOT EXISTS engram_migrations (name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
     );
-    const done = new Set((await session.query<{ name: string }>('SELECT name FROM engram_migrations')).rows.map((r) => r.name));
+    const done = new Map(
+      (await session.query<{ name: string; checksum: string }>('SELECT name, checksum FROM engram_migrations')).rows.map((r) => [r.name, r.checksum]),
+    );
     const applied: string[] = [];
     for (const m of migrations) {
-      if (done.has(m.name)) continue;
+      const checksum = createHash('sha256').update(m.sql).digest('hex');
+      const previous = done.get(m.name);
+      if (previous !== undefined) {
+        // An applied migration must never change: the database would silently differ from the code.
+        if (previous !== checksum) throw new Error(`migration ${m.name} was changed after it was applied; add a new migration instead`);
+        continue;
+      }
       await session.exec(m.sql);
-      await session.query('INSERT INTO engram_migrations (name) VALUES ($1)', [m.name]);
+      await session.query('INSERT INTO engram_migrations (name, checksum) VALUES ($1, $2)', [m.name, checksum]);
       applied.push(m.name);
     }
     await session.exec('COMMIT');

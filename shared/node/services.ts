@@ -2,15 +2,17 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import type { Config } from '../config';
 import { CounterStore } from '../counters';
+import { assertFits, configuredEmbedder, type Embedder } from '../embeddings';
 import { KeyCache } from '../key-cache';
 import { createLogger, type Logger } from '../log';
 import { mailJobHandler, MAIL_TOPIC } from '../mail';
-import { platformMaintenance } from '../maintenance';
+import { type MaintenanceTask, platformMaintenance } from '../maintenance';
 import type { JobHandlers } from '../outbox';
 import { MemoryRateLimiter, PostgresRateLimiter, RedisRateLimiter } from '../ratelimit';
 import { RequestStats, type Services } from '../services';
 import { type Clock, systemClock } from '../time';
 import { type Database, openPglite, openPostgres } from './database';
+import { useEmbedder } from './embed-use';
 import { ioredisOps } from './redis';
 import { NodeRunner } from './runner';
 
@@ -41,7 +43,14 @@ function nodeClientIp(trustProxy: boolean) {
  */
 export async function createNodeServices(
   config: Config,
-  opts: { database?: Database; clock?: Clock; log?: Logger; jobHandlers?: JobHandlers } = {},
+  opts: {
+    database?: Database;
+    clock?: Clock;
+    log?: Logger;
+    jobHandlers?: JobHandlers;
+    maintenance?: Record<string, MaintenanceTask>;
+    embedder?: Embedder;
+  } = {},
 ): Promise<NodeServices> {
   const log = opts.log ?? createLogger(config.LOG_LEVEL);
   const database =
@@ -50,6 +59,8 @@ export async function createNodeServices(
   if (applied.length) log.info('migrations applied', { applied });
   const redis = config.REDIS_URL ? ioredisOps(config.REDIS_URL) : null;
   const counters = new CounterStore(database.db, true);
+  const embedder = opts.embedder ?? configuredEmbedder(config) ?? useEmbedder();
+  assertFits(embedder);
   const embedded = database.storage === 'embedded';
   const rateLimiter = redis ? new RedisRateLimiter(redis) : embedded ? new MemoryRateLimiter() : new PostgresRateLimiter(counters);
 
@@ -62,6 +73,7 @@ export async function createNodeServices(
     clock: opts.clock ?? systemClock,
     log,
     counters,
+    embedder,
     rateLimiter,
     redis,
     keyCache: embedded ? new KeyCache() : null,
@@ -70,7 +82,7 @@ export async function createNodeServices(
     stats: new RequestStats(),
     clientIp: nodeClientIp(config.TRUST_PROXY),
   };
-  runner = new NodeRunner(services, platformMaintenance);
+  runner = new NodeRunner(services, { ...platformMaintenance, ...opts.maintenance });
   return {
     services,
     database,

@@ -58,6 +58,8 @@ export default async function setup(project: TestProject) {
       PUBLIC_URL: 'https://engram.invalid',
       ADMIN_TOKEN: `admin-${crypto.randomUUID()}`,
       LOG_LEVEL: 'silent',
+      // No Workers AI account here; the deterministic provider stands in for it.
+      EMBEDDING_PROVIDER: 'hash',
     };
     project.provide('workerBindings', bindings);
   } catch (err) {
@@ -79,6 +81,7 @@ export interface WorkerBindings {
   PUBLIC_URL: string;
   ADMIN_TOKEN: string;
   LOG_LEVEL: string;
+  EMBEDDING_PROVIDER: string;
 }
 
 declare module 'vitest' {

@@ -126,6 +126,15 @@ beforeAll(async () => {
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
   exited = new Promise((resolve) => child!.once('exit', () => resolve()));
+  // Last resort if this test process goes away without afterAll (vitest killed, worker crash).
+  const pgid = -child.pid!;
+  process.once('exit', () => {
+    try {
+      process.kill(pgid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  });
   await waitUntilReady();
 }, READY_TIMEOUT_MS + 10_000);
 

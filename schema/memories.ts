@@ -1,0 +1,79 @@
+import { bigint, boolean, integer, jsonb, pgTable, real, smallint, text, timestamp, uuid, vector } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const contextSpaces = pgTable('context_spaces', {
+  id: uuid('id').primaryKey(),
+  ownerTenantId: text('owner_tenant_id').notNull(),
+  name: text('name').notNull(),
+  description: text('description'),
+  allowedAgentIds: text('allowed_agent_ids').array().notNull(),
+  allowedTenantIds: text('allowed_tenant_ids').array().notNull(),
+  tags: text('tags').array().notNull(),
+  createdAt: ts('created_at').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+  deletedAt: ts('deleted_at'),
+});
+
+export const memories = pgTable('memories', {
+  id: uuid('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  observation: text('observation').notNull(),
+  tags: text('tags').array().notNull(),
+  importance: smallint('importance').notNull(),
+  confidence: real('confidence').notNull(),
+  recallCount: integer('recall_count').notNull(),
+  lastRecalledAt: ts('last_recalled_at'),
+  supersededBy: uuid('superseded_by'),
+  context: text('context'),
+  agentId: text('agent_id'),
+  spaceId: uuid('space_id'),
+  contentHash: text('content_hash').notNull(),
+  embedding: vector('embedding', { dimensions: 512 }).notNull(),
+  expiresAt: ts('expires_at'),
+  version: integer('version').notNull(),
+  createdAt: ts('created_at').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+export const memoryEvents = pgTable('memory_events', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  tenantId: text('tenant_id').notNull(),
+  memoryId: uuid('memory_id').notNull(),
+  kind: text('kind', { enum: ['create', 'update', 'delete', 'recall', 'link', 'unlink', 'expire', 'rollback'] }).notNull(),
+  at: ts('at').notNull(),
+  actor: text('actor'),
+  requestId: text('request_id'),
+  before: jsonb('before').$type<Record<string, unknown> | null>(),
+  after: jsonb('after').$type<Record<string, unknown> | null>(),
+  embedding: vector('embedding', { dimensions: 512 }),
+  metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+});
+
+export const memoryEdges = pgTable('memory_edges', {
+  id: uuid('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  sourceId: uuid('source_id').notNull(),
+  targetId: uuid('target_id').notNull(),
+  relation: text('relation').notNull(),
+  weight: real('weight').notNull(),
+  createdAt: ts('created_at').notNull(),
+});
+
+export const shares = pgTable('shares', {
+  id: text('id').primaryKey(),
+  ownerTenantId: text('owner_tenant_id').notNull(),
+  kind: text('kind', { enum: ['tag', 'space'] }).notNull(),
+  tag: text('tag').notNull(),
+  spaceId: uuid('space_id'),
+  sharedWithEmail: text('shared_with_email').notNull(),
+  permission: text('permission', { enum: ['read', 'write'] }).notNull(),
+  tokenHash: text('token_hash').notNull().unique(),
+  tokenPrefix: text('token_prefix').notNull(),
+  accepted: boolean('accepted').notNull(),
+  acceptedByTenant: text('accepted_by_tenant'),
+  acceptedAt: ts('accepted_at'),
+  createdAt: ts('created_at').notNull(),
+  expiresAt: ts('expires_at'),
+  revokedAt: ts('revoked_at'),
+});
