@@ -5,6 +5,7 @@ import { VERSION } from '../shared/services';
 import { adminRouter } from './admin';
 import { internalRouter } from './internal';
 import { keysRouter } from './keys';
+import { memoriesRouter } from './memories';
 import { systemRouter } from './system';
 import { usageRouter } from './usage';
 
@@ -14,6 +15,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
   app.route('/', systemRouter);
   app.route('/', keysRouter);
   app.route('/', usageRouter);
+  app.route('/', memoriesRouter);
   app.route('/', adminRouter);
   app.route('/', internalRouter);
 
@@ -41,6 +43,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
       },
       tags: [
         { name: 'Keys', description: 'Signup, verification, rotation, revocation' },
+        { name: 'Memories', description: 'Store, search, list, export; modes semantic, keyword, hybrid' },
         { name: 'Usage', description: 'Quotas, dashboard, milestones' },
         { name: 'System', description: 'Health and status probes' },
         { name: 'Operator', description: 'Operator API (ADMIN_TOKEN)' },

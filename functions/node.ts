@@ -4,6 +4,7 @@ import { createLogger } from '../shared/log';
 import { openPglite, openPostgres } from '../shared/node/database';
 import { createNodeServices } from '../shared/node/services';
 import { buildApp } from './app';
+import { jobHandlers, maintenanceTasks } from './registry';
 
 /** Node entry point: `npm start` serves; `npm run db:migrate` only applies migrations. */
 async function main() {
@@ -18,7 +19,7 @@ async function main() {
     return;
   }
 
-  const node = await createNodeServices(config, { log });
+  const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
   node.runner.start();
   const app = buildApp(() => node.services);
   const server = serve({ fetch: app.fetch, port: config.PORT }, (info) => {

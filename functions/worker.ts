@@ -8,8 +8,7 @@ import { assertFits, configuredEmbedder } from '../shared/embeddings';
 import type { Db } from '../shared/db';
 import { newId } from '../shared/ids';
 import { createLogger } from '../shared/log';
-import { mailJobHandler, MAIL_TOPIC } from '../shared/mail';
-import { platformMaintenance, runMaintenance } from '../shared/maintenance';
+import { runMaintenance } from '../shared/maintenance';
 import { runDueJobs } from '../shared/outbox';
 import { PostgresRateLimiter, RedisRateLimiter } from '../shared/ratelimit';
 import { upstashRedis } from '../shared/redis-upstash';
@@ -17,6 +16,7 @@ import { RequestStats, type Services } from '../shared/services';
 import { systemClock } from '../shared/time';
 import { buildApp } from './app';
 import { JOBS_PATH } from './internal';
+import { jobHandlers, maintenanceTasks } from './registry';
 
 type Bindings = Record<string, unknown>;
 
@@ -78,7 +78,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
         ),
       );
     },
-    jobHandlers: { [MAIL_TOPIC]: mailJobHandler(config, log) },
+    jobHandlers: jobHandlers(config, log),
     stats,
     clientIp: (c) => c.req.header('cf-connecting-ip') ?? null,
   };
@@ -103,11 +103,21 @@ export default {
         { status: 500 },
       );
     }
+    let res: Response;
     try {
-      return await app.fetch(request, { ...env, __services: built.services }, ctx);
-    } finally {
+      res = await app.fetch(request, { ...env, __services: built.services }, ctx);
+    } catch (err) {
       ctx.waitUntil(built.pool.end());
+      throw err;
     }
+    if (!res.body) {
+      ctx.waitUntil(built.pool.end());
+      return res;
+    }
+    // Streamed bodies (exports) still read through the pool: close it when the body is done.
+    const { readable, writable } = new TransformStream();
+    ctx.waitUntil(res.body.pipeTo(writable).finally(() => built.pool.end()));
+    return new Response(readable, res);
   },
 
   /** Cron trigger: housekeeping and an outbox sweep for anything QStash did not deliver. */
@@ -116,7 +126,7 @@ export default {
     try {
       const now = services.clock.now();
       await runDueJobs(services.db, services.jobHandlers, now, services.log, { limit: 100 });
-      await runMaintenance(services.db, platformMaintenance, now, services.log);
+      await runMaintenance(services.db, maintenanceTasks, now, services.log);
     } finally {
       ctx.waitUntil(pool.end());
     }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { type Db, rows } from './db';
+import { type Db, pgArray, rows } from './db';
 
 export interface CounterHit {
   tenantId: string;
@@ -25,12 +25,6 @@ interface Waiter {
 }
 
 const rowKey = (h: CounterHit) => `${h.tenantId}\u0000${h.metric}\u0000${h.bucket}`;
-
-/** Postgres array literal, so one statement takes any number of rows on every driver. */
-function pgArray(values: (string | number | null)[]): string {
-  const quote = (v: string | number) => `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-  return `{${values.map((v) => (v === null ? 'NULL' : quote(v))).join(',')}}`;
-}
 
 /**
  * Durable, exact counters with a ceiling (monthly quotas, request windows).

@@ -15,3 +15,12 @@ export async function rows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   const result = (await db.execute(query)) as unknown as { rows: T[] };
   return result.rows;
 }
+
+/**
+ * A Postgres array literal for one bound parameter (`${pgArray(xs)}::text[]`). drizzle would expand
+ * a JS array into a list of parameters, so arrays travel as their text form, which every driver binds.
+ */
+export function pgArray(values: readonly (string | number | null)[]): string {
+  const quote = (v: string | number) => `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  return `{${values.map((v) => (v === null ? 'NULL' : quote(v))).join(',')}}`;
+}

@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import type { AuthContext } from './context';
+import { type DbOrTx, rows } from './db';
 import type { CounterOutcome } from './counters';
 import type { Services } from './services';
 import { featureFlags, tiers, type Tier } from './tiers';
@@ -138,4 +140,36 @@ export async function dashboardReport(services: Services, auth: AuthContext) {
     },
     period,
   };
+}
+
+/**
+ * Counts `amount` against a monthly quota inside the caller's transaction, so the write and its
+ * count commit or fail together. Returns false (and counts nothing) when it would pass the limit.
+ */
+export async function consumeQuotaInTx(
+  tx: DbOrTx,
+  tenantId: string,
+  tier: Tier,
+  metric: Exclude<QuotaMetric, 'api_calls'>,
+  now: Date,
+  amount = 1,
+): Promise<boolean> {
+  const limit = tiers[tier].limits[metric];
+  if (limit !== null && amount > limit) return false;
+  const updated = await rows<{ value: string }>(
+    tx,
+    sql`INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${metric}, ${periodOf(now)}, ${amount})
+        ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
+        WHERE ${limit}::bigint IS NULL OR usage_counters.value + EXCLUDED.value <= ${limit}::bigint
+        RETURNING value`,
+  );
+  return updated.length > 0;
+}
+
+/** Keeps the live-memory count (dashboard, status) in step with inserts and deletes. */
+export async function adjustLiveMemories(tx: DbOrTx, tenantId: string, delta: number): Promise<void> {
+  if (delta === 0) return;
+  await tx.execute(sql`
+    INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${LIVE_MEMORIES.metric}, ${LIVE_MEMORIES.bucket}, ${Math.max(delta, 0)})
+    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(usage_counters.value + ${delta}, 0)`);
 }

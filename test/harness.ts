@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { inject } from 'vitest';
 import { buildApp } from '../functions/app';
+import { jobHandlers, maintenanceTasks } from '../functions/registry';
 import { parseConfig } from '../shared/config';
 import { createLogger } from '../shared/log';
 import { openPglite, openPostgres } from '../shared/node/database';
@@ -69,7 +70,14 @@ export async function createEngine(opts: { env?: Record<string, string>; jobHand
     ? openPostgres(config.DATABASE_URL, 5)
     : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]) });
   const clock = new ManualClock();
-  const node = await createNodeServices(config, { database, clock, log: createLogger('silent'), jobHandlers: opts.jobHandlers });
+  const log = createLogger('silent');
+  const node = await createNodeServices(config, {
+    database,
+    clock,
+    log,
+    jobHandlers: { ...jobHandlers(config, log), ...opts.jobHandlers },
+    maintenance: maintenanceTasks,
+  });
   const app = buildApp(() => node.services);
 
   const request: TestEngine['request'] = async (method, path, o = {}) => {

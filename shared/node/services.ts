@@ -5,7 +5,6 @@ import { CounterStore } from '../counters';
 import { assertFits, configuredEmbedder, type Embedder } from '../embeddings';
 import { KeyCache } from '../key-cache';
 import { createLogger, type Logger } from '../log';
-import { mailJobHandler, MAIL_TOPIC } from '../mail';
 import { type MaintenanceTask, platformMaintenance } from '../maintenance';
 import type { JobHandlers } from '../outbox';
 import { MemoryRateLimiter, PostgresRateLimiter, RedisRateLimiter } from '../ratelimit';
@@ -78,11 +77,11 @@ export async function createNodeServices(
     redis,
     keyCache: embedded ? new KeyCache() : null,
     notifyJobs: () => runner?.wake(),
-    jobHandlers: { [MAIL_TOPIC]: mailJobHandler(config, log), ...opts.jobHandlers },
+    jobHandlers: { ...opts.jobHandlers },
     stats: new RequestStats(),
     clientIp: nodeClientIp(config.TRUST_PROXY),
   };
-  runner = new NodeRunner(services, { ...platformMaintenance, ...opts.maintenance });
+  runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);
   return {
     services,
     database,

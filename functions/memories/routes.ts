@@ -1,0 +1,90 @@
+import { z } from '@hono/zod-openapi';
+import { errors, json, jsonBody, keyRoute } from '../../shared/openapi';
+import * as s from './schemas';
+
+const tags = ['Memories'];
+
+export const storeRoute = keyRoute({
+  method: 'post',
+  path: '/v1/memories',
+  tags,
+  summary: 'Store a memory',
+  description: `Embeds and stores an observation (at most ${s.MAX_OBSERVATION} characters). Duplicates are the same observation in the same space. \`auto_link\` links it to up to 3 live memories with cosine ≥ 0.80. Counts against the monthly memories quota.`,
+  request: { body: jsonBody(s.StoreBody) },
+  responses: { 201: json(s.StoreResponse, 'Stored'), ...errors(400, 403, 409, 502, 503) },
+});
+
+export const listRoute = keyRoute({
+  method: 'get',
+  path: '/v1/memories',
+  tags,
+  summary: 'List memories, newest first',
+  request: { query: s.ListQuery },
+  responses: { 200: json(s.ListResponse, 'A page of memories'), ...errors(400, 403) },
+});
+
+export const searchRoute = keyRoute({
+  method: 'get',
+  path: '/v1/memories/search',
+  tags,
+  summary: 'Search memories',
+  description:
+    'Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.',
+  request: { query: s.SearchQuery },
+  responses: { 200: json(s.SearchResponse, 'Ranked memories'), ...errors(400, 403, 502, 503) },
+});
+
+export const exportRoute = keyRoute({
+  method: 'get',
+  path: '/v1/memories/export',
+  tags,
+  summary: 'Export your memories (streamed file)',
+  request: { query: s.ExportQuery },
+  responses: {
+    200: {
+      description: 'File download: text/markdown, application/json or text/csv',
+      content: {
+        'text/markdown': { schema: z.string() },
+        'application/json': { schema: z.array(s.MemorySchema) },
+        'text/csv': { schema: z.string() },
+      },
+    },
+    ...errors(400),
+  },
+});
+
+export const contextNowRoute = keyRoute({
+  method: 'get',
+  path: '/v1/context/now',
+  tags,
+  summary: 'Temporal context for an agent session',
+  responses: { 200: json(s.ContextNowResponse, 'Now, recent memories and the last activity') },
+});
+
+export const getRoute = keyRoute({
+  method: 'get',
+  path: '/v1/memories/{id}',
+  tags,
+  summary: 'Get a memory',
+  request: { params: s.IdParams },
+  responses: { 200: json(s.MemorySchema, 'The memory'), ...errors(400, 404) },
+});
+
+export const patchRoute = keyRoute({
+  method: 'patch',
+  path: '/v1/memories/{id}',
+  tags,
+  summary: 'Update a memory',
+  description: '`tags` replaces the list. Two concurrent updates: one wins, the other gets 409 CONFLICT.',
+  request: { params: s.IdParams, body: jsonBody(s.PatchBody) },
+  responses: { 200: json(s.PatchResponse, 'Updated'), ...errors(400, 404, 409, 502, 503) },
+});
+
+export const deleteRoute = keyRoute({
+  method: 'delete',
+  path: '/v1/memories/{id}',
+  tags,
+  summary: 'Delete a memory permanently (and its links)',
+  request: { params: s.IdParams },
+  responses: { 200: json(s.DeleteResponse, 'Deleted'), ...errors(400, 404) },
+});

@@ -1,0 +1,156 @@
+import { z } from '@hono/zod-openapi';
+import { parseUrn } from '../../shared/memory-access';
+import { MemorySchema } from '../../shared/memory-rows';
+
+export { MemorySchema };
+
+export const MAX_OBSERVATION = 16_000;
+export const MAX_CONTEXT = 4_000;
+export const MAX_TAGS = 50;
+export const MAX_TAG_LENGTH = 64;
+
+const urn = (description: string) =>
+  z
+    .string()
+    .refine((v) => parseUrn(v) !== null, 'must be a urn:uuid:<uuid> identifier')
+    .openapi({ description, example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' });
+
+const tag = z.string().trim().min(1).max(MAX_TAG_LENGTH);
+const Tags = z.array(tag).max(MAX_TAGS).openapi({ example: ['preferences', 'billing'] });
+
+export const StoreBody = z
+  .object({
+    observation: z.string().trim().min(1).max(MAX_OBSERVATION).openapi({ example: 'The user prefers invoices in EUR.' }),
+    tags: Tags.default([]),
+    importance: z.number().int().min(1).max(10).default(5),
+    context: z.string().max(MAX_CONTEXT).optional(),
+    agent_id: z.string().min(1).max(128).optional().openapi({ example: 'billing-agent' }),
+    space_id: urn('Context space (Pro+)').optional(),
+    ttl_seconds: z.number().int().min(60).max(7_776_000).optional().openapi({ description: 'Expiry after this many seconds (60 to 90 days)' }),
+    auto_link: z.boolean().default(true),
+    on_conflict: z.enum(['lww', 'reject', 'manual']).default('lww').openapi({
+      description: 'When the same observation already exists in the same space: `lww` stores and supersedes the older one, `reject` answers 409, `manual` stores both and flags it',
+    }),
+    owner_tenant_id: z.string().min(1).max(64).optional().openapi({
+      description: "Store into another tenant's memories through a write share covering one of the tags or the space",
+    }),
+  })
+  .openapi('StoreMemoryRequest');
+
+export const StoreResponse = z
+  .object({
+    id: z.string(),
+    uuid: z.string(),
+    hash: z.string().openapi({ description: 'SHA-256 of the observation (hex)' }),
+    created_at: z.string(),
+    conflict_detected: z.boolean(),
+    superseded: z.array(z.string()).openapi({ description: 'Older duplicates this memory superseded (lww)' }),
+    auto_links: z.array(z.string()),
+    expires_at: z.string().nullable(),
+  })
+  .openapi('StoreMemoryResponse');
+
+
+const csv = z
+  .string()
+  .max(2_000)
+  .transform((v) => v.split(',').map((t) => t.trim()).filter(Boolean))
+  .pipe(z.array(tag).max(MAX_TAGS));
+
+const Scope = z.enum(['all', 'own', 'shared']).default('all').openapi({
+  description: '`own` memories, memories `shared` with you through accepted shares, or `all`',
+});
+
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
+  agent_id: z.string().min(1).max(128).optional(),
+  space_id: urn('Context space').optional(),
+  scope: Scope,
+});
+
+export const ListResponse = z
+  .object({
+    memories: z.array(MemorySchema),
+    total: z.number().int(),
+    total_count: z.number().int(),
+    has_more: z.boolean(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .openapi('MemoryList');
+
+export const IdParams = z.object({
+  id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+});
+
+export const PatchBody = z
+  .object({
+    observation: z.string().trim().min(1).max(MAX_OBSERVATION).optional(),
+    importance: z.number().int().min(1).max(10).optional(),
+    tags: Tags.optional(),
+    superseded_by: urn('Memory that supersedes this one; null clears it').nullable().optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'send at least one of observation, importance, tags, superseded_by' })
+  .openapi('PatchMemoryRequest');
+
+export const PatchResponse = z
+  .object({ uuid: z.string(), observation: z.string(), updated_at: z.string(), memory: MemorySchema })
+  .openapi('PatchMemoryResponse');
+
+export const DeleteResponse = z.object({ deleted: z.boolean(), memory_id: z.string() }).openapi('DeleteMemoryResponse');
+
+const booleanQuery = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+export const SearchQuery = z.object({
+  q: z.string().trim().min(1).max(2_000).openapi({ example: 'which currency for invoices' }),
+  limit: z.coerce.number().int().min(1).max(100).default(5),
+  min_score: z.coerce.number().min(0).max(1).default(0),
+  tags: csv.optional().openapi({ description: 'Comma-separated; candidates must have at least one' }),
+  agent_id: z.string().min(1).max(128).optional(),
+  space_id: urn('Context space (Pro+)').optional(),
+  recency_weight: z.coerce.number().min(0).max(1).default(0),
+  include_superseded: booleanQuery.default(false),
+  mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
+    description:
+      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Postgres full-text ranking. `hybrid`: reciprocal rank fusion of both, usually the best retrieval.',
+  }),
+  scope: Scope,
+});
+
+export const SearchHit = z.object({
+  uuid: z.string(),
+  observation: z.string(),
+  score: z.number().openapi({ description: 'Ranking score in [0,1]: cosine blended with recency (semantic), normalized text rank (keyword) or fused rank (hybrid)' }),
+  similarity: z.number().openapi({ description: 'Raw cosine similarity, clamped to [0,1]' }),
+  match_confidence: z.number().openapi({
+    description: 'similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), clamped to [0,1]',
+  }),
+  tags: z.array(z.string()),
+  importance: z.number().int(),
+  agent_id: z.string().nullable(),
+  space_id: z.string().nullable(),
+  owner_tenant_id: z.string(),
+  created_at: z.string(),
+});
+
+export const SearchResponse = z
+  .object({ query: z.string(), mode: z.string(), total_results: z.number().int(), memories: z.array(SearchHit) })
+  .openapi('SearchResponse');
+
+export const ExportQuery = z.object({
+  format: z.enum(['md', 'json', 'csv']).default('md'),
+  tags: csv.optional(),
+  agent_id: z.string().min(1).max(128).optional(),
+});
+
+export const ContextNowResponse = z
+  .object({
+    server_time_utc: z.string(),
+    recent_memories: z.array(MemorySchema),
+    recent_count: z.number().int().openapi({ description: 'Memories stored in the last 24 hours' }),
+    last_session_at: z.string().nullable().openapi({ description: 'Time of the last memory activity (store, update, delete, recall)' }),
+    seconds_since_last_session: z.number().nullable(),
+  })
+  .openapi('ContextNow');

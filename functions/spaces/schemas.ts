@@ -1,0 +1,157 @@
+import { z } from '@hono/zod-openapi';
+import { parseUrn, toUrn } from '../../shared/memory-access';
+import { MemorySchema } from '../../shared/memory-rows';
+
+export const MAX_NAME = 100;
+export const MAX_DESCRIPTION = 500;
+export const MAX_AGENTS = 10;
+export const MAX_TENANTS = 100;
+export const MAX_TAGS = 50;
+export const MAX_TAG_LENGTH = 64;
+
+/** A tenant id (`ten_...`) or a team (`team:<team_id>`, resolved once teams exist). */
+const TENANT_REF = /^(ten_[0-9A-Za-z]{8,64}|team:[0-9A-Za-z_-]{1,80})$/;
+
+const dedupe = <T>(xs: T[]) => [...new Set(xs)];
+
+const Name = z.string().trim().min(1).max(MAX_NAME).openapi({ example: 'billing-research' });
+const Description = z.string().trim().max(MAX_DESCRIPTION).nullable().openapi({ example: 'What the billing agents learned' });
+const AgentIds = z
+  .array(z.string().trim().min(1).max(128))
+  .max(MAX_AGENTS)
+  .transform(dedupe)
+  .openapi({ description: 'Agents that may store into the space (empty: any)', example: ['billing-agent'] });
+const TenantIds = z
+  .array(z.string().trim().regex(TENANT_REF, 'must be a tenant id (ten_...) or team:<team_id>'))
+  .max(MAX_TENANTS)
+  .transform(dedupe)
+  .openapi({ description: 'Other tenants (or `team:<team_id>`) that may read the space; non-empty needs Pro+', example: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8'] });
+const Tags = z
+  .array(z.string().trim().min(1).max(MAX_TAG_LENGTH))
+  .max(MAX_TAGS)
+  .transform(dedupe)
+  .openapi({ example: ['billing'] });
+
+export const CreateSpaceBody = z
+  .object({
+    name: Name,
+    description: Description.optional(),
+    allowed_agent_ids: AgentIds.default([]),
+    allowed_tenant_ids: TenantIds.default([]),
+    tags: Tags.default([]),
+  })
+  .openapi('CreateSpaceRequest');
+
+export const UpdateSpaceBody = z
+  .object({
+    name: Name.optional(),
+    description: Description.optional().openapi({ description: 'null clears it' }),
+    allowed_agent_ids: AgentIds.optional(),
+    allowed_tenant_ids: TenantIds.optional(),
+    tags: Tags.optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'send at least one of name, description, allowed_agent_ids, allowed_tenant_ids, tags',
+  })
+  .openapi('UpdateSpaceRequest');
+
+export const SpaceParams = z.object({
+  space_id: z
+    .string()
+    .refine((v) => parseUrn(v) !== null, 'must be a urn:uuid:<uuid> identifier')
+    .transform((v) => parseUrn(v) as string)
+    .openapi({ param: { name: 'space_id', in: 'path' }, example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+});
+
+export const SpaceSchema = z
+  .object({
+    space_id: z.string().openapi({ example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+    name: z.string(),
+    description: z.string().nullable(),
+    owner_tenant_id: z.string(),
+    allowed_agent_ids: z.array(z.string()),
+    allowed_tenant_ids: z.array(z.string()).openapi({
+      description: 'The full list for the owner; other callers see only the entries that name them',
+    }),
+    tags: z.array(z.string()),
+    created_at: z.string(),
+    updated_at: z.string(),
+    memory_count: z.number().int().openapi({ description: 'Live (unexpired) memories of the owner in this space' }),
+    access: z.enum(['owner', 'allowed_tenant', 'share']).openapi({
+      description: 'Why the caller sees the space: it owns it, it is in allowed_tenant_ids, or it accepted a share of it',
+    }),
+  })
+  .openapi('ContextSpace');
+
+export const SpaceListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+export const SpaceListResponse = z
+  .object({ spaces: z.array(SpaceSchema), total_count: z.number().int() })
+  .openapi('ContextSpaceList');
+
+const csv = z
+  .string()
+  .max(2_000)
+  .transform((v) => dedupe(v.split(',').map((t) => t.trim()).filter(Boolean)))
+  .pipe(z.array(z.string().max(MAX_TAG_LENGTH)).max(MAX_TAGS));
+
+export const SpaceMemoriesQuery = z.object({
+  q: z.string().trim().min(1).max(2_000).optional().openapi({ description: 'Semantic query: results are ordered by cosine similarity and carry score and similarity' }),
+  tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
+  agent_id: z.string().min(1).max(128).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+export const SpaceMemorySchema = MemorySchema.extend({
+  score: z.number().optional().openapi({ description: 'With q: equals similarity (no recency blend here)' }),
+  similarity: z.number().optional().openapi({ description: 'With q: cosine similarity, clamped to [0,1]' }),
+}).openapi('SpaceMemory');
+
+export const SpaceMemoriesResponse = z
+  .object({
+    memories: z.array(SpaceMemorySchema),
+    total_count: z.number().int(),
+    filters: z.object({
+      space_id: z.string(),
+      q: z.string().nullable(),
+      tags: z.array(z.string()).nullable(),
+      agent_id: z.string().nullable(),
+    }),
+  })
+  .openapi('ContextSpaceMemories');
+
+export interface SpaceRow {
+  id: string;
+  owner_tenant_id: string;
+  name: string;
+  description: string | null;
+  allowed_agent_ids: string[];
+  allowed_tenant_ids: string[];
+  tags: string[];
+  created_at: Date | string;
+  updated_at: Date | string;
+  deleted_at: Date | string | null;
+  memory_count?: number | string;
+}
+
+export type Access = z.infer<typeof SpaceSchema>['access'];
+
+export function toSpaceDto(r: SpaceRow, viewer: string, access: Access): z.infer<typeof SpaceSchema> {
+  return {
+    space_id: toUrn(r.id),
+    name: r.name,
+    description: r.description,
+    owner_tenant_id: r.owner_tenant_id,
+    allowed_agent_ids: r.allowed_agent_ids ?? [],
+    allowed_tenant_ids: access === 'owner' ? (r.allowed_tenant_ids ?? []) : (r.allowed_tenant_ids ?? []).filter((t) => t === viewer),
+    tags: r.tags ?? [],
+    created_at: new Date(r.created_at).toISOString(),
+    updated_at: new Date(r.updated_at).toISOString(),
+    memory_count: Number(r.memory_count ?? 0),
+    access,
+  };
+}
