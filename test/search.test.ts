@@ -1,0 +1,158 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Tenant, type TestEngine } from './harness';
+
+let engine: TestEngine;
+let t: Tenant;
+const ids: Record<string, string> = {};
+const DAY = 86_400_000;
+
+const search = (query: string, key = t.key) => engine.request('GET', `/v1/memories/search?${query}`, { key });
+
+beforeAll(async () => {
+  engine = await createEngine();
+  t = await engine.newTenant('pro');
+  const corpus: [string, string, Record<string, unknown>][] = [
+    ['pets', 'The customer has two cats named Luna and Miso.', { tags: ['personal'] }],
+    ['billing', 'Invoices are sent monthly in EUR to the finance team.', { tags: ['billing'], importance: 9 }],
+    ['deploy', 'Production deploys happen every Tuesday after the standup.', { tags: ['ops'], agent_id: 'ops-bot' }],
+    ['coffee', 'The customer drinks oat milk flat whites every morning.', { tags: ['personal'] }],
+    ['old', 'Invoices used to be sent quarterly in USD.', { tags: ['billing'] }],
+  ];
+  for (const [name, observation, extra] of corpus) {
+    const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation, auto_link: false, ...extra } });
+    ids[name] = res.body.id;
+  }
+  // Make 'old' 120 days old, so recency has something to weigh.
+  await engine.node.services.db.execute(
+    sql`UPDATE memories SET created_at = created_at - interval '120 days' WHERE id = ${ids.old.slice(9)}::uuid`,
+  );
+});
+afterAll(() => engine.close());
+
+describe('semantic search', () => {
+  it('ranks by cosine; score equals similarity when recency_weight is 0', async () => {
+    const res = await search('q=customer%20cats%20named%20Luna&limit=3');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ query: 'customer cats named Luna', mode: 'semantic' });
+    expect(res.body.memories[0].uuid).toBe(ids.pets);
+    for (const m of res.body.memories) {
+      expect(m.score).toBe(m.similarity);
+      expect(m.similarity).toBeGreaterThanOrEqual(0);
+      expect(m.similarity).toBeLessThanOrEqual(1);
+      expect(m.match_confidence).toBeGreaterThanOrEqual(0);
+      expect(m.match_confidence).toBeLessThanOrEqual(1);
+      expect(Object.keys(m)).toEqual(expect.arrayContaining(['uuid', 'observation', 'score', 'similarity', 'match_confidence', 'tags', 'importance', 'created_at']));
+    }
+    const scores = res.body.memories.map((m: { score: number }) => m.score);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    expect(res.body.total_results).toBe(res.body.memories.length);
+  });
+
+  it('filters by tags before ranking, by agent, and by min_score', async () => {
+    const tagged = await search('q=customer%20cats&tags=billing,ops&limit=10');
+    expect(tagged.body.memories.map((m: { uuid: string }) => m.uuid).sort()).toEqual([ids.billing, ids.deploy, ids.old].sort());
+    const agent = await search('q=deploys&agent_id=ops-bot&limit=10');
+    expect(agent.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([ids.deploy]);
+    const strict = await search('q=customer%20cats%20named%20Luna&min_score=0.5&limit=10');
+    expect(strict.body.memories.length).toBeGreaterThan(0);
+    expect(strict.body.memories.every((m: { score: number }) => m.score >= 0.5)).toBe(true);
+    const none = await search('q=customer%20cats&min_score=1&limit=10');
+    expect(none.body.memories.every((m: { score: number }) => m.score === 1)).toBe(true);
+  });
+
+  it('recency_weight favours newer memories and keeps similarity raw', async () => {
+    const plain = await search('q=invoices%20sent&limit=5&tags=billing');
+    const recent = await search('q=invoices%20sent&limit=5&tags=billing&recency_weight=1');
+    const oldPlain = plain.body.memories.find((m: { uuid: string }) => m.uuid === ids.old);
+    const oldRecent = recent.body.memories.find((m: { uuid: string }) => m.uuid === ids.old);
+    expect(oldRecent.similarity).toBe(oldPlain.similarity);
+    expect(oldRecent.score).toBeCloseTo(Math.exp(-120 / 30), 2);
+    expect(recent.body.memories[0].uuid).toBe(ids.billing);
+  });
+
+  it('hides superseded memories unless include_superseded=true', async () => {
+    await engine.request('PATCH', `/v1/memories/${ids.old}`, { key: t.key, body: { superseded_by: ids.billing } });
+    const hidden = await search('q=invoices%20quarterly%20USD&limit=10');
+    expect(hidden.body.memories.map((m: { uuid: string }) => m.uuid)).not.toContain(ids.old);
+    const shown = await search('q=invoices%20quarterly%20USD&limit=10&include_superseded=true');
+    expect(shown.body.memories.map((m: { uuid: string }) => m.uuid)).toContain(ids.old);
+    await engine.request('PATCH', `/v1/memories/${ids.old}`, { key: t.key, body: { superseded_by: null } });
+  });
+
+  it('counts recalls, writes recall events and the first_search milestone', async () => {
+    const before = await engine.request('GET', `/v1/memories/${ids.coffee}`, { key: t.key });
+    await search('q=oat%20milk%20flat%20whites&limit=1');
+    const after = await engine.request('GET', `/v1/memories/${ids.coffee}`, { key: t.key });
+    expect(after.body.recall_count).toBe(before.body.recall_count + 1);
+    expect(after.body.last_recalled_at).not.toBeNull();
+    const events = (await engine.node.services.db.execute(
+      sql`SELECT count(*)::int AS n FROM memory_events WHERE memory_id = ${ids.coffee.slice(9)}::uuid AND kind = 'recall'`,
+    )) as unknown as { rows: { n: number }[] };
+    expect(events.rows[0].n).toBeGreaterThanOrEqual(1);
+    const milestones = await engine.request('GET', '/v1/milestones', { key: t.key });
+    expect(milestones.body.milestones.map((m: { milestone: string }) => m.milestone)).toContain('first_search');
+  });
+
+  it('never returns another tenant’s memories', async () => {
+    const other = await engine.newTenant();
+    const res = await search('q=customer%20cats%20named%20Luna&limit=100', other.key);
+    expect(res.body.memories).toEqual([]);
+  });
+});
+
+describe('keyword and hybrid modes', () => {
+  it('keyword mode ranks by full text with stemming and scores in [0,1]', async () => {
+    const res = await search('q=deploying%20on%20Tuesdays&mode=keyword&limit=5');
+    expect(res.body.mode).toBe('keyword');
+    expect(res.body.memories[0].uuid).toBe(ids.deploy);
+    expect(res.body.memories[0].score).toBeGreaterThan(0);
+    expect(res.body.memories[0].score).toBeLessThan(1);
+    const nothing = await search('q=the%20and%20of&mode=keyword');
+    expect(nothing.body.memories).toEqual([]);
+  });
+
+  it('hybrid fuses both rankings; similarity stays the raw cosine', async () => {
+    const res = await search('q=Luna%20and%20Miso&mode=hybrid&limit=5');
+    expect(res.body.memories[0].uuid).toBe(ids.pets);
+    const semantic = await search('q=Luna%20and%20Miso&limit=5');
+    const pets = semantic.body.memories.find((m: { uuid: string }) => m.uuid === ids.pets);
+    expect(res.body.memories[0].similarity).toBe(pets.similarity);
+    expect(res.body.memories[0].score).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('bad input', () => {
+  it('answers 400 naming the field', async () => {
+    const cases: [string, string][] = [
+      ['limit=5', 'q'],
+      ['q=', 'q'],
+      ['q=x&limit=0', 'limit'],
+      ['q=x&limit=101', 'limit'],
+      ['q=x&min_score=2', 'min_score'],
+      ['q=x&recency_weight=-0.1', 'recency_weight'],
+      ['q=x&mode=fuzzy', 'mode'],
+      ['q=x&include_superseded=maybe', 'include_superseded'],
+      ['q=x&space_id=nope', 'space_id'],
+    ];
+    for (const [query, field] of cases) {
+      const res = await search(query);
+      expect(res.status, query).toBe(400);
+      expect(res.body.details.map((d: { path: string }) => d.path), query).toContain(field);
+    }
+  });
+
+  it('an embedding provider outage is 503 and stores nothing', async () => {
+    const broken = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' } });
+    try {
+      const tenant = await broken.newTenant();
+      const res = await broken.request('POST', '/v1/memories', { key: tenant.key, body: { observation: 'will not embed' } });
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect((await broken.request('GET', '/v1/memories', { key: tenant.key })).body.total).toBe(0);
+      expect((await broken.request('GET', '/v1/usage', { key: tenant.key })).body.memories.current).toBe(0);
+    } finally {
+      await broken.close();
+    }
+  });
+});
