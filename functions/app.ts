@@ -6,6 +6,8 @@ import { adminRouter } from './admin';
 import { internalRouter } from './internal';
 import { keysRouter } from './keys';
 import { memoriesRouter } from './memories';
+import { sharesRouter } from './shares';
+import { spacesRouter } from './spaces';
 import { systemRouter } from './system';
 import { usageRouter } from './usage';
 
@@ -16,6 +18,8 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
   app.route('/', keysRouter);
   app.route('/', usageRouter);
   app.route('/', memoriesRouter);
+  app.route('/', spacesRouter);
+  app.route('/', sharesRouter);
   app.route('/', adminRouter);
   app.route('/', internalRouter);
 
@@ -44,6 +48,8 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
       tags: [
         { name: 'Keys', description: 'Signup, verification, rotation, revocation' },
         { name: 'Memories', description: 'Store, search, list, export; modes semantic, keyword, hybrid' },
+        { name: 'Context spaces', description: 'Namespaces for memories with agent and tenant allow-lists' },
+        { name: 'Sharing', description: 'Token invitations to share a tag or a space with another tenant' },
         { name: 'Usage', description: 'Quotas, dashboard, milestones' },
         { name: 'System', description: 'Health and status probes' },
         { name: 'Operator', description: 'Operator API (ADMIN_TOKEN)' },

@@ -11,14 +11,22 @@ export interface Grant {
   permission: 'read' | 'write';
 }
 
-export async function activeGrants(db: DbOrTx, tenantId: string, now: Date): Promise<Grant[]> {
+/**
+ * Everything another tenant lets this one read: accepted, unrevoked shares (an invitation's expiry
+ * limits when it can be joined, not how long an accepted share lasts) and live spaces that list
+ * this tenant in `allowed_tenant_ids` (read only).
+ */
+export async function activeGrants(db: DbOrTx, tenantId: string, _now: Date): Promise<Grant[]> {
   const found = await rows<{ id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write' }>(
     db,
     sql`SELECT s.id, s.owner_tenant_id, s.kind, s.tag, s.space_id, s.permission
         FROM shares s LEFT JOIN context_spaces cs ON cs.id = s.space_id
         WHERE s.accepted_by_tenant = ${tenantId} AND s.revoked_at IS NULL
-          AND (s.expires_at IS NULL OR s.expires_at > ${now.toISOString()})
-          AND (s.kind = 'tag' OR cs.deleted_at IS NULL)`,
+          AND (s.kind = 'tag' OR cs.deleted_at IS NULL)
+        UNION ALL
+        SELECT 'space:' || cs.id::text, cs.owner_tenant_id, 'space', cs.id::text, cs.id, 'read'
+        FROM context_spaces cs
+        WHERE ${tenantId} = ANY(cs.allowed_tenant_ids) AND cs.deleted_at IS NULL AND cs.owner_tenant_id <> ${tenantId}`,
   );
   return found.map((g) => ({ shareId: g.id, ownerTenantId: g.owner_tenant_id, kind: g.kind, tag: g.tag, spaceId: g.space_id, permission: g.permission }));
 }

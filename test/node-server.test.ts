@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../shared/config';
-import { integration, uniqueEmail } from './harness';
+import { freshIp, integration, uniqueEmail } from './harness';
 
 const root = new URL('..', import.meta.url).pathname;
 const ADMIN = 'node-server-admin-token-123';
@@ -68,15 +68,18 @@ describe('npm start (Node entry point)', () => {
   it('keeps all data across a restart, and no secret reaches the log', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'engram-node-'));
     dirs.push(dataDir);
-    const env: Record<string, string> = integration.databaseUrl
-      ? { DATABASE_URL: integration.databaseUrl, REDIS_URL: integration.redisUrl ?? '' }
-      : { DATA_DIR: dataDir };
+    const env: Record<string, string> = {
+      TRUST_PROXY: '1',
+      EMBEDDING_PROVIDER: 'hash',
+      ...(integration.databaseUrl ? { DATABASE_URL: integration.databaseUrl, REDIS_URL: integration.redisUrl ?? '' } : { DATA_DIR: dataDir }),
+    };
     const email = uniqueEmail('restart');
 
     const first = await start(env);
     let token: string;
     try {
-      expect((await post(first.base, '/v1/keys', { email })).status).toBe(201);
+      // Redis keeps signup windows across runs; a fresh forwarded address keeps reruns independent.
+      expect((await post(first.base, '/v1/keys', { email }, { 'x-forwarded-for': freshIp() })).status).toBe(201);
       const mail = await fetch(`${first.base}/admin/v1/mail?to=${encodeURIComponent(email)}`, { headers: { authorization: `Bearer ${ADMIN}` } });
       token = ((await mail.json()) as { messages: { token: string }[] }).messages[0].token;
       expect(first.output()).toContain('engram listening');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, createEngine, storageName, type TestEngine, uniqueEmail } from './harness';
+import { ADMIN_TOKEN, createEngine, freshIp, storageName, type TestEngine, uniqueEmail } from './harness';
 
 let engine: TestEngine;
 beforeAll(async () => {
@@ -74,7 +74,7 @@ describe('errors share one body', () => {
     expect(bad.body.code).toBe('VALIDATION_ERROR');
     const extra = await engine.request('POST', '/v1/keys', {
       body: { email: uniqueEmail(), surprise: true },
-      headers: { 'x-forwarded-for': '2001:db8::ffff:1' },
+      headers: { 'x-forwarded-for': freshIp() },
     });
     expect(extra.status).toBe(201);
   });

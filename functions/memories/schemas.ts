@@ -114,7 +114,7 @@ export const SearchQuery = z.object({
   include_superseded: booleanQuery.default(false),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
-      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Postgres full-text ranking. `hybrid`: reciprocal rank fusion of both, usually the best retrieval.',
+      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × cosine/best cosine + 0.7 × BM25/best BM25 over both candidate lists; the best retrieval (LoCoMo recall@10 0.70 vs 0.66 keyword, 0.45 semantic).',
   }),
   scope: Scope,
 });
@@ -122,7 +122,7 @@ export const SearchQuery = z.object({
 export const SearchHit = z.object({
   uuid: z.string(),
   observation: z.string(),
-  score: z.number().openapi({ description: 'Ranking score in [0,1]: cosine blended with recency (semantic), normalized text rank (keyword) or fused rank (hybrid)' }),
+  score: z.number().openapi({ description: 'Ranking score in [0,1]: cosine (semantic), mapped BM25 (keyword) or the weighted fusion (hybrid), blended with recency when recency_weight > 0' }),
   similarity: z.number().openapi({ description: 'Raw cosine similarity, clamped to [0,1]' }),
   match_confidence: z.number().openapi({
     description: 'similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), clamped to [0,1]',

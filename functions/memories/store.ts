@@ -29,14 +29,13 @@ interface Target {
 /** Whose store the memory goes into, and whether the space may be used; all checks before any write. */
 async function resolveTarget(services: Services, auth: AuthContext, input: StoreInput): Promise<Target> {
   const now = services.clock.now();
-  let spaceId: string | null = null;
-  if (input.space_id) {
-    requireFeature(auth.tier, 'spaces');
-    spaceId = parseUrn(input.space_id);
-  }
+  const spaceId = input.space_id ? parseUrn(input.space_id) : null;
+  const foreign = Boolean(input.owner_tenant_id && input.owner_tenant_id !== auth.tenantId);
+  // Your own spaces need Pro+; writing into someone's space through their share needs their tier.
+  if (spaceId && !foreign) requireFeature(auth.tier, 'spaces');
   let owner = auth.tenantId;
   let ownerTier = auth.tier;
-  if (input.owner_tenant_id && input.owner_tenant_id !== auth.tenantId) {
+  if (foreign && input.owner_tenant_id) {
     const grants = await activeGrants(services.db, auth.tenantId, now);
     if (!writeGrantFor(grants, input.owner_tenant_id, input.tags, spaceId)) {
       throw new AppError('FORBIDDEN', 'No write share from that tenant covers these tags or this space');
@@ -44,6 +43,7 @@ async function resolveTarget(services: Services, auth: AuthContext, input: Store
     owner = input.owner_tenant_id;
     const [t] = await rows<{ tier: Tier }>(services.db, sql`SELECT tier FROM tenants WHERE id = ${owner}`);
     ownerTier = t.tier;
+    if (spaceId) requireFeature(ownerTier, 'spaces');
   }
   if (spaceId) {
     const [space] = await rows<{ owner_tenant_id: string; allowed_agent_ids: string[] }>(

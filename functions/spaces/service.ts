@@ -153,9 +153,11 @@ export async function spaceMemories(services: Services, auth: AuthContext, actor
   const now = services.clock.now();
   const { page, total } = await services.db.transaction(async (tx) => {
     const space = await readable(tx, auth, id, now);
-    await auditCrossTenantRead(tx, space, auth, actor, 'memories', now);
     const filter = { tags: input.tags, agentId: input.agent_id, vector };
-    return q.spaceMemories(tx, space.owner_tenant_id, id, now, filter, input.limit, input.offset);
+    const result = await q.spaceMemories(tx, space.owner_tenant_id, id, now, filter, input.limit, input.offset);
+    // Last, so the owner's chain head is locked only for the instant before commit.
+    await auditCrossTenantRead(tx, space, auth, actor, 'memories', now);
+    return result;
   });
   const memories = page.map((r) => {
     const dto = toMemoryDto(r);

@@ -1,0 +1,122 @@
+/**
+ * Retrieval quality on LoCoMo through the HTTP API (in-process), per embedding provider and mode.
+ *
+ *   npx tsx test/bench/locomo.ts [--providers use,hash] [--modes semantic,keyword,hybrid]
+ *                                [--conversations 26,30] [--data ../shared/data/locomo]
+ *
+ * Protocol (data README): every turn is a memory "<speaker>: <text>" tagged with the conversation id
+ * and its dia_id; every question of categories 1-4 is asked with a tag filter on its conversation;
+ * a hit at k is an evidence turn among the top k. Prints recall@5, recall@10 and search latency.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildApp } from '../../functions/app';
+import { jobHandlers, maintenanceTasks } from '../../functions/registry';
+import { parseConfig } from '../../shared/config';
+import { createLogger } from '../../shared/log';
+import { openPglite } from '../../shared/node/database';
+import { createNodeServices } from '../../shared/node/services';
+
+const { values: args } = parseArgs({
+  options: {
+    providers: { type: 'string', default: 'use,hash' },
+    modes: { type: 'string', default: 'semantic,keyword,hybrid' },
+    conversations: { type: 'string', default: '' },
+    data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+    concurrency: { type: 'string', default: '8' },
+  },
+});
+
+interface Turn { speaker: string; dia_id: string; text: string }
+interface Qa { question: string; evidence?: string[]; category: number }
+
+async function loadConversations() {
+  const wanted = args.conversations ? new Set(args.conversations.split(',')) : null;
+  const files = (await readdir(args.data)).filter((f) => f.endsWith('.json') && (!wanted || wanted.has(f.replace('.json', ''))));
+  return Promise.all(
+    files.sort().map(async (f) => {
+      const raw = JSON.parse(await readFile(join(args.data, f), 'utf8')) as Record<string, unknown>;
+      const turns = Object.keys(raw)
+        .filter((k) => /^session_\d+$/.test(k))
+        .flatMap((k) => raw[k] as Turn[]);
+      const qa = (raw.qa as Qa[]).filter((q) => q.category >= 1 && q.category <= 4 && q.evidence?.length);
+      return { id: `conv-${f.replace('.json', '')}`, turns, qa };
+    }),
+  );
+}
+
+async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+async function runProvider(provider: string, conversations: Awaited<ReturnType<typeof loadConversations>>) {
+  const admin = 'locomo-bench-admin-token';
+  const config = parseConfig({ ADMIN_TOKEN: admin, EMBEDDING_PROVIDER: provider, LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: '1000', DATA_DIR: 'memory://' });
+  const log = createLogger('silent');
+  const node = await createNodeServices(config, {
+    database: await openPglite({ dataDir: 'memory://' }),
+    log,
+    jobHandlers: jobHandlers(config, log),
+    maintenance: maintenanceTasks,
+  });
+  const app = buildApp(() => node.services);
+  const call = async (method: string, path: string, key: string, body?: unknown) => {
+    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json as any;
+  };
+  const tenant = await call('POST', '/admin/v1/tenants', admin, { email: `locomo-${provider}@example.com`, tier: 'enterprise' });
+  const key = tenant.api_key as string;
+
+  const turns = conversations.flatMap((c) => c.turns.map((t) => ({ conv: c.id, t })));
+  let started = performance.now();
+  await pool(turns, Number(args.concurrency), async ({ conv, t }) => {
+    await call('POST', '/v1/memories', key, { observation: `${t.speaker}: ${t.text}`, tags: [conv, t.dia_id], auto_link: false, on_conflict: 'manual' });
+  });
+  const storeSeconds = (performance.now() - started) / 1000;
+
+  const rows: string[] = [];
+  for (const mode of args.modes.split(',')) {
+    const questions = conversations.flatMap((c) => c.qa.map((q) => ({ conv: c.id, q })));
+    let hit5 = 0;
+    let hit10 = 0;
+    const latencies: number[] = [];
+    started = performance.now();
+    await pool(questions, Number(args.concurrency), async ({ conv, q }) => {
+      const evidence = new Set(q.evidence!.flatMap((e) => e.split(/[;,\s]+/)).filter(Boolean));
+      const t0 = performance.now();
+      const res = await call('GET', `/v1/memories/search?${new URLSearchParams({ q: q.question, tags: conv, limit: '10', mode })}`, key);
+      latencies.push(performance.now() - t0);
+      const ranks = (res.memories as { tags: string[] }[]).map((m) => m.tags.some((tag) => evidence.has(tag)));
+      if (ranks.slice(0, 5).some(Boolean)) hit5++;
+      if (ranks.some(Boolean)) hit10++;
+    });
+    const n = questions.length;
+    rows.push(
+      `| ${provider} | ${mode} | ${n} | ${(hit5 / n).toFixed(3)} | ${(hit10 / n).toFixed(3)} | ${pct(latencies, 50).toFixed(1)} | ${pct(latencies, 95).toFixed(1)} | ${pct(latencies, 99).toFixed(1)} |`,
+    );
+    console.error(`  ${provider}/${mode}: ${n} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  await node.close();
+  return { rows, storeSeconds, memories: turns.length };
+}
+
+const conversations = await loadConversations();
+console.error(`LoCoMo: ${conversations.length} conversations, ${conversations.reduce((s, c) => s + c.turns.length, 0)} turns, ${conversations.reduce((s, c) => s + c.qa.length, 0)} questions (categories 1-4)`);
+const table = ['| provider | mode | questions | recall@5 | recall@10 | search p50 ms | p95 ms | p99 ms |', '|---|---|---|---|---|---|---|---|'];
+for (const provider of args.providers.split(',')) {
+  const { rows, storeSeconds, memories } = await runProvider(provider, conversations);
+  console.error(`  ${provider}: stored ${memories} memories in ${storeSeconds.toFixed(1)} s (${(memories / storeSeconds).toFixed(0)}/s, concurrency ${args.concurrency})`);
+  table.push(...rows);
+}
+console.log(table.join('\n'));
