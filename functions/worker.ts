@@ -50,7 +50,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN
       ? upstashRedis(config.UPSTASH_REDIS_REST_URL, config.UPSTASH_REDIS_REST_TOKEN)
       : null;
-  const counters = new CounterStore(db, false);
+  const counters = new CounterStore(db, async (text, params) => (await pool.query(text, params)).rows, false);
   const ai = env.AI as Parameters<typeof configuredEmbedder>[1];
   const embedder = configuredEmbedder({ ...config, EMBEDDING_PROVIDER: config.EMBEDDING_PROVIDER ?? 'workers-ai' }, ai);
   if (!embedder) throw new Error('EMBEDDING_PROVIDER=use runs on Node only; use workers-ai or openai on Workers');

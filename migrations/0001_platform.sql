@@ -62,6 +62,10 @@ CREATE TABLE usage_counters (
   metric text NOT NULL,
   bucket text NOT NULL,
   value bigint NOT NULL DEFAULT 0,
+  -- How many hits the last batched increment granted (lets one statement report old and new value).
+  last_grant bigint NOT NULL DEFAULT 0,
+  -- The ceiling that batch applied (null: none); travels in EXCLUDED to the conflict branch.
+  last_limit bigint,
   expires_at timestamptz,
   PRIMARY KEY (tenant_id, metric, bucket)
 );

@@ -9,6 +9,8 @@ export const usageCounters = pgTable(
     metric: text('metric').notNull(),
     bucket: text('bucket').notNull(),
     value: bigint('value', { mode: 'number' }).notNull(),
+    lastGrant: bigint('last_grant', { mode: 'number' }).notNull(),
+    lastLimit: bigint('last_limit', { mode: 'number' }),
     expiresAt: ts('expires_at'),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.metric, t.bucket] })],

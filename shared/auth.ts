@@ -19,7 +19,7 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 async function lookupKey(services: Services, secret: string): Promise<KeyRecord | null> {
-  const hash = await sha256Hex(secret);
+  const hash = services.hashSecret?.(secret) ?? (await sha256Hex(secret));
   const cached = services.keyCache?.get(hash);
   if (cached) return cached;
   const generation = services.keyCache?.generation ?? 0;
@@ -90,6 +90,7 @@ export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) => {
     });
   }
   const quota = await consumeApiCall(services, auth, now);
+  c.set('counted', quota);
   if (!quota.allowed) {
     throw new AppError('RATE_LIMITED', 'Monthly API call quota exhausted', {
       ...usageSnapshotForError(services, auth.tier, 'api_calls', quota.value, now),

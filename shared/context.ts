@@ -1,3 +1,4 @@
+import type { CounterOutcome } from './counters';
 import type { Services } from './services';
 import type { Tier } from './tiers';
 
@@ -13,6 +14,8 @@ export interface AppEnv {
     services: Services;
     requestId: string;
     auth?: AuthContext;
+    /** This request's api_calls count and the tenant's other counters at that moment. */
+    counted?: CounterOutcome;
   };
 }
 

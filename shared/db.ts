@@ -24,3 +24,9 @@ export function pgArray(values: readonly (string | number | null)[]): string {
   const quote = (v: string | number) => `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
   return `{${values.map((v) => (v === null ? 'NULL' : quote(v))).join(',')}}`;
 }
+
+/**
+ * A driver's own `query(text, params)`, bypassing drizzle's per-query overhead (about half the
+ * cost of a small statement on PGlite). Only for the hot path's fixed statements.
+ */
+export type RawQuery = <T>(text: string, params: unknown[]) => Promise<T[]>;

@@ -44,6 +44,11 @@ export interface Services {
   notifyJobs(): void;
   jobHandlers: JobHandlers;
   stats: RequestStats;
+  /**
+   * Synchronous SHA-256 where the runtime has one (Node): WebCrypto's digest hops through a thread
+   * pool, which under load queues every authenticated request behind the others.
+   */
+  hashSecret?: (secret: string) => string;
   /** Client address: CF-Connecting-IP on Workers; socket or trusted X-Forwarded-For on Node. */
   clientIp(c: Context): string | null;
 }

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { AuthContext } from './context';
 import { type DbOrTx, rows } from './db';
-import type { CounterOutcome } from './counters';
+import { type CounterOutcome, readingKey } from './counters';
 import type { Services } from './services';
 import { featureFlags, tiers, type Tier } from './tiers';
 import { dayOf, periodOf, periodResetsAt } from './time';
@@ -13,6 +13,13 @@ export type QuotaMetric = (typeof QUOTA_METRICS)[number];
 export const LIVE_MEMORIES = { metric: 'memories_live', bucket: 'all' } as const;
 const DAILY_CALLS = 'api_calls_day';
 
+/** The counters a usage report shows, read in the same statement that counts the request. */
+const reportCounters = (now: Date) => [
+  ...QUOTA_METRICS.map((metric) => ({ metric, bucket: periodOf(now) })),
+  { metric: DAILY_CALLS, bucket: dayOf(now) },
+  LIVE_MEMORIES,
+];
+
 /** Counts one authenticated request against the month (with its ceiling) and the day. */
 export async function consumeApiCall(services: Services, auth: AuthContext, now: Date): Promise<CounterOutcome> {
   const [month] = await Promise.all([
@@ -21,6 +28,7 @@ export async function consumeApiCall(services: Services, auth: AuthContext, now:
       metric: 'api_calls',
       bucket: periodOf(now),
       limit: tiers[auth.tier].limits.api_calls,
+      alsoRead: reportCounters(now),
     }),
     services.counters.consume({ tenantId: auth.tenantId, metric: DAILY_CALLS, bucket: dayOf(now), limit: null }),
   ]);
@@ -53,13 +61,16 @@ export function usageSnapshotForError(services: Services, tier: Tier, metric: Qu
   };
 }
 
-async function readQuotas(services: Services, tenantId: string, tier: Tier, now: Date) {
+/**
+ * The report's counters: from the snapshot taken when this request was counted (the common case:
+ * no extra query), else read now.
+ */
+async function readQuotas(services: Services, tenantId: string, tier: Tier, now: Date, counted?: CounterOutcome) {
   const period = periodOf(now);
-  const [apiCalls, memories, rollbacks, today, live] = await services.counters.read(tenantId, [
-    ...QUOTA_METRICS.map((metric) => ({ metric, bucket: period })),
-    { metric: DAILY_CALLS, bucket: dayOf(now) },
-    LIVE_MEMORIES,
-  ]);
+  const wanted = reportCounters(now);
+  const [apiCalls, memories, rollbacks, today, live] = counted
+    ? wanted.map((w, i) => (i === 0 ? counted.value : (counted.readings[readingKey(w.metric, w.bucket)] ?? 0)))
+    : await services.counters.read(tenantId, wanted);
   const limits = tiers[tier].limits;
   return {
     period,
@@ -74,9 +85,9 @@ async function readQuotas(services: Services, tenantId: string, tier: Tier, now:
 }
 
 /** Body of GET /v1/usage. Spend figures are list-price estimates, documented in the OpenAPI. */
-export async function usageReport(services: Services, auth: AuthContext) {
+export async function usageReport(services: Services, auth: AuthContext, counted?: CounterOutcome) {
   const now = services.clock.now();
-  const { period, quotas } = await readQuotas(services, auth.tenantId, auth.tier, now);
+  const { period, quotas } = await readQuotas(services, auth.tenantId, auth.tier, now, counted);
   const spec = tiers[auth.tier];
   const quota_percent = {
     api_calls: percent(quotas.api_calls),
@@ -118,9 +129,9 @@ export async function usageReport(services: Services, auth: AuthContext) {
 }
 
 /** Body of GET /v1/dashboard. */
-export async function dashboardReport(services: Services, auth: AuthContext) {
+export async function dashboardReport(services: Services, auth: AuthContext, counted?: CounterOutcome) {
   const now = services.clock.now();
-  const { period, quotas, today, live } = await readQuotas(services, auth.tenantId, auth.tier, now);
+  const { period, quotas, today, live } = await readQuotas(services, auth.tenantId, auth.tier, now, counted);
   const usage_percent = {
     api_calls: percent(quotas.api_calls),
     memories: percent(quotas.memories),

@@ -68,5 +68,5 @@ const dashboardRoute = keyRoute({
 });
 
 export const usageRouter = createRouter()
-  .openapi(usageRoute, async (c) => c.json(await usageReport(c.get('services'), authOf(c)), 200))
-  .openapi(dashboardRoute, async (c) => c.json(await dashboardReport(c.get('services'), authOf(c)), 200));
+  .openapi(usageRoute, async (c) => c.json(await usageReport(c.get('services'), authOf(c), c.get('counted')), 200))
+  .openapi(dashboardRoute, async (c) => c.json(await dashboardReport(c.get('services'), authOf(c), c.get('counted')), 200));

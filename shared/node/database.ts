@@ -5,11 +5,12 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../../schema';
-import type { Db, StorageKind } from '../db';
+import type { Db, RawQuery, StorageKind } from '../db';
 import { loadMigrations, migrate } from './migrate';
 
 export interface Database {
   db: Db;
+  query: RawQuery;
   storage: StorageKind;
   migrate(): Promise<string[]>;
   close(): Promise<void>;
@@ -22,6 +23,7 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
   return {
     client,
     db: drizzlePglite(client, { schema }) as unknown as Db,
+    query: async <T>(text: string, params: unknown[]) => (await client.query<T>(text, params)).rows,
     storage: 'embedded',
     migrate: async () => migrate({ query: (t, p) => client.query(t, p), exec: (t) => client.exec(t) }, await loadMigrations()),
     close: () => client.close(),
@@ -33,6 +35,7 @@ export function openPostgres(url: string, max = 10): Database {
   const pool = new pg.Pool({ connectionString: url, max });
   return {
     db: drizzlePg(pool, { schema }) as unknown as Db,
+    query: async <T>(text: string, params: unknown[]) => (await pool.query(text, params)).rows as T[],
     storage: 'postgres',
     migrate: async () => {
       const client = await pool.connect();

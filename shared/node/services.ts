@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import type { Config } from '../config';
@@ -57,7 +58,7 @@ export async function createNodeServices(
   const applied = await database.migrate();
   if (applied.length) log.info('migrations applied', { applied });
   const redis = config.REDIS_URL ? ioredisOps(config.REDIS_URL) : null;
-  const counters = new CounterStore(database.db, true);
+  const counters = new CounterStore(database.db, database.query);
   const embedder = opts.embedder ?? configuredEmbedder(config) ?? useEmbedder();
   assertFits(embedder);
   const embedded = database.storage === 'embedded';
@@ -80,6 +81,7 @@ export async function createNodeServices(
     jobHandlers: { ...opts.jobHandlers },
     stats: new RequestStats(),
     clientIp: nodeClientIp(config.TRUST_PROXY),
+    hashSecret: (secret) => createHash('sha256').update(secret).digest('hex'),
   };
   runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);
   return {
