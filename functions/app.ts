@@ -3,6 +3,7 @@ import { createApp } from '../shared/app';
 import type { Services } from '../shared/services';
 import { VERSION } from '../shared/services';
 import { adminRouter } from './admin';
+import { auditRouter } from './audit';
 import { internalRouter } from './internal';
 import { keysRouter } from './keys';
 import { memoriesRouter } from './memories';
@@ -20,6 +21,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
   app.route('/', memoriesRouter);
   app.route('/', spacesRouter);
   app.route('/', sharesRouter);
+  app.route('/', auditRouter);
   app.route('/', adminRouter);
   app.route('/', internalRouter);
 
@@ -50,6 +52,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
         { name: 'Memories', description: 'Store, search, list, export; modes semantic, keyword, hybrid' },
         { name: 'Context spaces', description: 'Namespaces for memories with agent and tenant allow-lists' },
         { name: 'Sharing', description: 'Token invitations to share a tag or a space with another tenant' },
+        { name: 'Audit', description: 'Tamper-evident audit trail: list, export, summary, verify' },
         { name: 'Usage', description: 'Quotas, dashboard, milestones' },
         { name: 'System', description: 'Health and status probes' },
         { name: 'Operator', description: 'Operator API (ADMIN_TOKEN)' },

@@ -4,6 +4,7 @@ import type { Logger } from '../shared/log';
 import { mailJobHandler, MAIL_TOPIC } from '../shared/mail';
 import { type MaintenanceTask, platformMaintenance } from '../shared/maintenance';
 import type { JobHandlers } from '../shared/outbox';
+import { pruneAuditRetention } from './audit/maintenance';
 import { purgeExpiredMemories } from './memories/maintenance';
 
 /** Every background job topic and its handler; both entry points wire exactly these. */
@@ -21,4 +22,5 @@ export function jobHandlers(config: Config, log: Logger): JobHandlers {
 export const maintenanceTasks: Record<string, MaintenanceTask> = {
   ...platformMaintenance,
   expired_memories: purgeExpiredMemories,
+  audit_retention: pruneAuditRetention,
 };

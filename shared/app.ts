@@ -7,6 +7,7 @@ import type { ZodError } from 'zod';
 import type { AppEnv } from './context';
 import { AppError, type ErrorDetail, errorBody } from './errors';
 import { newId } from './ids';
+import { countErrorResponse } from './response-counts';
 import type { Services } from './services';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -80,9 +81,23 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
   // full Request object, which costs more than the rest of a cheap request.
   app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
 
-  app.onError((err, c) => {
+  app.onError(async (err, c) => {
     const requestId = c.get('requestId') ?? newId('request');
-    const appError = toAppError(err, c.get('services'), requestId);
+    const services = c.get('services');
+    const appError = toAppError(err, services, requestId);
+    // Per-tenant error responses feed the audit summary (error_count, anomaly_count = 5xx).
+    const auth = c.get('auth');
+    if (auth && services && appError.status >= 400) {
+      try {
+        await countErrorResponse(services, auth.tenantId, appError.status, services.clock.now());
+      } catch (countErr) {
+        services.log.warn('could not count an error response', {
+          request_id: requestId,
+          status: appError.status,
+          error: countErr instanceof Error ? countErr.message : String(countErr),
+        });
+      }
+    }
     const retryAfter = appError.extra.retry_after;
     if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));
     c.header('X-Request-Id', requestId);

@@ -110,7 +110,7 @@ export async function patch(services: Services, auth: AuthContext, actor: Actor,
       },
     ]);
     const changed = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-    await appendAudit(tx, { tenantId: auth.tenantId, operation: 'memory.update', resourceType: 'memory', resourceId: after.uuid, actor: actor.keyId, requestId: actor.requestId, metadata: { changed, hash: after.hash }, at: now });
+    await appendAudit(tx, { tenantId: auth.tenantId, operation: 'memory.update', resourceType: 'memory', resourceId: after.uuid, actor: actor.keyId, requestId: actor.requestId, metadata: { changed, hash: after.hash, agent_id: after.agent_id }, at: now });
     await emitEvent(tx, { tenantId: auth.tenantId, type: 'memory.updated', data: { memory: after, changed }, at: now });
     return after;
   });
@@ -152,7 +152,7 @@ export async function remove(services: Services, auth: AuthContext, actor: Actor
         metadata: { links: links.map((l) => ({ source_id: toUrn(l.source_id), target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) })) },
       },
     ]);
-    await appendAudit(tx, { tenantId: auth.tenantId, operation: 'memory.delete', resourceType: 'memory', resourceId: before.uuid, actor: actor.keyId, requestId: actor.requestId, metadata: { hash: before.hash, links_removed: links.length }, at: now });
+    await appendAudit(tx, { tenantId: auth.tenantId, operation: 'memory.delete', resourceType: 'memory', resourceId: before.uuid, actor: actor.keyId, requestId: actor.requestId, metadata: { hash: before.hash, agent_id: before.agent_id, links_removed: links.length }, at: now });
     await emitEvent(tx, { tenantId: auth.tenantId, type: 'memory.deleted', data: { memory_id: before.uuid, memory: before }, at: now });
     await adjustLiveMemories(tx, auth.tenantId, -1);
   });

@@ -147,7 +147,7 @@ export async function storeMemory(services: Services, auth: AuthContext, actor: 
       resourceId: memory.uuid,
       actor: actor.keyId,
       requestId: actor.requestId,
-      metadata: { hash, conflict: duplicates.length > 0, superseded: superseded.map(toUrn), writer_tenant_id: auth.tenantId === owner ? undefined : auth.tenantId },
+      metadata: { hash, agent_id: memory.agent_id, conflict: duplicates.length > 0, superseded: superseded.map(toUrn), writer_tenant_id: auth.tenantId === owner ? undefined : auth.tenantId },
       at: now,
     });
     await emitEvent(tx, { tenantId: owner, type: 'memory.created', data: { memory }, at: now });

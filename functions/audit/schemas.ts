@@ -1,0 +1,198 @@
+import { z } from '@hono/zod-openapi';
+import { isoOrNull } from '../../shared/time';
+
+export const AUDIT_LIST_MAX = 1_000;
+
+/** The operations of spec §2.11, and the stored audit operations behind each. */
+export const SPEC_OPERATIONS = ['create', 'update', 'delete', 'rollback'] as const;
+export type SpecOperation = (typeof SPEC_OPERATIONS)[number];
+
+export const STORED_OPERATIONS: Record<SpecOperation, readonly string[]> = {
+  create: ['memory.create'],
+  update: ['memory.update'],
+  // A TTL purge is a delete the system made; its entry says so with metadata.reason 'expired'.
+  delete: ['memory.delete', 'memory.expire'],
+  rollback: ['rollback', 'memory.rollback'],
+};
+
+const specOperationOf = new Map<string, SpecOperation>(
+  SPEC_OPERATIONS.flatMap((spec) => STORED_OPERATIONS[spec].map((stored) => [stored, spec] as const)),
+);
+
+/** `create`/`update`/`delete`/`rollback` for memory-layer entries; other entries keep their own name. */
+export const publicOperation = (stored: string): string => specOperationOf.get(stored) ?? stored;
+
+// ISO 8601 date or date-time; a date-time without an offset is read as UTC (as every timestamp here).
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2})?)?)?$/i;
+
+/** Strict ISO 8601 (calendar-checked: 2026-02-30 is refused), or null. */
+export function parseTimestamp(value: string): Date | null {
+  const m = ISO_8601.exec(value.trim());
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone, sign, oh = '0', om = '0'] = m;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number);
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 || Number(oh) > 23 || Number(om) > 59) return null;
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.padEnd(3, '0').slice(0, 3))));
+  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return null;
+  const offsetMin = zone && sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
+  return new Date(date.getTime() - offsetMin * 60_000);
+}
+
+const Timestamp = (description: string) =>
+  z
+    .string()
+    .max(64)
+    .refine((v) => parseTimestamp(v) !== null, 'must be an ISO 8601 timestamp, e.g. 2026-11-22T10:00:00Z')
+    .transform((v) => parseTimestamp(v)!)
+    .openapi({ description, example: '2026-11-22T10:00:00Z' });
+
+const EventTypes = z
+  .string()
+  .max(200)
+  .transform((v) => v.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean))
+  .refine((list) => list.length > 0 && list.every((t) => (SPEC_OPERATIONS as readonly string[]).includes(t)), {
+    message: `must be a comma-separated list of ${SPEC_OPERATIONS.join(', ')}`,
+  })
+  .transform((list) => [...new Set(list)] as SpecOperation[])
+  .openapi({
+    description: `Comma-separated, any of ${SPEC_OPERATIONS.join(', ')}. Given, it keeps only memory-layer entries of those operations.`,
+    example: 'create,delete',
+  });
+
+const since = Timestamp('Entries at or after this time (ISO 8601; a time without an offset is UTC)');
+const until = Timestamp('Entries at or before this time (ISO 8601)');
+
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(AUDIT_LIST_MAX).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  since: since.optional(),
+  until: until.optional(),
+  event_type: EventTypes.optional(),
+});
+
+export const ExportQuery = z.object({
+  format: z.enum(['csv', 'json', 'jsonl']).default('csv'),
+  since: since.optional(),
+  until: until.optional(),
+});
+
+export const SummaryQuery = z.object({
+  since: Timestamp('Start of the period (default: the start of your retention window; an earlier time is clamped to it)').optional(),
+});
+
+export const AuditEntrySchema = z
+  .object({
+    timestamp: z.string().openapi({ example: '2026-11-22T10:00:00.000Z' }),
+    operation: z.string().openapi({
+      description: '`create`, `update`, `delete` or `rollback` for memory operations; other audited events keep their name (`key.created`, `share.accepted`, ...)',
+      example: 'create',
+    }),
+    memory_id: z.string().nullable().openapi({ example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+    content_hash: z.string().nullable().openapi({ description: 'SHA-256 of the observation after the operation (before, for a delete)' }),
+    agent_id: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()).openapi({
+      description: 'Varies: update carries `changed` (field names); a TTL purge carries `reason: "expired"`, `count` and `memory_ids`',
+    }),
+    entry_id: z.string().openapi({ example: 'aud_3Zk9Qm2x8PzLr4Kd0aWc7T' }),
+    seq: z.number().int().openapi({ description: 'Position in your hash chain (gapless, from 1)' }),
+    source_operation: z.string().openapi({ description: 'The operation as stored and hashed (`memory.create`, `memory.expire`, ...)', example: 'memory.create' }),
+    resource_type: z.string(),
+    resource_id: z.string().nullable(),
+    actor: z.string().nullable().openapi({ description: 'Key id, `admin` or `system`' }),
+    request_id: z.string().nullable(),
+    prev_hash: z.string().openapi({ description: 'entry_hash of the previous entry (empty string before the first)' }),
+    entry_hash: z.string().openapi({
+      description:
+        'SHA-256 hex of prev_hash + the RFC 8785 canonical JSON of {id: entry_id, tenant_id, seq, created_at: timestamp, operation: source_operation, resource_type, resource_id, actor, metadata} as stored (for `memory.expire` the metadata without the `reason` added on read)',
+    }),
+  })
+  .openapi('AuditEntry');
+
+export const ListResponse = z
+  .object({
+    entries: z.array(AuditEntrySchema),
+    total: z.number().int(),
+    has_more: z.boolean(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .openapi('AuditList');
+
+export const SummaryResponse = z
+  .object({
+    total_operations: z.number().int().openapi({ description: 'Audit entries in the period (every audited operation)' }),
+    error_count: z.number().int().openapi({ description: 'Authenticated requests answered 4xx or 5xx, counted per UTC day from the day of `period_start`' }),
+    anomaly_count: z.number().int().openapi({ description: 'Of those, 5xx server errors' }),
+    by_operation: z.record(z.string(), z.number().int()).openapi({ example: { create: 12, update: 3, delete: 1, 'key.created': 1 } }),
+    period_start: z.string(),
+    period_end: z.string(),
+    retention_days: z.number().int(),
+  })
+  .openapi('AuditSummary');
+
+export const IntegrityFailure = z
+  .object({
+    kind: z.enum(['memory_hash', 'audit_hash', 'audit_link', 'audit_gap', 'audit_head']),
+    id: z.string().openapi({ description: 'Memory urn, or audit entry id (`audit_head` when the chain head has no entry to name)' }),
+    seq: z.number().int().optional(),
+    expected: z.string().openapi({ description: 'What verification computed (hash, previous entry hash, or seq)' }),
+    actual: z.string().openapi({ description: 'What is stored' }),
+  })
+  .openapi('IntegrityFailure');
+
+export const VerifyResponse = z
+  .object({
+    valid: z.boolean(),
+    timestamp: z.string(),
+    checked: z.object({ memories: z.number().int(), audit_entries: z.number().int() }),
+    integrity_failures: z.array(IntegrityFailure),
+    failure_count: z.number().int().openapi({ description: 'All failures found; `integrity_failures` lists at most the first 1000' }),
+  })
+  .openapi('AuditVerify');
+
+/** An audit_log row as raw SQL returns it. */
+export interface AuditRow {
+  tenant_id: string;
+  seq: string | number;
+  id: string;
+  created_at: Date | string;
+  operation: string;
+  resource_type: string;
+  resource_id: string | null;
+  actor: string | null;
+  request_id: string | null;
+  metadata: Record<string, unknown> | null;
+  prev_hash: string;
+  entry_hash: string;
+}
+
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+export function toEntryDto(r: AuditRow): AuditEntry {
+  const meta = r.metadata ?? {};
+  const operation = publicOperation(r.operation);
+  const memoryLayer = specOperationOf.has(r.operation);
+  const expired = r.operation === 'memory.expire';
+  const ids = Array.isArray(meta.memory_ids) ? meta.memory_ids : [];
+  const memoryId =
+    operation === 'rollback' || r.resource_type !== 'memory' ? null : (r.resource_id ?? (ids.length === 1 ? str(ids[0]) : null));
+  return {
+    timestamp: isoOrNull(new Date(r.created_at))!,
+    operation,
+    memory_id: memoryId,
+    content_hash: memoryLayer && operation !== 'rollback' ? str(meta.hash) : null,
+    agent_id: str(meta.agent_id),
+    metadata: expired ? { ...meta, reason: 'expired' } : meta,
+    entry_id: r.id,
+    seq: Number(r.seq),
+    source_operation: r.operation,
+    resource_type: r.resource_type,
+    resource_id: r.resource_id,
+    actor: r.actor,
+    request_id: r.request_id,
+    prev_hash: r.prev_hash,
+    entry_hash: r.entry_hash,
+  };
+}

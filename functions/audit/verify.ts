@@ -1,0 +1,148 @@
+import { sql } from 'drizzle-orm';
+import type { z } from '@hono/zod-openapi';
+import { auditHashInput, chainHash } from '../../shared/audit';
+import type { AuthContext } from '../../shared/context';
+import { sha256Hex } from '../../shared/crypto';
+import type { DbOrTx } from '../../shared/db';
+import { toUrn } from '../../shared/memory-access';
+import type { Services } from '../../shared/services';
+import { requireFeature } from '../../shared/tiers';
+import * as q from './queries';
+import type { AuditRow, IntegrityFailure } from './schemas';
+
+const PAGE = 1_000;
+/** At most this many failures are listed (all are counted), so a wholesale tampering cannot blow up the answer. */
+export const MAX_LISTED_FAILURES = 1_000;
+
+type Failure = z.infer<typeof IntegrityFailure>;
+type Report = (f: Failure) => void;
+
+/** SHA-256 hex; the runtime's synchronous hash where there is one (Node), else WebCrypto. */
+function hasher(services: Services) {
+  const sync = services.hashSecret;
+  return {
+    content: (text: string) => (sync ? Promise.resolve(sync(text)) : sha256Hex(text)),
+    chain: (prev: string, canonical: string) => (sync ? Promise.resolve(sync(prev + canonical)) : chainHash(prev, canonical)),
+  };
+}
+
+const canonicalOf = (r: AuditRow) =>
+  auditHashInput({
+    id: r.id,
+    tenant_id: r.tenant_id,
+    seq: Number(r.seq),
+    created_at: new Date(r.created_at).toISOString(),
+    operation: r.operation,
+    resource_type: r.resource_type,
+    resource_id: r.resource_id,
+    actor: r.actor,
+    metadata: r.metadata ?? {},
+  });
+
+/** Every memory of the tenant (live or not yet purged): sha256(observation) against content_hash. */
+async function verifyMemories(db: DbOrTx, tenantId: string, hash: ReturnType<typeof hasher>, report: Report) {
+  let checked = 0;
+  let cursor: { createdAt: string; id: string } | null = null;
+  for (;;) {
+    const page = await q.memoryHashPage(db, tenantId, cursor, PAGE);
+    for (const m of page) {
+      checked += 1;
+      const actual = await hash.content(m.observation);
+      if (actual !== m.content_hash) report({ kind: 'memory_hash', id: toUrn(m.id), expected: actual, actual: m.content_hash });
+    }
+    if (page.length < PAGE) return checked;
+    const last = page[page.length - 1];
+    cursor = { createdAt: new Date(last.created_at).toISOString(), id: last.id };
+  }
+}
+
+/**
+ * The tenant's retained chain, in seq order from the head's `first_seq` (whose prev_hash must be
+ * `first_prev_hash`) to the head's `seq`/`hash` as read at the start: every seq present once
+ * (`audit_gap`), every prev_hash equal to the stored entry_hash before it (`audit_link`), every
+ * entry_hash recomputed from its own prev_hash and fields (`audit_hash`), and the head agreeing
+ * with the last entry (`audit_head`). One tampered row is named once: a changed field fails only
+ * that row's hash, a changed entry_hash also the next row's link. Entries appended while this
+ * runs are not part of the run; a retention prune that moves the start meanwhile is followed.
+ */
+export async function verifyChain(db: DbOrTx, tenantId: string, hash: ReturnType<typeof hasher>, report: Report) {
+  const head = await q.chainHead(db, tenantId);
+  const where = sql`a.tenant_id = ${tenantId}`;
+  if (!head) {
+    // No entry was ever appended through the head; any row is a stray.
+    const stray = await q.chainPage(db, where, 0, 1);
+    for (const r of stray) report({ kind: 'audit_head', id: r.id, seq: Number(r.seq), expected: 'no entries (no chain head)', actual: `entry at seq ${r.seq}` });
+    return stray.length;
+  }
+  /** The start moved forward since we looked: every entry before `seq` was pruned. */
+  const prunedUpTo = async (seq: number) => {
+    const fresh = await q.chainHead(db, tenantId);
+    return fresh && fresh.first_seq === seq ? fresh : null;
+  };
+  let expectedSeq = head.first_seq;
+  let expectedPrev = head.first_prev_hash;
+  let cursor = 0;
+  let checked = 0;
+  let lastId: string | null = null;
+  for (;;) {
+    const page = await q.chainPage(db, where, cursor, PAGE, head.seq);
+    for (const r of page) {
+      checked += 1;
+      const seq = Number(r.seq);
+      if (seq < expectedSeq) {
+        report({ kind: 'audit_gap', id: r.id, seq, expected: `seq >= ${expectedSeq}`, actual: String(seq) });
+        continue;
+      }
+      let linked = true;
+      if (seq > expectedSeq) {
+        const moved = await prunedUpTo(seq);
+        if (moved) expectedPrev = moved.first_prev_hash;
+        else {
+          report({ kind: 'audit_gap', id: r.id, seq, expected: String(expectedSeq), actual: String(seq) });
+          linked = false; // the missing entries explain the broken link; do not report it twice
+        }
+      }
+      if (linked && r.prev_hash !== expectedPrev) report({ kind: 'audit_link', id: r.id, seq, expected: expectedPrev, actual: r.prev_hash });
+      const recomputed = await hash.chain(r.prev_hash, canonicalOf(r));
+      if (recomputed !== r.entry_hash) report({ kind: 'audit_hash', id: r.id, seq, expected: recomputed, actual: r.entry_hash });
+      expectedSeq = seq + 1;
+      expectedPrev = r.entry_hash;
+      lastId = r.id;
+    }
+    if (page.length < PAGE) break;
+    cursor = Number(page[page.length - 1].seq);
+  }
+  const name = lastId ?? 'audit_head';
+  if (expectedSeq <= head.seq) {
+    // Entries up to the head's seq are missing at the end, unless a prune removed them all meanwhile.
+    const fresh = await q.chainHead(db, tenantId);
+    if (!(fresh && fresh.first_seq > head.seq)) {
+      report({ kind: 'audit_head', id: name, seq: head.seq, expected: String(expectedSeq - 1), actual: String(head.seq) });
+    }
+  } else if (expectedPrev !== head.hash) {
+    report({ kind: 'audit_head', id: name, seq: head.seq, expected: expectedPrev, actual: head.hash });
+  }
+  return checked;
+}
+
+/** GET /v1/audit/verify: both checks, constant memory (pages of 1000), every failure counted. */
+export async function verify(services: Services, auth: AuthContext) {
+  requireFeature(auth.tier, 'audit_verify', 'TIER_REQUIRED');
+  const now = services.clock.now();
+  const failures: Failure[] = [];
+  let failureCount = 0;
+  const report: Report = (f) => {
+    failureCount += 1;
+    if (failures.length < MAX_LISTED_FAILURES) failures.push(f);
+  };
+  const hash = hasher(services);
+  const memories = await verifyMemories(services.db, auth.tenantId, hash, report);
+  const auditEntries = await verifyChain(services.db, auth.tenantId, hash, report);
+  return {
+    valid: failureCount === 0,
+    timestamp: now.toISOString(),
+    checked: { memories, audit_entries: auditEntries },
+    integrity_failures: failures,
+    failure_count: failureCount,
+  };
+}
