@@ -7,6 +7,8 @@ import { auditRouter } from './audit';
 import { internalRouter } from './internal';
 import { keysRouter } from './keys';
 import { memoriesRouter } from './memories';
+import { replayRouter } from './replay';
+import { rollbackRouter } from './rollback';
 import { sharesRouter } from './shares';
 import { spacesRouter } from './spaces';
 import { systemRouter } from './system';
@@ -19,9 +21,11 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
   app.route('/', keysRouter);
   app.route('/', usageRouter);
   app.route('/', memoriesRouter);
+  app.route('/', rollbackRouter);
   app.route('/', spacesRouter);
   app.route('/', sharesRouter);
   app.route('/', auditRouter);
+  app.route('/', replayRouter);
   app.route('/', adminRouter);
   app.route('/', internalRouter);
 
@@ -53,6 +57,8 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
         { name: 'Context spaces', description: 'Namespaces for memories with agent and tenant allow-lists' },
         { name: 'Sharing', description: 'Token invitations to share a tag or a space with another tenant' },
         { name: 'Audit', description: 'Tamper-evident audit trail: list, export, summary, verify' },
+        { name: 'Replay', description: 'The memory store over time: timeline, snapshot at a moment, diff, per-memory lifecycle, counterfactual recall' },
+        { name: 'Rollback', description: 'Point-in-time rollback of the memory store, preview and history' },
         { name: 'Usage', description: 'Quotas, dashboard, milestones' },
         { name: 'System', description: 'Health and status probes' },
         { name: 'Operator', description: 'Operator API (ADMIN_TOKEN)' },

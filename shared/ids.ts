@@ -9,6 +9,7 @@ const prefixes = {
   audit: 'aud',
   job: 'job',
   request: 'req',
+  rollback: 'rb',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

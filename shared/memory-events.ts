@@ -17,13 +17,31 @@ export interface MemoryEventInput {
   metadata?: Record<string, unknown>;
 }
 
-/** Appends to the memory event log inside the caller's transaction (the history replay and rollback read). */
+const CHUNK = 500;
+
+/**
+ * Appends to the memory event log inside the caller's transaction (the history replay and rollback
+ * read), a chunk of events per statement so that bulk operations stay cheap.
+ */
 export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[]): Promise<void> {
-  for (const e of events) {
+  for (let i = 0; i < events.length; i += CHUNK) {
+    const chunk = events.slice(i, i + CHUNK).map((e) => ({
+      tenant_id: e.tenantId,
+      memory_id: e.memoryId,
+      kind: e.kind,
+      at: e.at.toISOString(),
+      actor: e.actor ?? null,
+      request_id: e.requestId ?? null,
+      before: e.before ?? null,
+      after: e.after ?? null,
+      embedding: e.embedding ? `[${e.embedding.join(',')}]` : null,
+      metadata: e.metadata ?? {},
+    }));
     await tx.execute(sql`
       INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
-      VALUES (${e.tenantId}, ${e.memoryId}::uuid, ${e.kind}, ${e.at.toISOString()}, ${e.actor ?? null}, ${e.requestId ?? null},
-              ${e.before ? JSON.stringify(e.before) : null}::jsonb, ${e.after ? JSON.stringify(e.after) : null}::jsonb,
-              ${e.embedding ? `[${e.embedding.join(',')}]` : null}::vector, ${JSON.stringify(e.metadata ?? {})}::jsonb)`);
+      SELECT r.tenant_id, r.memory_id, r.kind, r.at, r.actor, r.request_id, r.before, r.after, r.embedding::vector, r.metadata
+      FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS r(
+        tenant_id text, memory_id uuid, kind text, at timestamptz, actor text, request_id text,
+        before jsonb, after jsonb, embedding text, metadata jsonb)`);
   }
 }

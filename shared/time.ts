@@ -29,3 +29,23 @@ export function periodResetsAt(d: Date): Date {
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
 export const DAY = 24 * HOUR;
+
+const RELATIVE = /^\s*(\d{1,6})\s*(minute|minutes|min|hour|hours|h|day|days|d)\s+ago\s*$/i;
+const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * A point in time given as ISO 8601 (a time without an offset is UTC) or as `N minutes|hours|days
+ * ago`. Returns null when it is neither.
+ */
+export function parsePointInTime(value: string, now: Date): Date | null {
+  const relative = RELATIVE.exec(value);
+  if (relative) {
+    const unit = relative[2].toLowerCase();
+    const ms = unit.startsWith('m') ? MINUTE : unit.startsWith('h') ? HOUR : DAY;
+    return new Date(now.getTime() - Number(relative[1]) * ms);
+  }
+  if (!ISO.test(value.trim())) return null;
+  const text = /T.*(Z|[+-]\d{2}:?\d{2})$/.test(value) || !value.includes('T') ? value : `${value}Z`;
+  const t = Date.parse(text);
+  return Number.isNaN(t) ? null : new Date(t);
+}

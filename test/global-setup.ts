@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -24,6 +24,8 @@ export default async function setup(project: TestProject) {
   await writeFile(file, Buffer.from(await dump.arrayBuffer()));
   await database.close();
   project.provide('pgliteSnapshot', file);
+  // The snapshot is 40 MB; leave nothing behind.
+  return () => rm(dir, { recursive: true, force: true });
 }
 
 declare module 'vitest' {

@@ -1,0 +1,113 @@
+import { sql } from 'drizzle-orm';
+import { type DbOrTx, pgArray, rows } from '../../shared/db';
+import { COLUMNS, type MemoryDto, type MemoryRow } from '../../shared/memory-rows';
+
+const bare = (urn: string | null) => (urn ? urn.replace(/^urn:uuid:/, '') : null);
+
+/** Memories with a content-changing event after the target. */
+export async function changedSince(db: DbOrTx, tenantId: string, target: Date): Promise<string[]> {
+  const found = await rows<{ id: string }>(
+    db,
+    sql`SELECT DISTINCT memory_id::text AS id FROM memory_events
+        WHERE tenant_id = ${tenantId} AND at > ${target.toISOString()}
+          AND kind IN ('create', 'update', 'delete', 'expire', 'rollback')`,
+  );
+  return found.map((r) => r.id);
+}
+
+export async function currentRows(db: DbOrTx, tenantId: string, ids: string[], lock: boolean) {
+  return rows<MemoryRow & { embedding_text: string }>(
+    db,
+    sql`SELECT ${COLUMNS}, m.embedding::text AS embedding_text FROM memories m
+        WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${pgArray(ids)}::uuid[])
+        ORDER BY m.id ${lock ? sql`FOR UPDATE` : sql``}`,
+  );
+}
+
+export async function deleteMemories(tx: DbOrTx, tenantId: string, ids: string[]) {
+  if (!ids.length) return;
+  await tx.execute(sql`DELETE FROM memories WHERE tenant_id = ${tenantId} AND id = ANY(${pgArray(ids)}::uuid[])`);
+}
+
+const recordset = (items: { state: MemoryDto; embedding: string }[]) =>
+  JSON.stringify(
+    items.map(({ state: s, embedding }) => ({
+      id: bare(s.uuid),
+      observation: s.observation,
+      tags: s.tags,
+      importance: s.importance,
+      confidence: s.confidence,
+      recall_count: s.recall_count,
+      last_recalled_at: s.last_recalled_at,
+      superseded_by: bare(s.superseded_by),
+      context: s.context,
+      agent_id: s.agent_id,
+      space_id: bare(s.space_id),
+      content_hash: s.hash,
+      embedding,
+      expires_at: s.expires_at,
+      created_at: s.created_at,
+    })),
+  );
+
+const RECORD = sql.raw(`r(id uuid, observation text, tags text[], importance smallint, confidence real, recall_count integer,
+  last_recalled_at timestamptz, superseded_by uuid, context text, agent_id text, space_id uuid, content_hash text,
+  embedding text, expires_at timestamptz, created_at timestamptz)`);
+
+/** Brings deleted memories back exactly as they were (one statement for any number). */
+export async function insertMemories(tx: DbOrTx, tenantId: string, items: { state: MemoryDto; embedding: string }[], now: Date) {
+  if (!items.length) return;
+  await tx.execute(sql`
+    INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, last_recalled_at, superseded_by,
+                          context, agent_id, space_id, content_hash, embedding, expires_at, created_at, updated_at)
+    SELECT r.id, ${tenantId}, r.observation, coalesce(r.tags, '{}'), r.importance, r.confidence, r.recall_count, r.last_recalled_at,
+           r.superseded_by, r.context, r.agent_id, r.space_id, r.content_hash, r.embedding::vector, r.expires_at, r.created_at, ${now.toISOString()}
+    FROM jsonb_to_recordset(${recordset(items)}::jsonb) AS ${RECORD}`);
+}
+
+/** Puts changed memories back to their earlier content; recall statistics stay as they are. */
+export async function revertMemories(tx: DbOrTx, tenantId: string, items: { state: MemoryDto; embedding: string }[], now: Date) {
+  if (!items.length) return;
+  await tx.execute(sql`
+    UPDATE memories m SET observation = r.observation, tags = coalesce(r.tags, '{}'), importance = r.importance,
+      confidence = r.confidence, superseded_by = r.superseded_by, context = r.context, agent_id = r.agent_id,
+      space_id = r.space_id, content_hash = r.content_hash, embedding = r.embedding::vector, expires_at = r.expires_at,
+      version = m.version + 1, updated_at = ${now.toISOString()}
+    FROM jsonb_to_recordset(${recordset(items)}::jsonb) AS ${RECORD}
+    WHERE m.id = r.id AND m.tenant_id = ${tenantId}`);
+}
+
+/** Restored memories get back the links their delete event recorded, where both ends exist again. */
+export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[]) {
+  if (!ids.length) return;
+  await tx.execute(sql`
+    INSERT INTO memory_edges (id, tenant_id, source_id, target_id, relation, weight, created_at)
+    SELECT gen_random_uuid(), ${tenantId}, replace(l->>'source_id', 'urn:uuid:', '')::uuid, replace(l->>'target_id', 'urn:uuid:', '')::uuid,
+           l->>'relation', (l->>'weight')::real, e.at
+    FROM (SELECT DISTINCT ON (memory_id) memory_id, metadata, at FROM memory_events
+          WHERE tenant_id = ${tenantId} AND kind = 'delete' AND memory_id = ANY(${pgArray(ids)}::uuid[])
+          ORDER BY memory_id, at DESC, id DESC) e,
+         jsonb_array_elements(coalesce(e.metadata->'links', '[]'::jsonb)) l
+    WHERE EXISTS (SELECT 1 FROM memories s WHERE s.id = replace(l->>'source_id', 'urn:uuid:', '')::uuid AND s.tenant_id = ${tenantId})
+      AND EXISTS (SELECT 1 FROM memories t WHERE t.id = replace(l->>'target_id', 'urn:uuid:', '')::uuid AND t.tenant_id = ${tenantId})
+    ON CONFLICT DO NOTHING`);
+}
+
+export async function insertHistory(
+  tx: DbOrTx,
+  r: { id: string; tenantId: string; target: Date; actor: string | null; removed: number; restored: number; reverted: number; at: Date },
+) {
+  await tx.execute(sql`
+    INSERT INTO rollbacks (id, tenant_id, target, actor, removed, restored, reverted, created_at)
+    VALUES (${r.id}, ${r.tenantId}, ${r.target.toISOString()}, ${r.actor}, ${r.removed}, ${r.restored}, ${r.reverted}, ${r.at.toISOString()})`);
+}
+
+export async function listHistory(db: DbOrTx, tenantId: string, limit: number, offset: number) {
+  const page = await rows<{ id: string; target: string | Date; created_at: string | Date; actor: string | null; removed: number; restored: number; reverted: number }>(
+    db,
+    sql`SELECT id, target, created_at, actor, removed, restored, reverted FROM rollbacks
+        WHERE tenant_id = ${tenantId} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+  );
+  const [{ n }] = await rows<{ n: number | string }>(db, sql`SELECT count(*) AS n FROM rollbacks WHERE tenant_id = ${tenantId}`);
+  return { page, total: Number(n) };
+}

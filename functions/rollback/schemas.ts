@@ -1,0 +1,57 @@
+import { z } from '@hono/zod-openapi';
+
+const target = z
+  .string()
+  .min(1)
+  .max(64)
+  .openapi({ description: 'ISO 8601 time, or `N minutes|hours|days ago`', example: '2026-11-22T10:00:00Z' });
+
+export const RollbackBody = z.object({ target }).openapi('RollbackRequest');
+export const PreviewQuery = z.object({ target });
+
+export const RollbackResponse = z
+  .object({
+    success: z.boolean(),
+    rollback_id: z.string(),
+    rolled_back_to: z.string(),
+    artifacts_restored: z.number().int().openapi({ description: 'Memories deleted after the target, restored' }),
+    operations_undone: z.number().int().openapi({ description: 'Memories created after the target, removed' }),
+    memories_reverted: z.number().int().openapi({ description: 'Memories changed after the target, restored to their state at it' }),
+    message: z.string(),
+  })
+  .openapi('RollbackResponse');
+
+export const PreviewResponse = z
+  .object({
+    target_timestamp: z.string(),
+    artifacts_modified: z.number().int().openapi({ description: 'Memories that would be restored or reverted' }),
+    artifacts_deleted: z.number().int().openapi({ description: 'Memories created after the target that would be removed' }),
+    artifacts_restored: z.number().int(),
+    memories_reverted: z.number().int(),
+    size_bytes: z.number().int().openapi({ description: 'UTF-8 bytes of the observations that would change' }),
+    safe_rollback: z.boolean(),
+    warnings: z.array(z.string()),
+  })
+  .openapi('RollbackPreview');
+
+export const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const HistoryResponse = z
+  .object({
+    rollbacks: z.array(
+      z.object({
+        rollback_id: z.string(),
+        target: z.string(),
+        performed_at: z.string(),
+        actor: z.string().nullable(),
+        operations_undone: z.number().int(),
+        artifacts_restored: z.number().int(),
+        memories_reverted: z.number().int(),
+      }),
+    ),
+    total: z.number().int(),
+  })
+  .openapi('RollbackHistory');

@@ -1,0 +1,165 @@
+import { sql } from 'drizzle-orm';
+import { appendAudit } from '../../shared/audit';
+import type { Actor, AuthContext } from '../../shared/context';
+import type { DbOrTx } from '../../shared/db';
+import { AppError, validationError } from '../../shared/errors';
+import { emitEvent } from '../../shared/events';
+import { newId } from '../../shared/ids';
+import { statesAt } from '../../shared/memory-history';
+import { type MemoryDto, toMemoryDto } from '../../shared/memory-rows';
+import { recordMemoryEvents } from '../../shared/memory-events';
+import { recordMilestone } from '../../shared/milestones';
+import type { Services } from '../../shared/services';
+import { tiers } from '../../shared/tiers';
+import { DAY, parsePointInTime } from '../../shared/time';
+import { adjustLiveMemories, consumeQuotaInTx, usageSnapshotForError } from '../../shared/usage';
+import * as q from './queries';
+
+interface Change {
+  id: string;
+  current: (MemoryDto & { embedding_text: string }) | null;
+  past: MemoryDto | null;
+  pastEmbedding: string | null;
+}
+
+/** The fields a rollback puts back; recall statistics are history, not content, and stay. */
+const CONTENT = ['observation', 'tags', 'importance', 'confidence', 'superseded_by', 'context', 'agent_id', 'space_id', 'hash', 'expires_at'] as const;
+const sameContent = (a: MemoryDto, b: MemoryDto) => CONTENT.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
+
+export function parseTarget(value: string, now: Date): Date {
+  const target = parsePointInTime(value, now);
+  if (!target) throw validationError('target', 'must be an ISO 8601 time or "N minutes|hours|days ago"');
+  if (target.getTime() > now.getTime()) throw validationError('target', 'must not be in the future');
+  return target;
+}
+
+/** Every memory whose content changed after the target, with its state then and now. */
+async function changesSince(tx: DbOrTx, tenantId: string, target: Date, lock: boolean): Promise<Change[]> {
+  const ids = await q.changedSince(tx, tenantId, target);
+  if (!ids.length) return [];
+  const past = new Map((await statesAt(tx, tenantId, target, ids)).map((p) => [p.memoryId, p]));
+  const current = new Map((await q.currentRows(tx, tenantId, ids, lock)).map((r) => [r.id, { ...toMemoryDto(r), embedding_text: r.embedding_text }]));
+  return ids
+    .map((id) => ({ id, current: current.get(id) ?? null, past: past.get(id)?.state ?? null, pastEmbedding: past.get(id)?.embeddingText ?? null }))
+    .filter((c) => (c.current && c.past ? !sameContent(c.current, c.past) : c.current !== c.past));
+}
+
+function classify(changes: Change[]) {
+  return {
+    remove: changes.filter((c) => c.current && !c.past),
+    restore: changes.filter((c) => !c.current && c.past),
+    revert: changes.filter((c) => c.current && c.past),
+  };
+}
+
+/** What a rollback to `target` would do, with honest warnings; writes nothing. */
+export async function preview(services: Services, auth: AuthContext, rawTarget: string) {
+  const now = services.clock.now();
+  const target = parseTarget(rawTarget, now);
+  const plan = classify(await changesSince(services.db, auth.tenantId, target, false));
+  const warnings: string[] = [];
+  const retentionDays = tiers[auth.tier].limits.audit_retention_days;
+  if (now.getTime() - target.getTime() > retentionDays * DAY) {
+    warnings.push(`The target is older than the ${retentionDays}-day audit retention of the ${auth.tier} tier; the rollback itself is recorded, but the audit trail of that period is gone.`);
+  }
+  const missing = plan.restore.filter((c) => !c.pastEmbedding).length;
+  if (missing) warnings.push(`${missing} memories have no stored embedding for their state at the target and cannot be restored.`);
+  if (plan.remove.length) warnings.push(`${plan.remove.length} memories created after the target will be removed permanently (a later rollback to a time before this one brings them back).`);
+  const size = [...plan.remove, ...plan.restore, ...plan.revert].reduce(
+    (n, c) => n + new TextEncoder().encode((c.current ?? c.past)!.observation).length,
+    0,
+  );
+  return {
+    target_timestamp: target.toISOString(),
+    artifacts_modified: plan.restore.length + plan.revert.length,
+    artifacts_deleted: plan.remove.length,
+    artifacts_restored: plan.restore.length,
+    memories_reverted: plan.revert.length,
+    size_bytes: size,
+    safe_rollback: plan.remove.length === 0 && missing === 0,
+    warnings: plan.remove.length === 0 && plan.restore.length === 0 && plan.revert.length === 0 ? [] : warnings,
+  };
+}
+
+/**
+ * Puts the tenant's memories back to their state at `target`, in one transaction: memories created
+ * after it are removed, deleted ones restored, changed ones reverted; each change is a `rollback`
+ * event (so replay and a later rollback see it), with one audit entry, the `rollback.completed`
+ * event, the monthly rollback count and the milestone. Rolling back twice to one target changes
+ * nothing the second time; rolling back to a time before a rollback undoes it.
+ */
+export async function rollback(services: Services, auth: AuthContext, actor: Actor, rawTarget: string) {
+  const now = services.clock.now();
+  const target = parseTarget(rawTarget, now);
+  const rollbackId = newId('rollback');
+  const result = await services.db.transaction(async (tx) => {
+    // One rollback at a time per tenant.
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`rollback:${auth.tenantId}`}, 0))`);
+    if (!(await consumeQuotaInTx(tx, auth.tenantId, auth.tier, 'rollbacks', now))) {
+      throw new AppError('RATE_LIMITED', 'Monthly rollback limit reached', {
+        ...usageSnapshotForError(services, auth.tier, 'rollbacks', tiers[auth.tier].limits.rollbacks ?? 0, now),
+      });
+    }
+    const plan = classify(await changesSince(tx, auth.tenantId, target, true));
+    const restorable = plan.restore.filter((c) => c.pastEmbedding);
+    const meta = { rollback_id: rollbackId, target: target.toISOString() };
+    await q.deleteMemories(tx, auth.tenantId, plan.remove.map((c) => c.id));
+    await q.insertMemories(tx, auth.tenantId, restorable.map((c) => ({ state: c.past!, embedding: c.pastEmbedding! })), now);
+    await q.revertMemories(tx, auth.tenantId, plan.revert.map((c) => ({ state: c.past!, embedding: c.pastEmbedding ?? c.current!.embedding_text })), now);
+    await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id));
+    const vector = (text: string | null) => (text ? (JSON.parse(text) as number[]) : null);
+    const strip = (m: (MemoryDto & { embedding_text?: string }) | null) => {
+      if (!m) return null;
+      const { embedding_text: _drop, ...dto } = m;
+      return dto;
+    };
+    await recordMemoryEvents(tx, [
+      ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: null, metadata: { ...meta, action: 'removed' } })),
+      ...restorable.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: null, after: c.past, embedding: vector(c.pastEmbedding), metadata: { ...meta, action: 'restored' } })),
+      ...plan.revert.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: c.past, embedding: vector(c.pastEmbedding ?? c.current!.embedding_text), metadata: { ...meta, action: 'reverted' } })),
+    ]);
+    await adjustLiveMemories(tx, auth.tenantId, restorable.length - plan.remove.length);
+    const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };
+    await appendAudit(tx, {
+      tenantId: auth.tenantId,
+      operation: 'rollback',
+      resourceType: 'memory_store',
+      actor: actor.keyId,
+      requestId: actor.requestId,
+      metadata: { ...meta, ...counts, restored_count: counts.restored, removed_count: counts.removed },
+      at: now,
+    });
+    await q.insertHistory(tx, { id: rollbackId, tenantId: auth.tenantId, target, actor: actor.keyId, ...counts, at: now });
+    await emitEvent(tx, { tenantId: auth.tenantId, type: 'rollback.completed', data: { ...meta, ...counts }, at: now });
+    await recordMilestone(tx, auth.tenantId, 'first_rollback', now, meta);
+    return counts;
+  });
+  services.notifyJobs();
+  const changed = result.removed + result.restored + result.reverted;
+  return {
+    success: true,
+    rollback_id: rollbackId,
+    rolled_back_to: target.toISOString(),
+    artifacts_restored: result.restored,
+    operations_undone: result.removed,
+    memories_reverted: result.reverted,
+    message: changed ? `Rolled back to ${target.toISOString()}: ${result.removed} removed, ${result.restored} restored, ${result.reverted} reverted.` : 'Nothing changed since the target; the store already matches it.',
+  };
+}
+
+export async function history(services: Services, auth: AuthContext, limit: number, offset: number) {
+  const { page, total } = await q.listHistory(services.db, auth.tenantId, limit, offset);
+  return {
+    rollbacks: page.map((r) => ({
+      rollback_id: r.id,
+      target: new Date(r.target).toISOString(),
+      performed_at: new Date(r.created_at).toISOString(),
+      actor: r.actor,
+      operations_undone: Number(r.removed),
+      artifacts_restored: Number(r.restored),
+      memories_reverted: Number(r.reverted),
+    })),
+    total,
+  };
+}
+

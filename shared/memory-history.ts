@@ -1,0 +1,93 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { type DbOrTx, pgArray, rows } from './db';
+import type { MemoryDto } from './memory-rows';
+
+/** Event kinds that change what a memory is (recalls and links do not). */
+export const STATE_KINDS = ['create', 'update', 'delete', 'expire', 'rollback'] as const;
+
+const STATE_KINDS_SQL = sql.raw(STATE_KINDS.map((k) => `'${k}'`).join(', '));
+
+export interface PastState {
+  memoryId: string;
+  /** The memory as it was, or null when at that time it had been deleted (or never existed). */
+  state: MemoryDto | null;
+  /** The embedding that went with that state (null when asked without embeddings). */
+  embeddingText: string | null;
+  /** When and by which event it got that state. */
+  at: Date;
+  eventId: number;
+}
+
+/**
+ * SQL for the last state-changing event of each memory at or before `at`: one row per memory with
+ * the columns `memory_id`, `id`, `kind`, `at`. Only keys go through the DISTINCT ON sort; join
+ * `memory_events` on `id` for the snapshot (`after`) of the rows you keep.
+ */
+export function latestStateEvents(tenantId: string, at: Date, onlyIds?: string[]): SQL {
+  const filter = onlyIds ? sql`AND e.memory_id = ANY(${pgArray(onlyIds)}::uuid[])` : sql``;
+  return sql`
+    SELECT DISTINCT ON (e.memory_id) e.memory_id, e.id, e.kind, e.at
+    FROM memory_events e
+    WHERE e.tenant_id = ${tenantId} AND e.at <= ${at.toISOString()}::timestamptz AND e.kind IN (${STATE_KINDS_SQL}) ${filter}
+    ORDER BY e.memory_id, e.at DESC, e.id DESC`;
+}
+
+/**
+ * SQL predicate over a state event row (alias `e`, the latest of its memory at `at`): the memory
+ * existed at `at`. A delete, an expiry purge or a rollback that removed it leaves no state, and a
+ * state whose TTL had run out by `at` is gone too (reads hide expired memories at once).
+ */
+export function presentAt(at: Date, alias = 'e'): SQL {
+  const e = sql.raw(alias);
+  return sql`(${e}.kind NOT IN ('delete', 'expire') AND ${e}.after IS NOT NULL
+    AND (${e}.after->>'expires_at' IS NULL OR (${e}.after->>'expires_at')::timestamptz > ${at.toISOString()}::timestamptz))`;
+}
+
+/**
+ * SQL for the embedding that went with the state of event `alias`: its own, or else (an update
+ * that changed no text records none) the latest earlier one of the same memory.
+ */
+export function embeddingOfState(alias = 'e'): SQL {
+  const e = sql.raw(alias);
+  return sql`coalesce(${e}.embedding, (
+    SELECT x.embedding FROM memory_events x
+    WHERE x.tenant_id = ${e}.tenant_id AND x.memory_id = ${e}.memory_id AND x.embedding IS NOT NULL AND x.id <= ${e}.id
+    ORDER BY x.id DESC LIMIT 1))`;
+}
+
+/** Whether a past state (a snapshot DTO) existed at `at`: not deleted, and its TTL not run out by then. */
+export function existedAt(state: MemoryDto | null, at: Date): state is MemoryDto {
+  return state !== null && (state.expires_at === null || new Date(state.expires_at) > at);
+}
+
+/**
+ * Every memory of the tenant as it was at `at` (inclusive), rebuilt from the event log: the last
+ * state-changing event of each memory at or before `at` carries its full snapshot. Memories whose
+ * last event is a delete (or a rollback that removed them) come back with `state: null`.
+ * `onlyIds` narrows it to some memories (rollback and lifecycle use that); `embeddings: false`
+ * skips the vectors (diffs do not need them).
+ */
+export async function statesAt(
+  db: DbOrTx,
+  tenantId: string,
+  at: Date,
+  onlyIds?: string[],
+  opts: { embeddings?: boolean } = {},
+): Promise<PastState[]> {
+  if (onlyIds && !onlyIds.length) return [];
+  const embedding = opts.embeddings === false ? sql`NULL` : sql`${embeddingOfState('e')}::text`;
+  const found = await rows<{ memory_id: string; kind: string; after: MemoryDto | null; at: Date | string; id: string | number; embedding_text: string | null }>(
+    db,
+    sql`
+    SELECT l.memory_id::text AS memory_id, e.kind, e.after, e.at, e.id, ${embedding} AS embedding_text
+    FROM (${latestStateEvents(tenantId, at, onlyIds)}) l JOIN memory_events e ON e.id = l.id
+    ORDER BY l.memory_id`,
+  );
+  return found.map((r) => ({
+    memoryId: r.memory_id,
+    state: r.kind === 'delete' || r.kind === 'expire' ? null : r.after,
+    embeddingText: r.embedding_text,
+    at: new Date(r.at),
+    eventId: Number(r.id),
+  }));
+}
