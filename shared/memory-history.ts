@@ -35,12 +35,14 @@ export function latestStateEvents(tenantId: string, at: Date, onlyIds?: string[]
 /**
  * SQL predicate over a state event row (alias `e`, the latest of its memory at `at`): the memory
  * existed at `at`. A delete, an expiry purge or a rollback that removed it leaves no state, and a
- * state whose TTL had run out by `at` is gone too (reads hide expired memories at once).
+ * state whose TTL had run out by `at` is gone too (reads hide expired memories at once). `at` may be
+ * a Date or an SQL time expression.
  */
-export function presentAt(at: Date, alias = 'e'): SQL {
+export function presentAt(at: Date | SQL, alias = 'e'): SQL {
   const e = sql.raw(alias);
+  const time = at instanceof Date ? sql`${at.toISOString()}::timestamptz` : at;
   return sql`(${e}.kind NOT IN ('delete', 'expire') AND ${e}.after IS NOT NULL
-    AND (${e}.after->>'expires_at' IS NULL OR (${e}.after->>'expires_at')::timestamptz > ${at.toISOString()}::timestamptz))`;
+    AND (${e}.after->>'expires_at' IS NULL OR (${e}.after->>'expires_at')::timestamptz > ${time}))`;
 }
 
 /**
@@ -53,6 +55,18 @@ export function embeddingOfState(alias = 'e'): SQL {
     SELECT x.embedding FROM memory_events x
     WHERE x.tenant_id = ${e}.tenant_id AND x.memory_id = ${e}.memory_id AND x.embedding IS NOT NULL AND x.id <= ${e}.id
     ORDER BY x.id DESC LIMIT 1))`;
+}
+
+/**
+ * For one reporting statement over a whole tenant's history: no JIT (its cost estimate crosses
+ * jit_above_cost at a few thousand memories, and compiling takes longer than running it; PGlite
+ * has none anyway), no parallel workers (they would each rescan the ordered index-only inputs that
+ * cannot be split), and sort and hash memory so that nothing spills to disk.
+ */
+export async function analyticSettings(tx: DbOrTx) {
+  await tx.execute(sql`SET LOCAL jit = off`);
+  await tx.execute(sql`SET LOCAL max_parallel_workers_per_gather = 0`);
+  await tx.execute(sql`SET LOCAL work_mem = '32MB'`);
 }
 
 /** Whether a past state (a snapshot DTO) existed at `at`: not deleted, and its TTL not run out by then. */

@@ -77,19 +77,25 @@ export async function revertMemories(tx: DbOrTx, tenantId: string, items: { stat
     WHERE m.id = r.id AND m.tenant_id = ${tenantId}`);
 }
 
-/** Restored memories get back the links their delete event recorded, where both ends exist again. */
-export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[]) {
+/**
+ * Restored memories get back the links they had at the target: every link recorded (a `link`
+ * event) at or before it, touching a restored memory, whose two ends exist again. That is the rule
+ * the replay snapshot uses, so the store after a rollback matches the snapshot at its target.
+ */
+export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[], target: Date) {
   if (!ids.length) return;
   await tx.execute(sql`
     INSERT INTO memory_edges (id, tenant_id, source_id, target_id, relation, weight, created_at)
-    SELECT gen_random_uuid(), ${tenantId}, replace(l->>'source_id', 'urn:uuid:', '')::uuid, replace(l->>'target_id', 'urn:uuid:', '')::uuid,
-           l->>'relation', (l->>'weight')::real, e.at
-    FROM (SELECT DISTINCT ON (memory_id) memory_id, metadata, at FROM memory_events
-          WHERE tenant_id = ${tenantId} AND kind = 'delete' AND memory_id = ANY(${pgArray(ids)}::uuid[])
-          ORDER BY memory_id, at DESC, id DESC) e,
-         jsonb_array_elements(coalesce(e.metadata->'links', '[]'::jsonb)) l
-    WHERE EXISTS (SELECT 1 FROM memories s WHERE s.id = replace(l->>'source_id', 'urn:uuid:', '')::uuid AND s.tenant_id = ${tenantId})
-      AND EXISTS (SELECT 1 FROM memories t WHERE t.id = replace(l->>'target_id', 'urn:uuid:', '')::uuid AND t.tenant_id = ${tenantId})
+    SELECT DISTINCT ON (e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid, e.metadata->>'relation')
+           gen_random_uuid(), ${tenantId}, e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid,
+           e.metadata->>'relation', (e.metadata->>'weight')::real, e.at
+    FROM memory_events e
+    WHERE e.tenant_id = ${tenantId} AND e.kind = 'link' AND e.at <= ${target.toISOString()}
+      AND (e.memory_id = ANY(${pgArray(ids)}::uuid[])
+           OR replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid = ANY(${pgArray(ids)}::uuid[]))
+      AND EXISTS (SELECT 1 FROM memories s WHERE s.id = e.memory_id AND s.tenant_id = ${tenantId})
+      AND EXISTS (SELECT 1 FROM memories t WHERE t.id = replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid AND t.tenant_id = ${tenantId})
+    ORDER BY e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid, e.metadata->>'relation', e.at DESC
     ON CONFLICT DO NOTHING`);
 }
 
@@ -110,4 +116,20 @@ export async function listHistory(db: DbOrTx, tenantId: string, limit: number, o
   );
   const [{ n }] = await rows<{ n: number | string }>(db, sql`SELECT count(*) AS n FROM rollbacks WHERE tenant_id = ${tenantId}`);
   return { page, total: Number(n) };
+}
+
+/** The links touching some memories, in the shape delete and rollback events record. */
+export async function linksOf(db: DbOrTx, tenantId: string, ids: string[]) {
+  if (!ids.length) return new Map<string, { source_id: string; target_id: string; relation: string; weight: number }[]>();
+  const found = await rows<{ source_id: string; target_id: string; relation: string; weight: number }>(
+    db,
+    sql`SELECT source_id::text, target_id::text, relation, weight FROM memory_edges
+        WHERE tenant_id = ${tenantId} AND (source_id = ANY(${pgArray(ids)}::uuid[]) OR target_id = ANY(${pgArray(ids)}::uuid[]))`,
+  );
+  const byMemory = new Map<string, { source_id: string; target_id: string; relation: string; weight: number }[]>();
+  for (const l of found) {
+    const link = { source_id: `urn:uuid:${l.source_id}`, target_id: `urn:uuid:${l.target_id}`, relation: l.relation, weight: Number(l.weight) };
+    for (const end of [l.source_id, l.target_id]) if (ids.includes(end)) byMemory.set(end, [...(byMemory.get(end) ?? []), link]);
+  }
+  return byMemory;
 }

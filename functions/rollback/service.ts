@@ -103,10 +103,12 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
     const plan = classify(await changesSince(tx, auth.tenantId, target, true));
     const restorable = plan.restore.filter((c) => c.pastEmbedding);
     const meta = { rollback_id: rollbackId, target: target.toISOString() };
+    // Removed memories keep their links in the event, so a later rollback can bring both back.
+    const removedLinks = await q.linksOf(tx, auth.tenantId, plan.remove.map((c) => c.id));
     await q.deleteMemories(tx, auth.tenantId, plan.remove.map((c) => c.id));
     await q.insertMemories(tx, auth.tenantId, restorable.map((c) => ({ state: c.past!, embedding: c.pastEmbedding! })), now);
     await q.revertMemories(tx, auth.tenantId, plan.revert.map((c) => ({ state: c.past!, embedding: c.pastEmbedding ?? c.current!.embedding_text })), now);
-    await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id));
+    await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id), target);
     const vector = (text: string | null) => (text ? (JSON.parse(text) as number[]) : null);
     const strip = (m: (MemoryDto & { embedding_text?: string }) | null) => {
       if (!m) return null;
@@ -114,7 +116,7 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
       return dto;
     };
     await recordMemoryEvents(tx, [
-      ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: null, metadata: { ...meta, action: 'removed' } })),
+      ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
       ...restorable.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: null, after: c.past, embedding: vector(c.pastEmbedding), metadata: { ...meta, action: 'restored' } })),
       ...plan.revert.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: c.past, embedding: vector(c.pastEmbedding ?? c.current!.embedding_text), metadata: { ...meta, action: 'reverted' } })),
     ]);
