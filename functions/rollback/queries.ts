@@ -126,10 +126,11 @@ export async function linksOf(db: DbOrTx, tenantId: string, ids: string[]) {
     sql`SELECT source_id::text, target_id::text, relation, weight FROM memory_edges
         WHERE tenant_id = ${tenantId} AND (source_id = ANY(${pgArray(ids)}::uuid[]) OR target_id = ANY(${pgArray(ids)}::uuid[]))`,
   );
+  const wanted = new Set(ids);
   const byMemory = new Map<string, { source_id: string; target_id: string; relation: string; weight: number }[]>();
   for (const l of found) {
     const link = { source_id: `urn:uuid:${l.source_id}`, target_id: `urn:uuid:${l.target_id}`, relation: l.relation, weight: Number(l.weight) };
-    for (const end of [l.source_id, l.target_id]) if (ids.includes(end)) byMemory.set(end, [...(byMemory.get(end) ?? []), link]);
+    for (const end of [l.source_id, l.target_id]) if (wanted.has(end)) byMemory.set(end, [...(byMemory.get(end) ?? []), link]);
   }
   return byMemory;
 }
