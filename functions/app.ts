@@ -7,6 +7,7 @@ import { auditRouter } from './audit';
 import { internalRouter } from './internal';
 import { keysRouter } from './keys';
 import { memoriesRouter } from './memories';
+import { replayRouter } from './replay';
 import { rollbackRouter } from './rollback';
 import { sharesRouter } from './shares';
 import { spacesRouter } from './spaces';
@@ -24,6 +25,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
   app.route('/', spacesRouter);
   app.route('/', sharesRouter);
   app.route('/', auditRouter);
+  app.route('/', replayRouter);
   app.route('/', adminRouter);
   app.route('/', internalRouter);
 
@@ -55,6 +57,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
         { name: 'Context spaces', description: 'Namespaces for memories with agent and tenant allow-lists' },
         { name: 'Sharing', description: 'Token invitations to share a tag or a space with another tenant' },
         { name: 'Audit', description: 'Tamper-evident audit trail: list, export, summary, verify' },
+        { name: 'Replay', description: 'The memory store over time: timeline, snapshot at a moment, diff, per-memory lifecycle, counterfactual recall' },
         { name: 'Rollback', description: 'Point-in-time rollback of the memory store, preview and history' },
         { name: 'Usage', description: 'Quotas, dashboard, milestones' },
         { name: 'System', description: 'Health and status probes' },
