@@ -6,13 +6,15 @@
  *
  * 1. Store throughput: N=500 POST /v1/memories, one stream and 16 concurrent streams (one tenant,
  *    then 16 tenants), on the default embedder (`use`, the offline Universal Sentence Encoder) and
- *    on `hash`; then read-your-writes:
- *    50 stores, each followed at once by a search for its exact text, which must rank it first.
+ *    on `hash`; then read-your-writes: 50 stores, each followed at once by a search for its exact
+ *    text, which must rank it first.
  * 2. Search latency at each size, one tenant: rows bulk-loaded with SQL (random unit 512-d vectors,
  *    short pseudo-word texts) with the HNSW index dropped, then the index rebuilt with its exact
  *    definition from migrations/0002 (timed). Per size: 200 semantic, 100 keyword and 100 hybrid
  *    searches over HTTP one at a time; the embedder alone on the same queries; the semantic search's
- *    SQL alone (as semanticCandidates runs it) with the queries' vectors; one EXPLAIN ANALYZE.
+ *    SQL alone (as semanticCandidates runs it) with the queries' vectors; the search's other SQL
+ *    (grants read, recall bookkeeping) and the authenticated floor (GET /v1/usage); one EXPLAIN
+ *    ANALYZE, and how many of the searches' recall updates were HOT.
  *
  * `--postgres` uses DATABASE_URL (and REDIS_URL if set); it must point at a database with no
  * memories, because the bench drops and rebuilds memories_embedding_idx. Without it, PGlite in a
@@ -20,6 +22,8 @@
  * than 10 minutes is skipped unless --force. The index is built with the server's
  * maintenance_work_mem unless --maintenance-work-mem sets it for the bench's own session; once the
  * graph outgrows it pgvector builds on disk, several times slower.
+ *
+ * Prints markdown tables; exits 1 only if it fails or a read-your-writes search misses.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -487,13 +491,13 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     `  top node: ${planLines[0].trim()}`,
     `  scan:     ${scanOf(planLines)}`,
     ...planLines.filter((l) => /Execution Time|Rows Removed by Filter/.test(l)).map((l) => `            ${l.trim()}`),
-    `  recall_count UPDATEs of memories rows during this size's searches: ${updated}, of which HOT ${hot} (${updated ? f1((100 * hot) / updated) : '0'}%)`,
   ];
   if (!usesIndex) {
     // What the planner thought an index path would cost: the same query with seq and bitmap scans off.
     const forced = await planOf('index costs');
     plan.push(`  with enable_seqscan and enable_bitmapscan off the planner estimates: ${forced[0].trim()}`, `            ${scanOf(forced)}`);
   }
+  plan.push(`  recall_count UPDATEs of memories rows during this size's searches: ${updated}, of which HOT ${hot} (${updated ? f1((100 * hot) / updated) : '0'}%)`);
 
   const row = (name: string, xs: number[]) => [String(size), name, String(xs.length), f2(pct(xs, 50)), f2(pct(xs, 95)), f2(pct(xs, 99))];
   const latency = [
