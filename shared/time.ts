@@ -47,5 +47,12 @@ export function parsePointInTime(value: string, now: Date): Date | null {
   if (!ISO.test(value.trim())) return null;
   const text = /T.*(Z|[+-]\d{2}:?\d{2})$/.test(value) || !value.includes('T') ? value : `${value}Z`;
   const t = Date.parse(text);
-  return Number.isNaN(t) ? null : new Date(t);
+  return Number.isNaN(t) || !isCalendarDate(value) ? null : new Date(t);
+}
+
+/** Date.parse rolls 2026-02-30 over to March 2 and accepts hour 24; a user who wrote that made a mistake. */
+function isCalendarDate(value: string): boolean {
+  const [y, m, d] = value.trim().slice(0, 10).split('-').map(Number);
+  const hour = Number(/T(\d{2})/.exec(value)?.[1] ?? 0);
+  return m >= 1 && m <= 12 && d >= 1 && d <= new Date(Date.UTC(y, m, 0)).getUTCDate() && hour <= 23;
 }

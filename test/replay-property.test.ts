@@ -249,7 +249,7 @@ describe('links through rollbacks', () => {
   // event log (and every snapshot after the rollback) cannot see them. Drop `.fails` once rollback
   // writes a `link` event (memory_id = source, metadata target_id, relation, weight) per link it
   // inserts.
-  it.fails('the snapshot after a rollback shows the links it put back', async () => {
+  it('the snapshot after a rollback shows the links it put back', async () => {
     const t = await engine.newTenant('pro');
     const store = (observation: string) => engine.request('POST', '/v1/memories', { key: t.key, body: { observation } });
     const target = (await store('The staging database runs Postgres 15 with pgvector.')).body.id;

@@ -116,7 +116,7 @@ describe('rollback', () => {
     expect((await engine.request('POST', '/v1/rollback', { key: t.key, body: { target: '10 minutes ago' } })).status).toBe(200);
     expect((await engine.request('GET', '/v1/rollback/preview?target=2%20hours%20ago', { key: t.key })).status).toBe(200);
     const future = new Date(engine.clock.now().getTime() + 3_600_000).toISOString();
-    for (const target of [future, 'yesterday-ish', '2026-13-45T00:00:00Z', '']) {
+    for (const target of [future, 'yesterday-ish', '2026-13-45T00:00:00Z', '2026-02-30T10:00:00Z', '2025-02-29', '2026-01-01T24:00:00Z', '']) {
       const res = await engine.request('POST', '/v1/rollback', { key: t.key, body: { target } });
       expect(res.status, target).toBe(400);
       expect(res.body.details[0].path).toBe('target');

@@ -81,10 +81,13 @@ export async function revertMemories(tx: DbOrTx, tenantId: string, items: { stat
  * Restored memories get back the links they had at the target: every link recorded (a `link`
  * event) at or before it, touching a restored memory, whose two ends exist again. That is the rule
  * the replay snapshot uses, so the store after a rollback matches the snapshot at its target.
+ * Returns the links inserted; the caller records a `link` event for each, so replay sees them too.
  */
 export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[], target: Date) {
-  if (!ids.length) return;
-  await tx.execute(sql`
+  if (!ids.length) return [];
+  return rows<{ source_id: string; target_id: string; relation: string; weight: number }>(
+    tx,
+    sql`
     INSERT INTO memory_edges (id, tenant_id, source_id, target_id, relation, weight, created_at)
     SELECT DISTINCT ON (e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid, e.metadata->>'relation')
            gen_random_uuid(), ${tenantId}, e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid,
@@ -96,7 +99,9 @@ export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[], 
       AND EXISTS (SELECT 1 FROM memories s WHERE s.id = e.memory_id AND s.tenant_id = ${tenantId})
       AND EXISTS (SELECT 1 FROM memories t WHERE t.id = replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid AND t.tenant_id = ${tenantId})
     ORDER BY e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid, e.metadata->>'relation', e.at DESC
-    ON CONFLICT DO NOTHING`);
+    ON CONFLICT DO NOTHING
+    RETURNING source_id::text, target_id::text, relation, weight`,
+  );
 }
 
 export async function insertHistory(

@@ -6,6 +6,7 @@ import { AppError, validationError } from '../../shared/errors';
 import { emitEvent } from '../../shared/events';
 import { newId } from '../../shared/ids';
 import { statesAt } from '../../shared/memory-history';
+import { toUrn } from '../../shared/memory-access';
 import { type MemoryDto, toMemoryDto } from '../../shared/memory-rows';
 import { recordMemoryEvents } from '../../shared/memory-events';
 import { recordMilestone } from '../../shared/milestones';
@@ -108,7 +109,7 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
     await q.deleteMemories(tx, auth.tenantId, plan.remove.map((c) => c.id));
     await q.insertMemories(tx, auth.tenantId, restorable.map((c) => ({ state: c.past!, embedding: c.pastEmbedding! })), now);
     await q.revertMemories(tx, auth.tenantId, plan.revert.map((c) => ({ state: c.past!, embedding: c.pastEmbedding ?? c.current!.embedding_text })), now);
-    await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id), target);
+    const relinked = await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id), target);
     const vector = (text: string | null) => (text ? (JSON.parse(text) as number[]) : null);
     const strip = (m: (MemoryDto & { embedding_text?: string }) | null) => {
       if (!m) return null;
@@ -119,6 +120,7 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
       ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
       ...restorable.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: null, after: c.past, embedding: vector(c.pastEmbedding), metadata: { ...meta, action: 'restored' } })),
       ...plan.revert.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: c.past, embedding: vector(c.pastEmbedding ?? c.current!.embedding_text), metadata: { ...meta, action: 'reverted' } })),
+      ...relinked.map((l) => ({ tenantId: auth.tenantId, memoryId: l.source_id, kind: 'link' as const, at: now, actor: actor.keyId, requestId: actor.requestId, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
     ]);
     await adjustLiveMemories(tx, auth.tenantId, restorable.length - plan.remove.length);
     const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };
