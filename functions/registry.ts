@@ -4,6 +4,7 @@ import type { Logger } from '../shared/log';
 import { mailJobHandler, MAIL_TOPIC } from '../shared/mail';
 import { type MaintenanceTask, platformMaintenance } from '../shared/maintenance';
 import type { JobHandlers } from '../shared/outbox';
+import { indexPendingVectorsTask, VECTOR_INDEX_TOPIC, vectorIndexJob } from '../shared/vector-index';
 import { pruneAuditRetention } from './audit/maintenance';
 import { purgeExpiredMemories } from './memories/maintenance';
 
@@ -15,6 +16,7 @@ export function jobHandlers(config: Config, log: Logger): JobHandlers {
     [EVENT_TOPIC]: async (job) => {
       log.debug('event recorded', { job_id: job.id, type: job.payload.type });
     },
+    [VECTOR_INDEX_TOPIC]: vectorIndexJob,
   };
 }
 
@@ -23,4 +25,5 @@ export const maintenanceTasks: Record<string, MaintenanceTask> = {
   ...platformMaintenance,
   expired_memories: purgeExpiredMemories,
   audit_retention: pruneAuditRetention,
+  pending_vectors: indexPendingVectorsTask,
 };

@@ -30,6 +30,8 @@ export const memories = pgTable('memories', {
   spaceId: uuid('space_id'),
   contentHash: text('content_hash').notNull(),
   embedding: vector('embedding', { dimensions: 512 }).notNull(),
+  /** Not yet in the HNSW graph (a rollback wrote it); searches read such rows exactly. migrations/0006 */
+  indexPending: boolean('index_pending').notNull().default(false),
   expiresAt: ts('expires_at'),
   version: integer('version').notNull(),
   createdAt: ts('created_at').notNull(),

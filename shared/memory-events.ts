@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from './db';
+import { embeddingOfEvent } from './memory-history';
 
 export type MemoryEventKind = 'create' | 'update' | 'delete' | 'recall' | 'link' | 'unlink' | 'expire' | 'rollback';
 
@@ -14,6 +15,8 @@ export interface MemoryEventInput {
   after?: Record<string, unknown> | null;
   /** Embedding of the `after` state, so a past state can be restored or searched as it was. */
   embedding?: number[] | null;
+  /** Instead of `embedding`: copy the embedding of the state this earlier event recorded (stays in the database). */
+  embeddingOfEvent?: number | null;
   metadata?: Record<string, unknown>;
 }
 
@@ -35,13 +38,15 @@ export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[])
       before: e.before ?? null,
       after: e.after ?? null,
       embedding: e.embedding ? `[${e.embedding.join(',')}]` : null,
+      embedding_of: e.embeddingOfEvent ?? null,
       metadata: e.metadata ?? {},
     }));
     await tx.execute(sql`
       INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
-      SELECT r.tenant_id, r.memory_id, r.kind, r.at, r.actor, r.request_id, r.before, r.after, r.embedding::vector, r.metadata
+      SELECT r.tenant_id, r.memory_id, r.kind, r.at, r.actor, r.request_id, r.before, r.after,
+             coalesce(r.embedding::vector, CASE WHEN r.embedding_of IS NOT NULL THEN ${embeddingOfEvent(sql`r.embedding_of`)} END), r.metadata
       FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS r(
         tenant_id text, memory_id uuid, kind text, at timestamptz, actor text, request_id text,
-        before jsonb, after jsonb, embedding text, metadata jsonb)`);
+        before jsonb, after jsonb, embedding text, embedding_of bigint, metadata jsonb)`);
   }
 }

@@ -11,8 +11,8 @@ export interface PastState {
   memoryId: string;
   /** The memory as it was, or null when at that time it had been deleted (or never existed). */
   state: MemoryDto | null;
-  /** The embedding that went with that state (null when asked without embeddings). */
-  embeddingText: string | null;
+  /** Whether the embedding that went with that state is on record (false when asked without embeddings). */
+  hasEmbedding: boolean;
   /** When and by which event it got that state. */
   at: Date;
   eventId: number;
@@ -52,10 +52,14 @@ export function presentAt(at: Date | SQL, alias = 'e'): SQL {
 export function embeddingOfState(alias = 'e'): SQL {
   const e = sql.raw(alias);
   return sql`coalesce(${e}.embedding, (
-    SELECT x.embedding FROM memory_events x
-    WHERE x.tenant_id = ${e}.tenant_id AND x.memory_id = ${e}.memory_id AND x.embedding IS NOT NULL AND x.id <= ${e}.id
-    ORDER BY x.id DESC LIMIT 1))`;
+    SELECT prior.embedding FROM memory_events prior
+    WHERE prior.tenant_id = ${e}.tenant_id AND prior.memory_id = ${e}.memory_id AND prior.embedding IS NOT NULL AND prior.id <= ${e}.id
+    ORDER BY prior.id DESC LIMIT 1))`;
 }
+
+/** SQL for the embedding of the state that event `eventId` (an SQL bigint expression) recorded. */
+export const embeddingOfEvent = (eventId: SQL) =>
+  sql`(SELECT ${embeddingOfState('src')} FROM memory_events src WHERE src.id = ${eventId})`;
 
 /**
  * For one reporting statement over a whole tenant's history: no JIT (its cost estimate crosses
@@ -79,7 +83,8 @@ export function existedAt(state: MemoryDto | null, at: Date): state is MemoryDto
  * state-changing event of each memory at or before `at` carries its full snapshot. Memories whose
  * last event is a delete (or a rollback that removed them) come back with `state: null`.
  * `onlyIds` narrows it to some memories (rollback and lifecycle use that); `embeddings: false`
- * skips the vectors (diffs do not need them).
+ * skips looking for the vectors (diffs do not need them). The vectors themselves never leave the
+ * database: a caller that needs one reads it by `eventId` with embeddingOfState in its own SQL.
  */
 export async function statesAt(
   db: DbOrTx,
@@ -89,18 +94,18 @@ export async function statesAt(
   opts: { embeddings?: boolean } = {},
 ): Promise<PastState[]> {
   if (onlyIds && !onlyIds.length) return [];
-  const embedding = opts.embeddings === false ? sql`NULL` : sql`${embeddingOfState('e')}::text`;
-  const found = await rows<{ memory_id: string; kind: string; after: MemoryDto | null; at: Date | string; id: string | number; embedding_text: string | null }>(
+  const hasEmbedding = opts.embeddings === false ? sql`false` : sql`(${embeddingOfState('e')}) IS NOT NULL`;
+  const found = await rows<{ memory_id: string; kind: string; after: MemoryDto | null; at: Date | string; id: string | number; has_embedding: boolean }>(
     db,
     sql`
-    SELECT l.memory_id::text AS memory_id, e.kind, e.after, e.at, e.id, ${embedding} AS embedding_text
+    SELECT l.memory_id::text AS memory_id, e.kind, e.after, e.at, e.id, ${hasEmbedding} AS has_embedding
     FROM (${latestStateEvents(tenantId, at, onlyIds)}) l JOIN memory_events e ON e.id = l.id
     ORDER BY l.memory_id`,
   );
   return found.map((r) => ({
     memoryId: r.memory_id,
     state: r.kind === 'delete' || r.kind === 'expire' ? null : r.after,
-    embeddingText: r.embedding_text,
+    hasEmbedding: Boolean(r.has_embedding),
     at: new Date(r.at),
     eventId: Number(r.id),
   }));

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db';
 
 export const MILESTONES = [
@@ -22,8 +22,13 @@ export async function recordMilestone(
   at: Date,
   metadata: Record<string, unknown> = {},
 ): Promise<void> {
-  await db.execute(sql`
+  await db.execute(milestoneInsert(tenantId, milestone, at, metadata));
+}
+
+/** The statement of recordMilestone, to end a caller's data-modifying WITH (one round trip for both). */
+export function milestoneInsert(tenantId: string, milestone: Milestone, at: Date, metadata: Record<string, unknown> = {}): SQL {
+  return sql`
     INSERT INTO milestones (tenant_id, milestone, achieved_at, metadata)
     VALUES (${tenantId}, ${milestone}, ${at.toISOString()}, ${JSON.stringify(metadata)}::jsonb)
-    ON CONFLICT DO NOTHING`);
+    ON CONFLICT DO NOTHING`;
 }

@@ -12,7 +12,8 @@ export interface Job {
   attempts: number;
 }
 
-export type JobHandler = (job: Job) => Promise<void>;
+/** Runs one job; `db` is the dispatcher's connection (per request on Workers), `now` its clock. */
+export type JobHandler = (job: Job, ctx: { db: Db; now: Date }) => Promise<void>;
 export type JobHandlers = Record<string, JobHandler>;
 
 /** Backoff between attempts (about 30 s, 2 m, 10 m, 1 h, 6 h, 24 h), then the job is dead. */
@@ -69,7 +70,7 @@ export async function runDueJobs(
     const handler = handlers[job.topic];
     try {
       if (!handler) throw new Error(`no handler for topic ${job.topic}`);
-      await handler(job);
+      await handler(job, { db, now });
       await db.execute(sql`UPDATE outbox SET status = 'done', done_at = ${nowIso}, locked_until = NULL WHERE id = ${job.id}`);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

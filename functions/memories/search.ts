@@ -4,10 +4,10 @@ import type { Actor, AuthContext } from '../../shared/context';
 import { type DbOrTx, pgArray, rows } from '../../shared/db';
 import { embedAll } from '../../shared/embeddings';
 import { activeGrants, parseUrn, toUrn } from '../../shared/memory-access';
-import { recordMemoryEvents } from '../../shared/memory-events';
-import { recordMilestone } from '../../shared/milestones';
+import { milestoneInsert } from '../../shared/milestones';
 import type { Services } from '../../shared/services';
 import { requireFeature } from '../../shared/tiers';
+import { nearestMemories, vectorSearchSettings } from '../../shared/vector-search';
 import { DAY } from '../../shared/time';
 import * as q from './queries';
 import type { SearchQuery } from './schemas';
@@ -25,16 +25,10 @@ export function matchConfidence(similarity: number, importance: number, recallCo
  * Nearest neighbours by cosine. The HNSW index serves the ORDER BY; iterative scans (pgvector 0.8)
  * keep reading the index until enough rows pass the tenant and tag filters.
  */
-async function semanticCandidates(db: DbOrTx, where: SQL, vector: string, n: number): Promise<Candidate[]> {
+export async function semanticCandidates(db: DbOrTx, where: SQL, vector: string, n: number): Promise<Candidate[]> {
   return db.transaction(async (tx) => {
-    await tx.execute(sql.raw(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(n, 1000))}`));
-    await tx.execute(sql`SET LOCAL hnsw.iterative_scan = relaxed_order`);
-    return rows<Candidate>(
-      tx,
-      sql`SELECT ${q.COLUMNS}, 1 - (m.embedding <=> ${vector}::vector) AS similarity
-          FROM memories m WHERE ${where}
-          ORDER BY m.embedding <=> ${vector}::vector LIMIT ${n}`,
-    );
+    await vectorSearchSettings(tx, n);
+    return rows<Candidate>(tx, nearestMemories(q.COLUMNS, where, vector, { limit: n }));
   });
 }
 
@@ -116,14 +110,17 @@ export async function search(services: Services, auth: AuthContext, actor: Actor
   const spaceId = query.space_id ? parseUrn(query.space_id)! : undefined;
   if (spaceId) requireFeature(auth.tier, 'spaces');
   const now = services.clock.now();
-  const grants = query.scope === 'own' ? [] : await activeGrants(services.db, auth.tenantId, now);
+  // The grants read and the embedding overlap (one waits on the database, the other computes or calls out).
+  const [grants, [embedding]] = await Promise.all([
+    query.scope === 'own' ? [] : activeGrants(services.db, auth.tenantId, now),
+    embedAll(services.embedder, [query.q]),
+  ]);
   const where = q.whereReadable(auth.tenantId, grants, query.scope, now, {
     tags: query.tags,
     agentId: query.agent_id,
     spaceId,
     includeSuperseded: query.include_superseded,
   });
-  const [embedding] = await embedAll(services.embedder, [query.q]);
   const vector = q.vectorLiteral(embedding);
   // Recency blending and fusion re-rank, so fetch more than asked for.
   const n = Math.min(Math.max(query.limit * 4, 40), 400);
@@ -136,18 +133,7 @@ export async function search(services: Services, auth: AuthContext, actor: Actor
     .slice(0, query.limit);
 
   const own = hits.filter((h) => h.row.tenant_id === auth.tenantId).map((h) => h.row.id);
-  await services.db.transaction(async (tx) => {
-    if (own.length) {
-      await tx.execute(sql`
-        UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ${now.toISOString()}
-        WHERE tenant_id = ${auth.tenantId} AND id = ANY(${pgArray(own)}::uuid[])`);
-      await recordMemoryEvents(
-        tx,
-        own.map((id) => ({ tenantId: auth.tenantId, memoryId: id, kind: 'recall' as const, at: now, actor: actor.keyId, requestId: actor.requestId, metadata: { query: query.q.slice(0, 200), mode: query.mode } })),
-      );
-    }
-    await recordMilestone(tx, auth.tenantId, 'first_search', now, { mode: query.mode });
-  });
+  await recordRecalls(services.db, auth.tenantId, actor, own, { query: query.q.slice(0, 200), mode: query.mode }, now);
 
   return {
     query: query.q,
@@ -170,4 +156,18 @@ export async function search(services: Services, auth: AuthContext, actor: Actor
       };
     }),
   };
+}
+
+/** Recall bookkeeping of a search in one statement (one round trip, atomic): counts, recall events, milestone. */
+export async function recordRecalls(db: DbOrTx, tenantId: string, actor: Actor, ids: string[], detail: { query: string; mode: string }, now: Date) {
+  await db.execute(sql`
+    WITH recalled AS (
+      UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ${now.toISOString()}
+      WHERE tenant_id = ${tenantId} AND id = ANY(${pgArray(ids)}::uuid[])
+      RETURNING id),
+    events AS (
+      INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, metadata)
+      SELECT ${tenantId}, id, 'recall', ${now.toISOString()}, ${actor.keyId}, ${actor.requestId}, ${JSON.stringify(detail)}::jsonb
+      FROM recalled)
+    ${milestoneInsert(tenantId, 'first_search', now, { mode: detail.mode })}`);
 }

@@ -14,6 +14,7 @@ import { recordMilestone } from '../../shared/milestones';
 import type { Services } from '../../shared/services';
 import { requireFeature, type Tier, tiers } from '../../shared/tiers';
 import { adjustLiveMemories, consumeQuotaInTx, usageSnapshotForError } from '../../shared/usage';
+import { nearestMemories } from '../../shared/vector-search';
 import { COLUMNS, type MemoryRow, toMemoryDto, vectorLiteral } from './queries';
 import type { StoreBody } from './schemas';
 
@@ -61,11 +62,7 @@ async function resolveTarget(services: Services, auth: AuthContext, input: Store
 async function autoLink(tx: DbOrTx, owner: string, id: string, embedding: number[], threshold: number, now: Date) {
   const near = await rows<{ id: string; similarity: number }>(
     tx,
-    sql`SELECT m.id, 1 - (m.embedding <=> ${vectorLiteral(embedding)}::vector) AS similarity
-        FROM memories m
-        WHERE m.tenant_id = ${owner} AND m.id <> ${id}::uuid AND m.superseded_by IS NULL AND ${live(now)}
-        ORDER BY m.embedding <=> ${vectorLiteral(embedding)}::vector
-        LIMIT ${AUTO_LINK_MAX}`,
+    nearestMemories(sql`m.id`, sql`m.tenant_id = ${owner} AND m.id <> ${id}::uuid AND m.superseded_by IS NULL AND ${live(now)}`, vectorLiteral(embedding), { limit: AUTO_LINK_MAX }),
   );
   const linked = near.filter((n) => Number(n.similarity) >= threshold);
   for (const n of linked) {

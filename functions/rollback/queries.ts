@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows } from '../../shared/db';
+import { embeddingOfEvent } from '../../shared/memory-history';
 import { COLUMNS, type MemoryDto, type MemoryRow } from '../../shared/memory-rows';
 
 const bare = (urn: string | null) => (urn ? urn.replace(/^urn:uuid:/, '') : null);
@@ -16,9 +17,9 @@ export async function changedSince(db: DbOrTx, tenantId: string, target: Date): 
 }
 
 export async function currentRows(db: DbOrTx, tenantId: string, ids: string[], lock: boolean) {
-  return rows<MemoryRow & { embedding_text: string }>(
+  return rows<MemoryRow>(
     db,
-    sql`SELECT ${COLUMNS}, m.embedding::text AS embedding_text FROM memories m
+    sql`SELECT ${COLUMNS} FROM memories m
         WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${pgArray(ids)}::uuid[])
         ORDER BY m.id ${lock ? sql`FOR UPDATE` : sql``}`,
   );
@@ -29,9 +30,15 @@ export async function deleteMemories(tx: DbOrTx, tenantId: string, ids: string[]
   await tx.execute(sql`DELETE FROM memories WHERE tenant_id = ${tenantId} AND id = ANY(${pgArray(ids)}::uuid[])`);
 }
 
-const recordset = (items: { state: MemoryDto; embedding: string }[]) =>
+/** A memory's state at the target, and the event that recorded it (its embedding is read from there). */
+export interface PastItem {
+  state: MemoryDto;
+  eventId: number;
+}
+
+const recordset = (items: PastItem[]) =>
   JSON.stringify(
-    items.map(({ state: s, embedding }) => ({
+    items.map(({ state: s, eventId }) => ({
       id: bare(s.uuid),
       observation: s.observation,
       tags: s.tags,
@@ -44,7 +51,7 @@ const recordset = (items: { state: MemoryDto; embedding: string }[]) =>
       agent_id: s.agent_id,
       space_id: bare(s.space_id),
       content_hash: s.hash,
-      embedding,
+      event_id: eventId,
       expires_at: s.expires_at,
       created_at: s.created_at,
     })),
@@ -52,26 +59,34 @@ const recordset = (items: { state: MemoryDto; embedding: string }[]) =>
 
 const RECORD = sql.raw(`r(id uuid, observation text, tags text[], importance smallint, confidence real, recall_count integer,
   last_recalled_at timestamptz, superseded_by uuid, context text, agent_id text, space_id uuid, content_hash text,
-  embedding text, expires_at timestamptz, created_at timestamptz)`);
+  event_id bigint, expires_at timestamptz, created_at timestamptz)`);
+
+/*
+ * Rows a rollback writes are index_pending (migrations/0006): the partial HNSW index skips them, so
+ * thousands of vectors do not go into the graph inside this transaction; searches read them
+ * exactly until the vector_index job (shared/vector-index.ts) moves them in, a batch at a time.
+ */
 
 /** Brings deleted memories back exactly as they were (one statement for any number). */
-export async function insertMemories(tx: DbOrTx, tenantId: string, items: { state: MemoryDto; embedding: string }[], now: Date) {
+export async function insertMemories(tx: DbOrTx, tenantId: string, items: PastItem[], now: Date) {
   if (!items.length) return;
   await tx.execute(sql`
     INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, last_recalled_at, superseded_by,
-                          context, agent_id, space_id, content_hash, embedding, expires_at, created_at, updated_at)
+                          context, agent_id, space_id, content_hash, embedding, index_pending, expires_at, created_at, updated_at)
     SELECT r.id, ${tenantId}, r.observation, coalesce(r.tags, '{}'), r.importance, r.confidence, r.recall_count, r.last_recalled_at,
-           r.superseded_by, r.context, r.agent_id, r.space_id, r.content_hash, r.embedding::vector, r.expires_at, r.created_at, ${now.toISOString()}
+           r.superseded_by, r.context, r.agent_id, r.space_id, r.content_hash, ${embeddingOfEvent(sql`r.event_id`)}, true,
+           r.expires_at, r.created_at, ${now.toISOString()}
     FROM jsonb_to_recordset(${recordset(items)}::jsonb) AS ${RECORD}`);
 }
 
 /** Puts changed memories back to their earlier content; recall statistics stay as they are. */
-export async function revertMemories(tx: DbOrTx, tenantId: string, items: { state: MemoryDto; embedding: string }[], now: Date) {
+export async function revertMemories(tx: DbOrTx, tenantId: string, items: PastItem[], now: Date) {
   if (!items.length) return;
   await tx.execute(sql`
     UPDATE memories m SET observation = r.observation, tags = coalesce(r.tags, '{}'), importance = r.importance,
       confidence = r.confidence, superseded_by = r.superseded_by, context = r.context, agent_id = r.agent_id,
-      space_id = r.space_id, content_hash = r.content_hash, embedding = r.embedding::vector, expires_at = r.expires_at,
+      space_id = r.space_id, content_hash = r.content_hash, embedding = coalesce(${embeddingOfEvent(sql`r.event_id`)}, m.embedding),
+      index_pending = true, expires_at = r.expires_at,
       version = m.version + 1, updated_at = ${now.toISOString()}
     FROM jsonb_to_recordset(${recordset(items)}::jsonb) AS ${RECORD}
     WHERE m.id = r.id AND m.tenant_id = ${tenantId}`);

@@ -13,14 +13,17 @@ import { recordMilestone } from '../../shared/milestones';
 import type { Services } from '../../shared/services';
 import { tiers } from '../../shared/tiers';
 import { DAY, parsePointInTime } from '../../shared/time';
+import { enqueueVectorIndexing } from '../../shared/vector-index';
 import { adjustLiveMemories, consumeQuotaInTx, usageSnapshotForError } from '../../shared/usage';
 import * as q from './queries';
 
 interface Change {
   id: string;
-  current: (MemoryDto & { embedding_text: string }) | null;
+  current: MemoryDto | null;
   past: MemoryDto | null;
-  pastEmbedding: string | null;
+  /** The event that recorded the state at the target, and whether its embedding is on record. */
+  pastEventId: number | null;
+  pastHasEmbedding: boolean;
 }
 
 /** The fields a rollback puts back; recall statistics are history, not content, and stay. */
@@ -39,9 +42,12 @@ async function changesSince(tx: DbOrTx, tenantId: string, target: Date, lock: bo
   const ids = await q.changedSince(tx, tenantId, target);
   if (!ids.length) return [];
   const past = new Map((await statesAt(tx, tenantId, target, ids)).map((p) => [p.memoryId, p]));
-  const current = new Map((await q.currentRows(tx, tenantId, ids, lock)).map((r) => [r.id, { ...toMemoryDto(r), embedding_text: r.embedding_text }]));
+  const current = new Map((await q.currentRows(tx, tenantId, ids, lock)).map((r) => [r.id, toMemoryDto(r)]));
   return ids
-    .map((id) => ({ id, current: current.get(id) ?? null, past: past.get(id)?.state ?? null, pastEmbedding: past.get(id)?.embeddingText ?? null }))
+    .map((id) => {
+      const then = past.get(id);
+      return { id, current: current.get(id) ?? null, past: then?.state ?? null, pastEventId: then?.eventId ?? null, pastHasEmbedding: then?.hasEmbedding ?? false };
+    })
     .filter((c) => (c.current && c.past ? !sameContent(c.current, c.past) : c.current !== c.past));
 }
 
@@ -63,7 +69,7 @@ export async function preview(services: Services, auth: AuthContext, rawTarget: 
   if (now.getTime() - target.getTime() > retentionDays * DAY) {
     warnings.push(`The target is older than the ${retentionDays}-day audit retention of the ${auth.tier} tier; the rollback itself is recorded, but the audit trail of that period is gone.`);
   }
-  const missing = plan.restore.filter((c) => !c.pastEmbedding).length;
+  const missing = plan.restore.filter((c) => !c.pastHasEmbedding).length;
   if (missing) warnings.push(`${missing} memories have no stored embedding for their state at the target and cannot be restored.`);
   if (plan.remove.length) warnings.push(`${plan.remove.length} memories created after the target will be removed permanently (a later rollback to a time before this one brings them back).`);
   const size = [...plan.remove, ...plan.restore, ...plan.revert].reduce(
@@ -102,26 +108,22 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
       });
     }
     const plan = classify(await changesSince(tx, auth.tenantId, target, true));
-    const restorable = plan.restore.filter((c) => c.pastEmbedding);
+    const restorable = plan.restore.filter((c) => c.pastHasEmbedding);
+    const pastItem = (c: Change) => ({ state: c.past!, eventId: c.pastEventId! });
     const meta = { rollback_id: rollbackId, target: target.toISOString() };
     // Removed memories keep their links in the event, so a later rollback can bring both back.
     const removedLinks = await q.linksOf(tx, auth.tenantId, plan.remove.map((c) => c.id));
     await q.deleteMemories(tx, auth.tenantId, plan.remove.map((c) => c.id));
-    await q.insertMemories(tx, auth.tenantId, restorable.map((c) => ({ state: c.past!, embedding: c.pastEmbedding! })), now);
-    await q.revertMemories(tx, auth.tenantId, plan.revert.map((c) => ({ state: c.past!, embedding: c.pastEmbedding ?? c.current!.embedding_text })), now);
+    await q.insertMemories(tx, auth.tenantId, restorable.map(pastItem), now);
+    await q.revertMemories(tx, auth.tenantId, plan.revert.map(pastItem), now);
     const relinked = await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id), target);
-    const vector = (text: string | null) => (text ? (JSON.parse(text) as number[]) : null);
-    const strip = (m: (MemoryDto & { embedding_text?: string }) | null) => {
-      if (!m) return null;
-      const { embedding_text: _drop, ...dto } = m;
-      return dto;
-    };
     await recordMemoryEvents(tx, [
-      ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
-      ...restorable.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: null, after: c.past, embedding: vector(c.pastEmbedding), metadata: { ...meta, action: 'restored' } })),
-      ...plan.revert.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: strip(c.current), after: c.past, embedding: vector(c.pastEmbedding ?? c.current!.embedding_text), metadata: { ...meta, action: 'reverted' } })),
+      ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: c.current, after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
+      ...restorable.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: null, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'restored' } })),
+      ...plan.revert.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: c.current, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'reverted' } })),
       ...relinked.map((l) => ({ tenantId: auth.tenantId, memoryId: l.source_id, kind: 'link' as const, at: now, actor: actor.keyId, requestId: actor.requestId, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
     ]);
+    if (restorable.length + plan.revert.length) await enqueueVectorIndexing(tx, auth.tenantId, now);
     await adjustLiveMemories(tx, auth.tenantId, restorable.length - plan.remove.length);
     const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };
     await appendAudit(tx, {

@@ -2,6 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows } from '../../shared/db';
 import { live } from '../../shared/memory-access';
 import { COLUMNS, type MemoryRow } from '../../shared/memory-rows';
+import { nearestMemories, vectorSearchSettings } from '../../shared/vector-search';
 import type { Access, SpaceRow } from './schemas';
 
 const SPACE_COLUMNS = sql.raw(
@@ -104,11 +105,11 @@ export async function spaceMemories(db: DbOrTx, owner: string, spaceId: string, 
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
   const where = sql.join(parts, sql` AND `);
   const page = f.vector
-    ? await rows<MemoryRow & { similarity: number | string }>(
-        db,
-        sql`SELECT ${COLUMNS}, 1 - (m.embedding <=> ${f.vector}::vector) AS similarity FROM memories m WHERE ${where}
-            ORDER BY m.embedding <=> ${f.vector}::vector, m.id LIMIT ${limit} OFFSET ${offset}`,
-      )
+    ? await db.transaction(async (tx) => {
+        // Without iterative scans the graph yields about ef_search rows, too few for a space's filter or a deep page.
+        await vectorSearchSettings(tx, limit + offset);
+        return rows<MemoryRow & { similarity: number | string }>(tx, nearestMemories(COLUMNS, where, f.vector!, { limit, offset }));
+      })
     : await rows<MemoryRow & { similarity?: undefined }>(
         db,
         sql`SELECT ${COLUMNS} FROM memories m WHERE ${where} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit} OFFSET ${offset}`,

@@ -14,7 +14,7 @@
  * Its tenant is deleted at the end unless --keep; then drop the database.
  *
  * 1. History, bulk-loaded with SQL (HNSW index dropped, rebuilt afterwards with its exact
- *    definition from migrations/0002, timed): `--memories` memories created over 30 days before
+ *    definition from the migrations, timed): `--memories` memories created over 30 days before
  *    H = start − 2 h, and `--events` memory_events in all: a `create` per memory, then updates
  *    (half change the observation, with a new embedding; the rest importance or tags) and recalls
  *    at random times up to H. Snapshots are built by toMemoryDto (shared/memory-rows.ts) from the
@@ -38,7 +38,7 @@
  * server's setting); the index statement itself is the migration's.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
@@ -283,12 +283,13 @@ async function call(method: string, url: string, token: string, body?: unknown) 
   return (text.startsWith('{') ? JSON.parse(text) : text) as any;
 }
 
-/** The HNSW index exactly as migrations/0002 defines it. */
+/** The HNSW index exactly as the migrations define it (the last CREATE INDEX of it wins). */
 async function indexDefinition() {
-  const text = await readFile(new URL('../../migrations/0002_memories.sql', import.meta.url), 'utf8');
-  const m = text.match(new RegExp(`CREATE INDEX ${INDEX} [^;]*;`));
-  if (!m) throw new Error(`${INDEX} not found in migrations/0002_memories.sql`);
-  return m[0];
+  const dir = new URL('../../migrations/', import.meta.url);
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap((text) => text.match(new RegExp(`CREATE INDEX ${INDEX} [^;]*;`, 'g')) ?? []);
+  if (!found.length) throw new Error(`${INDEX} not found in migrations/`);
+  return found[found.length - 1];
 }
 
 // ---------- 1. the history ----------

@@ -10,7 +10,7 @@
  *    text, which must rank it first.
  * 2. Search latency at each size, one tenant: rows bulk-loaded with SQL (random unit 512-d vectors,
  *    short pseudo-word texts) with the HNSW index dropped, then the index rebuilt with its exact
- *    definition from migrations/0002 (timed). Per size: 200 semantic, 100 keyword and 100 hybrid
+ *    definition from the migrations (timed). Per size: 200 semantic, 100 keyword and 100 hybrid
  *    searches over HTTP one at a time; the embedder alone on the same queries; the semantic search's
  *    SQL alone (as semanticCandidates runs it) with the queries' vectors; the search's other SQL
  *    (grants read, recall bookkeeping) and the authenticated floor (GET /v1/usage); one EXPLAIN
@@ -26,7 +26,7 @@
  * Prints markdown tables; exits 1 only if it fails or a read-your-writes search misses.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,17 +37,17 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../functions/app';
 import * as q from '../../functions/memories/queries';
+import { recordRecalls } from '../../functions/memories/search';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
 import { parseConfig } from '../../shared/config';
-import { pgArray, rows } from '../../shared/db';
+import { rows } from '../../shared/db';
 import { toStoredVector } from '../../shared/embeddings';
 import { createLogger } from '../../shared/log';
 import { activeGrants } from '../../shared/memory-access';
-import { recordMemoryEvents } from '../../shared/memory-events';
-import { recordMilestone } from '../../shared/milestones';
 import { openPglite } from '../../shared/node/database';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 import { periodOf } from '../../shared/time';
+import { nearestMemories, vectorSearchSettings } from '../../shared/vector-search';
 
 const { values: args } = parseArgs({
   options: {
@@ -305,12 +305,13 @@ async function storeBench(provider: 'use' | 'hash', tenantsToDrop: string[]) {
 
 // ---------- part 2: search latency at each size ----------
 
-/** The HNSW index exactly as migrations/0002 defines it. */
+/** The HNSW index exactly as the migrations define it (the last CREATE INDEX of it wins). */
 async function indexDefinition() {
-  const text = await readFile(new URL('../../migrations/0002_memories.sql', import.meta.url), 'utf8');
-  const m = text.match(new RegExp(`CREATE INDEX ${INDEX} [^;]*;`));
-  if (!m) throw new Error(`${INDEX} not found in migrations/0002_memories.sql`);
-  return m[0];
+  const dir = new URL('../../migrations/', import.meta.url);
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap((text) => text.match(new RegExp(`CREATE INDEX ${INDEX} [^;]*;`, 'g')) ?? []);
+  if (!found.length) throw new Error(`${INDEX} not found in migrations/`);
+  return found[found.length - 1];
 }
 
 async function bulkLoad(bulk: Bulk, tenantId: string, count: number) {
@@ -338,8 +339,8 @@ async function bulkLoad(bulk: Bulk, tenantId: string, count: number) {
 
 /**
  * The statements semanticCandidates (functions/memories/search.ts) runs for a default search
- * (scope all, no grants, no tags, include_superseded=false, limit 10 -> n 40); keep in step.
- * Times the whole transaction (as the product runs it) and the SELECT alone.
+ * (scope all, no grants, no tags, include_superseded=false, limit 10 -> n 40), from the same
+ * building blocks. Times the whole transaction (as the product runs it) and the SELECT alone.
  */
 async function semanticSql(node: NodeServices, tenantId: string, vector: string, explain: false | 'analyze' | 'index costs' = false) {
   const now = node.services.clock.now();
@@ -349,15 +350,12 @@ async function semanticSql(node: NodeServices, tenantId: string, vector: string,
   let result: Record<string, unknown>[] = [];
   const [, txMs] = await timed(() =>
     node.services.db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(n, 1000))}`));
-      await tx.execute(sql`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+      await vectorSearchSettings(tx, n);
       if (explain === 'index costs') {
         await tx.execute(sql`SET LOCAL enable_seqscan = off`);
         await tx.execute(sql`SET LOCAL enable_bitmapscan = off`);
       }
-      const select = sql`SELECT ${q.COLUMNS}, 1 - (m.embedding <=> ${vector}::vector) AS similarity
-          FROM memories m WHERE ${where}
-          ORDER BY m.embedding <=> ${vector}::vector LIMIT ${n}`;
+      const select = nearestMemories(q.COLUMNS, where, vector, { limit: n });
       const t0 = performance.now();
       result = await rows(tx, explain === 'analyze' ? sql`EXPLAIN (ANALYZE, BUFFERS) ${select}` : explain ? sql`EXPLAIN ${select}` : select);
       selectMs = performance.now() - t0;
@@ -366,22 +364,11 @@ async function semanticSql(node: NodeServices, tenantId: string, vector: string,
   return { txMs, selectMs, result };
 }
 
-/** The rest of a search's database work (functions/memories/search.ts; keep in step): the grants read and the recall bookkeeping. */
+/** The rest of a search's database work (functions/memories/search.ts): the grants read and the recall bookkeeping. */
 async function grantsAndBookkeeping(node: NodeServices, tenantId: string, ids: string[], text: string) {
   const now = node.services.clock.now();
   const [, grantsMs] = await timed(() => activeGrants(node.services.db, tenantId, now));
-  const [, bookkeepingMs] = await timed(() =>
-    node.services.db.transaction(async (tx) => {
-      await tx.execute(sql`
-        UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ${now.toISOString()}
-        WHERE tenant_id = ${tenantId} AND id = ANY(${pgArray(ids)}::uuid[])`);
-      await recordMemoryEvents(
-        tx,
-        ids.map((id) => ({ tenantId, memoryId: id, kind: 'recall' as const, at: now, actor: 'bench', requestId: 'bench', metadata: { query: text.slice(0, 200), mode: 'semantic' } })),
-      );
-      await recordMilestone(tx, tenantId, 'first_search', now, { mode: 'semantic' });
-    }),
-  );
+  const [, bookkeepingMs] = await timed(() => recordRecalls(node.services.db, tenantId, { tenantId, keyId: 'bench', requestId: 'bench' }, ids, { query: text.slice(0, 200), mode: 'semantic' }, now));
   return { grantsMs, bookkeepingMs };
 }
 
