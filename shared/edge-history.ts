@@ -1,8 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from './db';
-import { analyticSettings, STATE_KINDS } from './memory-history';
-
-const STATE_KINDS_SQL = sql.raw(STATE_KINDS.map((k) => `'${k}'`).join(', '));
+import { analyticSettings } from './memory-history';
 
 /**
  * The memory store's links as they were at a moment, rebuilt from the event log (replay snapshots;
@@ -19,36 +17,21 @@ const uuidOfUrn = (text: SQL) =>
   sql`CASE WHEN ${text} LIKE 'urn:uuid:________-____-____-____-____________' THEN substr(${text}, 10)::uuid END`;
 
 /**
- * CTEs `latest`, `ttl` and `present (memory_id, id, created_at)`: the memories that existed at `at`
- * (indexes: migrations/0004). `latest` is each memory's last state event at `at` (latestStateEvents)
- * with the time of its first one, its create, which is its `created_at`: one index-only scan
- * already in DISTINCT ON and window order, so nothing is sorted or joined. A memory is present
- * when that event left a live state: not a delete or purge, not a rollback that removed it, and
- * not past its TTL (a memory's expiry is fixed at creation, so its create event says it). `id` is
- * the state event, whose `after` is the memory as it was. Run with snapshotSettings.
+ * The memories that existed at `at`, as `(memory_id, id, created_at)`: the memory_states
+ * intervals (migrations/0007) holding `at` whose TTL had not run out by then. `id` is the state
+ * event, whose `after` is the memory as it was. One index (tenant, creation order) serves it, so
+ * with ORDER BY created_at, memory_id and a LIMIT it reads no more than the page needs.
  */
-export function presentCtes(tenantId: string, at: Date): SQL {
+export function statesHolding(tenantId: string, at: Date): SQL {
   const T = sql`${at.toISOString()}::timestamptz`;
   return sql`
-    latest AS (
-      SELECT DISTINCT ON (e.memory_id) e.memory_id, e.id, e.kind, min(e.at) OVER w AS created_at
-      FROM memory_events e
-      WHERE e.tenant_id = ${tenantId} AND e.at <= ${T} AND e.kind IN (${STATE_KINDS_SQL})
-      WINDOW w AS (PARTITION BY e.memory_id ORDER BY e.at DESC, e.id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-      ORDER BY e.memory_id, e.at DESC, e.id DESC
-    ),
-    ttl AS (
-      SELECT e.memory_id, (e.after->>'expires_at')::timestamptz AS expires_at FROM memory_events e
-      WHERE e.tenant_id = ${tenantId} AND e.kind = 'create' AND (e.after->>'expires_at') IS NOT NULL
-    ),
-    present AS MATERIALIZED (
-      SELECT l.memory_id, l.id, l.created_at
-      FROM latest l
-      LEFT JOIN ttl ON ttl.memory_id = l.memory_id
-      WHERE l.kind NOT IN ('delete', 'expire') AND (ttl.expires_at IS NULL OR ttl.expires_at > ${T})
-        AND CASE WHEN l.kind = 'rollback' THEN (SELECT x.after IS NOT NULL FROM memory_events x WHERE x.id = l.id) ELSE true END
-    )`;
+    SELECT s.memory_id, s.event_id AS id, s.created_at FROM memory_states s
+    WHERE s.tenant_id = ${tenantId} AND s.valid_from <= ${T} AND (s.valid_to IS NULL OR s.valid_to > ${T})
+      AND (s.expires_at IS NULL OR s.expires_at > ${T})`;
 }
+
+/** CTE `present`: statesHolding, materialized once for the joins and counts of one statement. */
+export const presentCtes = (tenantId: string, at: Date): SQL => sql`present AS MATERIALIZED (${statesHolding(tenantId, at)})`;
 
 /**
  * CTEs ending in `edges (source_id, target_id, relation, at)`, the links that existed at `at`;

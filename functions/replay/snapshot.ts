@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from '../../shared/db';
-import { edgeCtes, latestCreationsOf, presentCtes, snapshotSettings } from '../../shared/edge-history';
+import { edgeCtes, latestCreationsOf, presentCtes, snapshotSettings, statesHolding } from '../../shared/edge-history';
 import type { MemoryDto } from '../../shared/memory-rows';
 
 export interface SnapshotEdge {
@@ -13,7 +13,8 @@ export interface SnapshotEdge {
 
 /**
  * One statement for a snapshot page, so every part sees the same data: the memories present at
- * `at` (presentCtes), a page of them in creation order whose snapshots alone are read, and the
+ * `at` (presentCtes), a page of them in creation order read straight from the index
+ * (statesHolding) whose snapshots alone are read, and the
  * edges of that moment (edgeCtes) whose source is on the page, with their total. An edge's id is
  * its current row's while it exists, else a stable uuid derived from its latest creating event.
  */
@@ -37,7 +38,7 @@ export async function snapshotPage(db: DbOrTx, tenantId: string, at: Date, limit
 export function snapshotQuery(tenantId: string, at: Date, limit: number, offset: number): SQL {
   return sql`
     WITH ${presentCtes(tenantId, at)},
-    page AS (SELECT p.memory_id, p.id, p.created_at FROM present p ORDER BY p.created_at, p.memory_id LIMIT ${limit} OFFSET ${offset}),
+    page AS (${statesHolding(tenantId, at)} ORDER BY s.created_at, s.memory_id LIMIT ${limit} OFFSET ${offset}),
     ${edgeCtes(tenantId, at)},
     page_edges AS (
       SELECT d.source_id, d.target_id, d.relation,
