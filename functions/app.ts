@@ -4,6 +4,7 @@ import type { Services } from '../shared/services';
 import { VERSION } from '../shared/services';
 import { adminRouter } from './admin';
 import { auditRouter } from './audit';
+import { compensationsRouter } from './compensations';
 import { internalRouter } from './internal';
 import { keysRouter } from './keys';
 import { memoriesRouter } from './memories';
@@ -22,6 +23,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
   app.route('/', usageRouter);
   app.route('/', memoriesRouter);
   app.route('/', rollbackRouter);
+  app.route('/', compensationsRouter);
   app.route('/', spacesRouter);
   app.route('/', sharesRouter);
   app.route('/', auditRouter);
@@ -59,6 +61,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
         { name: 'Audit', description: 'Tamper-evident audit trail: list, export, summary, verify' },
         { name: 'Replay', description: 'The memory store over time: timeline, snapshot at a moment, diff, per-memory lifecycle, counterfactual recall' },
         { name: 'Rollback', description: 'Point-in-time rollback of the memory store, preview and history' },
+        { name: 'Compensations', description: 'Reviewable reversal plans for side-effecting trace steps (ACTION) that a rollback does not undo' },
         { name: 'Usage', description: 'Quotas, dashboard, milestones' },
         { name: 'System', description: 'Health and status probes' },
         { name: 'Operator', description: 'Operator API (ADMIN_TOKEN)' },

@@ -10,6 +10,9 @@ const prefixes = {
   job: 'job',
   request: 'req',
   rollback: 'rb',
+  trace: 'trc',
+  step: 'stp',
+  compensation: 'comp',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

@@ -1,3 +1,5 @@
+import { validationError } from './errors';
+
 export interface Clock {
   now(): Date;
 }
@@ -48,6 +50,14 @@ export function parsePointInTime(value: string, now: Date): Date | null {
   const text = /T.*(Z|[+-]\d{2}:?\d{2})$/.test(value) || !value.includes('T') ? value : `${value}Z`;
   const t = Date.parse(text);
   return Number.isNaN(t) || !isCalendarDate(value) ? null : new Date(t);
+}
+
+/** A point in time the caller looks back to: unparseable or in the future is 400 naming `field`. */
+export function pastPointInTime(field: string, value: string, now: Date): Date {
+  const at = parsePointInTime(value, now);
+  if (!at) throw validationError(field, 'must be an ISO 8601 time or "N minutes|hours|days ago"');
+  if (at.getTime() > now.getTime()) throw validationError(field, 'must not be in the future');
+  return at;
 }
 
 /** Date.parse rolls 2026-02-30 over to March 2 and accepts hour 24; a user who wrote that made a mistake. */

@@ -17,6 +17,10 @@ export const RollbackResponse = z
     artifacts_restored: z.number().int().openapi({ description: 'Memories deleted after the target, restored' }),
     operations_undone: z.number().int().openapi({ description: 'Memories created after the target, removed' }),
     memories_reverted: z.number().int().openapi({ description: 'Memories changed after the target, restored to their state at it' }),
+    compensation_plan_id: z.string().nullable().openapi({
+      description: 'When ACTION trace steps lie after the target (Pro+): the compensation plan listing them (GET /v1/compensations/{id}); else null',
+      example: null,
+    }),
     message: z.string(),
   })
   .openapi('RollbackResponse');
@@ -29,7 +33,7 @@ export const PreviewResponse = z
     artifacts_restored: z.number().int(),
     memories_reverted: z.number().int(),
     size_bytes: z.number().int().openapi({ description: 'UTF-8 bytes of the observations that would change' }),
-    safe_rollback: z.boolean(),
+    safe_rollback: z.boolean().openapi({ description: 'False when memories would be removed or lost, or ACTION trace steps after the target may have had side effects' }),
     warnings: z.array(z.string()),
   })
   .openapi('RollbackPreview');

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { appendAudit } from '../../shared/audit';
+import { countActionSteps, createPlan } from '../../shared/compensations';
 import type { Actor, AuthContext } from '../../shared/context';
 import type { DbOrTx } from '../../shared/db';
-import { AppError, validationError } from '../../shared/errors';
+import { AppError } from '../../shared/errors';
 import { emitEvent } from '../../shared/events';
 import { newId } from '../../shared/ids';
 import { statesAt } from '../../shared/memory-history';
@@ -11,10 +12,10 @@ import { type MemoryDto, toMemoryDto } from '../../shared/memory-rows';
 import { recordMemoryEvents } from '../../shared/memory-events';
 import { recordMilestone } from '../../shared/milestones';
 import type { Services } from '../../shared/services';
-import { tiers } from '../../shared/tiers';
-import { DAY, parsePointInTime } from '../../shared/time';
-import { enqueueVectorIndexing } from '../../shared/vector-index';
+import { hasFeature, tiers } from '../../shared/tiers';
+import { DAY, pastPointInTime } from '../../shared/time';
 import { adjustLiveMemories, consumeQuotaInTx, usageSnapshotForError } from '../../shared/usage';
+import { enqueueVectorIndexing } from '../../shared/vector-index';
 import * as q from './queries';
 
 interface Change {
@@ -30,12 +31,7 @@ interface Change {
 const CONTENT = ['observation', 'tags', 'importance', 'confidence', 'superseded_by', 'context', 'agent_id', 'space_id', 'hash', 'expires_at'] as const;
 const sameContent = (a: MemoryDto, b: MemoryDto) => CONTENT.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
 
-export function parseTarget(value: string, now: Date): Date {
-  const target = parsePointInTime(value, now);
-  if (!target) throw validationError('target', 'must be an ISO 8601 time or "N minutes|hours|days ago"');
-  if (target.getTime() > now.getTime()) throw validationError('target', 'must not be in the future');
-  return target;
-}
+export const parseTarget = (value: string, now: Date): Date => pastPointInTime('target', value, now);
 
 /** Every memory whose content changed after the target, with its state then and now. */
 async function changesSince(tx: DbOrTx, tenantId: string, target: Date, lock: boolean): Promise<Change[]> {
@@ -51,6 +47,23 @@ async function changesSince(tx: DbOrTx, tenantId: string, target: Date, lock: bo
     .filter((c) => (c.current && c.past ? !sameContent(c.current, c.past) : c.current !== c.past));
 }
 
+/**
+ * ACTION trace steps after the target may have reached the outside world, which a rollback does
+ * not undo. Says so with `rollback.compensations` and, on tiers with compensations, plans their
+ * reversal; in the rollback's transaction. Returns the step count and the plan id (null without one).
+ */
+async function compensations(tx: DbOrTx, auth: AuthContext, actor: Actor, meta: { rollback_id: string; target: string }, target: Date, now: Date) {
+  const window = { from: now, to: target };
+  const steps = await countActionSteps(tx, auth.tenantId, window);
+  if (!steps) return { steps, planId: null };
+  const plan = hasFeature(auth.tier, 'compensations')
+    ? await createPlan(tx, { tenantId: auth.tenantId, window, rollbackId: meta.rollback_id, actor: actor.keyId, requestId: actor.requestId, at: now })
+    : null;
+  const planId = plan?.id ?? null;
+  await emitEvent(tx, { tenantId: auth.tenantId, type: 'rollback.compensations', data: { ...meta, action_steps: steps, plan_id: planId }, at: now });
+  return { steps, planId };
+}
+
 function classify(changes: Change[]) {
   return {
     remove: changes.filter((c) => c.current && !c.past),
@@ -64,6 +77,7 @@ export async function preview(services: Services, auth: AuthContext, rawTarget: 
   const now = services.clock.now();
   const target = parseTarget(rawTarget, now);
   const plan = classify(await changesSince(services.db, auth.tenantId, target, false));
+  const actionSteps = await countActionSteps(services.db, auth.tenantId, { from: now, to: target });
   const warnings: string[] = [];
   const retentionDays = tiers[auth.tier].limits.audit_retention_days;
   if (now.getTime() - target.getTime() > retentionDays * DAY) {
@@ -72,6 +86,9 @@ export async function preview(services: Services, auth: AuthContext, rawTarget: 
   const missing = plan.restore.filter((c) => !c.pastHasEmbedding).length;
   if (missing) warnings.push(`${missing} memories have no stored embedding for their state at the target and cannot be restored.`);
   if (plan.remove.length) warnings.push(`${plan.remove.length} memories created after the target will be removed permanently (a later rollback to a time before this one brings them back).`);
+  const sideEffects = actionSteps
+    ? [`${actionSteps} ACTION trace steps after the target may have had external side effects that a rollback does not undo; see POST /v1/compensations/preview.`]
+    : [];
   const size = [...plan.remove, ...plan.restore, ...plan.revert].reduce(
     (n, c) => n + new TextEncoder().encode((c.current ?? c.past)!.observation).length,
     0,
@@ -83,8 +100,9 @@ export async function preview(services: Services, auth: AuthContext, rawTarget: 
     artifacts_restored: plan.restore.length,
     memories_reverted: plan.revert.length,
     size_bytes: size,
-    safe_rollback: plan.remove.length === 0 && missing === 0,
-    warnings: plan.remove.length === 0 && plan.restore.length === 0 && plan.revert.length === 0 ? [] : warnings,
+    safe_rollback: plan.remove.length === 0 && missing === 0 && actionSteps === 0,
+    // Memory warnings matter only when memories would change; side effects of agents always do.
+    warnings: [...(plan.remove.length + plan.restore.length + plan.revert.length ? warnings : []), ...sideEffects],
   };
 }
 
@@ -138,10 +156,14 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
     await q.insertHistory(tx, { id: rollbackId, tenantId: auth.tenantId, target, actor: actor.keyId, ...counts, at: now });
     await emitEvent(tx, { tenantId: auth.tenantId, type: 'rollback.completed', data: { ...meta, ...counts }, at: now });
     await recordMilestone(tx, auth.tenantId, 'first_rollback', now, meta);
-    return counts;
+    return { ...counts, compensation: await compensations(tx, auth, actor, meta, target, now) };
   });
   services.notifyJobs();
   const changed = result.removed + result.restored + result.reverted;
+  const { steps, planId } = result.compensation;
+  const sideEffects = !steps
+    ? ''
+    : ` ${steps} ACTION trace steps after the target may have had external side effects that were not undone${planId ? `; compensation plan ${planId} lists them` : ''}.`;
   return {
     success: true,
     rollback_id: rollbackId,
@@ -149,7 +171,8 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
     artifacts_restored: result.restored,
     operations_undone: result.removed,
     memories_reverted: result.reverted,
-    message: changed ? `Rolled back to ${target.toISOString()}: ${result.removed} removed, ${result.restored} restored, ${result.reverted} reverted.` : 'Nothing changed since the target; the store already matches it.',
+    compensation_plan_id: planId,
+    message: (changed ? `Rolled back to ${target.toISOString()}: ${result.removed} removed, ${result.restored} restored, ${result.reverted} reverted.` : 'Nothing changed since the target; the store already matches it.') + sideEffects,
   };
 }
 
