@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from './db';
-import { embeddingOfEvent, STATE_KINDS_SQL } from './memory-history';
+import { maintainIntervals } from './history-intervals';
+import { embeddingOfEvent } from './memory-history';
 
 export type MemoryEventKind = 'create' | 'update' | 'delete' | 'recall' | 'link' | 'unlink' | 'expire' | 'rollback';
 
@@ -41,8 +42,7 @@ export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[])
       embedding_of: e.embeddingOfEvent ?? null,
       metadata: e.metadata ?? {},
     }));
-    // The events, and in the same statement the memory_states intervals their state events close
-    // and open (migrations/0007): several events of one memory in a chunk chain by `lead`.
+    // The events, and in the same statement the replay intervals they open and close.
     await tx.execute(sql`
       WITH inserted AS (
         INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
@@ -51,18 +51,7 @@ export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[])
         FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS r(
           tenant_id text, memory_id uuid, kind text, at timestamptz, actor text, request_id text,
           before jsonb, after jsonb, embedding text, embedding_of bigint, metadata jsonb)
-        RETURNING id, tenant_id, memory_id, kind, at, after),
-      states AS (
-        SELECT i.id, i.tenant_id, i.memory_id, i.kind, i.at, i.after,
-               lead(i.at) OVER (PARTITION BY i.memory_id ORDER BY i.at, i.id) AS next_at,
-               row_number() OVER (PARTITION BY i.memory_id ORDER BY i.at, i.id) AS nth
-        FROM inserted i WHERE i.kind IN (${STATE_KINDS_SQL})),
-      closed AS (
-        UPDATE memory_states ms SET valid_to = st.at FROM states st
-        WHERE st.nth = 1 AND ms.memory_id = st.memory_id AND ms.tenant_id = st.tenant_id AND ms.valid_to IS NULL)
-      INSERT INTO memory_states (event_id, tenant_id, memory_id, valid_from, valid_to, created_at, expires_at)
-      SELECT st.id, st.tenant_id, st.memory_id, st.at, st.next_at,
-             coalesce((st.after->>'created_at')::timestamptz, st.at), (st.after->>'expires_at')::timestamptz
-      FROM states st WHERE st.kind NOT IN ('delete', 'expire') AND st.after IS NOT NULL`);
+        RETURNING id, tenant_id, memory_id, kind, at, after, metadata),
+      ${maintainIntervals}`);
   }
 }

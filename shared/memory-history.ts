@@ -111,20 +111,3 @@ export async function statesAt(
   }));
 }
 
-/**
- * Rebuilds a tenant's memory_states from its event log (the backfill of migrations/0007): for data
- * written to memory_events without recordMemoryEvents, such as a bulk import.
- */
-export async function rebuildMemoryStates(db: DbOrTx, tenantId: string) {
-  await db.execute(sql`DELETE FROM memory_states WHERE tenant_id = ${tenantId}`);
-  await db.execute(sql`
-    INSERT INTO memory_states (event_id, tenant_id, memory_id, valid_from, valid_to, created_at, expires_at)
-    SELECT s.id, s.tenant_id, s.memory_id, s.at, s.next_at, coalesce((s.after->>'created_at')::timestamptz, s.at), (s.after->>'expires_at')::timestamptz
-    FROM (
-      SELECT e.id, e.tenant_id, e.memory_id, e.at, e.kind, e.after,
-             lead(e.at) OVER (PARTITION BY e.memory_id ORDER BY e.at, e.id) AS next_at
-      FROM memory_events e
-      WHERE e.tenant_id = ${tenantId} AND e.kind IN (${STATE_KINDS_SQL})
-    ) s
-    WHERE s.kind NOT IN ('delete', 'expire') AND s.after IS NOT NULL`);
-}

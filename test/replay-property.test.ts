@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rows } from '../shared/db';
+import { rebuildReplayIntervals } from '../shared/history-intervals';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**
@@ -143,6 +145,22 @@ async function randomHistory(t: Tenant, seed: number, rollbacks: boolean) {
   return { r, spans, steps, undone };
 }
 
+/**
+ * The interval tables written event by event (recordMemoryEvents) hold exactly what the backfill
+ * of migrations/0007 and 0008 derives from the whole log (rebuildReplayIntervals).
+ */
+async function expectIntervalsRebuildTheSame(t: Tenant) {
+  const db = engine.node.services.db;
+  const read = async () => ({
+    memories: await rows(db, sql`SELECT event_id, memory_id::text, valid_from, valid_to, created_at, expires_at FROM memory_states WHERE tenant_id = ${t.tenantId} ORDER BY event_id`),
+    edges: await rows(db, sql`SELECT event_id, source_id::text, target_id::text, relation, weight, valid_from, valid_to FROM edge_states WHERE tenant_id = ${t.tenantId} ORDER BY event_id`),
+  });
+  const incremental = await read();
+  expect(incremental.memories.length).toBeGreaterThan(0);
+  await rebuildReplayIntervals(db, t.tenantId);
+  expect(await read()).toEqual(incremental);
+}
+
 /** A moment strictly inside a span (never on an operation's own timestamp). */
 const momentIn = (r: ReturnType<typeof prng>, s: Span) => s.from + 1 + r.int(Math.max(1, s.to - s.from - 1));
 
@@ -158,6 +176,7 @@ describe('snapshot at T equals the model at T', () => {
         expect(sorted(snap.memories), `at ${iso(at)}`).toEqual(sorted(span.memories));
         expect([...snap.edges].sort(), `edges at ${iso(at)}`).toEqual([...span.edges].sort());
       }
+      await expectIntervalsRebuildTheSame(t);
     });
   }
 });
@@ -184,15 +203,15 @@ describe('with rollbacks in the history', () => {
         const live = await liveStore(t);
         expect(sorted(live.memories), `round ${round}: live after rollback to ${iso(target)}`).toEqual(sorted(span.memories));
         expect(sorted(before.memories)).toEqual(sorted(span.memories));
-        // The rollback is itself history: the snapshot now shows what it did. Links after a
-        // rollback: the deterministic tests below (until rollback writes `link` events for the
-        // links it puts back, no snapshot after it can see them).
+        // The rollback is itself history: the snapshot now shows what it did, links included.
         const after = await snapshotAt(t, now().getTime(), 500);
         expect(sorted(after.memories)).toEqual(sorted(span.memories));
+        expect([...after.edges].sort()).toEqual([...live.edges].sort());
         const settled = now().getTime();
         engine.clock.advance(2_000);
-        spans.push({ from: settled, to: now().getTime(), memories: new Map(span.memories), edges: new Set() });
+        spans.push({ from: settled, to: now().getTime(), memories: new Map(span.memories), edges: new Set(live.edges) });
       }
+      await expectIntervalsRebuildTheSame(t);
     });
   }
 });
@@ -245,10 +264,7 @@ describe('links through rollbacks', () => {
     expect([...(await liveStore(t)).edges]).toEqual([...atLinked.edges]);
   });
 
-  // Known gap in functions/rollback: the links a rollback puts back have no `link` event, so the
-  // event log (and every snapshot after the rollback) cannot see them. Drop `.fails` once rollback
-  // writes a `link` event (memory_id = source, metadata target_id, relation, weight) per link it
-  // inserts.
+  // The links a rollback puts back get `link` events, so the snapshots after it see them.
   it('the snapshot after a rollback shows the links it put back', async () => {
     const t = await engine.newTenant('pro');
     const store = (observation: string) => engine.request('POST', '/v1/memories', { key: t.key, body: { observation } });

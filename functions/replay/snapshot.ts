@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from '../../shared/db';
-import { edgeCtes, latestCreationsOf, presentCtes, snapshotSettings, statesHolding } from '../../shared/edge-history';
+import { edgeCtes, presentCtes, snapshotSettings, statesHolding } from '../../shared/edge-history';
 import type { MemoryDto } from '../../shared/memory-rows';
 
 export interface SnapshotEdge {
@@ -13,10 +13,10 @@ export interface SnapshotEdge {
 
 /**
  * One statement for a snapshot page, so every part sees the same data: the memories present at
- * `at` (presentCtes), a page of them in creation order read straight from the index
- * (statesHolding) whose snapshots alone are read, and the
- * edges of that moment (edgeCtes) whose source is on the page, with their total. An edge's id is
- * its current row's while it exists, else a stable uuid derived from its latest creating event.
+ * `at` (presentCtes) and their count, a page of them in creation order read straight from the
+ * index (statesHolding) whose snapshots alone are read, and the edges of that moment (edgeCtes)
+ * whose source is on the page, with their total. An edge's id is its current row's while it
+ * exists, else a stable uuid derived from its latest creating event.
  */
 export async function snapshotPage(db: DbOrTx, tenantId: string, at: Date, limit: number, offset: number) {
   const [result] = await db.transaction(async (tx) => {
@@ -42,11 +42,10 @@ export function snapshotQuery(tenantId: string, at: Date, limit: number, offset:
     ${edgeCtes(tenantId, at)},
     page_edges AS (
       SELECT d.source_id, d.target_id, d.relation,
-             coalesce(me.id, md5(${tenantId} || ':' || lc.id::text || ':' || d.source_id::text || ':' || d.target_id::text || ':' || d.relation)::uuid) AS edge_id,
-             coalesce(lc.weight, me.weight, 0) AS weight
+             coalesce(me.id, md5(${tenantId} || ':' || d.event_id::text || ':' || d.source_id::text || ':' || d.target_id::text || ':' || d.relation)::uuid) AS edge_id,
+             coalesce(d.weight, me.weight, 0) AS weight
       FROM edges d
       JOIN page p ON p.memory_id = d.source_id
-      LEFT JOIN (${latestCreationsOf(sql`SELECT memory_id FROM page`)}) lc ON lc.source_id = d.source_id AND lc.target_id = d.target_id AND lc.relation = d.relation
       LEFT JOIN memory_edges me ON me.tenant_id = ${tenantId} AND me.source_id = d.source_id AND me.target_id = d.target_id AND me.relation = d.relation
     )
     SELECT

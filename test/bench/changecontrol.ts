@@ -52,7 +52,7 @@ import { auditHashInput } from '../../shared/audit';
 import { parseConfig } from '../../shared/config';
 import { newId } from '../../shared/ids';
 import { createLogger } from '../../shared/log';
-import { rebuildMemoryStates } from '../../shared/memory-history';
+import { rebuildReplayIntervals } from '../../shared/history-intervals';
 import { type MemoryRow, toMemoryDto } from '../../shared/memory-rows';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 import { periodOf } from '../../shared/time';
@@ -630,10 +630,10 @@ try {
     load.push(['changes after T via HTTP PATCH (8 streams)', n0(CHANGED), f1(ms / 1000), f0(CHANGED / (ms / 1000)), 'T = just before the first PATCH']);
     load.push(['recalls after T via HTTP search (hybrid, limit 10, 8 streams)', n0(searches), f1(sms / 1000), f0(searches / (sms / 1000)), '']);
   }
-  // The events written with SQL above bypassed recordMemoryEvents: derive their memory_states as migrations/0007 does.
-  const [, statesMs] = await timed(() => rebuildMemoryStates(engram!.node.services.db, tid));
-  load.push(['memory_states rebuilt from the event log', '', f1(statesMs / 1000), '', 'as migrations/0007 backfills']);
-  await bulk.query('VACUUM ANALYZE memory_states');
+  // The events written with SQL above bypassed recordMemoryEvents: derive their intervals as migrations/0007 and 0008 do.
+  const [, statesMs] = await timed(() => rebuildReplayIntervals(engram!.node.services.db, tid));
+  load.push(['memory_states, edge_states rebuilt from the event log', '', f1(statesMs / 1000), '', 'as migrations/0007, 0008 backfill']);
+  await bulk.query('VACUUM ANALYZE memory_states, edge_states');
   await bulk.query('ANALYZE memory_events');
   const kinds = await bulk.query<{ kind: string; n: string }>('SELECT kind, count(*) AS n FROM memory_events WHERE tenant_id = $1 GROUP BY kind ORDER BY kind', [tid]);
   const targetIso = new Date(T).toISOString();
@@ -796,6 +796,7 @@ try {
       progress('deleting the bench tenant');
       await bulk?.query('DELETE FROM memory_events WHERE tenant_id = $1', [tenantId]);
       await bulk?.query('DELETE FROM memory_states WHERE tenant_id = $1', [tenantId]);
+      await bulk?.query('DELETE FROM edge_states WHERE tenant_id = $1', [tenantId]);
       await bulk?.query('BEGIN');
       await bulk?.query(`SET LOCAL engram.audit_prune = 'on'`);
       await bulk?.query('DELETE FROM audit_log WHERE tenant_id = $1', [tenantId]);

@@ -25,7 +25,7 @@ import { parseConfig } from '../../shared/config';
 import { rows } from '../../shared/db';
 import { snapshotSettings } from '../../shared/edge-history';
 import { createLogger } from '../../shared/log';
-import { rebuildMemoryStates } from '../../shared/memory-history';
+import { rebuildReplayIntervals } from '../../shared/history-intervals';
 import { openPostgres } from '../../shared/node/database';
 import { createNodeServices } from '../../shared/node/services';
 
@@ -152,9 +152,9 @@ try {
   await insert('link', sql`SELECT i, c AS at, NULL::jsonb AS b, NULL::jsonb AS a, NULL::vector AS v,
                              jsonb_build_object('target_id', 'urn:uuid:' || md5('m' || (i - 1))::uuid, 'relation', 'similar', 'weight', 0.85) AS meta
                            FROM generate_series(2, ${N}, 3) i, LATERAL (SELECT ${created_at} AS c) x`);
-  await rebuildMemoryStates(db, tenantId); // the events above bypassed recordMemoryEvents
+  await rebuildReplayIntervals(db, tenantId); // the events above bypassed recordMemoryEvents
   await db.execute(sql`VACUUM ANALYZE memory_events`);
-  await db.execute(sql`VACUUM ANALYZE memory_states`);
+  await db.execute(sql`VACUUM ANALYZE memory_states, edge_states`);
   const [{ n }] = await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM memory_events WHERE tenant_id = ${tenantId}`);
   console.log(`loaded ${N} memories, ${n} events in ${(ms(t0) / 1000).toFixed(1)} s; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
 
