@@ -16,6 +16,9 @@ CREATE TABLE memory_states (
 CREATE INDEX memory_states_order_idx ON memory_states (tenant_id, created_at, memory_id)
   INCLUDE (valid_from, valid_to, expires_at, event_id);
 CREATE INDEX memory_states_open_idx ON memory_states (memory_id) WHERE valid_to IS NULL;
+-- The few states with a TTL: their links die when the TTL runs out, before any event says so.
+CREATE INDEX memory_states_ttl_idx ON memory_states (tenant_id) INCLUDE (memory_id, valid_from, valid_to, expires_at)
+  WHERE expires_at IS NOT NULL;
 
 INSERT INTO memory_states (event_id, tenant_id, memory_id, valid_from, valid_to, created_at, expires_at)
 SELECT s.id, s.tenant_id, s.memory_id, s.at, s.next_at, coalesce((s.after->>'created_at')::timestamptz, s.at), (s.after->>'expires_at')::timestamptz

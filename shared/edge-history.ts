@@ -27,19 +27,24 @@ export const presentCtes = (tenantId: string, at: Date): SQL => sql`present AS M
 
 /**
  * CTE `edges (source_id, target_id, relation, at, event_id, weight)`: the links that existed at
- * `at`, the edge_states intervals (migrations/0008) holding it whose two ends are `present`
- * (presentCtes, in the same WITH): an end may have passed its TTL before the purge that ends its
- * links. `at` and `event_id` are the link's latest creation.
+ * `at`, the edge_states intervals (migrations/0008) holding it. Every event that ends a memory's
+ * life closes its links' intervals, so both ends of an open link are present, except an end whose
+ * TTL ran out before the purge wrote that event: the few states with a TTL (`lapsed`) are checked.
+ * `at` and `event_id` are the link's latest creation.
  */
 export function edgeCtes(tenantId: string, at: Date): SQL {
   const T = sql`${at.toISOString()}::timestamptz`;
   return sql`
+    lapsed AS (
+      SELECT s.memory_id FROM memory_states s
+      WHERE s.tenant_id = ${tenantId} AND s.expires_at IS NOT NULL AND s.expires_at <= ${T}
+        AND s.valid_from <= ${T} AND (s.valid_to IS NULL OR s.valid_to > ${T})
+    ),
     edges AS MATERIALIZED (
       SELECT es.source_id, es.target_id, es.relation, es.valid_from AS at, es.event_id, es.weight
       FROM edge_states es
-      JOIN present s ON s.memory_id = es.source_id
-      JOIN present t ON t.memory_id = es.target_id
       WHERE es.tenant_id = ${tenantId} AND es.valid_from <= ${T} AND (es.valid_to IS NULL OR es.valid_to > ${T})
+        AND NOT EXISTS (SELECT 1 FROM lapsed l WHERE l.memory_id IN (es.source_id, es.target_id))
     )`;
 }
 
@@ -70,7 +75,7 @@ export async function edgesAt(db: DbOrTx, tenantId: string, at: Date): Promise<P
     await snapshotSettings(tx);
     const found = await rows<PastEdge>(
       tx,
-      sql`WITH ${presentCtes(tenantId, at)}, ${edgeCtes(tenantId, at)}
+      sql`WITH ${edgeCtes(tenantId, at)}
           SELECT d.source_id::text AS source_id, d.target_id::text AS target_id, d.relation, coalesce(d.weight, 0) AS weight
           FROM edges d ORDER BY d.source_id, d.target_id, d.relation`,
     );

@@ -183,6 +183,23 @@ describe('GET /v1/replay/snapshot', () => {
     expect(await edgesAt(engine.node.services.db, t.tenantId, now())).toEqual([]);
   });
 
+  it("a link dies when an end's TTL runs out, before the purge says so", async () => {
+    const t = await engine.newTenant('pro');
+    const a = await store(t, { observation: 'The guest wifi password is tulip-42.', ttl_seconds: 60 });
+    const b = await store(t, { observation: 'The guest wifi password is tulip-42 this week.' });
+    expect(b.body.auto_links).toEqual([a.body.id]);
+    tick(30_000);
+    const during = now();
+    tick(40_000);
+    expect((await snapshotAt(t, during)).body).toMatchObject({ total_memories: 2, total_edges: 1 });
+    const lapsed = await snapshotAt(t, now());
+    expect(lapsed.body).toMatchObject({ total_memories: 1, total_edges: 0, edges: [] });
+    await engine.node.runner.maintain();
+    tick(1_000);
+    expect((await snapshotAt(t, now())).body).toMatchObject({ total_memories: 1, total_edges: 0 });
+    expect((await snapshotAt(t, during)).body).toMatchObject({ total_memories: 2, total_edges: 1 });
+  });
+
   it('rejects a missing, malformed or future `at` and out-of-range limits with 400', async () => {
     const t = await engine.newTenant('pro');
     const cases: [string, string][] = [
