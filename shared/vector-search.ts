@@ -5,7 +5,9 @@ import type { DbOrTx } from './db';
  * The rows of `memories m` matching `where`, nearest to `vector` by cosine first, with
  * `similarity` (1 − distance) added to `select`. Two branches: the HNSW index serves rows in the
  * graph, and an exact scan serves the few a rollback left index_pending (migrations/0006), so a
- * search sees every row at once whatever the state of the graph. Ties break on `m.id`.
+ * search sees every row at once whatever the state of the graph. Ties break on `m.id`. Each branch
+ * orders by its `distance` column, which the planner matches to the index's ordering operator, so
+ * the query vector (a 5 KB parameter) is sent and parsed once per branch, not twice.
  *
  * Run it after vectorSearchSettings when `where` filters much: the index then keeps reading until
  * enough rows pass.
@@ -15,7 +17,7 @@ export function nearestMemories(select: SQL, where: SQL, vector: string, page: {
   const branch = (pending: boolean) => sql`(
     SELECT ${select}, m.embedding <=> ${vector}::vector AS distance
     FROM memories m WHERE ${pending ? sql`m.index_pending` : sql`NOT m.index_pending`} AND ${where}
-    ORDER BY m.embedding <=> ${vector}::vector LIMIT ${page.limit + offset})`;
+    ORDER BY distance LIMIT ${page.limit + offset})`;
   return sql`
     SELECT n.*, 1 - n.distance AS similarity FROM (${branch(false)} UNION ALL ${branch(true)}) n
     ORDER BY n.distance, n.id LIMIT ${page.limit} OFFSET ${offset}`;
