@@ -15,14 +15,7 @@ CREATE TABLE memory_states (
 );
 CREATE INDEX memory_states_order_idx ON memory_states (tenant_id, created_at, memory_id)
   INCLUDE (valid_from, valid_to, expires_at, event_id);
--- The states holding T are the current ones that began by T (the open index, which also finds
--- the interval an event closes) and the closed ones that ended after T and began by T: two
--- index ranges that read little besides the answer (the order index above would read every state
--- the tenant ever had).
-CREATE INDEX memory_states_open_idx ON memory_states (tenant_id, memory_id)
-  INCLUDE (valid_from, event_id, created_at, expires_at) WHERE valid_to IS NULL;
-CREATE INDEX memory_states_closed_idx ON memory_states (tenant_id, valid_to)
-  INCLUDE (valid_from, memory_id, event_id, created_at, expires_at) WHERE valid_to IS NOT NULL;
+CREATE INDEX memory_states_open_idx ON memory_states (memory_id) WHERE valid_to IS NULL;
 -- The few states with a TTL: their links die when the TTL runs out, before any event says so.
 CREATE INDEX memory_states_ttl_idx ON memory_states (tenant_id) INCLUDE (memory_id, valid_from, valid_to, expires_at)
   WHERE expires_at IS NOT NULL;

@@ -22,21 +22,8 @@ export function statesHolding(tenantId: string, at: Date): SQL {
       AND (s.expires_at IS NULL OR s.expires_at > ${T})`;
 }
 
-/**
- * CTE `present`: the same rows as statesHolding, for reading all of them (counts, sorts): current
- * states begun by `at` and closed states that ended after it, each from its own partial index
- * (migrations/0007), so little is read besides the answer. Materialized once per statement.
- */
-export function presentCtes(tenantId: string, at: Date): SQL {
-  const T = sql`${at.toISOString()}::timestamptz`;
-  const alive = sql`s.valid_from <= ${T} AND (s.expires_at IS NULL OR s.expires_at > ${T})`;
-  return sql`present AS MATERIALIZED (
-    SELECT s.memory_id, s.event_id AS id, s.created_at FROM memory_states s
-    WHERE s.tenant_id = ${tenantId} AND s.valid_to IS NULL AND ${alive}
-    UNION ALL
-    SELECT s.memory_id, s.event_id AS id, s.created_at FROM memory_states s
-    WHERE s.tenant_id = ${tenantId} AND s.valid_to IS NOT NULL AND s.valid_to > ${T} AND ${alive})`;
-}
+/** CTE `present`: statesHolding, materialized once for the joins and counts of one statement. */
+export const presentCtes = (tenantId: string, at: Date): SQL => sql`present AS MATERIALIZED (${statesHolding(tenantId, at)})`;
 
 /**
  * CTE `edges (source_id, target_id, relation, at, event_id, weight)`: the links that existed at
