@@ -20,6 +20,10 @@ CREATE INDEX memory_states_open_idx ON memory_states (memory_id) WHERE valid_to 
 CREATE INDEX memory_states_ttl_idx ON memory_states (tenant_id) INCLUDE (memory_id, valid_from, valid_to, expires_at)
   WHERE expires_at IS NOT NULL;
 
+-- Snapshots read this table by index; vacuum often enough that its visibility map stays current
+-- (every closed interval is an update) and those scans need not visit the heap.
+ALTER TABLE memory_states SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_insert_scale_factor = 0.02);
+
 INSERT INTO memory_states (event_id, tenant_id, memory_id, valid_from, valid_to, created_at, expires_at)
 SELECT s.id, s.tenant_id, s.memory_id, s.at, s.next_at, coalesce((s.after->>'created_at')::timestamptz, s.at), (s.after->>'expires_at')::timestamptz
 FROM (

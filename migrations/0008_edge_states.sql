@@ -18,6 +18,7 @@ CREATE INDEX edge_states_source_idx ON edge_states (tenant_id, source_id, valid_
   INCLUDE (target_id, relation, valid_to, weight);
 CREATE INDEX edge_states_open_source_idx ON edge_states (source_id) WHERE valid_to IS NULL;
 CREATE INDEX edge_states_open_target_idx ON edge_states (target_id) WHERE valid_to IS NULL;
+ALTER TABLE edge_states SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_insert_scale_factor = 0.02);
 
 WITH links AS (
   SELECT e.id, e.tenant_id, e.memory_id AS source_id, e.at,
