@@ -2,6 +2,8 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import type { Result, Router } from 'hono/router';
+import { TrieRouter } from 'hono/router/trie-router';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ZodError } from 'zod';
 import type { AppEnv } from './context';
@@ -53,11 +55,43 @@ export function toAppError(err: unknown, services: Services | undefined, request
 }
 
 /**
+ * Hono's RegExpRouter cannot keep `/v1/memories/search` ahead of `/v1/memories/:id`, so routing
+ * falls back to the TrieRouter, which walks, allocates and sorts on every request. A match whose
+ * handlers take no path parameters depends only on method and path: those are remembered (short
+ * paths only, in a bounded map emptied when full, so stray paths cannot grow it).
+ */
+export class CachedTrieRouter<T> implements Router<T> {
+  readonly name = 'CachedTrieRouter';
+  private readonly trie = new TrieRouter<T>();
+  private readonly cache = new Map<string, Result<T>>();
+
+  constructor(private readonly maxEntries = 512) {}
+
+  add(method: string, path: string, handler: T): void {
+    this.cache.clear();
+    this.trie.add(method, path, handler);
+  }
+
+  match(method: string, path: string): Result<T> {
+    const key = `${method} ${path}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const result = this.trie.match(method, path);
+    const [matches] = result as [[T, Record<string, string>][]];
+    if (path.length <= 256 && matches.every(([, params]) => Object.keys(params).length === 0)) {
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
+      this.cache.set(key, result);
+    }
+    return result;
+  }
+}
+
+/**
  * The root app: request id, services, body limit, one error handler, one not-found body.
  * `servicesFor` returns the process-wide services on Node and per-request ones on Workers.
  */
 export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promise<Services>) {
-  const app = new OpenAPIHono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>({ router: new CachedTrieRouter() });
 
   app.use('*', async (c, next) => {
     const incoming = c.req.header('x-request-id');

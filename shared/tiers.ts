@@ -79,9 +79,13 @@ export const tiers: Record<Tier, TierSpec> = {
 
 const allFeatures: Feature[] = [...new Set(TIERS.flatMap((t) => tiers[t].features))];
 
-export function featureFlags(tier: Tier): Record<Feature, boolean> {
-  const own = new Set(tiers[tier].features);
-  return Object.fromEntries(allFeatures.map((f) => [f, own.has(f)])) as Record<Feature, boolean>;
+const flagsByTier = Object.fromEntries(
+  TIERS.map((t) => [t, Object.freeze(Object.fromEntries(allFeatures.map((f) => [f, tiers[t].features.includes(f)])))]),
+) as Record<Tier, Readonly<Record<Feature, boolean>>>;
+
+/** Every feature with whether the tier has it (usage reports, dashboard); computed once per tier. */
+export function featureFlags(tier: Tier): Readonly<Record<Feature, boolean>> {
+  return flagsByTier[tier];
 }
 
 export function hasFeature(tier: Tier, feature: Feature): boolean {

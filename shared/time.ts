@@ -20,9 +20,25 @@ export class ManualClock implements Clock {
 export const iso = (d: Date): string => d.toISOString();
 export const isoOrNull = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
+/**
+ * The UTC day of the last date asked about: every request names its period and day several
+ * times, and toISOString is the costly part. A date outside that day (or an invalid one, which
+ * toISOString rejects) computes afresh.
+ */
+let lastDay = { from: 0, to: -1, day: '', period: '' };
+function utcDay(d: Date) {
+  const t = d.getTime();
+  if (!(t >= lastDay.from && t < lastDay.to)) {
+    const day = d.toISOString().slice(0, 10);
+    const from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    lastDay = { from, to: from + DAY, day, period: day.slice(0, 7) };
+  }
+  return lastDay;
+}
+
 /** Billing period `YYYY-MM` (UTC). */
-export const periodOf = (d: Date): string => d.toISOString().slice(0, 7);
-export const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
+export const periodOf = (d: Date): string => utcDay(d).period;
+export const dayOf = (d: Date): string => utcDay(d).day;
 
 export function periodResetsAt(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));

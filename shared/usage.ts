@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { AuthContext } from './context';
 import { type DbOrTx, rows } from './db';
-import { type CounterOutcome, readingKey } from './counters';
+import type { CounterOutcome } from './counters';
 import type { Services } from './services';
 import { featureFlags, tiers, type Tier } from './tiers';
 import { dayOf, periodOf, periodResetsAt } from './time';
@@ -13,12 +13,19 @@ export type QuotaMetric = (typeof QUOTA_METRICS)[number];
 export const LIVE_MEMORIES = { metric: 'memories_live', bucket: 'all' } as const;
 const DAILY_CALLS = 'api_calls_day';
 
-/** The counters a usage report shows, read in the same statement that counts the request. */
-const reportCounters = (now: Date) => [
-  ...QUOTA_METRICS.map((metric) => ({ metric, bucket: periodOf(now) })),
-  { metric: DAILY_CALLS, bucket: dayOf(now) },
-  LIVE_MEMORIES,
-];
+/**
+ * The counters a usage report shows, read in the same statement that counts the request. One list
+ * per day, shared by every request of that day (the counter store reads a list once per tenant).
+ */
+let reportList: { day: string; counters: readonly { metric: string; bucket: string }[] } = { day: '', counters: [] };
+function reportCounters(now: Date): readonly { metric: string; bucket: string }[] {
+  const day = dayOf(now);
+  if (reportList.day !== day) {
+    const counters = [...QUOTA_METRICS.map((metric) => ({ metric, bucket: periodOf(now) })), { metric: DAILY_CALLS, bucket: day }, LIVE_MEMORIES];
+    reportList = { day, counters: Object.freeze(counters) };
+  }
+  return reportList.counters;
+}
 
 /** Counts one authenticated request against the month (with its ceiling) and the day. */
 export async function consumeApiCall(services: Services, auth: AuthContext, now: Date): Promise<CounterOutcome> {
@@ -69,7 +76,7 @@ async function readQuotas(services: Services, tenantId: string, tier: Tier, now:
   const period = periodOf(now);
   const wanted = reportCounters(now);
   const [apiCalls, memories, rollbacks, today, live] = counted
-    ? wanted.map((w, i) => (i === 0 ? counted.value : (counted.readings[readingKey(w.metric, w.bucket)] ?? 0)))
+    ? wanted.map((w, i) => (i === 0 ? counted.value : counted.reading(w.metric, w.bucket)))
     : await services.counters.read(tenantId, wanted);
   const limits = tiers[tier].limits;
   return {
@@ -96,7 +103,8 @@ export async function usageReport(services: Services, auth: AuthContext, counted
   };
   const pressure = pressureOf(Math.max(...Object.values(quota_percent)));
   const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-  const end = periodResetsAt(now).getTime();
+  const resets = periodResetsAt(now);
+  const end = resets.getTime();
   const elapsed = Math.max(now.getTime() - start, 1);
   const fraction = elapsed / (end - start);
   let projected_limit_date: string | null = null;
@@ -111,7 +119,7 @@ export async function usageReport(services: Services, auth: AuthContext, counted
     audit_retention_days: spec.limits.audit_retention_days,
     features: featureFlags(auth.tier),
     period,
-    resets_at: periodResetsAt(now).toISOString(),
+    resets_at: resets.toISOString(),
     usage_pressure_level: pressure,
     projected_limit_date,
     budget_alert: pressure === 'high' || pressure === 'critical' || projected_limit_date !== null,

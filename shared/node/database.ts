@@ -16,6 +16,53 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * A parameter as an SQL literal for `EXECUTE name(...)`. Every value is quoted, so it reaches the
+ * prepared statement as an untyped literal and goes through the parameter type's input function:
+ * the same thing a text-format bind parameter does. `E''` escaping holds whatever
+ * standard_conforming_strings says; NUL cannot be stored in text and would end the statement.
+ */
+export function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (typeof value === 'number' || typeof value === 'bigint') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
+    text = String(value);
+  } else if (typeof value === 'boolean') text = value ? 'true' : 'false';
+  else if (value instanceof Date) text = value.toISOString();
+  else throw new TypeError(`unsupported SQL parameter: ${typeof value}`);
+  if (text.includes('\0')) throw new TypeError('SQL parameter contains NUL');
+  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+let statements = 0; // names unique in the process, so two wrappers of one client never collide
+
+/**
+ * PGlite's `query` sends six protocol messages and parses and plans the statement every time,
+ * which costs more than running the hot path's small statements. This runs each distinct text as
+ * a server-side prepared statement (`PREPARE` once, then `EXECUTE` with literal parameters over the
+ * simple protocol: one message). Prepared statements live as long as the PGlite session; past
+ * `maxPrepared` texts, new ones run unprepared rather than evicting (an `EXECUTE` already queued
+ * for an evicted name would fail).
+ */
+export function preparedQuery(client: Pick<PGlite, 'query' | 'exec'>, maxPrepared = 32): RawQuery {
+  const names = new Map<string, Promise<string>>();
+  return async <T>(text: string, params: unknown[]) => {
+    let name = names.get(text);
+    if (!name) {
+      if (names.size >= maxPrepared) return (await client.query<T>(text, params)).rows;
+      const id = `engram_q${statements++}`;
+      name = client.exec(`PREPARE ${id} AS ${text}`).then(() => id);
+      names.set(text, name);
+      name.catch(() => names.delete(text));
+    }
+    const args = params.length ? `(${params.map(sqlLiteral).join(', ')})` : '';
+    const [result] = await client.exec(`EXECUTE ${await name}${args}`);
+    return result.rows as T[];
+  };
+}
+
 /** Embedded PGlite with pgvector, persisted in `dataDir` (or `memory://`), or restored from a dump. */
 export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database & { client: PGlite }> {
   if (opts.dataDir && !opts.dataDir.startsWith('memory://')) await mkdir(opts.dataDir, { recursive: true });
@@ -23,7 +70,7 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
   return {
     client,
     db: drizzlePglite(client, { schema }) as unknown as Db,
-    query: async <T>(text: string, params: unknown[]) => (await client.query<T>(text, params)).rows,
+    query: preparedQuery(client),
     storage: 'embedded',
     migrate: async () => migrate({ query: (t, p) => client.query(t, p), exec: (t) => client.exec(t) }, await loadMigrations()),
     close: () => client.close(),

