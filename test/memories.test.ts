@@ -303,6 +303,19 @@ describe('context/now and export', () => {
     expect((await engine.request('GET', '/v1/memories/export?format=xml', { key: t.key })).status).toBe(400);
   });
 
+  it('csv export defuses spreadsheet formulas (CSV injection) and leaves numbers alone', async () => {
+    const t = await engine.newTenant();
+    await store(t, { observation: '=HYPERLINK("http://evil.example","click")', tags: ['f', '+tag'], agent_id: '@agent' });
+    await store(t, { observation: '-1 is not a formula here either', tags: ['f'] });
+    const csv = await engine.request('GET', '/v1/memories/export?format=csv&tags=f', { key: t.key });
+    const body = csv.text.split('\r\n').slice(1).join('\n');
+    expect(body).toContain(`"'=HYPERLINK(""http://evil.example"",""click"")"`);
+    expect(body).toContain("'-1 is not a formula here either");
+    expect(body).toContain('f;+tag');
+    expect(body).toContain(",'@agent,");
+    expect(body).not.toMatch(/(^|,)[=+\-@]/m);
+  });
+
   it('exports more than one page in order', async () => {
     const t = await engine.newTenant('pro');
     const values = Array.from({ length: 520 }, (_, i) => `('${crypto.randomUUID()}', '${t.tenantId}', 'bulk ${i}', '{}', 5, 1, 0, 'h${i}', (SELECT embedding FROM memories LIMIT 1), now() - interval '${i} seconds', now())`);

@@ -1,5 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import type { AuthContext } from '../../shared/context';
+import { csvField } from '../../shared/csv';
 import type { Services } from '../../shared/services';
 import { requireFeature } from '../../shared/tiers';
 import * as q from './queries';
@@ -17,11 +18,6 @@ export const contentTypes = {
 /** The columns of spec §2.11; `artifact_id` is the memory id, else the audited resource's id. */
 export const CSV_COLUMNS = ['timestamp', 'operation', 'agent_id', 'artifact_id', 'content_hash'] as const;
 
-/** RFC 4180: quote every field that needs it, double the quotes inside. */
-function csvField(value: unknown): string {
-  const s = value === null || value === undefined ? '' : String(value);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 function formatter(format: keyof typeof contentTypes) {
   switch (format) {

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { z } from '@hono/zod-openapi';
 import type { AuthContext } from '../../shared/context';
+import { csvField } from '../../shared/csv';
 import { rows } from '../../shared/db';
 import { live } from '../../shared/memory-access';
 import type { Services } from '../../shared/services';
@@ -13,11 +14,6 @@ export const contentTypes = { md: 'text/markdown; charset=utf-8', json: 'applica
 
 const CSV_COLUMNS = ['uuid', 'observation', 'tags', 'importance', 'confidence', 'recall_count', 'agent_id', 'space_id', 'context', 'hash', 'created_at', 'updated_at'] as const;
 
-/** RFC 4180: quote every field that needs it, double the quotes inside. */
-function csvField(value: unknown): string {
-  const s = value === null || value === undefined ? '' : Array.isArray(value) ? value.join(';') : String(value);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 function formatter(format: keyof typeof contentTypes) {
   switch (format) {
