@@ -1,11 +1,12 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from './db';
+import { type DbOrTx, pgArray, rows } from './db';
 import { analyticSettings } from './memory-history';
 
 /**
- * The memory store's links as they were at a moment, rebuilt from the event log (replay snapshots;
- * a rollback can use `edgesAt` to put back the links that existed at its target). SQL fragments
- * are CTE lists to splice into one `WITH`, so a caller pays for each scan once.
+ * The memory store and its links as they were at a moment, read from the replay interval tables
+ * (memory_states, edge_states; migrations 0007, 0008): replay snapshots, and the links a rollback
+ * puts back (`edgesAt`). SQL fragments are CTEs to splice into one `WITH`, so a caller pays for
+ * each scan once.
  */
 
 /**
@@ -30,10 +31,12 @@ export const presentCtes = (tenantId: string, at: Date): SQL => sql`present AS M
  * `at`, the edge_states intervals (migrations/0008) holding it. Every event that ends a memory's
  * life closes its links' intervals, so both ends of an open link are present, except an end whose
  * TTL ran out before the purge wrote that event: the few states with a TTL (`lapsed`) are checked.
- * `at` and `event_id` are the link's latest creation.
+ * `at` and `event_id` are the link's latest creation. `touching` keeps only links with an end among
+ * those memories.
  */
-export function edgeCtes(tenantId: string, at: Date): SQL {
+export function edgeCtes(tenantId: string, at: Date, touching?: string[]): SQL {
   const T = sql`${at.toISOString()}::timestamptz`;
+  const ends = touching ? sql`AND (es.source_id = ANY(${pgArray(touching)}::uuid[]) OR es.target_id = ANY(${pgArray(touching)}::uuid[]))` : sql``;
   return sql`
     lapsed AS (
       SELECT s.memory_id FROM memory_states s
@@ -43,7 +46,7 @@ export function edgeCtes(tenantId: string, at: Date): SQL {
     edges AS MATERIALIZED (
       SELECT es.source_id, es.target_id, es.relation, es.valid_from AS at, es.event_id, es.weight
       FROM edge_states es
-      WHERE es.tenant_id = ${tenantId} AND es.valid_from <= ${T} AND (es.valid_to IS NULL OR es.valid_to > ${T})
+      WHERE es.tenant_id = ${tenantId} AND es.valid_from <= ${T} AND (es.valid_to IS NULL OR es.valid_to > ${T}) ${ends}
         AND NOT EXISTS (SELECT 1 FROM lapsed l WHERE l.memory_id IN (es.source_id, es.target_id))
     )`;
 }
@@ -66,19 +69,15 @@ export async function snapshotSettings(tx: DbOrTx) {
 }
 
 /**
- * Every link that existed at `at` (bare uuids), with its weight, in one statement. Inside a
- * caller's transaction it runs in a savepoint, and its settings (analyticSettings) last until that
- * transaction ends.
+ * Every link that existed at `at` (bare uuids), with its weight, in one statement; with `touching`,
+ * only those with an end among these memories (what a rollback that restores them puts back).
  */
-export async function edgesAt(db: DbOrTx, tenantId: string, at: Date): Promise<PastEdge[]> {
-  return db.transaction(async (tx) => {
-    await snapshotSettings(tx);
-    const found = await rows<PastEdge>(
-      tx,
-      sql`WITH ${edgeCtes(tenantId, at)}
-          SELECT d.source_id::text AS source_id, d.target_id::text AS target_id, d.relation, coalesce(d.weight, 0) AS weight
-          FROM edges d ORDER BY d.source_id, d.target_id, d.relation`,
-    );
-    return found.map((e) => ({ ...e, weight: Number(e.weight) }));
-  });
+export async function edgesAt(db: DbOrTx, tenantId: string, at: Date, touching?: string[]): Promise<PastEdge[]> {
+  const found = await rows<PastEdge>(
+    db,
+    sql`WITH ${edgeCtes(tenantId, at, touching)}
+        SELECT d.source_id::text AS source_id, d.target_id::text AS target_id, d.relation, coalesce(d.weight, 0) AS weight
+        FROM edges d ORDER BY d.source_id, d.target_id, d.relation`,
+  );
+  return found.map((e) => ({ ...e, weight: Number(e.weight) }));
 }

@@ -216,6 +216,13 @@ describe('with rollbacks in the history', () => {
   }
 });
 
+/** After a rollback to `at`: the store holds exactly one link, the one the snapshot at `at` shows. */
+async function expectOneLiveLinkAsAt(t: Tenant, at: number) {
+  const then = await snapshotAt(t, at, 500);
+  expect(then.edges.size).toBe(1);
+  expect([...(await liveStore(t)).edges]).toEqual([...then.edges]);
+}
+
 describe('rollback and links', () => {
   // A memory that one rollback removes and a later rollback restores comes back with its links.
   it('a rollback to T restores the links that existed at T', async () => {
@@ -233,9 +240,7 @@ describe('rollback and links', () => {
     engine.clock.advance(5_000);
     expect((await engine.request('POST', '/v1/rollback', { key: t.key, body: { target: iso(t2) } })).body.artifacts_restored).toBe(1);
     engine.clock.advance(5_000);
-    const atT2 = await snapshotAt(t, t2, 500);
-    expect(atT2.edges.size).toBe(1);
-    expect([...(await liveStore(t)).edges]).toEqual([...atT2.edges]);
+    await expectOneLiveLinkAsAt(t, t2);
   });
 });
 
@@ -259,9 +264,7 @@ describe('links through rollbacks', () => {
     engine.clock.advance(5_000);
     expect((await engine.request('POST', '/v1/rollback', { key: t.key, body: { target: iso(linked) } })).body.artifacts_restored).toBe(1);
     engine.clock.advance(5_000);
-    const atLinked = await snapshotAt(t, linked, 500);
-    expect(atLinked.edges.size).toBe(1);
-    expect([...(await liveStore(t)).edges]).toEqual([...atLinked.edges]);
+    await expectOneLiveLinkAsAt(t, linked);
   });
 
   // The links a rollback puts back get `link` events, so the snapshots after it see them.

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows } from '../../shared/db';
+import { edgesAt, type PastEdge } from '../../shared/edge-history';
 import { embeddingOfEvent } from '../../shared/memory-history';
 import { COLUMNS, type MemoryDto, type MemoryRow } from '../../shared/memory-rows';
 
@@ -93,27 +94,23 @@ export async function revertMemories(tx: DbOrTx, tenantId: string, items: PastIt
 }
 
 /**
- * Restored memories get back the links they had at the target: every link recorded (a `link`
- * event) at or before it, touching a restored memory, whose two ends exist again. That is the rule
- * the replay snapshot uses, so the store after a rollback matches the snapshot at its target.
- * Returns the links inserted; the caller records a `link` event for each, so replay sees them too.
+ * Restored memories get back the links they had at the target (edgesAt: the rule the replay
+ * snapshot uses, so the store after a rollback matches the snapshot at its target) whose two ends
+ * exist again. Returns the links inserted; the caller records a `link` event for each, so replay
+ * sees them from now on.
  */
-export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[], target: Date) {
+export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[], target: Date, now: Date) {
   if (!ids.length) return [];
-  return rows<{ source_id: string; target_id: string; relation: string; weight: number }>(
+  const past = await edgesAt(tx, tenantId, target, ids);
+  if (!past.length) return [];
+  return rows<PastEdge>(
     tx,
     sql`
     INSERT INTO memory_edges (id, tenant_id, source_id, target_id, relation, weight, created_at)
-    SELECT DISTINCT ON (e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid, e.metadata->>'relation')
-           gen_random_uuid(), ${tenantId}, e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid,
-           e.metadata->>'relation', (e.metadata->>'weight')::real, e.at
-    FROM memory_events e
-    WHERE e.tenant_id = ${tenantId} AND e.kind = 'link' AND e.at <= ${target.toISOString()}
-      AND (e.memory_id = ANY(${pgArray(ids)}::uuid[])
-           OR replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid = ANY(${pgArray(ids)}::uuid[]))
-      AND EXISTS (SELECT 1 FROM memories s WHERE s.id = e.memory_id AND s.tenant_id = ${tenantId})
-      AND EXISTS (SELECT 1 FROM memories t WHERE t.id = replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid AND t.tenant_id = ${tenantId})
-    ORDER BY e.memory_id, replace(e.metadata->>'target_id', 'urn:uuid:', '')::uuid, e.metadata->>'relation', e.at DESC
+    SELECT gen_random_uuid(), ${tenantId}, l.source_id, l.target_id, l.relation, l.weight, ${now.toISOString()}
+    FROM jsonb_to_recordset(${JSON.stringify(past)}::jsonb) AS l(source_id uuid, target_id uuid, relation text, weight real)
+    WHERE EXISTS (SELECT 1 FROM memories s WHERE s.id = l.source_id AND s.tenant_id = ${tenantId})
+      AND EXISTS (SELECT 1 FROM memories t WHERE t.id = l.target_id AND t.tenant_id = ${tenantId})
     ON CONFLICT DO NOTHING
     RETURNING source_id::text, target_id::text, relation, weight`,
   );

@@ -134,7 +134,7 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
     await q.deleteMemories(tx, auth.tenantId, plan.remove.map((c) => c.id));
     await q.insertMemories(tx, auth.tenantId, restorable.map(pastItem), now);
     await q.revertMemories(tx, auth.tenantId, plan.revert.map(pastItem), now);
-    const relinked = await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id), target);
+    const relinked = await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id), target, now);
     await recordMemoryEvents(tx, [
       ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: c.current, after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
       ...restorable.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: null, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'restored' } })),

@@ -38,7 +38,7 @@
  * server's setting); the index statement itself is the migration's.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
@@ -56,6 +56,7 @@ import { rebuildReplayIntervals } from '../../shared/history-intervals';
 import { type MemoryRow, toMemoryDto } from '../../shared/memory-rows';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 import { periodOf } from '../../shared/time';
+import { rng, pct, f0, f1, f2, table, timed, pool, indexDefinition } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -99,15 +100,6 @@ const SNAPSHOT_TARGET_MS = 200;
 
 // ---------- small helpers ----------
 
-/** Deterministic data (mulberry32), so every run loads the same history. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(42);
 const int = (n: number) => Math.floor(rand() * n);
 const VOCAB = (() => {
@@ -121,33 +113,9 @@ const TAGS = ['work', 'personal', 'billing', 'infra', 'research', 'travel', 'hea
 const someTags = () => [...new Set(Array.from({ length: int(4) }, () => TAGS[int(TAGS.length)]))];
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** Nearest-rank percentile. */
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1))];
-};
-const f0 = (x: number) => x.toFixed(0);
-const f1 = (x: number) => x.toFixed(1);
-const f2 = (x: number) => x.toFixed(2);
 const MB = (bytes: number) => bytes / 2 ** 20;
 const n0 = (x: number) => x.toLocaleString('en-US');
 
-function table(header: string[], body: string[][]) {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-}
-
-async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
-  const t0 = performance.now();
-  const out = await fn();
-  return [out, performance.now() - t0];
-}
-
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
-}
 
 // A full collection before each memory baseline, so garbage of earlier steps does not count.
 setFlagsFromString('--expose-gc');
@@ -284,14 +252,6 @@ async function call(method: string, url: string, token: string, body?: unknown) 
   return (text.startsWith('{') ? JSON.parse(text) : text) as any;
 }
 
-/** The HNSW index exactly as the migrations define it (the last CREATE INDEX of it wins). */
-async function indexDefinition() {
-  const dir = new URL('../../migrations/', import.meta.url);
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
-  const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap((text) => text.match(new RegExp(`CREATE INDEX ${INDEX} [^;]*;`, 'g')) ?? []);
-  if (!found.length) throw new Error(`${INDEX} not found in migrations/`);
-  return found[found.length - 1];
-}
 
 // ---------- 1. the history ----------
 
@@ -534,7 +494,7 @@ const say = (s = '') => out.push(s);
 const progress = (s: string) => console.error(`[${f0((performance.now()) / 1000)} s] ${s}`);
 try {
   bulk = await bulkClient();
-  const indexSql = await indexDefinition();
+  const indexSql = await indexDefinition(INDEX);
   const [{ n: existing }] = await bulk.query<{ n: string }>('SELECT count(*) AS n FROM memories');
   if (Number(existing) > 0) throw new Error(`refusing to run: memories already holds ${existing} rows; the bench drops ${INDEX}. Use an empty database.`);
   await bulk.query('DROP TABLE IF EXISTS bench_cc_events, bench_cc_memories, bench_cc_vectors');
@@ -791,7 +751,7 @@ try {
   try {
     await bulk?.query('DROP TABLE IF EXISTS bench_cc_events, bench_cc_memories, bench_cc_vectors');
     // Leave the database as the migrations define it, even after a failure mid-load.
-    await bulk?.query((await indexDefinition()).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'));
+    await bulk?.query((await indexDefinition(INDEX)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'));
     if (tenantId && !args.keep) {
       progress('deleting the bench tenant');
       await bulk?.query('DELETE FROM memory_events WHERE tenant_id = $1', [tenantId]);

@@ -17,6 +17,7 @@ import { parseConfig } from '../../shared/config';
 import { createLogger } from '../../shared/log';
 import { openPglite } from '../../shared/node/database';
 import { createNodeServices } from '../../shared/node/services';
+import { pool } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,13 +45,6 @@ async function loadConversations() {
       return { id: `conv-${f.replace('.json', '')}`, turns, qa };
     }),
   );
-}
-
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
 }
 
 const pct = (xs: number[], p: number) => {

@@ -26,7 +26,7 @@
  * Prints markdown tables; exits 1 only if it fails or a read-your-writes search misses.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -48,6 +48,7 @@ import { openPglite } from '../../shared/node/database';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 import { periodOf } from '../../shared/time';
 import { nearestMemories, vectorSearchSettings } from '../../shared/vector-search';
+import { rng, pct, f1, f2, table, timed, pool, indexDefinition } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -76,15 +77,6 @@ const INDEX = 'memories_embedding_idx';
 
 // ---------- small helpers ----------
 
-/** Deterministic texts and vectors (mulberry32), so every run searches the same data. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(42);
 const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
 
@@ -110,33 +102,10 @@ function randomUnitVector(): string {
   return `[${v.map((x) => (x / norm).toFixed(6)).join(',')}]`;
 }
 
-/** Nearest-rank percentile. */
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1))];
-};
-const f1 = (x: number) => x.toFixed(1);
-const f2 = (x: number) => x.toFixed(2);
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const rssMb = () => Math.round(process.memoryUsage().rss / 2 ** 20);
 const peakRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
-function table(header: string[], body: string[][]) {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-}
-
-async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
-  const t0 = performance.now();
-  const out = await fn();
-  return [out, performance.now() - t0];
-}
-
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
-}
 
 // ---------- the server ----------
 
@@ -305,14 +274,6 @@ async function storeBench(provider: 'use' | 'hash', tenantsToDrop: string[]) {
 
 // ---------- part 2: search latency at each size ----------
 
-/** The HNSW index exactly as the migrations define it (the last CREATE INDEX of it wins). */
-async function indexDefinition() {
-  const dir = new URL('../../migrations/', import.meta.url);
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
-  const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap((text) => text.match(new RegExp(`CREATE INDEX ${INDEX} [^;]*;`, 'g')) ?? []);
-  if (!found.length) throw new Error(`${INDEX} not found in migrations/`);
-  return found[found.length - 1];
-}
 
 async function bulkLoad(bulk: Bulk, tenantId: string, count: number) {
   const now = Date.now();
@@ -524,7 +485,7 @@ let failed = false;
 let main: Engram | null = null;
 const started = performance.now();
 try {
-  const indexSql = await indexDefinition();
+  const indexSql = await indexDefinition(INDEX);
   const tenantsToDrop: string[] = [];
 
   // The guard: never drop the HNSW index of a database that holds someone's memories.
@@ -591,7 +552,7 @@ try {
   failed = true;
 } finally {
   // Leave the database as the migrations define it, even after a failure mid-load.
-  await main?.bulk.query((await indexDefinition()).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS')).catch((err) => console.error('could not restore the index:', err));
+  await main?.bulk.query((await indexDefinition(INDEX)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS')).catch((err) => console.error('could not restore the index:', err));
   await main?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }
