@@ -1,36 +1,44 @@
-import { serve } from '@hono/node-server';
-import { ConfigError, parseConfig } from '../shared/config';
-import { createLogger } from '../shared/log';
+import { ConfigError, parseConfig } from '../shared/platform/config';
+import { createLogger } from '../shared/platform/log';
+import { logConfigWarnings } from '../shared/platform/startup';
 import { openPglite, openPostgres } from '../shared/node/database';
+import { baseUrl, developmentOperatorToken, firstRunBanner, OPERATOR_API_OFF_HINT } from '../shared/node/first-run';
+import { listen } from '../shared/node/http-server';
 import { createNodeServices } from '../shared/node/services';
 import { buildApp } from './app';
 import { jobHandlers, maintenanceTasks } from './registry';
 
 /** Node entry point: `npm start` serves; `npm run db:migrate` only applies migrations. */
 async function main() {
-  const config = parseConfig(process.env);
+  let config = parseConfig(process.env);
   const log = createLogger(config.LOG_LEVEL);
 
   if (process.argv[2] === 'migrate') {
-    const database = config.DATABASE_URL ? openPostgres(config.DATABASE_URL, 1) : await openPglite({ dataDir: config.DATA_DIR });
+    const database = config.DATABASE_URL ? openPostgres(config.DATABASE_URL, 1) : await openPglite({ dataDir: config.DATA_DIR, durable: config.PGLITE_FSYNC });
     const applied = await database.migrate();
     log.info('migrations', { applied, storage: database.storage });
     await database.close();
     return;
   }
 
+  logConfigWarnings(config, log);
+  const devToken = developmentOperatorToken(config);
+  if (devToken) config = { ...config, ADMIN_TOKEN: devToken };
   const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
   node.runner.start();
   const app = buildApp(() => node.services);
-  const server = serve({ fetch: app.fetch, port: config.PORT }, (info) => {
-    log.info('engram listening', {
-      url: `http://localhost:${info.port}`,
-      storage: node.services.storage,
-      data_dir: node.services.storage === 'embedded' ? config.DATA_DIR : undefined,
-      redis: Boolean(config.REDIS_URL),
-      docs: `http://localhost:${info.port}/docs`,
-    });
+  const { server, address } = await listen(app.fetch, { host: config.HOST, port: config.PORT });
+  const url = baseUrl(config.HOST, address.port);
+  log.info('engram listening', {
+    url,
+    storage: node.services.storage,
+    data_dir: node.services.storage === 'embedded' ? config.DATA_DIR : undefined,
+    redis: Boolean(config.REDIS_URL),
+    docs: `${url}/docs`,
   });
+  // Deliberately on the console, not in the log: the one-time token is the point of this message.
+  if (devToken) console.log(firstRunBanner(url, devToken));
+  else if (!config.ADMIN_TOKEN) log.info(OPERATOR_API_OFF_HINT);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -1,16 +1,15 @@
-import type { Config } from '../shared/config';
-import { EVENT_TOPIC } from '../shared/events';
-import type { Logger } from '../shared/log';
-import { mailJobHandler, MAIL_TOPIC } from '../shared/mail';
-import { type MaintenanceTask, platformMaintenance } from '../shared/maintenance';
-import type { JobHandlers } from '../shared/outbox';
-import { indexPendingVectorsTask, VECTOR_INDEX_TOPIC, vectorIndexJob } from '../shared/vector-index';
-import { pruneAuditRetention } from './audit/maintenance';
-import { purgeExpiredMemories } from './memories/maintenance';
+import type { Config } from '../shared/platform/config';
+import { EVENT_TOPIC } from '../shared/jobs/events';
+import type { Logger } from '../shared/platform/log';
+import { mailJobHandler, MAIL_TOPIC } from '../shared/jobs/mail';
+import { type MaintenanceTask, platformMaintenance } from '../shared/jobs/maintenance';
+import type { JobHandlers } from '../shared/jobs/outbox';
+import { indexPendingVectorsTask, VECTOR_INDEX_TOPIC, vectorIndexJob } from '../shared/memory/vector-index';
+import { families } from './families';
 
-/** Every background job topic and its handler; both entry points wire exactly these. */
+/** Every background job topic and its handler: the platform's and each family's. Both entry points wire exactly these. */
 export function jobHandlers(config: Config, log: Logger): JobHandlers {
-  return {
+  const handlers: JobHandlers = {
     [MAIL_TOPIC]: mailJobHandler(config, log),
     // Events fan out to webhook subscriptions; with no subscriptions a delivered event has no one to call.
     [EVENT_TOPIC]: async (job) => {
@@ -18,12 +17,12 @@ export function jobHandlers(config: Config, log: Logger): JobHandlers {
     },
     [VECTOR_INDEX_TOPIC]: vectorIndexJob,
   };
+  for (const family of families) Object.assign(handlers, family.jobs);
+  return handlers;
 }
 
-/** Scheduled housekeeping (cron on Workers, a timer on Node). */
-export const maintenanceTasks: Record<string, MaintenanceTask> = {
-  ...platformMaintenance,
-  expired_memories: purgeExpiredMemories,
-  audit_retention: pruneAuditRetention,
-  pending_vectors: indexPendingVectorsTask,
-};
+/** Scheduled housekeeping (cron on Workers, a timer on Node): the platform's tasks and each family's. */
+export const maintenanceTasks: Record<string, MaintenanceTask> = Object.assign(
+  { ...platformMaintenance, pending_vectors: indexPendingVectorsTask },
+  ...families.map((f) => f.maintenance ?? {}),
+);

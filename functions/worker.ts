@@ -2,18 +2,19 @@ import { neonConfig, Pool } from '@neondatabase/serverless';
 import { Client as QStash } from '@upstash/qstash';
 import { drizzle } from 'drizzle-orm/neon-serverless';
 import * as schema from '../schema';
-import { type Config, parseConfig } from '../shared/config';
-import { CounterStore } from '../shared/counters';
-import { assertFits, configuredEmbedder } from '../shared/embeddings';
-import type { Db } from '../shared/db';
-import { newId } from '../shared/ids';
-import { createLogger } from '../shared/log';
-import { runMaintenance } from '../shared/maintenance';
-import { runDueJobs } from '../shared/outbox';
-import { PostgresRateLimiter, RedisRateLimiter } from '../shared/ratelimit';
-import { upstashRedis } from '../shared/redis-upstash';
-import { RequestStats, type Services } from '../shared/services';
-import { systemClock } from '../shared/time';
+import { type Config, parseConfig } from '../shared/platform/config';
+import { CounterStore } from '../shared/platform/counters';
+import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
+import type { Db } from '../shared/platform/db';
+import { newId } from '../shared/platform/ids';
+import { createLogger } from '../shared/platform/log';
+import { logConfigWarnings } from '../shared/platform/startup';
+import { runMaintenance } from '../shared/jobs/maintenance';
+import { runDueJobs } from '../shared/jobs/outbox';
+import { PostgresRateLimiter, RedisRateLimiter } from '../shared/platform/ratelimit';
+import { upstashRedis } from '../shared/platform/redis-upstash';
+import { RequestStats, type Services } from '../shared/platform/services';
+import { systemClock } from '../shared/platform/time';
 import { buildApp } from './app';
 import { JOBS_PATH } from './internal';
 import { jobHandlers, maintenanceTasks } from './registry';
@@ -24,7 +25,10 @@ let cachedConfig: { source: Bindings; config: Config } | null = null;
 const stats = new RequestStats();
 
 function configFor(env: Bindings): Config {
-  if (cachedConfig?.source !== env) cachedConfig = { source: env, config: parseConfig(env) };
+  if (cachedConfig?.source !== env) {
+    cachedConfig = { source: env, config: parseConfig(env) };
+    logConfigWarnings(cachedConfig.config, createLogger(cachedConfig.config.LOG_LEVEL));
+  }
   return cachedConfig.config;
 }
 
@@ -52,9 +56,13 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
       : null;
   const counters = new CounterStore(db, async (text, params) => (await pool.query(text, params)).rows, false);
   const ai = env.AI as Parameters<typeof configuredEmbedder>[1];
-  const embedder = configuredEmbedder({ ...config, EMBEDDING_PROVIDER: config.EMBEDDING_PROVIDER ?? 'workers-ai' }, ai);
-  if (!embedder) throw new Error('EMBEDDING_PROVIDER=use runs on Node only; use workers-ai or openai on Workers');
-  assertFits(embedder);
+  // Built on first use: a provider that is not configured breaks only what embeds (503 with the
+  // reason, reported by /health), not every route.
+  const embedder = lazyEmbedder(() => {
+    const built = configuredEmbedder({ ...config, EMBEDDING_PROVIDER: config.EMBEDDING_PROVIDER ?? 'workers-ai' }, ai);
+    if (!built) throw new Error('EMBEDDING_PROVIDER=use runs on Node only; use workers-ai or openai on Workers');
+    return built;
+  });
   const qstash = config.QSTASH_TOKEN ? new QStash({ token: config.QSTASH_TOKEN, baseUrl: config.QSTASH_URL }) : null;
   const services: Services = {
     config,
@@ -81,6 +89,11 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     jobHandlers: jobHandlers(config, log),
     stats,
     clientIp: (c) => c.req.header('cf-connecting-ip') ?? null,
+    docsScript: async (request) => {
+      const assets = env.ASSETS as Fetcher | undefined;
+      if (!assets) throw new Error('ASSETS binding missing (wrangler.toml [assets])');
+      return assets.fetch(new Request(new URL('/standalone.js', request.url), { headers: request.headers }));
+    },
   };
   return { services, pool };
 }
@@ -126,7 +139,7 @@ export default {
     try {
       const now = services.clock.now();
       await runDueJobs(services.db, services.jobHandlers, now, services.log, { limit: 100 });
-      await runMaintenance(services.db, maintenanceTasks, now, services.log);
+      await runMaintenance(services, maintenanceTasks);
     } finally {
       ctx.waitUntil(pool.end());
     }

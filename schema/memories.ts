@@ -1,6 +1,8 @@
-import { bigint, boolean, integer, jsonb, pgTable, real, smallint, text, timestamp, uuid, vector } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, customType, integer, jsonb, pgTable, real, smallint, text, timestamp, uuid, vector } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
 export const contextSpaces = pgTable('context_spaces', {
   id: uuid('id').primaryKey(),
@@ -36,6 +38,8 @@ export const memories = pgTable('memories', {
   version: integer('version').notNull(),
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
+  /** Stemmed lexemes for keyword search, kept by Postgres (migrations/0002). */
+  searchTsv: tsvector('search_tsv').generatedAlwaysAs(sql`to_tsvector('english', observation || ' ' || coalesce(context, ''))`),
 });
 
 export const memoryEvents = pgTable('memory_events', {

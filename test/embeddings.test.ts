@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashEmbedder } from '../shared/embeddings';
+import { hashEmbedder } from '../shared/memory/embeddings';
 import { createEngine } from './harness';
 
 /**

@@ -1,15 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { inject } from 'vitest';
 import { buildApp } from '../functions/app';
+import { freshIp, type RequestFn, testClient, type TestResponse, uniqueEmail } from './client';
+import { conformanceChecker } from './conformance';
 import { jobHandlers, maintenanceTasks } from '../functions/registry';
-import { parseConfig } from '../shared/config';
-import { createLogger } from '../shared/log';
+import { parseConfig } from '../shared/platform/config';
+import { createLogger } from '../shared/platform/log';
 import { openPglite, openPostgres } from '../shared/node/database';
 import { createNodeServices, type NodeServices } from '../shared/node/services';
-import type { JobHandlers } from '../shared/outbox';
-import { ManualClock } from '../shared/time';
+import type { JobHandlers } from '../shared/jobs/outbox';
+import { ManualClock } from '../shared/platform/time';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** Where every test engine's clock starts: mid-month, mid-day, so no test straddles a period boundary by chance. */
+export const TEST_EPOCH = new Date('2026-11-15T12:00:00.000Z');
 
 /** Real Postgres + Redis when the integration run sets these; embedded PGlite otherwise. */
 export const integration = {
@@ -17,13 +22,6 @@ export const integration = {
   redisUrl: process.env.TEST_REDIS_URL,
 };
 export const storageName = integration.databaseUrl ? 'postgres' : 'embedded';
-
-export interface TestResponse<T = any> {
-  status: number;
-  body: T;
-  headers: Headers;
-  text: string;
-}
 
 export interface Tenant {
   tenantId: string;
@@ -33,18 +31,14 @@ export interface Tenant {
   tier: string;
 }
 
-/**
- * A random documentation-range IPv6 address per signup, so the per-IP signup limit bites only where
- * a test wants it, even when Redis keeps windows across files and runs.
- */
-export const freshIp = () => `2001:db8::${[...crypto.getRandomValues(new Uint16Array(4))].map((n) => n.toString(16)).join(':')}`;
-export const uniqueEmail = (label = 'user') => `${label}-${crypto.randomUUID().slice(0, 12)}@example.com`;
+export { freshIp, uniqueEmail };
+export type { TestResponse };
 
 export interface TestEngine {
   node: NodeServices;
   clock: ManualClock;
   app: ReturnType<typeof buildApp>;
-  request<T = any>(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<TestResponse<T>>;
+  request: RequestFn;
   admin<T = any>(method: string, path: string, body?: unknown): Promise<TestResponse<T>>;
   newTenant(tier?: 'free' | 'starter' | 'pro' | 'enterprise'): Promise<Tenant>;
   latestMailToken(email: string): Promise<string>;
@@ -69,7 +63,7 @@ export async function createEngine(opts: { env?: Record<string, string>; jobHand
   const database = config.DATABASE_URL
     ? openPostgres(config.DATABASE_URL, 5)
     : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]) });
-  const clock = new ManualClock();
+  const clock = new ManualClock(TEST_EPOCH);
   const log = createLogger('silent');
   const node = await createNodeServices(config, {
     database,
@@ -79,25 +73,11 @@ export async function createEngine(opts: { env?: Record<string, string>; jobHand
     maintenance: maintenanceTasks,
   });
   const app = buildApp(() => node.services);
+  const conforms = conformanceChecker(app);
 
-  const request: TestEngine['request'] = async (method, path, o = {}) => {
-    const headers: Record<string, string> = { ...o.headers };
-    if (o.key) headers.authorization = `Bearer ${o.key}`;
-    let body: string | undefined = o.raw;
-    if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await app.request(path, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      /* not JSON: keep the text */
-    }
-    return { status: res.status, body: parsed as any, headers: res.headers, text };
-  };
+  const request = testClient((req) => app.request(req), {
+    check: (method, path, res) => conforms(method, path, res.status, res.headers.get('content-type'), res.body),
+  });
 
   const engine: TestEngine = {
     node,

@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itRequiresAKey } from './auth-suite';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 let engine: TestEngine;
@@ -252,7 +251,7 @@ describe('TTL', () => {
 describe('quota', () => {
   it('storing past the monthly memories limit is 429 with usage, and stores nothing', async () => {
     const t = await engine.newTenant();
-    const period = new Date().toISOString().slice(0, 7);
+    const period = engine.clock.now().toISOString().slice(0, 7);
     await engine.node.services.db.execute(sql`
       INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${t.tenantId}, 'memories', ${period}, 5000)`);
     const res = await store(t, { observation: 'One too many.' });
@@ -316,6 +315,21 @@ describe('context/now and export', () => {
     expect(body).not.toMatch(/(^|,)[=+\-@]/m);
   });
 
+  it('csv guard also catches a leading line feed, spaces before =, and full-width ＝＋－＠', async () => {
+    const t = await engine.newTenant();
+    const sneaky = ['\n=1+1', ' =1+1', '  \t@SUM(A1)', '＝1+1', '＋1', '－1', '＠x', '\u00a0=1'];
+    for (const [i, context] of sneaky.entries()) await store(t, { observation: `sneaky ${i}`, tags: ['g'], context, agent_id: context.trim() || 'x' });
+    await store(t, { observation: 'harmless', tags: ['g'], context: 'a = b', agent_id: 'x=1' });
+    const csv = await engine.request('GET', '/v1/memories/export?format=csv&tags=g', { key: t.key });
+    const cells = parseCsv(csv.text).slice(1).flatMap((row) => [row[6], row[8]]);
+    for (const value of sneaky) {
+      expect(cells, JSON.stringify(value)).toContain(`'${value}`);
+      expect(cells, JSON.stringify(value)).not.toContain(value);
+    }
+    expect(cells).toContain('a = b');
+    expect(cells).toContain('x=1');
+  });
+
   it('exports more than one page in order', async () => {
     const t = await engine.newTenant('pro');
     const values = Array.from({ length: 520 }, (_, i) => `('${crypto.randomUUID()}', '${t.tenantId}', 'bulk ${i}', '{}', 5, 1, 0, 'h${i}', (SELECT embedding FROM memories LIMIT 1), now() - interval '${i} seconds', now())`);
@@ -328,12 +342,26 @@ describe('context/now and export', () => {
   });
 });
 
-describe('auth', () => {
-  itRequiresAKey(() => engine, 'POST', '/v1/memories', { observation: 'x' });
-  itRequiresAKey(() => engine, 'GET', '/v1/memories');
-  itRequiresAKey(() => engine, 'GET', '/v1/memories/search?q=x');
-  itRequiresAKey(() => engine, 'GET', '/v1/memories/export');
-  itRequiresAKey(() => engine, 'GET', '/v1/context/now');
-});
 
 
+
+/** RFC 4180 rows (quoted fields may hold commas, quotes and line breaks). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') row.push(field), (field = '');
+    else if (ch === '\r' && text[i + 1] === '\n') rows.push([...row, field]), (row = []), (field = ''), i++;
+    else field += ch;
+  }
+  if (field || row.length) rows.push([...row, field]);
+  return rows;
+}

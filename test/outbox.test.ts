@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditHashInput, chainHash } from '../shared/audit';
-import { RETRY_DELAYS_MS } from '../shared/outbox';
+import { auditHashInput, chainHash } from '../shared/platform/audit';
+import { RETRY_DELAYS_MS } from '../shared/jobs/outbox';
 import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';
 
 /** A local stand-in for the Resend API: records requests, fails while `failing` is set. */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rows } from '../shared/db';
-import { rebuildReplayIntervals } from '../shared/history-intervals';
+import { rows } from '../shared/platform/db';
+import { rebuildReplayIntervals } from '../shared/memory/intervals';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { edgesAt } from '../shared/edge-history';
-import { itRequiresAKey } from './auth-suite';
+import { edgesAt } from '../shared/memory/edge-history';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 import { replayHelpers } from './replay-helpers';
 
@@ -277,17 +276,4 @@ describe('OpenAPI', () => {
     }
     expect(res.body.tags.map((t: { name: string }) => t.name)).toContain('Replay');
   });
-});
-
-describe('authentication', () => {
-  const stamp = '2026-01-01T00:00:00Z';
-  for (const path of [
-    '/v1/replay/timeline',
-    `/v1/replay/snapshot?at=${stamp}`,
-    `/v1/replay/diff?from=2025-01-01T00:00:00Z&to=${stamp}`,
-    '/v1/replay/memory/urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
-    `/v1/replay/recall?q=x&at=${stamp}`,
-  ]) {
-    itRequiresAKey(() => engine, 'GET', path);
-  }
 });

@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itRequiresAKey } from './auth-suite';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 let engine: TestEngine;
@@ -146,7 +145,4 @@ describe('rollback', () => {
     expect(res.body.warnings.join(' ')).toMatch(/7-day audit retention/);
   });
 
-  itRequiresAKey(() => engine, 'POST', '/v1/rollback', { target: '1 minutes ago' });
-  itRequiresAKey(() => engine, 'GET', '/v1/rollback/preview?target=1%20minutes%20ago');
-  itRequiresAKey(() => engine, 'GET', '/v1/rollback/history');
 });

@@ -57,8 +57,10 @@ describe('semantic search', () => {
     const strict = await search('q=customer%20cats%20named%20Luna&min_score=0.5&limit=10');
     expect(strict.body.memories.length).toBeGreaterThan(0);
     expect(strict.body.memories.every((m: { score: number }) => m.score >= 0.5)).toBe(true);
+    // No stored memory is the query's exact text, so nothing reaches a score of 1.
     const none = await search('q=customer%20cats&min_score=1&limit=10');
-    expect(none.body.memories.every((m: { score: number }) => m.score === 1)).toBe(true);
+    expect(none.status).toBe(200);
+    expect(none.body.memories).toEqual([]);
   });
 
   it('recency_weight favours newer memories and keeps similarity raw', async () => {

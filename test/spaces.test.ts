@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itRequiresAKey } from './auth-suite';
 import { createEngine, type TestEngine } from './harness';
 import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
@@ -273,12 +272,3 @@ describe('memories of a space', () => {
   });
 });
 
-describe('auth', () => {
-  const id = `urn:uuid:${UNKNOWN_UUID}`;
-  itRequiresAKey(() => engine, 'POST', '/v1/context-spaces', { name: 'x' });
-  itRequiresAKey(() => engine, 'GET', '/v1/context-spaces');
-  itRequiresAKey(() => engine, 'GET', `/v1/context-spaces/${id}`);
-  itRequiresAKey(() => engine, 'PUT', `/v1/context-spaces/${id}`, { name: 'x' });
-  itRequiresAKey(() => engine, 'DELETE', `/v1/context-spaces/${id}`);
-  itRequiresAKey(() => engine, 'GET', `/v1/context-spaces/${id}/memories`);
-});

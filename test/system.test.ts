@@ -79,11 +79,12 @@ describe('errors share one body', () => {
     expect(extra.status).toBe(201);
   });
 
-  it('a body that is not JSON at all is refused, never a 500', async () => {
-    const res = await engine.request('POST', '/v1/keys', { raw: 'email=a@b.c', headers: { 'content-type': 'text/plain' } });
-    expect(res.status).toBeGreaterThanOrEqual(400);
-    expect(res.status).toBeLessThan(500);
-    expect(res.body.code).toBeTruthy();
+  it('a body that is not JSON is 415 UNSUPPORTED_MEDIA_TYPE, with or without a content type', async () => {
+    const plain = await engine.request('POST', '/v1/keys', { raw: 'email=a@b.c', headers: { 'content-type': 'text/plain' } });
+    expect(plain.status).toBe(415);
+    expect(plain.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 });
+    const untyped = await engine.request('POST', '/v1/keys', { raw: '{"email":"a@example.com"}' });
+    expect(untyped.status).toBe(415);
   });
 
   it('bodies over 1 MiB are 413', async () => {

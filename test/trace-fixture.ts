@@ -1,8 +1,8 @@
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
 import type { STEP_TYPES } from '../schema/traces';
-import { sha256Hex } from '../shared/crypto';
-import { newId } from '../shared/ids';
+import { sha256Hex } from '../shared/platform/crypto';
+import { newId } from '../shared/platform/ids';
 import type { TestEngine } from './harness';
 
 export interface StepInput {

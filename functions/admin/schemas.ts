@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import { TIERS } from '../../shared/tiers';
+import { TIERS } from '../../shared/platform/tiers';
 
 const Tier = z.enum(TIERS).openapi({ example: 'pro' });
 
 export const CreateTenantBody = z
   .object({ email: z.email().max(254).openapi({ example: 'ops@example.com' }), tier: Tier.default('free') })
-  .openapi('AdminCreateTenant');
+  .openapi('AdminCreateTenant', { example: { email: 'ops@example.com', tier: 'pro' } });
 
 export const TenantSchema = z
   .object({
@@ -22,13 +22,13 @@ export const CreatedTenantSchema = TenantSchema.extend({
 }).openapi('AdminCreatedTenant');
 
 export const TenantParams = z.object({
-  tenant_id: z.string().min(1).max(64).openapi({ param: { name: 'tenant_id', in: 'path' }, example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
+  tenant_id: z.string().min(1).max(64).openapi({ param: { name: 'tenant_id', in: 'path' }, description: 'The tenant (ten_...)', example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
 });
 
-export const PatchTenantBody = z.object({ tier: Tier }).openapi('AdminPatchTenant');
+export const PatchTenantBody = z.object({ tier: Tier }).openapi('AdminPatchTenant', { example: { tier: 'enterprise' } });
 
 export const MailQuery = z.object({
-  to: z.email().max(254).openapi({ param: { name: 'to', in: 'query' }, example: 'ada@example.com' }),
+  to: z.email().max(254).openapi({ param: { name: 'to', in: 'query' }, description: 'Recipient address', example: 'ada@example.com' }),
 });
 
 export const MailList = z

@@ -1,72 +1,47 @@
-import { desc, eq, sql } from 'drizzle-orm';
-import { mailOutbox, tenants } from '../../schema';
-import { insertTenant, issueKey, normalizeEmail } from '../../shared/accounts';
-import { appendAudit } from '../../shared/audit';
-import { AppError, notFound } from '../../shared/errors';
-import type { Services } from '../../shared/services';
-import type { Tier } from '../../shared/tiers';
+import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/accounts';
+import type { Ctx } from '../../shared/platform/context';
+import { AppError, notFound } from '../../shared/platform/errors';
+import { write } from '../../shared/platform/unit-of-work';
+import type { Tier } from '../../shared/platform/tiers';
+import * as q from './queries';
 import { toTenantDto } from './schemas';
 
 /** Operator-created tenants are verified at once and get their first key in the same transaction. */
-export async function createTenant(services: Services, input: { email: string; tier: Tier; requestId: string }) {
+export async function createTenant(ctx: Ctx, input: { email: string; tier: Tier }) {
   const email = normalizeEmail(input.email);
-  const now = services.clock.now();
-  return services.db.transaction(async (tx) => {
-    const [existing] = await tx.select({ id: tenants.id }).from(tenants).where(sql`lower(${tenants.email}) = ${email}`);
+  return write(ctx, async (work) => {
+    const { tx } = work;
+    const existing = await q.findTenantByEmail(tx, email);
     if (existing) throw new AppError('CONFLICT', 'A tenant with this e-mail already exists', { tenant_id: existing.id });
-    const tenant = await insertTenant(tx, { email, tier: input.tier, verified: true, at: now });
-    await appendAudit(tx, {
-      tenantId: tenant.id,
-      operation: 'tenant.created',
-      resourceType: 'tenant',
-      resourceId: tenant.id,
-      actor: 'admin',
-      requestId: input.requestId,
-      metadata: { tier: input.tier },
-      at: now,
-    });
-    const key = await issueKey(tx, { tenantId: tenant.id, at: now, actor: 'admin', requestId: input.requestId, reason: 'admin' });
+    const tenant = await insertTenant(tx, { email, tier: input.tier, verified: true, at: ctx.now });
+    await work.audit({ tenantId: tenant.id, operation: 'tenant.created', resourceType: 'tenant', resourceId: tenant.id, metadata: { tier: input.tier } });
+    const key = await issueKey(work, { tenantId: tenant.id, reason: 'admin' });
     return { ...toTenantDto(tenant), api_key: key.secret, key_id: key.keyId };
   });
 }
 
-export async function getTenant(services: Services, tenantId: string) {
-  const [tenant] = await services.db.select().from(tenants).where(eq(tenants.id, tenantId));
+export async function getTenant(ctx: Ctx, input: { tenantId: string }) {
+  const tenant = await q.findTenant(ctx.db, input.tenantId);
   if (!tenant) throw notFound('Tenant');
   return toTenantDto(tenant);
 }
 
-export async function setTier(services: Services, input: { tenantId: string; tier: Tier; requestId: string }) {
-  const now = services.clock.now();
-  const tenant = await services.db.transaction(async (tx) => {
-    const [before] = await tx.select().from(tenants).where(eq(tenants.id, input.tenantId)).for('update');
+export async function setTier(ctx: Ctx, input: { tenantId: string; tier: Tier }) {
+  const tenant = await write(ctx, async ({ tx, audit }) => {
+    const before = await q.findTenant(tx, input.tenantId, true);
     if (!before) throw notFound('Tenant');
-    const [after] = await tx.update(tenants).set({ tier: input.tier, updatedAt: now }).where(eq(tenants.id, input.tenantId)).returning();
+    const after = await q.setTier(tx, input.tenantId, input.tier, ctx.now);
     if (before.tier !== input.tier) {
-      await appendAudit(tx, {
-        tenantId: input.tenantId,
-        operation: 'tenant.tier_changed',
-        resourceType: 'tenant',
-        resourceId: input.tenantId,
-        actor: 'admin',
-        requestId: input.requestId,
-        metadata: { from: before.tier, to: input.tier },
-        at: now,
-      });
+      await audit({ tenantId: input.tenantId, operation: 'tenant.tier_changed', resourceType: 'tenant', resourceId: input.tenantId, metadata: { from: before.tier, to: input.tier } });
     }
     return after;
   });
-  services.keyCache?.forgetTenant(input.tenantId);
+  ctx.services.keyCache?.forgetTenant(input.tenantId);
   return toTenantDto(tenant);
 }
 
-export async function listMail(services: Services, to: string) {
-  const messages = await services.db
-    .select()
-    .from(mailOutbox)
-    .where(sql`lower(${mailOutbox.toEmail}) = ${normalizeEmail(to)}`)
-    .orderBy(desc(mailOutbox.createdAt), desc(mailOutbox.id))
-    .limit(50);
+export async function listMail(ctx: Ctx, input: { to: string }) {
+  const messages = await q.mailTo(ctx.db, normalizeEmail(input.to), 50);
   return {
     messages: messages.map((m) => ({
       to: m.toEmail,

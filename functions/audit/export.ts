@@ -1,8 +1,7 @@
 import type { z } from '@hono/zod-openapi';
-import type { AuthContext } from '../../shared/context';
-import { csvField } from '../../shared/csv';
-import type { Services } from '../../shared/services';
-import { requireFeature } from '../../shared/tiers';
+import type { TenantCtx } from '../../shared/platform/context';
+import { csvField } from '../../shared/platform/csv';
+import { type FileFormat, streamFile } from '../../shared/platform/download';
 import * as q from './queries';
 import { type AuditEntry, type ExportQuery, toEntryDto } from './schemas';
 import { readWindow } from './service';
@@ -19,60 +18,29 @@ export const contentTypes = {
 export const CSV_COLUMNS = ['timestamp', 'operation', 'agent_id', 'artifact_id', 'content_hash'] as const;
 
 
-function formatter(format: keyof typeof contentTypes) {
+function formatOf(format: keyof typeof contentTypes): FileFormat<AuditEntry> {
+  const contentType = contentTypes[format];
   switch (format) {
     case 'json':
-      return { head: '[\n', row: (e: AuditEntry, first: boolean) => `${first ? '' : ',\n'}${JSON.stringify(e)}`, tail: '\n]\n' };
+      return { contentType, head: '[\n', row: (e, first) => `${first ? '' : ',\n'}${JSON.stringify(e)}`, tail: '\n]\n' };
     case 'jsonl':
-      return { head: '', row: (e: AuditEntry) => `${JSON.stringify(e)}\n`, tail: '' };
+      return { contentType, head: '', row: (e) => `${JSON.stringify(e)}\n`, tail: '' };
     default: {
       const cells = (e: AuditEntry) => [e.timestamp, e.operation, e.agent_id, e.memory_id ?? e.resource_id, e.content_hash];
-      return { head: `${CSV_COLUMNS.join(',')}\r\n`, row: (e: AuditEntry) => `${cells(e).map(csvField).join(',')}\r\n`, tail: '' };
+      return { contentType, head: `${CSV_COLUMNS.join(',')}\r\n`, row: (e) => `${cells(e).map(csvField).join(',')}\r\n`, tail: '' };
     }
   }
 }
 
 /**
- * Checks the tier and the range before anything is sent (so refusals are ordinary JSON errors),
- * then streams the retained entries in chain order (oldest first, so a reader can recompute the
- * hash chain), a keyset page at a time: an export of any size holds one page in memory. Entries
- * appended after the export started are left out, so the file is one consistent prefix.
+ * Streams the retained entries in chain order (oldest first, so a reader can recompute the hash
+ * chain). Entries appended after the export started are left out, so the file is one consistent
+ * prefix. The tier gate and the range check ran before (route and schema), so refusals are JSON.
  */
-export async function exportStream(services: Services, auth: AuthContext, query: z.infer<typeof ExportQuery>): Promise<ReadableStream<Uint8Array>> {
-  requireFeature(auth.tier, 'audit_export', 'TIER_REQUIRED');
-  const now = services.clock.now();
-  const where = q.whereInWindow(auth.tenantId, readWindow(auth, now, query));
-  const head = await q.chainHead(services.db, auth.tenantId);
-  const maxSeq = head?.seq ?? 0;
-  const fmt = formatter(query.format);
-  const encoder = new TextEncoder();
-  let cursor = 0;
-  let first = true;
-  let started = false;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        if (!started) {
-          started = true;
-          if (fmt.head) controller.enqueue(encoder.encode(fmt.head));
-        }
-        const page = await q.chainPage(services.db, where, cursor, PAGE, maxSeq);
-        let chunk = '';
-        for (const row of page) {
-          chunk += fmt.row(toEntryDto(row), first);
-          first = false;
-        }
-        if (chunk) controller.enqueue(encoder.encode(chunk));
-        if (page.length < PAGE) {
-          if (fmt.tail) controller.enqueue(encoder.encode(fmt.tail));
-          controller.close();
-          return;
-        }
-        cursor = Number(page[page.length - 1].seq);
-      } catch (err) {
-        services.log.error('audit export failed', { error: err instanceof Error ? err.message : String(err) });
-        controller.error(err);
-      }
-    },
-  });
+export async function exportFile(ctx: TenantCtx, query: z.infer<typeof ExportQuery>) {
+  const where = q.whereInWindow(ctx.tenantId, readWindow(ctx, query));
+  const maxSeq = (await q.chainHead(ctx.db, ctx.tenantId))?.seq ?? 0;
+  const format = formatOf(query.format);
+  const next = async (after: AuditEntry | null) => (await q.chainPage(ctx.db, where, after?.seq ?? 0, PAGE, maxSeq)).map(toEntryDto);
+  return { stream: await streamFile(format, PAGE, next, ctx.services.log), contentType: format.contentType };
 }

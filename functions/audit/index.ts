@@ -1,25 +1,27 @@
-import { createRouter } from '../../shared/app';
-import { authOf } from '../../shared/auth';
-import { contentTypes, exportStream } from './export';
+import { createRouter } from '../../shared/platform/app';
+import { ctxOf } from '../../shared/platform/context';
+import { download } from '../../shared/platform/download';
+import { defineFamily } from '../../shared/platform/family';
+import { exportFile } from './export';
+import { pruneAuditRetention } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
 import { verify } from './verify';
 
-export const auditRouter = createRouter()
-  .openapi(routes.listRoute, async (c) => c.json(await service.list(c.get('services'), authOf(c), c.req.valid('query')), 200))
+const router = createRouter()
+  .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.exportRoute, async (c) => {
+    const ctx = ctxOf(c);
     const query = c.req.valid('query');
-    const services = c.get('services');
-    const stream = await exportStream(services, authOf(c), query);
-    const stamp = services.clock.now().toISOString().slice(0, 10);
-    return new Response(stream, {
-      status: 200,
-      headers: {
-        'content-type': contentTypes[query.format],
-        'content-disposition': `attachment; filename="audit-${stamp}.${query.format}"`,
-        'x-request-id': c.get('requestId'),
-      },
-    }) as never;
+    const file = await exportFile(ctx, query);
+    return download(c, { ...file, name: 'audit', extension: query.format, now: ctx.now });
   })
-  .openapi(routes.summaryRoute, async (c) => c.json(await service.summary(c.get('services'), authOf(c), c.req.valid('query')), 200))
-  .openapi(routes.verifyRoute, async (c) => c.json(await verify(c.get('services'), authOf(c)), 200));
+  .openapi(routes.summaryRoute, async (c) => c.json(await service.summary(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.verifyRoute, async (c) => c.json(await verify(ctxOf(c)), 200));
+
+export default defineFamily({
+  name: 'audit',
+  tag: { name: 'Audit', description: 'Tamper-evident audit trail: list, export, summary, verify' },
+  router,
+  maintenance: { audit_retention: pruneAuditRetention },
+});

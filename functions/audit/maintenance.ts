@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { type Db, rows } from '../../shared/db';
-import type { MaintenanceTask } from '../../shared/maintenance';
-import { tiers, TIERS } from '../../shared/tiers';
-import { DAY } from '../../shared/time';
+import { type Db, rows } from '../../shared/platform/db';
+import type { MaintenanceTask } from '../../shared/jobs/maintenance';
+import { tiers, TIERS } from '../../shared/platform/tiers';
+import { DAY } from '../../shared/platform/time';
 
 const TENANTS_PER_QUERY = 500;
 
@@ -57,7 +57,8 @@ export async function pruneTenant(db: Db, tenantId: string, now: Date): Promise<
  * (found in SQL by joining the chain heads with tenants.tier), pruned one transaction each. A
  * tenant that fails does not stop the others; the task reports the failures at the end.
  */
-export const pruneAuditRetention: MaintenanceTask = async (db, now) => {
+export const pruneAuditRetention: MaintenanceTask = async ({ services, now }) => {
+  const { db } = services;
   let deleted = 0;
   let after = '';
   const failed: { tenantId: string; error: string }[] = [];

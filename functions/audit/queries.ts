@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/db';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { type PageInput, pageRows } from '../../shared/platform/pagination';
 import type { AuditRow } from './schemas';
 
 export const AUDIT_COLUMNS = sql.raw(
@@ -24,10 +25,13 @@ export function whereInWindow(tenantId: string, w: Window): SQL {
 }
 
 /** A page, newest first (highest seq), and the total in the window. */
-export async function listPage(db: DbOrTx, where: SQL, limit: number, offset: number) {
-  const page = await rows<AuditRow>(db, sql`SELECT ${AUDIT_COLUMNS} FROM audit_log a WHERE ${where} ORDER BY a.seq DESC LIMIT ${limit} OFFSET ${offset}`);
-  const [{ n }] = await rows<{ n: number | string }>(db, sql`SELECT count(*) AS n FROM audit_log a WHERE ${where}`);
-  return { page, total: Number(n) };
+export function listPage(db: DbOrTx, where: SQL, page: PageInput) {
+  return pageRows<AuditRow>(
+    db,
+    sql`SELECT ${AUDIT_COLUMNS} FROM audit_log a WHERE ${where} ORDER BY a.seq DESC`,
+    sql`SELECT count(*) AS n FROM audit_log a WHERE ${where}`,
+    page,
+  );
 }
 
 /** Up to `limit` entries after `afterSeq` in chain order (keyset on the primary key). */

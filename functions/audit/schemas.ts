@@ -1,5 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { isoOrNull } from '../../shared/time';
+import { PageQuery, paging } from '../../shared/platform/pagination';
+import { CsvEnum, Timestamp, withRange } from '../../shared/platform/params';
+import { isoOrNull } from '../../shared/platform/time';
 
 export const AUDIT_LIST_MAX = 1_000;
 
@@ -22,59 +24,32 @@ const specOperationOf = new Map<string, SpecOperation>(
 /** `create`/`update`/`delete`/`rollback` for memory-layer entries; other entries keep their own name. */
 export const publicOperation = (stored: string): string => specOperationOf.get(stored) ?? stored;
 
-// ISO 8601 date or date-time; a date-time without an offset is read as UTC (as every timestamp here).
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2})?)?)?$/i;
+const EventTypes = CsvEnum(
+  SPEC_OPERATIONS,
+  `Comma-separated, any of ${SPEC_OPERATIONS.join(', ')}. Given, it keeps only memory-layer entries of those operations.`,
+  'create,delete',
+);
 
-/** Strict ISO 8601 (calendar-checked: 2026-02-30 is refused), or null. */
-export function parseTimestamp(value: string): Date | null {
-  const m = ISO_8601.exec(value.trim());
-  if (!m) return null;
-  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone, sign, oh = '0', om = '0'] = m;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number);
-  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 || Number(oh) > 23 || Number(om) > 59) return null;
-  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.padEnd(3, '0').slice(0, 3))));
-  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return null;
-  const offsetMin = zone && sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
-  return new Date(date.getTime() - offsetMin * 60_000);
-}
-
-const Timestamp = (description: string) =>
-  z
-    .string()
-    .max(64)
-    .refine((v) => parseTimestamp(v) !== null, 'must be an ISO 8601 timestamp, e.g. 2026-11-22T10:00:00Z')
-    .transform((v) => parseTimestamp(v)!)
-    .openapi({ description, example: '2026-11-22T10:00:00Z' });
-
-const EventTypes = z
-  .string()
-  .max(200)
-  .transform((v) => v.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean))
-  .refine((list) => list.length > 0 && list.every((t) => (SPEC_OPERATIONS as readonly string[]).includes(t)), {
-    message: `must be a comma-separated list of ${SPEC_OPERATIONS.join(', ')}`,
-  })
-  .transform((list) => [...new Set(list)] as SpecOperation[])
-  .openapi({
-    description: `Comma-separated, any of ${SPEC_OPERATIONS.join(', ')}. Given, it keeps only memory-layer entries of those operations.`,
-    example: 'create,delete',
-  });
+export const ListPaging = paging({ totals: ['total'], hasMore: true });
 
 const since = Timestamp('Entries at or after this time (ISO 8601; a time without an offset is UTC)');
 const until = Timestamp('Entries at or before this time (ISO 8601)');
 
-export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(AUDIT_LIST_MAX).default(50),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-  since: since.optional(),
-  until: until.optional(),
-  event_type: EventTypes.optional(),
-});
+export const ListQuery = withRange(
+  PageQuery({ max: AUDIT_LIST_MAX, default: 50 }).extend({ since: since.optional(), until: until.optional(), event_type: EventTypes.optional() }),
+  'since',
+  'until',
+);
 
-export const ExportQuery = z.object({
-  format: z.enum(['csv', 'json', 'jsonl']).default('csv'),
-  since: since.optional(),
-  until: until.optional(),
-});
+export const ExportQuery = withRange(
+  z.object({
+    format: z.enum(['csv', 'json', 'jsonl']).default('csv').openapi({ description: 'File format: CSV, one JSON array, or JSON Lines (one entry per line)' }),
+    since: since.optional(),
+    until: until.optional(),
+  }),
+  'since',
+  'until',
+);
 
 export const SummaryQuery = z.object({
   since: Timestamp('Start of the period (default: the start of your retention window; an earlier time is clamped to it)').optional(),
@@ -111,10 +86,7 @@ export const AuditEntrySchema = z
 export const ListResponse = z
   .object({
     entries: z.array(AuditEntrySchema),
-    total: z.number().int(),
-    has_more: z.boolean(),
-    limit: z.number().int(),
-    offset: z.number().int(),
+    ...ListPaging.fields,
   })
   .openapi('AuditList');
 

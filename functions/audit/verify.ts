@@ -1,12 +1,11 @@
+import { toUrn } from '../../shared/platform/ids';
 import { sql } from 'drizzle-orm';
 import type { z } from '@hono/zod-openapi';
-import { auditHashInput, chainHash } from '../../shared/audit';
-import type { AuthContext } from '../../shared/context';
-import { sha256Hex } from '../../shared/crypto';
-import type { DbOrTx } from '../../shared/db';
-import { toUrn } from '../../shared/memory-access';
-import type { Services } from '../../shared/services';
-import { requireFeature } from '../../shared/tiers';
+import { auditHashInput, chainHash } from '../../shared/platform/audit';
+import type { TenantCtx } from '../../shared/platform/context';
+import { sha256Hex } from '../../shared/platform/crypto';
+import type { DbOrTx } from '../../shared/platform/db';
+import type { Services } from '../../shared/platform/services';
 import * as q from './queries';
 import type { AuditRow, IntegrityFailure } from './schemas';
 
@@ -126,9 +125,8 @@ export async function verifyChain(db: DbOrTx, tenantId: string, hash: ReturnType
 }
 
 /** GET /v1/audit/verify: both checks, constant memory (pages of 1000), every failure counted. */
-export async function verify(services: Services, auth: AuthContext) {
-  requireFeature(auth.tier, 'audit_verify', 'TIER_REQUIRED');
-  const now = services.clock.now();
+export async function verify(ctx: TenantCtx) {
+  const { services, now, tenantId } = ctx;
   const failures: Failure[] = [];
   let failureCount = 0;
   const report: Report = (f) => {
@@ -136,8 +134,8 @@ export async function verify(services: Services, auth: AuthContext) {
     if (failures.length < MAX_LISTED_FAILURES) failures.push(f);
   };
   const hash = hasher(services);
-  const memories = await verifyMemories(services.db, auth.tenantId, hash, report);
-  const auditEntries = await verifyChain(services.db, auth.tenantId, hash, report);
+  const memories = await verifyMemories(ctx.db, tenantId, hash, report);
+  const auditEntries = await verifyChain(ctx.db, tenantId, hash, report);
   return {
     valid: failureCount === 0,
     timestamp: now.toISOString(),

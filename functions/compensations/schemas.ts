@@ -1,38 +1,29 @@
 import { z } from '@hono/zod-openapi';
 import { ACTION_STATUSES, PLAN_STATUSES } from '../../schema/compensations';
-import { MAX_PLAN_ACTIONS } from '../../shared/compensations';
-import { parsePointInTime } from '../../shared/time';
+import { MAX_PLAN_ACTIONS } from '../../shared/memory/compensations';
+import { PageQuery, paging } from '../../shared/platform/pagination';
+import { PointInTime, PrefixedId } from '../../shared/platform/params';
 
 export const LIST_MAX = 100;
 export const DETAIL_MAX = 2_000;
 /** Statuses an acknowledgment may set; `pending` is only where an action starts. */
 export const ACK_STATUSES = ['completed', 'failed', 'skipped'] as const;
 
-const PLAN_ID = /^comp_[0-9A-Za-z]{22}$/;
 const EXAMPLE_ID = 'comp_4f9Qw2b8Zr1LmT0aXcVe3K';
-const EXAMPLE_FROM = '2026-11-22T12:00:00.000Z';
-const EXAMPLE_TO = '2026-11-22T10:00:00.000Z';
+const EXAMPLE_FROM = '2026-11-01T12:00:00.000Z';
+const EXAMPLE_TO = '2026-11-01T10:00:00.000Z';
 
-/** ISO 8601 (without an offset, UTC) or `N minutes|hours|days ago`; the service reads it against the request clock. */
-const Instant = (description: string, example: string) =>
-  z
-    .string()
-    .max(64)
-    .refine((v) => parsePointInTime(v, new Date(0)) !== null, 'must be an ISO 8601 timestamp (e.g. 2026-11-22T10:00:00Z) or `N minutes|hours|days ago`')
-    .openapi({ description, example });
+const Instant = PointInTime;
 
 export const PreviewBody = z
   .object({
     rollback_from: Instant('The later end of the window: the moment the store would be rolled back from (usually now); not in the future', EXAMPLE_FROM),
     rollback_to: Instant('The rollback target, the earlier end: steps after it are covered; not after `rollback_from`', EXAMPLE_TO),
   })
-  .openapi('CompensationPreviewRequest');
+  .openapi('CompensationPreviewRequest', { example: { rollback_from: '0 minutes ago', rollback_to: '2 hours ago' } });
 
 export const PlanParams = z.object({
-  id: z
-    .string()
-    .regex(PLAN_ID, 'must be a compensation plan id (comp_...)')
-    .openapi({ param: { name: 'id', in: 'path' }, example: EXAMPLE_ID }),
+  id: PrefixedId('compensation', 'The compensation plan id'),
 });
 
 export const ActionParams = PlanParams.extend({
@@ -48,13 +39,13 @@ export const AckBody = z
     status: z.enum(ACK_STATUSES).openapi({ description: 'What became of the reversal', example: 'completed' }),
     detail: z.string().max(DETAIL_MAX).optional().openapi({ description: `Free text, at most ${DETAIL_MAX} characters`, example: 'Refund re_3Nq8 issued' }),
   })
-  .openapi('CompensationAcknowledgment');
+  .openapi('CompensationAcknowledgment', { example: { status: 'completed', detail: 'Refund re_3Nq8 issued' } });
 
-export const ListQuery = z.object({
-  status: z.enum(PLAN_STATUSES).optional().openapi({ description: 'Only plans in this status' }),
-  limit: z.coerce.number().int().min(1).max(LIST_MAX).default(20),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-});
+export const ListQuery = z
+  .object({ status: z.enum(PLAN_STATUSES).optional().openapi({ description: 'Only plans in this status' }) })
+  .extend(PageQuery({ max: LIST_MAX, default: 20 }).shape);
+
+export const ListPaging = paging({ totals: ['total'], hasMore: true });
 
 const Counts = z
   .object({ pending: z.number().int(), completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() })
@@ -97,7 +88,7 @@ const ActionSchema = z
 export const PlanSchema = PlanSummary.extend({ actions: z.array(ActionSchema) }).openapi('CompensationPlan');
 
 export const ListResponse = z
-  .object({ compensations: z.array(PlanSummary.openapi('CompensationPlanSummary')), total: z.number().int(), has_more: z.boolean() })
+  .object({ compensations: z.array(PlanSummary.openapi('CompensationPlanSummary')), ...ListPaging.fields })
   .openapi('CompensationPlanList');
 
 export const AckResponse = z

@@ -1,7 +1,8 @@
 import { Receiver } from '@upstash/qstash';
-import { createRouter } from '../../shared/app';
-import { AppError } from '../../shared/errors';
-import { runDueJobs } from '../../shared/outbox';
+import { createRouter } from '../../shared/platform/app';
+import { defineFamily } from '../../shared/platform/family';
+import { AppError } from '../../shared/platform/errors';
+import { runDueJobs } from '../../shared/jobs/outbox';
 
 export const JOBS_PATH = '/internal/jobs';
 
@@ -10,7 +11,8 @@ export const JOBS_PATH = '/internal/jobs';
  * due. The outbox rows are the truth, so a repeated delivery only finds less to do, and the cron
  * trigger sweeps anything a lost message left behind. Not part of the public API document.
  */
-export const internalRouter = createRouter().post(JOBS_PATH, async (c) => {
+const router = createRouter();
+router.post(JOBS_PATH, async (c) => {
   const services = c.get('services');
   const { QSTASH_CURRENT_SIGNING_KEY: current, QSTASH_NEXT_SIGNING_KEY: next, PUBLIC_URL } = services.config;
   if (!current || !next || !PUBLIC_URL) throw new AppError('NOT_FOUND', `No route for POST ${JOBS_PATH}`);
@@ -22,3 +24,6 @@ export const internalRouter = createRouter().post(JOBS_PATH, async (c) => {
   const ran = await runDueJobs(services.db, services.jobHandlers, services.clock.now(), services.log);
   return c.json({ ran });
 });
+
+/** Not in the public API document: QStash's callback on Workers deployments. */
+export default defineFamily({ name: 'internal', router });

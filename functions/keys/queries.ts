@@ -1,6 +1,6 @@
 import { and, asc, eq, or, sql } from 'drizzle-orm';
-import { apiKeys, signupTokens, tenants } from '../../schema';
-import type { DbOrTx } from '../../shared/db';
+import { apiKeys, signupAttempts, signupTokens, tenants } from '../../schema';
+import type { DbOrTx } from '../../shared/platform/db';
 
 export async function findTenantByEmail(db: DbOrTx, email: string) {
   const [tenant] = await db.select().from(tenants).where(sql`lower(${tenants.email}) = ${email}`).limit(1);
@@ -51,4 +51,26 @@ export async function countRecentSignups(tx: DbOrTx, ipHash: string, since: Date
     sql`SELECT count(*)::int AS n FROM signup_attempts WHERE ip_hash = ${ipHash} AND created_at > ${since.toISOString()}`,
   )) as unknown as { rows: { n: number }[] };
   return Number(result.rows[0]?.n ?? 0);
+}
+
+export async function recordSignupAttempt(tx: DbOrTx, ipHash: string, at: Date) {
+  await tx.insert(signupAttempts).values({ ipHash, createdAt: at });
+}
+
+/** Marks the tenant's unused tokens used and stores the new one. */
+export async function replaceSignupToken(tx: DbOrTx, token: { id: string; tenantId: string; tokenHash: string; expiresAt: Date }, now: Date) {
+  await tx.update(signupTokens).set({ usedAt: now }).where(sql`${signupTokens.tenantId} = ${token.tenantId} AND ${signupTokens.usedAt} IS NULL`);
+  await tx.insert(signupTokens).values({ ...token, createdAt: now });
+}
+
+export async function markVerified(tx: DbOrTx, tenantId: string, now: Date) {
+  await tx.update(tenants).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(tenants.id, tenantId));
+}
+
+export async function moveToGrace(tx: DbOrTx, tenantId: string, keyId: string, change: { graceExpiresAt: Date; replacedBy: string }) {
+  await tx.update(apiKeys).set({ status: 'grace', ...change }).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
+}
+
+export async function markRevoked(tx: DbOrTx, tenantId: string, keyId: string, now: Date) {
+  await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now }).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
 }

@@ -1,9 +1,10 @@
-import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/openapi';
+import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
 
 const tags = ['Keys'];
 
 export const signupRoute = publicRoute({
+  operationId: 'keys.signup',
   method: 'post',
   path: '/v1/keys',
   tags,
@@ -11,42 +12,48 @@ export const signupRoute = publicRoute({
   description:
     'Creates an unverified account and e-mails a verification token (valid 24 h, single use). Disposable e-mail domains are refused; at most 2 signups per client IP in 30 days. The answer is the same whether or not the address already has an account.',
   request: { body: jsonBody(s.SignupBody) },
-  responses: { 201: json(s.SignupResponse, 'Verification mail sent'), ...errors(400, 429) },
+  responses: { 201: json(s.SignupResponse, 'Verification mail sent'), ...errors(400, 409, 429) },
 });
 
 export const verifyRoute = publicRoute({
+  operationId: 'keys.verify',
   method: 'post',
   path: '/v1/verify',
   tags,
   summary: 'Verify e-mail and receive the first key',
+  description: 'Exchanges the token from the verification mail (valid 24 hours, single use) for the account\'s first API key, which is shown only in this response.',
   request: { body: jsonBody(s.VerifyBody) },
   responses: { 200: json(s.VerifyResponse, 'Account verified; the key is shown once'), ...errors(400, 404) },
 });
 
 export const rotateRoute = keyRoute({
+  operationId: 'keys.rotate',
   method: 'post',
   path: '/v1/keys/rotate',
   tags,
   summary: 'Rotate the calling key',
-  description: 'Issues a new key. The calling key moves to `grace` and keeps working for 24 hours.',
+  description: 'Issues a new key. The calling key moves to `grace` and keeps working for data for 24 hours, but can no longer rotate or revoke keys (403 FORBIDDEN); only an active key manages keys.',
   request: { body: { required: false, content: { 'application/json': { schema: s.RotateBody } } } },
-  responses: { 200: json(s.RotateResponse, 'New key issued; shown once'), ...errors(400) },
+  responses: { 200: json(s.RotateResponse, 'New key issued; shown once'), ...errors(400, 403) },
 });
 
 export const listRoute = keyRoute({
+  operationId: 'keys.list',
   method: 'get',
   path: '/v1/keys',
   tags,
   summary: 'List keys',
+  description: 'Every key of the account with its prefix and status (`active`, `grace`, `revoked`, `expired`); never the secret.',
   responses: { 200: json(s.KeyListResponse, 'Every key of the account, oldest first') },
 });
 
 export const revokeRoute = keyRoute({
+  operationId: 'keys.revoke',
   method: 'post',
   path: '/v1/keys/revoke',
   tags,
   summary: 'Revoke a key by id or prefix',
   description: 'Takes effect immediately. A key may revoke itself.',
   request: { body: jsonBody(s.RevokeBody) },
-  responses: { 200: json(s.RevokeResponse, 'Key revoked'), ...errors(400, 404) },
+  responses: { 200: json(s.RevokeResponse, 'Key revoked'), ...errors(400, 403, 404) },
 });

@@ -1,11 +1,12 @@
+import { Timestamp } from '../../shared/platform/params';
 import { z } from '@hono/zod-openapi';
-import { isoOrNull } from '../../shared/time';
+import { isoOrNull } from '../../shared/platform/time';
 
 export const SignupBody = z
   .object({
     email: z.email().max(254).openapi({ example: 'ada@example.com' }),
   })
-  .openapi('SignupRequest');
+  .openapi('SignupRequest', { example: { email: 'ada@example.com' } });
 
 export const SignupResponse = z
   .object({
@@ -22,11 +23,11 @@ export const VerifyBody = z
     token: z.string().min(1).max(200).openapi({ example: 'vt_8sQm2x9PzLr4Kd0aWc7Ty1Nb5Ve3Hj6G' }),
     email: z.email().max(254).openapi({ example: 'ada@example.com' }),
   })
-  .openapi('VerifyRequest');
+  .openapi('VerifyRequest', { example: { token: 'vt_8sQm2x9PzLr4Kd0aWc7Ty1Nb5Ve3Hj6G', email: 'ada@example.com' } });
 
 export const VerifyResponse = z
   .object({
-    api_key: z.string().openapi({ description: 'The secret key; shown only here', example: 'sk_3fJ9...' }),
+    api_key: z.string().openapi({ description: 'The secret key; shown only here', example: 'sk_3fJ9a2LqXw8Vb1Nc5Tz0Hk4Pm7Rd2Ys6Gu9Ej3QoL5iF' }),
     key_id: z.string().openapi({ example: 'key_5hG2mQ9rT1xVb8Lc0Zp4Wd' }),
     tier: z.string().openapi({ example: 'free' }),
     message: z.string(),
@@ -35,12 +36,9 @@ export const VerifyResponse = z
 
 export const RotateBody = z
   .object({
-    expires_at: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .openapi({ description: 'Optional expiry of the new key (ISO 8601, in the future)', example: '2027-06-01T00:00:00Z' }),
+    expires_at: Timestamp('Optional expiry of the new key (ISO 8601, in the future)').optional().openapi({ example: '2027-06-01T00:00:00Z' }),
   })
-  .openapi('RotateRequest');
+  .openapi('RotateRequest', { example: { expires_at: '2030-01-01T00:00:00Z' } });
 
 export const RotateResponse = z
   .object({
@@ -70,7 +68,7 @@ export const RevokeBody = z
   .object({
     key_id: z.string().min(1).max(100).openapi({ description: 'Key id or key prefix', example: 'sk_3fJ9a2LqX' }),
   })
-  .openapi('RevokeRequest');
+  .openapi('RevokeRequest', { example: { key_id: 'key_5hG2mQ9rT1xVb8Lc0Zp4Wd' } });
 
 export const RevokeResponse = z
   .object({ revoked_key_id: z.string(), message: z.string() })

@@ -1,10 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import { errors, json, jsonBody, keyRoute } from '../../shared/openapi';
+import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
 
 const tags = ['Memories'];
 
 export const storeRoute = keyRoute({
+  operationId: 'memories.store',
   method: 'post',
   path: '/v1/memories',
   tags,
@@ -15,15 +16,18 @@ export const storeRoute = keyRoute({
 });
 
 export const listRoute = keyRoute({
+  operationId: 'memories.list',
   method: 'get',
   path: '/v1/memories',
   tags,
   summary: 'List memories, newest first',
+  description: 'Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent and space, one page at a time; expired memories never appear. `total` and `total_count` count every match.',
   request: { query: s.ListQuery },
   responses: { 200: json(s.ListResponse, 'A page of memories'), ...errors(400, 403) },
 });
 
 export const searchRoute = keyRoute({
+  operationId: 'memories.search',
   method: 'get',
   path: '/v1/memories/search',
   tags,
@@ -35,10 +39,12 @@ export const searchRoute = keyRoute({
 });
 
 export const exportRoute = keyRoute({
+  operationId: 'memories.export',
   method: 'get',
   path: '/v1/memories/export',
   tags,
   summary: 'Export your memories (streamed file)',
+  description: 'Every live memory the account owns, as Markdown, JSON or CSV, streamed as a download; `tags` and `agent_id` narrow it.',
   request: { query: s.ExportQuery },
   responses: {
     200: {
@@ -54,23 +60,28 @@ export const exportRoute = keyRoute({
 });
 
 export const contextNowRoute = keyRoute({
+  operationId: 'memories.contextNow',
   method: 'get',
   path: '/v1/context/now',
   tags,
   summary: 'Temporal context for an agent session',
+  description: 'The server time, the 5 newest memories, how many were stored in the last 24 hours and when the account last touched its memories.',
   responses: { 200: json(s.ContextNowResponse, 'Now, recent memories and the last activity') },
 });
 
 export const getRoute = keyRoute({
+  operationId: 'memories.get',
   method: 'get',
   path: '/v1/memories/{id}',
   tags,
   summary: 'Get a memory',
+  description: 'One of your memories, or one shared with you; 404 for an unknown, expired or foreign id.',
   request: { params: s.IdParams },
   responses: { 200: json(s.MemorySchema, 'The memory'), ...errors(400, 404) },
 });
 
 export const patchRoute = keyRoute({
+  operationId: 'memories.update',
   method: 'patch',
   path: '/v1/memories/{id}',
   tags,
@@ -81,10 +92,12 @@ export const patchRoute = keyRoute({
 });
 
 export const deleteRoute = keyRoute({
+  operationId: 'memories.delete',
   method: 'delete',
   path: '/v1/memories/{id}',
   tags,
   summary: 'Delete a memory permanently (and its links)',
+  description: 'Removes the memory and its links; memories it had superseded become current again. The delete is audited and can be undone by a rollback.',
   request: { params: s.IdParams },
   responses: { 200: json(s.DeleteResponse, 'Deleted'), ...errors(400, 404) },
 });

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { parseUrn } from '../../shared/memory-access';
-import { MemorySchema } from '../../shared/memory-rows';
+import { MemorySchema } from '../../shared/memory/rows';
+import { PageQuery, paging } from '../../shared/platform/pagination';
+import { UrnId } from '../../shared/platform/params';
 
 export { MemorySchema };
 
@@ -9,11 +10,7 @@ export const MAX_CONTEXT = 4_000;
 export const MAX_TAGS = 50;
 export const MAX_TAG_LENGTH = 64;
 
-const urn = (description: string) =>
-  z
-    .string()
-    .refine((v) => parseUrn(v) !== null, 'must be a urn:uuid:<uuid> identifier')
-    .openapi({ description, example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' });
+const urn = UrnId;
 
 const tag = z.string().trim().min(1).max(MAX_TAG_LENGTH);
 const Tags = z.array(tag).max(MAX_TAGS).openapi({ example: ['preferences', 'billing'] });
@@ -35,7 +32,9 @@ export const StoreBody = z
       description: "Store into another tenant's memories through a write share covering one of the tags or the space",
     }),
   })
-  .openapi('StoreMemoryRequest');
+  .openapi('StoreMemoryRequest', {
+    example: { observation: 'The user prefers invoices in EUR.', tags: ['preferences', 'billing'], importance: 7, agent_id: 'billing-agent' },
+  });
 
 export const StoreResponse = z
   .object({
@@ -61,11 +60,12 @@ const Scope = z.enum(['all', 'own', 'shared']).default('all').openapi({
   description: '`own` memories, memories `shared` with you through accepted shares, or `all`',
 });
 
-export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+/** The spec names `total`; existing clients also read `total_count`, so both. */
+export const ListPaging = paging({ totals: ['total', 'total_count'], hasMore: true });
+
+export const ListQuery = PageQuery({ max: 100, default: 20 }).extend({
   tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
-  agent_id: z.string().min(1).max(128).optional(),
+  agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space').optional(),
   scope: Scope,
 });
@@ -73,17 +73,11 @@ export const ListQuery = z.object({
 export const ListResponse = z
   .object({
     memories: z.array(MemorySchema),
-    total: z.number().int(),
-    total_count: z.number().int(),
-    has_more: z.boolean(),
-    limit: z.number().int(),
-    offset: z.number().int(),
+    ...ListPaging.fields,
   })
   .openapi('MemoryList');
 
-export const IdParams = z.object({
-  id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
-});
+export const IdParams = z.object({ id: UrnId('The memory (urn:uuid:<uuid> or the bare uuid)') });
 
 export const PatchBody = z
   .object({
@@ -93,7 +87,7 @@ export const PatchBody = z
     superseded_by: urn('Memory that supersedes this one; null clears it').nullable().optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'send at least one of observation, importance, tags, superseded_by' })
-  .openapi('PatchMemoryRequest');
+  .openapi('PatchMemoryRequest', { example: { observation: 'The user prefers invoices in CHF.', importance: 8 } });
 
 export const PatchResponse = z
   .object({ uuid: z.string(), observation: z.string(), updated_at: z.string(), memory: MemorySchema })
@@ -104,14 +98,14 @@ export const DeleteResponse = z.object({ deleted: z.boolean(), memory_id: z.stri
 const booleanQuery = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const SearchQuery = z.object({
-  q: z.string().trim().min(1).max(2_000).openapi({ example: 'which currency for invoices' }),
-  limit: z.coerce.number().int().min(1).max(100).default(5),
-  min_score: z.coerce.number().min(0).max(1).default(0),
+  q: z.string().trim().min(1).max(2_000).openapi({ description: 'What to search for, in natural language (or keywords for mode `keyword`)', example: 'which currency for invoices' }),
+  limit: z.coerce.number().int().min(1).max(100).default(5).openapi({ description: 'At most this many memories' }),
+  min_score: z.coerce.number().min(0).max(1).default(0).openapi({ description: 'Leave out memories whose `score` is below this' }),
   tags: csv.optional().openapi({ description: 'Comma-separated; candidates must have at least one' }),
-  agent_id: z.string().min(1).max(128).optional(),
+  agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space (Pro+)').optional(),
-  recency_weight: z.coerce.number().min(0).max(1).default(0),
-  include_superseded: booleanQuery.default(false),
+  recency_weight: z.coerce.number().min(0).max(1).default(0).openapi({ description: 'Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30); 0 ranks by relevance alone' }),
+  include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
       '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × cosine/best cosine + 0.7 × BM25/best BM25 over both candidate lists; the best retrieval (LoCoMo recall@10 0.70 vs 0.66 keyword, 0.45 semantic).',
@@ -140,9 +134,9 @@ export const SearchResponse = z
   .openapi('SearchResponse');
 
 export const ExportQuery = z.object({
-  format: z.enum(['md', 'json', 'csv']).default('md'),
-  tags: csv.optional(),
-  agent_id: z.string().min(1).max(128).optional(),
+  format: z.enum(['md', 'json', 'csv']).default('md').openapi({ description: 'File format: Markdown, a JSON array of memories, or CSV' }),
+  tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
+  agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
 });
 
 export const ContextNowResponse = z

@@ -1,73 +1,20 @@
-import { type SQL, sql } from 'drizzle-orm';
 import type { z } from '@hono/zod-openapi';
-import type { Actor, AuthContext } from '../../shared/context';
-import { type DbOrTx, pgArray, rows } from '../../shared/db';
-import { embedAll } from '../../shared/embeddings';
-import { activeGrants, parseUrn, toUrn } from '../../shared/memory-access';
-import { milestoneInsert } from '../../shared/milestones';
-import type { Services } from '../../shared/services';
-import { requireFeature } from '../../shared/tiers';
-import { nearestMemories, vectorSearchSettings } from '../../shared/vector-search';
-import { DAY } from '../../shared/time';
+import { activeGrants } from '../../shared/memory/access';
+import { embedAll } from '../../shared/memory/embeddings';
+import type { TenantCtx } from '../../shared/platform/context';
+import { toUrn } from '../../shared/platform/ids';
+import { requireFeature } from '../../shared/platform/tiers';
+import { DAY } from '../../shared/platform/time';
 import * as q from './queries';
 import type { SearchQuery } from './schemas';
 
-type Candidate = q.MemoryRow & { similarity: number; text_rank?: number };
+type Candidate = q.Candidate;
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
 /** similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), in [0,1]. */
 export function matchConfidence(similarity: number, importance: number, recallCount: number): number {
   return clamp01(similarity * (0.85 + 0.015 * importance) * (1 + 0.05 * Math.log1p(recallCount)));
-}
-
-/**
- * Nearest neighbours by cosine. The HNSW index serves the ORDER BY; iterative scans (pgvector 0.8)
- * keep reading the index until enough rows pass the tenant and tag filters.
- */
-export async function semanticCandidates(db: DbOrTx, where: SQL, vector: string, n: number): Promise<Candidate[]> {
-  return db.transaction(async (tx) => {
-    await vectorSearchSettings(tx, n);
-    return rows<Candidate>(tx, nearestMemories(q.COLUMNS, where, vector, { limit: n }));
-  });
-}
-
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
-
-/**
- * Full-text candidates ranked by Okapi BM25 over the stemmed lexemes of the generated tsvector.
- * Any query word may match (the GIN index finds the documents); document frequencies and the
- * average length come from the same filtered set, so a tenant's own vocabulary sets the weights.
- * Postgres' ts_rank has no inverse document frequency, which costs a lot of recall on chat-like
- * data. The raw score is mapped into [0,1) by 1 - exp(-score / 10).
- */
-async function keywordCandidates(db: DbOrTx, where: SQL, text: string, vector: string, n: number): Promise<Candidate[]> {
-  return rows<Candidate>(
-    db,
-    sql`WITH lexemes AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex),
-        query AS (SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) AS tsq FROM lexemes),
-        corpus AS (SELECT count(*) AS n, avg(length(m.search_tsv)) AS avg_len FROM memories m WHERE ${where}),
-        matched AS (
-          SELECT m.id, m.search_tsv, length(m.search_tsv) AS len FROM memories m, query
-          WHERE query.tsq IS NOT NULL AND m.search_tsv @@ query.tsq AND ${where}
-        ),
-        terms AS (
-          SELECT d.id, d.len, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-          FROM matched d, unnest(d.search_tsv) u WHERE u.lexeme IN (SELECT lex FROM lexemes)
-        ),
-        df AS (SELECT lexeme, count(*) AS df FROM terms GROUP BY lexeme),
-        scored AS (
-          SELECT t.id, sum(
-                   ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
-                   * t.tf * ${sql.raw(String(BM25_K1 + 1))} / (t.tf + ${sql.raw(String(BM25_K1))} * (1 - ${sql.raw(String(BM25_B))} + ${sql.raw(String(BM25_B))} * t.len / greatest(corpus.avg_len, 1)))
-                 ) AS bm25
-          FROM terms t JOIN df USING (lexeme), corpus GROUP BY t.id
-        )
-        SELECT ${q.COLUMNS}, 1 - (m.embedding <=> ${vector}::vector) AS similarity, 1 - exp(-s.bm25 / 10) AS text_rank
-        FROM scored s JOIN memories m ON m.id = s.id
-        ORDER BY s.bm25 DESC, m.created_at DESC LIMIT ${n}`,
-  );
 }
 
 function recencyOf(row: q.MemoryRow, now: Date) {
@@ -106,34 +53,33 @@ function rank(mode: string, semantic: Candidate[], keyword: Candidate[], w: numb
     .sort((a, b) => b.score - a.score || Number(b.row.similarity) - Number(a.row.similarity));
 }
 
-export async function search(services: Services, auth: AuthContext, actor: Actor, query: z.infer<typeof SearchQuery>) {
-  const spaceId = query.space_id ? parseUrn(query.space_id)! : undefined;
-  if (spaceId) requireFeature(auth.tier, 'spaces');
-  const now = services.clock.now();
+export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>) {
+  const { tenantId, now } = ctx;
+  if (query.space_id) requireFeature(ctx.tier, 'spaces');
   // The grants read and the embedding overlap (one waits on the database, the other computes or calls out).
   const [grants, [embedding]] = await Promise.all([
-    query.scope === 'own' ? [] : activeGrants(services.db, auth.tenantId, now),
-    embedAll(services.embedder, [query.q]),
+    query.scope === 'own' ? [] : activeGrants(ctx.db, tenantId, now),
+    embedAll(ctx.services.embedder, [query.q]),
   ]);
-  const where = q.whereReadable(auth.tenantId, grants, query.scope, now, {
+  const where = q.whereReadable(tenantId, grants, query.scope, now, {
     tags: query.tags,
     agentId: query.agent_id,
-    spaceId,
+    spaceId: query.space_id,
     includeSuperseded: query.include_superseded,
   });
   const vector = q.vectorLiteral(embedding);
   // Recency blending and fusion re-rank, so fetch more than asked for.
   const n = Math.min(Math.max(query.limit * 4, 40), 400);
   const [semantic, keyword] = await Promise.all([
-    query.mode === 'keyword' ? [] : semanticCandidates(services.db, where, vector, n),
-    query.mode === 'semantic' ? [] : keywordCandidates(services.db, where, query.q, vector, n),
+    query.mode === 'keyword' ? [] : q.semanticCandidates(ctx.db, where, vector, n),
+    query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, vector, n),
   ]);
   const hits = rank(query.mode, semantic, keyword, query.recency_weight, now)
     .filter((h) => h.score >= query.min_score)
     .slice(0, query.limit);
 
-  const own = hits.filter((h) => h.row.tenant_id === auth.tenantId).map((h) => h.row.id);
-  await recordRecalls(services.db, auth.tenantId, actor, own, { query: query.q.slice(0, 200), mode: query.mode }, now);
+  const own = hits.filter((h) => h.row.tenant_id === tenantId).map((h) => h.row.id);
+  await q.recordRecalls(ctx.db, tenantId, own, ctx, { query: query.q.slice(0, 200), mode: query.mode });
 
   return {
     query: query.q,
@@ -156,18 +102,4 @@ export async function search(services: Services, auth: AuthContext, actor: Actor
       };
     }),
   };
-}
-
-/** Recall bookkeeping of a search in one statement (one round trip, atomic): counts, recall events, milestone. */
-export async function recordRecalls(db: DbOrTx, tenantId: string, actor: Actor, ids: string[], detail: { query: string; mode: string }, now: Date) {
-  await db.execute(sql`
-    WITH recalled AS (
-      UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ${now.toISOString()}
-      WHERE tenant_id = ${tenantId} AND id = ANY(${pgArray(ids)}::uuid[])
-      RETURNING id),
-    events AS (
-      INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, metadata)
-      SELECT ${tenantId}, id, 'recall', ${now.toISOString()}, ${actor.keyId}, ${actor.requestId}, ${JSON.stringify(detail)}::jsonb
-      FROM recalled)
-    ${milestoneInsert(tenantId, 'first_search', now, { mode: detail.mode })}`);
 }

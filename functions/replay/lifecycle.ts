@@ -1,11 +1,9 @@
-import type { AuthContext } from '../../shared/context';
-import { notFound, validationError } from '../../shared/errors';
-import { parseUrn, toUrn } from '../../shared/memory-access';
-import type { MemoryEventKind } from '../../shared/memory-events';
-import { STATE_KINDS } from '../../shared/memory-history';
-import type { MemoryDto } from '../../shared/memory-rows';
-import type { Services } from '../../shared/services';
-import { requireFeature } from '../../shared/tiers';
+import { toUrn } from '../../shared/platform/ids';
+import type { TenantCtx } from '../../shared/platform/context';
+import { notFound } from '../../shared/platform/errors';
+import type { MemoryEventKind } from '../../shared/memory/events';
+import { STATE_KINDS } from '../../shared/memory/history';
+import type { MemoryDto } from '../../shared/memory/rows';
 import * as q from './queries';
 import { changedFields } from './service';
 
@@ -62,14 +60,12 @@ function currentStateOf(last: q.EventRow | undefined, now: Date): CurrentState {
  * snapshots went through, its current links and its recalls. Only this tenant's events count, so
  * another tenant's memory is 404 even if it exists.
  */
-export async function lifecycle(services: Services, auth: AuthContext, rawId: string) {
-  requireFeature(auth.tier, 'replay');
-  const id = parseUrn(rawId);
-  if (!id) throw validationError('memory_id', 'must be a urn:uuid:<uuid> identifier');
-  const events = await q.eventsOf(services.db, auth.tenantId, id);
+export async function lifecycle(ctx: TenantCtx, input: { memoryId: string }) {
+  const { now, tenantId } = ctx;
+  const id = input.memoryId;
+  const events = await q.eventsOf(ctx.db, tenantId, id);
   if (!events.length) throw notFound('Memory');
-  const links = await q.currentLinks(services.db, auth.tenantId, id);
-  const now = services.clock.now();
+  const links = await q.currentLinks(ctx.db, tenantId, id);
 
   const stateEvents = events.filter((e) => (STATE_KINDS as readonly string[]).includes(e.kind));
   const snapshots = events.filter((e) => ['create', 'update', 'rollback'].includes(e.kind) && e.after);

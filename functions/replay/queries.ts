@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/db';
-import { embeddingOfState, latestStateEvents, presentAt, STATE_KINDS } from '../../shared/memory-history';
-import type { MemoryDto } from '../../shared/memory-rows';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { embeddingOfState, latestStateEvents, presentAt, STATE_KINDS } from '../../shared/memory/history';
+import type { MemoryDto } from '../../shared/memory/rows';
 
 const STATE_KINDS_SQL = sql.raw(STATE_KINDS.map((k) => `'${k}'`).join(', '));
 

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { parsePointInTime } from '../../shared/time';
+import { PageQuery, paging } from '../../shared/platform/pagination';
+import { CsvEnum, PointInTime, UrnId } from '../../shared/platform/params';
 
 export const TIMELINE_MAX = 1_000;
 export const SNAPSHOT_MAX = 5_000;
@@ -17,55 +18,24 @@ export const KINDS_OF: Record<Operation, readonly string[]> = {
   rollback: ['rollback'],
 };
 
-const DATE_PART = /^(\d{4})-(\d{2})-(\d{2})/;
+const Instant = PointInTime;
 
-/** parsePointInTime, and a calendar check it leaves to Date.parse (which reads 2026-02-30 as 2 March). */
-export function parseInstant(value: string, now: Date): Date | null {
-  const parsed = parsePointInTime(value, now);
-  const date = DATE_PART.exec(value.trim());
-  if (!parsed || !date) return parsed;
-  const [y, m, d] = date.slice(1).map(Number);
-  const probe = new Date(Date.UTC(y, m - 1, d));
-  return probe.getUTCFullYear() === y && probe.getUTCMonth() === m - 1 && probe.getUTCDate() === d ? parsed : null;
-}
+const Operations = CsvEnum(OPERATIONS, `Comma-separated, any of ${OPERATIONS.join(', ')}`, 'create,delete');
 
-/**
- * A point in time: ISO 8601 (without an offset it is UTC) or `N minutes|hours|days ago`. The
- * schema checks the syntax; the service reads it against the request clock.
- */
-const Instant = (description: string) =>
-  z
-    .string()
-    .max(64)
-    .refine((v) => parseInstant(v, new Date(0)) !== null, 'must be an ISO 8601 timestamp (e.g. 2026-11-22T10:00:00Z) or `N minutes|hours|days ago`')
-    .openapi({ description, example: '2026-11-22T10:00:00Z' });
-
-const Operations = z
-  .string()
-  .max(200)
-  .transform((v) => v.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean))
-  .refine((list) => list.length > 0 && list.every((t) => (OPERATIONS as readonly string[]).includes(t)), {
-    message: `must be a comma-separated list of ${OPERATIONS.join(', ')}`,
-  })
-  .transform((list) => [...new Set(list)] as Operation[])
-  .openapi({ description: `Comma-separated, any of ${OPERATIONS.join(', ')}`, example: 'create,delete' });
-
-const offset = z.coerce.number().int().min(0).max(1_000_000).default(0);
+export const TimelinePaging = paging({ totals: ['total_count'], hasMore: true });
+/** The spec names the snapshot's total `total_memories`; the page fields add only has_more, limit and offset. */
+export const SnapshotPaging = paging({ totals: [], hasMore: true });
 
 export const TimelineQuery = z.object({
   since: Instant('Events at or after this time').optional(),
   until: Instant('Events at or before this time').optional(),
   operations: Operations.optional(),
-  agent_id: z.string().min(1).max(128).optional(),
-  limit: z.coerce.number().int().min(1).max(TIMELINE_MAX).default(100),
-  offset,
-});
+  agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only events of memories stored by this agent' }),
+}).extend(PageQuery({ max: TIMELINE_MAX, default: 100 }).shape);
 
 export const SnapshotQuery = z.object({
   at: Instant('The moment to look at (inclusive: changes made at exactly this time are in); not in the future'),
-  limit: z.coerce.number().int().min(1).max(SNAPSHOT_MAX).default(500),
-  offset,
-});
+}).extend(PageQuery({ max: SNAPSHOT_MAX, default: 500 }).shape);
 
 export const DiffQuery = z.object({
   from: Instant('Start (the store as it was at this moment)'),
@@ -73,15 +43,13 @@ export const DiffQuery = z.object({
 });
 
 export const MemoryParams = z.object({
-  memory_id: z
-    .string()
-    .openapi({ param: { name: 'memory_id', in: 'path' }, example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+  memory_id: UrnId('The memory (urn:uuid:<uuid>)'),
 });
 
 export const RecallQuery = z.object({
-  q: z.string().trim().min(1).max(2_000).openapi({ example: 'which currency for invoices' }),
+  q: z.string().trim().min(1).max(2_000).openapi({ description: 'What to search for, in natural language', example: 'which currency for invoices' }),
   at: Instant('Search the store as it was at this moment; not in the future'),
-  limit: z.coerce.number().int().min(1).max(RECALL_MAX).default(5),
+  limit: z.coerce.number().int().min(1).max(RECALL_MAX).default(5).openapi({ description: 'At most this many memories' }),
 });
 
 const TimelineEntry = z.object({
@@ -100,12 +68,9 @@ const TimelineEntry = z.object({
 export const TimelineResponse = z
   .object({
     entries: z.array(TimelineEntry),
-    total_count: z.number().int(),
-    has_more: z.boolean(),
+    ...TimelinePaging.fields,
     period_start: z.string().nullable().openapi({ description: '`since`, else the oldest matching change (null when none)' }),
     period_end: z.string().openapi({ description: '`until`, else now' }),
-    limit: z.number().int(),
-    offset: z.number().int(),
   })
   .openapi('ReplayTimeline');
 
@@ -134,13 +99,11 @@ export const EdgeSchema = z
 export const SnapshotResponse = z
   .object({
     snapshot_at: z.string(),
-    total_memories: z.number().int(),
+    total_memories: z.number().int().openapi({ description: 'Memories that existed at `at`, over all pages' }),
     memories: z.array(SnapshotMemory),
     edges: z.array(EdgeSchema).openapi({ description: 'Edges that existed at `at` whose source memory is on this page (every edge appears on exactly one page)' }),
     total_edges: z.number().int().openapi({ description: 'Edges that existed at `at`, over all pages' }),
-    limit: z.number().int(),
-    offset: z.number().int(),
-    has_more: z.boolean(),
+    ...SnapshotPaging.fields,
   })
   .openapi('ReplaySnapshot');
 

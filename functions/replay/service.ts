@@ -1,24 +1,25 @@
+import { toUrn } from '../../shared/platform/ids';
 import type { z } from '@hono/zod-openapi';
-import type { AuthContext } from '../../shared/context';
-import { embedAll } from '../../shared/embeddings';
-import { AppError, validationError } from '../../shared/errors';
-import { toUrn } from '../../shared/memory-access';
-import { analyticSettings, existedAt, statesAt } from '../../shared/memory-history';
-import type { MemoryDto } from '../../shared/memory-rows';
-import { vectorLiteral } from '../../shared/memory-rows';
-import { recordMilestone } from '../../shared/milestones';
-import type { Services } from '../../shared/services';
-import { requireFeature } from '../../shared/tiers';
+import type { TenantCtx } from '../../shared/platform/context';
+import { embedAll } from '../../shared/memory/embeddings';
+import { invalidRange } from '../../shared/platform/errors';
+import { analyticRead, existedAt, statesAt } from '../../shared/memory/history';
+import { assertRange } from '../../shared/platform/params';
+import { pastPointInTime, pointInTime } from '../../shared/platform/time';
+import type { MemoryDto } from '../../shared/memory/rows';
+import { vectorLiteral } from '../../shared/memory/rows';
+import { recordMilestone } from '../../shared/platform/milestones';
 import * as q from './queries';
 import { snapshotPage } from './snapshot';
 import {
   type DiffQuery,
   KINDS_OF,
   OPERATIONS,
-  parseInstant,
   PREVIEW_CHARS,
   type RecallQuery,
   type SnapshotQuery,
+  SnapshotPaging,
+  TimelinePaging,
   type TimelineQuery,
 } from './schemas';
 
@@ -30,23 +31,6 @@ export function changedFields(before: Partial<MemoryDto>, after: Partial<MemoryD
 }
 
 export const preview = (observation: string | undefined | null) => (observation == null ? null : observation.slice(0, PREVIEW_CHARS));
-
-export const invalidRange = (start: string, end: string, relation = 'must not be after') =>
-  new AppError('INVALID_RANGE', `${start} ${relation} ${end}`, { details: [{ path: start, message: `${relation} ${end}` }] });
-
-/** Reads a validated time field against the request clock. */
-export function instant(field: string, value: string, now: Date): Date {
-  const parsed = parseInstant(value, now);
-  if (!parsed) throw validationError(field, 'must be an ISO 8601 timestamp');
-  return parsed;
-}
-
-/** A moment to look back at: replay shows the past, so a time after now is refused. */
-export function pastInstant(field: string, value: string, now: Date): Date {
-  const parsed = instant(field, value, now);
-  if (parsed > now) throw validationError(field, 'must not be in the future');
-  return parsed;
-}
 
 function timelineEntry(r: q.EventRow) {
   const state = r.after ?? r.before;
@@ -65,31 +49,26 @@ function timelineEntry(r: q.EventRow) {
   };
 }
 
-export async function timeline(services: Services, auth: AuthContext, query: z.infer<typeof TimelineQuery>) {
-  requireFeature(auth.tier, 'replay');
-  const now = services.clock.now();
-  const since = query.since === undefined ? undefined : instant('since', query.since, now);
-  const until = query.until === undefined ? undefined : instant('until', query.until, now);
-  if (since && until && since > until) throw invalidRange('since', 'until');
+export async function timeline(ctx: TenantCtx, query: z.infer<typeof TimelineQuery>) {
+  const { now, tenantId } = ctx;
+  const since = query.since === undefined ? undefined : pointInTime('since', query.since, now);
+  const until = query.until === undefined ? undefined : pointInTime('until', query.until, now);
+  assertRange(since, until, 'since', 'until');
   const kinds = (query.operations ?? OPERATIONS).flatMap((o) => KINDS_OF[o]);
-  const where = q.whereTimeline(auth.tenantId, { since, until, kinds, agentId: query.agent_id });
-  const { page, total, first } = await q.timelinePage(services.db, where, query.limit, query.offset);
-  await recordMilestone(services.db, auth.tenantId, 'first_replay', now, { view: 'timeline' });
+  const where = q.whereTimeline(tenantId, { since, until, kinds, agentId: query.agent_id });
+  const { page, total, first } = await q.timelinePage(ctx.db, where, query.limit, query.offset);
+  await recordMilestone(ctx.db, tenantId, 'first_replay', now, { view: 'timeline' });
   return {
     entries: page.map(timelineEntry),
-    total_count: total,
-    has_more: query.offset + page.length < total,
+    ...TimelinePaging.meta(total, query, page.length),
     period_start: (since ?? first)?.toISOString() ?? null,
     period_end: (until ?? now).toISOString(),
-    limit: query.limit,
-    offset: query.offset,
   };
 }
 
-export async function snapshot(services: Services, auth: AuthContext, query: z.infer<typeof SnapshotQuery>) {
-  requireFeature(auth.tier, 'replay');
-  const at = pastInstant('at', query.at, services.clock.now());
-  const found = await snapshotPage(services.db, auth.tenantId, at, query.limit, query.offset);
+export async function snapshot(ctx: TenantCtx, query: z.infer<typeof SnapshotQuery>) {
+  const at = pastPointInTime('at', query.at, ctx.now);
+  const found = await snapshotPage(ctx.db, ctx.tenantId, at, query.limit, query.offset);
   return {
     snapshot_at: at.toISOString(),
     total_memories: found.total,
@@ -106,9 +85,7 @@ export async function snapshot(services: Services, auth: AuthContext, query: z.i
     })),
     edges: found.edges.map((e) => ({ ...e, weight: Number(e.weight) })),
     total_edges: found.totalEdges,
-    limit: query.limit,
-    offset: query.offset,
-    has_more: query.offset + found.memories.length < found.total,
+    ...SnapshotPaging.meta(found.total, query, found.memories.length),
   };
 }
 
@@ -124,17 +101,15 @@ const diffItem = (memoryId: string, changeType: 'added' | 'removed' | 'modified'
  * Only memories with a state event in (from, to], or whose TTL ran out in between, can differ;
  * their states at both ends come from the event log (statesAt), everything else is unchanged.
  */
-export async function diff(services: Services, auth: AuthContext, query: z.infer<typeof DiffQuery>) {
-  requireFeature(auth.tier, 'replay');
-  const now = services.clock.now();
-  const from = pastInstant('from', query.from, now);
-  const to = pastInstant('to', query.to, now);
+export async function diff(ctx: TenantCtx, query: z.infer<typeof DiffQuery>) {
+  const { now, tenantId } = ctx;
+  const from = pastPointInTime('from', query.from, now);
+  const to = pastPointInTime('to', query.to, now);
   if (from >= to) throw invalidRange('from', 'to', 'must be before');
-  const [before, after, ids] = await services.db.transaction(async (tx) => {
-    await analyticSettings(tx);
-    const changed = await q.changedBetween(tx, auth.tenantId, from, to);
-    const then = await statesAt(tx, auth.tenantId, from, changed, { embeddings: false });
-    const later = await statesAt(tx, auth.tenantId, to, changed, { embeddings: false });
+  const [before, after, ids] = await analyticRead(ctx, async (tx) => {
+    const changed = await q.changedBetween(tx, tenantId, from, to);
+    const then = await statesAt(tx, tenantId, from, changed, { embeddings: false });
+    const later = await statesAt(tx, tenantId, to, changed, { embeddings: false });
     return [then, later, changed] as const;
   });
   const then = new Map(before.map((s) => [s.memoryId, s.state]));
@@ -171,14 +146,10 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
  * that existed at `at` are ranked by cosine against the embedding each had then. A look at the
  * past: no recall counts, no events.
  */
-export async function recall(services: Services, auth: AuthContext, query: z.infer<typeof RecallQuery>) {
-  requireFeature(auth.tier, 'replay');
-  const at = pastInstant('at', query.at, services.clock.now());
-  const [embedding] = await embedAll(services.embedder, [query.q]);
-  const hits = await services.db.transaction(async (tx) => {
-    await analyticSettings(tx);
-    return q.recallAt(tx, auth.tenantId, at, vectorLiteral(embedding), query.limit);
-  });
+export async function recall(ctx: TenantCtx, query: z.infer<typeof RecallQuery>) {
+  const at = pastPointInTime('at', query.at, ctx.now);
+  const [embedding] = await embedAll(ctx.services.embedder, [query.q]);
+  const hits = await analyticRead(ctx, (tx) => q.recallAt(tx, ctx.tenantId, at, vectorLiteral(embedding), query.limit));
   return {
     query: query.q,
     at: at.toISOString(),

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../../shared/db';
-import { edgeCtes, presentCtes, snapshotSettings, statesHolding } from '../../shared/edge-history';
-import type { MemoryDto } from '../../shared/memory-rows';
+import { type DbOrTx, rows } from '../../shared/platform/db';
+import { edgeCtes, presentCtes, snapshotSettings, statesHolding } from '../../shared/memory/edge-history';
+import type { MemoryDto } from '../../shared/memory/rows';
 
 export interface SnapshotEdge {
   edge_id: string;

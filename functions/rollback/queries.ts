@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/db';
-import { edgesAt, type PastEdge } from '../../shared/edge-history';
-import { embeddingOfEvent } from '../../shared/memory-history';
-import { COLUMNS, type MemoryDto, type MemoryRow } from '../../shared/memory-rows';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { edgesAt, type PastEdge } from '../../shared/memory/edge-history';
+import { embeddingOfEvent } from '../../shared/memory/history';
+import { COLUMNS, type MemoryDto, type MemoryRow } from '../../shared/memory/rows';
 
 const bare = (urn: string | null) => (urn ? urn.replace(/^urn:uuid:/, '') : null);
 

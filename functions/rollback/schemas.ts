@@ -1,12 +1,13 @@
 import { z } from '@hono/zod-openapi';
+import { PageQuery, paging } from '../../shared/platform/pagination';
 
 const target = z
   .string()
   .min(1)
   .max(64)
-  .openapi({ description: 'ISO 8601 time, or `N minutes|hours|days ago`', example: '2026-11-22T10:00:00Z' });
+  .openapi({ description: 'ISO 8601 time, or `N minutes|hours|days ago`', example: '2026-11-01T10:00:00Z' });
 
-export const RollbackBody = z.object({ target }).openapi('RollbackRequest');
+export const RollbackBody = z.object({ target }).openapi('RollbackRequest', { example: { target: '2 hours ago' } });
 export const PreviewQuery = z.object({ target });
 
 export const RollbackResponse = z
@@ -38,10 +39,9 @@ export const PreviewResponse = z
   })
   .openapi('RollbackPreview');
 
-export const HistoryQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+export const HistoryQuery = PageQuery({ max: 100, default: 20 });
+
+export const HistoryPaging = paging({ totals: ['total'], hasMore: true });
 
 export const HistoryResponse = z
   .object({
@@ -56,6 +56,6 @@ export const HistoryResponse = z
         memories_reverted: z.number().int(),
       }),
     ),
-    total: z.number().int(),
+    ...HistoryPaging.fields,
   })
   .openapi('RollbackHistory');

@@ -1,22 +1,18 @@
-import { sql } from 'drizzle-orm';
-import { appendAudit } from '../../shared/audit';
-import { countActionSteps, createPlan } from '../../shared/compensations';
-import type { Actor, AuthContext } from '../../shared/context';
-import type { DbOrTx } from '../../shared/db';
-import { AppError } from '../../shared/errors';
-import { emitEvent } from '../../shared/events';
-import { newId } from '../../shared/ids';
-import { statesAt } from '../../shared/memory-history';
-import { toUrn } from '../../shared/memory-access';
-import { type MemoryDto, toMemoryDto } from '../../shared/memory-rows';
-import { recordMemoryEvents } from '../../shared/memory-events';
-import { recordMilestone } from '../../shared/milestones';
-import type { Services } from '../../shared/services';
-import { hasFeature, tiers } from '../../shared/tiers';
-import { DAY, pastPointInTime } from '../../shared/time';
-import { adjustLiveMemories, consumeQuotaInTx, usageSnapshotForError } from '../../shared/usage';
-import { enqueueVectorIndexing } from '../../shared/vector-index';
+import { toUrn } from '../../shared/platform/ids';
+import { countActionSteps, createPlan } from '../../shared/memory/compensations';
+import { statesAt } from '../../shared/memory/history';
+import { type MemoryDto, toMemoryDto } from '../../shared/memory/rows';
+import { enqueueVectorIndexing } from '../../shared/memory/vector-index';
+import type { TenantCtx } from '../../shared/platform/context';
+import type { DbOrTx } from '../../shared/platform/db';
+import { newId } from '../../shared/platform/ids';
+import type { PageInput } from '../../shared/platform/pagination';
+import { hasFeature, tiers } from '../../shared/platform/tiers';
+import { DAY, pastPointInTime } from '../../shared/platform/time';
+import { type Work, write } from '../../shared/platform/unit-of-work';
+import { adjustLiveMemories, spendQuota } from '../../shared/platform/usage';
 import * as q from './queries';
+import { HistoryPaging } from './schemas';
 
 interface Change {
   id: string;
@@ -52,15 +48,14 @@ async function changesSince(tx: DbOrTx, tenantId: string, target: Date, lock: bo
  * not undo. Says so with `rollback.compensations` and, on tiers with compensations, plans their
  * reversal; in the rollback's transaction. Returns the step count and the plan id (null without one).
  */
-async function compensations(tx: DbOrTx, auth: AuthContext, actor: Actor, meta: { rollback_id: string; target: string }, target: Date, now: Date) {
+async function compensations(work: Work<TenantCtx>, meta: { rollback_id: string; target: string }, target: Date) {
+  const { tenantId, tier, now } = work.ctx;
   const window = { from: now, to: target };
-  const steps = await countActionSteps(tx, auth.tenantId, window);
+  const steps = await countActionSteps(work.tx, tenantId, window);
   if (!steps) return { steps, planId: null };
-  const plan = hasFeature(auth.tier, 'compensations')
-    ? await createPlan(tx, { tenantId: auth.tenantId, window, rollbackId: meta.rollback_id, actor: actor.keyId, requestId: actor.requestId, at: now })
-    : null;
+  const plan = hasFeature(tier, 'compensations') ? await createPlan(work, { tenantId, window, rollbackId: meta.rollback_id }) : null;
   const planId = plan?.id ?? null;
-  await emitEvent(tx, { tenantId: auth.tenantId, type: 'rollback.compensations', data: { ...meta, action_steps: steps, plan_id: planId }, at: now });
+  await work.event('rollback.compensations', { ...meta, action_steps: steps, plan_id: planId });
   return { steps, planId };
 }
 
@@ -73,11 +68,11 @@ function classify(changes: Change[]) {
 }
 
 /** What a rollback to `target` would do, with honest warnings; writes nothing. */
-export async function preview(services: Services, auth: AuthContext, rawTarget: string) {
-  const now = services.clock.now();
-  const target = parseTarget(rawTarget, now);
-  const plan = classify(await changesSince(services.db, auth.tenantId, target, false));
-  const actionSteps = await countActionSteps(services.db, auth.tenantId, { from: now, to: target });
+export async function preview(ctx: TenantCtx, input: { target: string }) {
+  const { now, auth } = ctx;
+  const target = parseTarget(input.target, now);
+  const plan = classify(await changesSince(ctx.db, auth.tenantId, target, false));
+  const actionSteps = await countActionSteps(ctx.db, auth.tenantId, { from: now, to: target });
   const warnings: string[] = [];
   const retentionDays = tiers[auth.tier].limits.audit_retention_days;
   if (now.getTime() - target.getTime() > retentionDays * DAY) {
@@ -113,52 +108,43 @@ export async function preview(services: Services, auth: AuthContext, rawTarget: 
  * event, the monthly rollback count and the milestone. Rolling back twice to one target changes
  * nothing the second time; rolling back to a time before a rollback undoes it.
  */
-export async function rollback(services: Services, auth: AuthContext, actor: Actor, rawTarget: string) {
-  const now = services.clock.now();
-  const target = parseTarget(rawTarget, now);
+export async function rollback(ctx: TenantCtx, input: { target: string }) {
+  const { now, tenantId } = ctx;
+  const target = parseTarget(input.target, now);
   const rollbackId = newId('rollback');
-  const result = await services.db.transaction(async (tx) => {
-    // One rollback at a time per tenant.
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`rollback:${auth.tenantId}`}, 0))`);
-    if (!(await consumeQuotaInTx(tx, auth.tenantId, auth.tier, 'rollbacks', now))) {
-      throw new AppError('RATE_LIMITED', 'Monthly rollback limit reached', {
-        ...usageSnapshotForError(services, auth.tier, 'rollbacks', tiers[auth.tier].limits.rollbacks ?? 0, now),
-      });
-    }
-    const plan = classify(await changesSince(tx, auth.tenantId, target, true));
+  const result = await write(ctx, async (work) => {
+    const { tx } = work;
+    await work.lock(`rollback:${tenantId}`); // one rollback at a time per tenant
+    await spendQuota(ctx, tx, 'rollbacks', ctx, 'Monthly rollback limit reached');
+    const plan = classify(await changesSince(tx, tenantId, target, true));
     const restorable = plan.restore.filter((c) => c.pastHasEmbedding);
     const pastItem = (c: Change) => ({ state: c.past!, eventId: c.pastEventId! });
     const meta = { rollback_id: rollbackId, target: target.toISOString() };
     // Removed memories keep their links in the event, so a later rollback can bring both back.
-    const removedLinks = await q.linksOf(tx, auth.tenantId, plan.remove.map((c) => c.id));
-    await q.deleteMemories(tx, auth.tenantId, plan.remove.map((c) => c.id));
-    await q.insertMemories(tx, auth.tenantId, restorable.map(pastItem), now);
-    await q.revertMemories(tx, auth.tenantId, plan.revert.map(pastItem), now);
-    const relinked = await q.restoreLinks(tx, auth.tenantId, restorable.map((c) => c.id), target, now);
-    await recordMemoryEvents(tx, [
-      ...plan.remove.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: c.current, after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
-      ...restorable.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: null, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'restored' } })),
-      ...plan.revert.map((c) => ({ tenantId: auth.tenantId, memoryId: c.id, kind: 'rollback' as const, at: now, actor: actor.keyId, requestId: actor.requestId, before: c.current, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'reverted' } })),
-      ...relinked.map((l) => ({ tenantId: auth.tenantId, memoryId: l.source_id, kind: 'link' as const, at: now, actor: actor.keyId, requestId: actor.requestId, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
+    const removedLinks = await q.linksOf(tx, tenantId, plan.remove.map((c) => c.id));
+    await q.deleteMemories(tx, tenantId, plan.remove.map((c) => c.id));
+    await q.insertMemories(tx, tenantId, restorable.map(pastItem), now);
+    await q.revertMemories(tx, tenantId, plan.revert.map(pastItem), now);
+    const relinked = await q.restoreLinks(tx, tenantId, restorable.map((c) => c.id), target, now);
+    await work.memoryEvents([
+      ...plan.remove.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
+      ...restorable.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: null, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'restored' } })),
+      ...plan.revert.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'reverted' } })),
+      ...relinked.map((l) => ({ memoryId: l.source_id, kind: 'link' as const, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
     ]);
-    if (restorable.length + plan.revert.length) await enqueueVectorIndexing(tx, auth.tenantId, now);
-    await adjustLiveMemories(tx, auth.tenantId, restorable.length - plan.remove.length);
+    if (restorable.length + plan.revert.length) await enqueueVectorIndexing(work);
+    await adjustLiveMemories(tx, tenantId, restorable.length - plan.remove.length);
     const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };
-    await appendAudit(tx, {
-      tenantId: auth.tenantId,
+    await work.audit({
       operation: 'rollback',
       resourceType: 'memory_store',
-      actor: actor.keyId,
-      requestId: actor.requestId,
       metadata: { ...meta, ...counts, restored_count: counts.restored, removed_count: counts.removed },
-      at: now,
     });
-    await q.insertHistory(tx, { id: rollbackId, tenantId: auth.tenantId, target, actor: actor.keyId, ...counts, at: now });
-    await emitEvent(tx, { tenantId: auth.tenantId, type: 'rollback.completed', data: { ...meta, ...counts }, at: now });
-    await recordMilestone(tx, auth.tenantId, 'first_rollback', now, meta);
-    return { ...counts, compensation: await compensations(tx, auth, actor, meta, target, now) };
+    await q.insertHistory(tx, { id: rollbackId, tenantId, target, actor: ctx.actor, ...counts, at: now });
+    await work.event('rollback.completed', { ...meta, ...counts });
+    await work.milestone('first_rollback', meta);
+    return { ...counts, compensation: await compensations(work, meta, target) };
   });
-  services.notifyJobs();
   const changed = result.removed + result.restored + result.reverted;
   const { steps, planId } = result.compensation;
   const sideEffects = !steps
@@ -176,8 +162,8 @@ export async function rollback(services: Services, auth: AuthContext, actor: Act
   };
 }
 
-export async function history(services: Services, auth: AuthContext, limit: number, offset: number) {
-  const { page, total } = await q.listHistory(services.db, auth.tenantId, limit, offset);
+export async function history(ctx: TenantCtx, query: PageInput) {
+  const { page, total } = await q.listHistory(ctx.db, ctx.tenantId, query.limit, query.offset);
   return {
     rollbacks: page.map((r) => ({
       rollback_id: r.id,
@@ -188,7 +174,7 @@ export async function history(services: Services, auth: AuthContext, limit: numb
       artifacts_restored: Number(r.restored),
       memories_reverted: Number(r.reverted),
     })),
-    total,
+    ...HistoryPaging.meta(total, query, page.length),
   };
 }
 

@@ -1,28 +1,25 @@
 import type { Context } from 'hono';
-import { createRouter } from '../../shared/app';
-import { authOf } from '../../shared/auth';
-import type { Actor, AppEnv } from '../../shared/context';
+import { createRouter } from '../../shared/platform/app';
+import { type AppEnv, ctxOf, publicCtxOf } from '../../shared/platform/context';
+import { defineFamily } from '../../shared/platform/family';
 import * as routes from './routes';
 import * as service from './service';
 
-const actorOf = (c: Context<AppEnv>): Actor => ({ tenantId: authOf(c).tenantId, keyId: authOf(c).keyId, requestId: c.get('requestId') });
 const originOf = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 
-export const sharesRouter = createRouter()
-  .openapi(routes.shareRoute, async (c) => {
-    const body = c.req.valid('json');
-    return c.json(await service.createShare(c.get('services'), authOf(c), actorOf(c), { ...body, origin: originOf(c) }), 201);
-  })
-  .openapi(routes.listRoute, async (c) => c.json(await service.listShares(c.get('services'), authOf(c)), 200))
-  .openapi(routes.checkTokenRoute, async (c) => c.json(await service.checkToken(c.get('services'), c.req.valid('param').token), 200))
-  .openapi(routes.joinRoute, async (c) =>
-    c.json(await service.join(c.get('services'), authOf(c), actorOf(c), c.req.valid('json').token), 200),
-  )
-  .openapi(routes.rotateRoute, async (c) => {
-    const ref = c.req.valid('param').token;
-    return c.json(await service.rotate(c.get('services'), authOf(c), actorOf(c), { ref, origin: originOf(c) }), 200);
-  })
+const router = createRouter()
+  .openapi(routes.shareRoute, async (c) => c.json(await service.createShare(ctxOf(c), { ...c.req.valid('json'), origin: originOf(c) }), 201))
+  .openapi(routes.listRoute, async (c) => c.json(await service.listShares(ctxOf(c)), 200))
+  .openapi(routes.checkTokenRoute, async (c) => c.json(await service.checkToken(publicCtxOf(c), c.req.valid('param')), 200))
+  .openapi(routes.joinRoute, async (c) => c.json(await service.join(ctxOf(c), c.req.valid('json')), 200))
+  .openapi(routes.rotateRoute, async (c) => c.json(await service.rotate(ctxOf(c), { ref: c.req.valid('param').token, origin: originOf(c) }), 200))
   .openapi(routes.revokeRoute, async (c) => {
-    await service.revoke(c.get('services'), authOf(c), actorOf(c), c.req.valid('param').token);
+    await service.revoke(ctxOf(c), { ref: c.req.valid('param').token });
     return c.body(null, 204);
   });
+
+export default defineFamily({
+  name: 'shares',
+  tag: { name: 'Sharing', description: 'Token invitations to share a tag or a space with another tenant' },
+  router,
+});

@@ -1,9 +1,11 @@
-import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/openapi';
+import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
 
 const tags = ['Sharing'];
 
 export const shareRoute = keyRoute({
+  operationId: 'shares.create',
+  feature: 'sharing',
   method: 'post',
   path: '/v1/spaces/share',
   tags,
@@ -15,6 +17,7 @@ export const shareRoute = keyRoute({
 });
 
 export const listRoute = keyRoute({
+  operationId: 'shares.list',
   method: 'get',
   path: '/v1/spaces/shared',
   tags,
@@ -25,6 +28,7 @@ export const listRoute = keyRoute({
 });
 
 export const checkTokenRoute = publicRoute({
+  operationId: 'shares.checkToken',
   method: 'get',
   path: '/v1/spaces/token/{token}',
   tags,
@@ -35,6 +39,8 @@ export const checkTokenRoute = publicRoute({
 });
 
 export const joinRoute = keyRoute({
+  operationId: 'shares.join',
+  feature: 'sharing',
   method: 'post',
   path: '/v1/spaces/join',
   tags,
@@ -46,6 +52,8 @@ export const joinRoute = keyRoute({
 });
 
 export const rotateRoute = keyRoute({
+  operationId: 'shares.rotate',
+  feature: 'sharing',
   method: 'post',
   path: '/v1/spaces/share/{token}/rotate',
   tags,
@@ -57,6 +65,7 @@ export const rotateRoute = keyRoute({
 });
 
 export const revokeRoute = keyRoute({
+  operationId: 'shares.revoke',
   method: 'delete',
   path: '/v1/spaces/share/{token}',
   tags,

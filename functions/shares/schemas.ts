@@ -1,11 +1,12 @@
+import { toUrn } from '../../shared/platform/ids';
 import { z } from '@hono/zod-openapi';
-import { toUrn } from '../../shared/memory-access';
 
 export const MAX_TAG = 50;
 
 const Permission = z.enum(['read', 'write']);
 const Kind = z.enum(['tag', 'space']).openapi({ description: '`space` when `tag` named a context space you own, else `tag`' });
 const TokenText = z.string().trim().min(1).max(200);
+const EXAMPLE_TOKEN = 'st_9fK2xQ7mLp0cRt5VwZ1yK8aB3dE6gH4jN2pS5uW8';
 
 export const ShareBody = z
   .object({
@@ -16,14 +17,14 @@ export const ShareBody = z
     email: z.email().max(254).openapi({ description: 'Recipient; only the tenant registered with this address can join', example: 'grace@example.com' }),
     permission: Permission.default('read').openapi({ description: '`write` also lets the recipient store memories with the tag (or into the space) for you' }),
   })
-  .openapi('ShareRequest');
+  .openapi('ShareRequest', { example: { tag: 'billing', email: 'grace@example.com', permission: 'read' } });
 
 export const ShareCreated = z
   .object({
     share_id: z.string().openapi({ example: 'shr_4f9Qw2b8Zr1LmT0aXcVe3K' }),
-    token: z.string().openapi({ description: 'The invitation secret; shown only here and on rotation', example: 'st_...' }),
+    token: z.string().openapi({ description: 'The invitation secret; shown only here and on rotation', example: EXAMPLE_TOKEN }),
     token_prefix: z.string().openapi({ description: 'First 10 characters of the token, kept to recognise it later' }),
-    share_url: z.string().openapi({ example: 'https://app.example.com/join?token=st_...' }),
+    share_url: z.string().openapi({ example: `https://app.example.com/join?token=${EXAMPLE_TOKEN}` }),
     tag: z.string(),
     kind: Kind,
     space_id: z.string().nullable(),
@@ -66,7 +67,7 @@ export const SharedList = z
   .openapi('SharedList');
 
 export const TokenParams = z.object({
-  token: TokenText.openapi({ param: { name: 'token', in: 'path' }, example: 'st_...' }),
+  token: TokenText.openapi({ param: { name: 'token', in: 'path' }, description: 'The share token (st_...) from the invitation', example: EXAMPLE_TOKEN }),
 });
 
 export const ShareRefParams = z.object({
@@ -85,7 +86,7 @@ export const TokenCheck = z
   })
   .openapi('ShareTokenCheck');
 
-export const JoinBody = z.object({ token: TokenText.openapi({ example: 'st_...' }) }).openapi('JoinShareRequest');
+export const JoinBody = z.object({ token: TokenText.openapi({ example: EXAMPLE_TOKEN }) }).openapi('JoinShareRequest', { example: { token: EXAMPLE_TOKEN } });
 
 export const JoinResponse = z
   .object({

@@ -1,16 +1,14 @@
+import { parseUrn, toUrn } from '../../shared/platform/ids';
 import type { z } from '@hono/zod-openapi';
-import { normalizeEmail } from '../../shared/accounts';
-import { appendAudit, type AuditInput } from '../../shared/audit';
-import type { Actor, AuthContext } from '../../shared/context';
-import { randomBase62, sha256Hex } from '../../shared/crypto';
-import type { DbOrTx } from '../../shared/db';
-import { AppError, notFound, validationError } from '../../shared/errors';
-import { sendMail } from '../../shared/mail';
-import { parseUrn, toUrn } from '../../shared/memory-access';
-import { recordMilestone } from '../../shared/milestones';
-import type { Services } from '../../shared/services';
-import { requireFeature } from '../../shared/tiers';
-import { DAY } from '../../shared/time';
+import { normalizeEmail } from '../../shared/platform/accounts';
+import type { AuthContext, Ctx, TenantCtx } from '../../shared/platform/context';
+import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
+import type { DbOrTx } from '../../shared/platform/db';
+import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
+import { sendMail } from '../../shared/jobs/mail';
+import { requireFeature } from '../../shared/platform/tiers';
+import { DAY } from '../../shared/platform/time';
+import { write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
 import { type ShareBody, type ShareRow, shareStatus, toShareEntry } from './schemas';
 
@@ -25,32 +23,41 @@ async function newToken(now: Date) {
 }
 
 /** `{SHARE_BASE_URL | PUBLIC_URL | request origin}/join?token=...` */
-function shareUrl(services: Services, origin: string, token: string) {
+function shareUrl({ services }: Ctx, origin: string, token: string) {
   const base = (services.config.SHARE_BASE_URL ?? services.config.PUBLIC_URL ?? origin).replace(/\/+$/, '');
   return `${base}/join?token=${encodeURIComponent(token)}`;
 }
 
+/**
+ * The link in an invitation mail comes only from configuration, never from the request (its Host
+ * header is the caller's to choose); without SHARE_BASE_URL or PUBLIC_URL the mail carries the token
+ * and no link, and start-up warns (shared/platform/startup.ts).
+ */
+const mailUrl = (ctx: Ctx, token: string) =>
+  ctx.services.config.SHARE_BASE_URL || ctx.services.config.PUBLIC_URL ? shareUrl(ctx, '', token) : null;
+
 const invalidToken = (why: string) => new AppError('INVALID_TOKEN', `Share token ${why}`);
 
-function invitationMail(owner: AuthContext, share: ShareRow, token: string, url: string) {
+function invitationMail(owner: AuthContext, share: ShareRow, token: string, url: string | null) {
   const what = share.kind === 'space' ? `the context space ${share.tag}` : `the tag "${share.tag}"`;
   return {
     to: share.sharedWithEmail,
     subject: `${owner.email} shared ${share.kind === 'space' ? 'a context space' : `"${share.tag}"`} with you on engram`,
     text:
       `${owner.email} (tenant ${owner.tenantId}) shared ${what} with you, with ${share.permission} access.\n\n` +
-      `Accept it with the engram account registered to this address before ${share.expiresAt?.toISOString()}:\n${url}\n\n` +
-      `or call POST /v1/spaces/join with {"token": "${token}"}.`,
+      `Accept it with the engram account registered to this address before ${share.expiresAt?.toISOString()}:\n` +
+      (url ? `${url}\n\nor call` : 'call') +
+      ` POST /v1/spaces/join with {"token": "${token}"}.`,
     token,
   };
 }
 
-function createdBody(services: Services, origin: string, share: ShareRow, token: string, message: string) {
+function createdBody(ctx: Ctx, origin: string, share: ShareRow, token: string, message: string) {
   return {
     share_id: share.id,
     token,
     token_prefix: share.tokenPrefix,
-    share_url: shareUrl(services, origin, token),
+    share_url: shareUrl(ctx, origin, token),
     tag: share.tag,
     kind: share.kind,
     space_id: share.spaceId ? toUrn(share.spaceId) : null,
@@ -61,24 +68,22 @@ function createdBody(services: Services, origin: string, share: ShareRow, token:
   };
 }
 
-const audit = (share: ShareRow, actor: Actor, operation: string, at: Date, metadata: Record<string, unknown> = {}): AuditInput => ({
-  tenantId: share.ownerTenantId,
+/** A share's audit entry: in the owner's chain unless `tenantId` names the recipient's. */
+const shareAudit = (share: ShareRow, operation: string, metadata: Record<string, unknown> = {}, tenantId = share.ownerTenantId) => ({
+  tenantId,
   operation,
   resourceType: 'share',
   resourceId: share.id,
-  actor: actor.keyId,
-  requestId: actor.requestId,
   metadata: { kind: share.kind, tag: share.tag, permission: share.permission, ...metadata },
-  at,
 });
 
-export async function createShare(services: Services, auth: AuthContext, actor: Actor, input: z.infer<typeof ShareBody> & { origin: string }) {
-  requireFeature(auth.tier, 'sharing');
+export async function createShare(ctx: TenantCtx, input: z.infer<typeof ShareBody> & { origin: string }) {
+  const { auth, now } = ctx;
   const email = normalizeEmail(input.email);
   if (email === normalizeEmail(auth.email)) throw validationError('email', 'cannot share with your own address');
-  const now = services.clock.now();
   const token = await newToken(now);
-  const share = await services.db.transaction(async (tx) => {
+  const share = await write(ctx, async (work) => {
+    const { tx } = work;
     const parsed = parseUrn(input.tag);
     const spaceId = parsed && (await q.ownSpaceExists(tx, auth.tenantId, parsed)) ? parsed : null;
     // Sharing a space is one of the space features that need Pro+ (§4.3).
@@ -97,28 +102,27 @@ export async function createShare(services: Services, auth: AuthContext, actor: 
       createdAt: now,
       expiresAt: token.expiresAt,
     });
-    await sendMail(tx, services.config, invitationMail(auth, share, token.token, shareUrl(services, input.origin, token.token)), now);
-    await appendAudit(tx, audit(share, actor, 'share.created', now, { space_id: share.spaceId ? toUrn(share.spaceId) : null, shared_with_email: email, token_prefix: token.prefix }));
-    await recordMilestone(tx, auth.tenantId, 'first_share', now, { share_id: share.id });
+    await sendMail(work, invitationMail(auth, share, token.token, mailUrl(ctx, token.token)));
+    await work.audit(shareAudit(share, 'share.created', { space_id: share.spaceId ? toUrn(share.spaceId) : null, shared_with_email: email, token_prefix: token.prefix }));
+    await work.milestone('first_share', { share_id: share.id });
     return share;
   });
-  services.notifyJobs();
-  return createdBody(services, input.origin, share, token.token, `Invitation sent to ${email}. It expires on ${share.expiresAt!.toISOString()}.`);
+  return createdBody(ctx, input.origin, share, token.token, `Invitation sent to ${email}. It expires on ${share.expiresAt!.toISOString()}.`);
 }
 
-export async function listShares(services: Services, auth: AuthContext) {
-  const now = services.clock.now();
+export async function listShares(ctx: TenantCtx) {
+  const { auth, now } = ctx;
   const [byMe, withMe] = await Promise.all([
-    q.listByOwner(services.db, auth.tenantId),
-    q.listForRecipient(services.db, auth.tenantId, normalizeEmail(auth.email), now),
+    q.listByOwner(ctx.db, auth.tenantId),
+    q.listForRecipient(ctx.db, auth.tenantId, normalizeEmail(auth.email), now),
   ]);
   return { shared_by_me: byMe.map((s) => toShareEntry(s, now)), shared_with_me: withMe.map((s) => toShareEntry(s, now)) };
 }
 
 /** Public: what a token is worth, without saying anything about tokens the caller does not hold. */
-export async function checkToken(services: Services, token: string) {
-  const now = services.clock.now();
-  const share = await q.findByTokenHash(services.db, await sha256Hex(token));
+export async function checkToken(ctx: Ctx, input: { token: string }) {
+  const { now } = ctx;
+  const share = await q.findByTokenHash(ctx.db, await sha256Hex(input.token));
   if (!share) return { valid: false, already_accepted: false, expires_at: null, error: 'not_found' as const };
   const status = shareStatus(share, now);
   const base = { already_accepted: share.accepted, expires_at: share.expiresAt?.toISOString() ?? null };
@@ -131,11 +135,10 @@ export async function checkToken(services: Services, token: string) {
  * may join; a second join by the same tenant is a no-op success. Audited in both chains, appended
  * in tenant-id order so two tenants joining each other's shares cannot deadlock on the chain heads.
  */
-export async function join(services: Services, auth: AuthContext, actor: Actor, token: string) {
-  requireFeature(auth.tier, 'sharing');
-  const now = services.clock.now();
-  const tokenHash = await sha256Hex(token);
-  const { share, already } = await services.db.transaction(async (tx) => {
+export async function join(ctx: TenantCtx, input: { token: string }) {
+  const { auth, now } = ctx;
+  const tokenHash = await sha256Hex(input.token);
+  const { share, already } = await write(ctx, async ({ tx, audit }) => {
     const share = await q.findByTokenHash(tx, tokenHash, true);
     if (!share) throw invalidToken('is invalid');
     const status = shareStatus(share, now);
@@ -148,11 +151,11 @@ export async function join(services: Services, auth: AuthContext, actor: Actor, 
       throw invalidToken('has already been used');
     }
     const accepted = await q.markAccepted(tx, share.id, auth.tenantId, now);
-    const entries: AuditInput[] = [
-      audit(accepted, actor, 'share.accepted', now, { accepted_by_tenant: auth.tenantId }),
-      { ...audit(accepted, actor, 'share.joined', now, { owner_tenant_id: share.ownerTenantId }), tenantId: auth.tenantId },
+    const entries = [
+      shareAudit(accepted, 'share.accepted', { accepted_by_tenant: auth.tenantId }),
+      shareAudit(accepted, 'share.joined', { owner_tenant_id: share.ownerTenantId }, auth.tenantId),
     ];
-    for (const e of entries.sort((a, b) => (a.tenantId < b.tenantId ? -1 : 1))) await appendAudit(tx, e);
+    for (const e of entries.sort((a, b) => (a.tenantId < b.tenantId ? -1 : 1))) await audit(e);
     return { share: accepted, already: false };
   });
   return {
@@ -174,7 +177,7 @@ export async function join(services: Services, auth: AuthContext, actor: Actor, 
 async function lockOwned(tx: DbOrTx, auth: AuthContext, ref: string) {
   const share = await q.lockByRef(tx, ref.startsWith('shr_') ? { id: ref } : { tokenHash: await sha256Hex(ref) });
   if (!share) throw notFound('Share');
-  if (share.ownerTenantId !== auth.tenantId) throw new AppError('FORBIDDEN', 'Only the owner of a share may rotate or revoke it');
+  if (share.ownerTenantId !== auth.tenantId) throw forbidden('Only the owner of a share may rotate or revoke it');
   return share;
 }
 
@@ -182,34 +185,30 @@ async function lockOwned(tx: DbOrTx, auth: AuthContext, ref: string) {
  * Rotate: a new token with a fresh 30-day lifetime; the old token stops working at once. An accepted
  * share stays bound to its recipient; an unaccepted one is mailed again with the new token.
  */
-export async function rotate(services: Services, auth: AuthContext, actor: Actor, input: { ref: string; origin: string }) {
-  requireFeature(auth.tier, 'sharing');
-  const now = services.clock.now();
+export async function rotate(ctx: TenantCtx, input: { ref: string; origin: string }) {
+  const { auth, now } = ctx;
   const token = await newToken(now);
-  const share = await services.db.transaction(async (tx) => {
-    const old = await lockOwned(tx, auth, input.ref);
+  const share = await write(ctx, async (work) => {
+    const old = await lockOwned(work.tx, auth, input.ref);
     if (old.revokedAt) throw notFound('Share (revoked)');
-    const share = await q.replaceToken(tx, auth.tenantId, old.id, token);
-    if (!share.accepted) {
-      await sendMail(tx, services.config, invitationMail(auth, share, token.token, shareUrl(services, input.origin, token.token)), now);
-    }
-    await appendAudit(tx, audit(share, actor, 'share.rotated', now, { old_token_prefix: old.tokenPrefix, token_prefix: token.prefix }));
+    const share = await q.replaceToken(work.tx, auth.tenantId, old.id, token);
+    if (!share.accepted) await sendMail(work, invitationMail(auth, share, token.token, mailUrl(ctx, token.token)));
+    await work.audit(shareAudit(share, 'share.rotated', { old_token_prefix: old.tokenPrefix, token_prefix: token.prefix }));
     return share;
   });
-  services.notifyJobs();
   const message = share.accepted
     ? 'Token rotated; the old one no longer works. The recipient who joined keeps access.'
     : `Token rotated; the old one no longer works. A new invitation was sent to ${share.sharedWithEmail}.`;
-  return createdBody(services, input.origin, share, token.token, message);
+  return createdBody(ctx, input.origin, share, token.token, message);
 }
 
 /** Revoke: the recipient loses access at once. Revoking twice is a quiet no-op. Always allowed, even after a downgrade. */
-export async function revoke(services: Services, auth: AuthContext, actor: Actor, ref: string) {
-  const now = services.clock.now();
-  await services.db.transaction(async (tx) => {
-    const share = await lockOwned(tx, auth, ref);
+export async function revoke(ctx: TenantCtx, input: { ref: string }) {
+  const { auth, now } = ctx;
+  await write(ctx, async ({ tx, audit }) => {
+    const share = await lockOwned(tx, auth, input.ref);
     if (share.revokedAt) return;
     await q.markRevoked(tx, auth.tenantId, share.id, now);
-    await appendAudit(tx, audit(share, actor, 'share.revoked', now, { accepted_by_tenant: share.acceptedByTenant }));
+    await audit(shareAudit(share, 'share.revoked', { accepted_by_tenant: share.acceptedByTenant }));
   });
 }

@@ -1,8 +1,8 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/db';
-import { live } from '../../shared/memory-access';
-import { COLUMNS, type MemoryRow } from '../../shared/memory-rows';
-import { nearestMemories, vectorSearchSettings } from '../../shared/vector-search';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { allowedInSpace, live } from '../../shared/memory/access';
+import { COLUMNS, type MemoryRow } from '../../shared/memory/rows';
+import { nearestMemories, vectorSearchSettings } from '../../shared/memory/vector-search';
 import type { Access, SpaceRow } from './schemas';
 
 const SPACE_COLUMNS = sql.raw(
@@ -22,7 +22,7 @@ const sharedWith = (tenantId: string, now: Date) =>
 
 const accessOf = (tenantId: string, now: Date) =>
   sql`CASE WHEN cs.owner_tenant_id = ${tenantId} THEN 'owner'
-           WHEN ${tenantId} = ANY(cs.allowed_tenant_ids) THEN 'allowed_tenant'
+           WHEN ${allowedInSpace(tenantId)} THEN 'allowed_tenant'
            WHEN ${sharedWith(tenantId, now)} THEN 'share' END`;
 
 export type SpaceWithAccess = SpaceRow & { access: Access | null };
@@ -43,7 +43,7 @@ export async function findSpace(db: DbOrTx, tenantId: string, id: string, now: D
 
 /** Spaces the tenant owns or was granted (allowed_tenant_ids or an accepted space share), oldest first. */
 export async function listSpaces(db: DbOrTx, tenantId: string, now: Date, limit: number, offset: number) {
-  const visible = sql`cs.deleted_at IS NULL AND (cs.owner_tenant_id = ${tenantId} OR ${tenantId} = ANY(cs.allowed_tenant_ids) OR ${sharedWith(tenantId, now)})`;
+  const visible = sql`cs.deleted_at IS NULL AND (cs.owner_tenant_id = ${tenantId} OR ${allowedInSpace(tenantId)} OR ${sharedWith(tenantId, now)})`;
   const page = await rows<SpaceWithAccess>(
     db,
     sql`SELECT ${SPACE_COLUMNS}, ${memoryCount(now)} AS memory_count, ${accessOf(tenantId, now)} AS access

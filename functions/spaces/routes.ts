@@ -1,9 +1,10 @@
-import { errors, json, jsonBody, keyRoute } from '../../shared/openapi';
+import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
 
 const tags = ['Context spaces'];
 
 export const createRoute = keyRoute({
+  operationId: 'spaces.create',
   method: 'post',
   path: '/v1/context-spaces',
   tags,
@@ -15,6 +16,7 @@ export const createRoute = keyRoute({
 });
 
 export const listRoute = keyRoute({
+  operationId: 'spaces.list',
   method: 'get',
   path: '/v1/context-spaces',
   tags,
@@ -26,6 +28,7 @@ export const listRoute = keyRoute({
 });
 
 export const getRoute = keyRoute({
+  operationId: 'spaces.get',
   method: 'get',
   path: '/v1/context-spaces/{space_id}',
   tags,
@@ -37,6 +40,7 @@ export const getRoute = keyRoute({
 });
 
 export const updateRoute = keyRoute({
+  operationId: 'spaces.update',
   method: 'put',
   path: '/v1/context-spaces/{space_id}',
   tags,
@@ -47,6 +51,7 @@ export const updateRoute = keyRoute({
 });
 
 export const deleteRoute = keyRoute({
+  operationId: 'spaces.delete',
   method: 'delete',
   path: '/v1/context-spaces/{space_id}',
   tags,
@@ -57,6 +62,7 @@ export const deleteRoute = keyRoute({
 });
 
 export const memoriesRoute = keyRoute({
+  operationId: 'spaces.memories',
   method: 'get',
   path: '/v1/context-spaces/{space_id}/memories',
   tags,

@@ -1,6 +1,8 @@
+import { PageQuery, paging } from '../../shared/platform/pagination';
+import { UrnId } from '../../shared/platform/params';
+import { parseUrn, toUrn } from '../../shared/platform/ids';
 import { z } from '@hono/zod-openapi';
-import { parseUrn, toUrn } from '../../shared/memory-access';
-import { MemorySchema } from '../../shared/memory-rows';
+import { MemorySchema } from '../../shared/memory/rows';
 
 export const MAX_NAME = 100;
 export const MAX_DESCRIPTION = 500;
@@ -40,7 +42,9 @@ export const CreateSpaceBody = z
     allowed_tenant_ids: TenantIds.default([]),
     tags: Tags.default([]),
   })
-  .openapi('CreateSpaceRequest');
+  .openapi('CreateSpaceRequest', {
+    example: { name: 'billing-research', description: 'What the billing agents learned', allowed_agent_ids: ['billing-agent'], tags: ['billing'] },
+  });
 
 export const UpdateSpaceBody = z
   .object({
@@ -53,14 +57,10 @@ export const UpdateSpaceBody = z
   .refine((b) => Object.values(b).some((v) => v !== undefined), {
     message: 'send at least one of name, description, allowed_agent_ids, allowed_tenant_ids, tags',
   })
-  .openapi('UpdateSpaceRequest');
+  .openapi('UpdateSpaceRequest', { example: { description: 'What the billing and invoicing agents learned', tags: ['billing', 'invoices'] } });
 
 export const SpaceParams = z.object({
-  space_id: z
-    .string()
-    .refine((v) => parseUrn(v) !== null, 'must be a urn:uuid:<uuid> identifier')
-    .transform((v) => parseUrn(v) as string)
-    .openapi({ param: { name: 'space_id', in: 'path' }, example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+  space_id: UrnId('The context space (urn:uuid:<uuid> or the bare uuid)'),
 });
 
 export const SpaceSchema = z
@@ -83,14 +83,10 @@ export const SpaceSchema = z
   })
   .openapi('ContextSpace');
 
-export const SpaceListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-});
+export const SpaceListQuery = PageQuery({ max: 1000, default: 100 });
+export const ListPaging = paging({ totals: ['total_count'], hasMore: true });
 
-export const SpaceListResponse = z
-  .object({ spaces: z.array(SpaceSchema), total_count: z.number().int() })
-  .openapi('ContextSpaceList');
+export const SpaceListResponse = z.object({ spaces: z.array(SpaceSchema), ...ListPaging.fields }).openapi('ContextSpaceList');
 
 const csv = z
   .string()
@@ -101,10 +97,9 @@ const csv = z
 export const SpaceMemoriesQuery = z.object({
   q: z.string().trim().min(1).max(2_000).optional().openapi({ description: 'Semantic query: results are ordered by cosine similarity and carry score and similarity' }),
   tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
-  agent_id: z.string().min(1).max(128).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-});
+  agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
+}).extend(PageQuery({ max: 1000, default: 100 }).shape);
+export const MemoriesPaging = paging({ totals: ['total_count'], hasMore: true });
 
 export const SpaceMemorySchema = MemorySchema.extend({
   score: z.number().optional().openapi({ description: 'With q: equals similarity (no recency blend here)' }),
@@ -114,7 +109,7 @@ export const SpaceMemorySchema = MemorySchema.extend({
 export const SpaceMemoriesResponse = z
   .object({
     memories: z.array(SpaceMemorySchema),
-    total_count: z.number().int(),
+    ...MemoriesPaging.fields,
     filters: z.object({
       space_id: z.string(),
       q: z.string().nullable(),

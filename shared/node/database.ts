@@ -5,8 +5,9 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../../schema';
-import type { Db, RawQuery, StorageKind } from '../db';
+import type { Db, RawQuery, StorageKind } from '../platform/db';
 import { loadMigrations, migrate } from './migrate';
+import { DurableNodeFS, durableStartParams } from './pglite-durable';
 
 export interface Database {
   db: Db;
@@ -63,10 +64,21 @@ export function preparedQuery(client: Pick<PGlite, 'query' | 'exec'>, maxPrepare
   };
 }
 
-/** Embedded PGlite with pgvector, persisted in `dataDir` (or `memory://`), or restored from a dump. */
-export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database & { client: PGlite }> {
-  if (opts.dataDir && !opts.dataDir.startsWith('memory://')) await mkdir(opts.dataDir, { recursive: true });
-  const client = await PGlite.create({ dataDir: opts.dataDir, loadDataDir: opts.loadDataDir, extensions: { vector } });
+/**
+ * Embedded PGlite with pgvector, persisted in `dataDir` (or `memory://`), or restored from a dump.
+ * A directory on disk gets durable commits (fsync on, see `pglite-durable.ts`) unless `durable` is false.
+ */
+export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File; durable?: boolean }): Promise<Database & { client: PGlite }> {
+  const onDisk = Boolean(opts.dataDir && !opts.dataDir.startsWith('memory://'));
+  if (onDisk) await mkdir(opts.dataDir!, { recursive: true });
+  const durable = onDisk && opts.durable !== false && !opts.dataDir!.includes('://');
+  const client = await PGlite.create({
+    dataDir: durable ? undefined : opts.dataDir,
+    fs: durable ? new DurableNodeFS(opts.dataDir!) : undefined,
+    startParams: durable ? durableStartParams : undefined,
+    loadDataDir: opts.loadDataDir,
+    extensions: { vector },
+  });
   return {
     client,
     db: drizzlePglite(client, { schema }) as unknown as Db,
@@ -77,9 +89,18 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
   };
 }
 
-/** Any Postgres >= 15 with pgvector, through a pool shared by the process. */
-export function openPostgres(url: string, max = 10): Database {
-  const pool = new pg.Pool({ connectionString: url, max });
+/**
+ * Any Postgres >= 15 with pgvector, through a pool shared by the process. A connection the server
+ * drops (pg_terminate_backend, a restart, a pooler's idle timeout) emits `error` on its client,
+ * idle or checked out; without a listener that would end the process. Here it is reported to
+ * `onConnectionError`, the client is discarded, and the pool connects afresh on the next query;
+ * while the database is away, a connection attempt fails after `connectionTimeoutMillis` instead of
+ * waiting forever, and the request answers 503 (`shared/platform/unavailable.ts`).
+ */
+export function openPostgres(url: string, max = 10, opts: { onConnectionError?: (err: Error) => void } = {}): Database {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, keepAlive: true });
+  pool.on('connect', (client) => client.on('error', (err) => opts.onConnectionError?.(err)));
+  pool.on('error', () => undefined); // an idle client's error: already reported by its own listener
   return {
     db: drizzlePg(pool, { schema }) as unknown as Db,
     query: async <T>(text: string, params: unknown[]) => (await pool.query(text, params)).rows as T[],

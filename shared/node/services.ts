@@ -1,17 +1,17 @@
 import { hash } from 'node:crypto';
-import { getConnInfo } from '@hono/node-server/conninfo';
-import type { Context } from 'hono';
-import type { Config } from '../config';
-import { CounterStore } from '../counters';
-import { assertFits, configuredEmbedder, type Embedder } from '../embeddings';
-import { KeyCache } from '../key-cache';
-import { createLogger, type Logger } from '../log';
-import { type MaintenanceTask, platformMaintenance } from '../maintenance';
-import type { JobHandlers } from '../outbox';
-import { MemoryRateLimiter, PostgresRateLimiter, RedisRateLimiter } from '../ratelimit';
-import { RequestStats, type Services } from '../services';
-import { type Clock, systemClock } from '../time';
+import type { Config } from '../platform/config';
+import { CounterStore } from '../platform/counters';
+import { assertFits, configuredEmbedder, type Embedder } from '../memory/embeddings';
+import { KeyCache } from '../platform/key-cache';
+import { createLogger, type Logger } from '../platform/log';
+import { type MaintenanceTask, platformMaintenance } from '../jobs/maintenance';
+import type { JobHandlers } from '../jobs/outbox';
+import { MemoryRateLimiter, PostgresRateLimiter, RedisRateLimiter } from '../platform/ratelimit';
+import { RequestStats, type Services } from '../platform/services';
+import { type Clock, systemClock } from '../platform/time';
+import { nodeClientIp } from './client-ip';
 import { type Database, openPglite, openPostgres } from './database';
+import { nodeDocsScript } from './docs-script';
 import { useEmbedder } from './embed-use';
 import { ioredisOps } from './redis';
 import { NodeRunner } from './runner';
@@ -21,20 +21,6 @@ export interface NodeServices {
   database: Database;
   runner: NodeRunner;
   close(): Promise<void>;
-}
-
-function nodeClientIp(trustProxy: boolean) {
-  return (c: Context): string | null => {
-    if (trustProxy) {
-      const forwarded = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
-      if (forwarded) return forwarded;
-    }
-    try {
-      return getConnInfo(c).remote.address ?? null;
-    } catch {
-      return null; // in-process requests (tests) have no socket
-    }
-  };
 }
 
 /**
@@ -54,7 +40,10 @@ export async function createNodeServices(
 ): Promise<NodeServices> {
   const log = opts.log ?? createLogger(config.LOG_LEVEL);
   const database =
-    opts.database ?? (config.DATABASE_URL ? openPostgres(config.DATABASE_URL) : await openPglite({ dataDir: config.DATA_DIR }));
+    opts.database ??
+    (config.DATABASE_URL
+      ? openPostgres(config.DATABASE_URL, 10, { onConnectionError: (err) => log.warn('database connection lost', { error: err.message }) })
+      : await openPglite({ dataDir: config.DATA_DIR, durable: config.PGLITE_FSYNC }));
   const applied = await database.migrate();
   if (applied.length) log.info('migrations applied', { applied });
   const redis = config.REDIS_URL ? ioredisOps(config.REDIS_URL) : null;
@@ -82,6 +71,7 @@ export async function createNodeServices(
     stats: new RequestStats(),
     clientIp: nodeClientIp(config.TRUST_PROXY),
     hashSecret: (secret) => hash('sha256', secret, 'hex'), // one-shot: a third of createHash's cost
+    docsScript: nodeDocsScript,
   };
   runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);
   return {

@@ -48,14 +48,14 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../functions/app';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
-import { auditHashInput } from '../../shared/audit';
-import { parseConfig } from '../../shared/config';
-import { newId } from '../../shared/ids';
-import { createLogger } from '../../shared/log';
-import { rebuildReplayIntervals } from '../../shared/history-intervals';
-import { type MemoryRow, toMemoryDto } from '../../shared/memory-rows';
+import { auditHashInput } from '../../shared/platform/audit';
+import { parseConfig } from '../../shared/platform/config';
+import { newId } from '../../shared/platform/ids';
+import { createLogger } from '../../shared/platform/log';
+import { rebuildReplayIntervals } from '../../shared/memory/intervals';
+import { type MemoryRow, toMemoryDto } from '../../shared/memory/rows';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
-import { periodOf } from '../../shared/time';
+import { periodOf } from '../../shared/platform/time';
 import { rng, pct, f0, f1, f2, table, timed, pool, indexDefinition } from './lib';
 
 const { values: args } = parseArgs({

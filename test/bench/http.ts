@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { buildApp } from '../../functions/app';
-import { parseConfig } from '../../shared/config';
+import { parseConfig } from '../../shared/platform/config';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 
 // autocannon ships no types; describe only what we read. Latencies are in ms.
@@ -71,6 +71,7 @@ try {
     DATABASE_URL: args.postgres ? process.env.DATABASE_URL : undefined,
     REDIS_URL: args.postgres ? process.env.REDIS_URL : undefined,
     ADMIN_TOKEN,
+    PGLITE_FSYNC: process.env.PGLITE_FSYNC, // durable commits by default; 0 compares with the earlier numbers
     LOG_LEVEL: 'silent',
     RATE_LIMIT_SCALE: '1000', // enterprise 10k/min x 1000: the per-key limit never caps the run
   });

@@ -21,11 +21,11 @@ import pg from 'pg';
 import { buildApp } from '../../functions/app';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
 import { snapshotPage, snapshotQuery } from '../../functions/replay/snapshot';
-import { parseConfig } from '../../shared/config';
-import { rows } from '../../shared/db';
-import { snapshotSettings } from '../../shared/edge-history';
-import { createLogger } from '../../shared/log';
-import { rebuildReplayIntervals } from '../../shared/history-intervals';
+import { parseConfig } from '../../shared/platform/config';
+import { rows } from '../../shared/platform/db';
+import { snapshotSettings } from '../../shared/memory/edge-history';
+import { createLogger } from '../../shared/platform/log';
+import { rebuildReplayIntervals } from '../../shared/memory/intervals';
 import { openPostgres } from '../../shared/node/database';
 import { createNodeServices } from '../../shared/node/services';
 

@@ -37,17 +37,17 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../functions/app';
 import * as q from '../../functions/memories/queries';
-import { recordRecalls } from '../../functions/memories/search';
+import { recordRecalls } from '../../functions/memories/queries';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
-import { parseConfig } from '../../shared/config';
-import { rows } from '../../shared/db';
-import { toStoredVector } from '../../shared/embeddings';
-import { createLogger } from '../../shared/log';
-import { activeGrants } from '../../shared/memory-access';
+import { parseConfig } from '../../shared/platform/config';
+import { rows } from '../../shared/platform/db';
+import { toStoredVector } from '../../shared/memory/embeddings';
+import { createLogger } from '../../shared/platform/log';
+import { activeGrants } from '../../shared/memory/access';
 import { openPglite } from '../../shared/node/database';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
-import { periodOf } from '../../shared/time';
-import { nearestMemories, vectorSearchSettings } from '../../shared/vector-search';
+import { periodOf } from '../../shared/platform/time';
+import { nearestMemories, vectorSearchSettings } from '../../shared/memory/vector-search';
 import { rng, pct, f1, f2, table, timed, pool, indexDefinition } from './lib';
 
 const { values: args } = parseArgs({
@@ -329,7 +329,7 @@ async function semanticSql(node: NodeServices, tenantId: string, vector: string,
 async function grantsAndBookkeeping(node: NodeServices, tenantId: string, ids: string[], text: string) {
   const now = node.services.clock.now();
   const [, grantsMs] = await timed(() => activeGrants(node.services.db, tenantId, now));
-  const [, bookkeepingMs] = await timed(() => recordRecalls(node.services.db, tenantId, { tenantId, keyId: 'bench', requestId: 'bench' }, ids, { query: text.slice(0, 200), mode: 'semantic' }, now));
+  const [, bookkeepingMs] = await timed(() => recordRecalls(node.services.db, tenantId, ids, { actor: 'bench', requestId: 'bench', now }, { query: text.slice(0, 200), mode: 'semantic' }));
   return { grantsMs, bookkeepingMs };
 }
 

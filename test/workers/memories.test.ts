@@ -1,6 +1,7 @@
 import { neonConfig, Pool } from '@neondatabase/serverless';
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { testClient } from '../client';
 
 /**
  * Memories and context spaces inside workerd (same setup as smoke.test.ts): every request goes
@@ -11,29 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 
-interface Res<T = any> {
-  status: number;
-  body: T;
-  headers: Headers;
-  text: string;
-}
-
-async function call<T = any>(method: string, path: string, opts: { key?: string; body?: unknown } = {}): Promise<Res<T>> {
-  const headers = new Headers();
-  if (opts.key) headers.set('authorization', `Bearer ${opts.key}`);
-  if (opts.body !== undefined) headers.set('content-type', 'application/json');
-  const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-  const res = await worker.fetch(new Request(`https://engram.test${path}`, { method, headers, body }));
-  // Reads the whole body: for streamed responses (exports) this drains the stream the worker pipes.
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body: parsed as T, headers: res.headers, text };
-}
+const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 async function newTenant(label: string, tier: 'free' | 'pro') {
   const res = await call('POST', '/admin/v1/tenants', {

@@ -1,6 +1,7 @@
 import { env, exports } from 'cloudflare:workers';
 import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { freshIp, testClient, uniqueEmail } from '../client';
 
 /**
  * Runs inside workerd, next to the worker from wrangler.toml (functions/worker.ts). Every request
@@ -11,40 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 
-interface Res<T = any> {
-  status: number;
-  body: T;
-  headers: Headers;
-  text: string;
-}
-
-async function call<T = any>(
-  method: string,
-  path: string,
-  opts: { key?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
-): Promise<Res<T>> {
-  const headers = new Headers(opts.headers);
-  if (opts.key) headers.set('authorization', `Bearer ${opts.key}`);
-  let body = opts.raw;
-  if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers.set('content-type', 'application/json');
-  }
-  const res = await worker.fetch(new Request(`https://engram.test${path}`, { method, headers, body }));
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body: parsed as T, headers: res.headers, text };
-}
-
-const uniqueEmail = (label: string) => `${label}-${crypto.randomUUID().slice(0, 12)}@example.com`;
-/** Redis keeps signup windows across runs, so each run signs up from a new documentation-range IP. */
-const freshIp = () =>
-  `2001:db8::${[...crypto.getRandomValues(new Uint16Array(4))].map((n) => n.toString(16)).join(':')}`;
+const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 describe('worker in workerd: public probes', () => {
   it('sees the bindings from global-setup over wrangler.toml [vars]', () => {

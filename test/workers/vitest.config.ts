@@ -23,6 +23,9 @@ export default defineConfig({
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: `${root}wrangler.toml` },
+            // The AI binding in wrangler.toml would need a Cloudflare login (a remote proxy session);
+            // tests embed with the `hash` provider (or check what happens without a provider).
+            remoteBindings: false,
             // Merged over wrangler.toml's [vars]; these win.
             miniflare: { bindings: { ...inject('workerBindings') } },
           })),

@@ -4,6 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type RequestFn, testClient } from '../client';
 
 /**
  * Runs in Node: the real `wrangler dev` CLI (workerd from npm) serving functions/worker.ts with the
@@ -39,25 +40,8 @@ const append = (chunk: Buffer) => {
   if (output.length > 20_000) output = output.slice(-20_000);
 };
 
-async function call(method: string, path: string, opts: { key?: string; body?: unknown } = {}) {
-  const headers: Record<string, string> = {};
-  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body, text };
-}
+/** `base` is known once wrangler dev listens, so the client is made per call. */
+const call: RequestFn = (method, path, opts) => testClient((req) => fetch(req, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }), { base })(method, path, opts);
 
 async function waitUntilReady() {
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -107,6 +91,8 @@ beforeAll(async () => {
     '--inspector-port', String(inspectorPort), '--inspector-ip', '127.0.0.1',
     '--persist-to', persistDir,
     '--show-interactive-dev-session=false',
+    // No remote bindings (the AI binding would need a Cloudflare login); embeddings come from `hash`.
+    '--local',
     '--log-level', 'warn',
     ...vars,
   ];
@@ -151,6 +137,14 @@ describe('wrangler dev', () => {
     const res = await call('GET', '/healthz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('GET /docs/scalar.js comes from the assets through the worker; the assets folder is not served as such', async () => {
+    const script = await fetch(`${base}/docs/scalar.js`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    expect(script.status).toBe(200);
+    expect(await script.text()).toContain('createApiReference');
+    const direct = await call('GET', '/standalone.js');
+    expect(direct.status).toBe(404);
   });
 
   it('creates a tenant through the operator API', async () => {

@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm';
+import { type Ctx, systemCtx } from '../platform/context';
+import type { Services } from '../platform/services';
+import { DAY } from '../platform/time';
+import { errorFields } from '../platform/error-fields';
+
+/** One housekeeping task: runs as the `system` actor at the schedule's time; returns how much it did. */
+export type MaintenanceTask = (ctx: Ctx) => Promise<number>;
+
+/** Housekeeping every deployment runs on a schedule (cron on Workers, a timer on Node). */
+export const platformMaintenance: Record<string, MaintenanceTask> = {
+  expired_counters: async ({ db, now }) => count(await db.execute(sql`DELETE FROM usage_counters WHERE expires_at < ${now.toISOString()}`)),
+  old_signup_attempts: async ({ db, now }) =>
+    count(await db.execute(sql`DELETE FROM signup_attempts WHERE created_at < ${new Date(now.getTime() - 31 * DAY).toISOString()}`)),
+  dead_signup_tokens: async ({ db, now }) =>
+    count(await db.execute(sql`DELETE FROM signup_tokens WHERE expires_at < ${new Date(now.getTime() - 7 * DAY).toISOString()}`)),
+  // Idempotency-Key records (shared/platform/idempotency.ts) past their 24 hours.
+  idempotency_keys: async ({ db, now }) => count(await db.execute(sql`DELETE FROM idempotency_keys WHERE expires_at < ${now.toISOString()}`)),
+  finished_jobs: async ({ db, now }) =>
+    count(await db.execute(sql`DELETE FROM outbox WHERE status = 'done' AND done_at < ${new Date(now.getTime() - 7 * DAY).toISOString()}`)),
+};
+
+function count(result: unknown): number {
+  const r = result as { rowCount?: number | null; affectedRows?: number };
+  return Number(r.rowCount ?? r.affectedRows ?? 0);
+}
+
+/** Runs every task once at one moment; a failing task is logged and does not stop the others. */
+export async function runMaintenance(services: Services, tasks: Record<string, MaintenanceTask>) {
+  const ctx = systemCtx(services);
+  const log = services.log;
+  const done: Record<string, number> = {};
+  for (const [name, task] of Object.entries(tasks)) {
+    try {
+      done[name] = await task(ctx);
+    } catch (err) {
+      log.error('maintenance task failed', { task: name, ...errorFields(err) });
+    }
+  }
+  log.debug('maintenance finished', done);
+  return done;
+}

@@ -1,0 +1,93 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { type DbOrTx, rows } from '../platform/db';
+
+/** A live share accepted by the caller: read (or write) the owner's memories with a tag or in a space. */
+export interface Grant {
+  shareId: string;
+  ownerTenantId: string;
+  kind: 'tag' | 'space';
+  tag: string;
+  spaceId: string | null;
+  permission: 'read' | 'write';
+}
+
+/**
+ * Whether a space's `allowed_tenant_ids` lets the tenant in: it is listed itself, or as
+ * `team:<team_id>` of a team it is a member of (any role). Read at query time, so removing a
+ * member ends the access at once.
+ */
+export const allowedInSpace = (tenantId: string, alias = 'cs') =>
+  sql`${sql.raw(alias)}.allowed_tenant_ids && (ARRAY[${tenantId}::text] || ARRAY(SELECT 'team:' || tm.team_id FROM team_members tm WHERE tm.tenant_id = ${tenantId}))`;
+
+/**
+ * Everything another tenant lets this one read: accepted, unrevoked shares (an invitation's expiry
+ * limits when it can be joined, not how long an accepted share lasts) and live spaces that list
+ * this tenant in `allowed_tenant_ids` (read only).
+ */
+export async function activeGrants(db: DbOrTx, tenantId: string, _now: Date): Promise<Grant[]> {
+  const found = await rows<{ id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write' }>(
+    db,
+    sql`SELECT s.id, s.owner_tenant_id, s.kind, s.tag, s.space_id, s.permission
+        FROM shares s LEFT JOIN context_spaces cs ON cs.id = s.space_id
+        WHERE s.accepted_by_tenant = ${tenantId} AND s.revoked_at IS NULL
+          AND (s.kind = 'tag' OR cs.deleted_at IS NULL)
+        UNION ALL
+        SELECT 'space:' || cs.id::text, cs.owner_tenant_id, 'space', cs.id::text, cs.id, 'read'
+        FROM context_spaces cs
+        WHERE ${allowedInSpace(tenantId)} AND cs.deleted_at IS NULL AND cs.owner_tenant_id <> ${tenantId}`,
+  );
+  return found.map((g) => ({ shareId: g.id, ownerTenantId: g.owner_tenant_id, kind: g.kind, tag: g.tag, spaceId: g.space_id, permission: g.permission }));
+}
+
+/** Memories not yet expired; expired ones vanish from every read at once, before maintenance purges them. */
+export const live = (now: Date, alias = 'm') => sql`(${sql.raw(alias)}.expires_at IS NULL OR ${sql.raw(alias)}.expires_at > ${now.toISOString()})`;
+
+/** What a grant exposes, as SQL over a memories alias. */
+export function grantCondition(g: Grant, alias = 'm'): SQL {
+  const m = sql.raw(alias);
+  return g.kind === 'tag'
+    ? sql`(${m}.tenant_id = ${g.ownerTenantId} AND ${g.tag} = ANY(${m}.tags))`
+    : sql`(${m}.tenant_id = ${g.ownerTenantId} AND ${m}.space_id = ${g.spaceId}::uuid)`;
+}
+
+export type Scope = 'own' | 'shared' | 'all';
+
+declare const scoped: unique symbol;
+/**
+ * SQL over `memories m` that already limits rows to what one tenant may see. Only the builders in
+ * this file make one, so a query helper that takes it cannot be handed a filter that forgot the
+ * tenant: that does not compile.
+ */
+export type TenantScope = SQL & { readonly [scoped]: true };
+const scope = (condition: SQL) => condition as TenantScope;
+
+/** The tenant's own memories. */
+export const ownedBy = (tenantId: string, alias = 'm'): TenantScope => scope(sql`${sql.raw(alias)}.tenant_id = ${tenantId}`);
+
+/** What one grant exposes of its owner's store (writes through a share stay inside it). */
+export const grantScope = (g: Grant, alias = 'm'): TenantScope => scope(grantCondition(g, alias));
+
+/** A scope narrowed by more conditions (liveness, filters): still scoped. */
+export const narrow = (base: TenantScope, ...conditions: SQL[]): TenantScope => scope(sql.join([base, ...conditions], sql` AND `));
+
+/**
+ * The memories a tenant may read: its own, plus what accepted live shares expose. Every memory
+ * query goes through this, so isolation is enforced in SQL, not after the fact.
+ */
+export function readableBy(tenantId: string, grants: Grant[], which: Scope = 'all', alias = 'm'): TenantScope {
+  const own = sql`${sql.raw(alias)}.tenant_id = ${tenantId}`;
+  const shared = grants.map((g) => grantCondition(g, alias));
+  const parts = which === 'own' ? [own] : which === 'shared' ? shared : [own, ...shared];
+  if (!parts.length) return scope(sql`false`);
+  return scope(sql`(${sql.join(parts, sql` OR `)})`);
+}
+
+/** A write grant from `owner` covering a memory with these tags or this space. */
+export function writeGrantFor(grants: Grant[], owner: string, tags: string[], spaceId: string | null): Grant | undefined {
+  return grants.find(
+    (g) =>
+      g.permission === 'write' &&
+      g.ownerTenantId === owner &&
+      ((g.kind === 'tag' && tags.includes(g.tag)) || (g.kind === 'space' && spaceId !== null && g.spaceId === spaceId)),
+  );
+}

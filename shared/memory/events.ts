@@ -1,0 +1,57 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../platform/db';
+import { maintainIntervals } from './intervals';
+import { embeddingOfEvent } from './history';
+
+export type MemoryEventKind = 'create' | 'update' | 'delete' | 'recall' | 'link' | 'unlink' | 'expire' | 'rollback';
+
+export interface MemoryEventInput {
+  tenantId: string;
+  memoryId: string;
+  kind: MemoryEventKind;
+  at: Date;
+  actor?: string | null;
+  requestId?: string | null;
+  before?: Record<string, unknown> | null;
+  after?: Record<string, unknown> | null;
+  /** Embedding of the `after` state, so a past state can be restored or searched as it was. */
+  embedding?: number[] | null;
+  /** Instead of `embedding`: copy the embedding of the state this earlier event recorded (stays in the database). */
+  embeddingOfEvent?: number | null;
+  metadata?: Record<string, unknown>;
+}
+
+const CHUNK = 500;
+
+/**
+ * Appends to the memory event log inside the caller's transaction (the history replay and rollback
+ * read), a chunk of events per statement so that bulk operations stay cheap.
+ */
+export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[]): Promise<void> {
+  for (let i = 0; i < events.length; i += CHUNK) {
+    const chunk = events.slice(i, i + CHUNK).map((e) => ({
+      tenant_id: e.tenantId,
+      memory_id: e.memoryId,
+      kind: e.kind,
+      at: e.at.toISOString(),
+      actor: e.actor ?? null,
+      request_id: e.requestId ?? null,
+      before: e.before ?? null,
+      after: e.after ?? null,
+      embedding: e.embedding ? `[${e.embedding.join(',')}]` : null,
+      embedding_of: e.embeddingOfEvent ?? null,
+      metadata: e.metadata ?? {},
+    }));
+    // The events, and in the same statement the replay intervals they open and close.
+    await tx.execute(sql`
+      WITH inserted AS (
+        INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
+        SELECT r.tenant_id, r.memory_id, r.kind, r.at, r.actor, r.request_id, r.before, r.after,
+               coalesce(r.embedding::vector, CASE WHEN r.embedding_of IS NOT NULL THEN ${embeddingOfEvent(sql`r.embedding_of`)} END), r.metadata
+        FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS r(
+          tenant_id text, memory_id uuid, kind text, at timestamptz, actor text, request_id text,
+          before jsonb, after jsonb, embedding text, embedding_of bigint, metadata jsonb)
+        RETURNING id, tenant_id, memory_id, kind, at, after, metadata),
+      ${maintainIntervals}`);
+  }
+}

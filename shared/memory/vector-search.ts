@@ -1,0 +1,33 @@
+import { type SQL, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../platform/db';
+
+/**
+ * The rows of `memories m` matching `where`, nearest to `vector` by cosine first, with
+ * `similarity` (1 − distance) added to `select`. Two branches: the HNSW index serves rows in the
+ * graph, and an exact scan serves the few a rollback left index_pending (migrations/0006), so a
+ * search sees every row at once whatever the state of the graph. Ties break on `m.id`. Each branch
+ * orders by its `distance` column, which the planner matches to the index's ordering operator, so
+ * the query vector (a 5 KB parameter) is sent and parsed once per branch, not twice.
+ *
+ * Run it after vectorSearchSettings when `where` filters much: the index then keeps reading until
+ * enough rows pass.
+ */
+export function nearestMemories(select: SQL, where: SQL, vector: string, page: { limit: number; offset?: number }): SQL {
+  const offset = page.offset ?? 0;
+  const branch = (pending: boolean) => sql`(
+    SELECT ${select}, m.embedding <=> ${vector}::vector AS distance
+    FROM memories m WHERE ${pending ? sql`m.index_pending` : sql`NOT m.index_pending`} AND ${where}
+    ORDER BY distance LIMIT ${page.limit + offset})`;
+  return sql`
+    SELECT n.*, 1 - n.distance AS similarity FROM (${branch(false)} UNION ALL ${branch(true)}) n
+    ORDER BY n.distance, n.id LIMIT ${page.limit} OFFSET ${offset}`;
+}
+
+/**
+ * For nearestMemories in the caller's transaction: a candidate list as long as `n`, and iterative
+ * scans (pgvector 0.8) so that filters after the index do not starve the result. One round trip.
+ */
+export async function vectorSearchSettings(tx: DbOrTx, n: number) {
+  await tx.execute(sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(40, Math.min(n, 1000)))}, true),
+                              set_config('hnsw.iterative_scan', 'relaxed_order', true)`);
+}

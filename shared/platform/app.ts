@@ -1,0 +1,183 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { Result, Router } from 'hono/router';
+import { TrieRouter } from 'hono/router/trie-router';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { ZodError } from 'zod';
+import type { AppEnv } from './context';
+import { errorFields } from './error-fields';
+import { AppError, type ErrorDetail, errorBody, invalidRange } from './errors';
+import { newId } from './ids';
+import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
+import { uniqueViolation } from './pg-errors';
+import { allowedMethodsOf } from './method-not-allowed';
+import { countErrorResponse } from './response-counts';
+import type { Services } from './services';
+import { databaseUnavailable, isDatabaseUnavailable } from './unavailable';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+function zodDetails(error: ZodError): ErrorDetail[] {
+  return error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
+}
+
+/** A range check declared in the schema (`withRange`) answers 422 INVALID_RANGE, not 400. */
+function rangeIssue(error: ZodError) {
+  const issue = error.issues.find((i) => i.code === 'custom' && (i as { params?: { code?: string } }).params?.code === 'INVALID_RANGE');
+  return issue && { start: issue.path.join('.'), end: String((issue as { params?: { end?: string } }).params?.end) };
+}
+
+/** A family router. Validation failures use the one error body, naming each bad field. */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const range = rangeIssue(result.error);
+        if (range) throw invalidRange(range.start, range.end);
+        const details = zodDetails(result.error);
+        const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
+        throw new AppError('VALIDATION_ERROR', `Invalid ${result.target}: ${summary}`, { details });
+      }
+    },
+  });
+}
+
+const statusCodes: Partial<Record<number, string>> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+/** Anything thrown becomes an AppError; unknown errors are logged and answered without internals. */
+export function toAppError(err: unknown, services: Services | undefined, requestId: string): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof HTTPException) {
+    const code = statusCodes[err.status] ?? (err.status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR');
+    const message = err.status === 400 && /json/i.test(err.message) ? 'Malformed JSON in request body' : err.message;
+    return new AppError(code, message || code, {}, err.status as ContentfulStatusCode);
+  }
+  const conflict = uniqueViolation(err);
+  if (conflict) return conflict;
+  if (isDatabaseUnavailable(err)) {
+    services?.log.warn('database unavailable', { request_id: requestId, ...errorFields(err) });
+    return databaseUnavailable();
+  }
+  services?.log.error('unhandled error', { request_id: requestId, ...errorFields(err) });
+  return new AppError('INTERNAL_ERROR', 'Internal server error');
+}
+
+/**
+ * Hono's RegExpRouter cannot keep `/v1/memories/search` ahead of `/v1/memories/:id`, so routing
+ * falls back to the TrieRouter, which walks, allocates and sorts on every request. A match whose
+ * handlers take no path parameters depends only on method and path: those are remembered (short
+ * paths only, in a bounded map emptied when full, so stray paths cannot grow it).
+ */
+export class CachedTrieRouter<T> implements Router<T> {
+  readonly name = 'CachedTrieRouter';
+  private readonly trie = new TrieRouter<T>();
+  private readonly cache = new Map<string, Result<T>>();
+
+  constructor(private readonly maxEntries = 512) {}
+
+  add(method: string, path: string, handler: T): void {
+    this.cache.clear();
+    this.trie.add(method, path, handler);
+  }
+
+  match(method: string, path: string): Result<T> {
+    const key = `${method} ${path}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const result = this.trie.match(method, path);
+    const [matches] = result as [[T, Record<string, string>][]];
+    if (path.length <= 256 && matches.every(([, params]) => Object.keys(params).length === 0)) {
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
+      this.cache.set(key, result);
+    }
+    return result;
+  }
+}
+
+/**
+ * The root app: request id, services, body limit, one error handler, one not-found body.
+ * `servicesFor` returns the process-wide services on Node and per-request ones on Workers.
+ */
+export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promise<Services>) {
+  const app = new OpenAPIHono<AppEnv>({ router: new CachedTrieRouter() });
+
+  app.use('*', async (c, next) => {
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : newId('request');
+    c.set('requestId', requestId);
+    c.header('X-Request-Id', requestId);
+    const services = await servicesFor(c);
+    c.set('services', services);
+    if (c.req.url.includes('%00')) rejectNulInUrl(c); // text Postgres cannot store (input-text.ts)
+    const started = performance.now();
+    await next();
+    services.stats.record(performance.now() - started);
+  });
+
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+    },
+  });
+  // Only for methods that carry a body: touching the body of a GET makes the Node adapter build a
+  // full Request object, which costs more than the rest of a cheap request. One middleware for the
+  // body limit and the text check, so a cheap GET passes one layer, not two.
+  app.use('*', (c, next) =>
+    c.req.method === 'GET' || c.req.method === 'HEAD'
+      ? next()
+      : limitBody(c, async () => {
+          await rejectUnsafeBody(c);
+          await next();
+        }),
+  );
+
+  app.onError(async (err, c) => {
+    const requestId = c.get('requestId') ?? newId('request');
+    const services = c.get('services');
+    const appError = toAppError(err, services, requestId);
+    // Per-tenant error responses feed the audit summary (error_count, anomaly_count = 5xx).
+    const auth = c.get('auth');
+    if (auth && services && appError.status >= 400) {
+      try {
+        await countErrorResponse(services, auth.tenantId, appError.status, services.clock.now());
+      } catch (countErr) {
+        services.log.warn('could not count an error response', {
+          request_id: requestId,
+          status: appError.status,
+          error: countErr instanceof Error ? countErr.message : String(countErr),
+        });
+      }
+    }
+    const retryAfter = appError.extra.retry_after;
+    if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));
+    c.header('X-Request-Id', requestId);
+    return c.json(errorBody(appError, requestId), appError.status);
+  });
+
+  const allowedMethods = allowedMethodsOf(app.routes);
+  app.notFound((c) => {
+    const allowed = allowedMethods(c.req.path);
+    if (allowed.length) {
+      c.header('Allow', allowed.join(', '));
+      const err = new AppError('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}`);
+      return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 405);
+    }
+    const err = new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`);
+    return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 404);
+  });
+
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,107 @@
+import type { Context } from 'hono';
+import type { CounterOutcome } from './counters';
+import type { DbOrTx } from './db';
+import { AppError } from './errors';
+import type { Services } from './services';
+import type { Tier } from './tiers';
+
+export interface AuthContext {
+  tenantId: string;
+  keyId: string;
+  tier: Tier;
+  email: string;
+  /** `grace` for a key rotated out but still inside its grace period. */
+  keyStatus?: 'active' | 'grace';
+}
+
+export interface AppEnv {
+  Variables: {
+    services: Services;
+    requestId: string;
+    auth?: AuthContext;
+    /** This request's api_calls count and the tenant's other counters at that moment. */
+    counted?: CounterOutcome;
+    /** Built on first use by `ctxOf`/`publicCtxOf`, then reused for the rest of the request. */
+    ctx?: Ctx;
+    /** The Idempotency-Key this request holds (shared/platform/idempotency.ts). */
+    idempotency?: IdempotencyClaim;
+  };
+}
+
+/**
+ * What a service verb knows about the request it serves: built once per request (or per job),
+ * passed as the first argument of every verb. `now` is one reading of the clock, so every
+ * timestamp a request writes agrees. `db` is the database, or the open transaction when the ctx
+ * comes from a unit of work (`write`), so a verb called with it joins that transaction.
+ */
+export interface Ctx {
+  readonly services: Services;
+  readonly db: DbOrTx;
+  readonly now: Date;
+  readonly requestId: string | null;
+  /** Who the audit trail names: a key id, `admin`, `system`. */
+  readonly actor: string | null;
+  /** The caller's tenant when a key authenticated the request. */
+  readonly auth: AuthContext | null;
+  /** Set inside a unit of work; see `write` in unit-of-work.ts. */
+  readonly work?: unknown;
+  /** The Idempotency-Key the request holds: the work's transaction marks it committed. */
+  readonly idempotency?: IdempotencyClaim;
+}
+
+/** Which idempotency record a request's writes belong to. */
+export interface IdempotencyClaim {
+  tenantId: string;
+  keyHash: string;
+  hash: string;
+}
+
+/** A ctx whose caller is a tenant (every keyed route, and jobs acting for a tenant). */
+export interface TenantCtx extends Ctx {
+  readonly auth: AuthContext;
+  readonly tenantId: string;
+  readonly tier: Tier;
+}
+
+export function makeCtx(services: Services, opts: { requestId?: string | null; actor?: string | null; now?: Date } = {}): Ctx {
+  return { services, db: services.db, now: opts.now ?? services.clock.now(), requestId: opts.requestId ?? null, actor: opts.actor ?? null, auth: null };
+}
+
+/**
+ * A ctx whose caller is `auth`'s tenant. Built as one object literal of a fixed shape, not by
+ * spreading: this runs on every keyed request, and spreads cost several times more on the hot path.
+ */
+export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: IdempotencyClaim): TenantCtx {
+  return {
+    services: base.services,
+    db: base.db,
+    now: base.now,
+    requestId: base.requestId,
+    actor: base.actor ?? auth.keyId,
+    auth,
+    tenantId: auth.tenantId,
+    tier: auth.tier,
+    idempotency: idempotency ?? base.idempotency,
+  };
+}
+
+/** The ctx of a public route (signup, verify, operator calls): no tenant; `actor` names who acts. */
+export function publicCtxOf(c: Context<AppEnv>, actor: string | null = null): Ctx {
+  const auth = c.get('auth');
+  const base = makeCtx(c.get('services'), { requestId: c.get('requestId'), actor: auth?.keyId ?? actor });
+  return auth ? tenantCtx(base, auth) : base;
+}
+
+/** The ctx of a keyed route; the key's tenant acts. Built once per request. */
+export function ctxOf(c: Context<AppEnv>): TenantCtx {
+  const cached = c.get('ctx');
+  if (cached?.auth) return cached as TenantCtx;
+  const auth = c.get('auth');
+  if (!auth) throw new AppError('UNAUTHORIZED', 'Missing API key');
+  const ctx = tenantCtx(makeCtx(c.get('services'), { requestId: c.get('requestId') }), auth, c.get('idempotency'));
+  c.set('ctx', ctx);
+  return ctx;
+}
+
+/** Background work (maintenance, jobs): the `system` actor, no request. */
+export const systemCtx = (services: Services, now?: Date): Ctx => makeCtx(services, { actor: 'system', now });

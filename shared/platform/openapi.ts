@@ -1,0 +1,117 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { featureGate, optionalKey, requireKey } from './auth';
+import { idempotency, idempotencyParameter } from './idempotency';
+import { type Feature, tierRefusal } from './tiers';
+
+export const ErrorSchema = z
+  .object({
+    error: z.string().openapi({ example: 'importance: Too big: expected number to be <=10' }),
+    code: z.string().openapi({ example: 'VALIDATION_ERROR' }),
+    status: z.number().int().openapi({ example: 400 }),
+    message: z.string(),
+    request_id: z.string().openapi({ example: 'req_4f9Qw2b8Zr1LmT0aXcVe3K' }),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    usage: z
+      .object({
+        current: z.number(),
+        limit: z.number().nullable(),
+        plan: z.string(),
+        resets_at: z.string(),
+      })
+      .optional()
+      .openapi({ description: 'On 429: the counter that ran out' }),
+    upgrade_url: z.string().optional(),
+    required_tier: z.string().optional(),
+    current_tier: z.string().optional(),
+  })
+  .openapi('Error');
+
+const descriptions: Record<number, string> = {
+  400: 'Invalid input (VALIDATION_ERROR, INVALID_TOKEN)',
+  401: 'Missing, unknown, revoked or expired key (UNAUTHORIZED)',
+  403: 'Tier or ownership refusal',
+  404: 'Unknown resource (NOT_FOUND)',
+  409: 'Conflict (CONFLICT; also a request with the same Idempotency-Key still running)',
+  413: 'Body larger than 1 MiB (PAYLOAD_TOO_LARGE)',
+  415: 'Body is not application/json (UNSUPPORTED_MEDIA_TYPE)',
+  422: 'Unprocessable (INVALID_RANGE, webhook validation, Idempotency-Key reused with a different request)',
+  429: 'Rate or quota limit (RATE_LIMITED); carries usage and Retry-After',
+  500: 'Internal error (INTERNAL_ERROR); details are in the server log under the request id',
+  503: 'A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After',
+};
+
+/** OpenAPI error responses for the given statuses, all with the one error body. */
+export function errors(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((s) => [s, { description: descriptions[s] ?? 'Error', content: { 'application/json': { schema: ErrorSchema } } }]),
+  ) as Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorSchema } } }>;
+}
+
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { 'application/json': { schema } },
+});
+
+type RouteConfig = Parameters<typeof createRoute>[0];
+type Declared = Omit<RouteConfig, 'middleware' | 'security' | 'operationId'> & {
+  /** Verb-style, family first: `memories.search`. Every operation has one. */
+  operationId: `${string}.${string}`;
+};
+
+/**
+ * Errors a route can answer without its handler running: 400 for input that fails validation (every
+ * route: a NUL character in the URL is refused before any handler, shared/platform/input-text.ts), and
+ * for a JSON body also 413 (over the body limit) and 415 (not JSON).
+ */
+function inputErrors(config: Declared) {
+  return errors(...(config.request?.body ? [400, 413, 415] : [400]));
+}
+
+/** Any route can fail inside (500) or find its database away (503 SERVICE_UNAVAILABLE, Retry-After). */
+export const serverErrors = () => errors(500, 503);
+
+/** Appended to the description of a gated route, so readers of /docs see the tier rule. */
+const gateNote = (feature: Feature) => {
+  const rule = tierRefusal(feature);
+  return `Requires the ${rule.requiredTier} tier or higher (feature \`${feature}\`); a lower tier is answered 403 ${rule.code}.`;
+};
+
+/**
+ * A route that needs a key: authentication, rate limit and quota run before the handler, then the
+ * tier gate when the route names a `feature`, then (on a POST) `Idempotency-Key`
+ * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
+ * for gated routes), the idempotency header and its errors, and the input errors.
+ */
+export function keyRoute<const R extends Declared & { feature?: Feature }>(config: R) {
+  const { feature, ...route } = config;
+  const post = route.method === 'post';
+  const middleware = [requireKey, ...(feature ? [featureGate(feature)] : []), ...(post ? [idempotency] : [])];
+  return createRoute({
+    ...route,
+    ...(feature ? { description: [route.description, gateNote(feature)].filter(Boolean).join('\n\n'), 'x-required-feature': feature } : {}),
+    ...(post ? { parameters: [...(route.parameters ?? []), idempotencyParameter] } : {}),
+    middleware,
+    security: [{ bearerAuth: [] }],
+    responses: { ...inputErrors(config), ...errors(401, 429, ...(feature ? [403] : []), ...(post ? [400, 409, 422] : [])), ...serverErrors(), ...route.responses },
+  } as unknown as Omit<R, 'feature'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
+}
+
+/** A public route that shows more to a caller with a valid key; a key that is sent but not valid is 401. */
+export function optionalKeyRoute<const R extends Declared>(config: R) {
+  return createRoute({
+    ...config,
+    middleware: [optionalKey] as const,
+    security: [{}, { bearerAuth: [] }],
+    responses: { ...inputErrors(config), ...errors(401), ...serverErrors(), ...config.responses },
+  } as R & { middleware: [typeof optionalKey] });
+}
+
+/** A route anyone may call (signup, verify, probes): it declares that no key is needed. */
+export function publicRoute<const R extends Declared & { security?: RouteConfig['security'] }>(config: R) {
+  return createRoute({ security: [], ...config, responses: { ...inputErrors(config), ...serverErrors(), ...config.responses } } as R);
+}

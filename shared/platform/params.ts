@@ -1,0 +1,81 @@
+import { z } from '@hono/zod-openapi';
+import { invalidRange } from './errors';
+import { type IdKind, idPattern, parseUrn } from './ids';
+import { parsePointInTime, parseTimestamp } from './time';
+
+/**
+ * Shared zod primitives for route inputs, so every family validates ids, times and ranges the
+ * same way and the OpenAPI document describes them the same way.
+ */
+
+const URN_EXAMPLE = 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f';
+
+/** `urn:uuid:<uuid>` (or a bare uuid), given to the verb as the bare lowercase uuid. */
+export const UrnId = (description = 'Identifier (urn:uuid:<uuid>)') =>
+  z
+    .string()
+    .max(64)
+    .refine((v) => parseUrn(v) !== null, 'must be a urn:uuid:<uuid> identifier')
+    .transform((v) => parseUrn(v) as string)
+    .openapi({ description, example: URN_EXAMPLE });
+
+/** A `<prefix>_<base62>` identifier of one kind (`comp_...`, `ten_...`). */
+export const PrefixedId = (kind: IdKind, description?: string) => {
+  const { pattern, example } = idPattern(kind);
+  return z
+    .string()
+    .regex(pattern, `must be an id of the form ${example.slice(0, example.indexOf('_') + 1)}...`)
+    .openapi({ description, example });
+};
+
+/** An absolute ISO 8601 time (calendar-checked; without an offset it is UTC), given to the verb as a Date. */
+export const Timestamp = (description: string) =>
+  z
+    .string()
+    .max(64)
+    .refine((v) => parseTimestamp(v) !== null, 'must be an ISO 8601 timestamp, e.g. 2026-11-22T10:00:00Z')
+    .transform((v) => parseTimestamp(v) as Date)
+    .openapi({ description, example: '2026-11-22T10:00:00Z' });
+
+/**
+ * ISO 8601 or `N minutes|hours|days ago`. The schema checks the syntax; the verb reads it against
+ * its request clock with `pointInTime` (shared/platform/time.ts), so "1 hour ago" means the
+ * request's hour, in tests too.
+ */
+export const PointInTime = (description: string, example = '2026-11-01T10:00:00Z') =>
+  z
+    .string()
+    .max(64)
+    .refine((v) => parsePointInTime(v, new Date(0)) !== null, 'must be an ISO 8601 timestamp (e.g. 2026-11-22T10:00:00Z) or `N minutes|hours|days ago`')
+    .openapi({ description, example });
+
+/**
+ * A query or body object whose `start` must not lie after its `end` (both absolute Timestamps):
+ * a violation is 422 INVALID_RANGE, raised by the router's validation hook.
+ */
+export function withRange<T extends z.ZodObject>(shape: T, start: string, end: string) {
+  return shape.superRefine((value, ctx) => {
+    const v = value as Record<string, unknown>;
+    const [from, to] = [v[start], v[end]];
+    if (from instanceof Date && to instanceof Date && from > to) {
+      ctx.addIssue({ code: 'custom', path: [start], message: `must not be after ${end}`, params: { code: 'INVALID_RANGE', end } });
+    }
+  });
+}
+
+/** The same rule for times resolved in the verb (relative times): 422 INVALID_RANGE naming both fields. */
+export function assertRange(from: Date | undefined, to: Date | undefined, start: string, end: string): void {
+  if (from && to && from > to) throw invalidRange(start, end);
+}
+
+/** Comma-separated list query parameter of known values (deduplicated, lowercased). */
+export const CsvEnum = <const T extends readonly [string, ...string[]]>(values: T, description: string, example: string) =>
+  z
+    .string()
+    .max(200)
+    .transform((v) => v.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean))
+    .refine((list) => list.length > 0 && list.every((t) => (values as readonly string[]).includes(t)), {
+      message: `must be a comma-separated list of ${values.join(', ')}`,
+    })
+    .transform((list) => [...new Set(list)] as T[number][])
+    .openapi({ description, example });

@@ -1,0 +1,56 @@
+import type { Context } from 'hono';
+import type { Config } from './config';
+import type { CounterStore } from './counters';
+import type { Db, StorageKind } from './db';
+import type { Embedder } from '../memory/embeddings';
+import type { KeyCache } from './key-cache';
+import type { Logger } from './log';
+import type { JobHandlers } from '../jobs/outbox';
+import type { RateLimiter } from './ratelimit';
+import type { RedisOps } from './redis';
+import type { Clock } from './time';
+
+export const VERSION = '0.1.0';
+
+/** Per-process request statistics for /v1/status (a cache of facts, not state others need). */
+export class RequestStats {
+  readonly startedAt = Date.now();
+  private count = 0;
+  private totalMs = 0;
+  record(ms: number) {
+    this.count += 1;
+    this.totalMs += ms;
+  }
+  get averageMs(): number {
+    return this.count ? Math.round((this.totalMs / this.count) * 100) / 100 : 0;
+  }
+}
+
+/** Everything a handler or service verb may use; built once per process (Node) or request (Workers). */
+export interface Services {
+  config: Config;
+  db: Db;
+  storage: StorageKind;
+  runtime: 'node' | 'workers';
+  clock: Clock;
+  log: Logger;
+  counters: CounterStore;
+  embedder: Embedder;
+  rateLimiter: RateLimiter;
+  redis: RedisOps | null;
+  /** Only where one process owns the database (embedded); elsewhere every request reads the key. */
+  keyCache: KeyCache | null;
+  /** Called after a commit that wrote outbox jobs: wakes the local dispatcher or publishes to QStash. */
+  notifyJobs(): void;
+  jobHandlers: JobHandlers;
+  stats: RequestStats;
+  /**
+   * Synchronous SHA-256 where the runtime has one (Node): WebCrypto's digest hops through a thread
+   * pool, which under load queues every authenticated request behind the others.
+   */
+  hashSecret?: (secret: string) => string;
+  /** Client address: CF-Connecting-IP on Workers; socket or trusted X-Forwarded-For on Node. */
+  clientIp(c: Context): string | null;
+  /** The /docs page's script (Scalar's standalone bundle), from node_modules or the worker's assets. */
+  docsScript?(request: Request): Promise<Response>;
+}

@@ -1,0 +1,87 @@
+import { sql } from 'drizzle-orm';
+import { emitEvent, type EventType } from '../jobs/events';
+import { enqueueJob } from '../jobs/outbox';
+import { recordMemoryEvents, type MemoryEventInput } from '../memory/events';
+import { appendAudit } from './audit';
+import { markCommitted } from './idempotency';
+import type { Ctx } from './context';
+import type { Tx } from './db';
+import { type Milestone, recordMilestone } from './milestones';
+
+type Tenanted<T> = Omit<T, 'tenantId'> & { tenantId?: string };
+
+/**
+ * The open transaction of a write and its actor-bound helpers. Everything written through it
+ * commits or fails together: the change, its audit entry, its memory events, its outbox rows.
+ * Entries go to the caller's tenant unless `tenantId` names another (a write through a share lands
+ * in the owner's store and chain).
+ */
+export interface Work<C extends Ctx = Ctx> {
+  readonly tx: Tx;
+  /** The caller's ctx bound to this transaction: pass it to another verb to compose in one transaction. */
+  readonly ctx: C;
+  audit(entry: { operation: string; resourceType: string; resourceId?: string | null; metadata?: Record<string, unknown>; tenantId?: string }): Promise<{ id: string; seq: number; hash: string }>;
+  memoryEvents(events: Tenanted<Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>>[]): Promise<void>;
+  /** A webhook/stream event, in the outbox with the change. */
+  event(type: EventType, data: Record<string, unknown>, opts?: { tenantId?: string }): Promise<string>;
+  /** A background job, in the outbox with the change; the runner is woken after commit. */
+  enqueue(job: { topic: string; payload: Record<string, unknown>; runAt?: Date; tenantId?: string | null }): Promise<string>;
+  milestone(name: Milestone, metadata?: Record<string, unknown>, opts?: { tenantId?: string }): Promise<void>;
+  /** Serializes writers that take the same lock key until this transaction ends. */
+  lock(key: string): Promise<void>;
+}
+
+function tenantOf(ctx: Ctx, explicit: string | undefined): string {
+  const tenantId = explicit ?? ctx.auth?.tenantId;
+  if (!tenantId) throw new Error('a write without a tenant must name the tenant of its audit entries and events');
+  return tenantId;
+}
+
+function openWork<C extends Ctx>(ctx: C, tx: Tx, state: { jobsEnqueued: boolean }): Work<C> {
+  const bound = { ...ctx, db: tx } as C & { work?: unknown };
+  const who = { actor: ctx.actor, requestId: ctx.requestId, at: ctx.now };
+  const work: Work<C> = {
+    tx,
+    ctx: bound,
+    audit: (e) => appendAudit(tx, { ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at }),
+    memoryEvents: (events) =>
+      recordMemoryEvents(
+        tx,
+        events.map((e) => ({ ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at })),
+      ),
+    event: async (type, data, opts = {}) => {
+      state.jobsEnqueued = true;
+      return emitEvent(tx, { tenantId: tenantOf(ctx, opts.tenantId), type, data, at: who.at });
+    },
+    enqueue: async (job) => {
+      state.jobsEnqueued = true;
+      return enqueueJob(tx, { tenantId: job.tenantId === undefined ? (ctx.auth?.tenantId ?? null) : job.tenantId, topic: job.topic, payload: job.payload, runAt: job.runAt ?? who.at });
+    },
+    milestone: (name, metadata = {}, opts = {}) => recordMilestone(tx, tenantOf(ctx, opts.tenantId), name, who.at, metadata),
+    lock: async (key) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
+    },
+  };
+  bound.work = work;
+  return work;
+}
+
+/**
+ * The one way to write: opens a transaction, or joins the one `ctx` already belongs to (a verb
+ * called with `work.ctx`), and runs `fn` with the actor-bound helpers. A request holding an
+ * Idempotency-Key marks it committed in the same transaction. After the outermost commit, if any
+ * job or event was enqueued, the job runner is woken; a rollback wakes nothing.
+ */
+export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Promise<T>): Promise<T> {
+  const joined = ctx.work as Work<C> | undefined;
+  if (joined) return fn(joined);
+  const state = { jobsEnqueued: false };
+  const result = await ctx.services.db.transaction(async (tx) => {
+    const done = await fn(openWork(ctx, tx, state));
+    // With the change, so a retry never repeats a committed write even if its response is lost.
+    if (ctx.idempotency) await markCommitted(tx, ctx.idempotency);
+    return done;
+  });
+  if (state.jobsEnqueued) ctx.services.notifyJobs();
+  return result;
+}

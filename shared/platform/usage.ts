@@ -1,0 +1,99 @@
+import { sql } from 'drizzle-orm';
+import type { AuthContext, Ctx } from './context';
+import { AppError } from './errors';
+import { type DbOrTx, rows } from './db';
+import type { CounterOutcome } from './counters';
+import type { Services } from './services';
+import { tiers, type Tier } from './tiers';
+import { dayOf, periodOf, periodResetsAt } from './time';
+
+export const QUOTA_METRICS = ['api_calls', 'memories', 'rollbacks'] as const;
+export type QuotaMetric = (typeof QUOTA_METRICS)[number];
+
+/** Live memories are one counter per tenant (bucket `all`), kept by the memory verbs. */
+export const LIVE_MEMORIES = { metric: 'memories_live', bucket: 'all' } as const;
+const DAILY_CALLS = 'api_calls_day';
+
+/**
+ * The counters a usage report shows, read in the same statement that counts the request. One list
+ * per day, shared by every request of that day (the counter store reads a list once per tenant).
+ */
+let reportList: { day: string; counters: readonly { metric: string; bucket: string }[] } = { day: '', counters: [] };
+export function reportCounters(now: Date): readonly { metric: string; bucket: string }[] {
+  const day = dayOf(now);
+  if (reportList.day !== day) {
+    const counters = [...QUOTA_METRICS.map((metric) => ({ metric, bucket: periodOf(now) })), { metric: DAILY_CALLS, bucket: day }, LIVE_MEMORIES];
+    reportList = { day, counters: Object.freeze(counters) };
+  }
+  return reportList.counters;
+}
+
+/** Counts one authenticated request against the month (with its ceiling) and the day. */
+export async function consumeApiCall(services: Services, auth: AuthContext, now: Date): Promise<CounterOutcome> {
+  const [month] = await Promise.all([
+    services.counters.consume({
+      tenantId: auth.tenantId,
+      metric: 'api_calls',
+      bucket: periodOf(now),
+      limit: tiers[auth.tier].limits.api_calls,
+      alsoRead: reportCounters(now),
+    }),
+    services.counters.consume({ tenantId: auth.tenantId, metric: DAILY_CALLS, bucket: dayOf(now), limit: null }),
+  ]);
+  return month;
+}
+
+/** The `usage` object and upgrade link that every quota 429 carries. */
+export function usageSnapshotForError(services: Services, tier: Tier, metric: QuotaMetric, current: number, now: Date) {
+  return {
+    usage: { metric, current, limit: tiers[tier].limits[metric], plan: tier, resets_at: periodResetsAt(now).toISOString() },
+    retry_after: Math.max(1, Math.ceil((periodResetsAt(now).getTime() - now.getTime()) / 1000)),
+    upgrade_url: services.config.UPGRADE_URL,
+  };
+}
+
+/**
+ * Counts `amount` against a monthly quota inside the caller's transaction, so the write and its
+ * count commit or fail together. Returns false (and counts nothing) when it would pass the limit.
+ */
+export async function consumeQuotaInTx(
+  tx: DbOrTx,
+  tenantId: string,
+  tier: Tier,
+  metric: Exclude<QuotaMetric, 'api_calls'>,
+  now: Date,
+  amount = 1,
+): Promise<boolean> {
+  const limit = tiers[tier].limits[metric];
+  if (limit !== null && amount > limit) return false;
+  const updated = await rows<{ value: string }>(
+    tx,
+    sql`INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${metric}, ${periodOf(now)}, ${amount})
+        ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
+        WHERE ${limit}::bigint IS NULL OR usage_counters.value + EXCLUDED.value <= ${limit}::bigint
+        RETURNING value`,
+  );
+  return updated.length > 0;
+}
+
+/** Counts against a monthly quota in the write's transaction; 429 RATE_LIMITED with `usage` when it would pass the limit. */
+export async function spendQuota(
+  ctx: Ctx,
+  tx: DbOrTx,
+  metric: Exclude<QuotaMetric, 'api_calls'>,
+  owner: { tenantId: string; tier: Tier },
+  message: string,
+): Promise<void> {
+  if (await consumeQuotaInTx(tx, owner.tenantId, owner.tier, metric, ctx.now)) return;
+  throw new AppError('RATE_LIMITED', message, {
+    ...usageSnapshotForError(ctx.services, owner.tier, metric, tiers[owner.tier].limits[metric] ?? 0, ctx.now),
+  });
+}
+
+/** Keeps the live-memory count (dashboard, status) in step with inserts and deletes. */
+export async function adjustLiveMemories(tx: DbOrTx, tenantId: string, delta: number): Promise<void> {
+  if (delta === 0) return;
+  await tx.execute(sql`
+    INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${LIVE_MEMORIES.metric}, ${LIVE_MEMORIES.bucket}, ${Math.max(delta, 0)})
+    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(usage_counters.value + ${delta}, 0)`);
+}

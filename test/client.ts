@@ -1,0 +1,64 @@
+/**
+ * The one HTTP client of the test suites: in-process (`app.request`), inside workerd (the worker's
+ * own fetch) and over the network (`wrangler dev`) alike. It sends a key, a JSON body or raw text,
+ * reads the whole response (draining streamed exports) and parses JSON when it is JSON. Runtime
+ * neutral: no Node imports, so the workerd tests import it too.
+ */
+export interface TestResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string;
+  /** Sent as JSON with `content-type: application/json`. */
+  body?: unknown;
+  /** Sent as it is (no content type unless `headers` sets one). */
+  raw?: string;
+  headers?: Record<string, string>;
+  idempotencyKey?: string;
+}
+
+export type Send = (request: Request) => Response | Promise<Response>;
+export type RequestFn = <T = any>(method: string, path: string, opts?: RequestOptions) => Promise<TestResponse<T>>;
+
+/**
+ * `send` delivers one request; `base` is the origin paths are resolved against (an absolute URL is
+ * sent as it is); `check`, when given, sees every response with the path it was sent to (the
+ * in-process suite checks OpenAPI conformance there).
+ */
+export function testClient(send: Send, opts: { base?: string; check?: (method: string, path: string, res: TestResponse) => void } = {}): RequestFn {
+  const base = opts.base ?? 'http://localhost';
+  return async (method, path, o = {}) => {
+    const headers = new Headers(o.headers);
+    if (o.key) headers.set('authorization', `Bearer ${o.key}`);
+    if (o.idempotencyKey) headers.set('idempotency-key', o.idempotencyKey);
+    let body = o.raw;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    }
+    const url = new URL(/^https?:\/\//.test(path) ? path : `${base}${path}`);
+    const res = await send(new Request(url, { method, headers, body }));
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    const response = { status: res.status, body: parsed as any, headers: res.headers, text };
+    opts.check?.(method, url.pathname, response);
+    return response;
+  };
+}
+
+export const uniqueEmail = (label = 'user') => `${label}-${crypto.randomUUID().slice(0, 12)}@example.com`;
+
+/**
+ * A random documentation-range IPv6 address per signup, so the per-IP signup limit bites only where
+ * a test wants it, even when Redis keeps windows across files and runs.
+ */
+export const freshIp = () => `2001:db8::${[...crypto.getRandomValues(new Uint16Array(4))].map((n) => n.toString(16)).join(':')}`;

@@ -1,0 +1,78 @@
+import { expect } from 'vitest';
+import type { Tenant, TestEngine } from '../harness';
+
+/**
+ * The kinds of resource an id in a path or body can name, how to make one for a tenant, and what
+ * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
+ * security suite until it has an entry here: the suite never silently skips an id.
+ */
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation';
+
+const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
+
+export const unknownId: Record<IdKind, () => string> = {
+  memory: () => `urn:uuid:${crypto.randomUUID()}`,
+  space: () => `urn:uuid:${crypto.randomUUID()}`,
+  share: () => `shr_${base62(22)}`,
+  compensation: () => `comp_${base62(22)}`,
+  key: () => `key_${base62(22)}`,
+  tenant: () => `ten_${base62(22)}`,
+  team: () => `team_${base62(22)}`,
+  invitation: () => `inv_${base62(22)}`,
+};
+
+/** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
+export async function makeResources(engine: TestEngine, owner: Tenant): Promise<Record<IdKind, string>> {
+  const post = async (path: string, body: unknown) => {
+    const res = await engine.request('POST', path, { key: owner.key, body });
+    expect(res.status, `${path}: ${res.text}`).toBeLessThan(300);
+    return res.body;
+  };
+  const now = engine.clock.now().getTime();
+  const team = (await post('/v1/teams', { name: 'private team' })).team_id;
+  return {
+    memory: (await post('/v1/memories', { observation: 'A memory that belongs to its owner only.' })).id,
+    space: (await post('/v1/context-spaces', { name: 'private space' })).space_id,
+    share: (await post('/v1/spaces/share', { tag: 'private', email: `someone-${base62(8)}@example.com` })).share_id,
+    compensation: (await post('/v1/compensations/preview', { rollback_from: new Date(now).toISOString(), rollback_to: new Date(now - 3_600_000).toISOString() })).plan_id,
+    key: owner.keyId,
+    tenant: owner.tenantId,
+    team,
+    invitation: (await post(`/v1/teams/${team}/invite`, { email: `someone-${base62(8)}@example.com` })).invitation_id,
+  };
+}
+
+/** Parameters and body fields that are not resource ids, with why. */
+const notIds: Record<string, string> = {
+  index: 'a position inside a compensation plan, not an id',
+  agent_id: "a caller's free-form label for its agent on memories, not a resource of ours",
+};
+
+/** The kind of resource a path parameter or body field names, or null when it names none. */
+export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
+  if (name in notIds) return null;
+  const byName: Record<string, IdKind> = {
+    memory_id: 'memory',
+    space_id: 'space',
+    token: 'share',
+    superseded_by: 'memory',
+    owner_tenant_id: 'tenant',
+    key_id: 'key',
+    tenant_id: 'tenant',
+    team_id: 'team',
+    invitation_id: 'invitation',
+  };
+  if (byName[name]) return byName[name];
+  if (name === 'id') {
+    if (path.startsWith('/v1/memories/')) return 'memory';
+    if (path.startsWith('/v1/compensations/')) return 'compensation';
+  }
+  return name === 'id' || name.endsWith('_id') || name.endsWith('_by') ? 'unknown' : null;
+}
+
+/**
+ * Where the spec names 403 for a resource that exists but is not the caller's (spec §5 errors:
+ * "403 FORBIDDEN: No access to a space, or not owner or admin of a team or share"). Everywhere
+ * else another tenant's resource must answer exactly as one that does not exist.
+ */
+export const specNamedForbidden: RegExp[] = [/^\/v1\/context-spaces\/\{space_id\}/, /^\/v1\/spaces\/share\/\{token\}/];

@@ -1,0 +1,55 @@
+import { buildApp } from '../../functions/app';
+import type { Feature } from '../../shared/platform/tiers';
+
+/**
+ * Every route of the app, read from its OpenAPI registry (no database needed), so the security
+ * suite covers a route the moment it is mounted, without anyone listing it.
+ */
+export interface RouteEntry {
+  method: string;
+  /** OpenAPI form: `/v1/memories/{id}`. */
+  path: string;
+  access: 'key' | 'optional' | 'public' | 'admin';
+  pathParams: string[];
+  /** Top-level fields of the JSON body schema, if it has one. */
+  bodyFields: string[];
+  hasBody: boolean;
+  /** The tier gate it declares (`keyRoute({ feature })`). */
+  feature?: Feature;
+}
+
+type Definition = { type: string; route?: { method: string; path: string; 'x-required-feature'?: Feature; security?: Record<string, unknown>[]; request?: { params?: { shape?: object }; body?: { content?: Record<string, { schema?: { shape?: object } }> } } } };
+
+function accessOf(security: Record<string, unknown>[] | undefined): RouteEntry['access'] {
+  if (!security?.length) return 'public';
+  const keys = security.map((s) => Object.keys(s)[0]);
+  if (keys.includes('adminToken')) return 'admin';
+  if (keys.includes(undefined as never)) return 'optional';
+  return keys.includes('bearerAuth') ? 'key' : 'public';
+}
+
+export function routeTable(): RouteEntry[] {
+  const app = buildApp(() => {
+    throw new Error('the route table is read without serving requests');
+  });
+  const definitions = (app.openAPIRegistry as unknown as { definitions: Definition[] }).definitions;
+  return definitions
+    .filter((d) => d.type === 'route' && d.route)
+    .map(({ route }) => {
+      const r = route!;
+      const body = r.request?.body?.content?.['application/json']?.schema;
+      return {
+        method: r.method.toUpperCase(),
+        path: r.path,
+        access: accessOf(r.security),
+        pathParams: [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]),
+        bodyFields: Object.keys(body?.shape ?? {}),
+        hasBody: Boolean(body),
+        feature: r['x-required-feature'],
+      };
+    });
+}
+
+/** `/v1/memories/{id}` with the given values put in. */
+export const fillPath = (path: string, values: Record<string, string>) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x'));

@@ -1,0 +1,85 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCtx, tenantCtx } from '../shared/platform/context';
+import { write } from '../shared/platform/unit-of-work';
+import { createEngine, type Tenant, type TestEngine } from './harness';
+
+/**
+ * The unit of work on the real database: one transaction for a verb and every verb it calls with
+ * `work.ctx`, actor-bound audit entries and events, and the job runner woken once after the
+ * outermost commit, never after a rollback.
+ */
+let engine: TestEngine;
+let tenant: Tenant;
+let wakes = 0;
+beforeAll(async () => {
+  engine = await createEngine();
+  tenant = await engine.newTenant('pro');
+  const services = engine.node.services;
+  const notify = services.notifyJobs;
+  services.notifyJobs = () => {
+    wakes += 1;
+    notify();
+  };
+});
+afterAll(() => engine.close());
+
+const ctx = () =>
+  tenantCtx(makeCtx(engine.node.services, { requestId: 'req_unit_of_work' }), {
+    tenantId: tenant.tenantId,
+    keyId: tenant.keyId,
+    tier: 'pro',
+    email: tenant.email,
+  });
+
+async function auditOps(): Promise<{ operation: string; actor: string; request_id: string; created_at: Date }[]> {
+  const res = (await engine.node.services.db.execute(
+    sql`SELECT operation, actor, request_id, created_at FROM audit_log WHERE tenant_id = ${tenant.tenantId} AND operation LIKE 'uow.%' ORDER BY seq`,
+  )) as unknown as { rows: { operation: string; actor: string; request_id: string; created_at: Date }[] };
+  return res.rows;
+}
+
+describe('write(ctx, work => ...)', () => {
+  it('binds audit entries to the actor, the request and the request time', async () => {
+    const c = ctx();
+    await write(c, (work) => work.audit({ operation: 'uow.bound', resourceType: 'test' }));
+    const [entry] = (await auditOps()).filter((e) => e.operation === 'uow.bound');
+    expect(entry).toMatchObject({ actor: tenant.keyId, request_id: 'req_unit_of_work' });
+    expect(new Date(entry.created_at).toISOString()).toBe(c.now.toISOString());
+  });
+
+  it('a verb called with work.ctx joins the transaction: when the inner one fails, the outer write is gone too', async () => {
+    const failing = write(ctx(), async (outer) => {
+      await outer.audit({ operation: 'uow.outer', resourceType: 'test' });
+      await write(outer.ctx, async (inner) => {
+        expect(inner.tx).toBe(outer.tx);
+        await inner.audit({ operation: 'uow.inner', resourceType: 'test' });
+        throw new Error('inner verb failed');
+      });
+    });
+    await expect(failing).rejects.toThrow('inner verb failed');
+    expect((await auditOps()).map((e) => e.operation)).not.toContain('uow.outer');
+    expect((await auditOps()).map((e) => e.operation)).not.toContain('uow.inner');
+  });
+
+  it('wakes the job runner once after the outermost commit when jobs were enqueued, and never after a rollback', async () => {
+    const before = wakes;
+    await write(ctx(), (work) => work.audit({ operation: 'uow.no_jobs', resourceType: 'test' }));
+    expect(wakes).toBe(before);
+
+    await write(ctx(), async (outer) => {
+      await outer.event('memory.created', { memory: null });
+      await write(outer.ctx, (inner) => inner.event('memory.updated', { memory: null }));
+      expect(wakes).toBe(before); // not before the commit
+    });
+    expect(wakes).toBe(before + 1);
+
+    await expect(
+      write(ctx(), async (work) => {
+        await work.event('memory.deleted', { memory_id: null });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(wakes).toBe(before + 1);
+  });
+});
