@@ -16,7 +16,8 @@ const concurrency = Number(process.env.FUZZ_CONCURRENCY ?? 3);
 let engine: TestEngine;
 beforeAll(async () => {
   // Fuzzing is many requests from a few keys: lift the per-key request rate, not the quotas.
-  engine = await createEngine({ env: { RATE_LIMIT_SCALE: '1000' } });
+  // Server errors are logged, so a 5xx in CI shows its cause beside the failing request.
+  engine = await createEngine({ env: { RATE_LIMIT_SCALE: '1000', LOG_LEVEL: 'error' } });
 });
 afterAll(() => engine?.close());
 

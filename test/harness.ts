@@ -64,7 +64,7 @@ export async function createEngine(opts: { env?: Record<string, string>; jobHand
     ? openPostgres(config.DATABASE_URL, 5)
     : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]) });
   const clock = new ManualClock(TEST_EPOCH);
-  const log = createLogger('silent');
+  const log = createLogger(config.LOG_LEVEL);
   const node = await createNodeServices(config, {
     database,
     clock,

@@ -82,4 +82,31 @@ describe('write(ctx, work => ...)', () => {
     ).rejects.toThrow('rolled back');
     expect(wakes).toBe(before + 1);
   });
+
+  it('runs again when Postgres aborts it for a deadlock, and the aborted attempt leaves nothing', async () => {
+    let attempts = 0;
+    const result = await write(ctx(), async (work) => {
+      attempts += 1;
+      await work.audit({ operation: `uow.attempt_${attempts}`, resourceType: 'test' });
+      // What the pg driver throws when Postgres picks this transaction as the deadlock victim.
+      if (attempts === 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(attempts).toBe(2);
+    const ops = (await auditOps()).map((e) => e.operation);
+    expect(ops).toContain('uow.attempt_2');
+    expect(ops).not.toContain('uow.attempt_1');
+  });
+
+  it('does not run again for other errors', async () => {
+    let attempts = 0;
+    await expect(
+      write(ctx(), async () => {
+        attempts += 1;
+        throw Object.assign(new Error('not null violation'), { code: '23502' });
+      }),
+    ).rejects.toThrow('not null violation');
+    expect(attempts).toBe(1);
+  });
 });

@@ -133,13 +133,14 @@ export async function rollback(ctx: TenantCtx, input: { target: string }) {
       ...relinked.map((l) => ({ memoryId: l.source_id, kind: 'link' as const, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
     ]);
     if (restorable.length + plan.revert.length) await enqueueVectorIndexing(work);
-    await adjustLiveMemories(tx, tenantId, restorable.length - plan.remove.length);
     const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };
     await work.audit({
       operation: 'rollback',
       resourceType: 'memory_store',
       metadata: { ...meta, ...counts, restored_count: counts.restored, removed_count: counts.removed },
     });
+    // After the audit head, in the order every memory write takes them (head, then counter), so they cannot deadlock.
+    await adjustLiveMemories(tx, tenantId, restorable.length - plan.remove.length);
     await q.insertHistory(tx, { id: rollbackId, tenantId, target, actor: ctx.actor, ...counts, at: now });
     await work.event('rollback.completed', { ...meta, ...counts });
     await work.milestone('first_rollback', meta);

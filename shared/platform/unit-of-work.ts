@@ -66,22 +66,42 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: { jobsEnqueued: boolean 
   return work;
 }
 
+/** Deadlock (40P01) and serialization failure (40001): Postgres aborted the transaction so another could go on; it is safe to run again. */
+function retryable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (e.code === '40P01' || e.code === '40001') return true;
+  }
+  return false;
+}
+const ATTEMPTS = 4;
+
 /**
  * The one way to write: opens a transaction, or joins the one `ctx` already belongs to (a verb
  * called with `work.ctx`), and runs `fn` with the actor-bound helpers. A request holding an
  * Idempotency-Key marks it committed in the same transaction. After the outermost commit, if any
  * job or event was enqueued, the job runner is woken; a rollback wakes nothing.
+ *
+ * A transaction that Postgres aborts for a deadlock or a serialization failure runs again, so `fn`
+ * may run more than once: keep its effects inside the transaction.
  */
 export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Promise<T>): Promise<T> {
   const joined = ctx.work as Work<C> | undefined;
   if (joined) return fn(joined);
-  const state = { jobsEnqueued: false };
-  const result = await ctx.services.db.transaction(async (tx) => {
-    const done = await fn(openWork(ctx, tx, state));
-    // With the change, so a retry never repeats a committed write even if its response is lost.
-    if (ctx.idempotency) await markCommitted(tx, ctx.idempotency);
-    return done;
-  });
-  if (state.jobsEnqueued) ctx.services.notifyJobs();
-  return result;
+  for (let attempt = 1; ; attempt++) {
+    const state = { jobsEnqueued: false };
+    try {
+      const result = await ctx.services.db.transaction(async (tx) => {
+        const done = await fn(openWork(ctx, tx, state));
+        // With the change, so a retry never repeats a committed write even if its response is lost.
+        if (ctx.idempotency) await markCommitted(tx, ctx.idempotency);
+        return done;
+      });
+      if (state.jobsEnqueued) ctx.services.notifyJobs();
+      return result;
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !retryable(err)) throw err;
+      // A short random pause, so the transactions that collided do not meet again at once.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
 }
