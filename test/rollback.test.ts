@@ -114,7 +114,7 @@ describe('rollback', () => {
     // On Postgres these take the tenant's audit head, live counter and memory rows from many
     // connections at once; a lock-order cycle shows up here as a deadlock (500 or a 1 s stall).
     const t = await engine.newTenant('enterprise');
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 12; i++) ids.push(await store(t, `fact ${i}`));
     tick(2 * 86_400_000);
     const statuses: number[] = [];
