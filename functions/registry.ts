@@ -1,5 +1,4 @@
 import type { Config } from '../shared/platform/config';
-import { EVENT_TOPIC } from '../shared/jobs/events';
 import type { Logger } from '../shared/platform/log';
 import { mailJobHandler, MAIL_TOPIC } from '../shared/jobs/mail';
 import { type MaintenanceTask, platformMaintenance } from '../shared/jobs/maintenance';
@@ -11,10 +10,6 @@ import { families } from './families';
 export function jobHandlers(config: Config, log: Logger): JobHandlers {
   const handlers: JobHandlers = {
     [MAIL_TOPIC]: mailJobHandler(config, log),
-    // Events fan out to webhook subscriptions; with no subscriptions a delivered event has no one to call.
-    [EVENT_TOPIC]: async (job) => {
-      log.debug('event recorded', { job_id: job.id, type: job.payload.type });
-    },
     [VECTOR_INDEX_TOPIC]: vectorIndexJob,
   };
   for (const family of families) Object.assign(handlers, family.jobs);

@@ -7,7 +7,8 @@ import { CounterStore } from '../shared/platform/counters';
 import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
 import type { Db } from '../shared/platform/db';
 import { newId } from '../shared/platform/ids';
-import { createLogger } from '../shared/platform/log';
+import { createLogger, type Logger } from '../shared/platform/log';
+import { dohResolver } from '../shared/platform/outbound';
 import { logConfigWarnings } from '../shared/platform/startup';
 import { runMaintenance } from '../shared/jobs/maintenance';
 import { runDueJobs } from '../shared/jobs/outbox';
@@ -78,14 +79,13 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     keyCache: null,
     notifyJobs: () => {
       if (!qstash || !config.PUBLIC_URL) return; // the cron trigger sweeps the outbox anyway
-      const url = new URL(JOBS_PATH, config.PUBLIC_URL).toString();
-      ctx.waitUntil(
-        qstash.publishJSON({ url, body: {} }).then(
-          () => undefined,
-          (err: unknown) => log.warn('qstash publish failed', { error: err instanceof Error ? err.message : String(err) }),
-        ),
-      );
+      publishJobsCall(ctx, qstash, config, log, 0);
     },
+    scheduleJobs: (delayMs) => {
+      if (!qstash || !config.PUBLIC_URL) return; // the cron trigger sweeps the outbox anyway
+      publishJobsCall(ctx, qstash, config, log, Math.ceil(delayMs / 1000));
+    },
+    resolveHost: dohResolver(config.DOH_URL),
     jobHandlers: jobHandlers(config, log),
     stats,
     clientIp: (c) => c.req.header('cf-connecting-ip') ?? null,
@@ -96,6 +96,17 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     },
   };
   return { services, pool };
+}
+
+/** Asks QStash to call the outbox endpoint back, now or after `delaySeconds` (a retry's backoff). */
+function publishJobsCall(ctx: ExecutionContext, qstash: QStash, config: Config, log: Logger, delaySeconds: number) {
+  const url = new URL(JOBS_PATH, config.PUBLIC_URL).toString();
+  ctx.waitUntil(
+    qstash.publishJSON({ url, body: {}, ...(delaySeconds > 0 ? { delay: delaySeconds } : {}) }).then(
+      () => undefined,
+      (err: unknown) => log.warn('qstash publish failed', { error: err instanceof Error ? err.message : String(err) }),
+    ),
+  );
 }
 
 const app = buildApp((c) => (c.env as { __services: Services }).__services);
@@ -137,8 +148,7 @@ export default {
   async scheduled(_controller: ScheduledController, env: Bindings, ctx: ExecutionContext): Promise<void> {
     const { services, pool } = workerServices(env, ctx);
     try {
-      const now = services.clock.now();
-      await runDueJobs(services.db, services.jobHandlers, now, services.log, { limit: 100 });
+      await runDueJobs(services, { limit: 100 });
       await runMaintenance(services, maintenanceTasks);
     } finally {
       ctx.waitUntil(pool.end());

@@ -6,3 +6,4 @@ export * from './compensations';
 export * from './idempotency';
 export * from './change-control';
 export * from './teams';
+export * from './events';

@@ -33,6 +33,7 @@ export const auditHeads = pgTable('audit_heads', {
   hash: text('hash').notNull(),
   firstSeq: bigint('first_seq', { mode: 'number' }).notNull(),
   firstPrevHash: text('first_prev_hash').notNull(),
+  eventSeq: bigint('event_seq', { mode: 'number' }).notNull(),
 });
 
 export const auditLog = pgTable(

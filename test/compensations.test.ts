@@ -36,7 +36,7 @@ async function planWith(t: Tenant, n: number) {
 const outboxEvents = async (tenantId: string, type: string) =>
   (
     (await engine.node.services.db.execute(
-      sql`SELECT payload->'data' AS data FROM outbox WHERE tenant_id = ${tenantId} AND payload->>'type' = ${type}`,
+      sql`SELECT payload->'data' AS data FROM events WHERE tenant_id = ${tenantId} AND type = ${type}`,
     )) as unknown as { rows: { data: Record<string, unknown> }[] }
   ).rows.map((r) => r.data);
 

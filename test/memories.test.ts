@@ -62,7 +62,7 @@ describe('store', () => {
     expect(usage.body.memories.current).toBe(1);
     expect((await engine.request('GET', '/v1/dashboard', { key: t.key })).body.memory_count).toBe(1);
     const jobs = (await engine.node.services.db.execute(
-      sql`SELECT payload->>'type' AS type FROM outbox WHERE tenant_id = ${t.tenantId}`,
+      sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
     )) as unknown as { rows: { type: string }[] };
     expect(jobs.rows.map((r) => r.type)).toEqual(['memory.created']);
   });

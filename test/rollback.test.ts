@@ -97,7 +97,7 @@ describe('rollback', () => {
     expect(audit.body.entries).toHaveLength(1);
     expect(audit.body.entries[0].metadata).toMatchObject({ target, removed: 1, restored: 0, reverted: 0, rollback_id: res.body.rollback_id });
     const jobs = (await engine.node.services.db.execute(
-      sql`SELECT payload->>'type' AS type FROM outbox WHERE tenant_id = ${t.tenantId} ORDER BY created_at`,
+      sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
     )) as unknown as { rows: { type: string }[] };
     expect(jobs.rows.map((r) => r.type)).toContain('rollback.completed');
     const milestones = await engine.request('GET', '/v1/milestones', { key: t.key });

@@ -13,7 +13,7 @@ let engine: TestEngine;
 let tenant: Tenant;
 let wakes = 0;
 beforeAll(async () => {
-  engine = await createEngine();
+  engine = await createEngine({ jobHandlers: { 'test.noop': async () => {} } });
   tenant = await engine.newTenant('pro');
   const services = engine.node.services;
   const notify = services.notifyJobs;
@@ -68,15 +68,15 @@ describe('write(ctx, work => ...)', () => {
     expect(wakes).toBe(before);
 
     await write(ctx(), async (outer) => {
-      await outer.event('memory.created', { memory: null });
-      await write(outer.ctx, (inner) => inner.event('memory.updated', { memory: null }));
+      await outer.enqueue({ topic: 'test.noop', payload: {} });
+      await write(outer.ctx, (inner) => inner.enqueue({ topic: 'test.noop', payload: {} }));
       expect(wakes).toBe(before); // not before the commit
     });
     expect(wakes).toBe(before + 1);
 
     await expect(
       write(ctx(), async (work) => {
-        await work.event('memory.deleted', { memory_id: null });
+        await work.enqueue({ topic: 'test.noop', payload: {} });
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');

@@ -21,7 +21,7 @@ router.post(JOBS_PATH, async (c) => {
   const url = new URL(JOBS_PATH, PUBLIC_URL).toString();
   const valid = await receiver.verify({ signature: c.req.header('upstash-signature') ?? '', body, url }).catch(() => false);
   if (!valid) throw new AppError('UNAUTHORIZED', 'Invalid QStash signature');
-  const ran = await runDueJobs(services.db, services.jobHandlers, services.clock.now(), services.log);
+  const ran = await runDueJobs(services);
   return c.json({ ran });
 });
 

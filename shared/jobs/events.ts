@@ -1,29 +1,86 @@
-import type { DbOrTx } from '../platform/db';
-import { enqueueJob, type Job } from './outbox';
-
-export const EVENT_TOPIC = 'event';
-
-export type EventType =
-  | 'memory.created'
-  | 'memory.updated'
-  | 'memory.deleted'
-  | 'rollback.completed'
-  | 'rollback.compensations'
-  | 'anomaly.bulk_delete'
-  | 'anomaly.rapid_writes'
-  | 'anomaly.server_errors';
+import { sql } from 'drizzle-orm';
+import { events } from '../../schema';
+import { type DbOrTx, rows } from '../platform/db';
+import { newId } from '../platform/ids';
+import { enqueueJob } from './outbox';
 
 /**
- * Records an event for webhook delivery in the caller's transaction. The `event` job fans out to
- * the tenant's subscriptions when it runs, so an event exists exactly when its change does.
+ * Every event type a webhook may subscribe to and the live stream may filter on (spec §6 and
+ * DESIGN §5). A family that emits a new type adds it here, so subscriptions can name it.
  */
-export async function emitEvent(tx: DbOrTx, e: { tenantId: string; type: EventType; data: Record<string, unknown>; at: Date }) {
-  return enqueueJob(tx, {
-    tenantId: e.tenantId,
-    topic: EVENT_TOPIC,
-    payload: { type: e.type, tenant_id: e.tenantId, created_at: e.at.toISOString(), data: e.data },
-    runAt: e.at,
-  });
+export const EVENT_TYPES = [
+  'memory.created',
+  'memory.updated',
+  'memory.deleted',
+  'rollback.completed',
+  'rollback.compensations',
+  'anomaly.bulk_delete',
+  'anomaly.rapid_writes',
+  'anomaly.server_errors',
+  'webhook.deactivated',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+/** Sent to one webhook by `POST /v1/webhooks/{id}/test`; never broadcast or streamed. */
+export type TargetedEventType = 'webhook.test';
+
+/** The body a `raw` webhook receives and the live stream sends: the event as stored. */
+export interface EventPayload {
+  id: string;
+  type: EventType | TargetedEventType;
+  created_at: string;
+  tenant_id: string;
+  data: Record<string, unknown>;
 }
 
-export type EventFanOut = (job: Job) => Promise<void>;
+export const WEBHOOK_DELIVERY_TOPIC = 'webhook.deliver';
+
+/** A delivery job: one event to one webhook; `delivery_id` names its first attempt's row. */
+export interface DeliveryJob {
+  webhook_id: string;
+  event_id: string;
+  delivery_id: string;
+}
+
+/**
+ * Records an event in the caller's transaction and enqueues one delivery job per active webhook of
+ * the tenant subscribed to its type, so an event and its deliveries exist exactly when the change
+ * does. The per-tenant `seq` comes from the tenant's head row (the audit chain's), whose lock is
+ * held to commit: a higher seq never commits before a lower one, which lets a stream resume after
+ * a seq without missing anything. Returns the event id and whether deliveries were enqueued.
+ */
+export async function emitEvent(
+  tx: DbOrTx,
+  e: { tenantId: string; type: EventType; data: Record<string, unknown>; at: Date },
+): Promise<{ id: string; deliveries: number }> {
+  const [head] = await rows<{ event_seq: string | number }>(
+    tx,
+    sql`INSERT INTO audit_heads (tenant_id, event_seq) VALUES (${e.tenantId}, 1)
+        ON CONFLICT (tenant_id) DO UPDATE SET event_seq = audit_heads.event_seq + 1
+        RETURNING event_seq`,
+  );
+  const payload = await insertEvent(tx, { ...e, seq: Number(head.event_seq) });
+  const subscribed = await rows<{ id: string }>(
+    tx,
+    sql`SELECT id FROM webhooks WHERE tenant_id = ${e.tenantId} AND active AND ${e.type} = ANY (events) ORDER BY id`,
+  );
+  for (const webhook of subscribed) await enqueueDelivery(tx, { tenantId: e.tenantId, webhookId: webhook.id, eventId: payload.id, at: e.at });
+  return { id: payload.id, deliveries: subscribed.length };
+}
+
+/** Stores an event; `seq` null for one addressed to a single webhook. */
+export async function insertEvent(
+  tx: DbOrTx,
+  e: { tenantId: string; type: EventType | TargetedEventType; data: Record<string, unknown>; at: Date; seq: number | null },
+): Promise<EventPayload> {
+  const payload: EventPayload = { id: newId('event'), type: e.type, created_at: e.at.toISOString(), tenant_id: e.tenantId, data: e.data };
+  await tx.insert(events).values({ id: payload.id, tenantId: e.tenantId, seq: e.seq, type: e.type, payload: { ...payload }, createdAt: e.at });
+  return payload;
+}
+
+/** Enqueues one delivery of a stored event to one webhook; returns the id its first attempt will have. */
+export async function enqueueDelivery(tx: DbOrTx, d: { tenantId: string; webhookId: string; eventId: string; at: Date }): Promise<string> {
+  const job: DeliveryJob = { webhook_id: d.webhookId, event_id: d.eventId, delivery_id: newId('delivery') };
+  await enqueueJob(tx, { tenantId: d.tenantId, topic: WEBHOOK_DELIVERY_TOPIC, payload: { ...job }, runAt: d.at });
+  return job.delivery_id;
+}

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { outbox } from '../../schema';
 import { type Db, type DbOrTx, rows } from '../platform/db';
 import { newId } from '../platform/ids';
-import type { Logger } from '../platform/log';
+import type { Services } from '../platform/services';
 import { errorFields } from '../platform/error-fields';
 
 export interface Job {
@@ -13,8 +13,11 @@ export interface Job {
   attempts: number;
 }
 
-/** Runs one job; `db` is the dispatcher's connection (per request on Workers), `now` its clock. */
-export type JobHandler = (job: Job, ctx: { db: Db; now: Date }) => Promise<void>;
+/**
+ * Runs one job; `db` is the dispatcher's connection (per request on Workers), `now` its clock,
+ * `services` the rest of the runtime (config, log, outbound address checks).
+ */
+export type JobHandler = (job: Job, ctx: { db: Db; now: Date; services: Services }) => Promise<void>;
 export type JobHandlers = Record<string, JobHandler>;
 
 /** Backoff between attempts (about 30 s, 2 m, 10 m, 1 h, 6 h, 24 h), then the job is dead. */
@@ -45,13 +48,9 @@ export async function enqueueJob(
  * runs them, and records the outcome. Delivery is at least once: a crash after the handler ran and
  * before the outcome was stored runs it again when the lease ends, so handlers are idempotent by id.
  */
-export async function runDueJobs(
-  db: Db,
-  handlers: JobHandlers,
-  now: Date,
-  log: Logger,
-  opts: { limit?: number; onlyId?: string } = {},
-): Promise<number> {
+export async function runDueJobs(services: Services, opts: { limit?: number; onlyId?: string } = {}): Promise<number> {
+  const { db, jobHandlers: handlers, log } = services;
+  const now = services.clock.now();
   const leaseUntil = new Date(now.getTime() + LEASE_MS).toISOString();
   const nowIso = now.toISOString();
   const idFilter = opts.onlyId ? sql`AND id = ${opts.onlyId}` : sql``;
@@ -71,7 +70,7 @@ export async function runDueJobs(
     const handler = handlers[job.topic];
     try {
       if (!handler) throw new Error(`no handler for topic ${job.topic}`);
-      await handler(job, { db, now });
+      await handler(job, { db, now, services });
       await db.execute(sql`UPDATE outbox SET status = 'done', done_at = ${nowIso}, locked_until = NULL WHERE id = ${job.id}`);
     } catch (err) {
       const message = errorFields(err).error;
@@ -82,6 +81,7 @@ export async function runDueJobs(
         UPDATE outbox SET status = ${dead ? 'dead' : 'pending'}, last_error = ${message.slice(0, 1000)},
           locked_until = NULL, run_at = ${new Date(now.getTime() + (delay ?? 0)).toISOString()}
         WHERE id = ${job.id}`);
+      if (!dead) services.scheduleJobs?.(delay);
     }
   }
   return claimed.length;

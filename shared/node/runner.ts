@@ -44,11 +44,10 @@ export class NodeRunner {
     this.running = (async () => {
       do {
         this.again = false;
-        const { db, jobHandlers, clock, log } = this.services;
         try {
-          while ((await runDueJobs(db, jobHandlers, clock.now(), log)) > 0);
+          while ((await runDueJobs(this.services)) > 0);
         } catch (err) {
-          log.error('job dispatcher failed', errorFields(err));
+          this.services.log.error('job dispatcher failed', errorFields(err));
         }
       } while (this.again);
     })().finally(() => {

@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises';
 import { hash } from 'node:crypto';
 import type { Config } from '../platform/config';
 import { CounterStore } from '../platform/counters';
@@ -72,6 +73,7 @@ export async function createNodeServices(
     clientIp: nodeClientIp(config.TRUST_PROXY),
     hashSecret: (secret) => hash('sha256', secret, 'hex'), // one-shot: a third of createHash's cost
     docsScript: nodeDocsScript,
+    resolveHost: async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address),
   };
   runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);
   return {

@@ -66,6 +66,10 @@ export const configSchema = z.object({
     .transform((v) => (v === undefined || v === '' || v === 'false' ? '0' : v === 'true' ? '1' : v))
     .pipe(z.string().regex(/^\d{1,2}$/, 'must be 0, 1, true, false or a number of proxy hops').transform(Number)),
   UPGRADE_URL: z.url().default('https://engram.dev/pricing'),
+  /** Local development and tests only: webhooks may use http:// and private or loopback addresses. */
+  WEBHOOKS_ALLOW_INSECURE: flag,
+  /** Workers resolve webhook hosts through this DNS-over-HTTPS endpoint (JSON API) for the address rule. */
+  DOH_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
   /** Multiplies every per-key request-rate limit; operators and benchmarks raise it. */
   RATE_LIMIT_SCALE: z.coerce.number().positive().default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),

@@ -15,6 +15,9 @@ const prefixes = {
   compensation: 'comp',
   team: 'team',
   invitation: 'inv',
+  event: 'evt',
+  webhook: 'wh',
+  delivery: 'del',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

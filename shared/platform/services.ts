@@ -42,6 +42,10 @@ export interface Services {
   keyCache: KeyCache | null;
   /** Called after a commit that wrote outbox jobs: wakes the local dispatcher or publishes to QStash. */
   notifyJobs(): void;
+  /** A job was put back to run in `delayMs`: QStash is asked to call back then (Workers); Node's poll finds it anyway. */
+  scheduleJobs?(delayMs: number): void;
+  /** The addresses a host name resolves to, for the outbound address rule (webhooks). */
+  resolveHost(hostname: string): Promise<string[]>;
   jobHandlers: JobHandlers;
   stats: RequestStats;
   /**

@@ -12,6 +12,11 @@ export function configWarnings(config: Config): string[] {
       'SHARE_BASE_URL and PUBLIC_URL are not set: share invitation mails carry the token but no join link (links are never built from the request Host)',
     );
   }
+  if (config.WEBHOOKS_ALLOW_INSECURE) {
+    warnings.push(
+      'WEBHOOKS_ALLOW_INSECURE=1: webhooks may call http:// URLs and loopback, private and metadata addresses; for local development only, never in production',
+    );
+  }
   return warnings;
 }
 

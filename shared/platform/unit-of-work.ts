@@ -22,7 +22,7 @@ export interface Work<C extends Ctx = Ctx> {
   readonly ctx: C;
   audit(entry: { operation: string; resourceType: string; resourceId?: string | null; metadata?: Record<string, unknown>; tenantId?: string }): Promise<{ id: string; seq: number; hash: string }>;
   memoryEvents(events: Tenanted<Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>>[]): Promise<void>;
-  /** A webhook/stream event, in the outbox with the change. */
+  /** A webhook/stream event, stored with the change, with a delivery job per subscribed webhook. */
   event(type: EventType, data: Record<string, unknown>, opts?: { tenantId?: string }): Promise<string>;
   /** A background job, in the outbox with the change; the runner is woken after commit. */
   enqueue(job: { topic: string; payload: Record<string, unknown>; runAt?: Date; tenantId?: string | null }): Promise<string>;
@@ -50,8 +50,9 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: { jobsEnqueued: boolean 
         events.map((e) => ({ ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at })),
       ),
     event: async (type, data, opts = {}) => {
-      state.jobsEnqueued = true;
-      return emitEvent(tx, { tenantId: tenantOf(ctx, opts.tenantId), type, data, at: who.at });
+      const emitted = await emitEvent(tx, { tenantId: tenantOf(ctx, opts.tenantId), type, data, at: who.at });
+      if (emitted.deliveries) state.jobsEnqueued = true;
+      return emitted.id;
     },
     enqueue: async (job) => {
       state.jobsEnqueued = true;

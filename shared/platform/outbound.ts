@@ -1,0 +1,71 @@
+import ipaddr from 'ipaddr.js';
+
+/**
+ * The outbound address rule for URLs a tenant gives us (webhooks): HTTPS only, and never an
+ * address of our own network. A host must resolve only to public unicast addresses, so loopback,
+ * private, link-local (169.254.169.254, the cloud metadata service), carrier-grade NAT (another
+ * metadata range), unique-local, multicast and reserved ranges are refused, also when written as
+ * an IPv4-mapped IPv6 address. Checked when the URL is registered and again before every
+ * delivery, since DNS can change. `allowInsecure` (WEBHOOKS_ALLOW_INSECURE=1, development only)
+ * lifts both rules.
+ */
+export interface DestinationRule {
+  allowInsecure: boolean;
+  resolveHost(hostname: string): Promise<string[]>;
+}
+
+/** The range of an IP literal that may not be called, or null when it is public unicast. */
+export function blockedRange(ip: string): string | null {
+  if (!ipaddr.isValid(ip)) return 'invalid';
+  let addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  const range = addr.range();
+  return range === 'unicast' ? null : range;
+}
+
+/** Why a delivery to `url` is not allowed, or null when it is. */
+export async function destinationProblem(url: string, rule: DestinationRule): Promise<string | null> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (parsed.protocol !== 'https:' && !(rule.allowInsecure && parsed.protocol === 'http:')) return 'must use https://';
+  if (parsed.username || parsed.password) return 'must not carry credentials';
+  if (rule.allowInsecure) return null;
+  // WHATWG URL parsing already normalized 0x7f.1 and friends to dotted IPv4; IPv6 keeps brackets.
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (ipaddr.isValid(host)) {
+    const range = blockedRange(host);
+    return range ? `points at a ${range} address, which webhooks may not call` : null;
+  }
+  let addresses: string[];
+  try {
+    addresses = await rule.resolveHost(host);
+  } catch {
+    return `host ${host} does not resolve`;
+  }
+  if (!addresses.length) return `host ${host} does not resolve`;
+  for (const address of addresses) {
+    const range = blockedRange(address);
+    if (range) return `host ${host} resolves to a ${range} address, which webhooks may not call`;
+  }
+  return null;
+}
+
+/** Workers have no resolver API: ask a DNS-over-HTTPS service for A and AAAA records. */
+export function dohResolver(endpoint: string, fetcher: typeof fetch = fetch) {
+  return async (hostname: string): Promise<string[]> => {
+    const lookups = await Promise.all(
+      ['A', 'AAAA'].map(async (type) => {
+        const url = `${endpoint}?name=${encodeURIComponent(hostname)}&type=${type}`;
+        const res = await fetcher(url, { headers: { accept: 'application/dns-json' }, signal: AbortSignal.timeout(5_000) });
+        if (!res.ok) throw new Error(`DNS over HTTPS answered ${res.status}`);
+        const body = (await res.json()) as { Answer?: { type: number; data: string }[] };
+        return (body.Answer ?? []).filter((a) => a.type === 1 || a.type === 28).map((a) => a.data);
+      }),
+    );
+    return lookups.flat();
+  };
+}
