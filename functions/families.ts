@@ -11,10 +11,11 @@ import spaces from './spaces';
 import system from './system';
 import teams from './teams';
 import usage from './usage';
+import webhooks from './webhooks';
 
 /**
  * Every endpoint family, in the order their tags appear in /docs. The app mounts their routers,
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, audit, replay, rollback, compensations, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, audit, replay, rollback, compensations, usage, admin, internal];

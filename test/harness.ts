@@ -6,6 +6,7 @@ import { conformanceChecker } from './conformance';
 import { jobHandlers, maintenanceTasks } from '../functions/registry';
 import { parseConfig } from '../shared/platform/config';
 import { createLogger } from '../shared/platform/log';
+import { testResolveHost } from './standins/dns';
 import { openPglite, openPostgres } from '../shared/node/database';
 import { createNodeServices, type NodeServices } from '../shared/node/services';
 import type { JobHandlers } from '../shared/jobs/outbox';
@@ -49,7 +50,9 @@ export interface TestEngine {
  * One engine per test file: the real app in-process over `app.request`, with a movable clock.
  * `env` adds or overrides configuration (as the process environment would).
  */
-export async function createEngine(opts: { env?: Record<string, string>; jobHandlers?: JobHandlers } = {}): Promise<TestEngine> {
+export async function createEngine(
+  opts: { env?: Record<string, string>; jobHandlers?: JobHandlers; resolveHost?: (hostname: string) => Promise<string[]> } = {},
+): Promise<TestEngine> {
   const config = parseConfig({
     ADMIN_TOKEN,
     TRUST_PROXY: '1',
@@ -71,6 +74,7 @@ export async function createEngine(opts: { env?: Record<string, string>; jobHand
     log,
     jobHandlers: { ...jobHandlers(config, log), ...opts.jobHandlers },
     maintenance: maintenanceTasks,
+    resolveHost: opts.resolveHost ?? testResolveHost,
   });
   const app = buildApp(() => node.services);
   const conforms = conformanceChecker(app);

@@ -78,9 +78,9 @@ export async function insertEvent(
   return payload;
 }
 
-/** Enqueues one delivery of a stored event to one webhook; returns the id its first attempt will have. */
-export async function enqueueDelivery(tx: DbOrTx, d: { tenantId: string; webhookId: string; eventId: string; at: Date }): Promise<string> {
-  const job: DeliveryJob = { webhook_id: d.webhookId, event_id: d.eventId, delivery_id: newId('delivery') };
-  await enqueueJob(tx, { tenantId: d.tenantId, topic: WEBHOOK_DELIVERY_TOPIC, payload: { ...job }, runAt: d.at });
-  return job.delivery_id;
+/** The job that delivers a stored event to one webhook; `delivery_id` is fixed now so a caller can name it. */
+export const deliveryJob = (webhookId: string, eventId: string): DeliveryJob => ({ webhook_id: webhookId, event_id: eventId, delivery_id: newId('delivery') });
+
+async function enqueueDelivery(tx: DbOrTx, d: { tenantId: string; webhookId: string; eventId: string; at: Date }) {
+  await enqueueJob(tx, { tenantId: d.tenantId, topic: WEBHOOK_DELIVERY_TOPIC, payload: { ...deliveryJob(d.webhookId, d.eventId) }, runAt: d.at });
 }

@@ -16,6 +16,9 @@ export const platformMaintenance: Record<string, MaintenanceTask> = {
     count(await db.execute(sql`DELETE FROM signup_tokens WHERE expires_at < ${new Date(now.getTime() - 7 * DAY).toISOString()}`)),
   // Idempotency-Key records (shared/platform/idempotency.ts) past their 24 hours.
   idempotency_keys: async ({ db, now }) => count(await db.execute(sql`DELETE FROM idempotency_keys WHERE expires_at < ${now.toISOString()}`)),
+  // Events (webhook payloads, the live stream's backlog) are kept 30 days; a stream resuming from
+  // an older Last-Event-ID starts at the oldest kept.
+  old_events: async ({ db, now }) => count(await db.execute(sql`DELETE FROM events WHERE created_at < ${new Date(now.getTime() - 30 * DAY).toISOString()}`)),
   finished_jobs: async ({ db, now }) =>
     count(await db.execute(sql`DELETE FROM outbox WHERE status = 'done' AND done_at < ${new Date(now.getTime() - 7 * DAY).toISOString()}`)),
 };

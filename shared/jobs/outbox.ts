@@ -66,23 +66,27 @@ export async function runDueJobs(services: Services, opts: { limit?: number; onl
       FOR UPDATE SKIP LOCKED)
     RETURNING id, tenant_id, topic, payload, attempts`,
   );
-  for (const job of claimed) {
-    const handler = handlers[job.topic];
-    try {
-      if (!handler) throw new Error(`no handler for topic ${job.topic}`);
-      await handler(job, { db, now, services });
-      await db.execute(sql`UPDATE outbox SET status = 'done', done_at = ${nowIso}, locked_until = NULL WHERE id = ${job.id}`);
-    } catch (err) {
-      const message = errorFields(err).error;
-      const delay = RETRY_DELAYS_MS[job.attempts - 1];
-      const dead = delay === undefined;
-      log.warn('job failed', { job_id: job.id, topic: job.topic, attempt: job.attempts, dead, ...errorFields(err) });
-      await db.execute(sql`
-        UPDATE outbox SET status = ${dead ? 'dead' : 'pending'}, last_error = ${message.slice(0, 1000)},
-          locked_until = NULL, run_at = ${new Date(now.getTime() + (delay ?? 0)).toISOString()}
-        WHERE id = ${job.id}`);
-      if (!dead) services.scheduleJobs?.(delay);
-    }
-  }
+  // The claimed jobs are independent: run them side by side, so one slow webhook receiver (up to
+  // its 10 s timeout) does not hold up the rest of the batch.
+  await Promise.all(
+    claimed.map(async (job) => {
+      const handler = handlers[job.topic];
+      try {
+        if (!handler) throw new Error(`no handler for topic ${job.topic}`);
+        await handler(job, { db, now, services });
+        await db.execute(sql`UPDATE outbox SET status = 'done', done_at = ${nowIso}, locked_until = NULL WHERE id = ${job.id}`);
+      } catch (err) {
+        const message = errorFields(err).error;
+        const delay = RETRY_DELAYS_MS[job.attempts - 1];
+        const dead = delay === undefined;
+        log.warn('job failed', { job_id: job.id, topic: job.topic, attempt: job.attempts, dead, ...errorFields(err) });
+        await db.execute(sql`
+          UPDATE outbox SET status = ${dead ? 'dead' : 'pending'}, last_error = ${message.slice(0, 1000)},
+            locked_until = NULL, run_at = ${new Date(now.getTime() + (delay ?? 0)).toISOString()}
+          WHERE id = ${job.id}`);
+        if (!dead) services.scheduleJobs?.(delay);
+      }
+    }),
+  );
   return claimed.length;
 }

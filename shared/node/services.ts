@@ -37,6 +37,8 @@ export async function createNodeServices(
     jobHandlers?: JobHandlers;
     maintenance?: Record<string, MaintenanceTask>;
     embedder?: Embedder;
+    /** Name resolution for the outbound address rule; the system resolver by default. */
+    resolveHost?: (hostname: string) => Promise<string[]>;
   } = {},
 ): Promise<NodeServices> {
   const log = opts.log ?? createLogger(config.LOG_LEVEL);
@@ -73,7 +75,7 @@ export async function createNodeServices(
     clientIp: nodeClientIp(config.TRUST_PROXY),
     hashSecret: (secret) => hash('sha256', secret, 'hex'), // one-shot: a third of createHash's cost
     docsScript: nodeDocsScript,
-    resolveHost: async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address),
+    resolveHost: opts.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address)),
   };
   runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);
   return {

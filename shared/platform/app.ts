@@ -29,19 +29,25 @@ function rangeIssue(error: ZodError) {
   return issue && { start: issue.path.join('.'), end: String((issue as { params?: { end?: string } }).params?.end) };
 }
 
+/**
+ * Turns a failed validation into the one error body, naming each bad field: 400, or `bodyStatus`
+ * for a bad JSON body (the spec answers webhook bodies with 422).
+ */
+export function validationHook(bodyStatus: 400 | 422 = 400) {
+  return (result: { success: boolean; target?: string; error?: unknown }): undefined => {
+    if (result.success) return undefined;
+    const error = result.error as ZodError;
+    const range = rangeIssue(error);
+    if (range) throw invalidRange(range.start, range.end);
+    const details = zodDetails(error);
+    const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
+    throw new AppError('VALIDATION_ERROR', `Invalid ${result.target}: ${summary}`, { details }, result.target === 'json' ? bodyStatus : 400);
+  };
+}
+
 /** A family router. Validation failures use the one error body, naming each bad field. */
 export function createRouter() {
-  return new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) {
-        const range = rangeIssue(result.error);
-        if (range) throw invalidRange(range.start, range.end);
-        const details = zodDetails(result.error);
-        const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
-        throw new AppError('VALIDATION_ERROR', `Invalid ${result.target}: ${summary}`, { details });
-      }
-    },
-  });
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 }
 
 const statusCodes: Partial<Record<number, string>> = {

@@ -6,7 +6,7 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation';
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery';
 
 const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
@@ -19,6 +19,8 @@ export const unknownId: Record<IdKind, () => string> = {
   tenant: () => `ten_${base62(22)}`,
   team: () => `team_${base62(22)}`,
   invitation: () => `inv_${base62(22)}`,
+  webhook: () => `wh_${base62(22)}`,
+  delivery: () => `del_${base62(22)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -30,6 +32,7 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
   };
   const now = engine.clock.now().getTime();
   const team = (await post('/v1/teams', { name: 'private team' })).team_id;
+  const webhook = (await post('/v1/webhooks', { url: 'https://hooks.example.com/private', events: ['memory.created'] })).webhook_id;
   return {
     memory: (await post('/v1/memories', { observation: 'A memory that belongs to its owner only.' })).id,
     space: (await post('/v1/context-spaces', { name: 'private space' })).space_id,
@@ -39,6 +42,8 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     tenant: owner.tenantId,
     team,
     invitation: (await post(`/v1/teams/${team}/invite`, { email: `someone-${base62(8)}@example.com` })).invitation_id,
+    webhook,
+    delivery: (await post(`/v1/webhooks/${webhook}/test`, {})).delivery_id,
   };
 }
 
@@ -61,6 +66,8 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     tenant_id: 'tenant',
     team_id: 'team',
     invitation_id: 'invitation',
+    webhook_id: 'webhook',
+    delivery_id: 'delivery',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {

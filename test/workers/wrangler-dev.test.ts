@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RequestFn, testClient } from '../client';
+import { startReceiver, verifySignature } from '../standins/webhook-receiver';
 
 /**
  * Runs in Node: the real `wrangler dev` CLI (workerd from npm) serving functions/worker.ts with the
@@ -34,6 +35,7 @@ let exited: Promise<void> = Promise.resolve();
 let persistDir: string | null = null;
 let output = ''; // wrangler's own stdout/stderr, attached to failures
 let base = '';
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 const append = (chunk: Buffer) => {
   output += chunk.toString();
@@ -84,7 +86,11 @@ beforeAll(async () => {
   const inspectorPort = await freePort();
   base = `http://127.0.0.1:${port}`;
   persistDir = await mkdtemp(join(tmpdir(), 'engram-wrangler-dev-'));
-  const vars = Object.entries(bindings).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
+  receiver = await startReceiver();
+  // QStash (the stand-in) calls this worker back at PUBLIC_URL to run outbox jobs, and webhooks may
+  // call the local receiver over http.
+  const devBindings = { ...bindings, PUBLIC_URL: base, WEBHOOKS_ALLOW_INSECURE: '1' };
+  const vars = Object.entries(devBindings).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
   const args = [
     WRANGLER, 'dev',
     '--port', String(port), '--ip', '127.0.0.1',
@@ -126,6 +132,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopWrangler();
+  await receiver?.close();
   if (persistDir) await rm(persistDir, { recursive: true, force: true });
 }, 3 * STOP_TIMEOUT_MS);
 
@@ -174,4 +181,28 @@ describe('wrangler dev', () => {
     expect(list.status).toBe(200);
     expect(list.body.keys.map((k: { status: string }) => k.status).sort()).toEqual(['active', 'grace']);
   });
+
+  it('delivers a webhook through QStash: commit, QStash calls /internal/jobs, the worker signs and sends', async () => {
+    const tenant = await call('POST', '/admin/v1/tenants', {
+      key: bindings.ADMIN_TOKEN,
+      body: { email: `wrangler-hook-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+    });
+    expect(tenant.status, tenant.text).toBe(201);
+    const proKey = tenant.body.api_key as string;
+    const hook = await call('POST', '/v1/webhooks', { key: proKey, body: { url: receiver.url('/workers'), events: ['memory.created'] } });
+    expect(hook.status, `${hook.text}\n${output}`).toBe(201);
+    const stored = await call('POST', '/v1/memories', { key: proKey, body: { observation: 'delivered from workerd' } });
+    expect(stored.status, stored.text).toBe(201);
+    await Promise.race([receiver.waitFor(1), new Promise((_, reject) => setTimeout(() => reject(new Error(`no delivery within 20 s:\n${output}`)), 20_000))]);
+    const [delivery] = receiver.received;
+    expect(delivery.json).toMatchObject({ type: 'memory.created', data: { memory: { observation: 'delivered from workerd' } } });
+    expect(verifySignature(hook.body.secret, delivery.headers, delivery.body)).toBe(true);
+    // The attempt is recorded once the receiver has answered.
+    let log = await call('GET', `/v1/webhooks/${hook.body.webhook_id}/deliveries`, { key: proKey });
+    for (let i = 0; i < 50 && !log.body.deliveries.length; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      log = await call('GET', `/v1/webhooks/${hook.body.webhook_id}/deliveries`, { key: proKey });
+    }
+    expect(log.body.deliveries[0]).toMatchObject({ success: true, attempt: 1, status_code: 200 });
+  }, 30_000);
 });

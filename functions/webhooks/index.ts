@@ -1,0 +1,35 @@
+import { WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
+import { createRouter, validationHook } from '../../shared/platform/app';
+import { ctxOf } from '../../shared/platform/context';
+import { defineFamily } from '../../shared/platform/family';
+import { DAY } from '../../shared/platform/time';
+import { deliverJob } from './delivery';
+import * as q from './queries';
+import * as routes from './routes';
+import * as service from './service';
+
+// The spec answers a bad webhook body with 422 VALIDATION_ERROR (other input stays 400).
+const unprocessable = validationHook(422);
+const id = (c: { req: { valid(t: 'param'): { webhook_id: string } } }) => c.req.valid('param').webhook_id;
+
+const router = createRouter()
+  .openapi(routes.createRoute, async (c) => c.json(await service.createWebhook(ctxOf(c), c.req.valid('json')), 201), unprocessable)
+  .openapi(routes.listRoute, async (c) => c.json(await service.listWebhooks(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.getRoute, async (c) => c.json(await service.getWebhook(ctxOf(c), { webhookId: id(c) }), 200))
+  .openapi(routes.updateRoute, async (c) => c.json(await service.updateWebhook(ctxOf(c), { webhookId: id(c), ...c.req.valid('json') }), 200), unprocessable)
+  .openapi(routes.deleteRoute, async (c) => c.json(await service.deleteWebhook(ctxOf(c), { webhookId: id(c) }), 200))
+  .openapi(routes.rotateSecretRoute, async (c) => c.json(await service.rotateSecret(ctxOf(c), { webhookId: id(c) }), 200))
+  .openapi(routes.deliveriesRoute, async (c) => c.json(await service.listDeliveries(ctxOf(c), { webhookId: id(c), ...c.req.valid('query') }), 200))
+  .openapi(routes.testRoute, async (c) => c.json(await service.sendTest(ctxOf(c), { webhookId: id(c) }), 202))
+  .openapi(routes.redeliverRoute, async (c) => {
+    const { webhook_id, delivery_id } = c.req.valid('param');
+    return c.json(await service.redeliver(ctxOf(c), { webhookId: webhook_id, deliveryId: delivery_id }), 202);
+  });
+
+export default defineFamily({
+  name: 'webhooks',
+  tag: { name: 'Webhooks', description: 'Signed, retried, logged deliveries of your events (Pro+)' },
+  router,
+  jobs: { [WEBHOOK_DELIVERY_TOPIC]: deliverJob },
+  maintenance: { old_webhook_deliveries: async ({ db, now }) => Number(((await q.pruneDeliveries(db, new Date(now.getTime() - 30 * DAY))) as { rowCount?: number }).rowCount ?? 0) },
+});
