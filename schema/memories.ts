@@ -15,6 +15,8 @@ export const contextSpaces = pgTable('context_spaces', {
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
   deletedAt: ts('deleted_at'),
+  /** Members (not readonly) of teams granted as `team:<id>` may store into the space (migrations/0014). */
+  teamWrite: boolean('team_write').notNull().default(false),
 });
 
 export const memories = pgTable('memories', {

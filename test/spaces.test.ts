@@ -9,7 +9,7 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 const h = sharingHelpers(() => engine);
-const SPACE_FIELDS = ['access', 'allowed_agent_ids', 'allowed_tenant_ids', 'created_at', 'description', 'memory_count', 'name', 'owner_tenant_id', 'space_id', 'tags', 'updated_at'];
+const SPACE_FIELDS = ['access', 'allowed_agent_ids', 'allowed_tenant_ids', 'created_at', 'description', 'memory_count', 'name', 'owner_tenant_id', 'space_id', 'tags', 'team_write', 'updated_at'];
 
 describe('create', () => {
   it('any tier creates a space it owns; ids are urn:uuid v7; audited; first_space milestone', async () => {

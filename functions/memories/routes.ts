@@ -10,7 +10,9 @@ export const storeRoute = keyRoute({
   path: '/v1/memories',
   tags,
   summary: 'Store a memory',
-  description: `Embeds and stores an observation (at most ${s.MAX_OBSERVATION} characters). Duplicates are the same observation in the same space. \`auto_link\` links it to up to 3 live memories with cosine ≥ 0.80. Counts against the monthly memories quota.`,
+  description:
+    `Embeds and stores an observation (at most ${s.MAX_OBSERVATION} characters). Duplicates are the same observation in the same space. \`auto_link\` links it to up to 3 live memories with cosine ≥ 0.80. Counts against the monthly memories quota.\n\n` +
+    "Into another tenant's store: with `owner_tenant_id` through a write share covering a tag or the space, or with the `space_id` of another tenant's space that grants one of your teams (`team:<team_id>` in its `allowed_tenant_ids`) and allows team writes (`team_write`), as owner, admin or member of that team. The memory is the space owner's: it counts against the owner's quota, enters the owner's audit chain with `writer_tenant_id`, and duplicates, superseding and auto-links stay inside what the grant covers. Update and delete stay with the owner. 403 FORBIDDEN when you may read the space but not store into it (a `readonly` member, a space without `team_write`, a tenant listed by id); a space you cannot read is 400 like an unknown one.",
   request: { body: jsonBody(s.StoreBody) },
   responses: { 201: json(s.StoreResponse, 'Stored'), ...errors(400, 403, 409, 502, 503) },
 });
@@ -86,7 +88,8 @@ export const patchRoute = keyRoute({
   path: '/v1/memories/{id}',
   tags,
   summary: 'Update a memory',
-  description: '`tags` replaces the list. Two concurrent updates: one wins, the other gets 409 CONFLICT.',
+  description:
+    "`tags` replaces the list. Two concurrent updates: one wins, the other gets 409 CONFLICT. Only your own memories: one you stored into another tenant's store (write share or team space) is that tenant's, and 404 here.",
   request: { params: s.IdParams, body: jsonBody(s.PatchBody) },
   responses: { 200: json(s.PatchResponse, 'Updated'), ...errors(400, 404, 409, 502, 503) },
 });
@@ -97,7 +100,8 @@ export const deleteRoute = keyRoute({
   path: '/v1/memories/{id}',
   tags,
   summary: 'Delete a memory permanently (and its links)',
-  description: 'Removes the memory and its links; memories it had superseded become current again. The delete is audited and can be undone by a rollback.',
+  description:
+    "Removes the memory and its links; memories it had superseded become current again. The delete is audited and can be undone by a rollback. Only your own memories: one you stored into another tenant's store (write share or team space) is that tenant's, and 404 here.",
   request: { params: s.IdParams },
   responses: { 200: json(s.DeleteResponse, 'Deleted'), ...errors(400, 404) },
 });

@@ -29,7 +29,8 @@ export const StoreBody = z
       description: 'When the same observation already exists in the same space: `lww` stores and supersedes the older one, `reject` answers 409, `manual` stores both and flags it',
     }),
     owner_tenant_id: z.string().min(1).max(64).optional().openapi({
-      description: "Store into another tenant's memories through a write share covering one of the tags or the space",
+      description:
+        "Store into another tenant's memories through a write share covering one of the tags or the space. Not needed with the `space_id` of another tenant's space you can read: the space's owner is the target",
     }),
   })
   .openapi('StoreMemoryRequest', {

@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import { v7 as uuidv7 } from 'uuid';
-import { activeGrants, grantScope, ownedBy, type TenantScope, writeGrantFor } from '../../shared/memory/access';
+import { activeGrants, type Grant, grantScope, lockTeamWrite, ownedBy, type TenantScope, writeGrantFor } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import type { MemoryEventInput } from '../../shared/memory/events';
 import type { TenantCtx } from '../../shared/platform/context';
@@ -20,39 +20,75 @@ const AUTO_LINK_MAX = 3;
 /**
  * Whose store a memory goes into, and which of its memories the writer may touch there: duplicates,
  * superseding and auto-links stay inside `scope`. For your own store that is all of it; through a
- * write share it is only what the share grants, so a recipient learns nothing of the owner's other
- * memories (no 409 naming them, no links to them, no superseding them).
+ * write share or a team grant it is only what that grants (the tag, or the space), so a writer learns
+ * nothing of the owner's other memories (no 409 naming them, no links to them, no superseding them).
  */
 interface Target {
   owner: string;
   ownerTier: Tier;
   spaceId: string | null;
   scope: TenantScope;
+  /** Granted by team membership (`team_write` space): confirmed again, and locked, in the transaction. */
+  viaTeam: boolean;
 }
 
-/** Resolves the target and checks every permission before anything is embedded or written. */
+type Space = NonNullable<Awaited<ReturnType<typeof q.spaceOf>>>;
+
+const readOnlySpace = () =>
+  forbidden(
+    "You may read this context space but not store into it: another tenant's space takes memories through a write share of it, or from members (owner, admin or member, not readonly) of a team it grants as team:<team_id> when it allows team writes (team_write)",
+  );
+const writeEnded = () => forbidden('Your write access to this context space ended while the memory was being stored; nothing was stored');
+
+/** A grant from the space's owner that lets the caller read the space itself (a share of it, or allowed_tenant_ids). */
+const seesSpace = (grants: Grant[], space: Space, spaceId: string) =>
+  grants.some((g) => g.kind === 'space' && g.spaceId === spaceId && g.ownerTenantId === space.owner_tenant_id);
+
+/**
+ * Resolves the target and checks every permission before anything is embedded or written. The
+ * owner is `owner_tenant_id`, else the owner of `space_id` when the caller may read that space (a
+ * team writer needs no owner_tenant_id), else the caller. A space the caller may not read answers
+ * exactly as a space that does not exist.
+ */
 async function resolveTarget(ctx: TenantCtx, input: StoreInput): Promise<Target> {
   const spaceId = input.space_id ?? null;
-  const foreign = input.owner_tenant_id !== undefined && input.owner_tenant_id !== ctx.tenantId;
-  let target: Target = { owner: ctx.tenantId, ownerTier: ctx.tier, spaceId, scope: ownedBy(ctx.tenantId) };
-  if (foreign) {
-    const owner = input.owner_tenant_id!;
-    const grant = writeGrantFor(await activeGrants(ctx.db, ctx.tenantId, ctx.now), owner, input.tags, spaceId);
-    if (!grant) throw forbidden('No write share from that tenant covers these tags or this space');
-    target = { owner, ownerTier: await q.tierOf(ctx.db, owner), spaceId, scope: grantScope(grant) };
+  const space = spaceId ? await q.spaceOf(ctx.db, spaceId) : null;
+  let grants: Grant[] | undefined;
+  const grantsOf = async () => (grants ??= await activeGrants(ctx.db, ctx.tenantId, ctx.now));
+  let owner = input.owner_tenant_id ?? ctx.tenantId;
+  if (input.owner_tenant_id === undefined && space && space.owner_tenant_id !== ctx.tenantId && seesSpace(await grantsOf(), space, spaceId!)) {
+    owner = space.owner_tenant_id;
   }
-  // Your own spaces need Pro+; writing into someone's space through their share needs their tier.
+  let target: Target = { owner: ctx.tenantId, ownerTier: ctx.tier, spaceId, scope: ownedBy(ctx.tenantId), viaTeam: false };
+  if (owner !== ctx.tenantId) {
+    const all = await grantsOf();
+    const grant = writeGrantFor(all, owner, input.tags, spaceId);
+    if (!grant && space && space.owner_tenant_id === owner && seesSpace(all, space, spaceId!)) throw readOnlySpace();
+    if (!grant) throw forbidden('No write share from that tenant covers these tags or this space');
+    target = { owner, ownerTier: await q.tierOf(ctx.db, owner), spaceId, scope: grantScope(grant), viaTeam: grant.via === 'space' };
+  }
+  // Your own spaces need Pro+; writing into someone's space through their share or team grant needs their tier.
   if (spaceId) requireFeature(target.ownerTier, 'spaces');
-  if (spaceId) await checkSpace(ctx, target, input.agent_id);
+  if (spaceId) checkSpace(space, target, input.agent_id);
   return target;
 }
 
-async function checkSpace(ctx: TenantCtx, target: Target, agentId: string | undefined) {
-  const space = await q.spaceOf(ctx.db, target.spaceId!);
+function checkSpace(space: Space | null, target: Target, agentId: string | undefined) {
   if (!space || space.owner_tenant_id !== target.owner) throw validationError('space_id', 'no such context space');
   if (space.allowed_agent_ids.length && !(agentId && space.allowed_agent_ids.includes(agentId))) {
     throw forbidden('agent_id is not in the allowed_agent_ids of this space');
   }
+}
+
+/**
+ * A team write holds its grant until commit (`lockTeamWrite`): a member removed or made readonly,
+ * or a space that stops granting, stops the write even when the change lands while it embeds.
+ */
+async function confirmTeamWrite(work: Work<TenantCtx>, target: Target): Promise<string[] | undefined> {
+  if (!target.viaTeam) return undefined;
+  const teams = await lockTeamWrite(work.tx, work.ctx.tenantId, target.spaceId!);
+  if (!teams.length) throw writeEnded();
+  return teams;
 }
 
 /** Older live copies of the same content in the same space: 409 for `reject`, else returned (locked). */
@@ -102,6 +138,7 @@ export async function storeMemory(ctx: TenantCtx, input: StoreInput) {
   const [embedding] = await embedAll(ctx.services.embedder, [input.observation]);
   const { owner } = target;
   const result = await write(ctx, async (work) => {
+    const teams = await confirmTeamWrite(work, target);
     await spendQuota(ctx, work.tx, 'memories', { tenantId: owner, tier: target.ownerTier }, 'Monthly memory quota exhausted');
     const duplicates = await findDuplicates(work, target, input, hash);
     const id = uuidv7();
@@ -117,7 +154,14 @@ export async function storeMemory(ctx: TenantCtx, input: StoreInput) {
       operation: 'memory.create',
       resourceType: 'memory',
       resourceId: memory.uuid,
-      metadata: { hash, agent_id: memory.agent_id, conflict: duplicates.length > 0, superseded: superseded.ids.map(toUrn), writer_tenant_id: writer },
+      metadata: {
+        hash,
+        agent_id: memory.agent_id,
+        conflict: duplicates.length > 0,
+        superseded: superseded.ids.map(toUrn),
+        writer_tenant_id: writer,
+        ...(teams ? { via: 'team', team_ids: teams } : {}),
+      },
     });
     await work.event('memory.created', { memory }, { tenantId: owner });
     await adjustLiveMemories(work.tx, owner, 1);

@@ -6,7 +6,7 @@ import { nearestMemories, vectorSearchSettings } from '../../shared/memory/vecto
 import type { Access, SpaceRow } from './schemas';
 
 const SPACE_COLUMNS = sql.raw(
-  'cs.id, cs.owner_tenant_id, cs.name, cs.description, cs.allowed_agent_ids, cs.allowed_tenant_ids, cs.tags, cs.created_at, cs.updated_at, cs.deleted_at',
+  'cs.id, cs.owner_tenant_id, cs.name, cs.description, cs.allowed_agent_ids, cs.allowed_tenant_ids, cs.tags, cs.team_write, cs.created_at, cs.updated_at, cs.deleted_at',
 );
 
 /** Live memories of the owner in the space (memories of other tenants never count). */
@@ -60,14 +60,15 @@ export interface SpaceFields {
   allowedAgentIds: string[];
   allowedTenantIds: string[];
   tags: string[];
+  teamWrite: boolean;
 }
 
 export async function insertSpace(tx: DbOrTx, id: string, owner: string, f: SpaceFields, now: Date): Promise<SpaceRow> {
   const [row] = await rows<SpaceRow>(
     tx,
-    sql`INSERT INTO context_spaces AS cs (id, owner_tenant_id, name, description, allowed_agent_ids, allowed_tenant_ids, tags, created_at, updated_at)
+    sql`INSERT INTO context_spaces AS cs (id, owner_tenant_id, name, description, allowed_agent_ids, allowed_tenant_ids, tags, team_write, created_at, updated_at)
         VALUES (${id}::uuid, ${owner}, ${f.name}, ${f.description}, ${pgArray(f.allowedAgentIds)}::text[],
-                ${pgArray(f.allowedTenantIds)}::text[], ${pgArray(f.tags)}::text[], ${now.toISOString()}, ${now.toISOString()})
+                ${pgArray(f.allowedTenantIds)}::text[], ${pgArray(f.tags)}::text[], ${f.teamWrite}, ${now.toISOString()}, ${now.toISOString()})
         RETURNING ${SPACE_COLUMNS}`,
   );
   return { ...row, memory_count: 0 };
@@ -78,7 +79,7 @@ export async function updateSpace(tx: DbOrTx, owner: string, id: string, f: Spac
     tx,
     sql`UPDATE context_spaces cs SET name = ${f.name}, description = ${f.description},
           allowed_agent_ids = ${pgArray(f.allowedAgentIds)}::text[], allowed_tenant_ids = ${pgArray(f.allowedTenantIds)}::text[],
-          tags = ${pgArray(f.tags)}::text[], updated_at = ${now.toISOString()}
+          tags = ${pgArray(f.tags)}::text[], team_write = ${f.teamWrite}, updated_at = ${now.toISOString()}
         WHERE cs.id = ${id}::uuid AND cs.owner_tenant_id = ${owner} AND cs.deleted_at IS NULL
         RETURNING ${SPACE_COLUMNS}, ${memoryCount(now)} AS memory_count`,
   );

@@ -10,7 +10,7 @@ export const createRoute = keyRoute({
   tags,
   summary: 'Create a context space',
   description:
-    'The caller becomes the owner. All tiers may create spaces; a non-empty `allowed_tenant_ids` needs Pro+ (403 FEATURE_NOT_AVAILABLE). Storing memories into a space (`space_id` on POST /v1/memories) needs Pro+.',
+    "The caller becomes the owner. All tiers may create spaces; a non-empty `allowed_tenant_ids` needs Pro+ (403 FEATURE_NOT_AVAILABLE). Storing memories into a space (`space_id` on POST /v1/memories) needs Pro+. Tenants and teams in `allowed_tenant_ids` read the space; with `team_write: true` (default false) members of the granted teams with role owner, admin or member also store into it (the memories are the owner's and count against the owner's quota), while `readonly` members and tenants listed by id still only read.",
   request: { body: jsonBody(s.CreateSpaceBody) },
   responses: { 201: json(s.SpaceSchema, 'Space created'), ...errors(400, 403) },
 });
@@ -45,7 +45,8 @@ export const updateRoute = keyRoute({
   path: '/v1/context-spaces/{space_id}',
   tags,
   summary: 'Update a context space (owner only)',
-  description: 'Any of the fields; omitted ones keep their value, `description: null` clears it. Returns the updated space.',
+  description:
+    'Any of the fields; omitted ones keep their value, `description: null` clears it. Returns the updated space. Turning `team_write` off, or removing a team from `allowed_tenant_ids`, ends its members\' writes at once.',
   request: { params: s.SpaceParams, body: jsonBody(s.UpdateSpaceBody) },
   responses: { 200: json(s.SpaceSchema, 'The updated space'), ...errors(400, 403, 404) },
 });

@@ -27,7 +27,16 @@ const TenantIds = z
   .array(z.string().trim().regex(TENANT_REF, 'must be a tenant id (ten_...) or team:<team_id>'))
   .max(MAX_TENANTS)
   .transform(dedupe)
-  .openapi({ description: 'Other tenants (or `team:<team_id>`) that may read the space; non-empty needs Pro+', example: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8'] });
+  .openapi({
+    description:
+      'Other tenants (`ten_...`) or teams (`team:<team_id>`, every member) that may read the space; with `team_write`, team members who are not `readonly` also store into it. Non-empty needs Pro+',
+    example: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8'],
+  });
+const TeamWrite = z.boolean().openapi({
+  description:
+    "Let members of the teams granted in `allowed_tenant_ids` (`team:<team_id>`) with role owner, admin or member store memories into the space (they land in the owner's store, on the owner's quota). Tenants listed by id and `readonly` members only read. Default false",
+  example: true,
+});
 const Tags = z
   .array(z.string().trim().min(1).max(MAX_TAG_LENGTH))
   .max(MAX_TAGS)
@@ -41,6 +50,7 @@ export const CreateSpaceBody = z
     allowed_agent_ids: AgentIds.default([]),
     allowed_tenant_ids: TenantIds.default([]),
     tags: Tags.default([]),
+    team_write: TeamWrite.default(false),
   })
   .openapi('CreateSpaceRequest', {
     example: { name: 'billing-research', description: 'What the billing agents learned', allowed_agent_ids: ['billing-agent'], tags: ['billing'] },
@@ -53,9 +63,10 @@ export const UpdateSpaceBody = z
     allowed_agent_ids: AgentIds.optional(),
     allowed_tenant_ids: TenantIds.optional(),
     tags: Tags.optional(),
+    team_write: TeamWrite.optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), {
-    message: 'send at least one of name, description, allowed_agent_ids, allowed_tenant_ids, tags',
+    message: 'send at least one of name, description, allowed_agent_ids, allowed_tenant_ids, tags, team_write',
   })
   .openapi('UpdateSpaceRequest', { example: { description: 'What the billing and invoicing agents learned', tags: ['billing', 'invoices'] } });
 
@@ -74,6 +85,9 @@ export const SpaceSchema = z
       description: 'The full list for the owner; other callers see only the entries that name them',
     }),
     tags: z.array(z.string()),
+    team_write: z.boolean().openapi({
+      description: 'Whether members (not readonly) of the teams granted in allowed_tenant_ids may store memories into the space',
+    }),
     created_at: z.string(),
     updated_at: z.string(),
     memory_count: z.number().int().openapi({ description: 'Live (unexpired) memories of the owner in this space' }),
@@ -127,6 +141,7 @@ export interface SpaceRow {
   allowed_agent_ids: string[];
   allowed_tenant_ids: string[];
   tags: string[];
+  team_write: boolean;
   created_at: Date | string;
   updated_at: Date | string;
   deleted_at: Date | string | null;
@@ -144,6 +159,7 @@ export function toSpaceDto(r: SpaceRow, viewer: string, access: Access): z.infer
     allowed_agent_ids: r.allowed_agent_ids ?? [],
     allowed_tenant_ids: access === 'owner' ? (r.allowed_tenant_ids ?? []) : (r.allowed_tenant_ids ?? []).filter((t) => t === viewer),
     tags: r.tags ?? [],
+    team_write: r.team_write ?? false,
     created_at: new Date(r.created_at).toISOString(),
     updated_at: new Date(r.updated_at).toISOString(),
     memory_count: Number(r.memory_count ?? 0),

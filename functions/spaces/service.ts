@@ -61,12 +61,13 @@ export async function createSpace(ctx: TenantCtx, input: CreateInput) {
       allowedAgentIds: input.allowed_agent_ids,
       allowedTenantIds: input.allowed_tenant_ids,
       tags: input.tags,
+      teamWrite: input.team_write,
     }, ctx.now);
     await work.audit({
       operation: 'space.created',
       resourceType: 'context_space',
       resourceId: toUrn(id),
-      metadata: { name: input.name, allowed_tenant_ids: input.allowed_tenant_ids, allowed_agent_ids: input.allowed_agent_ids },
+      metadata: { name: input.name, allowed_tenant_ids: input.allowed_tenant_ids, allowed_agent_ids: input.allowed_agent_ids, team_write: input.team_write },
     });
     await work.milestone('first_space', { space_id: toUrn(id) });
     return row;
@@ -101,6 +102,7 @@ export async function updateSpace(ctx: TenantCtx, input: { spaceId: string } & U
       allowedAgentIds: change.allowed_agent_ids ?? before.allowed_agent_ids,
       allowedTenantIds: change.allowed_tenant_ids ?? before.allowed_tenant_ids,
       tags: change.tags ?? before.tags,
+      teamWrite: change.team_write ?? before.team_write,
     }, ctx.now);
     await work.audit({
       operation: 'space.updated',

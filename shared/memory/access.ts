@@ -1,7 +1,10 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../platform/db';
+import { type DbOrTx, pgArray, rows } from '../platform/db';
 
-/** A live share accepted by the caller: read (or write) the owner's memories with a tag or in a space. */
+/**
+ * What another tenant lets the caller read (or write): an accepted share of a tag or a space
+ * (`via: 'share'`), or a space whose `allowed_tenant_ids` lets the caller in (`via: 'space'`).
+ */
 export interface Grant {
   shareId: string;
   ownerTenantId: string;
@@ -9,6 +12,7 @@ export interface Grant {
   tag: string;
   spaceId: string | null;
   permission: 'read' | 'write';
+  via: 'share' | 'space';
 }
 
 /**
@@ -19,24 +23,70 @@ export interface Grant {
 export const allowedInSpace = (tenantId: string, alias = 'cs') =>
   sql`${sql.raw(alias)}.allowed_tenant_ids && (ARRAY[${tenantId}::text] || ARRAY(SELECT 'team:' || tm.team_id FROM team_members tm WHERE tm.tenant_id = ${tenantId}))`;
 
+/** Roles of a granted team whose members may store into a space that opts in (`team_write`). */
+export const TEAM_WRITER_ROLES = ['owner', 'admin', 'member'] as const;
+const writerRoles = () => sql`${pgArray(TEAM_WRITER_ROLES)}::text[]`;
+
+/**
+ * Whether the tenant may store into the space (alias `cs`) as a team member: the space opts in
+ * (`team_write`) and lists `team:<team_id>` of a team where the tenant is owner, admin or member
+ * (not `readonly`). Plain tenant ids in `allowed_tenant_ids` never write. Read at query time.
+ */
+export const teamWriterIn = (tenantId: string, alias = 'cs') => {
+  const cs = sql.raw(alias);
+  return sql`(${cs}.team_write AND EXISTS (SELECT 1 FROM team_members tm
+              WHERE tm.tenant_id = ${tenantId} AND tm.role = ANY(${writerRoles()})
+                AND 'team:' || tm.team_id = ANY(${cs}.allowed_tenant_ids)))`;
+};
+
 /**
  * Everything another tenant lets this one read: accepted, unrevoked shares (an invitation's expiry
  * limits when it can be joined, not how long an accepted share lasts) and live spaces that list
- * this tenant in `allowed_tenant_ids` (read only).
+ * this tenant in `allowed_tenant_ids`: read only, or write when the tenant is a team writer there
+ * (`teamWriterIn`).
  */
 export async function activeGrants(db: DbOrTx, tenantId: string, _now: Date): Promise<Grant[]> {
-  const found = await rows<{ id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write' }>(
+  const found = await rows<{ id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write'; via: 'share' | 'space' }>(
     db,
-    sql`SELECT s.id, s.owner_tenant_id, s.kind, s.tag, s.space_id, s.permission
+    sql`SELECT s.id, s.owner_tenant_id, s.kind, s.tag, s.space_id, s.permission, 'share' AS via
         FROM shares s LEFT JOIN context_spaces cs ON cs.id = s.space_id
         WHERE s.accepted_by_tenant = ${tenantId} AND s.revoked_at IS NULL
           AND (s.kind = 'tag' OR cs.deleted_at IS NULL)
         UNION ALL
-        SELECT 'space:' || cs.id::text, cs.owner_tenant_id, 'space', cs.id::text, cs.id, 'read'
+        SELECT 'space:' || cs.id::text, cs.owner_tenant_id, 'space', cs.id::text, cs.id,
+               CASE WHEN ${teamWriterIn(tenantId)} THEN 'write' ELSE 'read' END, 'space'
         FROM context_spaces cs
         WHERE ${allowedInSpace(tenantId)} AND cs.deleted_at IS NULL AND cs.owner_tenant_id <> ${tenantId}`,
   );
-  return found.map((g) => ({ shareId: g.id, ownerTenantId: g.owner_tenant_id, kind: g.kind, tag: g.tag, spaceId: g.space_id, permission: g.permission }));
+  return found.map((g) => ({
+    shareId: g.id,
+    ownerTenantId: g.owner_tenant_id,
+    kind: g.kind,
+    tag: g.tag,
+    spaceId: g.space_id,
+    permission: g.permission,
+    via: g.via,
+  }));
+}
+
+/**
+ * Inside a store's transaction: confirms the tenant is still a team writer of the space and holds
+ * that fact until commit. The space row and the membership rows that grant the write are locked
+ * FOR SHARE, so a concurrent role change, member removal, space update or delete waits for the
+ * store, or the store waits for it and then sees the new state (no write lands after the change
+ * that revoked it has answered). Returns the granting team ids; empty when the grant is gone.
+ */
+export async function lockTeamWrite(tx: DbOrTx, tenantId: string, spaceId: string): Promise<string[]> {
+  const found = await rows<{ team_id: string }>(
+    tx,
+    sql`SELECT tm.team_id FROM context_spaces cs
+        JOIN team_members tm ON 'team:' || tm.team_id = ANY(cs.allowed_tenant_ids)
+        WHERE cs.id = ${spaceId}::uuid AND cs.deleted_at IS NULL AND cs.team_write
+          AND tm.tenant_id = ${tenantId} AND tm.role = ANY(${writerRoles()})
+        ORDER BY tm.team_id
+        FOR SHARE OF cs, tm`,
+  );
+  return found.map((r) => r.team_id);
 }
 
 /** Memories not yet expired; expired ones vanish from every read at once, before maintenance purges them. */
