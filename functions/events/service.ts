@@ -1,0 +1,25 @@
+import type { EventType } from '../../shared/jobs/events';
+import type { TenantCtx } from '../../shared/platform/context';
+import { validationError } from '../../shared/platform/errors';
+import { takeLease } from './leases';
+import * as q from './queries';
+import type { OpenStream } from './stream';
+
+/**
+ * Opens a live stream of the tenant's events: where it starts, which types it sends, and its lease
+ * (429 past `EVENT_STREAMS_PER_KEY` open streams of the key). Everything that can refuse happens
+ * here, before the response starts, so a refusal is an ordinary JSON error.
+ *
+ * Resuming: events commit in number order per tenant (shared/jobs/events.ts), so the events after
+ * the client's last one are exactly those it missed. Without a last event the stream starts at the
+ * tenant's head: only events that commit after the stream opened. A number above the head names
+ * no event ever sent: 400.
+ */
+export async function open(ctx: TenantCtx, input: { types?: EventType[]; lastEventId?: number; lastEventIdField?: string }): Promise<OpenStream> {
+  const head = await q.head(ctx.db, ctx.tenantId);
+  if (input.lastEventId !== undefined && input.lastEventId > head) {
+    throw validationError(input.lastEventIdField ?? 'last-event-id', `no event ${input.lastEventId} yet: the latest event is ${head}`);
+  }
+  const lease = await takeLease(ctx);
+  return { ctx, after: input.lastEventId ?? head, types: input.types?.length ? input.types : null, lease };
+}
