@@ -3,22 +3,23 @@ import { EVENT_TYPES } from '../../shared/jobs/events';
 import { CsvEnum } from '../../shared/platform/params';
 
 /** An event number as a client sends it back: a non-negative integer. */
-const EventNumber = (description: string) =>
+const EventNumber = (description: string, example: string) =>
   z
     .string()
     .regex(/^\d{1,15}$/, 'must be a non-negative integer: the `id:` of the last event received')
     .transform(Number)
-    .openapi({ description, example: '42' });
+    .openapi({ description, example });
 
 export const StreamQuery = z.object({
   types: CsvEnum(EVENT_TYPES, `Comma-separated event types to receive, any of ${EVENT_TYPES.join(', ')}; all when absent`, 'memory.created,memory.deleted').optional(),
   last_event_id: EventNumber(
-    'Resume after this event, for clients that cannot send the `Last-Event-ID` header; the header wins when both are sent (an EventSource reconnecting keeps the URL and sends the header)',
+    'Resume after this event, for clients that cannot send the `Last-Event-ID` header; the header wins when both are sent (an EventSource reconnecting keeps the URL and sends the header). `0`: every event still stored',
+    '0',
   ).optional(),
 });
 
 export const StreamHeaders = z.object({
-  'last-event-id': EventNumber('Resume after this event: the stream sends every later one. Without it the stream starts with the next event to commit.').optional(),
+  'last-event-id': EventNumber('Resume after this event: the stream sends every later one. Without it the stream starts with the next event to commit. A number above your latest event is 400.', '42').optional(),
 });
 
 const EXAMPLE_EVENT = {

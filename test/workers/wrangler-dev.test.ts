@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RequestFn, testClient } from '../client';
+import { SseReader } from '../sse';
 
 /**
  * Runs in Node: the real `wrangler dev` CLI (workerd from npm) serving functions/worker.ts with the
@@ -84,7 +85,8 @@ beforeAll(async () => {
   const inspectorPort = await freePort();
   base = `http://127.0.0.1:${port}`;
   persistDir = await mkdtemp(join(tmpdir(), 'engram-wrangler-dev-'));
-  const vars = Object.entries(bindings).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
+  // A client that hangs up is noticed when the stream next writes: beat often, so the event-stream test need not wait 15 s.
+  const vars = Object.entries({ ...bindings, EVENT_STREAM_HEARTBEAT_MS: '500' }).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
   const args = [
     WRANGLER, 'dev',
     '--port', String(port), '--ip', '127.0.0.1',
@@ -173,5 +175,43 @@ describe('wrangler dev', () => {
     const list = await call('GET', '/v1/keys', { key: res.body.new_key });
     expect(list.status).toBe(200);
     expect(list.body.keys.map((k: { status: string }) => k.status).sort()).toEqual(['active', 'grace']);
+  });
+});
+
+describe('wrangler dev: live event stream over HTTP', () => {
+  it('a stream delivers an event of a write, and a client that hangs up frees its slot', async () => {
+    const tenant = await call('POST', '/admin/v1/tenants', {
+      key: bindings.ADMIN_TOKEN,
+      body: { email: `wrangler-dev-sse-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+    });
+    expect(tenant.status, `${tenant.text}\n${output}`).toBe(201);
+    const key = tenant.body.api_key as string;
+    const clients = Array.from({ length: 5 }, () => new AbortController());
+    const opened = await Promise.all(
+      clients.map((c) => fetch(`${base}/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: c.signal })),
+    );
+    expect(opened.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(opened[0].headers.get('content-type')).toBe('text/event-stream');
+    const stream = new SseReader(opened[0].body!);
+
+    const stored = await call('POST', '/v1/memories', { key, body: { observation: 'Streamed through wrangler dev.' } });
+    expect(stored.status, stored.text).toBe(201);
+    const [event] = await stream.events(1, 10_000);
+    expect(event).toMatchObject({ id: '1', event: 'memory.created' });
+    expect(JSON.parse(event.data!).data.memory.uuid).toBe(stored.body.id);
+
+    expect((await call('GET', '/v1/events/stream', { key })).status).toBe(429);
+    clients[0].abort(); // the client goes away: the connection closes
+    let status = 0;
+    const until = Date.now() + 10_000;
+    while (status !== 200 && Date.now() < until) {
+      const c = new AbortController();
+      const res = await fetch(`${base}/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: c.signal });
+      status = res.status;
+      c.abort();
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status, output).toBe(200);
+    for (const c of clients) c.abort();
   });
 });
