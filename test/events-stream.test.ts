@@ -121,6 +121,21 @@ describe('GET /v1/events/stream', () => {
     await res.stream!.close();
   });
 
+  it('HEAD answers as GET would begin, and opens no stream', async () => {
+    const t = await engine.newTenant('pro');
+    const bus = engine.node.services.eventBus!;
+    const before = bus.size;
+    for (let i = 0; i < 7; i++) {
+      const res = await engine.request('HEAD', '/v1/events/stream', { key: t.key });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+    }
+    expect(bus.size).toBe(before);
+    expect((await engine.request('HEAD', '/v1/events/stream', { key: t.key, headers: { 'last-event-id': '3' } })).status).toBe(400);
+    const streams = await Promise.all(Array.from({ length: 5 }, () => stream(engine, t.key)));
+    await Promise.all(streams.map((s) => s.close()));
+  });
+
   it('types= sends only those types, and the ids stay the event numbers', async () => {
     const t = await engine.newTenant('pro');
     const s = await stream(engine, t.key, { query: 'types=memory.deleted,rollback.completed' });

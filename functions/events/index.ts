@@ -11,11 +11,18 @@ const router = createRouter().openapi(routes.streamRoute, async (c) => {
   const ctx = ctxOf(c);
   const query = c.req.valid('query');
   const header = c.req.valid('header')['last-event-id'];
-  const open = await service.open(ctx, {
+  const input = {
     types: query.types,
     lastEventId: header ?? query.last_event_id,
     lastEventIdField: header !== undefined ? 'last-event-id' : 'last_event_id',
-  });
+  };
+  // HEAD: the answer GET would start with, and no stream (hono drops a HEAD response's body
+  // without cancelling it, so a stream started here would never learn that nobody reads it).
+  if (c.req.raw.method === 'HEAD') {
+    await service.start(ctx, input);
+    return c.body(null, 200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }) as never;
+  }
+  const open = await service.open(ctx, input);
   // hono's SSE response: its abort (the client went away) stops the stream.
   return streamSSE(c, async (sse) => {
     const client = new AbortController();

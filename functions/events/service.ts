@@ -15,11 +15,24 @@ import type { OpenStream } from './stream';
  * tenant's head: only events that commit after the stream opened. A number above the head names
  * no event ever sent: 400.
  */
-export async function open(ctx: TenantCtx, input: { types?: EventType[]; lastEventId?: number; lastEventIdField?: string }): Promise<OpenStream> {
+export async function open(ctx: TenantCtx, input: StreamInput): Promise<OpenStream> {
+  const after = await start(ctx, input);
+  const lease = await takeLease(ctx);
+  return { ctx, after, types: input.types?.length ? input.types : null, lease };
+}
+
+interface StreamInput {
+  types?: EventType[];
+  lastEventId?: number;
+  /** Which of the two ways the client sent it, for the 400. */
+  lastEventIdField?: string;
+}
+
+/** The number the stream starts after; 400 for one above the head. A HEAD request runs only this. */
+export async function start(ctx: TenantCtx, input: StreamInput): Promise<number> {
   const head = await q.head(ctx.db, ctx.tenantId);
   if (input.lastEventId !== undefined && input.lastEventId > head) {
     throw validationError(input.lastEventIdField ?? 'last-event-id', `no event ${input.lastEventId} yet: the latest event is ${head}`);
   }
-  const lease = await takeLease(ctx);
-  return { ctx, after: input.lastEventId ?? head, types: input.types?.length ? input.types : null, lease };
+  return input.lastEventId ?? head;
 }
