@@ -1,6 +1,7 @@
 import admin from './admin';
 import audit from './audit';
 import compensations from './compensations';
+import events from './events';
 import internal from './internal';
 import keys from './keys';
 import memories from './memories';
@@ -18,4 +19,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, audit, replay, rollback, compensations, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, audit, replay, rollback, compensations, events, usage, admin, internal];

@@ -37,7 +37,7 @@ function configFor(env: Bindings): Config {
  * Workers cannot share I/O objects between requests, so every request (and cron run) gets its own
  * Neon pool and services; counters flush per request instead of batching.
  */
-function workerServices(env: Bindings, ctx: ExecutionContext): { services: Services; pool: Pool } {
+function workerServices(env: Bindings, ctx: ExecutionContext): { services: Services; pool: Pool; pending: Promise<unknown>[] } {
   const config = configFor(env);
   if (!config.DATABASE_URL) throw new Error('DATABASE_URL binding is required on Workers');
   if (config.NEON_WS_PROXY) {
@@ -64,6 +64,8 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     if (!built) throw new Error('EMBEDDING_PROVIDER=use runs on Node only; use workers-ai or openai on Workers');
     return built;
   });
+  // Work that still needs the pool after the response body ended (an event stream's lease release).
+  const pending: Promise<unknown>[] = [];
   const qstash = config.QSTASH_TOKEN ? new QStash({ token: config.QSTASH_TOKEN, baseUrl: config.QSTASH_URL }) : null;
   const services: Services = {
     config,
@@ -77,6 +79,11 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     rateLimiter: redis ? new RedisRateLimiter(redis) : new PostgresRateLimiter(counters),
     redis,
     keyCache: null,
+    eventBus: null, // an isolate's requests share no I/O: streams poll
+    waitUntil: (work) => {
+      pending.push(work.catch(() => undefined));
+      ctx.waitUntil(work);
+    },
     notifyJobs: () => {
       if (!qstash || !config.PUBLIC_URL) return; // the cron trigger sweeps the outbox anyway
       publishJobsCall(ctx, qstash, config, log, 0);
@@ -95,7 +102,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
       return assets.fetch(new Request(new URL('/standalone.js', request.url), { headers: request.headers }));
     },
   };
-  return { services, pool };
+  return { services, pool, pending };
 }
 
 /** Asks QStash to call the outbox endpoint back, now or after `delaySeconds` (a retry's backoff). */
@@ -138,9 +145,18 @@ export default {
       ctx.waitUntil(built.pool.end());
       return res;
     }
-    // Streamed bodies (exports) still read through the pool: close it when the body is done.
+    // Streamed bodies (exports, event streams) still read through the pool: close it when the body
+    // is done, or the client gone, and what the stream still had to do with it (its lease) is done.
     const { readable, writable } = new TransformStream();
-    ctx.waitUntil(res.body.pipeTo(writable).finally(() => built.pool.end()));
+    ctx.waitUntil(
+      res.body
+        .pipeTo(writable)
+        .catch(() => undefined)
+        .then(async () => {
+          await Promise.allSettled(built.pending);
+          await built.pool.end();
+        }),
+    );
     return new Response(readable, res);
   },
 

@@ -41,3 +41,12 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   durationMs: integer('duration_ms').notNull(),
   createdAt: ts('created_at').notNull(),
 });
+
+/** Open live event streams, one row each, when Redis is not configured (migrations/0012). */
+export const eventStreamLeases = pgTable('event_stream_leases', {
+  id: text('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  keyId: text('key_id').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  createdAt: ts('created_at').notNull(),
+});

@@ -1,8 +1,8 @@
 /**
  * The one HTTP client of the test suites: in-process (`app.request`), inside workerd (the worker's
  * own fetch) and over the network (`wrangler dev`) alike. It sends a key, a JSON body or raw text,
- * reads the whole response (draining streamed exports) and parses JSON when it is JSON. Runtime
- * neutral: no Node imports, so the workerd tests import it too.
+ * reads the whole response (draining streamed exports; an event stream is closed after its headers)
+ * and parses JSON when it is JSON. Runtime neutral: no Node imports, so the workerd tests import it too.
  */
 export interface TestResponse<T = any> {
   status: number;
@@ -42,7 +42,9 @@ export function testClient(send: Send, opts: { base?: string; check?: (method: s
     }
     const url = new URL(/^https?:\/\//.test(path) ? path : `${base}${path}`);
     const res = await send(new Request(url, { method, headers, body }));
-    const text = await res.text();
+    // A live event stream never ends: this client takes its status and headers and hangs up (the
+    // stream then ends and gives its slot back). Tests that read a stream read `res.body` themselves.
+    const text = res.headers.get('content-type')?.startsWith('text/event-stream') ? await hangUp(res) : await res.text();
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : null;
@@ -53,6 +55,11 @@ export function testClient(send: Send, opts: { base?: string; check?: (method: s
     opts.check?.(method, url.pathname, response);
     return response;
   };
+}
+
+async function hangUp(res: Response): Promise<string> {
+  await res.body?.cancel().catch(() => undefined);
+  return '';
 }
 
 export const uniqueEmail = (label = 'user') => `${label}-${crypto.randomUUID().slice(0, 12)}@example.com`;

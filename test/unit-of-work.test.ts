@@ -6,8 +6,8 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**
  * The unit of work on the real database: one transaction for a verb and every verb it calls with
- * `work.ctx`, actor-bound audit entries and events, and the job runner woken once after the
- * outermost commit, never after a rollback.
+ * `work.ctx`, actor-bound audit entries and events, and the job runner and the tenants' live event
+ * streams woken once after the outermost commit, never after a rollback.
  */
 let engine: TestEngine;
 let tenant: Tenant;
@@ -81,6 +81,36 @@ describe('write(ctx, work => ...)', () => {
       }),
     ).rejects.toThrow('rolled back');
     expect(wakes).toBe(before + 1);
+  });
+
+  it("wakes the live event streams of the tenants that got events, once, after the outermost commit, never after a rollback", async () => {
+    const other = await engine.newTenant('pro');
+    const woken: string[] = [];
+    const bus = engine.node.services.eventBus!;
+    const leave = [tenant.tenantId, other.tenantId].map((id) => bus.subscribe(id, { wake: () => woken.push(id), close: () => {} }));
+    try {
+      await write(ctx(), (work) => work.audit({ operation: 'uow.no_events', resourceType: 'test' }));
+      expect(woken).toEqual([]);
+
+      await write(ctx(), async (outer) => {
+        await outer.event('rollback.completed', { n: 1 });
+        await write(outer.ctx, (inner) => inner.event('rollback.completed', { n: 2 }, { tenantId: other.tenantId }));
+        await outer.event('rollback.completed', { n: 3 });
+        expect(woken).toEqual([]); // not before the commit
+      });
+      expect(woken.sort()).toEqual([tenant.tenantId, other.tenantId].sort());
+
+      woken.length = 0;
+      await expect(
+        write(ctx(), async (work) => {
+          await work.event('rollback.completed', { n: 4 });
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(woken).toEqual([]);
+    } finally {
+      for (const l of leave) l();
+    }
   });
 
   it('runs again when Postgres aborts it for a deadlock, and the aborted attempt leaves nothing', async () => {

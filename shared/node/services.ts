@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { hash } from 'node:crypto';
 import type { Config } from '../platform/config';
 import { CounterStore } from '../platform/counters';
+import { EventBus } from '../platform/event-bus';
 import { assertFits, configuredEmbedder, type Embedder } from '../memory/embeddings';
 import { KeyCache } from '../platform/key-cache';
 import { createLogger, type Logger } from '../platform/log';
@@ -70,6 +71,7 @@ export async function createNodeServices(
     redis,
     keyCache: embedded ? new KeyCache() : null,
     notifyJobs: () => runner?.wake(),
+    eventBus: new EventBus(),
     jobHandlers: { ...opts.jobHandlers },
     stats: new RequestStats(),
     clientIp: nodeClientIp(config.TRUST_PROXY),
@@ -83,6 +85,8 @@ export async function createNodeServices(
     database,
     runner,
     async close() {
+      // Open event streams end first (releasing their leases) while the database is still there.
+      await services.eventBus?.close();
       await runner?.stop();
       await counters.settle();
       await redis?.close?.();

@@ -85,6 +85,15 @@ export const configSchema = z.object({
   EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(512).default(512),
   /** Cosine at or above which `auto_link` links a new memory to an existing one. */
   AUTO_LINK_THRESHOLD: z.coerce.number().min(0).max(1).default(0.8),
+  /** Live event stream (`GET /v1/events/stream`): a comment line every this many ms keeps proxies from closing it. */
+  EVENT_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
+  /**
+   * How often an open stream reads the events table when nothing woke it: the delay for events
+   * another instance committed (on Workers, for every event).
+   */
+  EVENT_STREAM_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** Open event streams one API key may hold at once, across instances. */
+  EVENT_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100).default(5),
   /** Base of the invitation links in share responses: `{SHARE_BASE_URL}/join?token=...`. */
   SHARE_BASE_URL: optionalUrl,
 });

@@ -18,6 +18,7 @@ const prefixes = {
   event: 'evt',
   webhook: 'wh',
   delivery: 'del',
+  stream: 'stm',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

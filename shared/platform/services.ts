@@ -3,6 +3,7 @@ import type { Config } from './config';
 import type { CounterStore } from './counters';
 import type { Db, StorageKind } from './db';
 import type { Embedder } from '../memory/embeddings';
+import type { EventBus } from './event-bus';
 import type { KeyCache } from './key-cache';
 import type { Logger } from './log';
 import type { JobHandlers } from '../jobs/outbox';
@@ -42,6 +43,16 @@ export interface Services {
   keyCache: KeyCache | null;
   /** Called after a commit that wrote outbox jobs: wakes the local dispatcher or publishes to QStash. */
   notifyJobs(): void;
+  /**
+   * Wakes this process's live event streams right after a commit that stored events (Node). Null on
+   * Workers, where every request has its own services: streams there find new events by polling.
+   */
+  eventBus: EventBus | null;
+  /**
+   * Work that must finish before the request's own resources close (Workers: the per-request pool
+   * ends when the response body does, and a stream's lease is released after that). Unset on Node.
+   */
+  waitUntil?(work: Promise<unknown>): void;
   /** A job was put back to run in `delayMs`: QStash is asked to call back then (Workers); Node's poll finds it anyway. */
   scheduleJobs?(delayMs: number): void;
   /** The addresses a host name resolves to, for the outbound address rule (webhooks). */

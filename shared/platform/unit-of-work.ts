@@ -37,7 +37,13 @@ function tenantOf(ctx: Ctx, explicit: string | undefined): string {
   return tenantId;
 }
 
-function openWork<C extends Ctx>(ctx: C, tx: Tx, state: { jobsEnqueued: boolean }): Work<C> {
+interface WorkState {
+  jobsEnqueued: boolean;
+  /** Tenants this transaction stored stream events for: their live streams are woken after commit. */
+  eventTenants: Set<string>;
+}
+
+function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState): Work<C> {
   const bound = { ...ctx, db: tx } as C & { work?: unknown };
   const who = { actor: ctx.actor, requestId: ctx.requestId, at: ctx.now };
   const work: Work<C> = {
@@ -50,8 +56,10 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: { jobsEnqueued: boolean 
         events.map((e) => ({ ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at })),
       ),
     event: async (type, data, opts = {}) => {
-      const emitted = await emitEvent(tx, { tenantId: tenantOf(ctx, opts.tenantId), type, data, at: who.at });
+      const tenantId = tenantOf(ctx, opts.tenantId);
+      const emitted = await emitEvent(tx, { tenantId, type, data, at: who.at });
       if (emitted.deliveries) state.jobsEnqueued = true;
+      state.eventTenants.add(tenantId);
       return emitted.id;
     },
     enqueue: async (job) => {
@@ -80,7 +88,8 @@ const ATTEMPTS = 4;
  * The one way to write: opens a transaction, or joins the one `ctx` already belongs to (a verb
  * called with `work.ctx`), and runs `fn` with the actor-bound helpers. A request holding an
  * Idempotency-Key marks it committed in the same transaction. After the outermost commit, if any
- * job or event was enqueued, the job runner is woken; a rollback wakes nothing.
+ * job or event was enqueued, the job runner is woken, and the live event streams of every tenant
+ * that got events (shared/platform/event-bus.ts); a rollback wakes nothing.
  *
  * A transaction that Postgres aborts for a deadlock or a serialization failure runs again, so `fn`
  * may run more than once: keep its effects inside the transaction.
@@ -89,7 +98,7 @@ export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Pro
   const joined = ctx.work as Work<C> | undefined;
   if (joined) return fn(joined);
   for (let attempt = 1; ; attempt++) {
-    const state = { jobsEnqueued: false };
+    const state: WorkState = { jobsEnqueued: false, eventTenants: new Set() };
     try {
       const result = await ctx.services.db.transaction(async (tx) => {
         const done = await fn(openWork(ctx, tx, state));
@@ -98,6 +107,7 @@ export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Pro
         return done;
       });
       if (state.jobsEnqueued) ctx.services.notifyJobs();
+      if (state.eventTenants.size) ctx.services.eventBus?.publish(state.eventTenants);
       return result;
     } catch (err) {
       if (attempt >= ATTEMPTS || !retryable(err)) throw err;

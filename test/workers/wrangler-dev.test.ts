@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RequestFn, testClient } from '../client';
 import { startReceiver, verifySignature } from '../standins/webhook-receiver';
+import { SseReader } from '../sse';
 
 /**
  * Runs in Node: the real `wrangler dev` CLI (workerd from npm) serving functions/worker.ts with the
@@ -88,8 +89,9 @@ beforeAll(async () => {
   persistDir = await mkdtemp(join(tmpdir(), 'engram-wrangler-dev-'));
   receiver = await startReceiver();
   // QStash (the stand-in) calls this worker back at PUBLIC_URL to run outbox jobs, and webhooks may
-  // call the local receiver over http.
-  const devBindings = { ...bindings, PUBLIC_URL: base, WEBHOOKS_ALLOW_INSECURE: '1' };
+  // call the local receiver over http. A client that hangs up is noticed when the stream next
+  // writes: beat often, so the event-stream test need not wait 15 s.
+  const devBindings = { ...bindings, PUBLIC_URL: base, WEBHOOKS_ALLOW_INSECURE: '1', EVENT_STREAM_HEARTBEAT_MS: '500' };
   const vars = Object.entries(devBindings).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
   const args = [
     WRANGLER, 'dev',
@@ -205,4 +207,42 @@ describe('wrangler dev', () => {
     }
     expect(log.body.deliveries[0]).toMatchObject({ success: true, attempt: 1, status_code: 200 });
   }, 30_000);
+});
+
+describe('wrangler dev: live event stream over HTTP', () => {
+  it('a stream delivers an event of a write, and a client that hangs up frees its slot', async () => {
+    const tenant = await call('POST', '/admin/v1/tenants', {
+      key: bindings.ADMIN_TOKEN,
+      body: { email: `wrangler-dev-sse-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+    });
+    expect(tenant.status, `${tenant.text}\n${output}`).toBe(201);
+    const key = tenant.body.api_key as string;
+    const clients = Array.from({ length: 5 }, () => new AbortController());
+    const opened = await Promise.all(
+      clients.map((c) => fetch(`${base}/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: c.signal })),
+    );
+    expect(opened.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(opened[0].headers.get('content-type')).toBe('text/event-stream');
+    const stream = new SseReader(opened[0].body!);
+
+    const stored = await call('POST', '/v1/memories', { key, body: { observation: 'Streamed through wrangler dev.' } });
+    expect(stored.status, stored.text).toBe(201);
+    const [event] = await stream.events(1, 10_000);
+    expect(event).toMatchObject({ id: '1', event: 'memory.created' });
+    expect(JSON.parse(event.data!).data.memory.uuid).toBe(stored.body.id);
+
+    expect((await call('GET', '/v1/events/stream', { key })).status).toBe(429);
+    clients[0].abort(); // the client goes away: the connection closes
+    let status = 0;
+    const until = Date.now() + 10_000;
+    while (status !== 200 && Date.now() < until) {
+      const c = new AbortController();
+      const res = await fetch(`${base}/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: c.signal });
+      status = res.status;
+      c.abort();
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status, output).toBe(200);
+    for (const c of clients) c.abort();
+  });
 });
