@@ -95,6 +95,17 @@ export const SummaryResponse = z
     total_operations: z.number().int().openapi({ description: 'Audit entries in the period (every audited operation)' }),
     error_count: z.number().int().openapi({ description: 'Authenticated requests answered 4xx or 5xx, counted per UTC day from the day of `period_start`' }),
     anomaly_count: z.number().int().openapi({ description: 'Of those, 5xx server errors' }),
+    anomalies: z
+      .object({
+        bulk_delete: z.number().int(),
+        rapid_writes: z.number().int(),
+        server_errors: z.number().int(),
+      })
+      .openapi({
+        description:
+          'Anomaly events recorded in the period, by kind (each is also an audit entry `anomaly.<kind>` and a webhook event of that type): `bulk_delete` at 50 memory deletes, `rapid_writes` at 500 memory creates and updates, `server_errors` at 10 responses with status 500 or above, each per tenant within a fixed 60-second window; at most one of each kind per window',
+        example: { bulk_delete: 1, rapid_writes: 0, server_errors: 0 },
+      }),
     by_operation: z.record(z.string(), z.number().int()).openapi({ example: { create: 12, update: 3, delete: 1, 'key.created': 1 } }),
     period_start: z.string(),
     period_end: z.string(),

@@ -1,4 +1,5 @@
 import type { z } from '@hono/zod-openapi';
+import { ANOMALY_KINDS, type AnomalyKind } from '../../shared/platform/anomalies';
 import type { TenantCtx } from '../../shared/platform/context';
 import { assertRange } from '../../shared/platform/params';
 import { RESPONSE_METRICS } from '../../shared/platform/response-counts';
@@ -27,6 +28,7 @@ export async function list(ctx: TenantCtx, query: z.infer<typeof ListQuery>) {
 /**
  * Operations from the audit trail; error and anomaly counts from the per-tenant daily response
  * counters that the error handler keeps, so those are whole UTC days from the day of the start.
+ * `anomalies` counts the anomaly events of the period by kind, from their audit entries.
  */
 export async function summary(ctx: TenantCtx, query: z.infer<typeof SummaryQuery>) {
   const { now, tenantId, tier } = ctx;
@@ -53,6 +55,7 @@ export async function summary(ctx: TenantCtx, query: z.infer<typeof SummaryQuery
     total_operations: total,
     error_count: clientErrors + serverErrors,
     anomaly_count: serverErrors,
+    anomalies: Object.fromEntries(ANOMALY_KINDS.map((kind) => [kind, by_operation[`anomaly.${kind}`] ?? 0])) as Record<AnomalyKind, number>,
     by_operation,
     period_start: window.from.toISOString(),
     period_end: now.toISOString(),

@@ -152,11 +152,12 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     const requestId = c.get('requestId') ?? newId('request');
     const services = c.get('services');
     const appError = toAppError(err, services, requestId);
-    // Per-tenant error responses feed the audit summary (error_count, anomaly_count = 5xx).
+    // Per-tenant error responses feed the audit summary (error_count, anomaly_count = 5xx) and
+    // the server_errors anomaly window (shared/platform/anomalies.ts).
     const auth = c.get('auth');
     if (auth && services && appError.status >= 400) {
       try {
-        await countErrorResponse(services, auth.tenantId, appError.status, services.clock.now());
+        await countErrorResponse(services, auth.tenantId, appError.status, services.clock.now(), requestId);
       } catch (countErr) {
         services.log.warn('could not count an error response', {
           request_id: requestId,

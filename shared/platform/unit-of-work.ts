@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { emitEvent, type EventType } from '../jobs/events';
 import { enqueueJob } from '../jobs/outbox';
 import { recordMemoryEvents, type MemoryEventInput } from '../memory/events';
+import { countMemoryChanges, type MemoryChangeTally, recordAnomaly, tallyMemoryChanges } from './anomalies';
 import { appendAudit } from './audit';
 import { markCommitted } from './idempotency';
 import type { Ctx } from './context';
@@ -41,6 +42,8 @@ interface WorkState {
   jobsEnqueued: boolean;
   /** Tenants this transaction stored stream events for: their live streams are woken after commit. */
   eventTenants: Set<string>;
+  /** Memory creates, updates and deletes per tenant, counted for the anomaly windows at the end. */
+  memoryChanges: MemoryChangeTally;
 }
 
 function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState): Work<C> {
@@ -50,11 +53,11 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState): Work<C> {
     tx,
     ctx: bound,
     audit: (e) => appendAudit(tx, { ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at }),
-    memoryEvents: (events) =>
-      recordMemoryEvents(
-        tx,
-        events.map((e) => ({ ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at })),
-      ),
+    memoryEvents: (events) => {
+      const rows = events.map((e) => ({ ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at }));
+      tallyMemoryChanges(state.memoryChanges, rows);
+      return recordMemoryEvents(tx, rows);
+    },
     event: async (type, data, opts = {}) => {
       const tenantId = tenantOf(ctx, opts.tenantId);
       const emitted = await emitEvent(tx, { tenantId, type, data, at: who.at });
@@ -75,6 +78,17 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState): Work<C> {
   return work;
 }
 
+/**
+ * The anomaly windows of the memory changes this transaction made (shared/platform/anomalies.ts),
+ * counted last, in the same transaction; an anomaly it triggers is recorded with it, by `system`.
+ */
+async function detectAnomalies(ctx: Ctx, tx: Tx, state: WorkState): Promise<void> {
+  const system = openWork({ ...ctx, actor: 'system', work: undefined }, tx, state);
+  await countMemoryChanges(tx, state.memoryChanges, ctx.now, (tenantId, kind, count) =>
+    recordAnomaly(system, { tenantId, kind, now: ctx.now, count, requestId: ctx.requestId }),
+  );
+}
+
 /** Deadlock (40P01) and serialization failure (40001): Postgres aborted the transaction so another could go on; it is safe to run again. */
 function retryable(err: unknown): boolean {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
@@ -87,7 +101,8 @@ const ATTEMPTS = 4;
 /**
  * The one way to write: opens a transaction, or joins the one `ctx` already belongs to (a verb
  * called with `work.ctx`), and runs `fn` with the actor-bound helpers. A request holding an
- * Idempotency-Key marks it committed in the same transaction. After the outermost commit, if any
+ * Idempotency-Key marks it committed in the same transaction; memory creates, updates and deletes
+ * are counted in their tenants' anomaly windows there too. After the outermost commit, if any
  * job or event was enqueued, the job runner is woken, and the live event streams of every tenant
  * that got events (shared/platform/event-bus.ts); a rollback wakes nothing.
  *
@@ -98,10 +113,11 @@ export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Pro
   const joined = ctx.work as Work<C> | undefined;
   if (joined) return fn(joined);
   for (let attempt = 1; ; attempt++) {
-    const state: WorkState = { jobsEnqueued: false, eventTenants: new Set() };
+    const state: WorkState = { jobsEnqueued: false, eventTenants: new Set(), memoryChanges: new Map() };
     try {
       const result = await ctx.services.db.transaction(async (tx) => {
         const done = await fn(openWork(ctx, tx, state));
+        if (state.memoryChanges.size) await detectAnomalies(ctx, tx, state);
         // With the change, so a retry never repeats a committed write even if its response is lost.
         if (ctx.idempotency) await markCommitted(tx, ctx.idempotency);
         return done;
