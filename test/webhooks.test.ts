@@ -277,6 +277,19 @@ describe('delivering', () => {
     expect(resumed.body).toMatchObject({ active: true, failing_since: null });
   });
 
+  it('delivers anomaly events: 50 deletes in a minute reach an anomaly.bulk_delete subscriber once', async () => {
+    const t = await local.newTenant('pro');
+    const hook = await register(local, t, { url: receiver.url('/anomalies'), events: ['anomaly.bulk_delete'] });
+    const ids: string[] = [];
+    for (let i = 0; i < 55; i++) ids.push((await local.request('POST', '/v1/memories', { key: t.key, body: { observation: `doomed ${i}`, auto_link: false } })).body.id);
+    for (const id of ids) await local.request('DELETE', `/v1/memories/${id}`, { key: t.key });
+    await drain(local);
+    const got = at('/anomalies');
+    expect(got).toHaveLength(1);
+    expect(got[0].json).toMatchObject({ type: 'anomaly.bulk_delete', tenant_id: t.tenantId, data: { threshold: 50, count: 50 } });
+    expect(verifySignature(hook.secret, got[0].headers, got[0].body)).toBe(true);
+  });
+
   it("never delivers one tenant's events to another tenant's webhook", async () => {
     const [a, b] = [await local.newTenant('pro'), await local.newTenant('pro')];
     await register(local, a, { url: receiver.url('/tenant-a') });
