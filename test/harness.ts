@@ -61,6 +61,9 @@ export async function createEngine(
     DATABASE_URL: integration.databaseUrl,
     REDIS_URL: integration.redisUrl,
     EMBEDDING_PROVIDER: 'hash',
+    // Suites share one outbox on Postgres: a delivery to a fuzzed or example host that cannot be
+    // reached here must give up fast when another file's runner picks it up.
+    WEBHOOK_TIMEOUT_MS: '1000',
     ...opts.env,
   });
   const database = config.DATABASE_URL

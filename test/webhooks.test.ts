@@ -108,7 +108,7 @@ describe('registering', () => {
   });
 });
 
-describe('delivering', () => {
+describe('delivering', { timeout: 60_000 }, () => {
   it('delivers each subscribed event once, signed, as {id, type, created_at, tenant_id, data}, and logs the attempt', async () => {
     const t = await local.newTenant('pro');
     const hook = await register(local, t, { url: receiver.url('/signed') });

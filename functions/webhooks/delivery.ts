@@ -11,7 +11,6 @@ import { write } from '../../shared/platform/unit-of-work';
 import { formatBody } from './formats';
 import * as q from './queries';
 
-export const TIMEOUT_MS = 10_000;
 /** How much of a receiver's answer is read (and kept in the error of a failed attempt). */
 const RESPONSE_CAP_BYTES = 4096;
 /** A webhook whose deliveries have failed this long without one success is deactivated. */
@@ -78,7 +77,7 @@ async function send(services: Services, hook: q.WebhookRow, event: EventPayload,
       headers: { 'content-type': 'application/json', 'user-agent': 'engram-webhooks/1', ...signatureHeaders(liveSecrets(hook, now), event.id, now, body) },
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: AbortSignal.timeout(services.config.WEBHOOK_TIMEOUT_MS),
     });
     const text = await readCapped(res, RESPONSE_CAP_BYTES);
     if (res.status >= 200 && res.status < 300) return { statusCode: res.status, success: true, error: null, durationMs: took() };
@@ -86,7 +85,7 @@ async function send(services: Services, hook: q.WebhookRow, event: EventPayload,
     return { statusCode: res.status, success: false, error: `${why}${text ? `: ${text.slice(0, 500)}` : ''}`, durationMs: took() };
   } catch (err) {
     const timeout = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    const message = timeout ? `no answer within ${TIMEOUT_MS / 1000} s` : `request failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message = timeout ? `no answer within ${services.config.WEBHOOK_TIMEOUT_MS / 1000} s` : `request failed: ${err instanceof Error ? err.message : String(err)}`;
     return { statusCode: 0, success: false, error: message, durationMs: took() };
   }
 }

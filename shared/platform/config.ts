@@ -68,6 +68,8 @@ export const configSchema = z.object({
   UPGRADE_URL: z.url().default('https://engram.dev/pricing'),
   /** Local development and tests only: webhooks may use http:// and private or loopback addresses. */
   WEBHOOKS_ALLOW_INSECURE: flag,
+  /** How long one webhook delivery waits for the receiver's answer. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** Workers resolve webhook hosts through this DNS-over-HTTPS endpoint (JSON API) for the address rule. */
   DOH_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
   /** Multiplies every per-key request-rate limit; operators and benchmarks raise it. */
