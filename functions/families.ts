@@ -11,6 +11,7 @@ import shares from './shares';
 import spaces from './spaces';
 import system from './system';
 import teams from './teams';
+import traces from './traces';
 import usage from './usage';
 import webhooks from './webhooks';
 
@@ -19,4 +20,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, audit, replay, rollback, compensations, events, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, events, usage, admin, internal];

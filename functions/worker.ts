@@ -15,6 +15,7 @@ import { runDueJobs } from '../shared/jobs/outbox';
 import { PostgresRateLimiter, RedisRateLimiter } from '../shared/platform/ratelimit';
 import { upstashRedis } from '../shared/platform/redis-upstash';
 import { RequestStats, type Services } from '../shared/platform/services';
+import { configuredSigningKey, type SigningKeySource } from '../shared/platform/trace-signing';
 import { systemClock } from '../shared/platform/time';
 import { buildApp } from './app';
 import { JOBS_PATH } from './internal';
@@ -93,6 +94,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
       publishJobsCall(ctx, qstash, config, log, Math.ceil(delayMs / 1000));
     },
     resolveHost: dohResolver(config.DOH_URL),
+    signingKey: workerSigningKey(config),
     jobHandlers: jobHandlers(config, log),
     stats,
     clientIp: (c) => c.req.header('cf-connecting-ip') ?? null,
@@ -103,6 +105,13 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     },
   };
   return { services, pool, pending };
+}
+
+// The imported key outlives a request: importing an RSA-4096 key costs milliseconds per isolate.
+let signing: { pem: string | undefined; source: SigningKeySource } | null = null;
+function workerSigningKey(config: Config): SigningKeySource {
+  if (!signing || signing.pem !== config.TRACE_SIGNING_KEY) signing = { pem: config.TRACE_SIGNING_KEY, source: configuredSigningKey(config.TRACE_SIGNING_KEY) };
+  return signing.source;
 }
 
 /** Asks QStash to call the outbox endpoint back, now or after `delaySeconds` (a retry's backoff). */

@@ -22,9 +22,24 @@ export const traces = pgTable(
     signatureAlgorithm: text('signature_algorithm'),
     stepCount: integer('step_count').notNull(),
     signedAt: ts('signed_at'),
+    keyId: text('key_id'),
+    lastChainHash: text('last_chain_hash'),
+    lastActivityAt: ts('last_activity_at').notNull(),
   },
-  (t) => [index('traces_tenant_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc())],
+  (t) => [
+    index('traces_tenant_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    index('traces_agent_idx').on(t.tenantId, t.agentId, t.createdAt.desc(), t.id.desc()),
+    index('traces_idle_idx').on(t.lastActivityAt).where(sql`status = 'active'`),
+  ],
 );
+
+/** The public half of every key that ever signed a trace (migrations/0015). */
+export const traceSigningKeys = pgTable('trace_signing_keys', {
+  keyId: text('key_id').primaryKey(),
+  publicKey: text('public_key').notNull(),
+  algorithm: text('algorithm').notNull(),
+  firstUsedAt: ts('first_used_at').notNull(),
+});
 
 export const traceSteps = pgTable(
   'trace_steps',

@@ -26,7 +26,7 @@ const ack = (t: Tenant, planId: string, index: number | string, body: Record<str
 async function planWith(t: Tenant, n: number) {
   const start = now();
   tick();
-  await insertTrace(engine, t.tenantId, 'ops-agent', Array.from({ length: n }, (_, i) => action(`step ${i}`, now())));
+  await insertTrace(engine, t, 'ops-agent', Array.from({ length: n }, (_, i) => action(`step ${i}`, now())));
   tick();
   const res = await preview(t, { rollback_from: iso(now()), rollback_to: iso(start) });
   expect(res.status, res.text).toBe(201);
@@ -67,7 +67,7 @@ describe('POST /v1/compensations/preview', () => {
     tick(60_000);
     const to = later(base, 2_000);
     const from = later(base, 5_000);
-    const { traceId, stepIds } = await insertTrace(engine, t.tenantId, 'billing-agent', [
+    const { traceId, stepIds } = await insertTrace(engine, t, 'billing-agent', [
       action('charge card before the window', later(base, 1_000)),
       action('at exactly rollback_to: excluded', to),
       { type: 'THOUGHT', content: 'the customer wants a refund', at: later(base, 3_000) },
@@ -79,8 +79,8 @@ describe('POST /v1/compensations/preview', () => {
       action('at exactly rollback_from: included', from, { undo: 'DELETE /v1/tickets/42', compensation: 7 }),
       action('after rollback_from', later(base, 6_000)),
     ]);
-    const second = await insertTrace(engine, t.tenantId, 'mail-agent', [action('send mail to ada@example.com', later(base, 4_000), { compensation: '' })]);
-    await insertTrace(engine, other.tenantId, 'billing-agent', [action("another tenant's action", later(base, 3_000))]);
+    const second = await insertTrace(engine, t, 'mail-agent', [action('send mail to ada@example.com', later(base, 4_000), { compensation: '' })]);
+    await insertTrace(engine, other, 'billing-agent', [action("another tenant's action", later(base, 3_000))]);
 
     const res = await preview(t, { rollback_from: iso(from), rollback_to: iso(to) });
     expect(res.status, res.text).toBe(201);
@@ -138,7 +138,7 @@ describe('POST /v1/compensations/preview', () => {
     expect(plan.actions).toEqual([]);
     const start = now();
     tick();
-    await insertTrace(engine, t.tenantId, 'a', [action('x'.repeat(600), now())]);
+    await insertTrace(engine, t, 'a', [action('x'.repeat(600), now())]);
     const res = await preview(t, { rollback_from: iso(now()), rollback_to: iso(start) });
     expect(res.body.actions[0].suggested).toBe(`Review and reverse: ${'x'.repeat(500)}…`);
     expect(res.body.actions[0].content).toHaveLength(600);
@@ -146,7 +146,7 @@ describe('POST /v1/compensations/preview', () => {
 
   it('a window without ACTION steps gives a completed plan with no actions; equal ends are an empty window', async () => {
     const t = await engine.newTenant('pro');
-    await insertTrace(engine, t.tenantId, 'a', [{ type: 'THOUGHT', content: 'just thinking', at: now() }]);
+    await insertTrace(engine, t, 'a', [{ type: 'THOUGHT', content: 'just thinking', at: now() }]);
     tick();
     const res = await preview(t, { rollback_from: iso(now()), rollback_to: '1 hours ago' });
     expect(res.status, res.text).toBe(201);
@@ -161,7 +161,7 @@ describe('POST /v1/compensations/preview', () => {
     const start = now();
     tick();
     const base = now();
-    await insertTrace(engine, t.tenantId, 'bulk-agent', Array.from({ length: 1_001 }, (_, i) => action(`call ${i}`, later(base, i))));
+    await insertTrace(engine, t, 'bulk-agent', Array.from({ length: 1_001 }, (_, i) => action(`call ${i}`, later(base, i))));
     tick(5_000);
     const res = await preview(t, { rollback_from: iso(now()), rollback_to: iso(start) });
     expect(res.status, res.text).toBe(201);
@@ -378,7 +378,7 @@ describe('rollback and compensations', () => {
     tick();
     const memory = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'Refund issued for order 42', auto_link: false } });
     expect(memory.status).toBe(201);
-    await insertTrace(engine, t.tenantId, 'billing-agent', [
+    await insertTrace(engine, t, 'billing-agent', [
       { type: 'THOUGHT', content: 'refund order 42', at: now() },
       action('POST /v1/refunds {"order":42}', now(), { undo: 'Charge order 42 again' }),
       action('send mail "refund issued"', now()),
@@ -407,11 +407,11 @@ describe('rollback and compensations', () => {
 
   it('without ACTION steps in its window a rollback makes no plan and no event', async () => {
     const t = await engine.newTenant('pro');
-    await insertTrace(engine, t.tenantId, 'a', [action('before the target', now()), { type: 'OBSERVATION', content: 'x', at: now() }]);
+    await insertTrace(engine, t, 'a', [action('before the target', now()), { type: 'OBSERVATION', content: 'x', at: now() }]);
     tick();
     const target = iso(now());
     tick();
-    await insertTrace(engine, t.tenantId, 'a', [{ type: 'THOUGHT', content: 'after, but no action', at: now() }]);
+    await insertTrace(engine, t, 'a', [{ type: 'THOUGHT', content: 'after, but no action', at: now() }]);
     tick();
     const preview = await get(t, `/v1/rollback/preview?target=${encodeURIComponent(target)}`);
     expect(preview.body).toMatchObject({ safe_rollback: true, warnings: [] });
@@ -423,12 +423,14 @@ describe('rollback and compensations', () => {
   });
 
   it("below Pro the event still says so, without a plan; other tenants' steps do not count", async () => {
-    const t = await engine.newTenant('free');
+    // Traces need Pro: the tenant recorded its step on Pro and was moved down to Free since.
+    const t = await engine.newTenant('pro');
     const other = await engine.newTenant('pro');
     const target = iso(now());
     tick();
-    await insertTrace(engine, t.tenantId, 'a', [action('delete the S3 bucket', now())]);
-    await insertTrace(engine, other.tenantId, 'a', [action('theirs', now()), action('theirs too', now())]);
+    await insertTrace(engine, t, 'a', [action('delete the S3 bucket', now())]);
+    await insertTrace(engine, other, 'a', [action('theirs', now()), action('theirs too', now())]);
+    expect((await engine.admin('PATCH', `/admin/v1/tenants/${t.tenantId}`, { tier: 'free' })).status).toBe(200);
     tick();
     const preview = await get(t, `/v1/rollback/preview?target=${encodeURIComponent(target)}`);
     // No memory changes: the side effects alone make the rollback unsafe.

@@ -1,54 +1,36 @@
-import canonicalize from 'canonicalize';
-import { sql } from 'drizzle-orm';
+import { expect } from 'vitest';
 import type { STEP_TYPES } from '../schema/traces';
-import { sha256Hex } from '../shared/platform/crypto';
-import { newId } from '../shared/platform/ids';
-import type { TestEngine } from './harness';
+import type { Tenant, TestEngine } from './harness';
 
 export interface StepInput {
   type: (typeof STEP_TYPES)[number];
   content: string;
   metadata?: Record<string, unknown>;
-  /** When the step was recorded; default the engine clock's now. */
+  /** When the step is recorded; default the engine clock's now. */
   at?: Date;
 }
 
 /**
- * Writes a trace and its steps straight into the tables, hashed and chained as DESIGN "Traces"
- * says, until the traces API exists to write them.
+ * Records a trace through the traces API (the tenant must have the feature), each step with the
+ * engine clock set to its `at`; the clock is put back afterwards. The trace stays active.
  */
-export async function insertTrace(engine: TestEngine, tenantId: string, agentId: string, steps: StepInput[]) {
-  const traceId = newId('trace');
-  const started = steps[0]?.at ?? engine.clock.now();
-  let previous: string | null = null;
-  const records = [];
-  for (const [index, s] of steps.entries()) {
-    const metadata = s.metadata ?? {};
-    const integrity = await sha256Hex(canonicalize({ trace_id: traceId, step_index: index, type: s.type, content: s.content, metadata }) ?? '');
-    const chain = await sha256Hex((previous ?? '') + integrity);
-    records.push({
-      id: newId('step'),
-      step_index: index,
-      type: s.type,
-      content: s.content,
-      metadata,
-      integrity_hash: integrity,
-      previous_chain_hash: previous,
-      chain_hash: chain,
-      created_at: (s.at ?? engine.clock.now()).toISOString(),
-    });
-    previous = chain;
+export async function insertTrace(engine: TestEngine, tenant: Tenant, agentId: string, steps: StepInput[]) {
+  const post = async (path: string, body: unknown) => {
+    const res = await engine.request('POST', path, { key: tenant.key, body });
+    expect(res.status, res.text).toBe(201);
+    return res.body;
+  };
+  const now = engine.clock.now();
+  try {
+    engine.clock.set(steps[0]?.at ?? now);
+    const { trace_id: traceId } = await post('/v1/traces', { agent_id: agentId });
+    const stepIds: string[] = [];
+    for (const s of steps) {
+      engine.clock.set(s.at ?? now);
+      stepIds.push((await post(`/v1/traces/${traceId}/steps`, { type: s.type, content: s.content, metadata: s.metadata })).step_id);
+    }
+    return { traceId: traceId as string, stepIds };
+  } finally {
+    engine.clock.set(now);
   }
-  const db = engine.node.services.db;
-  await db.execute(sql`
-    INSERT INTO traces (id, tenant_id, agent_id, created_at, step_count)
-    VALUES (${traceId}, ${tenantId}, ${agentId}, ${started.toISOString()}, ${steps.length})`);
-  if (records.length) {
-    await db.execute(sql`
-      INSERT INTO trace_steps (id, tenant_id, trace_id, step_index, type, content, metadata, integrity_hash, previous_chain_hash, chain_hash, created_at)
-      SELECT r.id, ${tenantId}, ${traceId}, r.step_index, r.type, r.content, r.metadata, r.integrity_hash, r.previous_chain_hash, r.chain_hash, r.created_at
-      FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS r(id text, step_index integer, type text, content text, metadata jsonb,
-        integrity_hash text, previous_chain_hash text, chain_hash text, created_at timestamptz)`);
-  }
-  return { traceId, stepIds: records.map((r) => r.id) };
 }

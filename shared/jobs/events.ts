@@ -18,6 +18,9 @@ export const EVENT_TYPES = [
   'anomaly.rapid_writes',
   'anomaly.server_errors',
   'webhook.deactivated',
+  'trace.completed',
+  'trace.failed',
+  'trace.interrupted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -15,6 +15,7 @@ import { nodeClientIp } from './client-ip';
 import { type Database, openPglite, openPostgres } from './database';
 import { nodeDocsScript } from './docs-script';
 import { useEmbedder } from './embed-use';
+import { nodeSigningKey } from './signing-key';
 import { ioredisOps } from './redis';
 import { NodeRunner } from './runner';
 
@@ -77,6 +78,7 @@ export async function createNodeServices(
     clientIp: nodeClientIp(config.TRUST_PROXY),
     hashSecret: (secret) => hash('sha256', secret, 'hex'), // one-shot: a third of createHash's cost
     docsScript: nodeDocsScript,
+    signingKey: nodeSigningKey(config, log, { sharedDatabase: !embedded }),
     resolveHost: opts.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address)),
   };
   runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);

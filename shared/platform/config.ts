@@ -96,6 +96,14 @@ export const configSchema = z.object({
   EVENT_STREAM_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   /** Open event streams one API key may hold at once, across instances. */
   EVENT_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100).default(5),
+  /**
+   * The trace signing key, an RSA-4096 private key as PKCS#8 PEM (literal `\n` allowed). Needed on
+   * Workers and wherever several instances share one database; without it Node keeps a generated
+   * key in DATA_DIR.
+   */
+  TRACE_SIGNING_KEY: optionalString,
+  /** An active trace without a new step for this many hours is sealed as `interrupted` by maintenance. */
+  TRACE_IDLE_TIMEOUT_HOURS: z.coerce.number().min(0.01).max(8_760).default(24),
   /** Base of the invitation links in share responses: `{SHARE_BASE_URL}/join?token=...`. */
   SHARE_BASE_URL: optionalUrl,
 });

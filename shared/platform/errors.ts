@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 export const errorStatus = {
   VALIDATION_ERROR: 400,
   INVALID_TOKEN: 400,
+  TRACE_NOT_COMPLETED: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   OWNER_ONLY: 403,

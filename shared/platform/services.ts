@@ -10,6 +10,7 @@ import type { JobHandlers } from '../jobs/outbox';
 import type { RateLimiter } from './ratelimit';
 import type { RedisOps } from './redis';
 import type { Clock } from './time';
+import type { SigningKeySource } from './trace-signing';
 
 export const VERSION = '0.1.0';
 
@@ -57,6 +58,8 @@ export interface Services {
   scheduleJobs?(delayMs: number): void;
   /** The addresses a host name resolves to, for the outbound address rule (webhooks). */
   resolveHost(hostname: string): Promise<string[]>;
+  /** The key that signs sealed traces; rejects with 503 where none is configured. */
+  signingKey: SigningKeySource;
   jobHandlers: JobHandlers;
   stats: RequestStats;
   /**

@@ -6,7 +6,7 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery';
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace';
 
 const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
@@ -21,6 +21,7 @@ export const unknownId: Record<IdKind, () => string> = {
   invitation: () => `inv_${base62(22)}`,
   webhook: () => `wh_${base62(22)}`,
   delivery: () => `del_${base62(22)}`,
+  trace: () => `trc_${base62(22)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -44,13 +45,14 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     invitation: (await post(`/v1/teams/${team}/invite`, { email: `someone-${base62(8)}@example.com` })).invitation_id,
     webhook,
     delivery: (await post(`/v1/webhooks/${webhook}/test`, {})).delivery_id,
+    trace: (await post('/v1/traces', { agent_id: 'private-agent' })).trace_id,
   };
 }
 
 /** Parameters and body fields that are not resource ids, with why. */
 const notIds: Record<string, string> = {
   index: 'a position inside a compensation plan, not an id',
-  agent_id: "a caller's free-form label for its agent on memories, not a resource of ours",
+  agent_id: "a caller's free-form label for its agent on memories and traces, not a resource of ours",
 };
 
 /** The kind of resource a path parameter or body field names, or null when it names none. */
@@ -68,6 +70,7 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     invitation_id: 'invitation',
     webhook_id: 'webhook',
     delivery_id: 'delivery',
+    trace_id: 'trace',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {

@@ -1,0 +1,24 @@
+import canonicalize from 'canonicalize';
+import { sha256Hex } from '../../shared/platform/crypto';
+
+/**
+ * The hashing of DESIGN §5 "Traces", a public contract: anyone can recompute it without our code
+ * (the README does it with openssl and sha256sum; test/trace-certificate.test.ts with node:crypto).
+ */
+export interface HashedFields {
+  trace_id: string;
+  step_index: number;
+  type: string;
+  content: string;
+  metadata: Record<string, unknown>;
+}
+
+/** SHA-256 hex of the RFC 8785 (JSON Canonicalization Scheme) bytes of the step's fields. */
+export const integrityHash = (step: HashedFields) =>
+  sha256Hex(canonicalize({ trace_id: step.trace_id, step_index: step.step_index, type: step.type, content: step.content, metadata: step.metadata })!);
+
+/** SHA-256 hex of the UTF-8 string previous chain hash + integrity hash (the empty string before the first step). */
+export const chainHash = (previous: string | null, integrity: string) => sha256Hex((previous ?? '') + integrity);
+
+/** The root of a trace without steps: SHA-256 of the empty string. */
+export const EMPTY_ROOT = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

@@ -1,0 +1,214 @@
+import { z } from '@hono/zod-openapi';
+import { STEP_TYPES, TRACE_STATUSES } from '../../schema/traces';
+import { idPattern } from '../../shared/platform/ids';
+import { PageQuery, paging } from '../../shared/platform/pagination';
+import { isoOrNull } from '../../shared/platform/time';
+import { SIGNATURE_ALGORITHM } from '../../shared/platform/trace-signing';
+import type { StepRow, TraceRow } from './queries';
+
+export const MAX_CONTENT_BYTES = 64 * 1024;
+export const MAX_METADATA_BYTES = 16 * 1024;
+/** A trace's steps are read, hashed and verified whole: past this many it should be split. */
+export const MAX_STEPS = 10_000;
+export const MAX_STEPS_PAGE = 1_000;
+
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+const id = idPattern('trace');
+
+export const TraceParams = z.object({
+  trace_id: z.string().regex(id.pattern, 'must be a trace id').openapi({ param: { name: 'trace_id', in: 'path' }, example: id.example }),
+});
+
+const AgentId = z.string().trim().min(1).max(128).openapi({ example: 'billing-agent' });
+
+export const StartBody = z
+  .object({
+    agent_id: AgentId,
+    description: z.string().max(2_000).optional().openapi({ example: 'Refund order 42' }),
+    tags: z.array(z.string().trim().min(1).max(50)).max(20).default([]).openapi({ example: ['refunds'] }),
+  })
+  .openapi('TraceStart');
+
+export const StartedTrace = z
+  .object({ trace_id: z.string().openapi({ example: id.example }), status: z.literal('active'), created_at: z.string() })
+  .openapi('TraceStarted');
+
+export const StepBody = z
+  .object({
+    type: z.enum(STEP_TYPES).openapi({ description: 'What the step records; `ERROR` with `metadata.fatal: true` ends the trace as `failed`' }),
+    content: z
+      .string()
+      .refine((s) => utf8Bytes(s) <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`)
+      .openapi({ description: `The step's text, up to ${MAX_CONTENT_BYTES / 1024} KB`, example: 'POST /v1/refunds {"order": 42}' }),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .refine((m) => utf8Bytes(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
+      .openapi({ description: `Any JSON object, up to ${MAX_METADATA_BYTES / 1024} KB; hashed with the step`, example: { tool: 'stripe', undo: 'Charge order 42 again' } }),
+  })
+  .openapi('TraceStepInput');
+
+export const AddedStep = z
+  .object({
+    step_id: z.string(),
+    step_index: z.number().int().openapi({ description: 'Zero-based position in the trace' }),
+    type: z.enum(STEP_TYPES),
+    integrity_hash: z.string().openapi({ description: 'SHA-256 hex of the RFC 8785 (JCS) bytes of {trace_id, step_index, type, content, metadata}' }),
+    integrity_chain_hash: z.string().openapi({ description: 'SHA-256 hex of previous chain hash + integrity_hash' }),
+    previous_chain_hash: z.string().nullable(),
+    was_interrupted: z.boolean().openapi({ description: 'Always false here: only the last step of a trace sealed as `interrupted` is flagged' }),
+    trace_status: z.enum(TRACE_STATUSES).openapi({ description: '`failed` when this was a fatal ERROR step, else `active`' }),
+    created_at: z.string(),
+  })
+  .openapi('TraceStepAdded');
+
+const Sealed = {
+  integrity_root_hash: z.string().nullable().openapi({ description: "The last step's chain hash (SHA-256 of the empty string for a trace without steps)" }),
+  signature: z.string().nullable().openapi({ description: 'Base64 RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the UTF-8 bytes of integrity_root_hash' }),
+  signature_algorithm: z.literal(SIGNATURE_ALGORITHM).nullable(),
+  key_id: z.string().nullable().openapi({ description: "Hex SHA-256 of the signing key's SPKI DER" }),
+  signed_at: z.string().nullable(),
+};
+
+export const CompletedTrace = z
+  .object({
+    trace_id: z.string(),
+    status: z.enum(TRACE_STATUSES),
+    integrity_root_hash: z.string(),
+    signature: z.string(),
+    signature_algorithm: z.literal(SIGNATURE_ALGORITHM),
+    key_id: z.string(),
+    step_count: z.number().int(),
+    signed_at: z.string(),
+  })
+  .openapi('TraceCompleted');
+
+export const TraceSchema = z
+  .object({
+    trace_id: z.string(),
+    agent_id: z.string(),
+    status: z.enum(TRACE_STATUSES),
+    description: z.string().nullable(),
+    tags: z.array(z.string()),
+    created_at: z.string(),
+    completed_at: z.string().nullable().openapi({ description: 'When the trace was sealed (completed, failed or interrupted)' }),
+    step_count: z.number().int(),
+    ...Sealed,
+  })
+  .openapi('Trace');
+
+export const ListQuery = PageQuery({ max: 100, default: 20 }).extend({
+  agent_id: AgentId.optional().openapi({ description: 'Only traces of this agent' }),
+  status: z.enum(TRACE_STATUSES).optional(),
+});
+export const ListPaging = paging({ totals: ['total'], hasMore: true });
+export const TraceList = z.object({ traces: z.array(TraceSchema), ...ListPaging.fields }).openapi('TraceList');
+
+export const StepSchema = z
+  .object({
+    step_id: z.string(),
+    step_index: z.number().int(),
+    type: z.enum(STEP_TYPES),
+    content: z.string(),
+    metadata: z.record(z.string(), z.unknown()),
+    integrity_hash: z.string(),
+    chain_hash: z.string(),
+    previous_chain_hash: z.string().nullable(),
+    was_interrupted: z.boolean(),
+    created_at: z.string(),
+  })
+  .openapi('TraceStep');
+
+export const GetQuery = z.object({
+  steps_offset: z.coerce.number().int().min(0).max(MAX_STEPS).default(0).openapi({ description: 'Skip this many steps' }),
+  steps_limit: z.coerce.number().int().min(1).max(MAX_STEPS_PAGE).default(MAX_STEPS_PAGE).openapi({ description: `At most this many steps (1 to ${MAX_STEPS_PAGE})` }),
+});
+
+export const TraceWithSteps = z
+  .object({
+    trace: TraceSchema,
+    steps: z.array(StepSchema).openapi({ description: 'In step order' }),
+    step_count: z.number().int(),
+    has_more_steps: z.boolean().openapi({ description: 'More steps after this page (steps_offset, steps_limit)' }),
+  })
+  .openapi('TraceWithSteps');
+
+export const Discrepancy = z
+  .object({
+    step_index: z.number().int().nullable().openapi({ description: 'The step at fault; null for the trace as a whole' }),
+    step_id: z.string().nullable(),
+    problem: z.enum(['integrity_hash_mismatch', 'previous_chain_hash_mismatch', 'chain_hash_mismatch', 'missing_step', 'unexpected_step', 'step_count_mismatch', 'root_hash_mismatch', 'signature_invalid', 'signing_key_unknown']),
+    detail: z.string(),
+  })
+  .openapi('TraceDiscrepancy');
+
+export const VerifyResult = z
+  .object({
+    trace_id: z.string(),
+    valid: z.boolean().openapi({ description: 'chain_valid and signature_valid' }),
+    chain_valid: z.boolean().openapi({ description: 'Every stored step hashes to its integrity hash, the chain links, indexes run 0..n-1 and end at the signed root' }),
+    signature_valid: z.boolean().openapi({ description: 'The signature verifies over the stored root hash with the key of key_id' }),
+    discrepancies: z.array(Discrepancy).nullable().openapi({ description: 'What broke, step by step; null when nothing did' }),
+    step_count: z.number().int(),
+    key_id: z.string().nullable(),
+  })
+  .openapi('TraceVerification');
+
+export const Certificate = z
+  .object({
+    trace_id: z.string(),
+    agent_id: z.string(),
+    status: z.enum(TRACE_STATUSES),
+    step_count: z.number().int(),
+    integrity_root_hash: z.string(),
+    signature: z.string(),
+    signature_algorithm: z.literal(SIGNATURE_ALGORITHM),
+    signed_at: z.string(),
+    key_id: z.string(),
+    public_key: z.string().openapi({ description: 'SPKI PEM of the key that signed this trace (kept after the key is rotated)' }),
+    steps: z
+      .array(z.object({ step_index: z.number().int(), type: z.enum(STEP_TYPES), integrity_hash: z.string(), chain_hash: z.string() }))
+      .openapi({ description: 'Each step\'s hashes, in order: enough to recompute the chain to the root without the contents' }),
+  })
+  .openapi('TraceCertificate');
+
+export const PublicKey = z
+  .object({
+    public_key: z.string().openapi({ description: 'SPKI PEM' }),
+    algorithm: z.literal(SIGNATURE_ALGORITHM),
+    key_id: z.string().openapi({ description: 'Hex SHA-256 of the SPKI DER' }),
+  })
+  .openapi('TracePublicKey');
+
+export function toTraceDto(t: TraceRow): z.infer<typeof TraceSchema> {
+  return {
+    trace_id: t.id,
+    agent_id: t.agentId,
+    status: t.status,
+    description: t.description,
+    tags: t.tags,
+    created_at: t.createdAt.toISOString(),
+    completed_at: isoOrNull(t.completedAt),
+    step_count: t.stepCount,
+    integrity_root_hash: t.integrityRootHash,
+    signature: t.signature,
+    signature_algorithm: t.signatureAlgorithm as typeof SIGNATURE_ALGORITHM | null,
+    key_id: t.keyId,
+    signed_at: isoOrNull(t.signedAt),
+  };
+}
+
+export function toStepDto(s: StepRow): z.infer<typeof StepSchema> {
+  return {
+    step_id: s.id,
+    step_index: s.stepIndex,
+    type: s.type,
+    content: s.content,
+    metadata: s.metadata,
+    integrity_hash: s.integrityHash,
+    chain_hash: s.chainHash,
+    previous_chain_hash: s.previousChainHash,
+    was_interrupted: s.wasInterrupted,
+    created_at: s.createdAt.toISOString(),
+  };
+}
