@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { STEP_TYPES, TRACE_STATUSES } from '../../schema/traces';
 import { idPattern } from '../../shared/platform/ids';
+import { PrefixedId } from '../../shared/platform/params';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { isoOrNull } from '../../shared/platform/time';
 import { SIGNATURE_ALGORITHM } from '../../shared/platform/trace-signing';
@@ -14,10 +15,17 @@ export const MAX_STEPS_PAGE = 1_000;
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 const id = idPattern('trace');
+const step = idPattern('step');
+const HASH = 'a3f1c2d4e5b60718293a4b5c6d7e8f9012a3b4c5d6e7f8091a2b3c4d5e6f7081';
+const CHAIN = '5b2e8c1d0f9a7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d';
+// Examples only: a real signature is 684 base64 characters, a real key about 800.
+const SIGNATURE = 'kR9vQm3tX0bYzL8wP2sJdF6hN1cA4eU7iO5gT9yB3nM0qW8rE2tY6uI1oP4aS7dF+Lh2Vw==';
+const TIME = '2026-11-15T12:00:00.000Z';
+const Id = z.string().openapi({ example: id.example });
+const StepId = z.string().openapi({ example: step.example });
+const Hash = (description: string) => z.string().openapi({ description, example: HASH });
 
-export const TraceParams = z.object({
-  trace_id: z.string().regex(id.pattern, 'must be a trace id').openapi({ param: { name: 'trace_id', in: 'path' }, example: id.example }),
-});
+export const TraceParams = z.object({ trace_id: PrefixedId('trace', 'The trace') });
 
 const AgentId = z.string().trim().min(1).max(128).openapi({ example: 'billing-agent' });
 
@@ -25,12 +33,12 @@ export const StartBody = z
   .object({
     agent_id: AgentId,
     description: z.string().max(2_000).optional().openapi({ example: 'Refund order 42' }),
-    tags: z.array(z.string().trim().min(1).max(50)).max(20).default([]).openapi({ example: ['refunds'] }),
+    tags: z.array(z.string().trim().min(1).max(50)).max(20).default([]).openapi({ description: 'Up to 20 labels of 1 to 50 characters', example: ['refunds'] }),
   })
-  .openapi('TraceStart');
+  .openapi('TraceStart', { example: { agent_id: 'refund-agent', description: 'Refund order 42', tags: ['refunds'] } });
 
 export const StartedTrace = z
-  .object({ trace_id: z.string().openapi({ example: id.example }), status: z.literal('active'), created_at: z.string() })
+  .object({ trace_id: Id, status: z.literal('active'), created_at: z.string().openapi({ example: TIME }) })
   .openapi('TraceStarted');
 
 export const StepBody = z
@@ -46,52 +54,52 @@ export const StepBody = z
       .refine((m) => utf8Bytes(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
       .openapi({ description: `Any JSON object, up to ${MAX_METADATA_BYTES / 1024} KB; hashed with the step`, example: { tool: 'stripe', undo: 'Charge order 42 again' } }),
   })
-  .openapi('TraceStepInput');
+  .openapi('TraceStepInput', { example: { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}', metadata: { tool: 'stripe', undo: 'Charge order 42 again' } } });
 
 export const AddedStep = z
   .object({
-    step_id: z.string(),
+    step_id: StepId,
     step_index: z.number().int().openapi({ description: 'Zero-based position in the trace' }),
     type: z.enum(STEP_TYPES),
-    integrity_hash: z.string().openapi({ description: 'SHA-256 hex of the RFC 8785 (JCS) bytes of {trace_id, step_index, type, content, metadata}' }),
-    integrity_chain_hash: z.string().openapi({ description: 'SHA-256 hex of previous chain hash + integrity_hash' }),
-    previous_chain_hash: z.string().nullable(),
+    integrity_hash: Hash('SHA-256 hex of the RFC 8785 (JCS) bytes of {trace_id, step_index, type, content, metadata}'),
+    integrity_chain_hash: z.string().openapi({ description: 'SHA-256 hex of previous chain hash + integrity_hash', example: CHAIN }),
+    previous_chain_hash: z.string().nullable().openapi({ description: 'The chain hash this step extended; null for the first step', example: null }),
     was_interrupted: z.boolean().openapi({ description: 'Always false here: only the last step of a trace sealed as `interrupted` is flagged' }),
     trace_status: z.enum(TRACE_STATUSES).openapi({ description: '`failed` when this was a fatal ERROR step, else `active`' }),
-    created_at: z.string(),
+    created_at: z.string().openapi({ example: TIME }),
   })
   .openapi('TraceStepAdded');
 
 const Sealed = {
-  integrity_root_hash: z.string().nullable().openapi({ description: "The last step's chain hash (SHA-256 of the empty string for a trace without steps)" }),
-  signature: z.string().nullable().openapi({ description: 'Base64 RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the UTF-8 bytes of integrity_root_hash' }),
+  integrity_root_hash: z.string().nullable().openapi({ description: "The last step's chain hash (SHA-256 of the empty string for a trace without steps); null while active", example: CHAIN }),
+  signature: z.string().nullable().openapi({ description: 'Base64 RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the UTF-8 bytes of integrity_root_hash', example: SIGNATURE }),
   signature_algorithm: z.literal(SIGNATURE_ALGORITHM).nullable(),
-  key_id: z.string().nullable().openapi({ description: "Hex SHA-256 of the signing key's SPKI DER" }),
-  signed_at: z.string().nullable(),
+  key_id: z.string().nullable().openapi({ description: "Hex SHA-256 of the signing key's SPKI DER", example: HASH }),
+  signed_at: z.string().nullable().openapi({ example: TIME }),
 };
 
 export const CompletedTrace = z
   .object({
-    trace_id: z.string(),
+    trace_id: Id,
     status: z.enum(TRACE_STATUSES),
-    integrity_root_hash: z.string(),
-    signature: z.string(),
+    integrity_root_hash: Hash("The last step's chain hash").openapi({ example: CHAIN }),
+    signature: z.string().openapi({ description: 'Base64 RSA-PSS signature over integrity_root_hash', example: SIGNATURE }),
     signature_algorithm: z.literal(SIGNATURE_ALGORITHM),
-    key_id: z.string(),
+    key_id: Hash("Hex SHA-256 of the signing key's SPKI DER"),
     step_count: z.number().int(),
-    signed_at: z.string(),
+    signed_at: z.string().openapi({ example: TIME }),
   })
   .openapi('TraceCompleted');
 
 export const TraceSchema = z
   .object({
-    trace_id: z.string(),
-    agent_id: z.string(),
+    trace_id: Id,
+    agent_id: z.string().openapi({ example: 'refund-agent' }),
     status: z.enum(TRACE_STATUSES),
-    description: z.string().nullable(),
-    tags: z.array(z.string()),
-    created_at: z.string(),
-    completed_at: z.string().nullable().openapi({ description: 'When the trace was sealed (completed, failed or interrupted)' }),
+    description: z.string().nullable().openapi({ example: 'Refund order 42' }),
+    tags: z.array(z.string()).openapi({ example: ['refunds'] }),
+    created_at: z.string().openapi({ example: TIME }),
+    completed_at: z.string().nullable().openapi({ description: 'When the trace was sealed (completed, failed or interrupted)', example: TIME }),
     step_count: z.number().int(),
     ...Sealed,
   })
@@ -99,23 +107,23 @@ export const TraceSchema = z
 
 export const ListQuery = PageQuery({ max: 100, default: 20 }).extend({
   agent_id: AgentId.optional().openapi({ description: 'Only traces of this agent' }),
-  status: z.enum(TRACE_STATUSES).optional(),
+  status: z.enum(TRACE_STATUSES).optional().openapi({ description: 'Only traces in this status' }),
 });
 export const ListPaging = paging({ totals: ['total'], hasMore: true });
 export const TraceList = z.object({ traces: z.array(TraceSchema), ...ListPaging.fields }).openapi('TraceList');
 
 export const StepSchema = z
   .object({
-    step_id: z.string(),
+    step_id: StepId,
     step_index: z.number().int(),
     type: z.enum(STEP_TYPES),
-    content: z.string(),
-    metadata: z.record(z.string(), z.unknown()),
-    integrity_hash: z.string(),
-    chain_hash: z.string(),
-    previous_chain_hash: z.string().nullable(),
-    was_interrupted: z.boolean(),
-    created_at: z.string(),
+    content: z.string().openapi({ example: 'POST /v1/refunds {"order": 42}' }),
+    metadata: z.record(z.string(), z.unknown()).openapi({ example: { tool: 'stripe' } }),
+    integrity_hash: Hash('SHA-256 hex of the JCS bytes of {trace_id, step_index, type, content, metadata}'),
+    chain_hash: z.string().openapi({ example: CHAIN }),
+    previous_chain_hash: z.string().nullable().openapi({ example: null }),
+    was_interrupted: z.boolean().openapi({ description: 'The last step of a trace sealed as `interrupted`' }),
+    created_at: z.string().openapi({ example: TIME }),
   })
   .openapi('TraceStep');
 
@@ -135,48 +143,50 @@ export const TraceWithSteps = z
 
 export const Discrepancy = z
   .object({
-    step_index: z.number().int().nullable().openapi({ description: 'The step at fault; null for the trace as a whole' }),
-    step_id: z.string().nullable(),
+    step_index: z.number().int().nullable().openapi({ description: 'The step at fault; null for the trace as a whole', example: 2 }),
+    step_id: z.string().nullable().openapi({ example: step.example }),
     problem: z.enum(['integrity_hash_mismatch', 'previous_chain_hash_mismatch', 'chain_hash_mismatch', 'missing_step', 'unexpected_step', 'step_count_mismatch', 'root_hash_mismatch', 'signature_invalid', 'signing_key_unknown']),
-    detail: z.string(),
+    detail: z.string().openapi({ example: 'type, content or metadata do not hash to the stored integrity hash: the step was changed after it was recorded' }),
   })
   .openapi('TraceDiscrepancy');
 
 export const VerifyResult = z
   .object({
-    trace_id: z.string(),
+    trace_id: Id,
     valid: z.boolean().openapi({ description: 'chain_valid and signature_valid' }),
     chain_valid: z.boolean().openapi({ description: 'Every stored step hashes to its integrity hash, the chain links, indexes run 0..n-1 and end at the signed root' }),
     signature_valid: z.boolean().openapi({ description: 'The signature verifies over the stored root hash with the key of key_id' }),
     discrepancies: z.array(Discrepancy).nullable().openapi({ description: 'What broke, step by step; null when nothing did' }),
     step_count: z.number().int(),
-    key_id: z.string().nullable(),
+    key_id: z.string().nullable().openapi({ example: HASH }),
   })
   .openapi('TraceVerification');
 
+const PublicKeyPem = z.string().openapi({ description: 'SPKI PEM', example: '-----BEGIN PUBLIC KEY-----\nMIICIjANBgkqhkiG9w0BAQEFAAOCAg8AMIICCgKCAgEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----\n' });
+
 export const Certificate = z
   .object({
-    trace_id: z.string(),
-    agent_id: z.string(),
+    trace_id: Id,
+    agent_id: z.string().openapi({ example: 'refund-agent' }),
     status: z.enum(TRACE_STATUSES),
     step_count: z.number().int(),
-    integrity_root_hash: z.string(),
-    signature: z.string(),
+    integrity_root_hash: z.string().openapi({ example: CHAIN }),
+    signature: z.string().openapi({ example: SIGNATURE }),
     signature_algorithm: z.literal(SIGNATURE_ALGORITHM),
-    signed_at: z.string(),
-    key_id: z.string(),
-    public_key: z.string().openapi({ description: 'SPKI PEM of the key that signed this trace (kept after the key is rotated)' }),
+    signed_at: z.string().openapi({ example: TIME }),
+    key_id: Hash("Hex SHA-256 of the signing key's SPKI DER"),
+    public_key: PublicKeyPem.openapi({ description: 'SPKI PEM of the key that signed this trace (kept after the key is rotated)' }),
     steps: z
-      .array(z.object({ step_index: z.number().int(), type: z.enum(STEP_TYPES), integrity_hash: z.string(), chain_hash: z.string() }))
+      .array(z.object({ step_index: z.number().int(), type: z.enum(STEP_TYPES), integrity_hash: Hash('The step\'s integrity hash'), chain_hash: z.string().openapi({ example: CHAIN }) }))
       .openapi({ description: 'Each step\'s hashes, in order: enough to recompute the chain to the root without the contents' }),
   })
   .openapi('TraceCertificate');
 
 export const PublicKey = z
   .object({
-    public_key: z.string().openapi({ description: 'SPKI PEM' }),
+    public_key: PublicKeyPem,
     algorithm: z.literal(SIGNATURE_ALGORITHM),
-    key_id: z.string().openapi({ description: 'Hex SHA-256 of the SPKI DER' }),
+    key_id: Hash('Hex SHA-256 of the SPKI DER'),
   })
   .openapi('TracePublicKey');
 

@@ -3,6 +3,7 @@ import { openPostgres } from '../../shared/node/database';
 import { startFakeQstash } from '../standins/fake-qstash';
 import { startNeonWsProxy } from '../standins/neon-ws-proxy';
 import { startUpstashProxy } from '../standins/upstash-redis-proxy';
+import { generateSigningKeyPem } from '../../shared/platform/trace-signing';
 
 /**
  * Node side of the Workers smoke suite, run once before any project starts: migrate the real
@@ -60,6 +61,8 @@ export default async function setup(project: TestProject) {
       LOG_LEVEL: 'silent',
       // No Workers AI account here; the deterministic provider stands in for it.
       EMBEDDING_PROVIDER: 'hash',
+      // A secret as an operator would store it: the PEM on one line with literal \n (wrangler --var too).
+      TRACE_SIGNING_KEY: (await generateSigningKeyPem()).trim().replace(/\n/g, '\\n'),
     };
     project.provide('workerBindings', bindings);
   } catch (err) {
@@ -82,6 +85,7 @@ export interface WorkerBindings {
   ADMIN_TOKEN: string;
   LOG_LEVEL: string;
   EMBEDDING_PROVIDER: string;
+  TRACE_SIGNING_KEY: string;
 }
 
 declare module 'vitest' {
