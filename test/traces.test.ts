@@ -296,6 +296,11 @@ describe('listing, limits, tiers and tenants', () => {
   });
 
   it('answers 400 to bad steps', async () => {
+    const nested = (levels: number) => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = [value];
+      return value;
+    };
     const traceId = await start(pro);
     const bad = [
       { type: 'DREAM', content: 'x' },
@@ -304,11 +309,17 @@ describe('listing, limits, tiers and tenants', () => {
       { type: 'THOUGHT', content: 'é'.repeat(32 * 1024 + 1) },
       { type: 'THOUGHT', content: 'x', metadata: { blob: 'x'.repeat(16 * 1024) } },
       { type: 'THOUGHT', content: 'x', metadata: ['not', 'an', 'object'] },
+      { type: 'THOUGHT', content: 'x', metadata: { deep: nested(32) } },
     ];
     for (const body of bad) expect((await post(pro, `/v1/traces/${traceId}/steps`, body)).status, JSON.stringify(body).slice(0, 80)).toBe(400);
+    // Deeper than JSON.stringify itself manages here: sent as text.
+    const deep = `{"type":"THOUGHT","content":"x","metadata":{"deep":${'['.repeat(5_000)}1${']'.repeat(5_000)}}}`;
+    const tooDeep = await engine.request('POST', `/v1/traces/${traceId}/steps`, { key: pro.key, raw: deep, headers: { 'content-type': 'application/json' } });
+    expect([tooDeep.status, tooDeep.body.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect((await post(pro, '/v1/traces', {})).status).toBe(400);
     expect((await post(pro, '/v1/traces', { agent_id: 'a', tags: ['x'.repeat(51)] })).status).toBe(400);
     expect((await post(pro, `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'x'.repeat(64 * 1024) })).status).toBe(201);
+    expect((await post(pro, `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'x', metadata: { deep: nested(31) } })).status).toBe(201);
   });
 
   it("another tenant's trace is not found, exactly like an unknown one", async () => {

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { STEP_TYPES, TRACE_STATUSES } from '../../schema/traces';
 import { idPattern } from '../../shared/platform/ids';
-import { PrefixedId } from '../../shared/platform/params';
+import { JsonObject, PrefixedId } from '../../shared/platform/params';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { isoOrNull } from '../../shared/platform/time';
 import { SIGNATURE_ALGORITHM } from '../../shared/platform/trace-signing';
@@ -48,11 +48,7 @@ export const StepBody = z
       .string()
       .refine((s) => utf8Bytes(s) <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`)
       .openapi({ description: `The step's text, up to ${MAX_CONTENT_BYTES / 1024} KB`, example: 'POST /v1/refunds {"order": 42}' }),
-    metadata: z
-      .record(z.string(), z.unknown())
-      .default({})
-      .refine((m) => utf8Bytes(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
-      .openapi({ description: `Any JSON object, up to ${MAX_METADATA_BYTES / 1024} KB; hashed with the step`, example: { tool: 'stripe', undo: 'Charge order 42 again' } }),
+    metadata: JsonObject({ maxBytes: MAX_METADATA_BYTES, description: 'Hashed with the step', example: { tool: 'stripe', undo: 'Charge order 42 again' } }),
   })
   .openapi('TraceStepInput', { example: { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}', metadata: { tool: 'stripe', undo: 'Charge order 42 again' } } });
 

@@ -79,3 +79,34 @@ export const CsvEnum = <const T extends readonly [string, ...string[]]>(values: 
     })
     .transform((list) => [...new Set(list)] as T[number][])
     .openapi({ description, example });
+
+/** How deep a caller's JSON object may nest: deeper values overflow recursive walkers (JCS, drivers). */
+export const MAX_JSON_DEPTH = 32;
+
+function jsonDepth(root: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (!value || typeof value !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * A free-form JSON object from the caller (step or triple metadata), `{}` when absent, capped in
+ * UTF-8 bytes as serialized and in nesting depth.
+ */
+export const JsonObject = ({ maxBytes, description, example }: { maxBytes: number; description: string; example: Record<string, unknown> }) =>
+  z
+    .record(z.string(), z.unknown())
+    .default({})
+    .superRefine((m, ctx) => {
+      // Depth first: serializing a deeper value to measure it would overflow the stack.
+      if (jsonDepth(m) > MAX_JSON_DEPTH) ctx.addIssue({ code: 'custom', message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` });
+      else if (new TextEncoder().encode(JSON.stringify(m)).length > maxBytes) ctx.addIssue({ code: 'custom', message: `must be at most ${maxBytes} bytes as JSON` });
+    })
+    .openapi({ description: `${description}; any JSON object up to ${maxBytes / 1024} KB and ${MAX_JSON_DEPTH} levels deep`, example });
