@@ -1,9 +1,10 @@
 import canonicalize from 'canonicalize';
 import { sha256Hex } from '../../shared/platform/crypto';
+import type { Services } from '../../shared/platform/services';
 
 /**
  * The hashing of DESIGN §5 "Traces", a public contract: anyone can recompute it without our code
- * (the README does it with openssl and sha256sum; test/trace-certificate.test.ts with node:crypto).
+ * (the README does it with openssl and sha256sum; test/traces.test.ts with node:crypto).
  */
 export interface HashedFields {
   trace_id: string;
@@ -13,12 +14,20 @@ export interface HashedFields {
   metadata: Record<string, unknown>;
 }
 
+export type Digest = (text: string) => string | Promise<string>;
+
+/**
+ * SHA-256 hex of a UTF-8 string: Node's synchronous hash where there is one (verifying 1,000 steps
+ * is 2,000 digests, and WebCrypto's each hop through a thread pool), else WebCrypto.
+ */
+export const digestOf = (services: Services): Digest => services.hashSecret ?? sha256Hex;
+
 /** SHA-256 hex of the RFC 8785 (JSON Canonicalization Scheme) bytes of the step's fields. */
-export const integrityHash = (step: HashedFields) =>
-  sha256Hex(canonicalize({ trace_id: step.trace_id, step_index: step.step_index, type: step.type, content: step.content, metadata: step.metadata })!);
+export const integrityHash = async (digest: Digest, step: HashedFields) =>
+  digest(canonicalize({ trace_id: step.trace_id, step_index: step.step_index, type: step.type, content: step.content, metadata: step.metadata })!);
 
 /** SHA-256 hex of the UTF-8 string previous chain hash + integrity hash (the empty string before the first step). */
-export const chainHash = (previous: string | null, integrity: string) => sha256Hex((previous ?? '') + integrity);
+export const chainHash = async (digest: Digest, previous: string | null, integrity: string) => digest((previous ?? '') + integrity);
 
 /** The root of a trace without steps: SHA-256 of the empty string. */
 export const EMPTY_ROOT = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

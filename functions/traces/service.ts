@@ -5,7 +5,7 @@ import { newId } from '../../shared/platform/ids';
 import type { PageInput } from '../../shared/platform/pagination';
 import { SIGNATURE_ALGORITHM, type SigningKey } from '../../shared/platform/trace-signing';
 import { type Work, write } from '../../shared/platform/unit-of-work';
-import { chainHash, EMPTY_ROOT, integrityHash } from './hashing';
+import { chainHash, digestOf, EMPTY_ROOT, integrityHash } from './hashing';
 import * as q from './queries';
 import { ListPaging, MAX_STEPS, type StartBody, type StepBody, toStepDto, toTraceDto } from './schemas';
 
@@ -55,8 +55,9 @@ export async function addStep(ctx: TenantCtx, input: { traceId: string } & z.inf
     if (trace.status !== 'active') throw notActive(trace);
     if (trace.stepCount >= MAX_STEPS) throw conflict(`A trace holds at most ${MAX_STEPS} steps; complete this one and start another`, { status: trace.status });
     const stepIndex = trace.stepCount;
-    const integrity = await integrityHash({ trace_id: trace.id, step_index: stepIndex, type: input.type, content: input.content, metadata: input.metadata });
-    const chain = await chainHash(trace.lastChainHash, integrity);
+    const digest = digestOf(ctx.services);
+    const integrity = await integrityHash(digest, { trace_id: trace.id, step_index: stepIndex, type: input.type, content: input.content, metadata: input.metadata });
+    const chain = await chainHash(digest, trace.lastChainHash, integrity);
     const step = await q.insertStep(work.tx, {
       id: newId('step'),
       tenantId: ctx.tenantId,

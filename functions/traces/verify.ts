@@ -1,7 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import type { TenantCtx } from '../../shared/platform/context';
 import { verifySignature } from '../../shared/platform/trace-signing';
-import { chainHash, EMPTY_ROOT, integrityHash } from './hashing';
+import { chainHash, digestOf, EMPTY_ROOT, integrityHash } from './hashing';
 import * as q from './queries';
 import type { Discrepancy } from './schemas';
 import { sealedOnly, traceFor } from './service';
@@ -17,6 +17,7 @@ const BATCH = 500;
  */
 export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
   const trace = sealedOnly(await traceFor(ctx, input.traceId));
+  const digest = digestOf(ctx.services);
   const found: Found[] = [];
   const at = (step: q.StepRow | null, problem: Found['problem'], detail: string) =>
     found.push({ step_index: step?.stepIndex ?? null, step_id: step?.id ?? null, problem, detail });
@@ -33,13 +34,13 @@ export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
         found.push({ step_index: expected, step_id: null, problem: 'missing_step', detail: gap });
       }
       const fields = { trace_id: trace.id, step_index: step.stepIndex, type: step.type, content: step.content, metadata: step.metadata };
-      if ((await integrityHash(fields)) !== step.integrityHash) {
+      if ((await integrityHash(digest, fields)) !== step.integrityHash) {
         at(step, 'integrity_hash_mismatch', 'type, content or metadata do not hash to the stored integrity hash: the step was changed after it was recorded');
       }
       if (step.previousChainHash !== previousChain) {
         at(step, 'previous_chain_hash_mismatch', step.stepIndex === 0 ? 'the first step must not name a previous chain hash' : 'does not link to the chain hash of the step before it');
       }
-      if ((await chainHash(step.previousChainHash, step.integrityHash)) !== step.chainHash) {
+      if ((await chainHash(digest, step.previousChainHash, step.integrityHash)) !== step.chainHash) {
         at(step, 'chain_hash_mismatch', 'is not the SHA-256 of previous_chain_hash + integrity_hash');
       }
       previousChain = step.chainHash;

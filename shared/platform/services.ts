@@ -64,7 +64,8 @@ export interface Services {
   stats: RequestStats;
   /**
    * Synchronous SHA-256 where the runtime has one (Node): WebCrypto's digest hops through a thread
-   * pool, which under load queues every authenticated request behind the others.
+   * pool, which under load queues every authenticated request behind the others. Key hashing
+   * and trace step hashing (hex of the UTF-8 string) use it.
    */
   hashSecret?: (secret: string) => string;
   /** Client address: CF-Connecting-IP on Workers; socket or trusted X-Forwarded-For on Node. */
