@@ -1,5 +1,10 @@
 /** Small helpers the benchmark scripts share. */
 import { readdir, readFile } from 'node:fs/promises';
+import { buildApp } from '../../functions/app';
+import { jobHandlers, maintenanceTasks } from '../../functions/registry';
+import { createNodeServices } from '../../shared/node/services';
+import { parseConfig } from '../../shared/platform/config';
+import { createLogger } from '../../shared/platform/log';
 
 /** Deterministic numbers in [0, 1) (mulberry32), so every run loads the same data. */
 export function rng(seed: number) {
@@ -46,4 +51,36 @@ export async function indexDefinition(index: string) {
   const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap((text) => text.match(new RegExp(`CREATE INDEX ${index} [^;]*;`, 'g')) ?? []);
   if (!found.length) throw new Error(`${index} not found in migrations/`);
   return found[found.length - 1];
+}
+
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
+/**
+ * The engram app in this process, wired as functions/node.ts wires it (job handlers, maintenance),
+ * on embedded PGlite or on DATABASE_URL (and REDIS_URL), with rate limits raised out of the way.
+ * `call` goes through app.request (no sockets) and throws on any status ≥ 300.
+ */
+export async function inProcessEngram(env: Record<string, string> = {}) {
+  const config = parseConfig({
+    DATA_DIR: 'memory://',
+    DATABASE_URL: process.env.DATABASE_URL,
+    REDIS_URL: process.env.REDIS_URL,
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    EMBEDDING_PROVIDER: 'hash',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_SCALE: '1000',
+    ...env,
+  });
+  const log = createLogger('silent');
+  const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
+  const app = buildApp(() => node.services);
+  const call = async (method: string, path: string, key: string, body?: unknown) => {
+    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = (await res.json()) as any;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const newTenant = async (tier = 'enterprise') =>
+    (await call('POST', '/admin/v1/tenants', BENCH_ADMIN_TOKEN, { email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, tier })) as { tenant_id: string; api_key: string };
+  return { config, node, app, call, newTenant };
 }

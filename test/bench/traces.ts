@@ -11,13 +11,8 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
-import { buildApp } from '../../functions/app';
-import { jobHandlers, maintenanceTasks } from '../../functions/registry';
-import { createNodeServices } from '../../shared/node/services';
-import { parseConfig } from '../../shared/platform/config';
 import { newId } from '../../shared/platform/ids';
-import { createLogger } from '../../shared/platform/log';
-import { f0, f1, f2, pct, pool, table } from './lib';
+import { f0, f1, f2, inProcessEngram, pct, pool, table } from './lib';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,31 +20,13 @@ const arg = (name: string, fallback: number) => {
 };
 const APPENDS = arg('appends', 1000);
 const COMPLETIONS = arg('completions', 50);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
 const stats = (xs: number[]) => [f2(pct(xs, 50)), f2(pct(xs, 95)), f2(pct(xs, 99))];
 
 async function main() {
-  const config = parseConfig({
-    DATA_DIR: 'memory://',
-    DATABASE_URL: process.env.DATABASE_URL,
-    REDIS_URL: process.env.REDIS_URL,
-    ADMIN_TOKEN,
-    EMBEDDING_PROVIDER: 'hash',
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_SCALE: '1000',
-  });
-  const log = createLogger('silent');
-  const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
-  const app = buildApp(() => node.services);
+  const { node, call, newTenant } = await inProcessEngram();
   const db = node.services.db;
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = (await res.json()) as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const tenant = await call('POST', '/admin/v1/tenants', ADMIN_TOKEN, { email: `bench-${Date.now()}@example.com`, tier: 'enterprise' });
+  const tenant = await newTenant();
   const key = tenant.api_key as string;
   const start = async () => (await call('POST', '/v1/traces', key, { agent_id: 'bench' })).trace_id as string;
   const step = (i: number) => ({ type: i % 3 ? 'THOUGHT' : 'ACTION', content: `step ${i}: ${'reasoning '.repeat(20)}`, metadata: { i, tool: 'bench' } });

@@ -8,13 +8,8 @@
  * Embedded PGlite by default; DATABASE_URL (and REDIS_URL) to run on Postgres.
  *   npx tsx test/bench/webhooks.ts [--latency N] [--backlog N]
  */
-import { buildApp } from '../../functions/app';
-import { jobHandlers, maintenanceTasks } from '../../functions/registry';
-import { createNodeServices } from '../../shared/node/services';
-import { parseConfig } from '../../shared/platform/config';
-import { createLogger } from '../../shared/platform/log';
 import { startReceiver } from '../standins/webhook-receiver';
-import { f0, f1, pct, pool, table } from './lib';
+import { f0, f1, inProcessEngram, pct, pool, table } from './lib';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -22,30 +17,11 @@ const arg = (name: string, fallback: number) => {
 };
 const LATENCY_N = arg('latency', 300);
 const BACKLOG_N = arg('backlog', 2000);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
 async function main() {
-  const config = parseConfig({
-    DATA_DIR: 'memory://',
-    DATABASE_URL: process.env.DATABASE_URL,
-    REDIS_URL: process.env.REDIS_URL,
-    ADMIN_TOKEN,
-    EMBEDDING_PROVIDER: 'hash',
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_SCALE: '1000',
-    WEBHOOKS_ALLOW_INSECURE: '1',
-  });
-  const log = createLogger('silent');
-  const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
+  const { node, call, newTenant } = await inProcessEngram({ WEBHOOKS_ALLOW_INSECURE: '1' });
   node.runner.start();
-  const app = buildApp(() => node.services);
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = (await res.json()) as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const tenant = await call('POST', '/admin/v1/tenants', ADMIN_TOKEN, { email: `bench-${Date.now()}@example.com`, tier: 'enterprise' });
+  const tenant = await newTenant();
   const receiver = await startReceiver();
   await call('POST', '/v1/webhooks', tenant.api_key, { url: receiver.url('/bench'), events: ['memory.created'] });
   const storage = node.services.storage;
