@@ -129,7 +129,7 @@ describe('a trace from start to a verified seal', () => {
     expect((await post(pro, `/v1/traces/${traceId}/complete`)).status).toBe(200);
     const late = await post(pro, `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'too late' });
     expect(late.status).toBe(409);
-    expect(late.body).toMatchObject({ code: 'CONFLICT', status: 409 });
+    expect(late.body).toMatchObject({ code: 'CONFLICT', status: 409, trace_status: 'completed' });
     expect((await post(pro, `/v1/traces/${traceId}/complete`)).status).toBe(409);
   });
 

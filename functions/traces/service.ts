@@ -17,7 +17,7 @@ export async function traceFor(ctx: TenantCtx, traceId: string, lock = false) {
   return found;
 }
 
-const notActive = (trace: q.TraceRow) => conflict(`Trace is ${trace.status}; steps are added only while it is active`, { status: trace.status });
+const notActive = (trace: q.TraceRow) => conflict(`Trace is ${trace.status}; steps are added only while it is active`, { trace_status: trace.status });
 
 /**
  * Starting and sealing a trace go into the tenant's audit chain; single steps do not: a trace is
@@ -53,7 +53,7 @@ export async function addStep(ctx: TenantCtx, input: { traceId: string } & z.inf
   return write(ctx, async (work) => {
     const trace = await traceFor(work.ctx, input.traceId, true);
     if (trace.status !== 'active') throw notActive(trace);
-    if (trace.stepCount >= MAX_STEPS) throw conflict(`A trace holds at most ${MAX_STEPS} steps; complete this one and start another`, { status: trace.status });
+    if (trace.stepCount >= MAX_STEPS) throw conflict(`A trace holds at most ${MAX_STEPS} steps; complete this one and start another`, { trace_status: trace.status });
     const stepIndex = trace.stepCount;
     const digest = digestOf(ctx.services);
     const integrity = await integrityHash(digest, { trace_id: trace.id, step_index: stepIndex, type: input.type, content: input.content, metadata: input.metadata });
@@ -128,7 +128,7 @@ export async function completeTrace(ctx: TenantCtx, input: { traceId: string }) 
   const key = await ctx.services.signingKey();
   return write(ctx, async (work) => {
     const trace = await traceFor(work.ctx, input.traceId, true);
-    if (trace.status !== 'active') throw conflict(`Trace is already ${trace.status}`, { status: trace.status });
+    if (trace.status !== 'active') throw conflict(`Trace is already ${trace.status}`, { trace_status: trace.status });
     return sealedDto(await seal(work, trace, 'completed', key));
   });
 }
