@@ -79,3 +79,14 @@ export const CsvEnum = <const T extends readonly [string, ...string[]]>(values: 
     })
     .transform((list) => [...new Set(list)] as T[number][])
     .openapi({ description, example });
+
+/** The size cap of a caller's free-form `metadata` object, measured as its UTF-8 JSON. */
+export const MAX_METADATA_BYTES = 16 * 1024;
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+/** A free-form JSON object of at most MAX_METADATA_BYTES (as UTF-8 JSON); larger is 400 VALIDATION_ERROR. */
+export const Metadata = (description: string, example: Record<string, unknown>) =>
+  z
+    .record(z.string(), z.unknown())
+    .refine((m) => utf8Bytes(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
+    .openapi({ description: `${description} Any JSON object, up to ${MAX_METADATA_BYTES / 1024} KB as JSON.`, example });
