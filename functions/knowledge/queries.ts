@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { live } from '../../shared/memory/access';
-import { type DbOrTx, rows } from '../../shared/platform/db';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
 import type { PageInput } from '../../shared/platform/pagination';
 
 /**
@@ -170,32 +170,33 @@ export interface ConnectionRow {
 }
 
 /**
- * The neighbourhood of an entity in one statement: its newest `limit` triples as subject and as
- * object with the entity at the other end, both counts, and the newest memories linked to it.
+ * An entity with its neighbourhood, in one statement: its newest `limit` triples as subject and as
+ * object with the entity at the other end, both counts, and the newest live memories linked to it.
+ * Null when the tenant has no such entity.
  */
 export async function neighbourhood(db: DbOrTx, tenantId: string, entityId: string, limit: number, now: Date) {
-  const side = (here: string, there: string) => {
-    const [h, o] = [sql.raw(here), sql.raw(there)];
-    return sql`(SELECT coalesce(json_agg(x), '[]'::json) FROM (
+  const side = (here: string, there: string) =>
+    sql`(SELECT coalesce(json_agg(x), '[]'::json) FROM (
       SELECT ${urn(sql`t.id`)} AS triple_id, t.predicate, t.confidence, t.created_at,
              ${urn(sql`x.id`)} AS other_id, x.name AS other_name, x.entity_type AS other_type
-      FROM knowledge_triples t JOIN knowledge_entities x ON x.id = t.${o}
-      WHERE t.${h} = ${entityId}::uuid AND t.tenant_id = ${tenantId}
+      FROM knowledge_triples t JOIN knowledge_entities x ON x.id = t.${sql.raw(there)}
+      WHERE t.${sql.raw(here)} = e.id AND t.tenant_id = ${tenantId}
       ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}) x)`;
-  };
-  const count = (here: string) => sql`(SELECT count(*) FROM knowledge_triples t WHERE t.${sql.raw(here)} = ${entityId}::uuid AND t.tenant_id = ${tenantId})`;
+  const count = (here: string) => sql`(SELECT count(*) FROM knowledge_triples t WHERE t.${sql.raw(here)} = e.id AND t.tenant_id = ${tenantId})`;
   const mentions = sql`FROM memory_entities me JOIN memories m ON m.id = me.memory_id AND m.tenant_id = ${tenantId} AND ${live(now)}
-                       WHERE me.entity_id = ${entityId}::uuid AND me.tenant_id = ${tenantId}`;
-  const [found] = await rows<{ as_subject: ConnectionRow[] | string; as_object: ConnectionRow[] | string; subjects: number | string; objects: number | string; mentioned_in: string[] | string; mention_count: number | string }>(
+                       WHERE me.entity_id = e.id AND me.tenant_id = ${tenantId}`;
+  const [found] = await rows<EntityRow & { as_subject: Json<ConnectionRow[]>; as_object: Json<ConnectionRow[]>; subjects: number | string; objects: number | string; mentioned_in: Json<string[]>; mention_count: number | string }>(
     db,
-    sql`SELECT ${side('subject_id', 'object_id')} AS as_subject, ${side('object_id', 'subject_id')} AS as_object,
+    sql`SELECT ${ENTITY_COLUMNS}, ${side('subject_id', 'object_id')} AS as_subject, ${side('object_id', 'subject_id')} AS as_object,
                ${count('subject_id')} AS subjects, ${count('object_id')} AS objects,
                (SELECT coalesce(json_agg(x.id), '[]'::json) FROM (
                   SELECT ${urn(sql`me.memory_id`)} AS id ${mentions} ORDER BY me.created_at DESC, me.memory_id DESC LIMIT ${limit}) x) AS mentioned_in,
-               (SELECT count(*) ${mentions}) AS mention_count`,
+               (SELECT count(*) ${mentions}) AS mention_count
+        FROM knowledge_entities e WHERE e.tenant_id = ${tenantId} AND e.id = ${entityId}::uuid`,
   );
-  const parsed = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+  if (!found) return null;
   return {
+    entity: found,
     asSubject: parsed(found.as_subject),
     asObject: parsed(found.as_object),
     total: Number(found.subjects) + Number(found.objects),
@@ -203,6 +204,10 @@ export async function neighbourhood(db: DbOrTx, tenantId: string, entityId: stri
     mentionCount: Number(found.mention_count),
   };
 }
+
+/** json columns come parsed from every driver we use; tolerate text anyway. */
+type Json<T> = T | string;
+const parsed = <T>(v: Json<T>): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
 
 /** Deletes the triples that name the entity, then the entity (its memory links go with it); the triple count. */
 export async function deleteEntity(tx: DbOrTx, tenantId: string, entityId: string): Promise<number> {
@@ -242,17 +247,25 @@ function walk(name: string, tenantId: string, start: string, stop: string, depth
       WHERE w.depth < ${depth} AND w.entity_id <> ${stop}::uuid AND n.next_id <> ALL(w.entities))`;
 }
 
-export interface PathRow {
-  steps: { triple_id: string; predicate: string; s_id: string; s_name: string; s_type: string; o_id: string; o_name: string; o_type: string }[] | string;
+export interface StepRow {
+  triple_id: string;
+  predicate: string;
+  s_id: string;
+  s_name: string;
+  s_type: string;
+  o_id: string;
+  o_name: string;
+  o_type: string;
 }
 
 /**
  * Up to `max` shortest simple paths of at most `hops` triples between two entities, following
- * triples either way, in one statement. Meet in the middle: a walk of ⌈hops/2⌉ from `from` and one
- * of ⌊hops/2⌋ from `to` (each bounded by PATH_FANOUT and PATH_FRONTIER) joined on the entity where
- * they meet; a path of length L is found once, split as ⌈hops/2⌉ or L from the start and the rest
- * from the end. Each length is its own LIMITed join, so a dense graph stops at `max` per length.
- * Shortest first, then by triple ids.
+ * triples either way, as lists of triple ids. Meet in the middle: a walk of ⌈hops/2⌉ from `from`
+ * and one of ⌊hops/2⌋ from `to` (each bounded by PATH_FANOUT and PATH_FRONTIER) joined on the
+ * entity where they meet; a path of length L is found once, split as ⌈hops/2⌉ (or L) triples from
+ * the start and the rest from the end. Each length is its own LIMITed join, so a dense graph stops
+ * at `max` per length. Shortest first, then by triple ids. The planner cannot know how large the
+ * walks are and would join them by nested loops (thousands × thousands): hash joins are forced.
  */
 export async function shortestPaths(db: DbOrTx, tenantId: string, from: string, to: string, hops: number, max: number) {
   const [ahead, behind] = [Math.ceil(hops / 2), Math.floor(hops / 2)];
@@ -261,21 +274,32 @@ export async function shortestPaths(db: DbOrTx, tenantId: string, from: string, 
     return sql`(SELECT f.triples || b.triples AS triples, ${length}::int AS hops FROM f JOIN b ON b.entity_id = f.entity_id
                 WHERE f.depth = ${a} AND b.depth = ${length - a} AND NOT (f.entities[1:f.depth] && b.entities) LIMIT ${max})`;
   });
-  return rows<PathRow>(
-    db,
-    sql`WITH RECURSIVE ${walk('fw', tenantId, from, to, ahead, false)}, ${walk('bw', tenantId, to, from, behind, true)},
-        f AS MATERIALIZED (SELECT * FROM fw LIMIT ${PATH_FRONTIER}),
-        b AS MATERIALIZED (SELECT * FROM bw LIMIT ${PATH_FRONTIER}),
-        found AS (${sql.join(lengths, sql` UNION ALL `)}),
-        top AS (SELECT triples, hops, row_number() OVER (ORDER BY hops, triples) AS n FROM found ORDER BY hops, triples LIMIT ${max})
-        SELECT json_agg(json_build_object(
-                 'triple_id', ${urn(sql`t.id`)}, 'predicate', t.predicate,
-                 's_id', ${urn(sql`s.id`)}, 's_name', s.name, 's_type', s.entity_type,
-                 'o_id', ${urn(sql`o.id`)}, 'o_name', o.name, 'o_type', o.entity_type) ORDER BY u.at) AS steps
-        FROM top CROSS JOIN LATERAL unnest(top.triples) WITH ORDINALITY AS u(id, at)
-        JOIN knowledge_triples t ON t.id = u.id AND t.tenant_id = ${tenantId}
-        JOIN knowledge_entities s ON s.id = t.subject_id
-        JOIN knowledge_entities o ON o.id = t.object_id
-        GROUP BY top.n ORDER BY top.n`,
-  );
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`SET LOCAL enable_nestloop = off`);
+    await tx.execute(sql`SET LOCAL jit = off`);
+    const found = await rows<{ triples: string[] | string }>(
+      tx,
+      sql`WITH RECURSIVE ${walk('fw', tenantId, from, to, ahead, false)}, ${walk('bw', tenantId, to, from, behind, true)},
+          f AS MATERIALIZED (SELECT * FROM fw LIMIT ${PATH_FRONTIER}),
+          b AS MATERIALIZED (SELECT * FROM bw LIMIT ${PATH_FRONTIER}),
+          found AS (${sql.join(lengths, sql` UNION ALL `)})
+          SELECT triples::text[] AS triples FROM found ORDER BY hops, triples LIMIT ${max}`,
+    );
+    const paths = found.map((p) => (typeof p.triples === 'string' ? parsePgArray(p.triples) : p.triples));
+    if (!paths.length) return [];
+    await tx.execute(sql`SET LOCAL enable_nestloop = on`);
+    const steps = await rows<StepRow>(
+      tx,
+      sql`SELECT ${urn(sql`t.id`)} AS triple_id, t.predicate, ${urn(sql`s.id`)} AS s_id, s.name AS s_name, s.entity_type AS s_type,
+                 ${urn(sql`o.id`)} AS o_id, o.name AS o_name, o.entity_type AS o_type
+          FROM knowledge_triples t JOIN knowledge_entities s ON s.id = t.subject_id JOIN knowledge_entities o ON o.id = t.object_id
+          WHERE t.tenant_id = ${tenantId} AND t.id = ANY(${pgArray([...new Set(paths.flat())])}::uuid[])`,
+    );
+    // A triple deleted between the two statements takes its paths with it.
+    const byId = new Map(steps.map((step) => [step.triple_id, step]));
+    return paths.map((p) => p.map((id) => byId.get(`urn:uuid:${id}`))).filter((p): p is StepRow[] => p.every(Boolean));
+  });
 }
+
+/** A one-dimensional Postgres text array of uuids, `{a,b}`, as a driver may leave it. */
+const parsePgArray = (text: string) => text.replace(/^\{|\}$/g, '').split(',').filter(Boolean);

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { ENTITY_NAME_MAX } from '../../shared/memory/entities';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { Metadata, UrnId } from '../../shared/platform/params';
+import type { ConnectionRow, EntityRow, StepRow, TripleRow } from './queries';
 
 export const DEFAULT_TYPE = 'concept';
 export const TYPE_MAX = 50;
@@ -142,3 +143,37 @@ export const PathsResponse = z
     total: z.number().int().openapi({ description: `Paths returned (at most ${MAX_PATHS})`, example: 1 }),
   })
   .openapi('KnowledgePaths');
+
+const iso = (v: Date | string) => new Date(v).toISOString();
+
+export const toRef = (e: { entity_id: string; name: string; entity_type: string }): z.infer<typeof EntityRef> => ({ entity_id: e.entity_id, name: e.name, entity_type: e.entity_type });
+
+export const toEntityDto = (e: EntityRow): z.infer<typeof EntitySchema> => ({ ...toRef(e), metadata: e.metadata ?? {}, created_at: iso(e.created_at) });
+
+export function toTripleDto(t: TripleRow): z.infer<typeof TripleSchema> {
+  return {
+    triple_id: t.triple_id,
+    subject: { entity_id: t.s_id, name: t.s_name, entity_type: t.s_type },
+    predicate: t.predicate,
+    object: { entity_id: t.o_id, name: t.o_name, entity_type: t.o_type },
+    confidence: Number(t.confidence),
+    source_memory_id: t.source_memory_id,
+    metadata: t.metadata ?? {},
+    created_at: iso(t.created_at),
+  };
+}
+
+export const toStepDto = (t: StepRow): z.infer<typeof Step> => ({
+  triple_id: t.triple_id,
+  subject: { entity_id: t.s_id, name: t.s_name, entity_type: t.s_type },
+  predicate: t.predicate,
+  object: { entity_id: t.o_id, name: t.o_name, entity_type: t.o_type },
+});
+
+export const toConnection = (c: ConnectionRow) => ({
+  triple_id: c.triple_id,
+  predicate: c.predicate,
+  confidence: Number(c.confidence),
+  created_at: iso(c.created_at),
+  other: { entity_id: c.other_id, name: c.other_name, entity_type: c.other_type },
+});

@@ -6,26 +6,21 @@ import { notFound } from '../../shared/platform/errors';
 import { toUrn } from '../../shared/platform/ids';
 import { write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
-import { type CreateTripleBody, DEFAULT_TYPE, type EntityListQuery, EntityPaging, type TripleListQuery, TriplePaging } from './schemas';
+import {
+  type CreateTripleBody,
+  DEFAULT_TYPE,
+  type EntityListQuery,
+  EntityPaging,
+  toConnection,
+  toEntityDto,
+  toRef,
+  toTripleDto,
+  type TripleListQuery,
+  TriplePaging,
+} from './schemas';
 
-const iso = (v: Date | string) => new Date(v).toISOString();
-const bare = (urn: string) => urn.replace(/^urn:uuid:/, '');
-const ref = (id: string, name: string, type: string) => ({ entity_id: id, name, entity_type: type });
-
-export function toTripleDto(t: q.TripleRow) {
-  return {
-    triple_id: t.triple_id,
-    subject: ref(t.s_id, t.s_name, t.s_type),
-    predicate: t.predicate,
-    object: ref(t.o_id, t.o_name, t.o_type),
-    confidence: Number(t.confidence),
-    source_memory_id: t.source_memory_id,
-    metadata: t.metadata ?? {},
-    created_at: iso(t.created_at),
-  };
-}
-
-const toEntityDto = (e: q.EntityRow) => ({ ...ref(e.entity_id, e.name, e.entity_type), metadata: e.metadata ?? {}, created_at: iso(e.created_at) });
+const bare = (urn: string) => urn.slice('urn:uuid:'.length);
+const normalizedOrUndefined = (value: string | undefined) => (value === undefined ? undefined : normalizeName(value));
 
 /**
  * A triple between two entities found or created by name and type (names normalized, type
@@ -37,37 +32,36 @@ export async function createTriple(ctx: TenantCtx, input: z.infer<typeof CreateT
   const object = { name: normalizeName(input.object), entity_type: normalizeName(input.object_type ?? DEFAULT_TYPE) };
   const same = subject.name === object.name && subject.entity_type === object.entity_type;
   const tripleId = uuidv7();
+  const sourceMemoryId = input.source_memory_id ?? null;
   return write(ctx, async (work) => {
     const { tx } = work;
-    const wanted = (same ? [subject] : [subject, object]).map((e) => ({ id: uuidv7(), ...e }));
-    const entities = await q.upsertEntities(tx, ctx.tenantId, wanted, ctx.now);
-    const idOf = (e: typeof subject) => bare(entities.find((r) => r.name === e.name && r.entity_type === e.entity_type)!.entity_id);
-    const sourceMemoryId = input.source_memory_id ?? null;
+    const entities = await q.upsertEntities(tx, ctx.tenantId, (same ? [subject] : [subject, object]).map((e) => ({ id: uuidv7(), ...e })), ctx.now);
+    const entity = (e: typeof subject) => entities.find((r) => r.name === e.name && r.entity_type === e.entity_type)!;
     if (sourceMemoryId && !(await q.lockSourceMemory(tx, ctx.tenantId, sourceMemoryId, ctx.now))) throw notFound('Memory');
-    const [subjectId, objectId] = [idOf(subject), idOf(object)];
-    await q.insertTriple(tx, { id: tripleId, tenantId: ctx.tenantId, subjectId, predicate: input.predicate, objectId, confidence: input.confidence, sourceMemoryId, metadata: input.metadata }, ctx.now);
+    const [s, o] = [entity(subject), entity(object)];
+    const triple = { id: tripleId, tenantId: ctx.tenantId, subjectId: bare(s.entity_id), predicate: input.predicate, objectId: bare(o.entity_id), confidence: input.confidence, sourceMemoryId, metadata: input.metadata };
+    await q.insertTriple(tx, triple, ctx.now);
     await work.audit({
       operation: 'knowledge.triple_created',
       resourceType: 'knowledge_triple',
       resourceId: toUrn(tripleId),
-      metadata: {
-        subject_id: toUrn(subjectId),
-        object_id: toUrn(objectId),
-        entities_created: entities.filter((e) => e.created).map((e) => e.entity_id),
-        source_memory_id: sourceMemoryId && toUrn(sourceMemoryId),
-      },
+      metadata: { subject_id: s.entity_id, object_id: o.entity_id, entities_created: entities.filter((e) => e.created).map((e) => e.entity_id), source_memory_id: sourceMemoryId && toUrn(sourceMemoryId) },
     });
-    return toTripleDto((await q.tripleOf(tx, ctx.tenantId, tripleId, ctx.now))!);
+    return {
+      triple_id: toUrn(tripleId),
+      subject: toRef(s),
+      predicate: input.predicate,
+      object: toRef(o),
+      confidence: input.confidence,
+      source_memory_id: sourceMemoryId && toUrn(sourceMemoryId),
+      metadata: input.metadata,
+      created_at: ctx.now.toISOString(),
+    };
   });
 }
 
 export async function listTriples(ctx: TenantCtx, query: z.infer<typeof TripleListQuery>) {
-  const filter = {
-    subject: query.subject === undefined ? undefined : normalizeName(query.subject),
-    object: query.object === undefined ? undefined : normalizeName(query.object),
-    predicate: query.predicate,
-    sourceMemoryId: query.source_memory_id,
-  };
+  const filter = { subject: normalizedOrUndefined(query.subject), object: normalizedOrUndefined(query.object), predicate: query.predicate, sourceMemoryId: query.source_memory_id };
   const { page, total } = await q.listTriples(ctx.db, ctx.tenantId, filter, query, ctx.now);
   return { triples: page.map(toTripleDto), ...TriplePaging.meta(total, query, page.length) };
 }
@@ -88,23 +82,17 @@ export async function deleteTriple(ctx: TenantCtx, input: { tripleId: string }) 
 }
 
 export async function listEntities(ctx: TenantCtx, query: z.infer<typeof EntityListQuery>) {
-  const filter = {
-    entityType: query.entity_type === undefined ? undefined : normalizeName(query.entity_type),
-    prefix: query.q === undefined ? undefined : normalizeName(query.q),
-  };
-  const { page, total } = await q.listEntities(ctx.db, ctx.tenantId, filter, query);
+  const { page, total } = await q.listEntities(ctx.db, ctx.tenantId, { entityType: normalizedOrUndefined(query.entity_type), prefix: normalizedOrUndefined(query.q) }, query);
   return { entities: page.map((e) => ({ ...toEntityDto(e), triple_count: Number(e.triple_count) })), ...EntityPaging.meta(total, query, page.length) };
 }
 
 export async function getEntity(ctx: TenantCtx, input: { entityId: string; limit: number }) {
-  const entity = await q.entityOf(ctx.db, ctx.tenantId, input.entityId);
-  if (!entity) throw notFound('Entity');
   const n = await q.neighbourhood(ctx.db, ctx.tenantId, input.entityId, input.limit, ctx.now);
-  const connection = (c: q.ConnectionRow) => ({ triple_id: c.triple_id, predicate: c.predicate, confidence: Number(c.confidence), created_at: iso(c.created_at) });
+  if (!n) throw notFound('Entity');
   return {
-    entity: toEntityDto(entity),
-    as_subject: n.asSubject.map((c) => ({ ...connection(c), object: ref(c.other_id, c.other_name, c.other_type) })),
-    as_object: n.asObject.map((c) => ({ ...connection(c), subject: ref(c.other_id, c.other_name, c.other_type) })),
+    entity: toEntityDto(n.entity),
+    as_subject: n.asSubject.map(toConnection).map(({ other, ...c }) => ({ ...c, object: other })),
+    as_object: n.asObject.map(toConnection).map(({ other, ...c }) => ({ ...c, subject: other })),
     total_connections: n.total,
     mentioned_in: n.mentionedIn,
     mention_count: n.mentionCount,
