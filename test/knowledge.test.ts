@@ -116,6 +116,9 @@ describe('triples', () => {
     expect(a.source_memory_id).toBe(memory.id);
   });
 
+  /** `levels` arrays, one inside the other. */
+  const nested = (levels: number): unknown => (levels ? [nested(levels - 1)] : 1);
+
   it('refuses bad input with 400 VALIDATION_ERROR', async () => {
     const t = await engine.newTenant('pro');
     const ok = { subject: 'a', predicate: 'p', object: 'b' };
@@ -130,6 +133,7 @@ describe('triples', () => {
       [{ ...ok, source_memory_id: 'memory-1' }, 'source_memory_id'],
       [{ ...ok, metadata: { blob: 'x'.repeat(16 * 1024) } }, 'metadata'],
       [{ ...ok, metadata: ['not', 'an', 'object'] }, 'metadata'],
+      [{ ...ok, metadata: { v: nested(32) } }, 'metadata'],
     ];
     for (const [body, field] of bad) {
       const res = await call(t, 'POST', '/v1/knowledge/triples', body);
@@ -137,8 +141,9 @@ describe('triples', () => {
       expect(res.body.code).toBe('VALIDATION_ERROR');
       expect(res.body.details.map((d: { path: string }) => d.path)).toContain(field);
     }
-    // Just under the metadata cap is fine (16 KB of JSON).
+    // Just under the metadata caps is fine (16 KB of JSON, 32 levels).
     expect((await call(t, 'POST', '/v1/knowledge/triples', { ...ok, metadata: { blob: 'x'.repeat(16 * 1024 - 20) } })).status).toBe(201);
+    expect((await call(t, 'POST', '/v1/knowledge/triples', { ...ok, metadata: { v: nested(31) } })).status).toBe(201);
     for (const query of ['limit=0', 'limit=501', 'offset=-1', 'source_memory_id=nope']) {
       expect((await call(t, 'GET', `/v1/knowledge/triples?${query}`)).status, query).toBe(400);
     }

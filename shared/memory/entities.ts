@@ -68,28 +68,28 @@ export interface Mention {
 }
 
 /**
- * In a store's transaction: links the memory to the tenant's entities its text names, in one
- * statement (an index probe per candidate name, the link rows inserted from the same scan). The
- * entities are locked FOR KEY SHARE, so one being deleted at the same time is either linked before
- * the delete (which then unlinks it) or skipped. Returns the mentions in text order.
+ * In a store's transaction: links the memory to the tenant's entities its text names. One indexed
+ * statement finds them (a probe of the unique name index per candidate; most stores name none and
+ * stop there), a second inserts the links. The entities are locked FOR KEY SHARE, so one being
+ * deleted at the same time is either linked before the delete (which then unlinks it) or skipped.
+ * Returns the mentions in text order.
  */
 export async function linkMentions(tx: DbOrTx, tenantId: string, memoryId: string, text: string, now: Date): Promise<Mention[]> {
   const candidates = mentionCandidates(text);
   if (!candidates.length) return [];
-  const names = sql`${pgArray(candidates)}::text[]`;
-  return rows<Mention>(
+  const found = await rows<Mention>(
     tx,
-    sql`WITH matched AS (
-          SELECT e.id, e.name, e.entity_type, array_position(${names}, e.name::text) AS at
-          FROM knowledge_entities e
-          WHERE e.tenant_id = ${tenantId} AND e.name = ANY(${names})
-          ORDER BY at, e.entity_type, e.id LIMIT ${MENTION_MAX_LINKS}
-          FOR KEY SHARE),
-        linked AS (
-          INSERT INTO memory_entities (memory_id, entity_id, tenant_id, created_at)
-          SELECT ${memoryId}::uuid, m.id, ${tenantId}, ${now.toISOString()} FROM matched m)
-        SELECT 'urn:uuid:' || m.id AS entity_id, m.name, m.entity_type FROM matched m ORDER BY m.at, m.entity_type, m.id`,
+    sql`SELECT e.id::text AS entity_id, e.name, e.entity_type
+        FROM knowledge_entities e
+        WHERE e.tenant_id = ${tenantId} AND e.name = ANY(${pgArray(candidates)}::text[])
+        ORDER BY array_position(${pgArray(candidates)}::text[], e.name::text), e.entity_type, e.id LIMIT ${MENTION_MAX_LINKS}
+        FOR KEY SHARE`,
   );
+  if (!found.length) return [];
+  await tx.execute(sql`
+    INSERT INTO memory_entities (memory_id, entity_id, tenant_id, created_at)
+    SELECT ${memoryId}::uuid, unnest(${pgArray(found.map((m) => m.entity_id))}::uuid[]), ${tenantId}, ${now.toISOString()}`);
+  return found.map((m) => ({ ...m, entity_id: `urn:uuid:${m.entity_id}` }));
 }
 
 type LinkEvent = Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>;
