@@ -95,7 +95,7 @@ export const pathsRoute = keyRoute({
   path: '/v1/knowledge/paths',
   tags,
   summary: 'Shortest paths between two entities',
-  description: `Up to ${s.MAX_PATHS} simple paths (no entity twice) of at most \`max_hops\` triples from \`from\` to \`to\`, shortest first, following triples in either direction. \`from\` and \`to\` are entity ids or names; a name that several entities share (one per type) is 400 listing their ids, so pass the id you mean; an unknown one is 404; the same entity at both ends is 400. The search is bounded so it stays fast on large graphs: from each entity it follows the newest ${PATH_FANOUT} triples in each direction, and it keeps at most ${PATH_FRONTIER} partial paths from each end; in very dense neighbourhoods a path beyond those bounds can be missed (an empty list means none was found within them).`,
+  description: `Up to ${s.MAX_PATHS} simple paths (no entity twice) of at most \`max_hops\` triples from \`from\` to \`to\`, shortest first, following triples in either direction. \`from\` and \`to\` are entity ids (a value shaped like a uuid, with or without \`urn:uuid:\`, is taken as an id) or names; a name that several entities share (one per type) is 400 listing their ids, so pass the id you mean; an unknown one is 404; the same entity at both ends is 400. The search is bounded so it stays fast on large graphs: from each entity it follows the newest ${PATH_FANOUT} triples in each direction, and it keeps at most ${PATH_FRONTIER} partial paths from each end; in very dense neighbourhoods a path beyond those bounds can be missed (an empty list means none was found within them).`,
   request: { query: s.PathsQuery },
   responses: { 200: json(s.PathsResponse, 'The paths found'), ...errors(404) },
 });

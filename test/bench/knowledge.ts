@@ -137,6 +137,8 @@ async function run(storage: 'embedded' | 'postgres') {
     rows.push(row('GET /v1/knowledge/entities/{id} (5 largest hubs)', hubMs, 'newest 50 each way + counts'));
     const prefixes = Array.from({ length: RUNS }, () => nameOf(pick()).slice(0, 9));
     rows.push(row('GET /v1/knowledge/entities?q=<prefix>', await timeEach(prefixes, (p) => call('GET', `/v1/knowledge/entities?q=${encodeURIComponent(p)}`, pro.api_key), 200), 'up to 50 with triple_count'));
+    const allMs = await timeEach(Array.from({ length: 50 }), () => call('GET', '/v1/knowledge/triples', pro.api_key), 200);
+    rows.push(row('GET /v1/knowledge/triples', allMs, 'newest 50 of all, with total'));
     const listMs = await timeEach(Array.from({ length: 50 }, () => nameOf(pick())), (s) => call('GET', `/v1/knowledge/triples?subject=${encodeURIComponent(s)}`, pro.api_key), 200);
     rows.push(row('GET /v1/knowledge/triples?subject=<name>', listMs, 'newest 50 with total'));
 
