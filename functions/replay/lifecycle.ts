@@ -58,8 +58,8 @@ function currentStateOf(last: q.EventRow | undefined, now: Date): CurrentState {
 
 /**
  * The life of one memory from the event log: every event oldest first, the versions its
- * snapshots went through, its current links, the knowledge graph entities it mentions, and its recalls. Only this tenant's events count, so
- * another tenant's memory is 404 even if it exists.
+ * snapshots went through, its current links and knowledge graph entities, and its recalls. Only
+ * this tenant's events count, so another tenant's memory is 404 even if it exists.
  */
 export async function lifecycle(ctx: TenantCtx, input: { memoryId: string }) {
   const { now, tenantId } = ctx;

@@ -54,7 +54,6 @@ export function mentionCandidates(text: string): string[] {
     let run = '';
     for (let n = 0; n < MENTION_MAX_WORDS && i + n < words.length; n++) {
       run = n ? `${run} ${words[i + n]}` : words[i];
-      if (run.length > ENTITY_NAME_MAX + 2) break;
       formsOf(run, found);
     }
   }

@@ -80,28 +80,30 @@ export const CsvEnum = <const T extends readonly [string, ...string[]]>(values: 
     .transform((list) => [...new Set(list)] as T[number][])
     .openapi({ description, example });
 
-/** The caps of a caller's free-form `metadata` object: its size as UTF-8 JSON, and how deep it nests (Postgres parses jsonb recursively). */
+/**
+ * The caps of a caller's free-form `metadata` object: its size as UTF-8 JSON, and how deep it nests
+ * (JSON.stringify recurses: a few thousand levels, well inside the body limit, overflow the stack).
+ */
 export const MAX_METADATA_BYTES = 16 * 1024;
 export const MAX_METADATA_DEPTH = 32;
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
-/** How deeply a parsed JSON value nests (a scalar is 0), walked without recursion. */
-function depthOf(root: unknown): number {
-  let deepest = 0;
+/** Whether a parsed JSON value nests at most `max` levels (a scalar is 0), walked without recursion. */
+function nestsAtMost(root: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[root, 0]];
   while (stack.length) {
     const [value, depth] = stack.pop()!;
     if (!value || typeof value !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
+    if (depth + 1 > max) return false;
     for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }
-  return deepest;
+  return true;
 }
 
 /** A free-form JSON object of at most MAX_METADATA_BYTES (as UTF-8 JSON) and MAX_METADATA_DEPTH levels; else 400 VALIDATION_ERROR. */
 export const Metadata = (description: string, example: Record<string, unknown>) =>
   z
     .record(z.string(), z.unknown())
-    .refine((m) => depthOf(m) <= MAX_METADATA_DEPTH, { message: `must nest at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
+    .refine((m) => nestsAtMost(m, MAX_METADATA_DEPTH), { message: `must nest at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
     .refine((m) => utf8Bytes(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
     .openapi({ description: `${description} Any JSON object, up to ${MAX_METADATA_BYTES / 1024} KB as JSON and ${MAX_METADATA_DEPTH} levels deep.`, example });

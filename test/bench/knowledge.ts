@@ -162,6 +162,11 @@ async function run(storage: 'embedded' | 'postgres') {
     }
     rows.push(row('POST /v1/memories, linking entities', linked, `${(links / texts.length).toFixed(1)} links per memory, ${ENTITIES} entities`));
     rows.push(row('POST /v1/memories, no graph (free tier)', plain, 'same texts, alternating'));
+    // The longest observation: its candidate word runs grow with the text, not with the graph.
+    const words = Array.from({ length: 2_600 }, (_, i) => (i % 40 === 0 ? nameOf(pick()) : ['the', 'quick', 'report', 'mentions', 'several', 'things'][i % 6]));
+    const long = Array.from({ length: 20 }, (_, i) => `${i} ${words.join(' ')}`.slice(0, 16_000));
+    rows.push(row('POST /v1/memories, 16,000 characters', await timeEach(long, (o) => call('POST', '/v1/memories', pro.api_key, { observation: o, auto_link: false }), 201), 'about 2,600 words, 20 links'));
+    rows.push(row('  the same, no graph (free tier)', await timeEach(long, (o) => call('POST', '/v1/memories', free.api_key, { observation: `${o.slice(0, -1)}x`, auto_link: false }), 201)));
     console.log(`\n### ${storage === 'embedded' ? `embedded PGlite${process.env.PGLITE_FSYNC === '0' ? ' (fsync off)' : ' (durable commits)'}` : 'Postgres'}: ${loaded.triples.toLocaleString('en')} triples, ${ENTITIES.toLocaleString('en')} entities, sequential requests in process\n`);
     console.log(table(['request', 'n', 'p50 ms', 'p95 ms', 'max ms', 'notes'], rows));
   } finally {
