@@ -16,13 +16,10 @@ export interface EntityRow {
   created_at: Date | string;
 }
 
-export interface TripleRow {
+/** A triple as a step of a path: its id, predicate and both entities (columns STEP_COLUMNS). */
+export interface StepRow {
   triple_id: string;
   predicate: string;
-  confidence: number;
-  metadata: Record<string, unknown>;
-  created_at: Date | string;
-  source_memory_id: string | null;
   s_id: string;
   s_name: string;
   s_type: string;
@@ -31,21 +28,27 @@ export interface TripleRow {
   o_type: string;
 }
 
+export interface TripleRow extends StepRow {
+  confidence: number;
+  metadata: Record<string, unknown>;
+  created_at: Date | string;
+  source_memory_id: string | null;
+}
+
 const urn = (column: SQL) => sql`'urn:uuid:' || ${column}`;
 const ENTITY_COLUMNS = sql`${urn(sql`e.id`)} AS entity_id, e.name, e.entity_type, e.metadata, e.created_at`;
+/** A triple `t` with its subject `s` and object `o`. */
+const STEP_COLUMNS = sql`${urn(sql`t.id`)} AS triple_id, t.predicate,
+  ${urn(sql`s.id`)} AS s_id, s.name AS s_name, s.entity_type AS s_type, ${urn(sql`o.id`)} AS o_id, o.name AS o_name, o.entity_type AS o_type`;
+const WITH_ENTITIES = sql`JOIN knowledge_entities s ON s.id = t.subject_id JOIN knowledge_entities o ON o.id = t.object_id`;
 
 /**
  * A triple with its two entities; its source memory only while that memory is live (a memory past
  * its TTL is gone from every read before maintenance deletes it, which then clears the column).
  */
 const tripleSelect = (tenantId: string, now: Date) => sql`
-  SELECT ${urn(sql`t.id`)} AS triple_id, t.predicate, t.confidence, t.metadata, t.created_at,
-         ${urn(sql`m.id`)} AS source_memory_id,
-         ${urn(sql`s.id`)} AS s_id, s.name AS s_name, s.entity_type AS s_type,
-         ${urn(sql`o.id`)} AS o_id, o.name AS o_name, o.entity_type AS o_type
-  FROM knowledge_triples t
-  JOIN knowledge_entities s ON s.id = t.subject_id
-  JOIN knowledge_entities o ON o.id = t.object_id
+  SELECT ${STEP_COLUMNS}, t.confidence, t.metadata, t.created_at, ${urn(sql`m.id`)} AS source_memory_id
+  FROM knowledge_triples t ${WITH_ENTITIES}
   LEFT JOIN memories m ON m.id = t.source_memory_id AND m.tenant_id = ${tenantId} AND ${live(now)}`;
 
 /**
@@ -247,17 +250,6 @@ function walk(name: string, tenantId: string, start: string, stop: string, depth
       WHERE w.depth < ${depth} AND w.entity_id <> ${stop}::uuid AND n.next_id <> ALL(w.entities))`;
 }
 
-export interface StepRow {
-  triple_id: string;
-  predicate: string;
-  s_id: string;
-  s_name: string;
-  s_type: string;
-  o_id: string;
-  o_name: string;
-  o_type: string;
-}
-
 /**
  * Up to `max` shortest simple paths of at most `hops` triples between two entities, following
  * triples either way, as lists of triple ids. Meet in the middle: a walk of ⌈hops/2⌉ from `from`
@@ -283,16 +275,14 @@ export async function shortestPaths(db: DbOrTx, tenantId: string, from: string, 
           f AS MATERIALIZED (SELECT * FROM fw LIMIT ${PATH_FRONTIER}),
           b AS MATERIALIZED (SELECT * FROM bw LIMIT ${PATH_FRONTIER}),
           found AS (${sql.join(lengths, sql` UNION ALL `)})
-          SELECT triples::text[] AS triples FROM found ORDER BY hops, triples LIMIT ${max}`,
+          SELECT found.triples::text[] AS triples FROM found ORDER BY found.hops, found.triples LIMIT ${max}`,
     );
     const paths = found.map((p) => (typeof p.triples === 'string' ? parsePgArray(p.triples) : p.triples));
     if (!paths.length) return [];
     await tx.execute(sql`SET LOCAL enable_nestloop = on`);
     const steps = await rows<StepRow>(
       tx,
-      sql`SELECT ${urn(sql`t.id`)} AS triple_id, t.predicate, ${urn(sql`s.id`)} AS s_id, s.name AS s_name, s.entity_type AS s_type,
-                 ${urn(sql`o.id`)} AS o_id, o.name AS o_name, o.entity_type AS o_type
-          FROM knowledge_triples t JOIN knowledge_entities s ON s.id = t.subject_id JOIN knowledge_entities o ON o.id = t.object_id
+      sql`SELECT ${STEP_COLUMNS} FROM knowledge_triples t ${WITH_ENTITIES}
           WHERE t.tenant_id = ${tenantId} AND t.id = ANY(${pgArray([...new Set(paths.flat())])}::uuid[])`,
     );
     // A triple deleted between the two statements takes its paths with it.

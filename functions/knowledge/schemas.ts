@@ -150,24 +150,19 @@ export const toRef = (e: { entity_id: string; name: string; entity_type: string 
 
 export const toEntityDto = (e: EntityRow): z.infer<typeof EntitySchema> => ({ ...toRef(e), metadata: e.metadata ?? {}, created_at: iso(e.created_at) });
 
-export function toTripleDto(t: TripleRow): z.infer<typeof TripleSchema> {
-  return {
-    triple_id: t.triple_id,
-    subject: { entity_id: t.s_id, name: t.s_name, entity_type: t.s_type },
-    predicate: t.predicate,
-    object: { entity_id: t.o_id, name: t.o_name, entity_type: t.o_type },
-    confidence: Number(t.confidence),
-    source_memory_id: t.source_memory_id,
-    metadata: t.metadata ?? {},
-    created_at: iso(t.created_at),
-  };
-}
-
 export const toStepDto = (t: StepRow): z.infer<typeof Step> => ({
   triple_id: t.triple_id,
   subject: { entity_id: t.s_id, name: t.s_name, entity_type: t.s_type },
   predicate: t.predicate,
   object: { entity_id: t.o_id, name: t.o_name, entity_type: t.o_type },
+});
+
+export const toTripleDto = (t: TripleRow): z.infer<typeof TripleSchema> => ({
+  ...toStepDto(t),
+  confidence: Number(t.confidence),
+  source_memory_id: t.source_memory_id,
+  metadata: t.metadata ?? {},
+  created_at: iso(t.created_at),
 });
 
 export const toConnection = (c: ConnectionRow) => ({
