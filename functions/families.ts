@@ -4,6 +4,7 @@ import compensations from './compensations';
 import events from './events';
 import internal from './internal';
 import keys from './keys';
+import knowledge from './knowledge';
 import memories from './memories';
 import replay from './replay';
 import rollback from './rollback';
@@ -20,4 +21,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, events, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, events, usage, admin, internal];

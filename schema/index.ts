@@ -7,3 +7,4 @@ export * from './idempotency';
 export * from './change-control';
 export * from './teams';
 export * from './events';
+export * from './knowledge';

@@ -46,6 +46,7 @@ export const StoreResponse = z
     conflict_detected: z.boolean(),
     superseded: z.array(z.string()).openapi({ description: 'Older duplicates this memory superseded (lww)' }),
     auto_links: z.array(z.string()),
+    entities: z.array(z.string()).openapi({ description: 'Knowledge graph entities (ids) the observation names, linked to the memory; always empty below Pro', example: ['urn:uuid:01935f80-3b4c-7d5e-8f6a-7b8c9d0e1f2a'] }),
     expires_at: z.string().nullable(),
   })
   .openapi('StoreMemoryResponse');

@@ -2,12 +2,13 @@ import type { z } from '@hono/zod-openapi';
 import { v7 as uuidv7 } from 'uuid';
 import { activeGrants, type Grant, grantScope, lockTeamWrite, ownedBy, type TenantScope, writeGrantFor } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
+import { linkMentions, mentionEvents } from '../../shared/memory/entities';
 import type { MemoryEventInput } from '../../shared/memory/events';
 import type { TenantCtx } from '../../shared/platform/context';
 import { sha256Hex } from '../../shared/platform/crypto';
 import { conflict, forbidden, validationError } from '../../shared/platform/errors';
 import { toUrn } from '../../shared/platform/ids';
-import { requireFeature, type Tier } from '../../shared/platform/tiers';
+import { hasFeature, requireFeature, type Tier } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import { adjustLiveMemories, spendQuota } from '../../shared/platform/usage';
 import * as q from './queries';
@@ -147,7 +148,14 @@ export async function storeMemory(ctx: TenantCtx, input: StoreInput) {
     const memory = q.toMemoryDto(await q.insertMemory(work.tx, { id, owner, spaceId: target.spaceId, hash, embedding, expiresAt, ...fields }, ctx.now));
     const superseded = duplicates.length && input.on_conflict === 'lww' ? await supersedeOlder(work, owner, duplicates, id) : { ids: [], events: [] };
     const links = input.auto_link ? await autoLink(work, target, id, embedding) : { ids: [], events: [] };
-    await work.memoryEvents([{ tenantId: owner, memoryId: id, kind: 'create', after: memory, embedding }, ...superseded.events, ...links.events]);
+    // Knowledge graph tiers: the owner's entities this text names (one indexed statement).
+    const mentions = hasFeature(target.ownerTier, 'knowledge_graph') ? await linkMentions(work.tx, owner, id, input.observation, ctx.now) : [];
+    await work.memoryEvents([
+      { tenantId: owner, memoryId: id, kind: 'create', after: memory, embedding },
+      ...superseded.events,
+      ...links.events,
+      ...mentionEvents(owner, id, mentions),
+    ]);
     const writer = ctx.tenantId === owner ? undefined : ctx.tenantId;
     await work.audit({
       tenantId: owner,
@@ -166,7 +174,7 @@ export async function storeMemory(ctx: TenantCtx, input: StoreInput) {
     await work.event('memory.created', { memory }, { tenantId: owner });
     await adjustLiveMemories(work.tx, owner, 1);
     await work.milestone('first_memory', { memory_id: memory.uuid }, { tenantId: owner });
-    return { memory, superseded: superseded.ids, links: links.ids, conflict: duplicates.length > 0 };
+    return { memory, superseded: superseded.ids, links: links.ids, mentions, conflict: duplicates.length > 0 };
   });
   const { memory } = result;
   return {
@@ -177,6 +185,7 @@ export async function storeMemory(ctx: TenantCtx, input: StoreInput) {
     conflict_detected: result.conflict,
     superseded: result.superseded.map(toUrn),
     auto_links: result.links.map(toUrn),
+    entities: result.mentions.map((m) => m.entity_id),
     expires_at: memory.expires_at,
   };
 }

@@ -1,6 +1,7 @@
 import { toUrn } from '../../shared/platform/ids';
 import type { TenantCtx } from '../../shared/platform/context';
 import { notFound } from '../../shared/platform/errors';
+import { mentionsOf } from '../../shared/memory/entities';
 import type { MemoryEventKind } from '../../shared/memory/events';
 import { STATE_KINDS } from '../../shared/memory/history';
 import type { MemoryDto } from '../../shared/memory/rows';
@@ -57,15 +58,15 @@ function currentStateOf(last: q.EventRow | undefined, now: Date): CurrentState {
 
 /**
  * The life of one memory from the event log: every event oldest first, the versions its
- * snapshots went through, its current links and its recalls. Only this tenant's events count, so
- * another tenant's memory is 404 even if it exists.
+ * snapshots went through, its current links and knowledge graph entities, and its recalls. Only
+ * this tenant's events count, so another tenant's memory is 404 even if it exists.
  */
 export async function lifecycle(ctx: TenantCtx, input: { memoryId: string }) {
   const { now, tenantId } = ctx;
   const id = input.memoryId;
   const events = await q.eventsOf(ctx.db, tenantId, id);
   if (!events.length) throw notFound('Memory');
-  const links = await q.currentLinks(ctx.db, tenantId, id);
+  const [links, mentions] = await Promise.all([q.currentLinks(ctx.db, tenantId, id), mentionsOf(ctx.db, tenantId, id)]);
 
   const stateEvents = events.filter((e) => (STATE_KINDS as readonly string[]).includes(e.kind));
   const snapshots = events.filter((e) => ['create', 'update', 'rollback'].includes(e.kind) && e.after);
@@ -93,6 +94,7 @@ export async function lifecycle(ctx: TenantCtx, input: { memoryId: string }) {
       weight: Number(l.weight),
       created_at: iso(l.created_at),
     })),
+    entities: mentions.map((m) => ({ entity_id: m.entity_id, name: m.name, entity_type: m.entity_type, linked_at: iso(m.linked_at) })),
     recall_count: recalls.length,
     last_recalled_at: recalls.length ? iso(recalls.at(-1)!.at) : null,
   };

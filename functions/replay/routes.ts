@@ -47,7 +47,7 @@ export const memoryRoute = keyRoute({
   path: '/v1/replay/memory/{memory_id}',
   tags,
   summary: 'The lifecycle of one memory',
-  description: `Every event of the memory oldest first (create, update, delete, expire, recall, link, rollback) with a \`detail\` object, the versions its content went through, its current links, and recall statistics; \`current_state\` is \`active\`, \`superseded\`, \`expired\` or \`deleted\`. Works for deleted memories too. A memory with no history of yours is 404.`,
+  description: `Every event of the memory oldest first (create, update, delete, expire, recall, link, rollback) with a \`detail\` object, the versions its content went through, its current links, the knowledge graph \`entities\` it mentions (\`link\`/\`unlink\` events with relation \`mentions\`), and recall statistics; \`current_state\` is \`active\`, \`superseded\`, \`expired\` or \`deleted\`. Works for deleted memories too. A memory with no history of yours is 404.`,
   request: { params: s.MemoryParams },
   responses: { 200: json(s.LifecycleResponse, 'The lifecycle'), ...errors(404) },
 });

@@ -101,7 +101,9 @@ export const SnapshotResponse = z
     snapshot_at: z.string(),
     total_memories: z.number().int().openapi({ description: 'Memories that existed at `at`, over all pages' }),
     memories: z.array(SnapshotMemory),
-    edges: z.array(EdgeSchema).openapi({ description: 'Edges that existed at `at` whose source memory is on this page (every edge appears on exactly one page)' }),
+    edges: z.array(EdgeSchema).openapi({
+      description: 'Edges that existed at `at` whose source memory is on this page (every edge appears on exactly one page). An edge with relation `mentions` links the memory to a knowledge graph entity it named (`target_id` is the entity_id), weight 1.',
+    }),
     total_edges: z.number().int().openapi({ description: 'Edges that existed at `at`, over all pages' }),
     ...SnapshotPaging.fields,
   })
@@ -141,6 +143,16 @@ export const LifecycleResponse = z
     ),
     versions: z.array(z.object({ version: z.number().int(), observation: z.string(), importance: z.number().int(), timestamp: z.string() })),
     links: z.array(EdgeSchema.extend({ created_at: z.string() })),
+    entities: z
+      .array(
+        z.object({
+          entity_id: z.string().openapi({ example: 'urn:uuid:01935f80-3b4c-7d5e-8f6a-7b8c9d0e1f2a' }),
+          name: z.string().openapi({ example: 'ada lovelace' }),
+          entity_type: z.string().openapi({ example: 'person' }),
+          linked_at: z.string().openapi({ example: '2026-11-22T10:00:00.000Z' }),
+        }),
+      )
+      .openapi({ description: 'Knowledge graph entities the memory mentions now (linked when it was stored); their history is the `link`/`unlink` events with relation `mentions`' }),
     recall_count: z.number().int(),
     last_recalled_at: z.string().nullable(),
   })

@@ -93,15 +93,18 @@ export async function revertMemories(tx: DbOrTx, tenantId: string, items: PastIt
     WHERE m.id = r.id AND m.tenant_id = ${tenantId}`);
 }
 
+/** The links restored memories had at the target (edgesAt: the rule the replay snapshot uses). */
+export async function linksAt(tx: DbOrTx, tenantId: string, ids: string[], target: Date): Promise<PastEdge[]> {
+  return ids.length ? edgesAt(tx, tenantId, target, ids) : [];
+}
+
 /**
- * Restored memories get back the links they had at the target (edgesAt: the rule the replay
- * snapshot uses, so the store after a rollback matches the snapshot at its target) whose two ends
- * exist again. Returns the links inserted; the caller records a `link` event for each, so replay
- * sees them from now on.
+ * Restored memories get back the links to other memories they had at the target (`past`, from
+ * linksAt, so the store after a rollback matches the snapshot at its target) whose two ends exist
+ * again. Returns the links inserted; the caller records a `link` event for each, so replay sees
+ * them from now on. (Links to knowledge graph entities are restoreMentions'.)
  */
-export async function restoreLinks(tx: DbOrTx, tenantId: string, ids: string[], target: Date, now: Date) {
-  if (!ids.length) return [];
-  const past = await edgesAt(tx, tenantId, target, ids);
+export async function restoreLinks(tx: DbOrTx, tenantId: string, past: PastEdge[], now: Date) {
   if (!past.length) return [];
   return rows<PastEdge>(
     tx,

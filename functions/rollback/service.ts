@@ -1,5 +1,6 @@
 import { toUrn } from '../../shared/platform/ids';
 import { countActionSteps, createPlan } from '../../shared/memory/compensations';
+import { restoreMentions } from '../../shared/memory/entities';
 import { statesAt } from '../../shared/memory/history';
 import { type MemoryDto, toMemoryDto } from '../../shared/memory/rows';
 import { enqueueVectorIndexing } from '../../shared/memory/vector-index';
@@ -125,12 +126,15 @@ export async function rollback(ctx: TenantCtx, input: { target: string }) {
     await q.deleteMemories(tx, tenantId, plan.remove.map((c) => c.id));
     await q.insertMemories(tx, tenantId, restorable.map(pastItem), now);
     await q.revertMemories(tx, tenantId, plan.revert.map(pastItem), now);
-    const relinked = await q.restoreLinks(tx, tenantId, restorable.map((c) => c.id), target, now);
+    const past = await q.linksAt(tx, tenantId, restorable.map((c) => c.id), target);
+    const relinked = await q.restoreLinks(tx, tenantId, past, now);
+    const mentioned = await restoreMentions(tx, tenantId, past, now, meta);
     await work.memoryEvents([
       ...plan.remove.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
       ...restorable.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: null, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'restored' } })),
       ...plan.revert.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'reverted' } })),
       ...relinked.map((l) => ({ memoryId: l.source_id, kind: 'link' as const, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
+      ...mentioned,
     ]);
     if (restorable.length + plan.revert.length) await enqueueVectorIndexing(work);
     const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };

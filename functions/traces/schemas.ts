@@ -1,14 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { STEP_TYPES, TRACE_STATUSES } from '../../schema/traces';
 import { idPattern } from '../../shared/platform/ids';
-import { JsonObject, PrefixedId } from '../../shared/platform/params';
+import { Metadata, PrefixedId } from '../../shared/platform/params';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { isoOrNull } from '../../shared/platform/time';
 import { SIGNATURE_ALGORITHM } from '../../shared/platform/trace-signing';
 import type { StepRow, TraceRow } from './queries';
 
 export const MAX_CONTENT_BYTES = 64 * 1024;
-export const MAX_METADATA_BYTES = 16 * 1024;
 /** A trace's steps are read, hashed and verified whole: past this many it should be split. */
 export const MAX_STEPS = 10_000;
 export const MAX_STEPS_PAGE = 1_000;
@@ -48,7 +47,7 @@ export const StepBody = z
       .string()
       .refine((s) => utf8Bytes(s) <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`)
       .openapi({ description: `The step's text, up to ${MAX_CONTENT_BYTES / 1024} KB`, example: 'POST /v1/refunds {"order": 42}' }),
-    metadata: JsonObject({ maxBytes: MAX_METADATA_BYTES, description: 'Hashed with the step', example: { tool: 'stripe', undo: 'Charge order 42 again' } }),
+    metadata: Metadata('Hashed with the step; `{}` when absent.', { tool: 'stripe', undo: 'Charge order 42 again' }).default({}),
   })
   .openapi('TraceStepInput', { example: { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}', metadata: { tool: 'stripe', undo: 'Charge order 42 again' } } });
 

@@ -80,33 +80,30 @@ export const CsvEnum = <const T extends readonly [string, ...string[]]>(values: 
     .transform((list) => [...new Set(list)] as T[number][])
     .openapi({ description, example });
 
-/** How deep a caller's JSON object may nest: deeper values overflow recursive walkers (JCS, drivers). */
-export const MAX_JSON_DEPTH = 32;
+/**
+ * The caps of a caller's free-form `metadata` object: its size as UTF-8 JSON, and how deep it nests
+ * (JSON.stringify recurses: a few thousand levels, well inside the body limit, overflow the stack).
+ */
+export const MAX_METADATA_BYTES = 16 * 1024;
+export const MAX_METADATA_DEPTH = 32;
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
-function jsonDepth(root: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[root, 1]];
+/** Whether a parsed JSON value nests at most `max` levels (a scalar is 0), walked without recursion. */
+function nestsAtMost(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 0]];
   while (stack.length) {
     const [value, depth] = stack.pop()!;
     if (!value || typeof value !== 'object') continue;
-    deepest = Math.max(deepest, depth);
-    if (deepest > MAX_JSON_DEPTH) return deepest;
+    if (depth + 1 > max) return false;
     for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }
-  return deepest;
+  return true;
 }
 
-/**
- * A free-form JSON object from the caller (step or triple metadata), `{}` when absent, capped in
- * UTF-8 bytes as serialized and in nesting depth.
- */
-export const JsonObject = ({ maxBytes, description, example }: { maxBytes: number; description: string; example: Record<string, unknown> }) =>
+/** A free-form JSON object of at most MAX_METADATA_BYTES (as UTF-8 JSON) and MAX_METADATA_DEPTH levels; else 400 VALIDATION_ERROR. */
+export const Metadata = (description: string, example: Record<string, unknown>) =>
   z
     .record(z.string(), z.unknown())
-    .default({})
-    .superRefine((m, ctx) => {
-      // Depth first: serializing a deeper value to measure it would overflow the stack.
-      if (jsonDepth(m) > MAX_JSON_DEPTH) ctx.addIssue({ code: 'custom', message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` });
-      else if (new TextEncoder().encode(JSON.stringify(m)).length > maxBytes) ctx.addIssue({ code: 'custom', message: `must be at most ${maxBytes} bytes as JSON` });
-    })
-    .openapi({ description: `${description}; any JSON object up to ${maxBytes / 1024} KB and ${MAX_JSON_DEPTH} levels deep`, example });
+    .refine((m) => nestsAtMost(m, MAX_METADATA_DEPTH), { message: `must nest at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
+    .refine((m) => utf8Bytes(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
+    .openapi({ description: `${description} Any JSON object, up to ${MAX_METADATA_BYTES / 1024} KB as JSON and ${MAX_METADATA_DEPTH} levels deep.`, example });

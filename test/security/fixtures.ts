@@ -6,7 +6,7 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace';
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity';
 
 const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
@@ -22,6 +22,8 @@ export const unknownId: Record<IdKind, () => string> = {
   webhook: () => `wh_${base62(22)}`,
   delivery: () => `del_${base62(22)}`,
   trace: () => `trc_${base62(22)}`,
+  triple: () => `urn:uuid:${crypto.randomUUID()}`,
+  entity: () => `urn:uuid:${crypto.randomUUID()}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -34,8 +36,10 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
   const now = engine.clock.now().getTime();
   const team = (await post('/v1/teams', { name: 'private team' })).team_id;
   const webhook = (await post('/v1/webhooks', { url: 'https://hooks.example.com/private', events: ['memory.created'] })).webhook_id;
+  const memory = (await post('/v1/memories', { observation: 'A memory that belongs to its owner only.' })).id;
+  const triple = await post('/v1/knowledge/triples', { subject: 'private subject', predicate: 'relates_to', object: 'private object', source_memory_id: memory });
   return {
-    memory: (await post('/v1/memories', { observation: 'A memory that belongs to its owner only.' })).id,
+    memory,
     space: (await post('/v1/context-spaces', { name: 'private space' })).space_id,
     share: (await post('/v1/spaces/share', { tag: 'private', email: `someone-${base62(8)}@example.com` })).share_id,
     compensation: (await post('/v1/compensations/preview', { rollback_from: new Date(now).toISOString(), rollback_to: new Date(now - 3_600_000).toISOString() })).plan_id,
@@ -46,6 +50,8 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     webhook,
     delivery: (await post(`/v1/webhooks/${webhook}/test`, {})).delivery_id,
     trace: (await post('/v1/traces', { agent_id: 'private-agent' })).trace_id,
+    triple: triple.triple_id,
+    entity: triple.subject.entity_id,
   };
 }
 
@@ -71,6 +77,9 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     webhook_id: 'webhook',
     delivery_id: 'delivery',
     trace_id: 'trace',
+    triple_id: 'triple',
+    entity_id: 'entity',
+    source_memory_id: 'memory',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {

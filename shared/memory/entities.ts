@@ -1,0 +1,161 @@
+import { sql } from 'drizzle-orm';
+import { type DbOrTx, pgArray, rows } from '../platform/db';
+import type { MemoryEventInput } from './events';
+
+/**
+ * Memories feed the knowledge graph: a stored memory is linked to the tenant's existing entities
+ * that its text names (table memory_entities, migrations/0016), and each link is a `link` event of
+ * the memory with relation `mentions`, so replay (snapshot edges, lifecycle) shows it like a link
+ * between memories. The memories family links on store, the knowledge family unlinks when an
+ * entity is deleted, replay reads the links, rollback puts them back: the rule lives here once.
+ *
+ * The rule (README "Knowledge graph", and the OpenAPI of POST /v1/memories): an entity is linked
+ * when its name equals a run of 1 to MENTION_MAX_WORDS consecutive words of the observation,
+ * compared after the same normalization entity names get (trimmed, whitespace runs as one space,
+ * lowercased), with punctuation at either end of the run ignored and a trailing possessive `'s`
+ * optional. Words are what whitespace separates, so `Ada,` and `(ada)` name `ada` but `adam` and
+ * `ada-lovelace` do not. Only names of at least MENTION_MIN_CHARS characters link, and at most
+ * MENTION_MAX_LINKS entities per memory: those mentioned first in the text.
+ */
+export const MENTION_MIN_CHARS = 3;
+export const MENTION_MAX_WORDS = 5;
+export const MENTION_MAX_LINKS = 20;
+/** Entity names are at most this long (the knowledge family validates it; longer runs cannot match). */
+export const ENTITY_NAME_MAX = 200;
+export const MENTIONS = 'mentions';
+
+/** The rule above for people: the OpenAPI of the routes that link (memories) and show (knowledge) mentions. */
+export const MENTION_RULE =
+  `A memory mentions an entity of its owner when, at the time it is stored, its observation contains the entity's name as a run of 1 to ${MENTION_MAX_WORDS} whole words (whitespace-separated; case-insensitive; punctuation at the ends of the run and a possessive 's ignored; names of at least ${MENTION_MIN_CHARS} characters), on tiers with the knowledge graph; at most ${MENTION_MAX_LINKS} entities per memory, those named first. Entities created later, and later edits of the text, do not change a memory's links.`;
+
+/** An entity name or type as stored: trimmed, whitespace runs as one space, lowercased. */
+export const normalizeName = (value: string) => value.trim().replace(/\s+/gu, ' ').toLowerCase();
+
+const EDGE_PUNCTUATION = /^\p{P}+|\p{P}+$/gu;
+const POSSESSIVE = /['\u2019]s$/u;
+
+/** The forms a run of words can name an entity by: as written, without end punctuation, without a possessive. */
+function formsOf(run: string, into: Set<string>) {
+  const bare = run.replace(EDGE_PUNCTUATION, '');
+  for (const form of [run, bare, bare.replace(POSSESSIVE, '')]) {
+    if (form.length >= MENTION_MIN_CHARS && form.length <= ENTITY_NAME_MAX) into.add(form);
+  }
+}
+
+/**
+ * Every string an entity name would have to equal to be mentioned in `text`, first mention first.
+ * Proportional to the text (at most about 3 × MENTION_MAX_WORDS per word), so the lookup is one
+ * index probe per candidate whatever the size of the graph.
+ */
+export function mentionCandidates(text: string): string[] {
+  const words = normalizeName(text).split(' ').filter(Boolean);
+  const found = new Set<string>();
+  for (let i = 0; i < words.length; i++) {
+    let run = '';
+    for (let n = 0; n < MENTION_MAX_WORDS && i + n < words.length; n++) {
+      run = n ? `${run} ${words[i + n]}` : words[i];
+      formsOf(run, found);
+    }
+  }
+  return [...found];
+}
+
+export interface Mention {
+  entity_id: string;
+  name: string;
+  entity_type: string;
+}
+
+/**
+ * In a store's transaction: links the memory to the tenant's entities its text names. One indexed
+ * statement finds them (a probe of the unique name index per candidate; most stores name none and
+ * stop there), a second inserts the links. The entities are locked FOR KEY SHARE, so one being
+ * deleted at the same time is either linked before the delete (which then unlinks it) or skipped.
+ * Returns the mentions in text order.
+ */
+export async function linkMentions(tx: DbOrTx, tenantId: string, memoryId: string, text: string, now: Date): Promise<Mention[]> {
+  const candidates = mentionCandidates(text);
+  if (!candidates.length) return [];
+  const found = await rows<Mention>(
+    tx,
+    sql`SELECT e.id::text AS entity_id, e.name, e.entity_type
+        FROM knowledge_entities e
+        WHERE e.tenant_id = ${tenantId} AND e.name = ANY(${pgArray(candidates)}::text[])
+        ORDER BY array_position(${pgArray(candidates)}::text[], e.name::text), e.entity_type, e.id LIMIT ${MENTION_MAX_LINKS}
+        FOR KEY SHARE`,
+  );
+  if (!found.length) return [];
+  await tx.execute(sql`
+    INSERT INTO memory_entities (memory_id, entity_id, tenant_id, created_at)
+    SELECT ${memoryId}::uuid, unnest(${pgArray(found.map((m) => m.entity_id))}::uuid[]), ${tenantId}, ${now.toISOString()}`);
+  return found.map((m) => ({ ...m, entity_id: `urn:uuid:${m.entity_id}` }));
+}
+
+type LinkEvent = Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>;
+
+/** The `link` events of new mentions (replay's edge_states opens an interval for each). */
+export const mentionEvents = (tenantId: string, memoryId: string, mentions: Mention[], extra: Record<string, unknown> = {}): LinkEvent[] =>
+  mentions.map((m) => ({
+    tenantId,
+    memoryId,
+    kind: 'link',
+    metadata: { ...extra, target_id: m.entity_id, relation: MENTIONS, weight: 1, entity: { name: m.name, entity_type: m.entity_type } },
+  }));
+
+/**
+ * Before an entity is deleted (its links go with it, ON DELETE CASCADE): an `unlink` event for
+ * every memory that mentions it, which closes those links in replay at this moment. The caller
+ * holds the entity FOR UPDATE, so no store links to it meanwhile.
+ */
+export async function unlinkEvents(tx: DbOrTx, tenantId: string, entity: Mention): Promise<LinkEvent[]> {
+  const id = entity.entity_id.replace(/^urn:uuid:/, '');
+  const linked = await rows<{ memory_id: string }>(
+    tx,
+    sql`SELECT memory_id::text FROM memory_entities WHERE entity_id = ${id}::uuid AND tenant_id = ${tenantId} ORDER BY memory_id`,
+  );
+  return linked.map((l) => ({
+    tenantId,
+    memoryId: l.memory_id,
+    kind: 'unlink',
+    metadata: { target_id: entity.entity_id, relation: MENTIONS, reason: 'entity deleted', entity: { name: entity.name, entity_type: entity.entity_type } },
+  }));
+}
+
+/** The entities a memory mentions now, in the order they were linked (replay lifecycle). */
+export function mentionsOf(db: DbOrTx, tenantId: string, memoryId: string) {
+  return rows<Mention & { linked_at: Date | string }>(
+    db,
+    sql`SELECT 'urn:uuid:' || e.id AS entity_id, e.name, e.entity_type, me.created_at AS linked_at
+        FROM memory_entities me JOIN knowledge_entities e ON e.id = me.entity_id
+        WHERE me.memory_id = ${memoryId}::uuid AND me.tenant_id = ${tenantId}
+        ORDER BY me.created_at, e.name, e.entity_type`,
+  );
+}
+
+/**
+ * A rollback that brings memories back restores the mentions they had at its target (`past`, the
+ * `mentions` edges of edgesAt) whose entity still exists; deleted entities are not restored (the
+ * knowledge graph is not rolled back). Returns the link events to record.
+ */
+export async function restoreMentions(tx: DbOrTx, tenantId: string, past: { source_id: string; target_id: string; relation: string }[], now: Date, meta: Record<string, unknown>) {
+  const wanted = past.filter((p) => p.relation === MENTIONS);
+  if (!wanted.length) return [];
+  const restored = await rows<Mention & { memory_id: string }>(
+    tx,
+    sql`WITH wanted AS (
+          SELECT DISTINCT w.source_id, w.target_id FROM jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb) AS w(source_id uuid, target_id uuid)),
+        found AS (
+          SELECT w.source_id, e.id, e.name, e.entity_type FROM wanted w
+          JOIN knowledge_entities e ON e.id = w.target_id AND e.tenant_id = ${tenantId}
+          JOIN memories m ON m.id = w.source_id AND m.tenant_id = ${tenantId}
+          ORDER BY e.id FOR KEY SHARE OF e),
+        linked AS (
+          INSERT INTO memory_entities (memory_id, entity_id, tenant_id, created_at)
+          SELECT f.source_id, f.id, ${tenantId}, ${now.toISOString()} FROM found f ON CONFLICT DO NOTHING
+          RETURNING memory_id, entity_id)
+        SELECT l.memory_id::text, 'urn:uuid:' || f.id AS entity_id, f.name, f.entity_type
+        FROM linked l JOIN found f ON f.source_id = l.memory_id AND f.id = l.entity_id
+        ORDER BY l.memory_id, f.name, f.entity_type`,
+  );
+  return restored.flatMap((r) => mentionEvents(tenantId, r.memory_id, [r], meta));
+}
