@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'trace.completed',
   'trace.failed',
   'trace.interrupted',
+  'action.pending_review',
+  'action.decided',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -27,7 +27,10 @@ export type Feature =
   | 'draft_policies'
   | 'agent_scoped_policies'
   | 'eval_gate'
-  | 'cortex';
+  | 'cortex'
+  | 'control_dashboard'
+  | 'team_approvals'
+  | 'enterprise_approvals';
 
 interface TierSpec {
   limits: TierLimits;
@@ -36,7 +39,7 @@ interface TierSpec {
   monthly_usd: number;
 }
 
-const starterFeatures: Feature[] = ['sharing', 'audit_export'];
+const starterFeatures: Feature[] = ['sharing', 'audit_export', 'draft_policies', 'control_dashboard', 'team_approvals'];
 const proFeatures: Feature[] = [
   ...starterFeatures,
   'spaces',
@@ -47,7 +50,6 @@ const proFeatures: Feature[] = [
   'teams',
   'webhooks',
   'compensations',
-  'draft_policies',
   'agent_scoped_policies',
   'eval_gate',
   'cortex',
@@ -72,7 +74,7 @@ export const tiers: Record<Tier, TierSpec> = {
   },
   enterprise: {
     limits: { api_calls: null, memories: null, rollbacks: null, custom_policies: null, audit_retention_days: 90, requests_per_minute: 10_000 },
-    features: proFeatures,
+    features: [...proFeatures, 'enterprise_approvals'],
     monthly_usd: 499,
   },
 };

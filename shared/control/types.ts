@@ -1,0 +1,77 @@
+/**
+ * The governed-actions contract shared by the policies and actions families (spec §2.7, §2.8, §3.3;
+ * DESIGN §5 "Actions and approvals"). Families import these; neither imports the other.
+ */
+export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Rule outcomes, most severe first: when several rules fire the first of these wins. */
+export const OUTCOMES = ['block', 'require_approval', 'warn'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const POLICY_STEP_TYPES = ['thought', 'action', 'observation', 'output', 'error', 'policy_check'] as const;
+export type PolicyStepType = (typeof POLICY_STEP_TYPES)[number];
+
+export const CONNECTORS = ['github', 'slack', 'linear', 'pagerduty', 'http'] as const;
+export const APPROVAL_MODES = ['solo', 'team', 'enterprise'] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+export const EVALUATION_MODES = ['enforcement', 'shadow'] as const;
+export type EvaluationMode = (typeof EVALUATION_MODES)[number];
+
+export interface PolicyRule {
+  match: string;
+  severity: Severity;
+  on_violation?: Outcome;
+  reason?: string;
+  context_requires?: string;
+  confidence?: number;
+}
+
+/** One policy as the engine sees it: a built-in, or a stored custom policy at one scope. */
+export interface PolicyDefinition {
+  /** The name evaluation results report (`FinancialSafetyPolicy` for the built-in `FinancialSafety`). */
+  name: string;
+  description: string | null;
+  step_types: PolicyStepType[];
+  whitelisted_domains: string[];
+  rules: PolicyRule[];
+  enabled: boolean;
+  agent_id: string | null;
+  source: 'builtin' | 'custom';
+  version: number | null;
+}
+
+/** What an agent submits: `action` is `connector.operation`, `params` the payload. */
+export interface ActionInput {
+  action: string;
+  params: Record<string, unknown>;
+  agent_id: string | null;
+}
+
+/** One rule that fired, and where: `field` is the JSON path of the params value it matched in. */
+export interface RuleMatch {
+  policy: string;
+  rule_index: number;
+  severity: Severity;
+  on_violation: Outcome;
+  reason: string;
+  confidence: number;
+  match: string;
+  field: string;
+}
+
+export type ActionStatus = 'allowed' | 'blocked' | 'pending_review';
+
+/** The policy result object of spec §2.8 (`action_id` is added by the actions family when pending). */
+export interface PolicyResult {
+  status: ActionStatus;
+  risk_score: number;
+  evaluation_time_ms: number;
+  triggered_policy?: string;
+  reason?: string;
+  severity?: Severity;
+  warnings: string[];
+  policies_evaluated: string[];
+  violations: Array<Omit<RuleMatch, 'field' | 'match'> & { match: string; field: string }> | null;
+  action_id?: string;
+}
