@@ -1,3 +1,4 @@
+import actions from './actions';
 import admin from './admin';
 import audit from './audit';
 import compensations from './compensations';
@@ -21,4 +22,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, events, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, actions, audit, replay, rollback, compensations, knowledge, events, usage, admin, internal];

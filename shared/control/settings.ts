@@ -1,3 +1,5 @@
+import { eq } from 'drizzle-orm';
+import { controlSettings } from '../../schema';
 import type { DbOrTx } from '../platform/db';
 import type { ApprovalMode, EvaluationMode } from './types';
 
@@ -18,7 +20,15 @@ export const DEFAULT_CONTROL_SETTINGS: ControlSettings = {
   allowed_roles: [],
 };
 
-/** PLACEHOLDER until the actions family stores settings: every tenant has the defaults. */
-export async function readControlSettings(_db: DbOrTx, _tenantId: string): Promise<ControlSettings> {
-  return DEFAULT_CONTROL_SETTINGS;
+/** The tenant's stored settings (the actions family writes them), or the defaults when it never set any. */
+export async function readControlSettings(db: DbOrTx, tenantId: string): Promise<ControlSettings> {
+  const [row] = await db.select().from(controlSettings).where(eq(controlSettings.tenantId, tenantId));
+  if (!row) return DEFAULT_CONTROL_SETTINGS;
+  return {
+    approval_mode: row.approvalMode,
+    evaluation_mode: row.evaluationMode,
+    min_approvals: row.minApprovals,
+    require_manager: row.requireManager,
+    allowed_roles: row.allowedRoles,
+  };
 }

@@ -104,6 +104,8 @@ export const configSchema = z.object({
   TRACE_SIGNING_KEY: optionalString,
   /** An active trace without a new step for this many hours is sealed as `interrupted` by maintenance. */
   TRACE_IDLE_TIMEOUT_HOURS: z.coerce.number().min(0.01).max(8_760).default(24),
+  /** A governed action pending review longer than this many hours is denied (`expired`) by maintenance. */
+  ACTION_APPROVAL_TTL_HOURS: z.coerce.number().min(0.01).max(8_760).default(72),
   /** Base of the invitation links in share responses: `{SHARE_BASE_URL}/join?token=...`. */
   SHARE_BASE_URL: optionalUrl,
 });

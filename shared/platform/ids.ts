@@ -19,6 +19,8 @@ const prefixes = {
   webhook: 'wh',
   delivery: 'del',
   stream: 'stm',
+  action: 'act',
+  decision: 'dec',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

@@ -100,10 +100,13 @@ function nestsAtMost(root: unknown, max: number): boolean {
   return true;
 }
 
-/** A free-form JSON object of at most MAX_METADATA_BYTES (as UTF-8 JSON) and MAX_METADATA_DEPTH levels; else 400 VALIDATION_ERROR. */
-export const Metadata = (description: string, example: Record<string, unknown>) =>
+/**
+ * A free-form JSON object of at most `maxBytes` (as UTF-8 JSON; MAX_METADATA_BYTES unless a family
+ * names a larger cap, like an action's params) and MAX_METADATA_DEPTH levels; else 400 VALIDATION_ERROR.
+ */
+export const Metadata = (description: string, example: Record<string, unknown>, maxBytes = MAX_METADATA_BYTES) =>
   z
     .record(z.string(), z.unknown())
     .refine((m) => nestsAtMost(m, MAX_METADATA_DEPTH), { message: `must nest at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
-    .refine((m) => utf8Bytes(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
-    .openapi({ description: `${description} Any JSON object, up to ${MAX_METADATA_BYTES / 1024} KB as JSON and ${MAX_METADATA_DEPTH} levels deep.`, example });
+    .refine((m) => utf8Bytes(JSON.stringify(m)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`)
+    .openapi({ description: `${description} Any JSON object, up to ${maxBytes / 1024} KB as JSON and ${MAX_METADATA_DEPTH} levels deep.`, example });

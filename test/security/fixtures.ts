@@ -6,7 +6,7 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity';
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity' | 'action';
 
 const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
@@ -24,6 +24,7 @@ export const unknownId: Record<IdKind, () => string> = {
   trace: () => `trc_${base62(22)}`,
   triple: () => `urn:uuid:${crypto.randomUUID()}`,
   entity: () => `urn:uuid:${crypto.randomUUID()}`,
+  action: () => `act_${base62(22)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -52,13 +53,16 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     trace: (await post('/v1/traces', { agent_id: 'private-agent' })).trace_id,
     triple: triple.triple_id,
     entity: triple.subject.entity_id,
+    // Pending review (a large wire transfer), so it is also an approval that could be decided.
+    action: (await post('/v1/actions', { action: 'http.post', params: { url: 'https://bank.example/wire', amount: 250000, memo: 'wire transfer' } })).action_id,
   };
 }
 
 /** Parameters and body fields that are not resource ids, with why. */
 const notIds: Record<string, string> = {
   index: 'a position inside a compensation plan, not an id',
-  agent_id: "a caller's free-form label for its agent on memories and traces, not a resource of ours",
+  agent_id: "a caller's free-form label for its agent on memories, traces and actions, not a resource of ours",
+  approver_id: 'a free-form label of who decided an approval (an e-mail by default), recorded, not a resource of ours',
 };
 
 /** The kind of resource a path parameter or body field names, or null when it names none. */
@@ -80,6 +84,8 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     triple_id: 'triple',
     entity_id: 'entity',
     source_memory_id: 'memory',
+    action_id: 'action',
+    approval_id: 'action',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {

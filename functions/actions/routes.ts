@@ -1,0 +1,115 @@
+import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { CONNECTORS } from '../../shared/control/types';
+import * as s from './schemas';
+
+const tags = ['Actions'];
+
+const statuses =
+  'A rule that blocks wins over one that asks for approval, which wins over a warning. `blocked` is answered 403 with code `BLOCKED` and the whole action body; `allowed` and `pending_review` are answered 200. In `shadow` evaluation mode (PUT /v1/control/settings) the action is evaluated and recorded but always `allowed`; what enforcement would have answered is `policy_result.shadow_status`. Every submission is in the audit chain (resource id = action id); a pending one emits `action.pending_review`.';
+
+export const submitRoute = keyRoute({
+  operationId: 'actions.submit',
+  method: 'post',
+  path: '/v1/actions',
+  tags,
+  summary: 'Ask before acting: evaluate an action against your policies',
+  description: statuses,
+  request: { body: jsonBody(s.SubmitBody) },
+  responses: {
+    200: json(s.SubmitResponse, 'Allowed, or held for review (`policy_result.action_id` to poll)'),
+    403: json(s.BlockedResponse, 'Blocked by a policy (BLOCKED): the error fields and the action body'),
+  },
+});
+
+/** Routed with a pattern (connectors only, the operation may span segments): see index.ts. */
+export const CONNECTOR_ROUTING_PATH = `/v1/actions/:connector{${CONNECTORS.join('|')}}/:operation{.+}`;
+
+export const submitConnectorRoute = keyRoute({
+  operationId: 'actions.submitConnector',
+  method: 'post',
+  path: '/v1/actions/{connector}/{operation}',
+  tags,
+  summary: 'Submit an action by connector path, with the params as the body',
+  description: `The same as POST /v1/actions with \`action\` = \`{connector}.{operation}\` (slashes in the operation become dots) and the whole JSON body as \`params\`. The agent is named by the \`agent_id\` query parameter or the \`X-Agent-Id\` header (both: they must agree). Only the known connectors (${CONNECTORS.join(', ')}) have a path; other actions use POST /v1/actions. ${statuses}`,
+  request: { params: s.ConnectorParams, query: s.ConnectorQuery, body: jsonBody(s.ConnectorBody) },
+  responses: {
+    200: json(s.SubmitResponse, 'Allowed, or held for review'),
+    403: json(s.BlockedResponse, 'Blocked by a policy (BLOCKED)'),
+    404: { ...errors(404)[404], description: 'No such connector (NOT_FOUND): only the known connectors have a path' },
+  },
+});
+
+export const getRoute = keyRoute({
+  operationId: 'actions.get',
+  method: 'get',
+  path: '/v1/actions/{action_id}',
+  tags,
+  summary: "Poll an action's status",
+  description: 'What an agent polls after `pending_review`: `approved` (and later `executed`) mean go; `denied` means stop, with the `reason` (`expired` when nobody decided within ACTION_APPROVAL_TTL_HOURS).',
+  request: { params: s.ActionParams },
+  responses: { 200: json(s.ActionStatusSchema, 'The action and its status'), ...errors(404) },
+});
+
+export const resultRoute = keyRoute({
+  operationId: 'actions.result',
+  method: 'post',
+  path: '/v1/actions/{action_id}/result',
+  tags,
+  summary: 'Report what happened when the agent acted',
+  description: 'Only an `allowed` or `approved` action may report `executed` or `failed`, once; anything else is 409 CONFLICT naming the `action_status`. Audited.',
+  request: { params: s.ActionParams, body: jsonBody(s.ResultBody) },
+  responses: { 200: json(s.ActionStatusSchema, 'The action with its final status'), ...errors(404, 409) },
+});
+
+export const queueRoute = keyRoute({
+  operationId: 'actions.approvals',
+  method: 'get',
+  path: '/v1/approvals',
+  tags,
+  summary: 'The approval queue',
+  description: 'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`).',
+  request: { query: s.QueueQuery },
+  responses: { 200: json(s.QueueResponse, 'Approvals and their total') },
+});
+
+export const decideRoute = keyRoute({
+  operationId: 'actions.decide',
+  method: 'post',
+  path: '/v1/approvals/{approval_id}/decision',
+  tags,
+  summary: 'Approve or deny a pending action',
+  description: [
+    'Fields come in the JSON body or as query parameters (a field in the body wins). Decisions are final: a second one is 409 `svc_ram.v1.control.approval_already_decided`. An id that is unknown, never pending, or not yours to decide is 404 `svc_ram.v1.control.approval_not_found`; `decision` other than approve or deny is 400 `control.invalid_decision`.',
+    '**solo** (all tiers, the default): the submitting tenant decides, not before 5 seconds after submission (409 CONFLICT with `retry_after`); approving a destructive action (its name or params mention delete, drop, destroy, truncate, rollback, transfer or payment) needs `confirmation: "ROLLBACK"` (else 400 VALIDATION_ERROR).',
+    '**team** (Starter+): a member of a team the submitter belongs to, other than `readonly` (403 FORBIDDEN), decides at once with their own key; the submitter may approve its own action only 10 minutes after submission (409 CONFLICT with `retry_after`) and may deny it at any time.',
+    '**enterprise** (Enterprise): the submitter and its team members (not `readonly`; only `allowed_roles` when set) each record an approval; the action is `approved` once `min_approvals` distinct tenants approved (and, with `require_manager`, one of them is a team owner or admin); one deny decides `denied`. Approving twice is 409 CONFLICT.',
+  ].join('\n\n'),
+  request: {
+    params: s.ApprovalParams,
+    query: s.DecisionQuery,
+    body: { required: false, content: { 'application/json': { schema: s.DecisionBody } } },
+  },
+  responses: { 200: json(s.DecisionResponse, 'The decision and the resulting status'), ...errors(403, 404, 409) },
+});
+
+export const getSettingsRoute = keyRoute({
+  operationId: 'actions.getSettings',
+  method: 'get',
+  path: '/v1/control/settings',
+  tags,
+  summary: 'Approval and evaluation settings',
+  description: 'The approval mode new actions are decided under (`effective_approval_mode` is `solo` when the tier no longer has the mode\'s feature), the evaluation mode, and the enterprise rules.',
+  responses: { 200: json(s.SettingsSchema, 'The settings (defaults until set)') },
+});
+
+export const putSettingsRoute = keyRoute({
+  operationId: 'actions.putSettings',
+  method: 'put',
+  path: '/v1/control/settings',
+  tags,
+  summary: 'Change approval and evaluation settings',
+  description:
+    'Fields left out keep their value. `approval_mode: team` needs the `team_approvals` feature (Starter+), `enterprise` the `enterprise_approvals` feature (Enterprise): a lower tier is answered 403 FEATURE_NOT_AVAILABLE. An action is decided under the settings in force when it was submitted. Audited.',
+  request: { body: jsonBody(s.SettingsBody) },
+  responses: { 200: json(s.SettingsSchema, 'The settings now'), ...errors(403) },
+});

@@ -1,0 +1,364 @@
+import type { z } from '@hono/zod-openapi';
+import type { ApprovalRules } from '../../schema/actions';
+import { approvalAlreadyDecided, approvalNotFound, invalidDecision } from '../../shared/control/errors';
+import { evaluatePolicies } from '../../shared/control/evaluate';
+import { loadPolicySet } from '../../shared/control/policy-set';
+import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
+import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
+import type { Ctx, TenantCtx } from '../../shared/platform/context';
+import { conflict, forbidden, notFound, validationError } from '../../shared/platform/errors';
+import { newId } from '../../shared/platform/ids';
+import { hasFeature, requireFeature, type Tier } from '../../shared/platform/tiers';
+import { isoOrNull, MINUTE } from '../../shared/platform/time';
+import { write } from '../../shared/platform/unit-of-work';
+import * as q from './queries';
+import type { DecisionBody, PolicyResultSchema, QueueQuery, ResultBody, SettingsBody } from './schemas';
+import { QueuePaging } from './schemas';
+
+/** Solo mode: no decision before this long after submission. */
+export const SOLO_DELAY_MS = 5_000;
+/** Team mode: the submitter approves its own action only after this long. */
+export const TEAM_SELF_APPROVAL_MS = 10 * MINUTE;
+/** Words that make an action destructive (its name or params): approving one in solo mode needs the phrase. */
+const DESTRUCTIVE = /delete|drop|destroy|truncate|rollback|transfer|payment/i;
+export const CONFIRMATION_PHRASE = 'ROLLBACK';
+const MANAGER_ROLES: readonly string[] = ['owner', 'admin'];
+const ROLE_RANK = ['owner', 'admin', 'member', 'readonly'] as const;
+
+export interface Submission {
+  action: string;
+  params: Record<string, unknown>;
+  agent_id: string | null;
+}
+
+type Connector = (typeof CONNECTORS)[number];
+
+/** `github.create_issue` → connector `github` (null when the first segment is no known connector), operation `create_issue`. */
+export function splitAction(action: string): { connector: Connector | null; operation: string } {
+  const dot = action.indexOf('.');
+  const first = action.slice(0, dot).toLowerCase();
+  return { connector: (CONNECTORS as readonly string[]).includes(first) ? (first as Connector) : null, operation: action.slice(dot + 1) };
+}
+
+/** The approval mode an action submitted now is decided under: the setting, or solo when the tier lost its feature. */
+export function effectiveMode(mode: ApprovalMode, tier: Tier): ApprovalMode {
+  if (mode === 'team' && !hasFeature(tier, 'team_approvals')) return 'solo';
+  if (mode === 'enterprise' && !hasFeature(tier, 'enterprise_approvals')) return 'solo';
+  return mode;
+}
+
+function submittedDto(row: q.ActionRow) {
+  return {
+    action_id: row.id,
+    action: row.action,
+    connector: row.connector as Connector | null,
+    operation: row.operation,
+    agent_id: row.agentId,
+    status: row.status as 'allowed' | 'pending_review' | 'blocked',
+    policy_result: row.policyResult as unknown as z.infer<typeof PolicyResultSchema>,
+    message: messageOf(row),
+    submitted_at: row.submittedAt.toISOString(),
+  };
+}
+
+function messageOf(row: q.ActionRow): string {
+  const pr = row.policyResult as { triggered_policy?: string; reason?: string; warnings?: string[]; shadow_status?: string };
+  const by = `${pr.triggered_policy ?? 'a policy'}${pr.reason ? `: ${pr.reason}` : ''}`;
+  if (row.evaluationMode === 'shadow' && row.outcome !== 'allowed') return `Allowed (shadow mode): enforcement would have answered ${row.outcome}, by ${by}.`;
+  if (row.status === 'blocked') return `Blocked by ${by}`;
+  if (row.status === 'pending_review') return `Held for review by ${by}. Poll GET /v1/actions/${row.id} for the decision.`;
+  const warnings = pr.warnings?.length ?? 0;
+  return warnings ? `Allowed with ${warnings} warning${warnings === 1 ? '' : 's'}.` : 'Allowed: no policy objected.';
+}
+
+export function statusDto(row: q.ActionRow) {
+  return {
+    action_id: row.id,
+    action: row.action,
+    connector: row.connector as Connector | null,
+    operation: row.operation,
+    agent_id: row.agentId,
+    status: row.status,
+    reason: row.reason,
+    decided_at: isoOrNull(row.decidedAt),
+    submitted_at: row.submittedAt.toISOString(),
+    risk_score: row.riskScore,
+    approval_mode: row.approvalMode,
+    ...(row.resultAt ? { result_detail: row.resultDetail } : {}),
+  };
+}
+
+/**
+ * Evaluates an action against the policies that apply to its agent and records it, with its audit
+ * entry, in one transaction: `action.allowed`, `action.blocked` or `action.pending_review`
+ * (resource id = the action id). A pending action also emits `action.pending_review` and is decided
+ * under the approval settings in force now. In shadow mode the outcome is recorded, never enforced.
+ */
+export async function submit(ctx: TenantCtx, input: Submission) {
+  const [settings, policies] = await Promise.all([readControlSettings(ctx.db, ctx.tenantId), loadPolicySet(ctx.db, ctx.tenantId, input.agent_id)]);
+  const { matches: _matches, ...evaluated } = evaluatePolicies(policies, input);
+  const outcome = evaluated.status;
+  const shadow = settings.evaluation_mode === 'shadow';
+  const status = shadow ? 'allowed' : outcome;
+  const id = newId('action');
+  const { connector, operation } = splitAction(input.action);
+  const pending = status === 'pending_review';
+  const mode = pending ? effectiveMode(settings.approval_mode, ctx.tier) : null;
+  const rules: ApprovalRules | null = mode ? { min_approvals: mode === 'enterprise' ? settings.min_approvals : 1, require_manager: settings.require_manager, allowed_roles: settings.allowed_roles } : null;
+  const policyResult = {
+    ...evaluated,
+    evaluation_mode: settings.evaluation_mode,
+    ...(shadow ? { status: 'allowed' as const, shadow_status: outcome } : {}),
+    ...(pending ? { action_id: id } : {}),
+  };
+  const violations = evaluated.violations?.length ?? 0;
+  return write(ctx, async (work) => {
+    const audit = await work.audit({
+      operation: `action.${status}`,
+      resourceType: 'action',
+      resourceId: id,
+      metadata: {
+        action: input.action,
+        connector,
+        agent_id: input.agent_id,
+        status,
+        outcome,
+        evaluation_mode: settings.evaluation_mode,
+        risk_score: evaluated.risk_score,
+        triggered_policy: evaluated.triggered_policy ?? null,
+        reason: evaluated.reason ?? null,
+        violations,
+        approval_mode: mode,
+      },
+    });
+    const row = await q.insertAction(work.tx, {
+      id,
+      tenantId: ctx.tenantId,
+      agentId: input.agent_id,
+      action: input.action,
+      connector,
+      operation,
+      params: input.params,
+      status,
+      outcome,
+      evaluationMode: settings.evaluation_mode,
+      approvalMode: mode,
+      approvalRules: rules,
+      policyResult: policyResult as unknown as Record<string, unknown>,
+      riskScore: evaluated.risk_score,
+      violationCount: violations,
+      reviewable: pending,
+      submittedAt: ctx.now,
+      submittedBy: ctx.auth.keyId,
+      decidedAt: null,
+      reason: status === 'allowed' ? null : (evaluated.reason ?? null),
+      lastSeq: audit.seq,
+    });
+    if (pending) {
+      await work.event('action.pending_review', {
+        action_id: id,
+        action: input.action,
+        connector,
+        agent_id: input.agent_id,
+        risk_score: evaluated.risk_score,
+        triggered_policy: evaluated.triggered_policy ?? null,
+        reason: evaluated.reason ?? null,
+        approval_mode: mode,
+        submitted_at: ctx.now.toISOString(),
+      });
+    }
+    return submittedDto(row);
+  });
+}
+
+export async function getAction(ctx: TenantCtx, input: { actionId: string }) {
+  const row = await q.actionOf(ctx.db, ctx.tenantId, input.actionId);
+  if (!row) throw notFound('Action');
+  return statusDto(row);
+}
+
+export async function reportResult(ctx: TenantCtx, input: { actionId: string } & z.infer<typeof ResultBody>) {
+  return write(ctx, async (work) => {
+    const row = await q.actionOf(work.tx, ctx.tenantId, input.actionId, true);
+    if (!row) throw notFound('Action');
+    if (row.status !== 'allowed' && row.status !== 'approved') {
+      throw conflict(`The action is ${row.status}; only an allowed or approved action reports a result, once`, { action_status: row.status });
+    }
+    const audit = await work.audit({
+      operation: `action.${input.status}`,
+      resourceType: 'action',
+      resourceId: row.id,
+      metadata: { action: row.action, agent_id: row.agentId, previous_status: row.status, detail: input.detail ?? null },
+    });
+    const updated = await q.updateAction(work.tx, ctx.tenantId, row.id, { status: input.status, resultDetail: input.detail ?? null, resultAt: ctx.now, lastSeq: audit.seq });
+    return statusDto(updated);
+  });
+}
+
+export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQuery>) {
+  if (input.status && input.status_filter && input.status !== input.status_filter) {
+    throw validationError('status_filter', 'must agree with status when both are sent');
+  }
+  const { page, total } = await q.queue(ctx.db, ctx.tenantId, input.status ?? input.status_filter, input);
+  return {
+    approvals: page.map((row) => ({
+      approval_id: row.id,
+      action: row.action,
+      connector: row.connector as Connector | null,
+      agent_id: row.agentId,
+      status: row.status,
+      submitted_at: row.submittedAt.toISOString(),
+      risk_score: row.riskScore,
+      approval_mode: row.approvalMode,
+      decided_at: isoOrNull(row.decidedAt),
+      reason: row.reason,
+    })),
+    ...QueuePaging.meta(total, input, page.length),
+  };
+}
+
+type DecisionInput = z.infer<typeof DecisionBody>;
+
+const defined = <T extends object>(o: T | undefined): Partial<T> =>
+  Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+const tooEarly = (waitMs: number, message: string) => conflict(message, { retry_after: Math.max(1, Math.ceil(waitMs / 1000)) });
+
+const bestRole = (roles: q.TeamRole[]): q.TeamRole | null => ROLE_RANK.find((r) => roles.includes(r)) ?? null;
+
+export function isDestructive(row: { action: string; params: unknown }): boolean {
+  return DESTRUCTIVE.test(row.action) || DESTRUCTIVE.test(JSON.stringify(row.params));
+}
+
+/**
+ * Records a decision on a pending action under the mode it was submitted in (see the route's
+ * description for the rules), with the action row locked so concurrent decisions go one at a time
+ * and only the first can decide. Body fields win over query parameters. The decision goes into the
+ * submitter's audit chain (resource id = the action id); a final one emits `action.decided`.
+ */
+export async function decide(ctx: TenantCtx, input: { approvalId: string; body?: DecisionInput; query?: DecisionInput }) {
+  const fields = { ...defined(input.query), ...defined(input.body) };
+  const raw = fields.decision ?? 'approve';
+  const normalized = raw.trim().toLowerCase();
+  if (normalized !== 'approve' && normalized !== 'deny') throw invalidDecision(raw);
+  const decision: 'approve' | 'deny' = normalized;
+  const approverId = fields.approver_id ?? ctx.auth.email;
+  const reason = fields.reason ?? null;
+
+  return write(ctx, async (work) => {
+    const row = await q.approvalFor(work.tx, ctx.tenantId, input.approvalId);
+    if (!row) throw approvalNotFound(input.approvalId);
+    if (row.status !== 'pending_review') throw approvalAlreadyDecided(row.id, row.status);
+    const own = row.tenantId === ctx.tenantId;
+    const elapsed = ctx.now.getTime() - row.submittedAt.getTime();
+    const mode = row.approvalMode ?? 'solo';
+    const rules = row.approvalRules ?? { min_approvals: 1, require_manager: false, allowed_roles: [] };
+    let role: q.TeamRole | null = null;
+
+    if (mode === 'solo') {
+      if (elapsed < SOLO_DELAY_MS) throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest; retry after retry_after seconds');
+      if (decision === 'approve' && isDestructive(row) && fields.confirmation !== CONFIRMATION_PHRASE) {
+        throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
+      }
+    } else {
+      role = bestRole(await q.sharedRoles(work.tx, row.tenantId, ctx.tenantId));
+      if (!own && (role === null || role === 'readonly')) throw forbidden('A readonly team member may not decide approvals');
+      if (mode === 'team' && own && decision === 'approve' && elapsed < TEAM_SELF_APPROVAL_MS) {
+        throw tooEarly(TEAM_SELF_APPROVAL_MS - elapsed, 'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest');
+      }
+      if (mode === 'enterprise' && rules.allowed_roles.length && !(role && rules.allowed_roles.includes(role))) {
+        throw forbidden(`Enterprise mode: only ${rules.allowed_roles.join(', ')} of a team shared with the submitter may decide (your role: ${role ?? 'none'})`);
+      }
+    }
+
+    const earlier = mode === 'enterprise' ? await q.decisionsOf(work.tx, row.tenantId, row.id) : [];
+    if (earlier.some((d) => d.approverTenantId === ctx.tenantId && d.decision === 'approve') && decision === 'approve') {
+      throw conflict('Your approval of this action is already recorded; it needs approvals from other team members', { approval_status: row.status });
+    }
+    await q.insertDecision(work.tx, {
+      id: newId('decision'),
+      tenantId: row.tenantId,
+      actionId: row.id,
+      approverTenantId: ctx.tenantId,
+      approverKeyId: ctx.auth.keyId,
+      approverId,
+      approverRole: role,
+      decision,
+      reason,
+      createdAt: ctx.now,
+    });
+
+    const approvals = [...earlier, { approverTenantId: ctx.tenantId, approverRole: role, decision }].filter((d) => d.decision === 'approve');
+    const approvers = new Set(approvals.map((d) => d.approverTenantId)).size;
+    const required = mode === 'enterprise' ? rules.min_approvals : 1;
+    const managerOk = mode !== 'enterprise' || !rules.require_manager || approvals.some((d) => d.approverRole && MANAGER_ROLES.includes(d.approverRole));
+    const status: 'approved' | 'denied' | 'pending_review' = decision === 'deny' ? 'denied' : approvers >= required && managerOk ? 'approved' : 'pending_review';
+    const final = status !== 'pending_review';
+
+    const facts = {
+      action_id: row.id,
+      action: row.action,
+      agent_id: row.agentId,
+      decision,
+      reason,
+      approver_id: approverId,
+      approver_tenant_id: ctx.tenantId,
+      approver_role: role,
+      approval_mode: mode,
+      approvals: approvers,
+      approvals_required: required,
+      status,
+    };
+    const audit = await work.audit({ tenantId: row.tenantId, operation: final ? `action.${status}` : 'action.approval_recorded', resourceType: 'action', resourceId: row.id, metadata: facts });
+    await q.updateAction(work.tx, row.tenantId, row.id, final ? { status, decidedAt: ctx.now, reason, lastSeq: audit.seq } : { lastSeq: audit.seq });
+    if (final) await work.event('action.decided', { ...facts, decided_at: ctx.now.toISOString() }, { tenantId: row.tenantId });
+    return {
+      approval_id: row.id,
+      decision,
+      reason,
+      status,
+      approver_id: approverId,
+      approvals: approvers,
+      approvals_required: required,
+      decided_at: final ? ctx.now.toISOString() : null,
+    };
+  });
+}
+
+/**
+ * Denies one action still pending since before `before` with reason `expired` (maintenance),
+ * checked again under its lock: a decision that came first wins.
+ */
+export async function expirePending(ctx: Ctx, target: { id: string; tenantId: string }, before: Date): Promise<boolean> {
+  return write(ctx, async (work) => {
+    const row = await q.actionOf(work.tx, target.tenantId, target.id, true);
+    if (!row || row.status !== 'pending_review' || row.submittedAt >= before) return false;
+    const facts = { action_id: row.id, action: row.action, agent_id: row.agentId, decision: 'deny', reason: 'expired', approval_mode: row.approvalMode, status: 'denied' };
+    const audit = await work.audit({ tenantId: row.tenantId, operation: 'action.denied', resourceType: 'action', resourceId: row.id, metadata: facts });
+    await q.updateAction(work.tx, row.tenantId, row.id, { status: 'denied', decidedAt: ctx.now, reason: 'expired', lastSeq: audit.seq });
+    await work.event('action.decided', { ...facts, decided_at: ctx.now.toISOString() }, { tenantId: row.tenantId });
+    return true;
+  });
+}
+
+function settingsDto(s: ControlSettings, tier: Tier, updatedAt: Date | null) {
+  return { ...s, allowed_roles: s.allowed_roles as ('owner' | 'admin' | 'member')[], effective_approval_mode: effectiveMode(s.approval_mode, tier), updated_at: isoOrNull(updatedAt) };
+}
+
+export async function getSettings(ctx: TenantCtx) {
+  const [settings, row] = await Promise.all([readControlSettings(ctx.db, ctx.tenantId), q.settingsRow(ctx.db, ctx.tenantId)]);
+  return settingsDto(settings, ctx.tier, row?.updatedAt ?? null);
+}
+
+export async function putSettings(ctx: TenantCtx, input: z.infer<typeof SettingsBody>) {
+  if (input.approval_mode === 'team') requireFeature(ctx.tier, 'team_approvals');
+  if (input.approval_mode === 'enterprise') requireFeature(ctx.tier, 'enterprise_approvals');
+  return write(ctx, async (work) => {
+    await work.lock(`control-settings:${ctx.tenantId}`);
+    const before = await readControlSettings(work.tx, ctx.tenantId);
+    const next: ControlSettings = { ...before, ...defined(input) };
+    await q.saveSettings(work.tx, ctx.tenantId, next, ctx.now);
+    await work.audit({ operation: 'control.settings_updated', resourceType: 'control_settings', resourceId: ctx.tenantId, metadata: { changes: defined(input), settings: next } });
+    return settingsDto(next, ctx.tier, ctx.now);
+  });
+}
