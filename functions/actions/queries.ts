@@ -9,9 +9,10 @@ export type ActionRow = typeof actions.$inferSelect;
 export type DecisionRow = typeof actionDecisions.$inferSelect;
 export type TeamRole = (typeof teamMembers.$inferSelect)['role'];
 
-export async function insertAction(db: DbOrTx, row: typeof actions.$inferInsert): Promise<ActionRow> {
-  const [created] = await db.insert(actions).values(row).returning();
-  return created;
+/** Inserts a complete row (no RETURNING: the caller has every field already). */
+export async function insertAction(db: DbOrTx, row: ActionRow): Promise<ActionRow> {
+  await db.insert(actions).values(row);
+  return row;
 }
 
 /** An action of the tenant; `lock` holds its row until the transaction ends (one decision at a time). */

@@ -152,6 +152,8 @@ export async function submit(ctx: TenantCtx, input: Submission) {
       submittedBy: ctx.auth.keyId,
       decidedAt: null,
       reason: status === 'allowed' ? null : (evaluated.reason ?? null),
+      resultDetail: null,
+      resultAt: null,
       lastSeq: audit.seq,
     });
     if (pending) {
