@@ -68,3 +68,6 @@ CREATE TABLE control_settings (
   allowed_roles text[] NOT NULL,
   updated_at timestamptz NOT NULL
 );
+
+-- An action's audit trail (explain): its entries in its tenant's chain, in order.
+CREATE INDEX audit_log_action_idx ON audit_log (tenant_id, resource_id, seq) WHERE resource_type = 'action';

@@ -4,6 +4,7 @@ import { type AppEnv, ctxOf } from '../../shared/platform/context';
 import { AppError } from '../../shared/platform/errors';
 import { defineFamily } from '../../shared/platform/family';
 import { expirePendingActions } from './maintenance';
+import * as insights from './insights';
 import * as routes from './routes';
 import * as s from './schemas';
 import * as service from './service';
@@ -58,6 +59,9 @@ router
     const body = c.req.valid('json');
     return answer(c, await service.submit(ctxOf(c), { action: body.action, params: body.params, agent_id: body.agent_id ?? null }));
   })
+  .openapi(routes.explainRoute, async (c) => c.json(await insights.explain(ctxOf(c), { actionId: c.req.valid('param').action_id }), 200))
+  .openapi(routes.dashboardRoute, async (c) => c.json(await insights.dashboard(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.violationsRoute, async (c) => c.json(await insights.agentViolations(ctxOf(c), { agentId: c.req.valid('param').agent_id, ...c.req.valid('query') }), 200))
   .openapi(routes.getRoute, async (c) => c.json(await service.getAction(ctxOf(c), { actionId: c.req.valid('param').action_id }), 200))
   .openapi(routes.resultRoute, async (c) => c.json(await service.reportResult(ctxOf(c), { actionId: c.req.valid('param').action_id, ...c.req.valid('json') }), 200))
   .openapi(routes.queueRoute, async (c) => c.json(await service.approvalQueue(ctxOf(c), c.req.valid('query')), 200))

@@ -1,8 +1,10 @@
 import { and, asc, count, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
-import { actionDecisions, actions, controlSettings, teamMembers } from '../../schema';
+import { actionDecisions, actions, auditLog, controlSettings, teamMembers } from '../../schema';
 import type { ActionState } from '../../schema/actions';
 import type { ControlSettings } from '../../shared/control/settings';
-import type { DbOrTx } from '../../shared/platform/db';
+import { snapshotSettings, statesHolding } from '../../shared/memory/edge-history';
+import type { MemoryDto } from '../../shared/memory/rows';
+import { type DbOrTx, rows } from '../../shared/platform/db';
 import type { PageInput } from '../../shared/platform/pagination';
 
 export type ActionRow = typeof actions.$inferSelect;
@@ -121,4 +123,84 @@ export async function saveSettings(db: DbOrTx, tenantId: string, s: ControlSetti
 export async function settingsRow(db: DbOrTx, tenantId: string) {
   const [row] = await db.select().from(controlSettings).where(eq(controlSettings.tenantId, tenantId));
   return row ?? null;
+}
+
+/** The audit entries about an action, in chain order (the partial index audit_log_action_idx). */
+export async function auditTrail(db: DbOrTx, tenantId: string, actionId: string) {
+  return db
+    .select({ seq: auditLog.seq, createdAt: auditLog.createdAt, operation: auditLog.operation, entryHash: auditLog.entryHash, actor: auditLog.actor, metadata: auditLog.metadata })
+    .from(auditLog)
+    .where(and(eq(auditLog.tenantId, tenantId), eq(auditLog.resourceType, 'action'), eq(auditLog.resourceId, actionId)))
+    .orderBy(asc(auditLog.seq));
+}
+
+/**
+ * The tenant's memories as they were at `at` (the replay interval tables, shared/memory), newest
+ * first, at most `limit`, and how many there were.
+ */
+export async function memoriesAt(db: DbOrTx, tenantId: string, at: Date, limit: number) {
+  const [result] = await db.transaction(async (tx) => {
+    await snapshotSettings(tx);
+    return rows<{ total: number | string; memories: MemoryDto[] | string }>(
+      tx,
+      sql`WITH present AS MATERIALIZED (${statesHolding(tenantId, at)}),
+          page AS (SELECT p.memory_id, p.id, p.created_at FROM present p ORDER BY p.created_at DESC, p.memory_id DESC LIMIT ${limit})
+          SELECT (SELECT count(*) FROM present) AS total,
+                 (SELECT coalesce(json_agg(e.after ORDER BY p.created_at DESC, p.memory_id DESC), '[]'::json) FROM page p JOIN memory_events e ON e.id = p.id) AS memories`,
+    );
+  });
+  const memories = typeof result.memories === 'string' ? (JSON.parse(result.memories) as MemoryDto[]) : result.memories;
+  return { total: Number(result.total), memories };
+}
+
+const violationsOf = sql`jsonb_array_elements(CASE WHEN jsonb_typeof(a.policy_result->'violations') = 'array' THEN a.policy_result->'violations' ELSE '[]'::jsonb END)`;
+
+/** The dashboard's numbers for [since, until): totals, violations by policy and by agent, a series. */
+export async function dashboard(db: DbOrTx, tenantId: string, since: Date, until: Date, bucket: 'hour' | 'day') {
+  const bucketSeconds = bucket === 'hour' ? 3_600 : 86_400;
+  const window = sql`a.tenant_id = ${tenantId} AND a.submitted_at >= ${since.toISOString()}::timestamptz AND a.submitted_at < ${until.toISOString()}::timestamptz`;
+  const [totals, byStatus, byPolicy, byAgent, series] = await Promise.all([
+    rows<{ outcome: string; shadow: boolean; n: number | string; violations: number | string }>(
+      db,
+      sql`SELECT a.outcome, a.evaluation_mode = 'shadow' AS shadow, count(*) AS n, coalesce(sum(a.violation_count), 0) AS violations
+          FROM actions a WHERE ${window} GROUP BY 1, 2`,
+    ),
+    rows<{ status: string; n: number | string }>(db, sql`SELECT a.status, count(*) AS n FROM actions a WHERE ${window} GROUP BY 1`),
+    rows<{ policy: string; n: number | string; blocked: number | string; held: number | string }>(
+      db,
+      sql`SELECT v->>'policy' AS policy, count(*) AS n,
+                 count(*) FILTER (WHERE v->>'on_violation' = 'block') AS blocked,
+                 count(*) FILTER (WHERE v->>'on_violation' = 'require_approval') AS held
+          FROM actions a, ${violationsOf} v WHERE ${window} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 100`,
+    ),
+    rows<{ agent_id: string | null; n: number | string; actions: number | string }>(
+      db,
+      sql`SELECT a.agent_id, sum(a.violation_count) AS n, count(*) AS actions
+          FROM actions a WHERE ${window} AND a.violation_count > 0 GROUP BY 1 ORDER BY 2 DESC, 1 NULLS LAST LIMIT 100`,
+    ),
+    // Buckets as epoch seconds: UTC hours and days are whole multiples of their length since 1970.
+    rows<{ at: number | string; outcome: string; n: number | string; violations: number | string }>(
+      db,
+      sql`SELECT (floor(extract(epoch FROM a.submitted_at) / ${bucketSeconds}) * ${bucketSeconds})::bigint AS at, a.outcome, count(*) AS n,
+                 coalesce(sum(a.violation_count), 0) AS violations
+          FROM actions a WHERE ${window} GROUP BY 1, 2`,
+    ),
+  ]);
+  return { totals, byStatus, byPolicy, byAgent, series };
+}
+
+/** An agent's actions with violations in [since, until], newest first, and how many there are. */
+export async function agentViolations(db: DbOrTx, tenantId: string, agentId: string, since: Date, until: Date, page: PageInput) {
+  const where = and(
+    eq(actions.tenantId, tenantId),
+    eq(actions.agentId, agentId),
+    sql`${actions.submittedAt} >= ${since.toISOString()}::timestamptz`,
+    sql`${actions.submittedAt} <= ${until.toISOString()}::timestamptz`,
+    sql`${actions.violationCount} > 0`,
+  );
+  const [found, [{ n, violations }]] = await Promise.all([
+    db.select().from(actions).where(where).orderBy(sql`${actions.submittedAt} DESC`, sql`${actions.id} DESC`).limit(page.limit).offset(page.offset),
+    db.select({ n: count(), violations: sql<number | string>`coalesce(sum(${actions.violationCount}), 0)` }).from(actions).where(where),
+  ]);
+  return { page: found, total: Number(n), violations: Number(violations) };
 }

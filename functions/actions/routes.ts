@@ -113,3 +113,37 @@ export const putSettingsRoute = keyRoute({
   request: { body: jsonBody(s.SettingsBody) },
   responses: { 200: json(s.SettingsSchema, 'The settings now'), ...errors(403) },
 });
+
+export const explainRoute = keyRoute({
+  operationId: 'actions.explain',
+  method: 'get',
+  path: '/v1/actions/{action_id}/explain',
+  tags,
+  summary: 'Why an action ended as it did',
+  description: `The policy result, the approval with each decision (null when never pending), the tenant's memories as they were at submission (replay; newest first, at most ${s.MAX_EXPLAIN_MEMORIES}), the action's audit trail and a one-paragraph summary. 404 \`actions.not_found\` for an unknown id or another tenant's.`,
+  request: { params: s.ActionParams },
+  responses: { 200: json(s.ExplainResponse, 'The explanation'), ...errors(404) },
+});
+
+export const dashboardRoute = keyRoute({
+  operationId: 'actions.dashboard',
+  feature: 'control_dashboard',
+  method: 'get',
+  path: '/v1/control/dashboard',
+  tags,
+  summary: 'Governed actions at a glance',
+  description: 'Over the last `window` (24h, 7d, 30d): totals by what evaluation decided, current statuses, violations by policy and by agent, and a time series by `bucket` (hour or day, UTC) with empty buckets as zeros.',
+  request: { query: s.DashboardQuery },
+  responses: { 200: json(s.DashboardResponse, 'Totals, violations and the series') },
+});
+
+export const violationsRoute = keyRoute({
+  operationId: 'actions.agentViolations',
+  method: 'get',
+  path: '/v1/control/agents/{agent_id}/violations',
+  tags,
+  summary: "An agent's violation history",
+  description: 'The agent\'s actions with at least one violation between `since` (default 30 days ago) and `until` (default now), newest first, each with its violations. A bad `since` or `until` (or `since` after `until`) is 400 `svc_ram.v1.control.invalid_violations_param` naming the field in `field`.',
+  request: { params: s.AgentParams, query: s.ViolationsQuery },
+  responses: { 200: json(s.ViolationsResponse, 'The violations') },
+});
