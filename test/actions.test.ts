@@ -387,6 +387,13 @@ describe('team mode', () => {
     expect((await h.decide(member, id)).body.code).toBe('svc_ram.v1.control.approval_already_decided');
     // Polling stays the submitter's: the member cannot read the action itself.
     expect((await h.poll(member, id)).status).toBe(404);
+    // ...but finds it in its review queue, with what it approved.
+    const review = await h.call(member, 'GET', '/v1/approvals?scope=team');
+    expect(review.body).toMatchObject({ total: 1, approvals: [{ approval_id: id, tenant_id: owner.tenantId, status: 'approved', params: PAYLOADS.pending.params }] });
+    expect((await h.call(member, 'GET', '/v1/approvals?scope=team&status=pending_review')).body.total).toBe(0);
+    expect((await h.call(member, 'GET', '/v1/approvals')).body.total).toBe(0);
+    expect((await h.call(outsider, 'GET', '/v1/approvals?scope=team')).body.total).toBe(0);
+    expect((await h.call(owner, 'GET', '/v1/approvals?scope=team')).body.total).toBe(0);
   });
 
   it('a solo-mode action of a team member is not decidable by the team', async () => {

@@ -98,6 +98,24 @@ export async function queue(db: DbOrTx, tenantId: string, status: ActionState | 
   return { page: found, total: Number(n) };
 }
 
+/**
+ * The team review queue of `reviewerTenantId`: actions of the other tenants it shares a team with,
+ * submitted in team or enterprise mode (the ones it may decide, or see decided), oldest submission
+ * first. The membership is checked in the query, as for a decision.
+ */
+export async function teamQueue(db: DbOrTx, reviewerTenantId: string, status: ActionState | undefined, page: PageInput) {
+  const teammates = sql`${actions.tenantId} IN (
+    SELECT other.tenant_id FROM team_members me JOIN team_members other ON other.team_id = me.team_id
+    WHERE me.tenant_id = ${reviewerTenantId} AND other.tenant_id <> ${reviewerTenantId})`;
+  const where: SQL[] = [eq(actions.reviewable, true), sql`${actions.approvalMode} IN ('team', 'enterprise')`, teammates];
+  if (status) where.push(eq(actions.status, status));
+  const [found, [{ n }]] = await Promise.all([
+    db.select().from(actions).where(and(...where)).orderBy(asc(actions.submittedAt), asc(actions.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: count() }).from(actions).where(and(...where)),
+  ]);
+  return { page: found, total: Number(n) };
+}
+
 /** Pending actions submitted before `before`, oldest first, of every tenant (maintenance). */
 export async function stalePending(db: DbOrTx, before: Date, limit: number): Promise<{ id: string; tenantId: string }[]> {
   return db

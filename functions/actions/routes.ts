@@ -67,7 +67,7 @@ export const queueRoute = keyRoute({
   path: '/v1/approvals',
   tags,
   summary: 'The approval queue',
-  description: 'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`).',
+  description: 'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params.',
   request: { query: s.QueueQuery },
   responses: { 200: json(s.QueueResponse, 'Approvals and their total') },
 });

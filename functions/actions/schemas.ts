@@ -142,6 +142,14 @@ const QueueStatus = z.enum(QUEUE_STATES);
 export const QueueQuery = PageQuery({ max: 500, default: 50 }).extend({
   status: QueueStatus.optional().openapi({ description: 'Only entries in this status' }),
   status_filter: QueueStatus.optional().openapi({ description: 'The same as `status` (an older name); when both are sent they must agree' }),
+  scope: z
+    .enum(['own', 'team'])
+    .default('own')
+    .openapi({
+      description:
+        "`own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params`",
+      example: 'own',
+    }),
 });
 export const QueuePaging = paging({ totals: ['total'], hasMore: true });
 
@@ -157,6 +165,8 @@ const ApprovalEntry = z
     approval_mode: z.enum(APPROVAL_MODES).nullable(),
     decided_at: z.string().nullable().openapi({ example: null }),
     reason: z.string().nullable().openapi({ example: 'Large transfer "amount": 250000' }),
+    tenant_id: z.string().optional().openapi({ description: '`scope=team` only: the submitting tenant', example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
+    params: z.record(z.string(), z.unknown()).optional().openapi({ description: '`scope=team` only: what the reviewer is asked to approve', example: { url: 'https://bank.example/wire', amount: 250000 } }),
   })
   .openapi('ApprovalEntry');
 

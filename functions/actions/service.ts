@@ -201,9 +201,11 @@ export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQ
   if (input.status && input.status_filter && input.status !== input.status_filter) {
     throw validationError('status_filter', 'must agree with status when both are sent');
   }
-  const { page, total } = await q.queue(ctx.db, ctx.tenantId, input.status ?? input.status_filter, input);
+  const team = input.scope === 'team';
+  const { page, total } = await (team ? q.teamQueue : q.queue)(ctx.db, ctx.tenantId, input.status ?? input.status_filter, input);
   return {
     approvals: page.map((row) => ({
+      ...(team ? { tenant_id: row.tenantId, params: row.params } : {}),
       approval_id: row.id,
       action: row.action,
       connector: row.connector as Connector | null,
