@@ -281,6 +281,10 @@ describe('decisions (solo mode, the default)', () => {
     const maybe = await h.decide(t, id, { decision: 'maybe' });
     expect([maybe.status, maybe.body.code, maybe.body.alias]).toEqual([400, 'control.invalid_decision', 'svc_ram.v1.control.invalid_decision']);
     expect((await h.decide(t, id, undefined, '?decision=maybe')).body.code).toBe('control.invalid_decision');
+    for (const decision of [5, true, null, '', 'x'.repeat(500)]) {
+      const odd = await h.decide(t, id, { decision });
+      expect([odd.status, odd.body.code], JSON.stringify(decision).slice(0, 20)).toEqual([400, 'control.invalid_decision']);
+    }
     const unknown = await h.decide(t, 'act_0000000000000000000000');
     expect([unknown.status, unknown.body.code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
     const allowed = (await h.submit(t, PAYLOADS.allowed)).body.action_id;
@@ -288,6 +292,8 @@ describe('decisions (solo mode, the default)', () => {
     const foreign = await h.decide(other, id);
     expect([foreign.status, foreign.body.code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
     expect((await h.poll(t, id)).body.status).toBe('pending_review');
+    // Case and surrounding spaces do not matter.
+    expect((await h.decide(t, id, { decision: ' Deny ' })).body).toMatchObject({ status: 'denied', decision: 'deny' });
   });
 
   it('takes the decision from query parameters; a body field wins over the same query parameter', async () => {

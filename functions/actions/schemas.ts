@@ -184,7 +184,19 @@ const DecisionFields = {
   approver_id: z.string().trim().min(1).max(254).optional().openapi({ description: "Who decides, as recorded; defaults to the deciding tenant's owner (its e-mail)", example: 'cfo@example.com' }),
   confirmation: z.string().max(64).optional().openapi({ description: 'Solo mode: `ROLLBACK` to approve a destructive action', example: 'ROLLBACK' }),
 };
-export const DecisionBody = z.object(DecisionFields).openapi('ApprovalDecision', { example: { decision: 'approve', reason: 'Vendor confirmed by phone', confirmation: 'ROLLBACK' } });
+/**
+ * In the body `decision` may be any JSON scalar: whatever is not approve or deny is answered 400
+ * control.invalid_decision by the verb (spec §7), not the router's VALIDATION_ERROR.
+ */
+export const DecisionBody = z
+  .object({
+    ...DecisionFields,
+    decision: z
+      .union([z.string().max(1_000), z.number(), z.boolean(), z.null()])
+      .optional()
+      .openapi({ type: 'string', description: '`approve` (default) or `deny`; anything else is 400 control.invalid_decision', example: 'approve' }),
+  })
+  .openapi('ApprovalDecision', { example: { decision: 'approve', reason: 'Vendor confirmed by phone', confirmation: 'ROLLBACK' } });
 export const DecisionQuery = z.object(DecisionFields);
 
 export const DecisionResponse = z
@@ -231,6 +243,7 @@ export const SettingsBody = z
   })
   .openapi('ControlSettingsUpdate', { example: { approval_mode: 'team', evaluation_mode: 'enforcement' } });
 export type DecisionInput = z.infer<typeof DecisionBody>;
+export type DecisionQueryInput = z.infer<typeof DecisionQuery>;
 
 // Explain, dashboard, violations ---------------------------------------------------------------
 

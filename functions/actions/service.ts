@@ -12,7 +12,7 @@ import { hasFeature, requireFeature, type Tier } from '../../shared/platform/tie
 import { isoOrNull, MINUTE } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
-import type { DecisionBody, PolicyResultSchema, QueueQuery, ResultBody, SettingsBody } from './schemas';
+import type { DecisionBody, DecisionQuery, PolicyResultSchema, QueueQuery, ResultBody, SettingsBody } from './schemas';
 import { QueuePaging } from './schemas';
 
 /** Solo mode: no decision before this long after submission. */
@@ -222,6 +222,7 @@ export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQ
 }
 
 type DecisionInput = z.infer<typeof DecisionBody>;
+type DecisionQueryInput = z.infer<typeof DecisionQuery>;
 
 const defined = <T extends object>(o: T | undefined): Partial<T> =>
   Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -240,10 +241,10 @@ export function isDestructive(row: { action: string; params: unknown }): boolean
  * and only the first can decide. Body fields win over query parameters. The decision goes into the
  * submitter's audit chain (resource id = the action id); a final one emits `action.decided`.
  */
-export async function decide(ctx: TenantCtx, input: { approvalId: string; body?: DecisionInput; query?: DecisionInput }) {
+export async function decide(ctx: TenantCtx, input: { approvalId: string; body?: DecisionInput; query?: DecisionQueryInput }) {
   const fields = { ...defined(input.query), ...defined(input.body) };
-  const raw = fields.decision ?? 'approve';
-  const normalized = raw.trim().toLowerCase();
+  const raw = fields.decision === undefined ? 'approve' : fields.decision;
+  const normalized = typeof raw === 'string' ? raw.trim().toLowerCase() : null;
   if (normalized !== 'approve' && normalized !== 'deny') throw invalidDecision(raw);
   const decision: 'approve' | 'deny' = normalized;
   const approverId = fields.approver_id ?? ctx.auth.email;
