@@ -19,6 +19,11 @@ const prefixes = {
   webhook: 'wh',
   delivery: 'del',
   stream: 'stm',
+  agent: 'agt',
+  mission: 'msn',
+  checkpoint: 'chk',
+  capability: 'cap',
+  intervention: 'itv',
 } as const;
 
 export type IdKind = keyof typeof prefixes;
