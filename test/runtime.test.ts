@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, type Tenant, type TestEngine, type TestResponse } from './harness';
 
 /**
  * The agent runtime through the API (issue 13; spec §2.14, §3.4, §3.5, §4.15; DESIGN §5 Runtime):
@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 const SECOND = 1_000;
-type Call = (method: string, path: string, body?: unknown) => ReturnType<TestEngine['request']>;
+type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse>;
 const as = (t: Tenant): Call => (method, path, body) => engine.request(method, path, { key: t.key, body });
 
 async function ok(res: Promise<{ status: number; text: string; body: any }>, status: number) {

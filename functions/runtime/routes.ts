@@ -24,6 +24,7 @@ export const listCapabilitiesRoute = keyRoute({
   path: '/v1/capabilities',
   tags,
   summary: 'Capability packs, by name',
+  description: 'Every capability pack of the account with its tools and their risk levels, a page at a time (limit 1 to 1000, default 100).',
   request: { query: s.CapabilityListQuery },
   responses: { 200: json(s.CapabilityList, 'A page of packs') },
 });
@@ -48,6 +49,7 @@ export const listAgentsRoute = keyRoute({
   path: '/v1/agents',
   tags,
   summary: 'Agents, newest first',
+  description: 'Registered agents with their status, capabilities and active missions; `status` filters; limit 1 to 1000 (default 100).',
   request: { query: s.AgentListQuery },
   responses: { 200: json(s.AgentList, 'A page of agents with their active missions') },
 });
@@ -58,6 +60,7 @@ export const getAgentRoute = keyRoute({
   path: '/v1/agents/{agent_id}',
   tags,
   summary: 'An agent with its status, capabilities and active missions',
+  description: 'The full agent record; `active_missions` lists its queued, running and paused missions, newest first. Another account\'s agent is 404.',
   request: { params: s.AgentParams },
   responses: { 200: json(s.Agent, 'The agent'), ...errorsOf(404) },
 });
@@ -105,6 +108,7 @@ export const listMissionsRoute = keyRoute({
   path: '/v1/missions',
   tags,
   summary: 'Missions, newest first',
+  description: 'Missions of every agent (also of deleted ones), newest first; `agent_id` and `status` filter; limit 1 to 1000 (default 100).',
   request: { query: s.MissionListQuery },
   responses: { 200: json(s.MissionList, 'A page of missions') },
 });
@@ -115,6 +119,7 @@ export const getMissionRoute = keyRoute({
   path: '/v1/missions/{mission_id}',
   tags,
   summary: 'A mission',
+  description: 'The full mission record: status, the `state` of the checkpoint last rolled back to, and when it started and ended.',
   request: { params: s.MissionParams },
   responses: { 200: json(s.Mission, 'The mission'), ...errorsOf(404) },
 });
@@ -160,6 +165,7 @@ export const listCheckpointsRoute = keyRoute({
   path: '/v1/missions/{mission_id}/checkpoints',
   tags,
   summary: "A mission's checkpoints in creation order",
+  description: 'Oldest first; a rollback deletes the checkpoints after the one it went back to. Limit 1 to 1000 (default 100).',
   request: { params: s.MissionParams, query: s.CheckpointListQuery },
   responses: { 200: json(s.CheckpointList, 'A page of checkpoints, oldest first'), ...errorsOf(404) },
 });
@@ -196,6 +202,7 @@ export const listInterventionsRoute = keyRoute({
   path: '/v1/interventions',
   tags,
   summary: 'Interventions, newest first',
+  description: 'Every intervention with its effect; `mission_id`, `agent_id` and `intervention_type` filter; limit 1 to 1000 (default 100).',
   request: { query: s.InterventionListQuery },
   responses: { 200: json(s.InterventionList, 'A page of interventions') },
 });
