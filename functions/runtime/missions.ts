@@ -64,11 +64,12 @@ export async function getMission(ctx: TenantCtx, input: { missionId: string }) {
  */
 export async function transition(ctx: TenantCtx, input: { missionId: string; verb: Verb; reason?: string; interventionId?: string }) {
   return write(ctx, async (work) => {
-    const mission = await missionFor(work.ctx, input.missionId, true);
+    const found = await q.missionForTransition(work.tx, ctx.tenantId, input.missionId);
+    if (!found) throw notFound('Mission');
+    const { mission, agentStatus } = found;
     const t = assertTransition(input.verb, mission.status);
-    if (input.verb === 'start' || input.verb === 'resume') {
-      const agent = await q.agentOf(work.tx, ctx.tenantId, mission.agentId);
-      if (agent && agent.status !== 'active') throw conflict(`Agent ${agent.agentId} is ${agent.status}; ${input.verb} needs it active`, { agent_status: agent.status, mission_status: mission.status });
+    if ((input.verb === 'start' || input.verb === 'resume') && agentStatus && agentStatus !== 'active') {
+      throw conflict(`Agent ${mission.agentId} is ${agentStatus}; ${input.verb} needs it active`, { agent_status: agentStatus, mission_status: mission.status });
     }
     const now = ctx.now;
     const updated = await q.updateMission(work.tx, ctx.tenantId, mission.id, {

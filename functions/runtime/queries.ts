@@ -124,6 +124,17 @@ export async function missionOf(db: DbOrTx, tenantId: string, missionId: string,
   return found ?? null;
 }
 
+/** A mission under its row lock with its agent's status (null once the agent is deleted), in one statement: what a transition reads. */
+export async function missionForTransition(db: DbOrTx, tenantId: string, missionId: string) {
+  const [found] = await db
+    .select({ mission: runtimeMissions, agentStatus: runtimeAgents.status })
+    .from(runtimeMissions)
+    .leftJoin(runtimeAgents, and(eq(runtimeAgents.tenantId, runtimeMissions.tenantId), eq(runtimeAgents.agentId, runtimeMissions.agentId)))
+    .where(and(eq(runtimeMissions.tenantId, tenantId), eq(runtimeMissions.id, missionId)))
+    .for('update', { of: runtimeMissions });
+  return found ?? null;
+}
+
 export function listMissions(db: DbOrTx, tenantId: string, filter: { agent_id?: string; status?: MissionStatus }, page: PageInput) {
   const where: SQL[] = [eq(runtimeMissions.tenantId, tenantId)];
   if (filter.agent_id) where.push(eq(runtimeMissions.agentId, filter.agent_id));
