@@ -311,6 +311,7 @@ describe('checkpoints and mission rollback', () => {
   it("revert_memories undoes exactly the agent's memory writes after the checkpoint (create, update, delete), not other agents'", async () => {
     const tenant = await engine.newTenant('free');
     const call = as(tenant);
+    const get = async (id: string) => call('GET', `/v1/memories/${id}`);
     const remember = async (observation: string, agent_id: string) => (await ok(call('POST', '/v1/memories', { observation, agent_id }), 201)).id as string;
     await ok(call('POST', '/v1/agents', agentBody({ agent_id: 'writer' })), 201);
     const edited = await remember('The deploy window is Tuesday.', 'writer');
@@ -332,12 +333,14 @@ describe('checkpoints and mission rollback', () => {
     await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label: 'after the mistake', state: { step: 2 } }), 201);
 
     engine.clock.advance(SECOND);
+    const preview = await ok(call('GET', `/v1/missions/${m}/rollback/preview?checkpoint_id=${checkpoint.checkpoint_id}`), 200);
+    expect(preview).toMatchObject({ mission_id: m, target_timestamp: checkpoint.created_at, state: { step: 1 }, checkpoints_discarded: 1, memories: { removed: 1, restored: 1, reverted: 1 }, memories_reverted: 3 });
+    expect((await get(created)).status).toBe(200);
     const rolled = await ok(call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: checkpoint.checkpoint_id, reason: 'wrong deploy day', revert_memories: true }), 200);
     expect(rolled).toMatchObject({ checkpoints_discarded: 1, memories_reverted: 3, mission: { state: { step: 1 } } });
     expect(rolled.memory_rollback).toMatchObject({ removed: 1, restored: 1, reverted: 1 });
     expect(rolled.memory_rollback.rollback_id).toMatch(/^rb_/);
 
-    const get = async (id: string) => call('GET', `/v1/memories/${id}`);
     expect((await get(created)).status).toBe(404);
     expect((await get(edited)).body.observation).toBe('The deploy window is Tuesday.');
     expect((await get(removed)).body.observation).toBe('The staging database is db-2.');

@@ -25,6 +25,7 @@ const router = createRouter()
   .openapi(routes.createCheckpointRoute, async (c) => c.json(await missions.createCheckpoint(ctxOf(c), { missionId: missionId(c), ...c.req.valid('json') }), 201))
   .openapi(routes.listCheckpointsRoute, async (c) => c.json(await missions.listCheckpoints(ctxOf(c), { missionId: missionId(c), ...c.req.valid('query') }), 200))
   .openapi(routes.rollbackRoute, async (c) => c.json(await missions.rollback(ctxOf(c), { missionId: missionId(c), ...c.req.valid('json') }), 200))
+  .openapi(routes.previewRollbackRoute, async (c) => c.json(await missions.previewRollback(ctxOf(c), { missionId: missionId(c), ...c.req.valid('query') }), 200))
   .openapi(routes.recordInterventionRoute, async (c) => c.json(await recordIntervention(ctxOf(c), c.req.valid('json')), 201))
   .openapi(routes.listInterventionsRoute, async (c) => c.json(await listInterventions(ctxOf(c), c.req.valid('query')), 200));
 

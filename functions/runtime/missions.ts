@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import type { MissionStatus } from '../../schema/runtime';
-import { rollbackMemories } from '../../shared/memory/rollback';
+import { changesSince, classify, rollbackMemories } from '../../shared/memory/rollback';
 import type { TenantCtx } from '../../shared/platform/context';
 import { conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
@@ -140,6 +140,30 @@ export async function rollbackMission(
   await work.audit({ operation: 'mission.rolled_back', resourceType: 'mission', resourceId: mission.id, metadata: summary });
   await work.event('mission.rolled_back', summary);
   return { mission: toMissionDto(updated), checkpoint_id: checkpoint.id, reason, checkpoints_discarded: discarded, memories_reverted: reverted, memory_rollback: memory };
+}
+
+/** What a rollback to the checkpoint would do, with `revert_memories` and without; writes nothing. */
+export async function previewRollback(ctx: TenantCtx, input: { missionId: string; checkpoint_id: string }) {
+  const mission = await missionFor(ctx, input.missionId);
+  const checkpoint = await q.checkpointOf(ctx.db, ctx.tenantId, mission.id, input.checkpoint_id);
+  if (!checkpoint) throw notFound('Checkpoint');
+  const discarded = await q.countCheckpointsAfter(ctx.db, ctx.tenantId, mission.id, checkpoint.seq);
+  const plan = classify(await changesSince(ctx.db, ctx.tenantId, checkpoint.createdAt, false, mission.agentId));
+  const missing = plan.restore.filter((c) => !c.pastHasEmbedding).length;
+  const warnings = [
+    ...(missing ? [`${missing} memories have no stored embedding for their state at the checkpoint and cannot be restored.`] : []),
+    ...(plan.remove.length ? [`${plan.remove.length} memories the agent created after the checkpoint will be removed (a rollback to a time before this one brings them back).`] : []),
+  ];
+  return {
+    mission_id: mission.id,
+    checkpoint_id: checkpoint.id,
+    target_timestamp: checkpoint.createdAt.toISOString(),
+    state: checkpoint.state,
+    checkpoints_discarded: discarded,
+    memories: { removed: plan.remove.length, restored: plan.restore.length - missing, reverted: plan.revert.length },
+    memories_reverted: plan.remove.length + plan.restore.length - missing + plan.revert.length,
+    warnings,
+  };
 }
 
 export async function rollback(ctx: TenantCtx, input: { missionId: string; mission_id?: string; checkpoint_id: string; reason?: string; revert_memories: boolean }) {

@@ -188,6 +188,15 @@ export function listCheckpoints(db: DbOrTx, tenantId: string, missionId: string,
   );
 }
 
+/** How many checkpoints of a mission were taken after `seq`. */
+export async function countCheckpointsAfter(db: DbOrTx, tenantId: string, missionId: string, seq: number): Promise<number> {
+  const [{ n }] = await db
+    .select({ n: count() })
+    .from(runtimeCheckpoints)
+    .where(and(eq(runtimeCheckpoints.tenantId, tenantId), eq(runtimeCheckpoints.missionId, missionId), gt(runtimeCheckpoints.seq, seq)));
+  return Number(n);
+}
+
 /** Deletes the checkpoints of a mission taken after `seq`; returns how many. */
 export async function discardCheckpointsAfter(db: DbOrTx, tenantId: string, missionId: string, seq: number): Promise<number> {
   const gone = await db

@@ -182,6 +182,17 @@ export const rollbackRoute = keyRoute({
   responses: { 200: json(s.RolledBack, 'The mission after the rollback'), ...errorsOf(404) },
 });
 
+export const previewRollbackRoute = keyRoute({
+  operationId: 'runtime.previewRollback',
+  method: 'get',
+  path: '/v1/missions/{mission_id}/rollback/preview',
+  tags,
+  summary: 'What a mission rollback would do (no side effects)',
+  description: "The state the mission would get, the checkpoints that would be deleted, and the memory writes of its agent after the checkpoint that `revert_memories: true` would undo, with the rollback engine's warnings.",
+  request: { params: s.MissionParams, query: s.PreviewQuery },
+  responses: { 200: json(s.RollbackPreview, 'The plan'), ...errorsOf(404) },
+});
+
 // ---- interventions
 
 export const recordInterventionRoute = keyRoute({

@@ -275,6 +275,25 @@ export const MemoryRollback = z
   })
   .openapi('RuntimeMemoryRollback');
 
+export const PreviewQuery = z.object({ checkpoint_id: PrefixedId('checkpoint', 'A checkpoint of this mission (404 otherwise)') });
+
+export const RollbackPreview = z
+  .object({
+    mission_id: z.string().openapi({ example: MISSION }),
+    checkpoint_id: z.string().openapi({ example: CHECKPOINT }),
+    target_timestamp: z.string().openapi({ description: "The checkpoint's time: the agent's memory writes after it would be undone", example: TIME }),
+    state: z.record(z.string(), z.unknown()).openapi({ description: 'The state the mission would get', example: { step: 3 } }),
+    checkpoints_discarded: z.number().int().openapi({ description: 'Later checkpoints that would be deleted', example: 1 }),
+    memories: z.object({
+      removed: z.number().int().openapi({ example: 1 }),
+      restored: z.number().int().openapi({ example: 0 }),
+      reverted: z.number().int().openapi({ example: 1 }),
+    }).openapi({ description: 'What `revert_memories: true` would do' }),
+    memories_reverted: z.number().int().openapi({ example: 2 }),
+    warnings: z.array(z.string()).openapi({ example: [] }),
+  })
+  .openapi('RuntimeMissionRollbackPreview');
+
 export const RolledBack = z
   .object({
     mission: Mission,
