@@ -336,6 +336,11 @@ describe('checkpoints and mission rollback', () => {
     const preview = await ok(call('GET', `/v1/missions/${m}/rollback/preview?checkpoint_id=${checkpoint.checkpoint_id}`), 200);
     expect(preview).toMatchObject({ mission_id: m, target_timestamp: checkpoint.created_at, state: { step: 1 }, checkpoints_discarded: 1, memories: { removed: 1, restored: 1, reverted: 1 }, memories_reverted: 3 });
     expect((await get(created)).status).toBe(200);
+    const latest = await ok(call('GET', `/v1/missions/${m}/rollback/preview`), 200);
+    expect(latest).toMatchObject({ checkpoints_discarded: 0, state: { step: 2 }, memories_reverted: 0 });
+    const fresh = (await missionOf(call, 'writer')).mission_id;
+    const none = await call('GET', `/v1/missions/${fresh}/rollback/preview`);
+    expect([none.status, none.body.code]).toEqual([409, 'CONFLICT']);
     const rolled = await ok(call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: checkpoint.checkpoint_id, reason: 'wrong deploy day', revert_memories: true }), 200);
     expect(rolled).toMatchObject({ checkpoints_discarded: 1, memories_reverted: 3, mission: { state: { step: 1 } } });
     expect(rolled.memory_rollback).toMatchObject({ removed: 1, restored: 1, reverted: 1 });

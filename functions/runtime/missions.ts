@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import type { MissionStatus } from '../../schema/runtime';
 import { changesSince, classify, rollbackMemories } from '../../shared/memory/rollback';
 import type { TenantCtx } from '../../shared/platform/context';
+import type { DbOrTx } from '../../shared/platform/db';
 import { conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import type { PageInput } from '../../shared/platform/pagination';
@@ -105,6 +106,14 @@ export async function listCheckpoints(ctx: TenantCtx, input: PageInput & { missi
   return { checkpoints: page.map(toCheckpointDto), ...CheckpointPaging.meta(total, input, page.length) };
 }
 
+/** A checkpoint of the mission (404 otherwise), or with `checkpointId` null its latest (409 when it has none). */
+async function checkpointFor(db: DbOrTx, tenantId: string, mission: q.MissionRow, checkpointId: string | null) {
+  const checkpoint = checkpointId ? await q.checkpointOf(db, tenantId, mission.id, checkpointId) : await q.latestCheckpoint(db, tenantId, mission.id);
+  if (checkpoint) return checkpoint;
+  if (checkpointId) throw notFound('Checkpoint');
+  throw conflict('Mission has no checkpoint to roll back to', { mission_status: mission.status });
+}
+
 /**
  * Rolls a mission back to one of its checkpoints (in any status; the status stays): its `state`
  * becomes the checkpoint's, later checkpoints are deleted, and the why is audited and announced
@@ -120,11 +129,7 @@ export async function rollbackMission(
   const { ctx, tx } = work;
   const mission = await missionFor(ctx, input.missionId, true);
   sameMission(mission.id, input.mission_id);
-  const checkpoint = input.checkpointId ? await q.checkpointOf(tx, ctx.tenantId, mission.id, input.checkpointId) : await q.latestCheckpoint(tx, ctx.tenantId, mission.id);
-  if (!checkpoint) {
-    if (input.checkpointId) throw notFound('Checkpoint');
-    throw conflict('Mission has no checkpoint to roll back to', { mission_status: mission.status });
-  }
+  const checkpoint = await checkpointFor(tx, ctx.tenantId, mission, input.checkpointId);
   const discarded = await q.discardCheckpointsAfter(tx, ctx.tenantId, mission.id, checkpoint.seq);
   const updated = await q.updateMission(tx, ctx.tenantId, mission.id, { state: checkpoint.state, updatedAt: ctx.now });
   const reason = input.reason || null;
@@ -143,10 +148,9 @@ export async function rollbackMission(
 }
 
 /** What a rollback to the checkpoint would do, with `revert_memories` and without; writes nothing. */
-export async function previewRollback(ctx: TenantCtx, input: { missionId: string; checkpoint_id: string }) {
+export async function previewRollback(ctx: TenantCtx, input: { missionId: string; checkpoint_id?: string }) {
   const mission = await missionFor(ctx, input.missionId);
-  const checkpoint = await q.checkpointOf(ctx.db, ctx.tenantId, mission.id, input.checkpoint_id);
-  if (!checkpoint) throw notFound('Checkpoint');
+  const checkpoint = await checkpointFor(ctx.db, ctx.tenantId, mission, input.checkpoint_id ?? null);
   const discarded = await q.countCheckpointsAfter(ctx.db, ctx.tenantId, mission.id, checkpoint.seq);
   const plan = classify(await changesSince(ctx.db, ctx.tenantId, checkpoint.createdAt, false, mission.agentId));
   const missing = plan.restore.filter((c) => !c.pastHasEmbedding).length;

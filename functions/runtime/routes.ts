@@ -188,9 +188,9 @@ export const previewRollbackRoute = keyRoute({
   path: '/v1/missions/{mission_id}/rollback/preview',
   tags,
   summary: 'What a mission rollback would do (no side effects)',
-  description: "The state the mission would get, the checkpoints that would be deleted, and the memory writes of its agent after the checkpoint that `revert_memories: true` would undo, with the rollback engine's warnings.",
+  description: "To `checkpoint_id`, or to the latest checkpoint when it is omitted (what a `rollback_request` intervention does; 409 without one). The state the mission would get, the checkpoints that would be deleted, and the memory writes of its agent after the checkpoint that `revert_memories: true` would undo, with the rollback engine's warnings.",
   request: { params: s.MissionParams, query: s.PreviewQuery },
-  responses: { 200: json(s.RollbackPreview, 'The plan'), ...errorsOf(404) },
+  responses: { 200: json(s.RollbackPreview, 'The plan'), ...errorsOf(404, 409) },
 });
 
 // ---- interventions

@@ -275,7 +275,7 @@ export const MemoryRollback = z
   })
   .openapi('RuntimeMemoryRollback');
 
-export const PreviewQuery = z.object({ checkpoint_id: PrefixedId('checkpoint', 'A checkpoint of this mission (404 otherwise)') });
+export const PreviewQuery = z.object({ checkpoint_id: PrefixedId('checkpoint', 'A checkpoint of this mission (404 otherwise); its latest checkpoint when omitted (409 without one)').optional() });
 
 export const RollbackPreview = z
   .object({
