@@ -9,6 +9,7 @@ import knowledge from './knowledge';
 import memories from './memories';
 import replay from './replay';
 import rollback from './rollback';
+import runtime from './runtime';
 import shares from './shares';
 import spaces from './spaces';
 import system from './system';
@@ -22,4 +23,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, actions, audit, replay, rollback, compensations, knowledge, events, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, actions, audit, replay, rollback, compensations, knowledge, runtime, events, usage, admin, internal];

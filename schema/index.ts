@@ -9,3 +9,4 @@ export * from './teams';
 export * from './events';
 export * from './knowledge';
 export * from './actions';
+export * from './runtime';

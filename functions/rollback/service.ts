@@ -1,48 +1,15 @@
-import { toUrn } from '../../shared/platform/ids';
 import { countActionSteps, createPlan } from '../../shared/memory/compensations';
-import { restoreMentions } from '../../shared/memory/entities';
-import { statesAt } from '../../shared/memory/history';
-import { type MemoryDto, toMemoryDto } from '../../shared/memory/rows';
-import { enqueueVectorIndexing } from '../../shared/memory/vector-index';
+import { changesSince, classify, rollbackMemories } from '../../shared/memory/rollback';
 import type { TenantCtx } from '../../shared/platform/context';
-import type { DbOrTx } from '../../shared/platform/db';
 import { newId } from '../../shared/platform/ids';
 import type { PageInput } from '../../shared/platform/pagination';
 import { hasFeature, tiers } from '../../shared/platform/tiers';
 import { DAY, pastPointInTime } from '../../shared/platform/time';
 import { type Work, write } from '../../shared/platform/unit-of-work';
-import { adjustLiveMemories, spendQuota } from '../../shared/platform/usage';
 import * as q from './queries';
 import { HistoryPaging } from './schemas';
 
-interface Change {
-  id: string;
-  current: MemoryDto | null;
-  past: MemoryDto | null;
-  /** The event that recorded the state at the target, and whether its embedding is on record. */
-  pastEventId: number | null;
-  pastHasEmbedding: boolean;
-}
-
-/** The fields a rollback puts back; recall statistics are history, not content, and stay. */
-const CONTENT = ['observation', 'tags', 'importance', 'confidence', 'superseded_by', 'context', 'agent_id', 'space_id', 'hash', 'expires_at'] as const;
-const sameContent = (a: MemoryDto, b: MemoryDto) => CONTENT.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
-
 export const parseTarget = (value: string, now: Date): Date => pastPointInTime('target', value, now);
-
-/** Every memory whose content changed after the target, with its state then and now. */
-async function changesSince(tx: DbOrTx, tenantId: string, target: Date, lock: boolean): Promise<Change[]> {
-  const ids = await q.changedSince(tx, tenantId, target);
-  if (!ids.length) return [];
-  const past = new Map((await statesAt(tx, tenantId, target, ids)).map((p) => [p.memoryId, p]));
-  const current = new Map((await q.currentRows(tx, tenantId, ids, lock)).map((r) => [r.id, toMemoryDto(r)]));
-  return ids
-    .map((id) => {
-      const then = past.get(id);
-      return { id, current: current.get(id) ?? null, past: then?.state ?? null, pastEventId: then?.eventId ?? null, pastHasEmbedding: then?.hasEmbedding ?? false };
-    })
-    .filter((c) => (c.current && c.past ? !sameContent(c.current, c.past) : c.current !== c.past));
-}
 
 /**
  * ACTION trace steps after the target may have reached the outside world, which a rollback does
@@ -58,14 +25,6 @@ async function compensations(work: Work<TenantCtx>, meta: { rollback_id: string;
   const planId = plan?.id ?? null;
   await work.event('rollback.compensations', { ...meta, action_steps: steps, plan_id: planId });
   return { steps, planId };
-}
-
-function classify(changes: Change[]) {
-  return {
-    remove: changes.filter((c) => c.current && !c.past),
-    restore: changes.filter((c) => !c.current && c.past),
-    revert: changes.filter((c) => c.current && c.past),
-  };
 }
 
 /** What a rollback to `target` would do, with honest warnings; writes nothing. */
@@ -110,44 +69,11 @@ export async function preview(ctx: TenantCtx, input: { target: string }) {
  * nothing the second time; rolling back to a time before a rollback undoes it.
  */
 export async function rollback(ctx: TenantCtx, input: { target: string }) {
-  const { now, tenantId } = ctx;
-  const target = parseTarget(input.target, now);
+  const target = parseTarget(input.target, ctx.now);
   const rollbackId = newId('rollback');
   const result = await write(ctx, async (work) => {
-    const { tx } = work;
-    await work.lock(`rollback:${tenantId}`); // one rollback at a time per tenant
-    await spendQuota(ctx, tx, 'rollbacks', ctx, 'Monthly rollback limit reached');
-    const plan = classify(await changesSince(tx, tenantId, target, true));
-    const restorable = plan.restore.filter((c) => c.pastHasEmbedding);
-    const pastItem = (c: Change) => ({ state: c.past!, eventId: c.pastEventId! });
     const meta = { rollback_id: rollbackId, target: target.toISOString() };
-    // Removed memories keep their links in the event, so a later rollback can bring both back.
-    const removedLinks = await q.linksOf(tx, tenantId, plan.remove.map((c) => c.id));
-    await q.deleteMemories(tx, tenantId, plan.remove.map((c) => c.id));
-    await q.insertMemories(tx, tenantId, restorable.map(pastItem), now);
-    await q.revertMemories(tx, tenantId, plan.revert.map(pastItem), now);
-    const past = await q.linksAt(tx, tenantId, restorable.map((c) => c.id), target);
-    const relinked = await q.restoreLinks(tx, tenantId, past, now);
-    const mentioned = await restoreMentions(tx, tenantId, past, now, meta);
-    await work.memoryEvents([
-      ...plan.remove.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
-      ...restorable.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: null, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'restored' } })),
-      ...plan.revert.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'reverted' } })),
-      ...relinked.map((l) => ({ memoryId: l.source_id, kind: 'link' as const, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
-      ...mentioned,
-    ]);
-    if (restorable.length + plan.revert.length) await enqueueVectorIndexing(work);
-    const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };
-    await work.audit({
-      operation: 'rollback',
-      resourceType: 'memory_store',
-      metadata: { ...meta, ...counts, restored_count: counts.restored, removed_count: counts.removed },
-    });
-    // After the audit head, in the order every memory write takes them (head, then counter), so they cannot deadlock.
-    await adjustLiveMemories(tx, tenantId, restorable.length - plan.remove.length);
-    await q.insertHistory(tx, { id: rollbackId, tenantId, target, actor: ctx.actor, ...counts, at: now });
-    await work.event('rollback.completed', { ...meta, ...counts });
-    await work.milestone('first_rollback', meta);
+    const counts = await rollbackMemories(work, { rollbackId, target });
     return { ...counts, compensation: await compensations(work, meta, target) };
   });
   const changed = result.removed + result.restored + result.reverted;

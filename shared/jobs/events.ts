@@ -23,6 +23,16 @@ export const EVENT_TYPES = [
   'trace.interrupted',
   'action.pending_review',
   'action.decided',
+  'mission.started',
+  'mission.paused',
+  'mission.resumed',
+  'mission.completed',
+  'mission.failed',
+  'mission.cancelled',
+  'mission.rolled_back',
+  'intervention.recorded',
+  'intervention.escalated',
+  'intervention.rerouted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -21,6 +21,11 @@ const prefixes = {
   stream: 'stm',
   action: 'act',
   decision: 'dec',
+  agent: 'agt',
+  mission: 'msn',
+  checkpoint: 'chk',
+  capability: 'cap',
+  intervention: 'itv',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

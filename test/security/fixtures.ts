@@ -6,7 +6,7 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity' | 'action';
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity' | 'action' | 'agent' | 'mission' | 'checkpoint';
 
 const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
@@ -25,6 +25,9 @@ export const unknownId: Record<IdKind, () => string> = {
   triple: () => `urn:uuid:${crypto.randomUUID()}`,
   entity: () => `urn:uuid:${crypto.randomUUID()}`,
   action: () => `act_${base62(22)}`,
+  agent: () => `agt_${base62(22)}`,
+  mission: () => `msn_${base62(22)}`,
+  checkpoint: () => `chk_${base62(22)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -39,6 +42,9 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
   const webhook = (await post('/v1/webhooks', { url: 'https://hooks.example.com/private', events: ['memory.created'] })).webhook_id;
   const memory = (await post('/v1/memories', { observation: 'A memory that belongs to its owner only.' })).id;
   const triple = await post('/v1/knowledge/triples', { subject: 'private subject', predicate: 'relates_to', object: 'private object', source_memory_id: memory });
+  const agent = (await post('/v1/agents', { name: 'private agent', provider: 'anthropic', model: 'claude-sonnet-4' })).agent_id;
+  const mission = (await post('/v1/missions', { agent_id: agent, goal: 'A private mission' })).mission_id;
+  const checkpoint = (await post(`/v1/missions/${mission}/checkpoints`, { label: 'private checkpoint' })).checkpoint_id;
   return {
     memory,
     space: (await post('/v1/context-spaces', { name: 'private space' })).space_id,
@@ -55,6 +61,9 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     entity: triple.subject.entity_id,
     // Pending review (a large wire transfer), so it is also an approval that could be decided.
     action: (await post('/v1/actions', { action: 'http.post', params: { url: 'https://bank.example/wire', amount: 250000, memo: 'wire transfer' } })).action_id,
+    agent,
+    mission,
+    checkpoint,
   };
 }
 
@@ -65,8 +74,12 @@ const notIds: Record<string, string> = {
   approver_id: 'a free-form label of who decided an approval (an e-mail by default), recorded, not a resource of ours',
 };
 
+/** Routes where `agent_id` names a registered runtime agent (elsewhere it is a free-form label, or the id a new agent takes). */
+const runtimeAgentRoutes = [/^\/v1\/agents\/\{agent_id\}/, /^\/v1\/missions$/, /^\/v1\/interventions$/];
+
 /** The kind of resource a path parameter or body field names, or null when it names none. */
 export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
+  if (name === 'agent_id' && runtimeAgentRoutes.some((r) => r.test(path))) return 'agent';
   if (name in notIds) return null;
   const byName: Record<string, IdKind> = {
     memory_id: 'memory',
@@ -86,6 +99,8 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     source_memory_id: 'memory',
     action_id: 'action',
     approval_id: 'action',
+    mission_id: 'mission',
+    checkpoint_id: 'checkpoint',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {

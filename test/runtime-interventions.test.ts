@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conformanceChecker } from './conformance';
+import { createEngine, type Tenant, type TestEngine, type TestResponse } from './harness';
+import { SseReader } from './sse';
+
+/**
+ * Supervisor interventions (issue 13 item 5) and the runtime's events (item 6) through the API:
+ * each type's effect, its record, its audit entry, and the events on the live stream (the same
+ * rows webhooks are delivered from).
+ */
+let engine: TestEngine;
+beforeAll(async () => {
+  engine = await createEngine({ env: { EVENT_STREAM_POLL_MS: '60000' } });
+});
+afterAll(() => engine.close());
+
+type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse>;
+const as = (t: Tenant): Call => (method, path, body) => engine.request(method, path, { key: t.key, body });
+async function ok(res: Promise<{ status: number; text: string; body: any }>, status: number) {
+  const r = await res;
+  expect(r.status, r.text).toBe(status);
+  return r.body;
+}
+
+const streams: SseReader[] = [];
+afterAll(async () => {
+  await Promise.all(streams.map((s) => s.close()));
+});
+async function stream(t: Tenant, types: string) {
+  const path = `/v1/events/stream?types=${types}`;
+  const res = await engine.app.request(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${t.key}` } }));
+  conformanceChecker(engine.app)('GET', path, res.status, res.headers.get('content-type'), null);
+  expect(res.status).toBe(200);
+  const s = new SseReader(res.body!);
+  streams.push(s);
+  return s;
+}
+const payloads = async (s: SseReader, n: number) => (await s.events(n)).map((m) => JSON.parse(m.data!) as { type: string; data: any });
+
+async function runningMission(call: Call, agentId = 'bot') {
+  await ok(call('POST', '/v1/agents', { agent_id: agentId, name: 'Bot', provider: 'litellm', model: 'llama-3.3-70b' }), 201);
+  const m = (await ok(call('POST', '/v1/missions', { agent_id: agentId, goal: 'Triage the backlog' }), 201)).mission_id as string;
+  await ok(call('POST', `/v1/missions/${m}/start`), 200);
+  return m;
+}
+
+describe('mission events', () => {
+  it('every transition and a rollback are on the event stream, in order, with the mission and both statuses', async () => {
+    const t = await engine.newTenant('pro');
+    const call = as(t);
+    const s = await stream(t, 'mission.started,mission.paused,mission.resumed,mission.completed,mission.failed,mission.cancelled,mission.rolled_back');
+    const m = await runningMission(call);
+    const cp = await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label: 'a', state: { n: 1 } }), 201);
+    await ok(call('POST', `/v1/missions/${m}/pause`), 200);
+    await ok(call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: cp.checkpoint_id, reason: 'looping' }), 200);
+    await ok(call('POST', `/v1/missions/${m}/resume`), 200);
+    await ok(call('POST', `/v1/missions/${m}/complete`), 200);
+    const got = await payloads(s, 5);
+    expect(got.map((e) => e.type)).toEqual(['mission.started', 'mission.paused', 'mission.rolled_back', 'mission.resumed', 'mission.completed']);
+    expect(got[1].data).toEqual({ mission_id: m, agent_id: 'bot', status: 'paused', previous_status: 'running' });
+    expect(got[2].data).toMatchObject({ mission_id: m, checkpoint_id: cp.checkpoint_id, reason: 'looping', checkpoints_discarded: 0, memories_reverted: 0, rollback_id: null });
+  });
+});
+
+describe('POST /v1/interventions', () => {
+  it('pause pauses the running mission (409 when it is not running); the record says so; audited; on the stream', async () => {
+    const t = await engine.newTenant('pro');
+    const call = as(t);
+    const s = await stream(t, 'intervention.recorded,mission.paused');
+    const m = await runningMission(call);
+    const itv = await ok(call('POST', '/v1/interventions', { intervention_type: 'pause', mission_id: m, rationale: 'Looping on a failing test' }), 201);
+    expect(itv).toEqual({
+      intervention_id: itv.intervention_id,
+      intervention_type: 'pause',
+      mission_id: m,
+      action_id: null,
+      agent_id: 'bot',
+      rationale: 'Looping on a failing test',
+      effect: { type: 'paused', mission_status: 'paused' },
+      created_at: engine.clock.now().toISOString(),
+    });
+    expect(itv.intervention_id).toMatch(/^itv_/);
+    expect((await ok(call('GET', `/v1/missions/${m}`), 200)).status).toBe('paused');
+    const events = await payloads(s, 2);
+    expect(events.map((e) => e.type)).toEqual(['mission.paused', 'intervention.recorded']);
+    expect(events[0].data).toMatchObject({ mission_id: m, intervention_id: itv.intervention_id, reason: 'Looping on a failing test' });
+    expect(events[1].data).toEqual(itv);
+
+    const again = await call('POST', '/v1/interventions', { intervention_type: 'pause', mission_id: m });
+    expect([again.status, again.body.code, again.body.mission_status]).toEqual([409, 'CONFLICT', 'paused']);
+    // A refused intervention leaves nothing behind.
+    expect((await ok(call('GET', `/v1/interventions?mission_id=${m}`), 200)).total).toBe(1);
+    const audit = await ok(call('GET', '/v1/audit?limit=100'), 200);
+    expect(audit.entries.filter((e: any) => e.operation === 'intervention.recorded').map((e: any) => e.metadata.intervention_id)).toEqual([itv.intervention_id]);
+  });
+
+  it('rollback_request rolls the mission back to its latest checkpoint; 409 without one; 404 for an unknown mission', async () => {
+    const t = await engine.newTenant('free');
+    const call = as(t);
+    const m = await runningMission(call);
+    const none = await call('POST', '/v1/interventions', { intervention_type: 'rollback_request', mission_id: m });
+    expect([none.status, none.body.code]).toEqual([409, 'CONFLICT']);
+    await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label: 'first', state: { n: 1 } }), 201);
+    const latest = await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label: 'second', state: { n: 2 } }), 201);
+    engine.clock.advance(1_000);
+    const itv = await ok(call('POST', '/v1/interventions', { intervention_type: 'rollback_request', mission_id: m, rationale: 'Undo the last step' }), 201);
+    expect(itv.effect).toEqual({ type: 'rolled_back', checkpoint_id: latest.checkpoint_id, checkpoints_discarded: 0 });
+    expect((await ok(call('GET', `/v1/missions/${m}`), 200)).state).toEqual({ n: 2 });
+    const unknown = await call('POST', '/v1/interventions', { intervention_type: 'rollback_request', mission_id: 'msn_4f9Qw2b8Zr1LmT0aXcVe3K' });
+    expect([unknown.status, unknown.body.code]).toEqual([404, 'NOT_FOUND']);
+    const missing = await call('POST', '/v1/interventions', { intervention_type: 'rollback_request' });
+    expect([missing.status, missing.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+  });
+
+  it('escalate and reroute emit their events; annotate only records; approve/reject are recorded for the approvals engine', async () => {
+    const t = await engine.newTenant('pro');
+    const call = as(t);
+    const s = await stream(t, 'intervention.escalated,intervention.rerouted,intervention.recorded');
+    const m = await runningMission(call);
+    const escalated = await ok(call('POST', '/v1/interventions', { intervention_type: 'escalate', mission_id: m, rationale: 'Needs a human' }), 201);
+    expect(escalated.effect).toEqual({ type: 'escalated', event: 'intervention.escalated' });
+    const rerouted = await ok(call('POST', '/v1/interventions', { intervention_type: 'reroute', agent_id: 'bot', rationale: 'Send to the DB agent' }), 201);
+    expect(rerouted).toMatchObject({ mission_id: null, agent_id: 'bot', effect: { type: 'rerouted', event: 'intervention.rerouted' } });
+    const note = await ok(call('POST', '/v1/interventions', { intervention_type: 'annotate', mission_id: m, rationale: 'Fine so far' }), 201);
+    expect(note.effect).toBeNull();
+    const approve = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: 'act_4f9Qw2b8Zr1LmT0aXcVe3K', rationale: 'Looks right' }), 201);
+    expect(approve).toMatchObject({ action_id: 'act_4f9Qw2b8Zr1LmT0aXcVe3K', effect: null });
+    const noAction = await call('POST', '/v1/interventions', { intervention_type: 'reject' });
+    expect([noAction.status, noAction.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect((await ok(call('GET', `/v1/missions/${m}`), 200)).status).toBe('running');
+
+    const events = await payloads(s, 6);
+    expect(events.map((e) => e.type)).toEqual(['intervention.escalated', 'intervention.recorded', 'intervention.rerouted', 'intervention.recorded', 'intervention.recorded', 'intervention.recorded']);
+    expect(events[0].data).toMatchObject({ intervention_id: escalated.intervention_id, mission_id: m, agent_id: 'bot', rationale: 'Needs a human' });
+    expect(events.filter((e) => e.type === 'intervention.recorded').map((e) => e.data.intervention_id)).toEqual([escalated, rerouted, note, approve].map((i) => i.intervention_id));
+  });
+
+  it('refuses an unknown type, an unknown agent, an agent other than the mission\'s; lists with filters and a capped limit', async () => {
+    const t = await engine.newTenant('free');
+    const call = as(t);
+    const m = await runningMission(call);
+    await ok(call('POST', '/v1/agents', { agent_id: 'other', name: 'Other', provider: 'openai', model: 'gpt-4.1' }), 201);
+    const badType = await call('POST', '/v1/interventions', { intervention_type: 'nudge', mission_id: m });
+    expect([badType.status, badType.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect((await call('POST', '/v1/interventions', { intervention_type: 'annotate', agent_id: 'ghost' })).status).toBe(404);
+    const mismatch = await call('POST', '/v1/interventions', { intervention_type: 'annotate', mission_id: m, agent_id: 'other' });
+    expect([mismatch.status, mismatch.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+
+    await ok(call('POST', '/v1/interventions', { intervention_type: 'annotate', mission_id: m }), 201);
+    await ok(call('POST', '/v1/interventions', { intervention_type: 'escalate', agent_id: 'other' }), 201);
+    await ok(call('POST', '/v1/interventions', { intervention_type: 'annotate', agent_id: 'other' }), 201);
+    const all = await ok(call('GET', '/v1/interventions'), 200);
+    expect(all).toMatchObject({ total: 3, limit: 100, offset: 0, has_more: false });
+    expect((await ok(call('GET', '/v1/interventions?agent_id=other'), 200)).total).toBe(2);
+    expect((await ok(call('GET', '/v1/interventions?agent_id=other&intervention_type=annotate'), 200)).total).toBe(1);
+    expect((await ok(call('GET', `/v1/interventions?mission_id=${m}`), 200)).interventions.map((i: any) => i.intervention_type)).toEqual(['annotate']);
+    expect((await ok(call('GET', '/v1/interventions?limit=1'), 200)).has_more).toBe(true);
+    expect((await call('GET', '/v1/interventions?limit=1001')).status).toBe(400);
+    expect((await call('GET', '/v1/interventions?intervention_type=nudge')).status).toBe(400);
+  });
+});
