@@ -8,3 +8,4 @@ export * from './change-control';
 export * from './teams';
 export * from './events';
 export * from './knowledge';
+export * from './policies';

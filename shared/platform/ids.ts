@@ -19,6 +19,7 @@ const prefixes = {
   webhook: 'wh',
   delivery: 'del',
   stream: 'stm',
+  policy: 'pol',
 } as const;
 
 export type IdKind = keyof typeof prefixes;
