@@ -6,6 +6,7 @@ import internal from './internal';
 import keys from './keys';
 import knowledge from './knowledge';
 import memories from './memories';
+import policies from './policies';
 import replay from './replay';
 import rollback from './rollback';
 import shares from './shares';
@@ -21,4 +22,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, events, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, policies, events, usage, admin, internal];
