@@ -6,7 +6,7 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity';
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity' | 'policy';
 
 const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
@@ -24,6 +24,7 @@ export const unknownId: Record<IdKind, () => string> = {
   trace: () => `trc_${base62(22)}`,
   triple: () => `urn:uuid:${crypto.randomUUID()}`,
   entity: () => `urn:uuid:${crypto.randomUUID()}`,
+  policy: () => `Policy-${base62(12)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -52,6 +53,7 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     trace: (await post('/v1/traces', { agent_id: 'private-agent' })).trace_id,
     triple: triple.triple_id,
     entity: triple.subject.entity_id,
+    policy: (await post('/v1/control/policies', { name: `Private-${base62(8)}`, rules: [{ match: 'private', severity: 'low' }] })).policy_name,
   };
 }
 
@@ -80,6 +82,7 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     triple_id: 'triple',
     entity_id: 'entity',
     source_memory_id: 'memory',
+    policy_name: 'policy',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {
