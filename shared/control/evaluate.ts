@@ -1,4 +1,4 @@
-import { compilePattern, type CompiledPattern, foldForPrefilter, mayMatch } from './regex';
+import { compilePattern, type CompiledPattern, indexText, mayMatch, type TextIndex } from './regex';
 import type { ActionInput, Outcome, PolicyDefinition, PolicyResult, PolicyRule, RuleMatch, Severity } from './types';
 
 /**
@@ -8,9 +8,9 @@ import type { ActionInput, Outcome, PolicyDefinition, PolicyResult, PolicyRule, 
  * - Applicable policies: `enabled` and `step_types` including `action`.
  * - The action is matched as one text, its compact JSON `{"action":...,"params":{...}}`; a rule's
  *   `match` may be found anywhere in it (keys and values at any depth), `context_requires` must also
- *   be found somewhere in it. Each rule fires at most once, at its leftmost match; `field` is the
- *   JSON path of the value (or of the key's value) where that match starts: `$.action`,
- *   `$.params.recipients[3]`, `$.params['odd key']`.
+ *   be found somewhere in it. Each rule fires at most once; `field` is the JSON path of the value
+ *   (or of the key's value) where its match starts: `$.action`, `$.params.recipients[3]`,
+ *   `$.params['odd key']` (see `locate` for which match is reported when there are several).
  * - `on_violation` defaults from severity: critical → block, high → require_approval, medium and
  *   low → warn. The most severe outcome wins; `warn` matches only add `warnings`.
  * - `whitelisted_domains`: a policy is skipped when the payload names at least one host (a URL's
@@ -129,8 +129,8 @@ export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>):
   return { text: parts.join(''), starts, paths };
 }
 
-/** The JSON path of the token holding `offset`. */
-export function fieldAt(payload: CanonicalPayload, offset: number): string {
+/** The index of the token holding `offset`. */
+function tokenAt(payload: CanonicalPayload, offset: number): number {
   let lo = 0;
   let hi = payload.starts.length - 1;
   while (lo < hi) {
@@ -138,7 +138,41 @@ export function fieldAt(payload: CanonicalPayload, offset: number): string {
     if (payload.starts[mid] <= offset) lo = mid;
     else hi = mid - 1;
   }
-  return payload.paths[lo] ?? '$';
+  return lo;
+}
+
+/** The JSON path of the token holding `offset`. */
+export function fieldAt(payload: CanonicalPayload, offset: number): string {
+  return payload.paths[tokenAt(payload, offset)] ?? '$';
+}
+
+const MAX_CANDIDATES = 32;
+
+/**
+ * Where a pattern that matches the text (its DFA said so) matches. The NFA that finds positions is
+ * about ten times slower than the DFA, so it first runs on small windows: each value holding one of
+ * the pattern's required literals, with the token before it (its key) and after it. The first window
+ * with a match gives it; when none does (a match across more values, an anchored pattern, a
+ * pattern without literals) the NFA runs over the whole text for the leftmost match.
+ */
+function locate(p: CompiledPattern, payload: CanonicalPayload, index: TextIndex): { start: number; end: number } | null {
+  const { text, starts } = payload;
+  if (p.required && !p.anchored && index.folded.length === text.length) {
+    const tokens = new Set<number>();
+    for (const literal of p.required[0]) {
+      for (let at = index.folded.indexOf(literal); at >= 0 && tokens.size < MAX_CANDIDATES; at = index.folded.indexOf(literal, at + 1)) tokens.add(tokenAt(payload, at));
+    }
+    for (const t of [...tokens].sort((a, b) => a - b)) {
+      const from = starts[Math.max(0, t - 1)];
+      const to = t + 2 < starts.length ? starts[t + 2] : text.length;
+      const window = text.slice(from, to);
+      if (!p.re.test(window)) continue;
+      const m = p.re.matcher(window);
+      if (m.find()) return { start: from + m.start(), end: from + m.end() };
+    }
+  }
+  const m = p.re.matcher(text);
+  return m.find() ? { start: m.start(), end: m.end() } : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -190,19 +224,15 @@ export function evaluatePolicies(policies: PolicyDefinition[], input: ActionInpu
   const started = performance.now();
   const payload = canonicalPayload(input);
   const text = payload.text;
-  const folded = foldForPrefilter(text);
+  const index = indexText(text);
   let hosts: string[] | null = null;
-  // One search per distinct pattern: rules often share a context_requires.
-  const found = new Map<CompiledPattern, { start: number; end: number } | null>();
-  const search = (p: CompiledPattern) => {
-    if (found.has(p)) return found.get(p)!;
-    let result: { start: number; end: number } | null = null;
-    if (mayMatch(p, folded)) {
-      const m = p.re.matcher(text);
-      if (m.find()) result = { start: m.start(), end: m.end() };
-    }
-    found.set(p, result);
-    return result;
+  // re2js answers "is there a match" on its lazy DFA (~5 ns a character); only a pattern that
+  // matches is searched again for its position (locate), which is rare.
+  const tested = new Map<CompiledPattern, boolean>();
+  const test = (p: CompiledPattern) => {
+    let hit = tested.get(p);
+    if (hit === undefined) tested.set(p, (hit = mayMatch(p, index) && p.re.test(text)));
+    return hit;
   };
 
   const matches: RuleMatch[] = [];
@@ -217,10 +247,10 @@ export function evaluatePolicies(policies: PolicyDefinition[], input: ActionInpu
     evaluated.push(def.name);
     for (const r of policy.rules) {
       // Both prefilters first: most rules end here, without running the engine.
-      if (!mayMatch(r.match, folded) || (r.context && !mayMatch(r.context, folded))) continue;
-      const hit = search(r.match);
+      if (!mayMatch(r.match, index) || (r.context && !mayMatch(r.context, index))) continue;
+      if (!test(r.match) || (r.context && !test(r.context))) continue;
+      const hit = locate(r.match, payload, index);
       if (!hit) continue;
-      if (r.context && !search(r.context)) continue;
       const raw = text.slice(hit.start, hit.end);
       const matchText = r.rule.redact ? redactedText(raw) : shown(raw);
       matches.push({

@@ -5,8 +5,8 @@ import { RE2JS } from 're2js';
  * can backtrack catastrophically, in Node and in workerd alike. Patterns are case-insensitive (spec
  * §2.7), capped at MAX_PATTERN_LENGTH characters, compiled once and kept in a bounded cache.
  *
- * re2js scans about 30 ns per character, so a rule that must run over a 10 KB payload costs ~0.4
- * ms. Most rules name a word that any match contains (`wire`, `akia`, `pastebin`): each compiled
+ * re2js's lazy DFA (`test`) scans a 10 KB payload in ~0.05 ms, its NFA (needed for the position
+ * of a match) in ~0.5 ms. Most rules name a word that any match contains (`wire`, `akia`, `pastebin`): each compiled
  * pattern carries those required literals (`required`), and `test`/`find` first look for one of
  * them in the lower-cased text with `indexOf` (microseconds) and skip the engine when none is there.
  */
@@ -16,8 +16,12 @@ const CACHE_SIZE = 2_048;
 export interface CompiledPattern {
   source: string;
   re: RE2JS;
-  /** Lower-cased strings of which every match contains at least one; null when none is known. */
-  required: string[] | null;
+  /** Sets of lower-cased strings; every match contains one string of each set. Null when none is known. */
+  required: string[][] | null;
+  /** The trigram hashes of each required literal (same shape). */
+  grams: number[][][] | null;
+  /** Whether the pattern has anchors (`^`, `$`, `\A`, `\z`): a match cannot be searched for in a slice. */
+  anchored: boolean;
 }
 
 export class PatternError extends Error {}
@@ -37,7 +41,8 @@ export function compilePattern(source: string): CompiledPattern {
     const message = err instanceof Error ? err.message : String(err);
     throw new PatternError(`is not a valid RE2 regular expression (${message}); backreferences and lookarounds are not supported`);
   }
-  const compiled: CompiledPattern = { source, re, required: requiredLiterals(source) };
+  const required = requiredLiterals(source);
+  const compiled: CompiledPattern = { source, re, required, grams: required && required.map((set) => set.map(literalGrams)), anchored: /[\^$]|\\[Az]/.test(source) };
   if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   cache.set(source, compiled);
   return compiled;
@@ -55,23 +60,61 @@ export function patternProblem(source: string): string | null {
 
 /**
  * The text as the prefilter sees it: lower-cased, with the two non-ASCII letters whose simple case
- * folding is ASCII (U+017F long s → s; U+212A Kelvin sign already lower-cases to k) folded too.
+ * folding is ASCII (U+017F long s → s; U+212A Kelvin sign already lower-cases to k) folded too, and
+ * a 65,536-bit set of the hashes of its character trigrams. A literal whose trigrams are not all in
+ * the set is not in the text; only the others are looked for with `includes`, so hundreds of rules
+ * cost tens of microseconds.
  */
+export interface TextIndex {
+  folded: string;
+  grams: Uint32Array;
+}
+
+const GRAM_BITS = 1 << 16;
+const gramHash = (a: number, b: number, c: number) => (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77) ^ Math.imul(c, 0xc2b2ae3d)) >>> 16;
+const literalGrams = (literal: string) => {
+  const out: number[] = [];
+  for (let i = 0; i + 3 <= literal.length; i++) out.push(gramHash(literal.charCodeAt(i), literal.charCodeAt(i + 1), literal.charCodeAt(i + 2)));
+  return out;
+};
+
 export function foldForPrefilter(text: string): string {
   const lower = text.toLowerCase();
   return lower.includes('\u017f') ? lower.replaceAll('\u017f', 's') : lower;
 }
 
-/** Whether the prefilter lets the pattern possibly match `folded` (the folded text). */
-export function mayMatch(p: CompiledPattern, folded: string): boolean {
+export function indexText(text: string): TextIndex {
+  const folded = foldForPrefilter(text);
+  const grams = new Uint32Array(GRAM_BITS / 32);
+  for (let i = 0; i + 3 <= folded.length; i++) {
+    const h = gramHash(folded.charCodeAt(i), folded.charCodeAt(i + 1), folded.charCodeAt(i + 2));
+    grams[h >>> 5] |= 1 << (h & 31);
+  }
+  return { folded, grams };
+}
+
+/** Whether the prefilter lets the pattern possibly match the indexed text: one literal of each set is there. */
+export function mayMatch(p: CompiledPattern, index: TextIndex): boolean {
   if (!p.required) return true;
-  for (const literal of p.required) if (folded.includes(literal)) return true;
-  return false;
+  const { folded, grams } = index;
+  for (let k = 0; k < p.required.length; k++) {
+    const set = p.required[k];
+    let found = false;
+    candidates: for (let j = 0; j < set.length; j++) {
+      for (const h of p.grams![k][j]) if ((grams[h >>> 5] & (1 << (h & 31))) === 0) continue candidates;
+      if (folded.includes(set[j])) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
 }
 
 /** The leftmost match in `text`: its start and end offsets (UTF-16 units), or null. */
-export function findMatch(p: CompiledPattern, text: string, folded: string): { start: number; end: number } | null {
-  if (!mayMatch(p, folded)) return null;
+export function findMatch(p: CompiledPattern, text: string, index: TextIndex = indexText(text)): { start: number; end: number } | null {
+  if (!mayMatch(p, index) || !p.re.test(text)) return null;
   const m = p.re.matcher(text);
   if (!m.find()) return null;
   return { start: m.start(), end: m.end() };
@@ -82,23 +125,29 @@ export function findMatch(p: CompiledPattern, text: string, folded: string): { s
 // with whole literals). Anything the reader does not fully understand yields null (no filter),
 // which is always correct: the filter may only ever skip patterns that cannot match.
 
-type Info = { exact: Set<string> | null; req: Set<string> | null };
+/** `exact`: every string the node can match (when few); `reqs`: sets of which a match contains one string each. */
+type Info = { exact: Set<string> | null; reqs: Set<string>[] };
 const MAX_SET = 16;
 const MAX_LIT = 64;
 class Bail extends Error {}
 
 const exactToReq = (exact: Set<string> | null): Set<string> | null => (exact && exact.size && ![...exact].some((s) => s.length === 0) ? exact : null);
 const minLen = (s: Set<string> | null) => (s ? Math.min(...[...s].map((x) => x.length)) : 0);
-const better = (a: Set<string> | null, b: Set<string> | null) => (minLen(b) > minLen(a) ? b : a);
+const withRun = (reqs: Set<string>[], run: Set<string> | null) => {
+  const r = exactToReq(run);
+  return r ? [...reqs, r] : reqs;
+};
+/** The strongest single set of a node: what an alternation can carry up. */
+const bestOf = (info: Info): Set<string> | null => withRun(info.reqs, info.exact).reduce<Set<string> | null>((a, b) => (minLen(b) > minLen(a) ? b : a), null);
 
 function concat(parts: Info[]): Info {
   // `run`: the strings the current run of adjacent exact parts can match; a part of unknown
   // content (or a run grown too large) closes the run, whose strings are then required.
   let run: Set<string> = new Set(['']);
   let allExact = true;
-  let req: Set<string> | null = null;
+  let reqs: Set<string>[] = [];
   for (const part of parts) {
-    req = better(req, part.req);
+    reqs = reqs.concat(part.reqs);
     if (part.exact) {
       const next = new Set<string>();
       for (const a of run) for (const b of part.exact) next.add(a + b);
@@ -106,17 +155,17 @@ function concat(parts: Info[]): Info {
         run = next;
         continue;
       }
-      req = better(req, exactToReq(run));
+      reqs = withRun(reqs, run);
       allExact = false;
       run = part.exact.size <= MAX_SET ? new Set(part.exact) : new Set(['']);
     } else {
-      req = better(req, exactToReq(run));
+      reqs = withRun(reqs, run);
       allExact = false;
       run = new Set(['']);
     }
   }
-  req = better(req, exactToReq(run));
-  return { exact: allExact ? run : null, req };
+  if (allExact) return { exact: run, reqs };
+  return { exact: null, reqs: withRun(reqs, run) };
 }
 
 function alternate(options: Info[]): Info {
@@ -131,18 +180,18 @@ function alternate(options: Info[]): Info {
   }
   let req: Set<string> | null = new Set();
   for (const o of options) {
-    const r = better(o.req, exactToReq(o.exact));
+    const r = bestOf(o);
     if (!r || !req) {
       req = null;
       break;
     }
     for (const s of r) req.add(s);
   }
-  return { exact, req: req && req.size <= MAX_SET * 2 ? req : null };
+  return { exact, reqs: req && req.size <= MAX_SET * 2 ? [req] : [] };
 }
 
-const ANY: Info = { exact: null, req: null };
-const EMPTY: Info = { exact: new Set(['']), req: null };
+const ANY: Info = { exact: null, reqs: [] };
+const EMPTY: Info = { exact: new Set(['']), reqs: [] };
 
 /** Parses enough of RE2 syntax to find required literals; throws Bail on anything unusual. */
 function parse(src: string): Info {
@@ -179,7 +228,7 @@ function parse(src: string): Info {
         } else break;
         i++;
         if (src[i] === '?') i++;
-        atom = min === 0 ? ANY : { exact: null, req: better(atom.req, exactToReq(atom.exact)) };
+        atom = min === 0 ? ANY : { exact: null, reqs: withRun(atom.reqs, atom.exact) };
       }
       parts.push(atom);
     }
@@ -264,18 +313,21 @@ function lit(ch: string): Info {
   if (ch.charCodeAt(0) > 0x7e || ch.length !== 1) return ANY;
   const lower = ch.toLowerCase();
   // 'k' and 's' also match U+212A and U+017F; foldForPrefilter folds those to ASCII in the text.
-  return { exact: new Set([lower]), req: null };
+  return { exact: new Set([lower]), reqs: [] };
 }
 
-/** The required literals of a pattern (lower-cased), or null when none can be established. */
-export function requiredLiterals(source: string): string[] | null {
+/**
+ * The required literals of a pattern (lower-cased): sets of which every match contains one string
+ * each, strongest first (at most four), or null when none can be established.
+ */
+export function requiredLiterals(source: string): string[][] | null {
   try {
     const info = parse(source);
-    const req = better(info.req, exactToReq(info.exact));
-    if (!req || req.size === 0 || minLen(req) < 2) return null;
-    return [...req];
-  } catch (err) {
-    if (err instanceof Bail) return null;
+    const sets = withRun(info.reqs, info.exact).filter((s) => minLen(s) >= 2);
+    const unique = new Map(sets.map((s) => [[...s].sort().join('\u0000'), s]));
+    const strongest = [...unique.values()].sort((a, b) => minLen(b) - minLen(a)).slice(0, 4);
+    return strongest.length ? strongest.map((s) => [...s]) : null;
+  } catch {
     return null;
   }
 }
