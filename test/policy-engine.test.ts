@@ -82,6 +82,15 @@ describe('payload text and paths', () => {
 
   it('finds URL hosts and e-mail domains without regexes', () => {
     expect(hostsIn(JSON.stringify({ u: 'https://user:pw@Files.Example.com:8443/x?y', m: 'ops@corp.example.org', bare: '@nothing' })).sort()).toEqual(['corp.example.org', 'files.example.com']);
+    // Many URLs without userinfo: each is read on its own (no scan back to the start of the text).
+    expect(hostsIn(`${'x://a.io/'.repeat(50_000)}`)).toEqual(['a.io']);
+  });
+
+  it('survives a payload nested deeper than JSON.stringify can go', () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i++) deep = { d: deep };
+    const result = evaluatePolicies([...BUILTIN_POLICIES], { action: 'a.b', params: deep, agent_id: null });
+    expect(result.status).toBe('allowed');
   });
 });
 

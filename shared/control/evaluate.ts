@@ -102,7 +102,14 @@ export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>):
       return;
     }
     if (depth >= MAX_DEPTH) {
-      emit(JSON.stringify(v) ?? 'null', path);
+      // Deeper than any caller validates (the dry run allows 32 levels): one token, never a crash.
+      let deep: string;
+      try {
+        deep = JSON.stringify(v) ?? 'null';
+      } catch {
+        deep = '"[nested too deep]"';
+      }
+      emit(deep, path);
       return;
     }
     if (Array.isArray(v)) {
@@ -192,8 +199,9 @@ export function hostsIn(text: string): string[] {
     let j = i + 3;
     let authorityEnd = j;
     while (authorityEnd < lower.length && !'/?#"\\ \t\r\n'.includes(lower[authorityEnd])) authorityEnd++;
-    const at = lower.lastIndexOf('@', authorityEnd - 1);
-    if (at >= j) j = at + 1;
+    // Userinfo ends at the authority's last '@' (looked for inside the authority only: linear).
+    const at = lower.slice(j, authorityEnd).lastIndexOf('@');
+    if (at >= 0) j += at + 1;
     let k = j;
     while (k < authorityEnd && HOST_CHAR.test(lower[k])) k++;
     add(lower.slice(j, k));
