@@ -7,6 +7,7 @@ import internal from './internal';
 import keys from './keys';
 import knowledge from './knowledge';
 import memories from './memories';
+import policies from './policies';
 import replay from './replay';
 import rollback from './rollback';
 import runtime from './runtime';
@@ -23,4 +24,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, actions, audit, replay, rollback, compensations, knowledge, runtime, events, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, policies, actions, runtime, events, usage, admin, internal];

@@ -10,3 +10,4 @@ export * from './events';
 export * from './knowledge';
 export * from './actions';
 export * from './runtime';
+export * from './policies';

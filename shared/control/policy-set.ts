@@ -1,17 +1,49 @@
+import { and, eq, isNull, or } from 'drizzle-orm';
+import { policies } from '../../schema';
 import type { DbOrTx } from '../platform/db';
-import type { PolicyDefinition } from './types';
+import { BUILTIN_POLICIES } from './builtins';
+import type { PolicyDefinition, PolicyRule, PolicyStepType } from './types';
+
+export type PolicyRow = typeof policies.$inferSelect;
+
+/** A stored custom policy as the engine sees it. */
+export function definitionOf(row: PolicyRow): PolicyDefinition {
+  return {
+    name: row.name,
+    description: row.description,
+    step_types: row.stepTypes as PolicyStepType[],
+    whitelisted_domains: row.whitelistedDomains,
+    rules: row.rules as unknown as PolicyRule[],
+    enabled: row.enabled,
+    agent_id: row.agentId,
+    source: 'custom',
+    version: row.version,
+  };
+}
 
 /**
- * PLACEHOLDER until the policy engine lands: the policies that apply to an action of `agentId` in
- * the tenant (built-ins, plus enabled custom policies where an agent-scoped one overrides the
- * tenant-wide one of the same name). The real one keeps this signature.
+ * Built-ins first, then the custom policies by name, where an agent-scoped policy replaces the
+ * tenant-wide one of the same name (spec §2.7). Only enabled rows take part: a disabled (deleted)
+ * agent-scoped policy no longer overrides, and the tenant-wide one applies to that agent again.
  */
-export async function loadPolicySet(_db: DbOrTx, _tenantId: string, _agentId: string | null): Promise<PolicyDefinition[]> {
-  const builtin = (name: string, rules: PolicyDefinition['rules']): PolicyDefinition => ({
-    name, description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'builtin', version: null,
-  });
-  return [
-    builtin('FinancialSafetyPolicy', [{ match: '"amount"\\s*:\\s*\\d{5,}', severity: 'high', reason: 'Large transfer {match}' }]),
-    builtin('DataExfiltrationPolicy', [{ match: '-----BEGIN [A-Z ]*PRIVATE KEY-----', severity: 'critical', reason: 'Private key in payload' }]),
-  ];
+export function resolvePolicySet(rows: PolicyRow[], agentId: string | null): PolicyDefinition[] {
+  const byName = new Map<string, PolicyRow>();
+  for (const row of rows) {
+    if (!row.enabled) continue;
+    if (row.agentId !== null && row.agentId !== agentId) continue;
+    const current = byName.get(row.name);
+    if (!current || (current.agentId === null && row.agentId !== null)) byName.set(row.name, row);
+  }
+  const custom = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(definitionOf);
+  return [...BUILTIN_POLICIES, ...custom];
+}
+
+/**
+ * The policies that apply to an action of `agentId` in the tenant: the built-ins plus the enabled
+ * custom policies, an agent-scoped one overriding the tenant-wide one of the same name.
+ */
+export async function loadPolicySet(db: DbOrTx, tenantId: string, agentId: string | null): Promise<PolicyDefinition[]> {
+  const scope = agentId === null ? isNull(policies.agentId) : or(isNull(policies.agentId), eq(policies.agentId, agentId));
+  const rows = await db.select().from(policies).where(and(eq(policies.tenantId, tenantId), eq(policies.enabled, true), scope));
+  return resolvePolicySet(rows, agentId);
 }

@@ -25,6 +25,8 @@ export interface PolicyRule {
   reason?: string;
   context_requires?: string;
   confidence?: number;
+  /** Built-in credential rules: the matched text is shown masked in `match` and `reason`. Not settable on custom policies. */
+  redact?: boolean;
 }
 
 /** One policy as the engine sees it: a built-in, or a stored custom policy at one scope. */

@@ -26,6 +26,7 @@ const prefixes = {
   checkpoint: 'chk',
   capability: 'cap',
   intervention: 'itv',
+  policy: 'pol',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

@@ -1,0 +1,34 @@
+import { createRouter } from '../../shared/platform/app';
+import { ctxOf } from '../../shared/platform/context';
+import { defineFamily } from '../../shared/platform/family';
+import { policyBodyParser, policyValidationHook } from './body';
+import * as routes from './routes';
+import type { PolicyInput, ReplaceInput } from './schemas';
+import * as service from './service';
+
+// The YAML media type is documented as a string; the body parser has turned it into this JSON by now.
+const policyHook = policyValidationHook();
+const draftHook = policyValidationHook('policy');
+/** The body parser runs after the route's own middleware (key, tier gate, Idempotency-Key). */
+const parsingBody = <R extends { middleware: readonly unknown[] }>(route: R): R => ({ ...route, middleware: [...route.middleware, policyBodyParser] });
+
+// /test before /{policy_name}: the static path must win.
+const router = createRouter()
+  .openapi(routes.testRoute, async (c) => c.json(await service.testPolicies(ctxOf(c), c.req.valid('json')), 200), draftHook)
+  .openapi(parsingBody(routes.createRoute), async (c) => {
+    const { status, body } = await service.createPolicy(ctxOf(c), c.req.valid('json') as PolicyInput);
+    return status === 201 ? c.json(body, 201) : c.json(body, 200);
+  }, policyHook)
+  .openapi(routes.listRoute, async (c) => c.json(await service.listPolicies(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.getRoute, async (c) => c.json(await service.getPolicy(ctxOf(c), { name: c.req.valid('param').policy_name, agentId: c.req.valid('query').agent_id ?? null }), 200))
+  .openapi(parsingBody(routes.replaceRoute), async (c) =>
+    c.json(await service.replacePolicy(ctxOf(c), { policyName: c.req.valid('param').policy_name, queryAgentId: c.req.valid('query').agent_id, body: c.req.valid('json') as ReplaceInput }), 200),
+    policyHook,
+  )
+  .openapi(routes.deleteRoute, async (c) => c.json(await service.disablePolicy(ctxOf(c), { name: c.req.valid('param').policy_name, agentId: c.req.valid('query').agent_id ?? null }), 200));
+
+export default defineFamily({
+  name: 'policies',
+  tag: { name: 'Policies', description: 'Rules that decide governed actions: the built-ins, your custom policies per tenant or agent, and a dry run (custom policies Starter+)' },
+  router,
+});

@@ -1,0 +1,173 @@
+import type { z } from '@hono/zod-openapi';
+import { BUILTIN_POLICIES, builtinListedName, isBuiltinName } from '../../shared/control/builtins';
+import { cannotDeleteBuiltin, invalidPolicy, policyLimitExceeded, policyNotFound } from '../../shared/control/errors';
+import { evaluatePolicies } from '../../shared/control/evaluate';
+import { loadPolicySet } from '../../shared/control/policy-set';
+import { readControlSettings } from '../../shared/control/settings';
+import { APPROVAL_MODES, CONNECTORS, type PolicyDefinition, type PolicyRule, type PolicyStepType } from '../../shared/control/types';
+import type { TenantCtx } from '../../shared/platform/context';
+import { newId } from '../../shared/platform/ids';
+import { requireFeature, tiers } from '../../shared/platform/tiers';
+import { write } from '../../shared/platform/unit-of-work';
+import * as q from './queries';
+import { type PolicyInput, type ReplaceBody, type TestBody, scopeOf, toDetail, toSummary } from './schemas';
+
+type Normalized = {
+  name: string;
+  description: string | null;
+  stepTypes: PolicyStepType[];
+  whitelistedDomains: string[];
+  rules: PolicyRule[];
+  enabled: boolean;
+  agentId: string | null;
+};
+
+/** A validated body in stored form: step types lower-cased and unique, rules without unknown keys. */
+function normalize(input: Omit<PolicyInput, 'name'> & { name: string }, at = ''): Normalized {
+  if (isBuiltinName(input.name)) throw invalidPolicy(`${input.name} is the name of a built-in policy`, [{ path: `${at}name`, message: 'is the name of a built-in policy' }]);
+  const rules = input.rules.map((r) => {
+    const rule: PolicyRule = { match: r.match, severity: r.severity };
+    if (r.on_violation !== undefined) rule.on_violation = r.on_violation;
+    if (r.reason !== undefined) rule.reason = r.reason;
+    if (r.context_requires !== undefined) rule.context_requires = r.context_requires;
+    if (r.confidence !== undefined) rule.confidence = r.confidence;
+    return rule;
+  });
+  return {
+    name: input.name,
+    description: input.description ?? null,
+    stepTypes: [...new Set((input.step_types ?? ['action']).map((t) => t.toLowerCase() as PolicyStepType))],
+    whitelistedDomains: [...new Set((input.whitelisted_domains ?? []).map((d) => d.toLowerCase()))],
+    rules,
+    enabled: input.enabled ?? true,
+    agentId: input.agent_id ?? null,
+  };
+}
+
+const definitionFromDraft = (p: Normalized): PolicyDefinition => ({
+  name: p.name,
+  description: p.description,
+  step_types: p.stepTypes,
+  whitelisted_domains: p.whitelistedDomains,
+  rules: p.rules,
+  enabled: p.enabled,
+  agent_id: p.agentId,
+  source: 'custom',
+  version: null,
+});
+
+function writeResult(row: q.PolicyRow, action: 'created' | 'updated' | 'disabled') {
+  const where = row.agentId ? ` for agent ${row.agentId}` : '';
+  return {
+    policy_name: row.name,
+    agent_id: row.agentId,
+    scope: scopeOf(row.agentId),
+    action,
+    version: row.version,
+    enabled: row.enabled,
+    message: `Policy ${row.name}${where} ${action} (version ${row.version})`,
+    policy: toDetail(row),
+  };
+}
+
+/** Audit metadata names the policy, never its patterns or reasons. */
+const auditMeta = (row: q.PolicyRow) => ({ name: row.name, agent_id: row.agentId, version: row.version, enabled: row.enabled, rule_count: row.rules.length });
+
+/**
+ * Create, upsert (POST) or replace (PUT) at one scope, under the tenant's policy lock so the count
+ * against the tier's limit cannot race. The limit counts enabled custom policies at every scope;
+ * a disabled one does not count, and re-enabling it needs room.
+ */
+async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
+  if (p.agentId !== null) requireFeature(ctx.tier, 'agent_scoped_policies');
+  return write(ctx, async (work) => {
+    await work.lock(`policies:${ctx.tenantId}`);
+    const existing = await q.policyAt(work.tx, ctx.tenantId, p.name, p.agentId);
+    if (!existing && mode === 'replace') throw policyNotFound(p.name, p.agentId);
+    if (p.enabled && !existing?.enabled) {
+      const limit = tiers[ctx.tier].limits.custom_policies;
+      if (limit !== null && (await q.countEnabled(work.tx, ctx.tenantId)) >= limit) throw policyLimitExceeded(limit, ctx.tier);
+    }
+    const fields = { description: p.description, stepTypes: p.stepTypes, whitelistedDomains: p.whitelistedDomains, rules: p.rules as unknown as Record<string, unknown>[], enabled: p.enabled };
+    if (existing) {
+      const row = await q.updatePolicy(work.tx, ctx.tenantId, existing.id, { ...fields, version: existing.version + 1, updatedAt: ctx.now });
+      await work.audit({ operation: 'policy.updated', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
+      return { status: 200 as const, body: writeResult(row, 'updated') };
+    }
+    const row = await q.insertPolicy(work.tx, { id: newId('policy'), tenantId: ctx.tenantId, name: p.name, agentId: p.agentId, ...fields, version: 1, createdAt: ctx.now, updatedAt: ctx.now });
+    await work.audit({ operation: 'policy.created', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
+    return { status: 201 as const, body: writeResult(row, 'created') };
+  });
+}
+
+export async function createPolicy(ctx: TenantCtx, input: PolicyInput) {
+  return save(ctx, normalize(input), 'upsert');
+}
+
+export async function replacePolicy(ctx: TenantCtx, input: { policyName: string; queryAgentId?: string; body: z.infer<typeof ReplaceBody> }) {
+  const { policyName, queryAgentId, body } = input;
+  if (isBuiltinName(policyName)) throw invalidPolicy(`${policyName} is built in and cannot be changed`, [{ path: 'name', message: 'is the name of a built-in policy' }]);
+  if (body.name !== undefined && body.name !== policyName) throw invalidPolicy(`name ${body.name} differs from the policy in the path (${policyName})`, [{ path: 'name', message: 'must be the name in the path' }]);
+  if (queryAgentId !== undefined && body.agent_id !== undefined && queryAgentId !== body.agent_id) throw invalidPolicy('agent_id in the query and in the body differ', [{ path: 'agent_id', message: 'differs from the agent_id query parameter' }]);
+  return (await save(ctx, normalize({ ...body, name: policyName, agent_id: body.agent_id ?? queryAgentId }), 'replace')).body;
+}
+
+/** Soft delete: enabled false and version + 1. Disabling a disabled policy changes nothing. */
+export async function disablePolicy(ctx: TenantCtx, input: { name: string; agentId: string | null }) {
+  if (builtinListedName(input.name)) throw cannotDeleteBuiltin(builtinListedName(input.name)!);
+  return write(ctx, async (work) => {
+    await work.lock(`policies:${ctx.tenantId}`);
+    const existing = await q.policyAt(work.tx, ctx.tenantId, input.name, input.agentId);
+    if (!existing) throw policyNotFound(input.name, input.agentId);
+    if (!existing.enabled) return writeResult(existing, 'disabled');
+    const row = await q.updatePolicy(work.tx, ctx.tenantId, existing.id, { enabled: false, version: existing.version + 1, updatedAt: ctx.now });
+    await work.audit({ operation: 'policy.disabled', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
+    return writeResult(row, 'disabled');
+  });
+}
+
+const builtinSummaries = () =>
+  BUILTIN_POLICIES.map((p) => ({ name: p.name.replace(/Policy$/, ''), enabled: true, description: p.description, source: 'builtin' as const, agent_id: null }));
+
+export async function listPolicies(ctx: TenantCtx, query: { agent_id?: string }) {
+  const [rows, settings] = await Promise.all([q.listPolicies(ctx.db, ctx.tenantId, query.agent_id ?? null), readControlSettings(ctx.db, ctx.tenantId)]);
+  return {
+    policies: [...builtinSummaries(), ...rows.map(toSummary)],
+    mode: settings.approval_mode,
+    connectors: [...CONNECTORS],
+    approval_modes: [...APPROVAL_MODES],
+  };
+}
+
+export async function getPolicy(ctx: TenantCtx, input: { name: string; agentId: string | null }) {
+  const listed = builtinListedName(input.name);
+  if (listed) return builtinSummaries().find((b) => b.name === listed)!;
+  const row = await q.policyAt(ctx.db, ctx.tenantId, input.name, input.agentId);
+  if (!row) throw policyNotFound(input.name, input.agentId);
+  return toDetail(row);
+}
+
+/**
+ * The dry run: the tenant's current set for the agent (built-ins, enabled custom policies with the
+ * agent override), plus the draft, which replaces a policy of the same name. Nothing is stored,
+ * audited or counted as an action. A draft needs `draft_policies`; an agent-scoped draft also
+ * `agent_scoped_policies`.
+ */
+export async function testPolicies(ctx: TenantCtx, input: z.infer<typeof TestBody>) {
+  let draft: PolicyDefinition | null = null;
+  if (input.policy) {
+    requireFeature(ctx.tier, 'draft_policies');
+    const normalized = normalize(input.policy, 'policy.');
+    if (normalized.agentId !== null) requireFeature(ctx.tier, 'agent_scoped_policies');
+    draft = definitionFromDraft(normalized);
+  }
+  const agentId = input.agent_id ?? null;
+  let set = await loadPolicySet(ctx.db, ctx.tenantId, agentId);
+  if (draft) set = [...set.filter((p) => p.source === 'builtin' || p.name !== draft!.name), draft];
+  const { matches, ...result } = evaluatePolicies(set, { action: input.action, params: input.params ?? {}, agent_id: agentId });
+  return {
+    status: result.status,
+    policy_result: result,
+    matches: matches.map((m) => ({ policy: m.policy, rule_index: m.rule_index, severity: m.severity, on_violation: m.on_violation, match: m.match, field: m.field })),
+  };
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { BUILTIN_POLICIES } from '../shared/control/builtins';
+import { canonicalPayload, evaluatePolicies, fieldAt, hostsIn } from '../shared/control/evaluate';
+import { resolvePolicySet } from '../shared/control/policy-set';
+import { compilePattern, indexText, mayMatch, patternProblem, requiredLiterals } from '../shared/control/regex';
+import type { PolicyDefinition } from '../shared/control/types';
+
+/** The engine's pure parts, directly (the API tests in policies.test.ts cover them end to end). */
+
+const rng = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+
+describe('the literal prefilter never hides a match', () => {
+  it('holds for random patterns over random texts (property)', () => {
+    const r = rng(7);
+    const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
+    const atoms = ['ab', 'ba', 'abc', 'K', 's', 'x', '.', '\\s', '\\d', '[ab]', '\\b', '^', '$', 'a*', 'b+', 'c?', '(?:ab|ca)', '(ab|b)+', 'a{2}', 'b{1,3}', '\\.', '-', ' '];
+    const pattern = () => {
+      const n = 1 + Math.floor(r() * 5);
+      let p = Array.from({ length: n }, () => pick(atoms)).join('');
+      if (r() < 0.2) p = `${p}|${pick(atoms)}${pick(atoms)}`;
+      if (r() < 0.2) p = `(${p})${pick(['*', '+', '?', ''])}`;
+      return p;
+    };
+    const alphabet = ['a', 'b', 'c', 'A', 'B', 'C', 'k', 'K', '\u212a', 's', 'S', '\u017f', ' ', '.', '-', '1', '2', '\n', 'x'];
+    let checked = 0;
+    for (let i = 0; i < 3000; i++) {
+      const source = pattern();
+      if (patternProblem(source)) continue;
+      const compiled = compilePattern(source);
+      for (let j = 0; j < 5; j++) {
+        const text = Array.from({ length: Math.floor(r() * 12) }, () => pick(alphabet)).join('');
+        if (compiled.re.test(text)) {
+          expect(mayMatch(compiled, indexText(text)), `${source} on ${JSON.stringify(text)}`).toBe(true);
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(500);
+  });
+
+  it('reads the words a match must contain', () => {
+    expect(requiredLiterals(String.raw`\bdelete\s+all\s+ledgers?\b`)).toEqual([['delete'], ['ledger'], ['all']]);
+    expect(requiredLiterals('pastebin\\.com|hastebin')).toEqual([['pastebin.com', 'hastebin']]);
+    expect(requiredLiterals(String.raw`\d{5,}`)).toBeNull();
+    expect(requiredLiterals('(?i)abc')).toBeNull();
+    expect(requiredLiterals('abc|')).toBeNull();
+  });
+
+  it('folds the two non-ASCII letters RE2 case-folds to ASCII', () => {
+    for (const [pattern, text] of [['kelvin', '\u212aelvin'], ['pass', 'pa\u017f\u017f']]) {
+      const compiled = compilePattern(pattern);
+      expect(compiled.re.test(text)).toBe(true);
+      expect(mayMatch(compiled, indexText(text))).toBe(true);
+    }
+  });
+});
+
+describe('patterns', () => {
+  it('refuses what RE2 cannot run, and overlong patterns', () => {
+    expect(patternProblem(String.raw`(a)\1`)).toMatch(/not a valid RE2/);
+    expect(patternProblem('a(?=b)')).toMatch(/not a valid RE2/);
+    expect(patternProblem('a'.repeat(1001))).toMatch(/at most 1000/);
+    expect(patternProblem('(a+)+$')).toBeNull();
+  });
+});
+
+describe('payload text and paths', () => {
+  it('is exactly JSON.stringify({action, params}) and maps offsets to JSON paths', () => {
+    const input = { action: 'x.y', params: { a: [1, { 'b c': 'deep' }], n: null, t: true, skip: undefined } };
+    const payload = canonicalPayload(input);
+    expect(payload.text).toBe(JSON.stringify(input));
+    expect(fieldAt(payload, payload.text.indexOf('deep'))).toBe("$.params.a[1]['b c']");
+    expect(fieldAt(payload, payload.text.indexOf('"n"'))).toBe('$.params.n');
+    expect(fieldAt(payload, payload.text.indexOf('x.y'))).toBe('$.action');
+    expect(fieldAt(payload, 0)).toBe('$');
+  });
+
+  it('finds URL hosts and e-mail domains without regexes', () => {
+    expect(hostsIn(JSON.stringify({ u: 'https://user:pw@Files.Example.com:8443/x?y', m: 'ops@corp.example.org', bare: '@nothing' })).sort()).toEqual(['corp.example.org', 'files.example.com']);
+    // Many URLs without userinfo: each is read on its own (no scan back to the start of the text).
+    expect(hostsIn(`${'x://a.io/'.repeat(50_000)}`)).toEqual(['a.io']);
+  });
+
+  it('survives a payload nested deeper than JSON.stringify can go', () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i++) deep = { d: deep };
+    const result = evaluatePolicies([...BUILTIN_POLICIES], { action: 'a.b', params: deep, agent_id: null });
+    expect(result.status).toBe('allowed');
+  });
+});
+
+describe('evaluation', () => {
+  const policy = (name: string, rules: PolicyDefinition['rules'], extra: Partial<PolicyDefinition> = {}): PolicyDefinition => ({
+    name, description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'custom', version: 1, ...extra,
+  });
+
+  it('takes the most severe outcome, keeps warnings apart and computes the risk score', () => {
+    const result = evaluatePolicies(
+      [policy('P', [
+        { match: 'alpha', severity: 'low' },
+        { match: 'beta', severity: 'high', confidence: 0.5 },
+        { match: 'gamma', severity: 'medium', on_violation: 'block', reason: 'Gamma: {match} and {match}' },
+      ])],
+      { action: 'a.b', params: { text: 'alpha beta gamma' }, agent_id: null },
+    );
+    expect(result.status).toBe('blocked');
+    expect(result).toMatchObject({ triggered_policy: 'P', reason: 'Gamma: gamma and gamma', severity: 'medium', warnings: ['P rule 0 matched "alpha"'] });
+    const expected = 1 - (1 - 0.25 * 0.85) * (1 - 0.75 * 0.5) * (1 - 0.5 * 0.85);
+    expect(result.risk_score).toBeCloseTo(expected, 3);
+  });
+
+  it('skips disabled policies and those without the action step type; context_requires must match too', () => {
+    const result = evaluatePolicies(
+      [
+        policy('Off', [{ match: 'x', severity: 'critical' }], { enabled: false }),
+        policy('Thoughts', [{ match: 'x', severity: 'critical' }], { step_types: ['thought'] }),
+        policy('Ctx', [{ match: 'x', severity: 'critical', context_requires: 'prod' }]),
+      ],
+      { action: 'a.x', params: { env: 'staging' }, agent_id: null },
+    );
+    expect(result).toMatchObject({ status: 'allowed', policies_evaluated: ['Ctx'], violations: null, risk_score: 0 });
+  });
+
+  it('resolves the agent override among enabled rows only', () => {
+    const row = (agentId: string | null, enabled = true) => ({
+      id: `pol_${agentId}`, tenantId: 't', name: 'Same', agentId, description: null, stepTypes: ['action'], whitelistedDomains: [], rules: [{ match: agentId ?? 'tenant', severity: 'low' }], enabled, version: 1, createdAt: new Date(0), updatedAt: new Date(0),
+    });
+    const forAgent = resolvePolicySet([row(null), row('a1')], 'a1');
+    expect(forAgent.map((p) => p.name)).toEqual([...BUILTIN_POLICIES.map((p) => p.name), 'Same']);
+    expect(forAgent.at(-1)!.agent_id).toBe('a1');
+    expect(resolvePolicySet([row(null), row('a1')], 'a2').at(-1)!.agent_id).toBeNull();
+    expect(resolvePolicySet([row(null), row('a1', false)], 'a1').at(-1)!.agent_id).toBeNull();
+  });
+});
