@@ -3,7 +3,7 @@ import type { Tenant, TestEngine } from './harness';
 
 /**
  * Payloads whose outcome the built-in policies decide, kept in one place so they are easy to adjust
- * when the policy engine changes: a large wire transfer is held for approval, a private key in a
+ * when the policy engine changes: a large wire transfer (or an upload to a paste site) is held for approval, a private key in a
  * message is blocked, a stand-up reminder is allowed.
  */
 export const PAYLOADS = {
@@ -11,7 +11,7 @@ export const PAYLOADS = {
   blocked: { action: 'slack.post_message', params: { text: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----' } },
   allowed: { action: 'slack.post_message', params: { channel: '#general', text: 'standup at 10' } },
   /** Held for approval and not destructive: no confirmation phrase needed in solo mode. */
-  pendingPlain: { action: 'http.post', params: { url: 'https://crm.example/invoices', amount: 120000, memo: 'invoice sync' } },
+  pendingPlain: { action: 'http.post', params: { url: 'https://pastebin.com/api/api_post.php', text: 'meeting notes' } },
 } as const;
 
 export function actionHelpers(engineOf: () => TestEngine) {

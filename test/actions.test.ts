@@ -105,6 +105,39 @@ describe('submitting actions', () => {
     expect(res.body).toMatchObject({ connector: null, operation: 'refunds.create', agent_id: null, status: 'allowed' });
   });
 
+  it("a registered runtime agent acts only through its capability packs; the tool's risk level feeds the risk score", async () => {
+    const t = await engine.newTenant('free');
+    const made = async (path: string, body: Record<string, unknown>) => {
+      const res = await h.call(t, 'POST', path, body);
+      expect(res.status, res.text).toBe(201);
+    };
+    await made('/v1/capabilities', {
+      name: 'triage',
+      tools: [{ name: 'github.create_issue', description: 'Open an issue' }, { name: 'slack', description: 'Any Slack action' }],
+      risk_levels: { 'github.create_issue': 'high' },
+    });
+    await made('/v1/agents', { agent_id: 'triager', name: 'Triager', provider: 'openai', model: 'gpt-4o', capabilities: ['triage'] });
+    const issue = { action: 'github.create_issue', params: { title: 'Flaky test' } };
+
+    const byTool = await h.submit(t, { ...issue, agent_id: 'triager' });
+    expect(byTool.status, byTool.text).toBe(200);
+    expect(byTool.body.policy_result).toMatchObject({ status: 'allowed', risk_score: 0.375, policies_evaluated: expect.arrayContaining(['AgentCapabilities']) });
+    const byConnector = await h.submit(t, { ...PAYLOADS.allowed, agent_id: 'triager' });
+    expect([byConnector.status, byConnector.body.policy_result.risk_score]).toEqual([200, 0]);
+
+    const outside = await h.submit(t, { action: 'github.delete_repo', params: { repo: 'engram' }, agent_id: 'triager' });
+    expect(outside.status, outside.text).toBe(403);
+    expect(outside.body).toMatchObject({ code: 'BLOCKED', status: 'blocked', policy_result: { triggered_policy: 'AgentCapabilities', severity: 'critical', risk_score: 1 } });
+    expect(outside.body.policy_result.reason).toBe('Agent triager has no capability pack with a tool for github.delete_repo or github');
+
+    const unregistered = await h.submit(t, { action: 'github.delete_repo', params: { repo: 'engram' }, agent_id: 'someone-else' });
+    expect(unregistered.body.status).toBe('allowed');
+
+    expect((await h.call(t, 'PATCH', '/v1/agents/triager', { status: 'paused' })).status).toBe(200);
+    const paused = await h.submit(t, { ...issue, agent_id: 'triager' });
+    expect([paused.status, paused.body.policy_result.reason]).toEqual([403, 'Agent triager is paused']);
+  });
+
   it('answers 400 to bad submissions', async () => {
     const t = await engine.newTenant('free');
     const bad: unknown[] = [

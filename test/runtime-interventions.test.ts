@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformanceChecker } from './conformance';
 import { createEngine, type Tenant, type TestEngine, type TestResponse } from './harness';
 import { SseReader } from './sse';
+import { PAYLOADS } from './actions-helpers';
 
 /**
  * Supervisor interventions (issue 13 item 5) and the runtime's events (item 6) through the API:
@@ -112,7 +113,7 @@ describe('POST /v1/interventions', () => {
     expect([missing.status, missing.body.code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 
-  it('escalate and reroute emit their events; annotate only records; approve/reject are recorded for the approvals engine', async () => {
+  it('escalate and reroute emit their events; annotate only records; approve decides the pending action', async () => {
     const t = await engine.newTenant('pro');
     const call = as(t);
     const s = await stream(t, 'intervention.escalated,intervention.rerouted,intervention.recorded');
@@ -123,8 +124,10 @@ describe('POST /v1/interventions', () => {
     expect(rerouted).toMatchObject({ mission_id: null, agent_id: 'bot', effect: { type: 'rerouted', event: 'intervention.rerouted' } });
     const note = await ok(call('POST', '/v1/interventions', { intervention_type: 'annotate', mission_id: m, rationale: 'Fine so far' }), 201);
     expect(note.effect).toBeNull();
-    const approve = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: 'act_4f9Qw2b8Zr1LmT0aXcVe3K', rationale: 'Looks right' }), 201);
-    expect(approve).toMatchObject({ action_id: 'act_4f9Qw2b8Zr1LmT0aXcVe3K', effect: null });
+    const held = await ok(call('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
+    engine.clock.advance(6_000); // solo mode decides 5 s after submission at the earliest
+    const approve = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: held.action_id, rationale: 'Looks right' }), 201);
+    expect(approve).toMatchObject({ action_id: held.action_id, effect: { type: 'decided', action_id: held.action_id, decision: 'approve', status: 'approved' } });
     const noAction = await call('POST', '/v1/interventions', { intervention_type: 'reject' });
     expect([noAction.status, noAction.body.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect((await ok(call('GET', `/v1/missions/${m}`), 200)).status).toBe('running');
@@ -133,6 +136,32 @@ describe('POST /v1/interventions', () => {
     expect(events.map((e) => e.type)).toEqual(['intervention.escalated', 'intervention.recorded', 'intervention.rerouted', 'intervention.recorded', 'intervention.recorded', 'intervention.recorded']);
     expect(events[0].data).toMatchObject({ intervention_id: escalated.intervention_id, mission_id: m, agent_id: 'bot', rationale: 'Needs a human' });
     expect(events.filter((e) => e.type === 'intervention.recorded').map((e) => e.data.intervention_id)).toEqual([escalated, rerouted, note, approve].map((i) => i.intervention_id));
+  });
+
+  it('approve and reject decide through the approval rules: timing, confirmation, immutability; a refused decision records nothing', async () => {
+    const t = await engine.newTenant('pro');
+    const other = await engine.newTenant('pro');
+    const call = as(t);
+    const held = await ok(call('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
+    const early = await call('POST', '/v1/interventions', { intervention_type: 'reject', action_id: held.action_id });
+    expect([early.status, early.body.code, early.body.retry_after]).toEqual([409, 'CONFLICT', 5]);
+    engine.clock.advance(6_000);
+    const foreign = await as(other)('POST', '/v1/interventions', { intervention_type: 'reject', action_id: held.action_id });
+    expect([foreign.status, foreign.body.code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
+    const rejected = await ok(call('POST', '/v1/interventions', { intervention_type: 'reject', action_id: held.action_id, rationale: 'Not this week' }), 201);
+    expect(rejected.effect).toEqual({ type: 'decided', action_id: held.action_id, decision: 'deny', status: 'denied' });
+    expect(await ok(call('GET', `/v1/actions/${held.action_id}`), 200)).toMatchObject({ status: 'denied', reason: 'Not this week' });
+    const again = await call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: held.action_id });
+    expect([again.status, again.body.code]).toEqual([409, 'svc_ram.v1.control.approval_already_decided']);
+
+    const wire = await ok(call('POST', '/v1/actions', PAYLOADS.pending), 200);
+    engine.clock.advance(6_000);
+    const unconfirmed = await call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: wire.action_id });
+    expect([unconfirmed.status, unconfirmed.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    const confirmed = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: wire.action_id, confirmation: 'ROLLBACK' }), 201);
+    expect(confirmed.effect.status).toBe('approved');
+    const listed = await ok(call('GET', '/v1/interventions?limit=10'), 200);
+    expect(listed.interventions.map((i: { intervention_id: string }) => i.intervention_id).sort()).toEqual([rejected.intervention_id, confirmed.intervention_id].sort());
   });
 
   it('refuses an unknown type, an unknown agent, an agent other than the mission\'s; lists with filters and a capped limit', async () => {

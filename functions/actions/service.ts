@@ -1,29 +1,22 @@
 import type { z } from '@hono/zod-openapi';
 import type { ApprovalRules } from '../../schema/actions';
-import { approvalAlreadyDecided, approvalNotFound, invalidDecision } from '../../shared/control/errors';
+import { recordDecision } from '../../shared/control/decide';
+import { invalidDecision } from '../../shared/control/errors';
 import { evaluatePolicies } from '../../shared/control/evaluate';
 import { loadPolicySet } from '../../shared/control/policy-set';
 import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
-import { conflict, forbidden, notFound, validationError } from '../../shared/platform/errors';
+import { conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import { hasFeature, requireFeature, type Tier } from '../../shared/platform/tiers';
-import { isoOrNull, MINUTE } from '../../shared/platform/time';
+import { runtimeAgentTools } from '../../shared/runtime/tools';
+import { isoOrNull } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
+import { applyCapabilities } from './capabilities';
 import * as q from './queries';
 import type { DecisionBody, DecisionQuery, PolicyResultSchema, QueueQuery, ResultBody, SettingsBody } from './schemas';
 import { QueuePaging } from './schemas';
-
-/** Solo mode: no decision before this long after submission. */
-export const SOLO_DELAY_MS = 5_000;
-/** Team mode: the submitter approves its own action only after this long. */
-export const TEAM_SELF_APPROVAL_MS = 10 * MINUTE;
-/** Words that make an action destructive (its name or params): approving one in solo mode needs the phrase. */
-const DESTRUCTIVE = /delete|drop|destroy|truncate|rollback|transfer|payment/i;
-export const CONFIRMATION_PHRASE = 'ROLLBACK';
-const MANAGER_ROLES: readonly string[] = ['owner', 'admin'];
-const ROLE_RANK = ['owner', 'admin', 'member', 'readonly'] as const;
 
 export interface Submission {
   action: string;
@@ -95,13 +88,18 @@ export function statusDto(row: q.ActionRow) {
  * under the approval settings in force now. In shadow mode the outcome is recorded, never enforced.
  */
 export async function submit(ctx: TenantCtx, input: Submission) {
-  const [settings, policies] = await Promise.all([readControlSettings(ctx.db, ctx.tenantId), loadPolicySet(ctx.db, ctx.tenantId, input.agent_id)]);
-  const { matches: _matches, ...evaluated } = evaluatePolicies(policies, input);
+  const [settings, policies, agent] = await Promise.all([
+    readControlSettings(ctx.db, ctx.tenantId),
+    loadPolicySet(ctx.db, ctx.tenantId, input.agent_id),
+    input.agent_id ? runtimeAgentTools(ctx.db, ctx.tenantId, input.agent_id) : null,
+  ]);
+  const { connector, operation } = splitAction(input.action);
+  const { matches: _matches, ...policyOutcome } = evaluatePolicies(policies, input);
+  const evaluated = applyCapabilities(policyOutcome, agent, input.action, connector);
   const outcome = evaluated.status;
   const shadow = settings.evaluation_mode === 'shadow';
   const status = shadow ? 'allowed' : outcome;
   const id = newId('action');
-  const { connector, operation } = splitAction(input.action);
   const pending = status === 'pending_review';
   const mode = pending ? effectiveMode(settings.approval_mode, ctx.tier) : null;
   const rules: ApprovalRules | null = mode ? { min_approvals: mode === 'enterprise' ? settings.min_approvals : 1, require_manager: settings.require_manager, allowed_roles: settings.allowed_roles } : null;
@@ -227,14 +225,6 @@ type DecisionQueryInput = z.infer<typeof DecisionQuery>;
 const defined = <T extends object>(o: T | undefined): Partial<T> =>
   Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 
-const tooEarly = (waitMs: number, message: string) => conflict(message, { retry_after: Math.max(1, Math.ceil(waitMs / 1000)) });
-
-const bestRole = (roles: q.TeamRole[]): q.TeamRole | null => ROLE_RANK.find((r) => roles.includes(r)) ?? null;
-
-export function isDestructive(row: { action: string; params: unknown }): boolean {
-  return DESTRUCTIVE.test(row.action) || DESTRUCTIVE.test(JSON.stringify(row.params));
-}
-
 /**
  * Records a decision on a pending action under the mode it was submitted in (see the route's
  * description for the rules), with the action row locked so concurrent decisions go one at a time
@@ -250,84 +240,7 @@ export async function decide(ctx: TenantCtx, input: { approvalId: string; body?:
   const approverId = fields.approver_id ?? ctx.auth.email;
   const reason = fields.reason ?? null;
 
-  return write(ctx, async (work) => {
-    const row = await q.approvalFor(work.tx, ctx.tenantId, input.approvalId);
-    if (!row) throw approvalNotFound(input.approvalId);
-    if (row.status !== 'pending_review') throw approvalAlreadyDecided(row.id, row.status);
-    const own = row.tenantId === ctx.tenantId;
-    const elapsed = ctx.now.getTime() - row.submittedAt.getTime();
-    const mode = row.approvalMode ?? 'solo';
-    const rules = row.approvalRules ?? { min_approvals: 1, require_manager: false, allowed_roles: [] };
-    let role: q.TeamRole | null = null;
-
-    if (mode === 'solo') {
-      if (elapsed < SOLO_DELAY_MS) throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest; retry after retry_after seconds');
-      if (decision === 'approve' && isDestructive(row) && fields.confirmation !== CONFIRMATION_PHRASE) {
-        throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
-      }
-    } else {
-      role = bestRole(await q.sharedRoles(work.tx, row.tenantId, ctx.tenantId));
-      if (!own && (role === null || role === 'readonly')) throw forbidden('A readonly team member may not decide approvals');
-      if (mode === 'team' && own && decision === 'approve' && elapsed < TEAM_SELF_APPROVAL_MS) {
-        throw tooEarly(TEAM_SELF_APPROVAL_MS - elapsed, 'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest');
-      }
-      if (mode === 'enterprise' && rules.allowed_roles.length && !(role && rules.allowed_roles.includes(role))) {
-        throw forbidden(`Enterprise mode: only ${rules.allowed_roles.join(', ')} of a team shared with the submitter may decide (your role: ${role ?? 'none'})`);
-      }
-    }
-
-    const earlier = mode === 'enterprise' ? await q.decisionsOf(work.tx, row.tenantId, row.id) : [];
-    if (earlier.some((d) => d.approverTenantId === ctx.tenantId && d.decision === 'approve') && decision === 'approve') {
-      throw conflict('Your approval of this action is already recorded; it needs approvals from other team members', { approval_status: row.status });
-    }
-    await q.insertDecision(work.tx, {
-      id: newId('decision'),
-      tenantId: row.tenantId,
-      actionId: row.id,
-      approverTenantId: ctx.tenantId,
-      approverKeyId: ctx.auth.keyId,
-      approverId,
-      approverRole: role,
-      decision,
-      reason,
-      createdAt: ctx.now,
-    });
-
-    const approvals = [...earlier, { approverTenantId: ctx.tenantId, approverRole: role, decision }].filter((d) => d.decision === 'approve');
-    const approvers = new Set(approvals.map((d) => d.approverTenantId)).size;
-    const required = mode === 'enterprise' ? rules.min_approvals : 1;
-    const managerOk = mode !== 'enterprise' || !rules.require_manager || approvals.some((d) => d.approverRole && MANAGER_ROLES.includes(d.approverRole));
-    const status: 'approved' | 'denied' | 'pending_review' = decision === 'deny' ? 'denied' : approvers >= required && managerOk ? 'approved' : 'pending_review';
-    const final = status !== 'pending_review';
-
-    const facts = {
-      action_id: row.id,
-      action: row.action,
-      agent_id: row.agentId,
-      decision,
-      reason,
-      approver_id: approverId,
-      approver_tenant_id: ctx.tenantId,
-      approver_role: role,
-      approval_mode: mode,
-      approvals: approvers,
-      approvals_required: required,
-      status,
-    };
-    const audit = await work.audit({ tenantId: row.tenantId, operation: final ? `action.${status}` : 'action.approval_recorded', resourceType: 'action', resourceId: row.id, metadata: facts });
-    await q.updateAction(work.tx, row.tenantId, row.id, final ? { status, decidedAt: ctx.now, reason, lastSeq: audit.seq } : { lastSeq: audit.seq });
-    if (final) await work.event('action.decided', { ...facts, decided_at: ctx.now.toISOString() }, { tenantId: row.tenantId });
-    return {
-      approval_id: row.id,
-      decision,
-      reason,
-      status,
-      approver_id: approverId,
-      approvals: approvers,
-      approvals_required: required,
-      decided_at: final ? ctx.now.toISOString() : null,
-    };
-  });
+  return write(ctx, (work) => recordDecision(work, { approvalId: input.approvalId, decision, reason, approverId, confirmation: fields.confirmation }));
 }
 
 /**

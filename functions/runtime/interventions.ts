@@ -15,7 +15,7 @@ import { agentFor } from './service';
  * Supervisor interventions (spec §2.14, §4.15): recorded, audited and announced
  * (`intervention.recorded`), and they act, in the same transaction: `pause` pauses the mission,
  * `rollback_request` rolls it back to its latest checkpoint, `escalate` and `reroute` emit their
- * events, `approve`/`reject` go to the approvals seam (shared/runtime/decisions.ts), `annotate`
+ * events, `approve`/`reject` decide the named action through the approval rules (shared/runtime/decisions.ts), `annotate`
  * only records. `effect` on the record says what happened.
  */
 export async function recordIntervention(ctx: TenantCtx, input: z.infer<typeof InterventionBody>) {
@@ -28,7 +28,7 @@ export async function recordIntervention(ctx: TenantCtx, input: z.infer<typeof I
     const id = newId('intervention');
     const agentId = input.agent_id ?? mission?.agentId ?? null;
     const rationale = input.rationale || null;
-    const effect = await act(work, input.intervention_type, { id, missionId: mission?.id ?? null, agentId, actionId: input.action_id ?? null, rationale });
+    const effect = await act(work, input.intervention_type, { id, missionId: mission?.id ?? null, agentId, actionId: input.action_id ?? null, rationale, confirmation: input.confirmation });
     const row = await q.insertIntervention(work.tx, {
       id,
       tenantId: ctx.tenantId,
@@ -50,7 +50,7 @@ export async function recordIntervention(ctx: TenantCtx, input: z.infer<typeof I
 async function act(
   work: Work<TenantCtx>,
   type: InterventionType,
-  i: { id: string; missionId: string | null; agentId: string | null; actionId: string | null; rationale: string | null },
+  i: { id: string; missionId: string | null; agentId: string | null; actionId: string | null; rationale: string | null; confirmation?: string },
 ): Promise<InterventionEffect | null> {
   switch (type) {
     case 'pause': {
@@ -69,7 +69,7 @@ async function act(
     }
     case 'approve':
     case 'reject':
-      return decideActionFromIntervention(work, { actionId: i.actionId!, decision: type, rationale: i.rationale, interventionId: i.id, missionId: i.missionId, agentId: i.agentId });
+      return decideActionFromIntervention(work, { actionId: i.actionId!, decision: type, rationale: i.rationale, interventionId: i.id, missionId: i.missionId, agentId: i.agentId, confirmation: i.confirmation });
     case 'annotate':
       return null;
   }

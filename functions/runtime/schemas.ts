@@ -317,6 +317,7 @@ export const InterventionBody = z
     action_id: z.string().trim().min(1).max(128).optional().openapi({ description: 'The pending action; required for approve and reject', example: 'act_4f9Qw2b8Zr1LmT0aXcVe3K' }),
     agent_id: AgentId('A registered agent (404 when unknown); defaults to the mission\'s').optional(),
     rationale: Text(4_000, 'Why', 'Looping on the same failing test').optional(),
+    confirmation: z.string().max(32).optional().openapi({ description: 'For `approve` in solo mode: `ROLLBACK` approves a destructive action (as on the decision endpoint)', example: 'ROLLBACK' }),
   })
   .superRefine((b, ctx) => {
     if ((b.intervention_type === 'pause' || b.intervention_type === 'rollback_request') && !b.mission_id) ctx.addIssue({ code: 'custom', path: ['mission_id'], message: `is required for ${b.intervention_type}` });
@@ -338,7 +339,7 @@ export const Intervention = z
       .nullable()
       .openapi({
         description:
-          'What it did: `{type: "paused", mission_status}`, `{type: "rolled_back", checkpoint_id, checkpoints_discarded}`, `{type: "escalated"|"rerouted", event}`, `{type: "decided", ...}`; null when it only recorded (annotate, and approve/reject until the approvals engine decides them)',
+          'What it did: `{type: "paused", mission_status}`, `{type: "rolled_back", checkpoint_id, checkpoints_discarded}`, `{type: "escalated"|"rerouted", event}`, `{type: "decided", action_id, decision, status}`; null when it only recorded (annotate)',
         example: { type: 'paused', mission_status: 'paused' },
       }),
     created_at: z.string().openapi({ example: TIME }),

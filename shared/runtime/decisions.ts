@@ -1,3 +1,4 @@
+import { recordDecision } from '../control/decide';
 import type { InterventionEffect } from '../../schema/runtime';
 import type { TenantCtx } from '../platform/context';
 import type { Work } from '../platform/unit-of-work';
@@ -10,19 +11,25 @@ export interface InterventionDecision {
   interventionId: string;
   missionId: string | null;
   agentId: string | null;
+  /** `ROLLBACK`, to approve a destructive action in solo mode. */
+  confirmation?: string;
 }
 
 /**
- * THE SEAM between supervisor interventions and the approvals engine (issue 13, item 5). An
- * `approve`/`reject` intervention calls this inside its own unit of work (`work`: same transaction,
- * same audit chain), with the action it names. Wire it to the approval decision (spec §3.3:
- * approve → approved, reject → denied, through the approval-mode rules; decisions are immutable)
- * and return what happened, e.g. `{ type: 'decided', action_id, decision, status }`; errors thrown
- * here (unknown action 404, already decided 409) reach the caller as they are.
- *
- * Until it is wired it decides nothing and returns null: the intervention is recorded with
- * `effect: null`.
+ * An `approve` or `reject` intervention decides the pending action it names through the approval
+ * rules (shared/control/decide.ts), inside the intervention's own unit of work: same transaction,
+ * same audit chain. `reject` is a `deny`; the rationale is the decision's reason; the deciding key's
+ * e-mail is the approver. Errors (unknown action 404, already decided 409, too early 409, a
+ * destructive solo approval without `confirmation` 400) reach the caller as they are, and nothing
+ * of the intervention is kept.
  */
-export async function decideActionFromIntervention(_work: Work<TenantCtx>, _input: InterventionDecision): Promise<InterventionEffect | null> {
-  return null;
+export async function decideActionFromIntervention(work: Work<TenantCtx>, input: InterventionDecision): Promise<InterventionEffect> {
+  const decided = await recordDecision(work, {
+    approvalId: input.actionId,
+    decision: input.decision === 'approve' ? 'approve' : 'deny',
+    reason: input.rationale,
+    approverId: work.ctx.auth.email,
+    confirmation: input.confirmation,
+  });
+  return { type: 'decided', action_id: decided.approval_id, decision: decided.decision, status: decided.status };
 }

@@ -1,0 +1,122 @@
+import type { TenantCtx } from '../platform/context';
+import { conflict, forbidden, validationError } from '../platform/errors';
+import { newId } from '../platform/ids';
+import { MINUTE } from '../platform/time';
+import type { Work } from '../platform/unit-of-work';
+import { approvalFor, decisionsOf, insertDecision, sharedRoles, type TeamRole, updateAction } from './approvals';
+import { approvalAlreadyDecided, approvalNotFound } from './errors';
+
+/** Solo mode: no decision before this long after submission. */
+export const SOLO_DELAY_MS = 5_000;
+/** Team mode: the submitter approves its own action only after this long. */
+export const TEAM_SELF_APPROVAL_MS = 10 * MINUTE;
+/** Words that make an action destructive (its name or params): approving one in solo mode needs the phrase. */
+const DESTRUCTIVE = /delete|drop|destroy|truncate|rollback|transfer|payment/i;
+export const CONFIRMATION_PHRASE = 'ROLLBACK';
+const MANAGER_ROLES: readonly string[] = ['owner', 'admin'];
+const ROLE_RANK = ['owner', 'admin', 'member', 'readonly'] as const;
+
+const tooEarly = (waitMs: number, message: string) => conflict(message, { retry_after: Math.max(1, Math.ceil(waitMs / 1000)) });
+
+const bestRole = (roles: TeamRole[]): TeamRole | null => ROLE_RANK.find((r) => roles.includes(r)) ?? null;
+
+export function isDestructive(row: { action: string; params: unknown }): boolean {
+  return DESTRUCTIVE.test(row.action) || DESTRUCTIVE.test(JSON.stringify(row.params));
+}
+
+export interface DecisionRequest {
+  approvalId: string;
+  decision: 'approve' | 'deny';
+  reason: string | null;
+  /** Who decided, as recorded (free-form; the deciding key's e-mail by default). */
+  approverId: string;
+  /** `ROLLBACK` approves a destructive action in solo mode. */
+  confirmation?: string;
+}
+
+/**
+ * Records a decision on a pending action under the mode it was submitted in, inside `work` (the
+ * approvals route and runtime interventions both decide through here), with the action row locked
+ * so concurrent decisions go one at a time and only the first can decide. The decision goes into
+ * the submitter's audit chain (resource id = the action id); a final one emits `action.decided`.
+ */
+export async function recordDecision(work: Work<TenantCtx>, input: DecisionRequest) {
+  const { ctx } = work;
+  const { decision, reason, approverId } = input;
+  const row = await approvalFor(work.tx, ctx.tenantId, input.approvalId);
+  if (!row) throw approvalNotFound(input.approvalId);
+  if (row.status !== 'pending_review') throw approvalAlreadyDecided(row.id, row.status);
+  const own = row.tenantId === ctx.tenantId;
+  const elapsed = ctx.now.getTime() - row.submittedAt.getTime();
+  const mode = row.approvalMode ?? 'solo';
+  const rules = row.approvalRules ?? { min_approvals: 1, require_manager: false, allowed_roles: [] };
+  let role: TeamRole | null = null;
+
+  if (mode === 'solo') {
+    if (elapsed < SOLO_DELAY_MS) throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest; retry after retry_after seconds');
+    if (decision === 'approve' && isDestructive(row) && input.confirmation !== CONFIRMATION_PHRASE) {
+      throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
+    }
+  } else {
+    role = bestRole(await sharedRoles(work.tx, row.tenantId, ctx.tenantId));
+    if (!own && (role === null || role === 'readonly')) throw forbidden('A readonly team member may not decide approvals');
+    if (mode === 'team' && own && decision === 'approve' && elapsed < TEAM_SELF_APPROVAL_MS) {
+      throw tooEarly(TEAM_SELF_APPROVAL_MS - elapsed, 'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest');
+    }
+    if (mode === 'enterprise' && rules.allowed_roles.length && !(role && rules.allowed_roles.includes(role))) {
+      throw forbidden(`Enterprise mode: only ${rules.allowed_roles.join(', ')} of a team shared with the submitter may decide (your role: ${role ?? 'none'})`);
+    }
+  }
+
+  const earlier = mode === 'enterprise' ? await decisionsOf(work.tx, row.tenantId, row.id) : [];
+  if (earlier.some((d) => d.approverTenantId === ctx.tenantId && d.decision === 'approve') && decision === 'approve') {
+    throw conflict('Your approval of this action is already recorded; it needs approvals from other team members', { approval_status: row.status });
+  }
+  await insertDecision(work.tx, {
+    id: newId('decision'),
+    tenantId: row.tenantId,
+    actionId: row.id,
+    approverTenantId: ctx.tenantId,
+    approverKeyId: ctx.auth.keyId,
+    approverId,
+    approverRole: role,
+    decision,
+    reason,
+    createdAt: ctx.now,
+  });
+
+  const approvals = [...earlier, { approverTenantId: ctx.tenantId, approverRole: role, decision }].filter((d) => d.decision === 'approve');
+  const approvers = new Set(approvals.map((d) => d.approverTenantId)).size;
+  const required = mode === 'enterprise' ? rules.min_approvals : 1;
+  const managerOk = mode !== 'enterprise' || !rules.require_manager || approvals.some((d) => d.approverRole && MANAGER_ROLES.includes(d.approverRole));
+  const status: 'approved' | 'denied' | 'pending_review' = decision === 'deny' ? 'denied' : approvers >= required && managerOk ? 'approved' : 'pending_review';
+  const final = status !== 'pending_review';
+
+  const facts = {
+    action_id: row.id,
+    action: row.action,
+    agent_id: row.agentId,
+    decision,
+    reason,
+    approver_id: approverId,
+    approver_tenant_id: ctx.tenantId,
+    approver_role: role,
+    approval_mode: mode,
+    approvals: approvers,
+    approvals_required: required,
+    status,
+  };
+  const audit = await work.audit({ tenantId: row.tenantId, operation: final ? `action.${status}` : 'action.approval_recorded', resourceType: 'action', resourceId: row.id, metadata: facts });
+  await updateAction(work.tx, row.tenantId, row.id, final ? { status, decidedAt: ctx.now, reason, lastSeq: audit.seq } : { lastSeq: audit.seq });
+  if (final) await work.event('action.decided', { ...facts, decided_at: ctx.now.toISOString() }, { tenantId: row.tenantId });
+  return {
+    approval_id: row.id,
+    decision,
+    reason,
+    status,
+    approver_id: approverId,
+    approvals: approvers,
+    approvals_required: required,
+    decided_at: final ? ctx.now.toISOString() : null,
+  };
+}
