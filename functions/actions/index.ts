@@ -11,10 +11,14 @@ import * as service from './service';
 
 type Submitted = Awaited<ReturnType<typeof service.submit>>;
 
-/** Allowed and pending answer 200; blocked answers 403 with the error fields and the whole action body. */
+/**
+ * Allowed and pending answer 200; blocked answers 403 with the one error body (`status` is the HTTP
+ * status, as on every error) and the whole action body, whose own status is `action_status`.
+ */
 function answer(c: Context<AppEnv>, result: Submitted) {
   if (result.status !== 'blocked') return c.json({ ...result, status: result.status }, 200);
-  return c.json({ error: result.message, code: 'BLOCKED' as const, request_id: c.get('requestId'), ...result, status: 'blocked' as const }, 403);
+  const { status: actionStatus, ...action } = result;
+  return c.json({ ...action, error: result.message, code: 'BLOCKED' as const, status: 403 as const, request_id: c.get('requestId'), action_status: actionStatus }, 403);
 }
 
 const parsed = <T>(target: 'param' | 'query' | 'json', result: { success: true; data: T } | { success: false; error: unknown }): T => {
