@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_PATTERN_LENGTH, patternProblem } from '../../shared/control/regex';
 import { APPROVAL_MODES, CONNECTORS, OUTCOMES, POLICY_STEP_TYPES, SEVERITIES } from '../../shared/control/types';
+import { nestsAtMost } from '../../shared/platform/params';
 import type { PolicyRow } from './queries';
 
 export const MAX_RULES = 100;
@@ -159,23 +160,12 @@ export const PolicyWrite = z
 // ---------------------------------------------------------------------------------------------
 // Dry run
 
-function depthAtMost(root: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length) {
-    const [value, depth] = stack.pop()!;
-    if (!value || typeof value !== 'object') continue;
-    if (depth + 1 > max) return false;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
-  }
-  return true;
-}
-
 export const TestBody = z
   .object({
     action: z.string().trim().min(1).max(200).openapi({ description: 'The action name, `connector.operation`', example: 'db.query' }),
     params: z
       .record(z.string(), z.unknown())
-      .refine((p) => depthAtMost(p, MAX_PARAMS_DEPTH), { message: `must nest at most ${MAX_PARAMS_DEPTH} levels deep` })
+      .refine((p) => nestsAtMost(p, MAX_PARAMS_DEPTH), { message: `must nest at most ${MAX_PARAMS_DEPTH} levels deep` })
       .optional()
       .openapi({ description: 'The action payload', example: { database: 'prod-main', sql: 'DROP TABLE customers' } }),
     agent_id: z.string().trim().min(1).max(128).optional().openapi({ description: "Evaluate with this agent's policy set (its agent-scoped policies override)", example: 'billing-agent' }),

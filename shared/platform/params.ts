@@ -89,7 +89,7 @@ export const MAX_METADATA_DEPTH = 32;
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
 /** Whether a parsed JSON value nests at most `max` levels (a scalar is 0), walked without recursion. */
-function nestsAtMost(root: unknown, max: number): boolean {
+export function nestsAtMost(root: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[root, 0]];
   while (stack.length) {
     const [value, depth] = stack.pop()!;
