@@ -338,6 +338,15 @@ describe('decisions (solo mode, the default)', () => {
     expect(byQuery.body).toMatchObject({ status: 'denied', decision: 'deny', reason: 'by query', approver_id: 'ops@example.com' });
     const mixed = await h.decide(t, b, { decision: 'approve' }, '?decision=deny&reason=from%20query');
     expect(mixed.body).toMatchObject({ status: 'approved', decision: 'approve', reason: 'from query' });
+    // A client that sends Content-Type: application/json on every request, with no body or an empty one.
+    for (const raw of [undefined, '', '  ']) {
+      const c = await h.pending(t, PAYLOADS.pendingPlain);
+      engine.clock.advance(6 * SECOND);
+      const res = await engine.request('POST', `/v1/approvals/${c}/decision?decision=deny`, { key: t.key, raw, headers: { 'content-type': 'application/json' } });
+      expect([res.status, res.body.status], res.text).toEqual([200, 'denied']);
+    }
+    const broken = await engine.request('POST', `/v1/approvals/${b}/decision`, { key: t.key, raw: '{"decision":', headers: { 'content-type': 'application/json' } });
+    expect([broken.status, broken.body.code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 
   it('concurrent decisions on one action: exactly one wins, the others are 409', async () => {

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { featureGate, optionalKey, requireKey } from './auth';
 import { idempotency, idempotencyParameter } from './idempotency';
 import { type Feature, tierRefusal } from './tiers';
@@ -82,6 +83,23 @@ const gateNote = (feature: Feature) => {
 };
 
 /**
+ * On a route whose JSON body is optional, a body sent empty is no body: clients that set
+ * `Content-Type: application/json` on every request (and send the fields as query parameters) would
+ * otherwise get 400 "Malformed JSON".
+ */
+const emptyBodyIsNoBody: MiddlewareHandler = async (c, next) => {
+  const req = c.req.raw;
+  // c.req.text() keeps the body in Hono's cache, where the JSON validator reads it again.
+  if (req.headers.has('content-type') && (!req.body || (await c.req.text()).trim() === '')) {
+    const headers = new Headers(req.headers);
+    headers.delete('content-type');
+    headers.delete('content-length');
+    c.req.raw = new Request(req.url, { method: req.method, headers });
+  }
+  await next();
+};
+
+/**
  * A route that needs a key: authentication, rate limit and quota run before the handler, then the
  * tier gate when the route names a `feature`, then (on a POST) `Idempotency-Key`
  * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
@@ -90,7 +108,8 @@ const gateNote = (feature: Feature) => {
 export function keyRoute<const R extends Declared & { feature?: Feature }>(config: R) {
   const { feature, ...route } = config;
   const post = route.method === 'post';
-  const middleware = [requireKey, ...(feature ? [featureGate(feature)] : []), ...(post ? [idempotency] : [])];
+  const optionalBody = route.request?.body?.required === false;
+  const middleware = [...(optionalBody ? [emptyBodyIsNoBody] : []), requireKey, ...(feature ? [featureGate(feature)] : []), ...(post ? [idempotency] : [])];
   return createRoute({
     ...route,
     ...(feature ? { description: [route.description, gateNote(feature)].filter(Boolean).join('\n\n'), 'x-required-feature': feature } : {}),
