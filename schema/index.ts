@@ -11,3 +11,4 @@ export * from './knowledge';
 export * from './actions';
 export * from './runtime';
 export * from './policies';
+export * from './eval';

@@ -12,7 +12,7 @@ import { ADMIN_TOKEN, createEngine, freshIp, type TestEngine } from './harness';
 let engine: TestEngine;
 let doc: any;
 beforeAll(async () => {
-  engine = await createEngine();
+  engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
   doc = (await engine.request('GET', '/openapi.json')).body;
 });
 afterAll(() => engine.close());

@@ -17,7 +17,7 @@ let engine: TestEngine;
 beforeAll(async () => {
   // Fuzzing is many requests from a few keys: lift the per-key request rate, not the quotas.
   // Server errors are logged, so a 5xx in CI shows its cause beside the failing request.
-  engine = await createEngine({ env: { RATE_LIMIT_SCALE: '1000', LOG_LEVEL: 'error' } });
+  engine = await createEngine({ env: { RATE_LIMIT_SCALE: '1000', LOG_LEVEL: 'error', SVC_ENABLE_EXPERIMENTAL: '1' } });
 });
 afterAll(() => engine?.close());
 

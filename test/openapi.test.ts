@@ -30,7 +30,7 @@ let doc: Doc;
 let operations: { method: string; path: string; op: Operation; name: string }[];
 
 beforeAll(async () => {
-  engine = await createEngine();
+  engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
   const res = await engine.request('GET', '/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body;

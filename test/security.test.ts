@@ -24,7 +24,7 @@ let doc: any;
 const HOUR = 3_600_000;
 
 beforeAll(async () => {
-  engine = await createEngine();
+  engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
   [owner, attacker] = [await engine.newTenant('enterprise'), await engine.newTenant('enterprise')];
   owned = await makeResources(engine, owner);
   doc = (await engine.request('GET', '/openapi.json')).body;

@@ -105,6 +105,19 @@ export const optionalKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/**
+ * The gate of an experimental route (`keyRoute({ experimental: true })`): after `requireKey`, before
+ * the tier gate. Unless SVC_ENABLE_EXPERIMENTAL is on, every such route is 403
+ * `svc_ram.v1.experimental.disabled` (spec §4.13), whatever the caller's tier.
+ */
+export const EXPERIMENTAL_DISABLED = 'svc_ram.v1.experimental.disabled';
+export const experimentalGate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.get('services').config.SVC_ENABLE_EXPERIMENTAL) {
+    throw new AppError(EXPERIMENTAL_DISABLED, 'This experimental endpoint is not enabled on this deployment (SVC_ENABLE_EXPERIMENTAL=1 enables it)', {}, 403);
+  }
+  await next();
+};
+
 /** The tier gate a route declares with `feature`: runs after `requireKey`, before the handler. */
 export const featureGate =
   (feature: Feature): MiddlewareHandler<AppEnv> =>

@@ -27,6 +27,8 @@ const prefixes = {
   capability: 'cap',
   intervention: 'itv',
   policy: 'pol',
+  eval: 'eval',
+  baseline: 'bl',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

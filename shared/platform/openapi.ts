@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { featureGate, optionalKey, requireKey } from './auth';
+import { experimentalGate, featureGate, optionalKey, requireKey } from './auth';
 import { idempotency, idempotencyParameter } from './idempotency';
 import { type Feature, tierRefusal } from './tiers';
 
@@ -82,6 +82,17 @@ const gateNote = (feature: Feature) => {
   return `Requires the ${rule.requiredTier} tier or higher (feature \`${feature}\`); a lower tier is answered 403 ${rule.code}.`;
 };
 
+/** Appended to the description of an experimental route. */
+const experimentalNote =
+  'Experimental: off unless the deployment sets `SVC_ENABLE_EXPERIMENTAL=1`; until then every call with a valid key is answered 403 `svc_ram.v1.experimental.disabled`, before any tier check.';
+
+const experimentalRefusal = (feature: Feature | undefined) => ({
+  403: {
+    description: `Experimental surface not enabled (svc_ram.v1.experimental.disabled)${feature ? `; then the tier refusal (${tierRefusal(feature).code})` : ''}`,
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+});
+
 /**
  * On a route whose JSON body is optional, a body sent empty is no body: clients that set
  * `Content-Type: application/json` on every request (and send the fields as query parameters) would
@@ -105,19 +116,29 @@ const emptyBodyIsNoBody: MiddlewareHandler = async (c, next) => {
  * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
  * for gated routes), the idempotency header and its errors, and the input errors.
  */
-export function keyRoute<const R extends Declared & { feature?: Feature }>(config: R) {
-  const { feature, ...route } = config;
+export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true }>(config: R) {
+  const { feature, experimental, ...route } = config;
   const post = route.method === 'post';
   const optionalBody = route.request?.body?.required === false;
-  const middleware = [...(optionalBody ? [emptyBodyIsNoBody] : []), requireKey, ...(feature ? [featureGate(feature)] : []), ...(post ? [idempotency] : [])];
+  const middleware = [
+    ...(optionalBody ? [emptyBodyIsNoBody] : []),
+    requireKey,
+    ...(experimental ? [experimentalGate] : []),
+    ...(feature ? [featureGate(feature)] : []),
+    ...(post ? [idempotency] : []),
+  ];
+  const notes = [route.description, experimental ? experimentalNote : undefined, feature ? gateNote(feature) : undefined].filter(Boolean);
+  const gated = Boolean(feature || experimental);
   return createRoute({
     ...route,
-    ...(feature ? { description: [route.description, gateNote(feature)].filter(Boolean).join('\n\n'), 'x-required-feature': feature } : {}),
+    ...(gated ? { description: notes.join('\n\n') } : {}),
+    ...(feature ? { 'x-required-feature': feature } : {}),
+    ...(experimental ? { 'x-experimental': true } : {}),
     ...(post ? { parameters: [...(route.parameters ?? []), idempotencyParameter] } : {}),
     middleware,
     security: [{ bearerAuth: [] }],
-    responses: { ...inputErrors(config), ...errors(401, 429, ...(feature ? [403] : []), ...(post ? [400, 409, 422] : [])), ...serverErrors(), ...route.responses },
-  } as unknown as Omit<R, 'feature'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
+    responses: { ...inputErrors(config), ...errors(401, 429, ...(gated ? [403] : []), ...(post ? [400, 409, 422] : [])), ...(experimental ? experimentalRefusal(feature) : {}), ...serverErrors(), ...route.responses },
+  } as unknown as Omit<R, 'feature' | 'experimental'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
 }
 
 /** A public route that shows more to a caller with a valid key; a key that is sent but not valid is 401. */

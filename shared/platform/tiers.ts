@@ -27,6 +27,8 @@ export type Feature =
   | 'draft_policies'
   | 'agent_scoped_policies'
   | 'eval_gate'
+  | 'eval_drift'
+  | 'eval_drift_detail'
   | 'cortex'
   | 'control_dashboard'
   | 'team_approvals'
@@ -39,7 +41,7 @@ interface TierSpec {
   monthly_usd: number;
 }
 
-const starterFeatures: Feature[] = ['sharing', 'audit_export', 'draft_policies', 'control_dashboard', 'team_approvals'];
+const starterFeatures: Feature[] = ['sharing', 'audit_export', 'draft_policies', 'control_dashboard', 'team_approvals', 'eval_drift'];
 const proFeatures: Feature[] = [
   ...starterFeatures,
   'spaces',
@@ -52,6 +54,7 @@ const proFeatures: Feature[] = [
   'compensations',
   'agent_scoped_policies',
   'eval_gate',
+  'eval_drift_detail',
   'cortex',
 ];
 

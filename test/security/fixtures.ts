@@ -6,7 +6,7 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity' | 'action' | 'agent' | 'mission' | 'checkpoint' | 'policy';
+export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity' | 'action' | 'agent' | 'mission' | 'checkpoint' | 'policy' | 'baseline';
 
 const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
@@ -29,6 +29,7 @@ export const unknownId: Record<IdKind, () => string> = {
   mission: () => `msn_${base62(22)}`,
   checkpoint: () => `chk_${base62(22)}`,
   policy: () => `Policy-${base62(12)}`,
+  baseline: () => `bl_${base62(22)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -65,6 +66,7 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     agent,
     mission,
     checkpoint,
+    baseline: (await post('/v1/eval/baselines', { query: 'private query', expected_observation: 'private observation' })).id,
     policy: (await post('/v1/control/policies', { name: `Private-${base62(8)}`, rules: [{ match: 'private', severity: 'low' }] })).policy_name,
   };
 }
@@ -104,6 +106,7 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     mission_id: 'mission',
     checkpoint_id: 'checkpoint',
     policy_name: 'policy',
+    baseline_id: 'baseline',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {
