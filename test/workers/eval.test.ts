@@ -1,0 +1,49 @@
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type RequestOptions, testClient } from '../client';
+import worker from '../../functions/worker';
+
+/**
+ * Eval inside workerd: off unless SVC_ENABLE_EXPERIMENTAL is set (403 experimental.disabled), and
+ * with the flag the scores come from the same SQL on Postgres (duplicates lower conflict_score,
+ * the gate answers 422 GATE_FAILED with the eval).
+ */
+const bindings = env as unknown as Record<string, string>;
+const pending: Promise<unknown>[] = [];
+const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+const clientFor = (b: Record<string, string>) => {
+  const request = testClient((req) => worker.fetch(req, b, ctx), { base: 'https://engram.test' });
+  return async (method: string, path: string, opts: RequestOptions = {}) => {
+    const res = await request(method, path, opts);
+    await Promise.all(pending.splice(0));
+    return res;
+  };
+};
+const off = clientFor({ ...bindings, SVC_ENABLE_EXPERIMENTAL: '0' });
+const on = clientFor({ ...bindings, SVC_ENABLE_EXPERIMENTAL: '1' });
+
+let key = '';
+beforeAll(async () => {
+  const res = await on('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `eval-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' } });
+  expect(res.status, res.text).toBe(201);
+  key = res.body.api_key;
+});
+
+describe('eval in workerd', () => {
+  it('is 403 experimental.disabled without the flag', async () => {
+    const res = await off('POST', '/v1/eval/run', { key, body: {} });
+    expect([res.status, res.body.code]).toEqual([403, 'svc_ram.v1.experimental.disabled']);
+  });
+
+  it('scores duplicates and gates on min_score with the flag', async () => {
+    for (const observation of ['The deploy key lives in vault', 'The deploy key lives in vault', 'Standup is at ten']) {
+      const stored = await on('POST', '/v1/memories', { key, body: { observation, on_conflict: 'manual' } });
+      expect(stored.status, stored.text).toBe(201);
+    }
+    const run = await on('POST', '/v1/eval/run', { key, body: {} });
+    expect(run.status, run.text).toBe(200);
+    expect(run.body).toMatchObject({ memory_count: 3, conflict_count: 2, breakdown: { conflict_score: 33 } });
+    const gate = await on('POST', '/v1/eval/gate', { key, body: { min_score: 100 } });
+    expect([gate.status, gate.body.code, gate.body.eval?.passed]).toEqual([422, 'GATE_FAILED', false]);
+  });
+});
