@@ -1,0 +1,73 @@
+/**
+ * Eval (experimental) at scale: `POST /v1/eval/run` through the app in process on Postgres, for a
+ * tenant holding N memories (random unit 512-d vectors made in SQL, 1% exact duplicates and 1% near
+ * duplicates, created over 60 days, a tenth recalled), beside `GET /v1/usage` in the same process.
+ * Memories are loaded with SQL (not through the API) and indexed in the HNSW graph first, as a
+ * store of that size would be. Needs DATABASE_URL (Postgres 15 + pgvector).
+ *   DATABASE_URL=postgres://... npx tsx test/bench/eval.ts [--sizes 10000,100000] [--runs 5]
+ */
+import { sql } from 'drizzle-orm';
+import { f0, f1, inProcessEngram, pct, table, timed } from './lib';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const SIZES = arg('sizes', '10000,100000').split(',').map(Number);
+const RUNS = Number(arg('runs', '5'));
+
+async function main() {
+  if (!process.env.DATABASE_URL) throw new Error('bench:eval runs on Postgres: set DATABASE_URL');
+  const engram = await inProcessEngram({ SVC_ENABLE_EXPERIMENTAL: '1' });
+  const db = engram.node.services.db;
+  const rowsOut: string[][] = [];
+  for (const n of SIZES) {
+    const tenant = await engram.newTenant('enterprise');
+    const tid = tenant.tenant_id;
+    const [, loadMs] = await timed(() =>
+      db.execute(sql`
+        INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, last_recalled_at, content_hash, embedding, version, created_at, updated_at)
+        SELECT gen_random_uuid(), ${tid}, 'memory ' || g, ARRAY['t' || (g % 20)], 1 + g % 10, 1,
+               CASE WHEN g % 10 = 0 THEN 3 ELSE 0 END,
+               CASE WHEN g % 10 = 0 THEN now() - interval '1 day' ELSE NULL END,
+               md5('memory ' || g),
+               l2_normalize(ARRAY(SELECT sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) + 0 * g FROM generate_series(1, 512))::vector(512)),
+               1, now() - (g % 60) * interval '1 day', now() - (g % 60) * interval '1 day'
+        FROM generate_series(1, ${n}) g`),
+    );
+    // 1% exact duplicates (same hash and vector) and 1% near duplicates (same vector, other text).
+    await db.execute(sql`
+      INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, content_hash, embedding, version, created_at, updated_at)
+      SELECT gen_random_uuid(), tenant_id, observation || CASE WHEN k = 1 THEN '' ELSE ' (again)' END, tags, importance, 1, 0,
+             CASE WHEN k = 1 THEN content_hash ELSE md5(observation || ' (again)') END, embedding, 1, now(), now()
+      FROM (SELECT * FROM memories WHERE tenant_id = ${tid} ORDER BY random() LIMIT ${Math.round(n / 50)}) m,
+           LATERAL (SELECT 1 + (random() < 0.5)::int AS k) x`);
+    await db.execute(sql`ANALYZE memories`);
+    const runs: number[] = [];
+    const usage: number[] = [];
+    let last: any = null;
+    for (let i = 0; i < RUNS; i++) {
+      const [result, ms] = await timed(() => engram.call('POST', '/v1/eval/run', tenant.api_key, {}));
+      last = result;
+      runs.push(ms);
+      usage.push((await timed(() => engram.call('GET', '/v1/usage', tenant.api_key)))[1]);
+    }
+    rowsOut.push([
+      `${n.toLocaleString('en')} (+${Math.round(n / 50)} duplicates)`,
+      f1(loadMs / 1000),
+      f0(pct(runs, 50)),
+      f0(Math.max(...runs)),
+      f1(pct(usage, 50)),
+      `health ${last.health_score}, conflicts ${last.conflict_count}, stale ${last.stale_count}`,
+    ]);
+  }
+  console.log(`\nPOST /v1/eval/run on Postgres, ${RUNS} runs per size (target ≤ 2 s at 100k)\n`);
+  console.log(table(['memories', 'load s', 'eval p50 ms', 'eval max ms', 'GET /v1/usage p50 ms', 'result'], rowsOut));
+  await engram.node.close?.();
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
