@@ -1,13 +1,10 @@
 import { and, asc, count, desc, eq, lt, sql } from 'drizzle-orm';
 import { evalBaselines, evalRuns } from '../../schema/eval';
 import { tenants } from '../../schema/accounts';
-import { live } from '../../shared/memory/access';
+import { liveOf, nearestNeighbours, sameHash } from '../../shared/memory/cortex';
 import { vectorSearchSettings } from '../../shared/memory/vector-search';
 import { type DbOrTx, rows } from '../../shared/platform/db';
 import type { PageInput } from '../../shared/platform/pagination';
-
-/** The tenant's live memories (not expired, not superseded), as `alias`. */
-const liveOf = (tenantId: string, now: Date, alias = 'm') => sql`${sql.raw(alias)}.tenant_id = ${tenantId} AND ${sql.raw(alias)}.superseded_by IS NULL AND ${live(now, alias)}`;
 
 /**
  * memory_count, conflict_count and stale_count in one statement. A memory conflicts when another live
@@ -18,18 +15,11 @@ const liveOf = (tenantId: string, now: Date, alias = 'm') => sql`${sql.raw(alias
 export async function storeCounts(db: DbOrTx, tenantId: string, now: Date, opts: { threshold: number; staleBefore: Date }) {
   const maxDistance = 1 - opts.threshold;
   const stale = opts.staleBefore.toISOString();
-  const neighbour = (pending: boolean) => sql`(
-    SELECT n.embedding <=> m.embedding AS distance FROM memories n
-    WHERE ${pending ? sql`n.index_pending` : sql`NOT n.index_pending`} AND ${liveOf(tenantId, now, 'n')} AND n.id <> m.id
-      AND n.space_id IS NOT DISTINCT FROM m.space_id
-    ORDER BY n.embedding <=> m.embedding LIMIT 1)`;
   const [r] = await rows<{ live: string | number; conflicts: string | number; stale: string | number }>(
     db,
     sql`SELECT count(*) AS live,
-          count(*) FILTER (WHERE EXISTS (
-            SELECT 1 FROM memories d WHERE ${liveOf(tenantId, now, 'd')} AND d.content_hash = m.content_hash AND d.id <> m.id
-              AND d.space_id IS NOT DISTINCT FROM m.space_id)
-            OR (SELECT min(x.distance) FROM (${neighbour(false)} UNION ALL ${neighbour(true)}) x) <= ${maxDistance}) AS conflicts,
+          count(*) FILTER (WHERE EXISTS ${sameHash(tenantId, now)}
+            OR (SELECT min(x.distance) FROM (${nearestNeighbours(tenantId, now)}) x) <= ${maxDistance}) AS conflicts,
           count(*) FILTER (WHERE m.created_at < ${stale} AND (m.last_recalled_at IS NULL OR m.last_recalled_at < ${stale})) AS stale
         FROM memories m WHERE ${liveOf(tenantId, now)}`,
   );
