@@ -15,6 +15,7 @@ import type { PageInput } from '../../shared/platform/pagination';
 export async function storeCounts(db: DbOrTx, tenantId: string, now: Date, opts: { threshold: number; staleBefore: Date }) {
   const maxDistance = 1 - opts.threshold;
   const stale = opts.staleBefore.toISOString();
+  await vectorSearchSettings(db, 40); // iterative scans, so a LIMIT 1 probe is not starved by other tenants' rows (inside the eval's transaction)
   const [r] = await rows<{ live: string | number; conflicts: string | number; stale: string | number }>(
     db,
     sql`SELECT count(*) AS live,

@@ -64,15 +64,19 @@ export const sameHash = (tenantId: string, now: Date) => sql`(
  * in the same space (same content hash, or nearest neighbour at cosine ≥ threshold), or null.
  */
 export async function nearDuplicatePage(db: DbOrTx, tenantId: string, now: Date, opts: { threshold: number; afterId: string | null; limit: number }) {
-  await vectorSearchSettings(db, 40);
   const maxDistance = 1 - opts.threshold;
-  return rows<{ id: string; created_at: Date | string; dup: string | null }>(
-    db,
-    sql`SELECT m.id, m.created_at, d.id AS dup FROM memories m
-        LEFT JOIN LATERAL (
-          SELECT x.id FROM (${sameHash(tenantId, now)} UNION ALL ${nearestNeighbours(tenantId, now)}) x
-          WHERE x.distance <= ${maxDistance} ORDER BY x.distance, x.id LIMIT 1) d ON true
-        WHERE ${liveOf(tenantId, now)} ${opts.afterId ? sql`AND m.id > ${opts.afterId}::uuid` : sql``}
-        ORDER BY m.id LIMIT ${opts.limit}`,
-  );
+  // In a transaction of its own: the iterative-scan settings are transaction-local, and without them
+  // the index's LIMIT 1 probe could come back empty when other tenants' rows fill its candidate list.
+  return db.transaction(async (tx) => {
+    await vectorSearchSettings(tx, 40);
+    return rows<{ id: string; created_at: Date | string; dup: string | null }>(
+      tx,
+      sql`SELECT m.id, m.created_at, d.id AS dup FROM memories m
+          LEFT JOIN LATERAL (
+            SELECT x.id FROM (${sameHash(tenantId, now)} UNION ALL ${nearestNeighbours(tenantId, now)}) x
+            WHERE x.distance <= ${maxDistance} ORDER BY x.distance, x.id LIMIT 1) d ON true
+          WHERE ${liveOf(tenantId, now)} ${opts.afterId ? sql`AND m.id > ${opts.afterId}::uuid` : sql``}
+          ORDER BY m.id LIMIT ${opts.limit}`,
+    );
+  });
 }
