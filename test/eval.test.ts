@@ -160,6 +160,12 @@ describe('limits and tiers', () => {
     await evalRun(t);
   });
 
+  it('a min_score below the range of a real (1e-320, found by the fuzzer) is stored, not a 500', async () => {
+    const t = await engine.newTenant('pro');
+    const r = await evalRun(t, { min_score: 1e-320 });
+    expect(r.passed).toBe(true);
+  });
+
   it('starter: 30 runs a day; pro: no limit', async () => {
     const starter = await engine.newTenant('starter');
     for (let i = 0; i < 30; i++) await evalRun(starter);

@@ -118,7 +118,8 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
       memoryCount: counts.live,
       conflictCount: counts.conflicts,
       staleCount: counts.stale,
-      minScore: minScore ?? null,
+      // A real column: a value below its range (1e-320) is an error in Postgres; fround stores what a real can hold (0 there).
+      minScore: minScore === undefined ? null : Math.fround(minScore),
       passed: minScore === undefined ? null : health >= minScore,
       driftDetail: detail ? report : null,
       createdAt: ctx.now,
