@@ -2,6 +2,7 @@ import actions from './actions';
 import admin from './admin';
 import audit from './audit';
 import compensations from './compensations';
+import cortex from './cortex';
 import evals from './eval';
 import events from './events';
 import internal from './internal';
@@ -25,4 +26,4 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, policies, actions, runtime, evals, events, usage, admin, internal];
+export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, policies, actions, runtime, evals, cortex, events, usage, admin, internal];

@@ -12,3 +12,4 @@ export * from './actions';
 export * from './runtime';
 export * from './policies';
 export * from './eval';
+export * from './cortex';

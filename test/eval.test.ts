@@ -160,6 +160,12 @@ describe('limits and tiers', () => {
     await evalRun(t);
   });
 
+  it('a min_score below the range of a real (1e-320, found by the fuzzer) is stored, not a 500', async () => {
+    const t = await engine.newTenant('pro');
+    const r = await evalRun(t, { min_score: 1e-320 });
+    expect(r.passed).toBe(true);
+  });
+
   it('starter: 30 runs a day; pro: no limit', async () => {
     const starter = await engine.newTenant('starter');
     for (let i = 0; i < 30; i++) await evalRun(starter);
@@ -253,10 +259,10 @@ describe('the experimental flag', () => {
       const free = await off.newTenant('free');
       const spec = (await off.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { 'x-experimental'?: boolean }>> };
       const routes = Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op['x-experimental']).map(([method]) => [method.toUpperCase(), path] as const));
-      expect(routes.length).toBe(7);
+      expect(routes.length).toBe(12); // eval 7, cortex 5
       for (const [method, path] of routes) {
         const concrete = path.replace('{baseline_id}', 'bl_4f9Qw2b8Zr1LmT0aXcVe3K');
-        const body = method === 'POST' ? { min_score: 10, query: 'q', expected_observation: 'e' } : undefined;
+        const body = method === 'POST' ? { min_score: 10, query: 'q', expected_observation: 'e' } : method === 'PATCH' || method === 'PUT' ? { enabled: true } : undefined;
         const res = await off.request(method, concrete, { key: free.key, body });
         expect(res.status, `${method} ${path}`).toBe(403);
         expect(res.body.code).toBe('svc_ram.v1.experimental.disabled');

@@ -1,13 +1,10 @@
 import { and, asc, count, desc, eq, lt, sql } from 'drizzle-orm';
 import { evalBaselines, evalRuns } from '../../schema/eval';
 import { tenants } from '../../schema/accounts';
-import { live } from '../../shared/memory/access';
+import { liveOf, nearestNeighbours, sameHash } from '../../shared/memory/cortex';
 import { vectorSearchSettings } from '../../shared/memory/vector-search';
 import { type DbOrTx, rows } from '../../shared/platform/db';
 import type { PageInput } from '../../shared/platform/pagination';
-
-/** The tenant's live memories (not expired, not superseded), as `alias`. */
-const liveOf = (tenantId: string, now: Date, alias = 'm') => sql`${sql.raw(alias)}.tenant_id = ${tenantId} AND ${sql.raw(alias)}.superseded_by IS NULL AND ${live(now, alias)}`;
 
 /**
  * memory_count, conflict_count and stale_count in one statement. A memory conflicts when another live
@@ -15,34 +12,15 @@ const liveOf = (tenantId: string, now: Date, alias = 'm') => sql`${sql.raw(alias
  * neighbour in the same space is at cosine ≥ threshold: one bounded index probe (HNSW, LIMIT 1) per
  * memory, plus an exact look at the few rows a rollback left out of the graph, never all pairs.
  */
-/** Nearest neighbours a conflict probe looks at (the nearest live one in the same space among them counts). */
-const NEIGHBOURS = 8;
-
 export async function storeCounts(db: DbOrTx, tenantId: string, now: Date, opts: { threshold: number; staleBefore: Date }) {
   const maxDistance = 1 - opts.threshold;
   const stale = opts.staleBefore.toISOString();
-  // The graph probe takes the tenant's NEIGHBOURS nearest and filters them after the LIMIT: with the
-  // per-row conditions inside, the planner estimates one row and scans the whole store per memory
-  // (quadratic: 54 ms a memory at 10k); this way it is one HNSW probe (about 1.5 ms at 10k).
-  const neighbour = (pending: boolean) =>
-    pending
-      ? sql`(SELECT n.embedding <=> m.embedding AS distance FROM memories n
-             WHERE n.index_pending AND ${liveOf(tenantId, now, 'n')} AND n.id <> m.id AND n.space_id IS NOT DISTINCT FROM m.space_id
-             ORDER BY n.embedding <=> m.embedding LIMIT 1)`
-      : sql`(SELECT x.distance FROM (
-               SELECT n.id, n.space_id, n.superseded_by, n.expires_at, n.embedding <=> m.embedding AS distance FROM memories n
-               WHERE NOT n.index_pending AND n.tenant_id = ${tenantId}
-               ORDER BY n.embedding <=> m.embedding LIMIT ${NEIGHBOURS}) x
-             WHERE x.id <> m.id AND x.superseded_by IS NULL AND ${live(now, 'x')}
-               AND x.space_id IS NOT DISTINCT FROM m.space_id
-             ORDER BY x.distance LIMIT 1)`;
+  await vectorSearchSettings(db, 40); // iterative scans, so a LIMIT 1 probe is not starved by other tenants' rows (inside the eval's transaction)
   const [r] = await rows<{ live: string | number; conflicts: string | number; stale: string | number }>(
     db,
     sql`SELECT count(*) AS live,
-          count(*) FILTER (WHERE EXISTS (
-            SELECT 1 FROM memories d WHERE ${liveOf(tenantId, now, 'd')} AND d.content_hash = m.content_hash AND d.id <> m.id
-              AND d.space_id IS NOT DISTINCT FROM m.space_id)
-            OR (SELECT min(x.distance) FROM (${neighbour(false)} UNION ALL ${neighbour(true)}) x) <= ${maxDistance}) AS conflicts,
+          count(*) FILTER (WHERE EXISTS ${sameHash(tenantId, now)}
+            OR (SELECT min(x.distance) FROM (${nearestNeighbours(tenantId, now)}) x) <= ${maxDistance}) AS conflicts,
           count(*) FILTER (WHERE m.created_at < ${stale} AND (m.last_recalled_at IS NULL OR m.last_recalled_at < ${stale})) AS stale
         FROM memories m WHERE ${liveOf(tenantId, now)}`,
   );

@@ -1,4 +1,5 @@
 import type { z } from '@hono/zod-openapi';
+import { cortexSettings } from '../../shared/memory/cortex';
 import { embedAll } from '../../shared/memory/embeddings';
 import { vectorLiteral } from '../../shared/memory/rows';
 import type { TenantCtx } from '../../shared/platform/context';
@@ -20,9 +21,6 @@ export const EVAL_LIMITS: Record<Tier, { runsPerDay: number | null; baselines: n
   enterprise: { runsPerDay: null, baselines: null, historyDays: 365 },
 };
 
-/** The Cortex defaults (DESIGN §5) until a tenant's Cortex config exists. */
-export const CONSOLIDATION_THRESHOLD = 0.9;
-export const DECAY_AGE_DAYS = 30;
 const DRIFT_DAYS = 7;
 const SELF_RECALL_SAMPLE = 50;
 const TOP_K = 5;
@@ -97,9 +95,11 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
         });
       }
     }
+    // The tenant's Cortex threshold and decay age (the defaults without a Cortex config).
+    const cortex = await cortexSettings(work.tx, ctx.tenantId);
     const counts = await q.storeCounts(work.tx, ctx.tenantId, ctx.now, {
-      threshold: CONSOLIDATION_THRESHOLD,
-      staleBefore: new Date(ctx.now.getTime() - DECAY_AGE_DAYS * DAY),
+      threshold: cortex.threshold,
+      staleBefore: new Date(ctx.now.getTime() - cortex.decayAgeDays * DAY),
     });
     const detail = hasFeature(ctx.tier, 'eval_drift_detail');
     const report = await drift(c, DRIFT_DAYS, detail);
@@ -118,7 +118,8 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
       memoryCount: counts.live,
       conflictCount: counts.conflicts,
       staleCount: counts.stale,
-      minScore: minScore ?? null,
+      // A real column: a value below its range (1e-320) is an error in Postgres; fround stores what a real can hold (0 there).
+      minScore: minScore === undefined ? null : Math.fround(minScore),
       passed: minScore === undefined ? null : health >= minScore,
       driftDetail: detail ? report : null,
       createdAt: ctx.now,

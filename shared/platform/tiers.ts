@@ -32,7 +32,8 @@ export type Feature =
   | 'cortex'
   | 'control_dashboard'
   | 'team_approvals'
-  | 'enterprise_approvals';
+  | 'enterprise_approvals'
+  | 'cortex_insights';
 
 interface TierSpec {
   limits: TierLimits;
@@ -77,7 +78,7 @@ export const tiers: Record<Tier, TierSpec> = {
   },
   enterprise: {
     limits: { api_calls: null, memories: null, rollbacks: null, custom_policies: null, audit_retention_days: 90, requests_per_minute: 10_000 },
-    features: [...proFeatures, 'enterprise_approvals'],
+    features: [...proFeatures, 'enterprise_approvals', 'cortex_insights'],
     monthly_usd: 499,
   },
 };

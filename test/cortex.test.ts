@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Tenant, type TestEngine } from './harness';
+
+/** Cortex (issue 14 items 4–6, spec §4.14, DESIGN §5) through the API, with the experimental flag on. */
+let engine: TestEngine;
+beforeAll(async () => {
+  engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
+});
+afterAll(() => engine.close());
+
+const DAY = 86_400_000;
+const post = (t: Tenant, path: string, body?: unknown) => engine.request('POST', path, { key: t.key, body });
+const get = (t: Tenant, path: string) => engine.request('GET', path, { key: t.key });
+const patch = (t: Tenant, body: unknown) => engine.request('PATCH', '/v1/cortex/config', { key: t.key, body });
+async function remember(t: Tenant, observation: string, extra: Record<string, unknown> = {}) {
+  const res = await post(t, '/v1/memories', { observation, auto_link: false, on_conflict: 'manual', ...extra });
+  expect(res.status, res.text).toBe(201);
+  return res.body.id as string;
+}
+const memory = async (t: Tenant, id: string) => (await get(t, `/v1/memories/${id}`)).body;
+async function run(t: Tenant, dry = false) {
+  const res = await post(t, `/v1/cortex/run${dry ? '?dry_run=true' : ''}`);
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+}
+const cortexAudit = async (t: Tenant) =>
+  ((await get(t, '/v1/audit?limit=1000')).body.entries as { actor: string; source_operation: string; memory_id: string | null }[]).filter((e) => e.actor === 'cortex');
+const A = 'The customer prefers invoices by email every Monday.';
+const B = 'Kubernetes cluster upgrades happen during the quarterly maintenance window.';
+const C = 'Alice from finance approves refunds above five hundred euros.';
+
+describe('config and status', () => {
+  it('defaults until changed; PATCH and PUT change fields within the bounds; status shows it', async () => {
+    const t = await engine.newTenant('pro');
+    const d = await get(t, '/v1/cortex/config');
+    expect(d.status, d.text).toBe(200);
+    expect(d.body).toEqual({
+      tenant_id: t.tenantId,
+      enabled: false,
+      consolidation_enabled: true,
+      consolidation_threshold: 0.9,
+      reinforcement_enabled: true,
+      decay_enabled: true,
+      decay_age_days: 30,
+      insight_generation_enabled: false,
+      last_run_at: null,
+      run_stats: {},
+    });
+    for (const bad of [{ consolidation_threshold: 0.49 }, { consolidation_threshold: 1.01 }, { decay_age_days: 0 }, { decay_age_days: 366 }, { decay_age_days: 2.5 }, { tenant_id: 'x' }, { last_run_at: null }]) {
+      const res = await patch(t, bad);
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+    }
+    for (const ok of [{ consolidation_threshold: 0.5 }, { consolidation_threshold: 1 }, { decay_age_days: 1 }, { decay_age_days: 365 }]) expect((await patch(t, ok)).status).toBe(200);
+    const changed = await patch(t, { enabled: true, consolidation_threshold: 0.95, decay_age_days: 45 });
+    expect(changed.body).toMatchObject({ enabled: true, consolidation_threshold: 0.95, decay_age_days: 45, reinforcement_enabled: true });
+    const put = await engine.request('PUT', '/v1/cortex/config', { key: t.key, body: { decay_enabled: false } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toMatchObject({ enabled: true, consolidation_threshold: 0.95, decay_age_days: 45, decay_enabled: false });
+    const st = await get(t, '/v1/cortex/status');
+    expect(st.body).toMatchObject({ enabled: true, last_run_at: null, run_stats: {}, config: { decay_age_days: 45, decay_enabled: false } });
+  });
+
+  it('insights need Enterprise; Cortex needs Pro', async () => {
+    const pro = await engine.newTenant('pro');
+    const refused = await patch(pro, { insight_generation_enabled: true });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'enterprise', current_tier: 'pro' });
+    expect((await patch(pro, { insight_generation_enabled: false })).status).toBe(200);
+    const ent = await engine.newTenant('enterprise');
+    expect((await patch(ent, { insight_generation_enabled: true })).body.insight_generation_enabled).toBe(true);
+    const starter = await engine.newTenant('starter');
+    for (const [method, path] of [['GET', '/v1/cortex/config'], ['GET', '/v1/cortex/status'], ['POST', '/v1/cortex/run'], ['PATCH', '/v1/cortex/config']] as const) {
+      const res = await engine.request(method, path, { key: starter.key, body: method === 'PATCH' ? { enabled: true } : undefined });
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'pro', current_tier: 'starter' });
+    }
+  });
+
+  it("eval scores staleness by the tenant's decay age", async () => {
+    const t = await engine.newTenant('pro');
+    await remember(t, A);
+    engine.clock.advance(11 * DAY);
+    expect((await post(t, '/v1/eval/run')).body.stale_count).toBe(0);
+    await patch(t, { decay_age_days: 10 });
+    expect((await post(t, '/v1/eval/run')).body.stale_count).toBe(1);
+  });
+});
+
+describe('run', () => {
+  it('consolidate: the newer of two duplicates in a space supersedes the older; nothing is deleted; a dry run writes nothing', async () => {
+    const t = await engine.newTenant('pro');
+    const old = await remember(t, A);
+    engine.clock.advance(1000);
+    const other = await remember(t, B);
+    engine.clock.advance(1000);
+    const fresh = await remember(t, A);
+    engine.clock.advance(1000);
+    const dry = await run(t, true);
+    expect(dry).toMatchObject({ consolidated: 1, boosted: 0, decayed: 0, insights_generated: 0, dry_run: true });
+    expect(dry.changes).toEqual([{ memory_id: (await memory(t, old)).uuid, pass: 'consolidate', detail: { superseded_by: (await memory(t, fresh)).uuid } }]);
+    expect((await memory(t, old)).superseded_by).toBeNull();
+    expect(await cortexAudit(t)).toEqual([]);
+    expect((await get(t, '/v1/cortex/status')).body.last_run_at).toBeNull();
+
+    const real = await run(t);
+    expect(real).toEqual({ consolidated: 1, boosted: 0, decayed: 0, insights_generated: 0, dry_run: false });
+    const m = await memory(t, old);
+    expect(m.superseded_by).toBe((await memory(t, fresh)).uuid);
+    expect((await memory(t, other)).superseded_by).toBeNull();
+    expect((await get(t, '/v1/memories')).body.memories.length).toBe(3);
+    const st = (await get(t, '/v1/cortex/status')).body;
+    expect(st).toMatchObject({ last_run_at: engine.clock.now().toISOString(), run_stats: { consolidated: 1, boosted: 0, decayed: 0 } });
+    expect((await run(t)).consolidated).toBe(0);
+    const milestones = (await get(t, '/v1/milestones')).body;
+    expect(JSON.stringify(milestones)).toContain('first_cortex');
+  });
+
+  it('consolidate: three copies collapse onto the newest; another space is another store; the threshold is the config', async () => {
+    const t = await engine.newTenant('pro');
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(await remember(t, C));
+      engine.clock.advance(1000);
+    }
+    await patch(t, { consolidation_enabled: false });
+    expect((await run(t, true)).consolidated).toBe(0);
+    await patch(t, { consolidation_enabled: true });
+    expect((await run(t)).consolidated).toBe(2);
+    const newest = (await memory(t, ids[2])).uuid;
+    expect((await memory(t, ids[0])).superseded_by).toBe(newest);
+    expect((await memory(t, ids[1])).superseded_by).toBe(newest);
+    expect((await memory(t, ids[2])).superseded_by).toBeNull();
+  });
+
+  it('reinforce: recalled 3 times in the last 7 days: importance +1, at most once a week', async () => {
+    const t = await engine.newTenant('pro');
+    const id = await remember(t, B, { importance: 5 });
+    for (let i = 0; i < 3; i++) expect((await get(t, `/v1/memories/search?q=${encodeURIComponent(B)}&limit=1&mode=semantic`)).status).toBe(200);
+    expect((await memory(t, id)).recall_count).toBe(3);
+    const dry = await run(t, true);
+    expect(dry).toMatchObject({ boosted: 1, changes: [{ pass: 'reinforce', detail: { importance: { from: 5, to: 6 } } }] });
+    expect((await run(t)).boosted).toBe(1);
+    expect((await memory(t, id)).importance).toBe(6);
+    engine.clock.advance(DAY);
+    await get(t, `/v1/memories/search?q=${encodeURIComponent(B)}&limit=1&mode=semantic`);
+    expect((await run(t)).boosted).toBe(0);
+    engine.clock.advance(6 * DAY + 1000);
+    expect((await run(t)).boosted).toBe(1);
+    expect((await memory(t, id)).importance).toBe(7);
+    engine.clock.advance(8 * DAY);
+    expect((await run(t)).boosted).toBe(0); // not recalled in the last 7 days
+  });
+
+  it('decay: older than decay_age_days and not recalled since: importance −1, confidence ×0.9, down to 1', async () => {
+    const t = await engine.newTenant('pro');
+    const id = await remember(t, A, { importance: 2 });
+    const before = await memory(t, id);
+    engine.clock.advance(29 * DAY);
+    expect((await run(t)).decayed).toBe(0);
+    engine.clock.advance(2 * DAY);
+    const dry = await run(t, true);
+    expect(dry.changes).toEqual([{ memory_id: before.uuid, pass: 'decay', detail: { importance: { from: 2, to: 1 }, confidence: { from: before.confidence, to: Math.round(before.confidence * 0.9 * 1e6) / 1e6 } } }]);
+    expect((await run(t)).decayed).toBe(1);
+    const after = await memory(t, id);
+    expect(after.importance).toBe(1);
+    expect(after.confidence).toBeCloseTo(before.confidence * 0.9, 5);
+    expect((await run(t)).decayed).toBe(0); // importance 1 stays
+  });
+
+  it('a run is audited (actor cortex), in the memory history, and a rollback undoes it', async () => {
+    const t = await engine.newTenant('pro');
+    const old = await remember(t, A, { importance: 4 });
+    engine.clock.advance(31 * DAY);
+    const fresh = await remember(t, A);
+    const target = engine.clock.now().toISOString();
+    engine.clock.advance(60_000);
+    expect(await run(t)).toMatchObject({ consolidated: 1, decayed: 0 });
+    const audit = await cortexAudit(t);
+    expect(audit.map((e) => e.source_operation).sort()).toEqual(['cortex.run', 'memory.update']);
+    const history = await get(t, `/v1/replay/memory/${old}`);
+    expect(history.status, history.text).toBe(200);
+    expect(JSON.stringify(history.body)).toContain('cortex');
+    engine.clock.advance(60_000);
+    const rb = await post(t, '/v1/rollback', { target });
+    expect(rb.status, rb.text).toBe(200);
+    expect(rb.body.memories_reverted).toBe(1);
+    expect((await memory(t, old)).superseded_by).toBeNull();
+    expect((await memory(t, fresh)).superseded_by).toBeNull();
+  });
+
+  it('the daily maintenance runs tenants with Cortex enabled, once a day', async () => {
+    const on = await engine.newTenant('pro');
+    const off = await engine.newTenant('pro');
+    for (const t of [on, off]) {
+      await remember(t, C);
+      await remember(t, C);
+    }
+    await patch(on, { enabled: true });
+    engine.clock.advance(1000);
+    const done = await engine.node.runner.maintain();
+    expect(done.cortex_daily).toBeGreaterThanOrEqual(1);
+    expect((await get(on, '/v1/cortex/status')).body).toMatchObject({ last_run_at: engine.clock.now().toISOString(), run_stats: { consolidated: 1 } });
+    expect((await get(off, '/v1/cortex/status')).body.last_run_at).toBeNull();
+    const again = await engine.node.runner.maintain();
+    expect(again.cortex_daily).toBe(0);
+  });
+});
