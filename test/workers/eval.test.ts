@@ -4,7 +4,7 @@ import { type RequestOptions, testClient } from '../client';
 import worker from '../../functions/worker';
 
 /**
- * Eval inside workerd: off unless SVC_ENABLE_EXPERIMENTAL is set (403 experimental.disabled), and
+ * Eval and Cortex inside workerd: off unless SVC_ENABLE_EXPERIMENTAL is set (403 experimental.disabled), and
  * with the flag the scores come from the same SQL on Postgres (duplicates lower conflict_score,
  * the gate answers 422 GATE_FAILED with the eval).
  */
@@ -45,5 +45,18 @@ describe('eval in workerd', () => {
     expect(run.body).toMatchObject({ memory_count: 3, conflict_count: 2, breakdown: { conflict_score: 33 } });
     const gate = await on('POST', '/v1/eval/gate', { key, body: { min_score: 100 } });
     expect([gate.status, gate.body.code, gate.body.eval?.passed]).toEqual([422, 'GATE_FAILED', false]);
+  });
+
+  it('Cortex consolidates the duplicates: a dry run lists the change, a run applies it', async () => {
+    const off403 = await off('GET', '/v1/cortex/status', { key });
+    expect([off403.status, off403.body.code]).toEqual([403, 'svc_ram.v1.experimental.disabled']);
+    const dry = await on('POST', '/v1/cortex/run?dry_run=true', { key });
+    expect(dry.status, dry.text).toBe(200);
+    expect(dry.body).toMatchObject({ consolidated: 1, dry_run: true });
+    const run = await on('POST', '/v1/cortex/run', { key });
+    expect(run.status, run.text).toBe(200);
+    expect(run.body).toMatchObject({ consolidated: 1, dry_run: false });
+    const after = await on('POST', '/v1/eval/run', { key, body: {} });
+    expect(after.body).toMatchObject({ memory_count: 2, conflict_count: 0 });
   });
 });
