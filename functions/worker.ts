@@ -80,6 +80,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     rateLimiter: redis ? new RedisRateLimiter(redis) : new PostgresRateLimiter(counters),
     redis,
     keyCache: null,
+    gate: null,
     eventBus: null, // an isolate's requests share no I/O: streams poll
     waitUntil: (work) => {
       pending.push(work.catch(() => undefined));

@@ -1,4 +1,4 @@
-import { bigint, integer, pgTable, real, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, halfvec, integer, pgTable, primaryKey, real, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -27,6 +27,20 @@ export const memoryStates = pgTable('memory_states', {
   createdAt: ts('created_at').notNull(),
   expiresAt: ts('expires_at'),
 });
+
+/**
+ * Per state event, its embedding normalized and rounded to halfvec, inline: the preselection of
+ * counterfactual recall (migrations/0024), filled on demand.
+ */
+export const stateVectors = pgTable(
+  'state_vectors',
+  {
+    tenantId: text('tenant_id').notNull(),
+    eventId: bigint('event_id', { mode: 'number' }).notNull(),
+    unit: halfvec('unit', { dimensions: 512 }),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.eventId] })],
+);
 
 /** Each life of a link as an interval, like memory_states (migrations/0008). */
 export const edgeStates = pgTable('edge_states', {

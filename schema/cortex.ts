@@ -1,4 +1,4 @@
-import { boolean, index, integer, jsonb, pgTable, real, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, real, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 import { tenants } from './accounts';
 
@@ -23,4 +23,25 @@ export const cortexConfigs = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [index('cortex_configs_enabled_idx').on(t.lastRunAt).where(sql`enabled`)],
+);
+
+/** A memory's probe of the near-duplicate index (migrations/0025): stale when its hash or space differs. */
+export const memoryNeighbourProbes = pgTable('memory_neighbour_probes', {
+  memoryId: uuid('memory_id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  contentHash: text('content_hash').notNull(),
+  spaceId: uuid('space_id'),
+  probedAt: ts('probed_at').notNull(),
+});
+
+/** Near-duplicate pairs in a space (cosine ≥ 0.5), found by the probe of `memoryId` (migrations/0025). */
+export const memoryNeighbours = pgTable(
+  'memory_neighbours',
+  {
+    memoryId: uuid('memory_id').notNull(),
+    neighbourId: uuid('neighbour_id').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    distance: doublePrecision('distance').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.memoryId, t.neighbourId] }), index('memory_neighbours_neighbour_idx').on(t.neighbourId), index('memory_neighbours_tenant_idx').on(t.tenantId, t.distance)],
 );

@@ -85,3 +85,14 @@ export const shares = pgTable('shares', {
   expiresAt: ts('expires_at'),
   revokedAt: ts('revoked_at'),
 });
+
+/**
+ * Each tenant's BM25 collection statistics as append-only deltas (migrations/0022): the sums over a
+ * tenant's rows are its memory count and total tsvector length. Written by triggers on memories.
+ */
+export const memoryCorpusStats = pgTable('memory_corpus_stats', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  tenantId: text('tenant_id').notNull(),
+  docs: bigint('docs', { mode: 'number' }).notNull(),
+  lexemes: bigint('lexemes', { mode: 'number' }).notNull(),
+});

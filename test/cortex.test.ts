@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
@@ -104,7 +105,7 @@ describe('run', () => {
     expect((await get(t, '/v1/cortex/status')).body.last_run_at).toBeNull();
 
     const real = await run(t);
-    expect(real).toEqual({ consolidated: 1, boosted: 0, decayed: 0, insights_generated: 0, dry_run: false });
+    expect(real).toEqual({ consolidated: 1, boosted: 0, decayed: 0, insights_generated: 0, dry_run: false, queued_changes: 0 });
     const m = await memory(t, old);
     expect(m.superseded_by).toBe((await memory(t, fresh)).uuid);
     expect((await memory(t, other)).superseded_by).toBeNull();
@@ -206,3 +207,150 @@ describe('run', () => {
     expect(again.cortex_daily).toBe(0);
   });
 });
+
+describe('the near-duplicate index (eval conflicts and consolidation)', () => {
+  const evalConflicts = async (t: Tenant) => {
+    const res = await post(t, '/v1/eval/run');
+    expect(res.status, res.text).toBe(200);
+    return res.body.conflict_count as number;
+  };
+  const edit = async (t: Tenant, id: string, observation: string) => {
+    const res = await engine.request('PATCH', `/v1/memories/${id}`, { key: t.key, body: { observation } });
+    expect(res.status, res.text).toBe(200);
+  };
+
+  it('finds near duplicates (other text, cosine ≥ threshold) and follows edits both ways', async () => {
+    const t = await engine.newTenant('pro');
+    await remember(t, A);
+    const other = await remember(t, B);
+    expect(await evalConflicts(t)).toBe(0);
+    // One word more: a near duplicate of A (cosine about 0.94 with the test embedder), not the same hash.
+    await edit(t, other, `${A} Really`);
+    expect(await evalConflicts(t)).toBe(2);
+    await patch(t, { consolidation_threshold: 0.99 });
+    expect(await evalConflicts(t)).toBe(0);
+    await patch(t, { consolidation_threshold: 0.9 });
+    // Edited away again: the pairs its old text made are gone, from either side.
+    await edit(t, other, C);
+    expect(await evalConflicts(t)).toBe(0);
+    await edit(t, other, `${A} Really`);
+    expect((await run(t)).consolidated).toBe(1);
+    expect(await evalConflicts(t)).toBe(0);
+  });
+
+  it('a deleted neighbour no longer counts; maintenance probes new memories in the background', async () => {
+    const t = await engine.newTenant('pro');
+    const first = await remember(t, A);
+    await remember(t, `${A} Really`);
+    // (Other test files may share the database: count this tenant's probes, not the task's total.)
+    const probes = async () =>
+      Number(((await engine.node.services.db.execute(sql`SELECT count(*) AS n FROM memory_neighbour_probes WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: string }[] }).rows[0].n);
+    expect(await probes()).toBe(0);
+    expect((await engine.node.runner.maintain()).near_duplicate_index).toBeGreaterThanOrEqual(2);
+    expect(await probes()).toBe(2);
+    expect(await evalConflicts(t)).toBe(2);
+    expect((await engine.request('DELETE', `/v1/memories/${first}`, { key: t.key })).status).toBe(200);
+    expect(await evalConflicts(t)).toBe(0);
+  });
+
+  it("another tenant's near duplicates are not this tenant's", async () => {
+    const [t, u] = [await engine.newTenant('pro'), await engine.newTenant('pro')];
+    await remember(t, A);
+    await remember(u, `${A} Really`);
+    expect(await evalConflicts(t)).toBe(0);
+    expect(await evalConflicts(u)).toBe(0);
+    expect((await run(t, true)).consolidated).toBe(0);
+  });
+});
+
+describe('insights (Enterprise)', () => {
+  const variants = ['Really', 'Truly', 'Indeed'].map((w) => `${A} ${w}`);
+
+  it('a cluster of 3 close memories gets one insight memory, linked to its sources; listed, once, and undone by a rollback', async () => {
+    const t = await engine.newTenant('enterprise');
+    expect((await patch(t, { insight_generation_enabled: true, consolidation_enabled: false })).status).toBe(200);
+    const sources = [];
+    for (const text of variants) sources.push(await remember(t, text));
+    await remember(t, B);
+    await remember(t, C);
+    const target = engine.clock.now().toISOString();
+    engine.clock.advance(60_000);
+    const dry = await run(t, true);
+    expect(dry.insights_generated).toBe(1);
+    const planned = dry.changes.filter((c: { pass: string }) => c.pass === 'insights');
+    expect(planned).toHaveLength(1);
+    expect([...planned[0].detail.sources].sort()).toEqual((await Promise.all(sources.map(async (id) => (await memory(t, id)).uuid))).sort());
+    expect((await get(t, '/v1/cortex/insights')).body).toMatchObject({ insights: [], total: 0 });
+
+    expect((await run(t)).insights_generated).toBe(1);
+    const list = await get(t, '/v1/cortex/insights');
+    expect(list.status, list.text).toBe(200);
+    expect(list.body).toMatchObject({ total: 1, limit: 20, offset: 0 });
+    const [insight] = list.body.insights;
+    expect(insight.tags).toEqual(['insight']);
+    expect(variants.map((v) => `Insight from 3 related memories: ${v}`)).toContain(insight.observation);
+    const audit = await cortexAudit(t);
+    expect(audit.filter((e) => e.source_operation === 'memory.create')).toHaveLength(1);
+    // The cluster has its insight: the next run makes none.
+    expect((await run(t)).insights_generated).toBe(0);
+
+    engine.clock.advance(60_000);
+    const rb = await post(t, '/v1/rollback', { target });
+    expect(rb.status, rb.text).toBe(200);
+    expect((await get(t, '/v1/cortex/insights')).body.total).toBe(0);
+  });
+
+  it('off unless insight_generation_enabled; the list is Enterprise; another tenant sees none', async () => {
+    const t = await engine.newTenant('enterprise');
+    for (const text of variants) await remember(t, text);
+    expect((await run(t, true)).insights_generated).toBe(0);
+    const pro = await engine.newTenant('pro');
+    const refused = await get(pro, '/v1/cortex/insights');
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'enterprise' });
+    await patch(t, { insight_generation_enabled: true });
+    expect((await run(t)).insights_generated).toBe(1);
+    const other = await engine.newTenant('enterprise');
+    expect((await get(other, '/v1/cortex/insights')).body.total).toBe(0);
+    expect((await get(t, '/v1/cortex/insights?limit=101')).status).toBe(400);
+  });
+});
+
+describe('a large run', () => {
+  it('applies the first CORTEX_BATCH changes in its request and queues the rest as jobs of as many; all of them land', async () => {
+    const small = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1', CORTEX_BATCH: '4' } });
+    try {
+      const t = await small.newTenant('pro');
+      for (let i = 0; i < 11; i++) {
+        const res = await small.request('POST', '/v1/memories', { key: t.key, body: { observation: `${TEXTS_11[i]}`, importance: 5, auto_link: false } });
+        expect(res.status, res.text).toBe(201);
+      }
+      small.clock.advance(31 * DAY);
+      const runOf = async (dry: boolean) => (await small.request('POST', `/v1/cortex/run${dry ? '?dry_run=true' : ''}`, { key: t.key })).body;
+      expect(await runOf(true)).toMatchObject({ decayed: 11, queued_changes: 0 });
+      expect(await runOf(false)).toMatchObject({ decayed: 11, queued_changes: 7, dry_run: false });
+      await small.node.runner.drain();
+      const entries = (await small.request('GET', '/v1/audit?limit=1000', { key: t.key })).body.entries as { actor: string; source_operation: string; memory_id: string }[];
+      const decayed = entries.filter((e) => e.actor === 'cortex' && e.source_operation === 'memory.update');
+      expect(new Set(decayed.map((e) => e.memory_id)).size).toBe(11);
+      expect(decayed).toHaveLength(11);
+      expect((await small.request('GET', '/v1/cortex/status', { key: t.key })).body.run_stats).toMatchObject({ decayed: 11, queued_changes: 7 });
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+const TEXTS_11 = [
+  'Invoices go out by email every Monday morning.',
+  'The Kubernetes cluster is upgraded each quarter.',
+  'Alice approves refunds above five hundred euros.',
+  'Staging passwords rotate automatically at night.',
+  'The Berlin office closes early on Fridays.',
+  'Customer churn rose in the third quarter.',
+  'Backups are copied to a second region daily.',
+  'Support tickets older than a week are escalated.',
+  'The mobile app release train leaves on Thursdays.',
+  'Marketing budget reviews happen in January.',
+  'New hires get laptops on their first day.',
+];

@@ -259,7 +259,7 @@ describe('the experimental flag', () => {
       const free = await off.newTenant('free');
       const spec = (await off.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { 'x-experimental'?: boolean }>> };
       const routes = Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op['x-experimental']).map(([method]) => [method.toUpperCase(), path] as const));
-      expect(routes.length).toBe(12); // eval 7, cortex 5
+      expect(routes.length).toBe(13); // eval 7, cortex 6
       for (const [method, path] of routes) {
         const concrete = path.replace('{baseline_id}', 'bl_4f9Qw2b8Zr1LmT0aXcVe3K');
         const body = method === 'POST' ? { min_score: 10, query: 'q', expected_observation: 'e' } : method === 'PATCH' || method === 'PUT' ? { enabled: true } : undefined;

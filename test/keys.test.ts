@@ -264,6 +264,31 @@ describe('rotation, listing, revocation, expiry', () => {
     await engine.request('POST', '/v1/keys/revoke', { key: second, body: { key_id: tenant.keyId } });
     expect((await engine.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(401);
   });
+
+  it('a key revoked through one instance is refused by another on its very next request, and a tier change shows there at once', async (ctx) => {
+    if (engine.node.services.storage === 'embedded') ctx.skip(); // embedded PGlite belongs to one process; the integration run covers this
+    const other = await createEngine();
+    try {
+      const tenant = await engine.newTenant();
+      // The other instance has the key cached (and counted it) before anything changes.
+      const warm = await Promise.all(Array.from({ length: 5 }, () => other.request('GET', '/v1/usage', { key: tenant.key })));
+      expect(warm.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect((await engine.admin('PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { tier: 'pro' })).status).toBe(200);
+      expect((await other.request('GET', '/v1/usage', { key: tenant.key })).body.tier).toBe('pro');
+      const second = (await engine.request('POST', '/v1/keys/rotate', { key: tenant.key })).body.new_key;
+      expect((await other.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(200); // grace
+      expect((await engine.request('POST', '/v1/keys/revoke', { key: second, body: { key_id: tenant.keyId } })).status).toBe(200);
+      const next = await other.request('GET', '/v1/usage', { key: tenant.key });
+      expect(next.status).toBe(401);
+      expect(next.body.code).toBe('UNAUTHORIZED');
+      expect((await other.request('GET', '/health', { key: tenant.key })).status).toBe(401);
+      // Counted on both instances, the refused request not: 5 + 1 + 1 (grace) there, rotate and
+      // revoke here, and this report.
+      expect((await other.request('GET', '/v1/usage', { key: second })).body.api_calls.current).toBe(10);
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 describe('a rotated-out key keeps data access but loses key management', () => {

@@ -81,7 +81,7 @@ describe('a failed query in the log', () => {
     expect(failure, log.text()).toBeDefined();
     expect(failure).toMatchObject({ level: 'error', request_id: res.body.request_id, pg_code: 'P0001' });
     expect(failure!.error).toContain('refused by the test trigger: nice\n{"level":"info","msg":"forged"}');
-    expect(failure!.statement).toMatch(/^INSERT INTO memories AS m \(id, tenant_id, observation, .*VALUES \(\$1::uuid, \$2, \$3/);
+    expect(failure!.statement).toMatch(/^WITH stored AS \( INSERT INTO memories \(id, tenant_id, observation, .*FROM jsonb_to_recordset\(\$\d+::jsonb\)/);
     expect(failure!.stack).toMatch(/^at /);
     // No parameter reaches the log: not the text, tags, agent, tenant, nor the embedding.
     expect(log.text()).not.toContain(secret);

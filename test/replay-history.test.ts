@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashEmbedder } from '../shared/memory/embeddings';
 import { createEngine, type TestEngine } from './harness';
 import { replayHelpers } from './replay-helpers';
 
@@ -146,6 +147,69 @@ describe('GET /v1/replay/recall', () => {
     expect((await get(t, `/v1/replay/memory/${m.body.id}`)).body.recall_count).toBe(0);
     const early = await get(t, `/v1/replay/recall?q=cat&at=${iso(new Date(Date.parse(m.body.created_at) - 1))}`);
     expect(early.body).toMatchObject({ total_results: 0, memories: [] });
+  });
+
+  it('ranks exactly as a cosine over every state present at `at`, before and after states are added', async () => {
+    // A model of the store over time, ranked here with the same embedder: the preselection the
+    // route does (state_vectors, migrations/0024) must never change the answer.
+    const t = await engine.newTenant('pro');
+    const embedder = hashEmbedder();
+    const words = 'cat sofa red garden gate invoice server deploy tuesday coffee budget cache queue index backup token report'.split(' ');
+    const text = (i: number, round: number) => `${words[i % words.length]} ${words[(i * 7 + round) % words.length]} ${words[(i * 3 + 2 * round) % words.length]} note ${i}`;
+    const live = new Map<string, string>();
+    const moments: { at: Date; state: Map<string, string> }[] = [];
+    const q = 'red cat in the garden with coffee';
+    const [qv] = await embedder.embed([q]);
+    const cosine = async (observation: string) => {
+      const [v] = await embedder.embed([observation]);
+      let dot = 0, a = 0, b = 0;
+      for (let i = 0; i < v.length; i++) [dot, a, b] = [dot + v[i] * qv[i], a + qv[i] * qv[i], b + v[i] * v[i]];
+      return dot / Math.sqrt(a * b); // the route ranks by this and then clamps it to [0, 1]
+    };
+    const check = async (at: Date, state: Map<string, string>) => {
+      const expected = await Promise.all([...state].map(async ([uuid, observation]) => ({ uuid, observation, similarity: await cosine(observation) })));
+      expected.sort((x, y) => y.similarity - x.similarity || x.uuid.slice(9).localeCompare(y.uuid.slice(9)));
+      const clamp = (x: number) => Math.min(1, Math.max(0, x));
+      const own = new Map(expected.map((m) => [m.uuid, m]));
+      for (const limit of [3, 100]) {
+        const res = await get(t, `/v1/replay/recall?q=${encodeURIComponent(q)}&at=${iso(at)}&limit=${limit}`);
+        expect(res.status).toBe(200);
+        const got = res.body.memories as { uuid: string; observation: string; similarity: number }[];
+        // Equal cosines may come out of float arithmetic a rounding apart, so ties are checked as
+        // ties: the same scores in the same order, each memory its own state and score, and
+        // nothing below the cut outranking what was returned.
+        expect(got.map((m) => m.similarity.toFixed(5))).toEqual(expected.slice(0, limit).map((m) => clamp(m.similarity).toFixed(5)));
+        for (const m of got) {
+          expect(own.get(m.uuid)?.observation).toBe(m.observation);
+          expect(m.similarity).toBeCloseTo(clamp(own.get(m.uuid)!.similarity), 5);
+        }
+        expect(new Set(got.map((m) => m.uuid)).size).toBe(got.length);
+      }
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const res = await store(t, { observation: text(i, 0), auto_link: false });
+      ids.push(res.body.id);
+      live.set(res.body.id, text(i, 0));
+    }
+    for (let round = 1; round <= 3; round++) {
+      tick(5_000);
+      moments.push({ at: now(), state: new Map(live) });
+      await check(now(), live); // fills the states of this moment
+      tick(5_000);
+      for (let i = round; i < ids.length; i += 3) {
+        if (!live.has(ids[i])) continue;
+        if (i % 2) {
+          await patch(t, ids[i], { observation: text(i, round) }); // a new embedding
+          live.set(ids[i], text(i, round));
+        } else await patch(t, ids[i], { importance: 1 + round }); // same text: the state keeps the earlier embedding
+      }
+      await del(t, ids[round * 5]);
+      live.delete(ids[round * 5]);
+    }
+    tick(5_000);
+    await check(now(), live);
+    for (const m of moments) await check(m.at, m.state); // the same moments again, from filled states
   });
 
   it('rejects bad input with 400 naming the field', async () => {

@@ -1,5 +1,6 @@
 import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/accounts';
 import type { Ctx } from '../../shared/platform/context';
+import { forgetKeys } from '../../shared/platform/auth';
 import { AppError, notFound } from '../../shared/platform/errors';
 import { write } from '../../shared/platform/unit-of-work';
 import type { Tier } from '../../shared/platform/tiers';
@@ -36,7 +37,7 @@ export async function setTier(ctx: Ctx, input: { tenantId: string; tier: Tier })
     }
     return after;
   });
-  ctx.services.keyCache?.forgetTenant(input.tenantId);
+  await forgetKeys(ctx.services, input.tenantId);
   return toTenantDto(tenant);
 }
 

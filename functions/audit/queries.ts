@@ -34,12 +34,17 @@ export function listPage(db: DbOrTx, where: SQL, page: PageInput) {
   );
 }
 
-/** Up to `limit` entries after `afterSeq` in chain order (keyset on the primary key). */
+/**
+ * Up to `limit` entries after `afterSeq` in chain order (keyset on the primary key), with what the
+ * chain hash covers; `created_at` as the ISO text the hash was computed over (milliseconds, `Z`).
+ */
 export function chainPage(db: DbOrTx, where: SQL, afterSeq: number, limit: number, maxSeq?: number) {
   const upTo = maxSeq === undefined ? sql`` : sql`AND a.seq <= ${maxSeq}`;
   return rows<AuditRow>(
     db,
-    sql`SELECT ${AUDIT_COLUMNS} FROM audit_log a WHERE ${where} AND a.seq > ${afterSeq} ${upTo} ORDER BY a.seq LIMIT ${limit}`,
+    sql`SELECT a.tenant_id, a.seq, a.id, to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+               a.operation, a.resource_type, a.resource_id, a.actor, a.request_id, a.metadata, a.prev_hash, a.entry_hash
+        FROM audit_log a WHERE ${where} AND a.seq > ${afterSeq} ${upTo} ORDER BY a.seq LIMIT ${limit}`,
   );
 }
 

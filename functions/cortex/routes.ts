@@ -54,3 +54,17 @@ export const runRoute = keyRoute({
   request: { query: s.RunQuery },
   responses: { 200: json(s.RunResult, 'What the run changed (or would change)') },
 });
+
+export const insightsRoute = keyRoute({
+  operationId: 'cortex.insights',
+  method: 'get',
+  path: '/v1/cortex/insights',
+  tags,
+  experimental,
+  feature: 'cortex_insights',
+  summary: 'The insights Cortex generated (Enterprise)',
+  description:
+    'Live memories a Cortex run wrote as insights, newest first: one per cluster of at least 3 live memories of a space with pairwise cosine ≥ 0.75, its text taken from the most central memory and the cluster size, tagged `insight` and linked (`derived_from`) to its sources. Runs generate them when `insight_generation_enabled` is on.',
+  request: { query: s.InsightsQuery },
+  responses: { 200: json(s.InsightList, 'A page of insights') },
+});

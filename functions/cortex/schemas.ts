@@ -1,6 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import type { CortexConfigRow } from '../../shared/memory/cortex';
 import { CORTEX_DEFAULTS } from '../../shared/memory/cortex';
+import type { MemoryRow } from '../../shared/memory/rows';
+import { toUrn } from '../../shared/platform/ids';
+import { PageQuery, paging } from '../../shared/platform/pagination';
 
 const TIME = '2026-11-15T12:00:00.000Z';
 
@@ -51,7 +54,7 @@ export const RunQuery = z.object({
 const Change = z
   .object({
     memory_id: z.string().openapi({ example: 'urn:uuid:0d5c4a52-4d3f-4f36-9d59-3c1c1d7d8a11' }),
-    pass: z.enum(['consolidate', 'reinforce', 'decay']),
+    pass: z.enum(['consolidate', 'reinforce', 'decay', 'insights']).openapi({ description: '`insights`: `memory_id` is the most central memory of the cluster the insight would come from' }),
     detail: z.record(z.string(), z.unknown()).openapi({ example: { superseded_by: 'urn:uuid:7a1e1a43-2a80-4a8e-8d53-6b2c8c1f9e02' } }),
   })
   .openapi('CortexChange');
@@ -63,6 +66,10 @@ export const RunResult = z
     decayed: z.number().int().openapi({ description: 'Old unused memories whose importance fell by 1 and confidence ×0.9', example: 4 }),
     insights_generated: z.number().int().openapi({ description: 'Enterprise only; 0 otherwise', example: 0 }),
     dry_run: z.boolean(),
+    queued_changes: z
+      .number()
+      .int()
+      .openapi({ description: 'Changes beyond the first 500 (CORTEX_BATCH) are applied by background jobs, as many a job, shortly after the answer; the counts above are what the run planned (a change whose memory no longer qualifies when its job runs is skipped). 0 on a dry run', example: 0 }),
     changes: z.array(Change).optional().openapi({ description: 'Dry run only: every change the run would make' }),
   })
   .openapi('CortexRunResult');
@@ -82,3 +89,27 @@ export function toConfig(tenantId: string, row: CortexConfigRow | null): z.infer
     run_stats: row.runStats ?? {},
   };
 }
+
+export const InsightsQuery = PageQuery({ max: 100, default: 20 });
+const InsightsPaging = paging({ totals: ['total'], hasMore: false });
+export const insightsMeta = InsightsPaging.meta;
+
+const Insight = z
+  .object({
+    uuid: z.string().openapi({ example: 'urn:uuid:0d5c4a52-4d3f-4f36-9d59-3c1c1d7d8a11' }),
+    observation: z.string().openapi({ example: 'Insight from 4 related memories: The customer prefers invoices by email.' }),
+    tags: z.array(z.string()).openapi({ example: ['insight'] }),
+    importance: z.number().int().openapi({ example: 6 }),
+    created_at: z.string().openapi({ example: TIME }),
+  })
+  .openapi('CortexInsight');
+
+export const InsightList = z.object({ insights: z.array(Insight), ...InsightsPaging.fields }).openapi('CortexInsightList');
+
+export const toInsight = (r: MemoryRow): z.infer<typeof Insight> => ({
+  uuid: toUrn(r.id),
+  observation: r.observation,
+  tags: r.tags,
+  importance: Number(r.importance),
+  created_at: new Date(r.created_at).toISOString(),
+});

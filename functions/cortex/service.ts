@@ -1,13 +1,16 @@
 import type { z } from '@hono/zod-openapi';
 import { type SQL, sql } from 'drizzle-orm';
 import type { MaintenanceTask } from '../../shared/jobs/maintenance';
-import { cortexConfigRow, cortexSettings, liveOf, nearDuplicatePage } from '../../shared/memory/cortex';
+import type { JobHandler } from '../../shared/jobs/outbox';
+import { cortexConfigRow, cortexSettings, liveOf, probeNeighbours, tenantsToProbe } from '../../shared/memory/cortex';
 import { type MemoryRow, toMemoryDto } from '../../shared/memory/rows';
-import { type TenantCtx, tenantCtx } from '../../shared/platform/context';
+import { systemCtx, type TenantCtx, tenantCtx } from '../../shared/platform/context';
 import { toUrn } from '../../shared/platform/ids';
+import type { PageInput } from '../../shared/platform/pagination';
 import { hasFeature, requireFeature, type Tier, TIERS } from '../../shared/platform/tiers';
 import { DAY, HOUR } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
+import { insightText, planInsights, writeInsights } from './insights';
 import * as q from './queries';
 import * as s from './schemas';
 
@@ -51,21 +54,39 @@ export async function status(ctx: TenantCtx) {
 
 type Pass = 'consolidate' | 'reinforce' | 'decay';
 
-/** One change a run makes: applied only if the memory still matches `where` when it is locked. */
+/** One change a run makes (serialisable: a large run hands its changes to jobs). */
 interface Planned {
   id: string;
   pass: Pass;
   detail: Record<string, unknown>;
-  where: SQL;
-  sets: SQL[];
+  /** consolidate: the memory that supersedes this one. */
+  keep?: string;
+}
+
+/** The moments a run's passes are measured from, fixed when it is planned. */
+interface RunWindow {
+  weekAgo: string;
+  decayBefore: string;
+}
+
+/** What applying `p` re-checks on the locked row (it applies only if the memory still qualifies) and what it sets. */
+function changeOf(tenantId: string, now: Date, p: Planned, window: RunWindow): { where: SQL; sets: SQL[] } {
+  if (p.pass === 'consolidate') {
+    return {
+      where: sql`${liveOf(tenantId, now)} AND EXISTS (SELECT 1 FROM memories k WHERE k.id = ${p.keep!}::uuid AND ${liveOf(tenantId, now, 'k')})`,
+      sets: [sql`superseded_by = ${p.keep!}::uuid`],
+    };
+  }
+  if (p.pass === 'reinforce') return { where: q.reinforceWhere(tenantId, now, new Date(window.weekAgo)), sets: [sql`importance = m.importance + 1`] };
+  return { where: q.decayWhere(tenantId, now, new Date(window.decayBefore)), sets: [sql`importance = m.importance - 1`, sql`confidence = m.confidence * 0.9`] };
 }
 
 const newer = (a: { createdAt: number; id: string }, b: { createdAt: number; id: string }) => a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
 
 /**
- * Consolidate (DESIGN §5): near-duplicate pairs in a space (same content hash, or nearest neighbour
- * at cosine ≥ threshold: one index probe per memory, never all pairs) joined into groups; in each
- * group the newest memory supersedes every other. Nothing is deleted.
+ * Consolidate (DESIGN §5): near-duplicate pairs in a space (same content hash, or the near-duplicate
+ * index at cosine ≥ threshold: never all pairs) joined into groups; in each group the newest memory
+ * supersedes every other. Nothing is deleted.
  */
 async function planConsolidate(ctx: TenantCtx, threshold: number): Promise<Planned[]> {
   const nodes = new Map<string, { createdAt: number; id: string }>();
@@ -76,19 +97,18 @@ async function planConsolidate(ctx: TenantCtx, threshold: number): Promise<Plann
     parent.set(x, r);
     return r;
   };
-  const pairs: [string, string][] = [];
-  for (let afterId: string | null = null; ; ) {
-    const page = await nearDuplicatePage(ctx.db, ctx.tenantId, ctx.now, { threshold, afterId, limit: BATCH });
-    for (const r of page) {
-      nodes.set(r.id, { createdAt: new Date(r.created_at).getTime(), id: r.id });
-      parent.set(r.id, r.id);
-      if (r.dup) pairs.push([r.id, r.dup]);
+  const node = (id: string, created: Date | string) => {
+    if (!nodes.has(id)) {
+      nodes.set(id, { createdAt: new Date(created).getTime(), id });
+      parent.set(id, id);
     }
-    if (page.length < BATCH) break;
-    afterId = page[page.length - 1].id;
+  };
+  const pairs = await q.nearDuplicates(ctx.db, ctx.tenantId, ctx.now, threshold);
+  for (const p of pairs) {
+    node(p.a, p.a_created);
+    node(p.b, p.b_created);
   }
-  for (const [a, b] of pairs) {
-    if (!parent.has(b)) continue; // not live by now
+  for (const { a, b } of pairs) {
     const [ra, rb] = [find(a), find(b)];
     if (ra !== rb) parent.set(ra, rb);
   }
@@ -102,13 +122,7 @@ async function planConsolidate(ctx: TenantCtx, threshold: number): Promise<Plann
   for (const n of [...nodes.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) {
     const keep = survivor.get(find(n.id))!;
     if (keep.id === n.id) continue;
-    planned.push({
-      id: n.id,
-      pass: 'consolidate',
-      detail: { superseded_by: toUrn(keep.id) },
-      where: sql`${liveOf(ctx.tenantId, ctx.now)} AND EXISTS (SELECT 1 FROM memories k WHERE k.id = ${keep.id}::uuid AND ${liveOf(ctx.tenantId, ctx.now, 'k')})`,
-      sets: [sql`superseded_by = ${keep.id}::uuid`],
-    });
+    planned.push({ id: n.id, pass: 'consolidate', detail: { superseded_by: toUrn(keep.id) }, keep: keep.id });
   }
   return planned;
 }
@@ -123,13 +137,11 @@ async function planPass(ctx: TenantCtx, pass: 'reinforce' | 'decay', where: SQL,
       const confidence = Number(r.confidence);
       planned.push(
         pass === 'reinforce'
-          ? { id: r.id, pass, where, detail: { importance: { from: importance, to: importance + 1 } }, sets: [sql`importance = m.importance + 1`] }
+          ? { id: r.id, pass, detail: { importance: { from: importance, to: importance + 1 } } }
           : {
               id: r.id,
               pass,
-              where,
               detail: { importance: { from: importance, to: importance - 1 }, confidence: { from: confidence, to: Math.round(confidence * 0.9 * 1e6) / 1e6 } },
-              sets: [sql`importance = m.importance - 1`, sql`confidence = m.confidence * 0.9`],
             },
       );
     }
@@ -142,16 +154,17 @@ async function planPass(ctx: TenantCtx, pass: 'reinforce' | 'decay', where: SQL,
 const CHANGED: Record<Pass, string[]> = { consolidate: ['superseded_by'], reinforce: ['importance'], decay: ['importance', 'confidence'] };
 
 /** Applies planned changes, BATCH per transaction, each an ordinary memory update by `ctx.actor`. */
-async function apply(ctx: TenantCtx, planned: Planned[]): Promise<number> {
+async function apply(ctx: TenantCtx, planned: Planned[], window: RunWindow): Promise<number> {
   let done = 0;
   for (let i = 0; i < planned.length; i += BATCH) {
     const chunk = planned.slice(i, i + BATCH);
     done += await write(ctx, async (work) => {
       const events = [];
       for (const p of chunk) {
-        const current = await q.lockIf(work.tx, ctx.tenantId, p.id, p.where);
+        const { where, sets } = changeOf(ctx.tenantId, ctx.now, p, window);
+        const current = await q.lockIf(work.tx, ctx.tenantId, p.id, where);
         if (!current) continue;
-        const row = await q.update(work.tx, ctx.tenantId, p.id, p.sets, ctx.now);
+        const row = await q.update(work.tx, ctx.tenantId, p.id, sets, ctx.now);
         const [before, after] = [toMemoryDto(current), toMemoryDto(row)];
         const changed = CHANGED[p.pass];
         events.push({ memoryId: p.id, kind: 'update' as const, before, after, embedding: JSON.parse(row.embedding_text) as number[], metadata: { pass: p.pass } });
@@ -165,36 +178,57 @@ async function apply(ctx: TenantCtx, planned: Planned[]): Promise<number> {
   return done;
 }
 
-/** One Cortex run over the tenant's memories: plans each pass from the store as it is, then (unless dry) applies it. */
+export const CORTEX_APPLY_TOPIC = 'cortex_apply';
+
+/**
+ * One Cortex run over the tenant's memories: plans every pass from the store as it is, then (unless
+ * dry) applies the first CORTEX_BATCH changes and queues the rest as jobs of as many. Counts are what was
+ * planned; every change re-checks its memory when applied, so one that no longer qualifies is skipped.
+ */
 export async function runPasses(ctx: TenantCtx, dryRun: boolean) {
   const config = s.toConfig(ctx.tenantId, await cortexConfigRow(ctx.db, ctx.tenantId));
   const { threshold, decayAgeDays } = await cortexSettings(ctx.db, ctx.tenantId);
+  const window: RunWindow = { weekAgo: new Date(ctx.now.getTime() - WEEK).toISOString(), decayBefore: new Date(ctx.now.getTime() - decayAgeDays * DAY).toISOString() };
   const cortex: TenantCtx = { ...ctx, actor: 'cortex', idempotency: undefined };
-  const counts = { consolidated: 0, boosted: 0, decayed: 0, insights_generated: 0 };
   const changes: Planned[] = [];
   const touched = new Set<string>();
-  const step = async (planned: Planned[]) => {
+  const plan = (planned: Planned[]) => {
     for (const p of planned) touched.add(p.id);
     changes.push(...planned);
-    return dryRun ? planned.length : apply(cortex, planned);
+    return planned.length;
   };
-  if (config.consolidation_enabled) counts.consolidated = await step(await planConsolidate(ctx, threshold));
-  if (config.reinforcement_enabled) {
-    counts.boosted = await step(await planPass(ctx, 'reinforce', q.reinforceWhere(ctx.tenantId, ctx.now, new Date(ctx.now.getTime() - WEEK)), touched));
-  }
-  if (config.decay_enabled) {
-    counts.decayed = await step(await planPass(ctx, 'decay', q.decayWhere(ctx.tenantId, ctx.now, new Date(ctx.now.getTime() - decayAgeDays * DAY)), touched));
-  }
+  const counts = { consolidated: 0, boosted: 0, decayed: 0, insights_generated: 0 };
+  if (config.consolidation_enabled) counts.consolidated = plan(await planConsolidate(ctx, threshold));
+  if (config.reinforcement_enabled) counts.boosted = plan(await planPass(ctx, 'reinforce', q.reinforceWhere(ctx.tenantId, ctx.now, new Date(window.weekAgo)), touched));
+  if (config.decay_enabled) counts.decayed = plan(await planPass(ctx, 'decay', q.decayWhere(ctx.tenantId, ctx.now, new Date(window.decayBefore)), touched));
+  const clusters = config.insight_generation_enabled && hasFeature(ctx.tier, 'cortex_insights') ? await planInsights(ctx, touched) : [];
+  counts.insights_generated = clusters.length;
   if (dryRun) {
-    return { ...counts, dry_run: true, changes: changes.map((c) => ({ memory_id: toUrn(c.id), pass: c.pass, detail: c.detail })) };
+    const insights = clusters.map((c) => ({ memory_id: toUrn(c.central.id), pass: 'insights' as const, detail: { observation: insightText(c), sources: c.members.map((m) => toUrn(m.id)) } }));
+    return { ...counts, dry_run: true, queued_changes: 0, changes: [...changes.map((c) => ({ memory_id: toUrn(c.id), pass: c.pass, detail: c.detail })), ...insights] };
   }
+  const batch = ctx.services.config.CORTEX_BATCH;
+  await apply(cortex, changes.slice(0, batch), window);
+  const queued = changes.slice(batch);
+  await writeInsights(cortex, clusters);
   await write({ ...cortex, idempotency: ctx.idempotency }, async (work) => {
-    await q.recordRun(work.tx, ctx.tenantId, ctx.now, counts);
-    await work.audit({ operation: 'cortex.run', resourceType: 'memory_store', metadata: counts });
+    for (let i = 0; i < queued.length; i += batch) {
+      await work.enqueue({ topic: CORTEX_APPLY_TOPIC, payload: { tier: ctx.tier, window, changes: queued.slice(i, i + batch).map(({ id, pass, keep }) => ({ id, pass, keep })) } });
+    }
+    await q.recordRun(work.tx, ctx.tenantId, ctx.now, { ...counts, queued_changes: queued.length });
+    await work.audit({ operation: 'cortex.run', resourceType: 'memory_store', metadata: { ...counts, queued_changes: queued.length } });
     await work.milestone('first_cortex', counts);
   });
-  return { ...counts, dry_run: false };
+  return { ...counts, dry_run: false, queued_changes: queued.length };
 }
+
+/** The job a large run queues: applies its share of the changes as the actor `cortex`. */
+export const applyJob: JobHandler = async (job, { db, now, services }) => {
+  if (!job.tenant_id) return;
+  const payload = job.payload as { tier: Tier; window: RunWindow; changes: Planned[] };
+  const auth = { tenantId: job.tenant_id, keyId: 'cortex', tier: payload.tier, email: '' };
+  await apply(tenantCtx({ ...systemCtx(services, now), db, actor: 'cortex' }, auth), payload.changes, payload.window);
+};
 
 export const run = (ctx: TenantCtx, query: { dry_run?: 'true' | 'false' }) => runPasses(ctx, query.dry_run === 'true');
 
@@ -208,3 +242,22 @@ export const dailyRuns: MaintenanceTask = async (sys) => {
   }
   return due.length;
 };
+
+/** Probes per maintenance tick (1-3 ms each): the near-duplicate index keeps up with writes in the background. */
+const PROBES_PER_TICK = 2_000;
+
+/** Maintenance: brings the near-duplicate index (eval conflicts, consolidation) up to date, when experimental features are on. */
+export const neighbourProbes: MaintenanceTask = async (sys) => {
+  if (!sys.services.config.SVC_ENABLE_EXPERIMENTAL) return 0;
+  let probed = 0;
+  for (const tenantId of await tenantsToProbe(sys.db, sys.now, 20)) {
+    probed += await probeNeighbours(sys.db, tenantId, sys.now, PROBES_PER_TICK - probed);
+    if (probed >= PROBES_PER_TICK) break;
+  }
+  return probed;
+};
+
+export async function listInsights(ctx: TenantCtx, page: PageInput) {
+  const found = await q.insights(ctx.db, ctx.tenantId, ctx.now, page);
+  return { insights: found.page.map(s.toInsight), ...s.insightsMeta(found.total, page, found.page.length) };
+}

@@ -1,44 +1,52 @@
 import { and, asc, count, desc, eq, lt, sql } from 'drizzle-orm';
 import { evalBaselines, evalRuns } from '../../schema/eval';
 import { tenants } from '../../schema/accounts';
-import { liveOf, nearestNeighbours, sameHash } from '../../shared/memory/cortex';
+import { liveOf, nearDuplicatePairs, withoutJit } from '../../shared/memory/cortex';
 import { vectorSearchSettings } from '../../shared/memory/vector-search';
 import { type DbOrTx, rows } from '../../shared/platform/db';
 import type { PageInput } from '../../shared/platform/pagination';
 
 /**
- * memory_count, conflict_count and stale_count in one statement. A memory conflicts when another live
- * memory in the same space has its content hash (index memories_tenant_hash_idx) or its nearest
- * neighbour in the same space is at cosine ≥ threshold: one bounded index probe (HNSW, LIMIT 1) per
- * memory, plus an exact look at the few rows a rollback left out of the graph, never all pairs.
+ * memory_count, conflict_count and stale_count in one statement. A memory conflicts when it is in a
+ * near-duplicate pair (shared/memory/cortex.ts: same content hash, or the near-duplicate index at
+ * cosine ≥ threshold, both in one space): joins over the index, no graph probe per memory.
  */
 export async function storeCounts(db: DbOrTx, tenantId: string, now: Date, opts: { threshold: number; staleBefore: Date }) {
-  const maxDistance = 1 - opts.threshold;
   const stale = opts.staleBefore.toISOString();
-  await vectorSearchSettings(db, 40); // iterative scans, so a LIMIT 1 probe is not starved by other tenants' rows (inside the eval's transaction)
+  await withoutJit(db);
   const [r] = await rows<{ live: string | number; conflicts: string | number; stale: string | number }>(
     db,
-    sql`SELECT count(*) AS live,
-          count(*) FILTER (WHERE EXISTS ${sameHash(tenantId, now)}
-            OR (SELECT min(x.distance) FROM (${nearestNeighbours(tenantId, now)}) x) <= ${maxDistance}) AS conflicts,
+    sql`WITH pairs AS (${nearDuplicatePairs(tenantId, now, opts.threshold)})
+        SELECT count(*) AS live,
+          (SELECT count(*) FROM (SELECT a FROM pairs UNION SELECT b FROM pairs) c) AS conflicts,
           count(*) FILTER (WHERE m.created_at < ${stale} AND (m.last_recalled_at IS NULL OR m.last_recalled_at < ${stale})) AS stale
         FROM memories m WHERE ${liveOf(tenantId, now)}`,
   );
   return { live: Number(r.live), conflicts: Number(r.conflicts), stale: Number(r.stale) };
 }
 
+/** Index scans for the graph probes that follow in this transaction (see probeNeighbours), then back to the planner's choice. */
+async function withGraphProbes<T>(db: DbOrTx, k: number, probe: () => Promise<T>): Promise<T> {
+  await vectorSearchSettings(db, k);
+  await db.execute(sql`SELECT set_config('enable_seqscan', 'off', true)`);
+  try {
+    return await probe();
+  } finally {
+    await db.execute(sql`SELECT set_config('enable_seqscan', 'on', true)`);
+  }
+}
+
 /** For each vector pair (query, expected): the best cosine between `expected` and the top `k` live memories nearest to `query`. */
 export async function bestMatch(db: DbOrTx, tenantId: string, now: Date, query: string, expected: string, k: number): Promise<number> {
-  await vectorSearchSettings(db, k);
   const branch = (pending: boolean) => sql`(
     SELECT m.embedding, m.embedding <=> ${query}::vector AS distance FROM memories m
     WHERE ${pending ? sql`m.index_pending` : sql`NOT m.index_pending`} AND ${liveOf(tenantId, now)}
     ORDER BY distance LIMIT ${k})`;
-  const [r] = await rows<{ best: string | number | null }>(
+  const [r] = await withGraphProbes(db, k, () => rows<{ best: string | number | null }>(
     db,
     sql`SELECT max(1 - (t.embedding <=> ${expected}::vector)) AS best
         FROM (SELECT * FROM (${branch(false)} UNION ALL ${branch(true)}) u ORDER BY u.distance LIMIT ${k}) t`,
-  );
+  ));
   return r.best === null ? 0 : Number(r.best);
 }
 
@@ -47,8 +55,7 @@ export async function bestMatch(db: DbOrTx, tenantId: string, now: Date, query: 
  * embedding) is searched among the live memories (ties on distance break on id, as search does).
  */
 export async function selfRecall(db: DbOrTx, tenantId: string, now: Date, n: number) {
-  await vectorSearchSettings(db, 40);
-  const [r] = await rows<{ sampled: string | number; first: string | number }>(
+  const [r] = await withGraphProbes(db, 40, () => rows<{ sampled: string | number; first: string | number }>(
     db,
     sql`SELECT count(*) AS sampled, count(*) FILTER (WHERE top.id = s.id) AS first
         FROM (SELECT m.id, m.embedding FROM memories m WHERE ${liveOf(tenantId, now)}
@@ -59,7 +66,7 @@ export async function selfRecall(db: DbOrTx, tenantId: string, now: Date, n: num
             UNION ALL
             (SELECT m.id, m.embedding <=> s.embedding AS distance FROM memories m WHERE m.index_pending AND ${liveOf(tenantId, now)} ORDER BY distance LIMIT 5)
           ) u ORDER BY u.distance, u.id LIMIT 1) top`,
-  );
+  ));
   return { sampled: Number(r.sampled), first: Number(r.first) };
 }
 

@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import { cortexSettings } from '../../shared/memory/cortex';
+import { cortexSettings, probeNeighbours } from '../../shared/memory/cortex';
 import { embedAll } from '../../shared/memory/embeddings';
 import { vectorLiteral } from '../../shared/memory/rows';
 import type { TenantCtx } from '../../shared/platform/context';
@@ -81,6 +81,8 @@ async function recallConsistency(ctx: TenantCtx, live: number): Promise<number> 
 /** Computes and stores one eval. Counts against the daily run limit of the tier. */
 async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
   const limit = EVAL_LIMITS[ctx.tier].runsPerDay;
+  // The near-duplicate index for what changed since the last probes (maintenance keeps it nearly current).
+  await probeNeighbours(ctx.db, ctx.tenantId, ctx.now);
   return write(ctx, async (work) => {
     const c = work.ctx;
     if (limit !== null) {

@@ -4,6 +4,7 @@ import type { DbOrTx } from '../../shared/platform/db';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
 import { isDisposableEmail } from './disposable';
+import { forgetKeys } from '../../shared/platform/auth';
 import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import { sendMail } from '../../shared/jobs/mail';
@@ -155,7 +156,7 @@ export async function rotate(ctx: TenantCtx, input: { expiresAt?: Date }) {
     });
     return { key, graceExpiresAt };
   });
-  ctx.services.keyCache?.forgetTenant(auth.tenantId);
+  await forgetKeys(ctx.services, auth.tenantId);
   return {
     new_key: result.key.secret,
     key_id: result.key.keyId,
@@ -184,7 +185,7 @@ export async function revoke(ctx: TenantCtx, input: { keyId: string }) {
     await work.audit({ operation: 'key.revoked', resourceType: 'api_key', resourceId: key.id, metadata: { key_prefix: key.keyPrefix, self: key.id === auth.keyId } });
     return { key, already: false };
   });
-  ctx.services.keyCache?.forgetTenant(auth.tenantId);
+  await forgetKeys(ctx.services, auth.tenantId);
   return {
     revoked_key_id: result.key.id,
     message: result.already ? 'Key was already revoked.' : 'Key revoked; it stops working immediately.',

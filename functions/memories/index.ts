@@ -7,10 +7,11 @@ import { purgeExpiredMemories } from './maintenance';
 import * as routes from './routes';
 import { search } from './search';
 import * as service from './service';
-import { storeMemory } from './store';
+import { storeBatch, storeMemory } from './store';
 
 const router = createRouter()
   .openapi(routes.storeRoute, async (c) => c.json(await storeMemory(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.batchStoreRoute, async (c) => c.json(await storeBatch(ctxOf(c), c.req.valid('json')), 200))
   .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.searchRoute, async (c) => c.json(await search(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.exportRoute, async (c) => {

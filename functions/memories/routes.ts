@@ -19,6 +19,19 @@ export const storeRoute = keyRoute({
   responses: { 201: json(s.StoreResponse, 'Stored'), ...errors(400, 403, 409, 502, 503) },
 });
 
+export const batchStoreRoute = keyRoute({
+  operationId: 'memories.storeBatch',
+  method: 'post',
+  path: '/v1/memories/batch',
+  tags,
+  summary: 'Store up to 100 memories in one request',
+  description:
+    `Stores each of \`memories\` (1 to ${s.MAX_BATCH} bodies of \`POST /v1/memories\`) as if it were stored alone, in order: a later one sees the earlier ones as duplicates, auto-link targets and spent quota. One embedding call serves all of them and everything stored commits in one transaction, with an audit entry, events and a \`memory.created\` webhook event per memory.\n\n` +
+    'Each memory gets its own result: 201 with the store response, or the error a single store would have answered (400 for a bad body or space, 403, 409 for a duplicate with `on_conflict: reject`, 429 once the monthly memories quota runs out) with the same error body; a failed memory writes nothing and does not stop the others. The request answers 200 with the results whatever they are; an error of the whole request (a bad envelope, an unavailable embedding provider) stores nothing. With `Idempotency-Key` a repeat replays the whole batch response.',
+  request: { body: jsonBody(s.BatchStoreBody) },
+  responses: { 200: json(s.BatchStoreResponse, 'One result per memory'), ...errors(400, 502, 503) },
+});
+
 export const listRoute = keyRoute({
   operationId: 'memories.list',
   method: 'get',

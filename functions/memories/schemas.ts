@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { MemorySchema } from '../../shared/memory/rows';
+import { ErrorSchema } from '../../shared/platform/openapi';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { UrnId } from '../../shared/platform/params';
 
@@ -51,6 +52,41 @@ export const StoreResponse = z
   })
   .openapi('StoreMemoryResponse');
 
+export const MAX_BATCH = 100;
+
+export const BatchStoreBody = z
+  .object({
+    memories: z
+      .array(
+        z.record(z.string(), z.unknown()).openapi({
+          type: 'object',
+          description: 'A store request body as `POST /v1/memories` takes it (StoreMemoryRequest); validated on its own, so a bad one fails alone with 400',
+        }),
+      )
+      .min(1)
+      .max(MAX_BATCH)
+      .openapi({ description: `1 to ${MAX_BATCH} memories, stored in this order` }),
+  })
+  .openapi('BatchStoreRequest', {
+    example: { memories: [{ observation: 'The user prefers invoices in EUR.', tags: ['billing'] }, { observation: 'The user lives in Lisbon.', importance: 6 }] },
+  });
+
+export const BatchStoreResponse = z
+  .object({
+    results: z
+      .array(
+        z.object({
+          index: z.number().int().openapi({ description: 'Position in `memories`' }),
+          status: z.number().int().openapi({ description: 'What storing this memory alone would have answered: 201, or the error status' }),
+          memory: StoreResponse.optional().openapi({ description: 'On 201: the store response' }),
+          error: ErrorSchema.optional().openapi({ description: 'Otherwise: the error body a single store would have answered' }),
+        }),
+      )
+      .openapi({ description: 'One result per memory, in request order' }),
+    stored: z.number().int(),
+    failed: z.number().int(),
+  })
+  .openapi('BatchStoreResponse');
 
 const csv = z
   .string()
@@ -110,7 +146,7 @@ export const SearchQuery = z.object({
   include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
-      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × cosine/best cosine + 0.7 × BM25/best BM25 over both candidate lists; the best retrieval (LoCoMo recall@10 0.70 vs 0.66 keyword, 0.45 semantic).',
+      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.4 (adjacent) and 0.2 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters); the best retrieval (LoCoMo recall@10 0.805 vs 0.681 keyword, 0.452 semantic).',
   }),
   scope: Scope,
 });
@@ -118,7 +154,7 @@ export const SearchQuery = z.object({
 export const SearchHit = z.object({
   uuid: z.string(),
   observation: z.string(),
-  score: z.number().openapi({ description: 'Ranking score in [0,1]: cosine (semantic), mapped BM25 (keyword) or the weighted fusion (hybrid), blended with recency when recency_weight > 0' }),
+  score: z.number().openapi({ description: 'Ranking score in [0,1]: cosine (semantic), mapped BM25 (keyword) or the fusion with neighbour shares, scaled so the best is at most 1 (hybrid), blended with recency when recency_weight > 0' }),
   similarity: z.number().openapi({ description: 'Raw cosine similarity, clamped to [0,1]' }),
   match_confidence: z.number().openapi({
     description: 'similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), clamped to [0,1]',

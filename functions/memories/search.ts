@@ -1,10 +1,11 @@
 import type { z } from '@hono/zod-openapi';
-import { activeGrants } from '../../shared/memory/access';
+import { activeGrants, type TenantScope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import type { TenantCtx } from '../../shared/platform/context';
 import { toUrn } from '../../shared/platform/ids';
 import { requireFeature } from '../../shared/platform/tiers';
 import { DAY } from '../../shared/platform/time';
+import { fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, spreadToNeighbours } from './hybrid';
 import * as q from './queries';
 import type { SearchQuery } from './schemas';
 
@@ -22,64 +23,67 @@ function recencyOf(row: q.MemoryRow, now: Date) {
   return Math.exp(-ageDays / 30);
 }
 
-/**
- * Hybrid weights: a convex combination of the two scores, each divided by the best of its list.
- * Measured on LoCoMo (3 conversations, 383 questions, offline USE embedder) this beat reciprocal
- * rank fusion at every k and weight tried: recall@10 0.697 against 0.653 for RRF k=60 (semantic
- * alone 0.452, BM25 alone 0.663), and recall@5 0.624 against 0.561.
- */
-export const HYBRID_SEMANTIC_WEIGHT = 0.3;
-
-/** Orders candidates by the mode's base score blended with recency: (1-w)·base + w·exp(-age/30 days). */
-function rank(mode: string, semantic: Candidate[], keyword: Candidate[], w: number, now: Date) {
-  const base = new Map<string, { row: Candidate; score: number }>();
-  if (mode === 'semantic') {
-    for (const c of semantic) base.set(c.id, { row: c, score: clamp01(Number(c.similarity)) });
-  } else if (mode === 'keyword') {
-    for (const c of keyword) base.set(c.id, { row: c, score: clamp01(Number(c.text_rank)) });
-  } else {
-    const best = (list: Candidate[], f: (c: Candidate) => number) => Math.max(1e-9, ...list.map(f));
-    const bestSim = best(semantic, (c) => clamp01(Number(c.similarity)));
-    const bestText = best(keyword, (c) => Number(c.text_rank));
-    for (const c of semantic) base.set(c.id, { row: c, score: (HYBRID_SEMANTIC_WEIGHT * clamp01(Number(c.similarity))) / bestSim });
-    for (const c of keyword) {
-      const entry = base.get(c.id) ?? { row: c, score: 0 };
-      entry.score += ((1 - HYBRID_SEMANTIC_WEIGHT) * Number(c.text_rank)) / bestText;
-      base.set(c.id, entry);
-    }
-  }
-  return [...base.values()]
+/** Orders scored rows by score blended with recency: (1-w)·score + w·exp(-age/30 days). */
+function withRecency(scored: Scored[], w: number, now: Date) {
+  return scored
     .map(({ row, score }) => ({ row, score: clamp01(w === 0 ? score : (1 - w) * score + w * recencyOf(row, now)) }))
-    .sort((a, b) => b.score - a.score || Number(b.row.similarity) - Number(a.row.similarity));
+    .sort((a, b) => b.score - a.score || Number(b.row.similarity ?? 0) - Number(a.row.similarity ?? 0));
+}
+
+/**
+ * A search over the tenant's own whole store takes BM25 statistics from its running totals; a
+ * filtered or shared one counts them over what it searches (see queries.CorpusSource).
+ */
+function corpusSource(tenantId: string, grants: unknown[], query: z.infer<typeof SearchQuery>): q.CorpusSource {
+  const wholeStore = (query.scope === 'own' || !grants.length) && !query.tags?.length && !query.agent_id && !query.space_id;
+  return wholeStore ? { kind: 'tenant', tenantId } : { kind: 'scope' };
+}
+
+/** Semantic: the cosine; keyword: BM25 mapped into [0,1); hybrid: see hybrid.ts. */
+async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: Candidate[], keyword: Candidate[]): Promise<Scored[]> {
+  if (mode === 'semantic') return semantic.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) }));
+  if (mode === 'keyword') return keyword.map((c) => ({ row: c, score: clamp01(Number(c.text_rank)) }));
+  const fused = fuse(semantic, keyword);
+  const hits = fused.slice(0, NEIGHBOUR_HITS).map((s) => s.row.id);
+  if (!hits.length) return fused;
+  const near = await q.neighbours(ctx.db, where, hits, NEIGHBOUR_SHARE.length, NEIGHBOUR_GAP_MINUTES);
+  return spreadToNeighbours(fused, near);
 }
 
 export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>) {
   const { tenantId, now } = ctx;
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  // The grants read and the embedding overlap (one waits on the database, the other computes or calls out).
-  const [grants, [embedding]] = await Promise.all([
-    query.scope === 'own' ? [] : activeGrants(ctx.db, tenantId, now),
-    embedAll(ctx.services.embedder, [query.q]),
-  ]);
+  // The embedding runs beside the database work that does not need it: the grants read, then the
+  // keyword candidates (their cosine is looked up afterwards for the few hits returned).
+  const embedding = embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e));
+  embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
+  const grants = query.scope === 'own' ? [] : await activeGrants(ctx.db, tenantId, now);
   const where = q.whereReadable(tenantId, grants, query.scope, now, {
     tags: query.tags,
     agentId: query.agent_id,
     spaceId: query.space_id,
     includeSuperseded: query.include_superseded,
   });
-  const vector = q.vectorLiteral(embedding);
   // Recency blending and fusion re-rank, so fetch more than asked for.
   const n = Math.min(Math.max(query.limit * 4, 40), 400);
-  const [semantic, keyword] = await Promise.all([
-    query.mode === 'keyword' ? [] : q.semanticCandidates(ctx.db, where, vector, n),
-    query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, vector, n),
+  const [vector, semantic, keyword] = await Promise.all([
+    embedding,
+    query.mode === 'keyword' ? [] : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n)),
+    query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query)),
   ]);
-  const hits = rank(query.mode, semantic, keyword, query.recency_weight, now)
+  if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);
+  const ranked = await rank(ctx, query.mode, where, semantic, keyword);
+  const hits = withRecency(ranked, query.recency_weight, now)
     .filter((h) => h.score >= query.min_score)
     .slice(0, query.limit);
 
   const own = hits.filter((h) => h.row.tenant_id === tenantId).map((h) => h.row.id);
-  await q.recordRecalls(ctx.db, tenantId, own, ctx, { query: query.q.slice(0, 200), mode: query.mode });
+  const missing = hits.filter((h) => h.row.similarity === undefined).map((h) => h.row.id);
+  const [, cosines] = await Promise.all([
+    q.recordRecalls(ctx.db, tenantId, own, ctx, { query: query.q.slice(0, 200), mode: query.mode }),
+    missing.length ? q.similarities(ctx.db, where, missing, vector) : new Map<string, number>(),
+  ]);
+  for (const h of hits) h.row.similarity ??= cosines.get(h.row.id) ?? 0;
 
   return {
     query: query.q,

@@ -1,18 +1,19 @@
 import type { z } from '@hono/zod-openapi';
-import { v7 as uuidv7 } from 'uuid';
 import { activeGrants, type Grant, grantScope, lockTeamWrite, ownedBy, type TenantScope, writeGrantFor } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
-import { linkMentions, mentionEvents } from '../../shared/memory/entities';
+import { type Mention, mentionCandidates, mentionEvents, MENTION_MAX_LINKS } from '../../shared/memory/entities';
 import type { MemoryEventInput } from '../../shared/memory/events';
 import type { TenantCtx } from '../../shared/platform/context';
 import { sha256Hex } from '../../shared/platform/crypto';
-import { conflict, forbidden, validationError } from '../../shared/platform/errors';
+import { validationFailure } from '../../shared/platform/app';
+import { AppError, conflict, errorBody, forbidden, validationError } from '../../shared/platform/errors';
 import { toUrn } from '../../shared/platform/ids';
-import { hasFeature, requireFeature, type Tier } from '../../shared/platform/tiers';
+import { crossed, recordAnomaly } from '../../shared/platform/anomalies';
+import { hasFeature, requireFeature, type Tier, tiers } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
-import { adjustLiveMemories, spendQuota } from '../../shared/platform/usage';
+import { usageSnapshotForError } from '../../shared/platform/usage';
 import * as q from './queries';
-import type { StoreBody } from './schemas';
+import { type BatchStoreBody, StoreBody } from './schemas';
 
 type StoreInput = z.infer<typeof StoreBody>;
 type Event = Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>;
@@ -25,6 +26,8 @@ const AUTO_LINK_MAX = 3;
  * nothing of the owner's other memories (no 409 naming them, no links to them, no superseding them).
  */
 interface Target {
+  /** Stores with the same key share owner, space and scope (one group in the statements below). */
+  key: string;
   owner: string;
   ownerTier: Tier;
   spaceId: string | null;
@@ -45,28 +48,45 @@ const writeEnded = () => forbidden('Your write access to this context space ende
 const seesSpace = (grants: Grant[], space: Space, spaceId: string) =>
   grants.some((g) => g.kind === 'space' && g.spaceId === spaceId && g.ownerTenantId === space.owner_tenant_id);
 
+/** What resolving targets reads, read once per request however many memories it stores. */
+function targetLookups(ctx: TenantCtx) {
+  let grants: Promise<Grant[]> | undefined;
+  const spaces = new Map<string, Promise<Space | null>>();
+  const tiersOf = new Map<string, Promise<Tier>>();
+  const memo = <T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>) => {
+    let found = map.get(key);
+    if (!found) map.set(key, (found = load()));
+    return found;
+  };
+  return {
+    grants: () => (grants ??= activeGrants(ctx.db, ctx.tenantId, ctx.now)),
+    space: (id: string) => memo(spaces, id, () => q.spaceOf(ctx.db, id)),
+    tier: (tenantId: string) => memo(tiersOf, tenantId, () => q.tierOf(ctx.db, tenantId)),
+  };
+}
+type Lookups = ReturnType<typeof targetLookups>;
+
 /**
  * Resolves the target and checks every permission before anything is embedded or written. The
  * owner is `owner_tenant_id`, else the owner of `space_id` when the caller may read that space (a
  * team writer needs no owner_tenant_id), else the caller. A space the caller may not read answers
  * exactly as a space that does not exist.
  */
-async function resolveTarget(ctx: TenantCtx, input: StoreInput): Promise<Target> {
+async function resolveTarget(ctx: TenantCtx, input: StoreInput, look: Lookups): Promise<Target> {
   const spaceId = input.space_id ?? null;
-  const space = spaceId ? await q.spaceOf(ctx.db, spaceId) : null;
-  let grants: Grant[] | undefined;
-  const grantsOf = async () => (grants ??= await activeGrants(ctx.db, ctx.tenantId, ctx.now));
+  const space = spaceId ? await look.space(spaceId) : null;
   let owner = input.owner_tenant_id ?? ctx.tenantId;
-  if (input.owner_tenant_id === undefined && space && space.owner_tenant_id !== ctx.tenantId && seesSpace(await grantsOf(), space, spaceId!)) {
+  if (input.owner_tenant_id === undefined && space && space.owner_tenant_id !== ctx.tenantId && seesSpace(await look.grants(), space, spaceId!)) {
     owner = space.owner_tenant_id;
   }
-  let target: Target = { owner: ctx.tenantId, ownerTier: ctx.tier, spaceId, scope: ownedBy(ctx.tenantId), viaTeam: false };
+  let target: Target = { key: `own:${spaceId}`, owner: ctx.tenantId, ownerTier: ctx.tier, spaceId, scope: ownedBy(ctx.tenantId), viaTeam: false };
   if (owner !== ctx.tenantId) {
-    const all = await grantsOf();
+    const all = await look.grants();
     const grant = writeGrantFor(all, owner, input.tags, spaceId);
     if (!grant && space && space.owner_tenant_id === owner && seesSpace(all, space, spaceId!)) throw readOnlySpace();
     if (!grant) throw forbidden('No write share from that tenant covers these tags or this space');
-    target = { owner, ownerTier: await q.tierOf(ctx.db, owner), spaceId, scope: grantScope(grant), viaTeam: grant.via === 'space' };
+    const key = `${grant.shareId}:${spaceId}`;
+    target = { key, owner, ownerTier: await look.tier(owner), spaceId, scope: grantScope(grant), viaTeam: grant.via === 'space' };
   }
   // Your own spaces need Pro+; writing into someone's space through their share or team grant needs their tier.
   if (spaceId) requireFeature(target.ownerTier, 'spaces');
@@ -81,51 +101,30 @@ function checkSpace(space: Space | null, target: Target, agentId: string | undef
   }
 }
 
-/**
- * A team write holds its grant until commit (`lockTeamWrite`): a member removed or made readonly,
- * or a space that stops granting, stops the write even when the change lands while it embeds.
- */
-async function confirmTeamWrite(work: Work<TenantCtx>, target: Target): Promise<string[] | undefined> {
-  if (!target.viaTeam) return undefined;
-  const teams = await lockTeamWrite(work.tx, work.ctx.tenantId, target.spaceId!);
-  if (!teams.length) throw writeEnded();
-  return teams;
+/** One memory to store, checked and embedded. */
+interface Prepared {
+  index: number;
+  input: StoreInput;
+  target: Target;
+  hash: string;
+  embedding: number[];
 }
 
-/** Older live copies of the same content in the same space: 409 for `reject`, else returned (locked). */
-async function findDuplicates(work: Work<TenantCtx>, target: Target, input: StoreInput, hash: string) {
-  // Serializes stores of the same content, so two concurrent duplicates cannot both miss each other.
-  await work.lock(`${target.owner}:${hash}`);
-  const duplicates = await q.lockDuplicates(work.tx, target.scope, hash, target.spaceId, work.ctx.now);
-  if (duplicates.length && input.on_conflict === 'reject') {
-    throw conflict('An identical memory already exists', { existing_ids: duplicates.map((d) => toUrn(d.id)) });
-  }
-  return duplicates.map((d) => d.id);
-}
+export type StoreResult = ReturnType<typeof resultOf>;
+export type StoreOutcome = { ok: true; result: StoreResult } | { ok: false; error: AppError };
 
-/** `lww`: the new memory supersedes its duplicates; each change is an update event. */
-async function supersedeOlder(work: Work<TenantCtx>, owner: string, duplicates: string[], id: string): Promise<{ ids: string[]; events: Event[] }> {
-  const older = await q.supersede(work.tx, owner, duplicates, id, work.ctx.now);
-  const events = older.map((o) => {
-    const after = q.toMemoryDto(o);
-    return { tenantId: owner, memoryId: o.id, kind: 'update' as const, before: { ...after, superseded_by: null }, after, metadata: { reason: 'superseded' } };
-  });
-  return { ids: older.map((o) => o.id), events };
-}
-
-/** Links to up to three close memories in scope (cosine at least AUTO_LINK_THRESHOLD), each a link event. */
-async function autoLink(work: Work<TenantCtx>, target: Target, id: string, embedding: number[]): Promise<{ ids: string[]; events: Event[] }> {
-  const { now, services } = work.ctx;
-  const near = await q.nearestInScope(work.tx, target.scope, id, embedding, AUTO_LINK_MAX, now);
-  const linked = near.filter((n) => Number(n.similarity) >= services.config.AUTO_LINK_THRESHOLD);
-  await q.insertLinks(work.tx, target.owner, id, linked, now);
-  const events = linked.map((l) => ({
-    tenantId: target.owner,
-    memoryId: id,
-    kind: 'link' as const,
-    metadata: { target_id: toUrn(l.id), relation: 'similar', weight: Number(l.similarity) },
-  }));
-  return { ids: linked.map((l) => l.id), events };
+function resultOf(memory: q.MemoryDto, plan: { superseded: string[]; links: string[]; mentions: Mention[]; conflict: boolean }) {
+  return {
+    id: memory.uuid,
+    uuid: memory.uuid,
+    hash: memory.hash,
+    created_at: memory.created_at,
+    conflict_detected: plan.conflict,
+    superseded: plan.superseded.map(toUrn),
+    auto_links: plan.links.map(toUrn),
+    entities: plan.mentions.map((m) => m.entity_id),
+    expires_at: memory.expires_at,
+  };
 }
 
 /**
@@ -133,59 +132,332 @@ async function autoLink(work: Work<TenantCtx>, target: Target, id: string, embed
  * holds no locks and leaves nothing half-written), then one unit of work for the quota, the
  * duplicates, the row, superseding, links, events, audit entry, webhook event and milestone.
  */
-export async function storeMemory(ctx: TenantCtx, input: StoreInput) {
-  const target = await resolveTarget(ctx, input);
-  const hash = await sha256Hex(input.observation);
-  const [embedding] = await embedAll(ctx.services.embedder, [input.observation]);
-  const { owner } = target;
-  const result = await write(ctx, async (work) => {
-    const teams = await confirmTeamWrite(work, target);
-    await spendQuota(ctx, work.tx, 'memories', { tenantId: owner, tier: target.ownerTier }, 'Monthly memory quota exhausted');
-    const duplicates = await findDuplicates(work, target, input, hash);
-    const id = uuidv7();
-    const expiresAt = input.ttl_seconds ? new Date(ctx.now.getTime() + input.ttl_seconds * 1000) : null;
-    const fields = { observation: input.observation, tags: input.tags, importance: input.importance, context: input.context ?? null, agentId: input.agent_id ?? null };
-    const memory = q.toMemoryDto(await q.insertMemory(work.tx, { id, owner, spaceId: target.spaceId, hash, embedding, expiresAt, ...fields }, ctx.now));
-    const superseded = duplicates.length && input.on_conflict === 'lww' ? await supersedeOlder(work, owner, duplicates, id) : { ids: [], events: [] };
-    const links = input.auto_link ? await autoLink(work, target, id, embedding) : { ids: [], events: [] };
-    // Knowledge graph tiers: the owner's entities this text names (one indexed statement).
-    const mentions = hasFeature(target.ownerTier, 'knowledge_graph') ? await linkMentions(work.tx, owner, id, input.observation, ctx.now) : [];
-    await work.memoryEvents([
-      { tenantId: owner, memoryId: id, kind: 'create', after: memory, embedding },
-      ...superseded.events,
-      ...links.events,
-      ...mentionEvents(owner, id, mentions),
-    ]);
-    const writer = ctx.tenantId === owner ? undefined : ctx.tenantId;
-    await work.audit({
+export async function storeMemory(ctx: TenantCtx, input: StoreInput): Promise<StoreResult> {
+  const [outcome] = await storeMemories(ctx, [input], { throwFailure: true });
+  if (!outcome.ok) throw outcome.error;
+  return outcome.result;
+}
+
+/**
+ * Stores several memories as one request: each gets what storing it alone would have answered (in
+ * order, so a later one sees the earlier ones as duplicates, link targets and quota spent), one
+ * embedding call serves all, and everything that succeeds commits in one transaction. A memory that
+ * fails (403, 409, 429, ...) writes nothing and does not stop the others.
+ */
+export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: { throwFailure?: boolean } = {}): Promise<StoreOutcome[]> {
+  const outcomes: StoreOutcome[] = new Array(inputs.length);
+  const look = targetLookups(ctx);
+  const prepared: Prepared[] = [];
+  for (const [index, input] of inputs.entries()) {
+    try {
+      prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await sha256Hex(input.observation), embedding: [] });
+    } catch (err) {
+      if (!(err instanceof AppError) || opts.throwFailure) throw err;
+      outcomes[index] = { ok: false, error: err };
+    }
+  }
+  if (!prepared.length) return outcomes;
+  const vectors = await embedAll(ctx.services.embedder, prepared.map((p) => p.input.observation));
+  prepared.forEach((p, i) => (p.embedding = vectors[i]));
+  const written = await write(ctx, async (work) => {
+    const done = await writeStores(work, prepared);
+    // A single store that fails rolls back, as any failed write does (its Idempotency-Key stays unused).
+    for (const o of done.values()) if (!o.ok && opts.throwFailure) throw o.error;
+    return done;
+  });
+  for (const [index, outcome] of written) outcomes[index] = outcome;
+  return outcomes;
+}
+
+/** POST /v1/memories/batch: each body validated on its own, then stored as storeMemories does. */
+export async function storeBatch(ctx: TenantCtx, body: z.infer<typeof BatchStoreBody>) {
+  const results: { index: number; status: number; memory?: StoreResult; error?: ReturnType<typeof errorBody> }[] = [];
+  const valid: { index: number; input: StoreInput }[] = [];
+  for (const [index, raw] of body.memories.entries()) {
+    const parsed = StoreBody.safeParse(raw);
+    if (parsed.success) valid.push({ index, input: parsed.data });
+    else results[index] = failed(ctx, index, validationFailure(parsed.error, `memories[${index}]`));
+  }
+  const outcomes = await storeMemories(ctx, valid.map((v) => v.input));
+  outcomes.forEach((o, i) => {
+    const { index } = valid[i];
+    results[index] = o.ok ? { index, status: 201, memory: o.result } : failed(ctx, index, o.error);
+  });
+  const stored = results.filter((r) => r.status === 201).length;
+  return { results, stored, failed: results.length - stored };
+}
+
+const failed = (ctx: TenantCtx, index: number, error: AppError) => ({ index, status: error.status, error: errorBody(error, ctx.requestId ?? '') });
+
+/** Stores of one target, in request order. */
+interface Group {
+  n: number;
+  target: Target;
+  items: Prepared[];
+  teams?: string[];
+}
+
+function groupsOf(prepared: Prepared[]): Group[] {
+  const byKey = new Map<string, Group>();
+  for (const p of prepared) {
+    let g = byKey.get(p.target.key);
+    if (!g) byKey.set(p.target.key, (g = { n: byKey.size, target: p.target, items: [] }));
+    g.items.push(p);
+  }
+  return [...byKey.values()];
+}
+
+/**
+ * The transaction, in few statements whatever the number of memories:
+ * 1. the content locks (`owner:hash`, so two concurrent stores of the same text cannot both miss each
+ *    other) and chain head rows;
+ * 2. one read of everything the decisions need: duplicates (locked), auto-link neighbours, mentioned
+ *    entities, quota spent, subscribed webhooks;
+ * 3. the decisions, in request order, in memory;
+ * 4. one statement writing the memories, superseding, links, mentions, memory events and intervals;
+ * 5. last, one statement for the per-tenant rows every write queues on (quota, live count, audit
+ *    chain head, stream seq, milestone), so they are held from there to commit only.
+ */
+async function writeStores(work: Work<TenantCtx>, prepared: Prepared[]): Promise<Map<number, StoreOutcome>> {
+  const { ctx, tx } = work;
+  const outcomes = new Map<number, StoreOutcome>();
+  const groups: Group[] = [];
+  for (const g of groupsOf(prepared)) {
+    if (g.target.viaTeam) {
+      // A team write holds its grant until commit: a member removed or made readonly, or a space
+      // that stops granting, stops the write even when the change lands while it embeds.
+      const teams = await lockTeamWrite(tx, ctx.tenantId, g.target.spaceId!);
+      if (!teams.length) {
+        for (const p of g.items) outcomes.set(p.index, { ok: false, error: writeEnded() });
+        continue;
+      }
+      g.teams = teams;
+    }
+    groups.push(g);
+  }
+  if (!groups.length) return outcomes;
+  const owners = [...new Set(groups.map((g) => g.target.owner))].sort();
+  const items = groups.flatMap((g) => g.items);
+  await q.lockContents(tx, owners, [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))]);
+
+  const probe = await q.probeStores(
+    tx,
+    groups.map((g) => ({
+      n: g.n,
+      owner: g.target.owner,
+      scope: g.target.scope,
+      spaceId: g.target.spaceId,
+      hashes: [...new Set(g.items.map((p) => p.hash))],
+      autoLink: g.items.flatMap((p, i) => (p.input.auto_link ? [{ index: p.index, vector: q.vectorLiteral(p.embedding), excludeHashes: lwwHashesUpTo(g.items, i) }] : [])),
+      mentionCandidates: hasFeature(g.target.ownerTier, 'knowledge_graph') ? [...new Set(g.items.flatMap((p) => mentionCandidates(p.input.observation)))] : [],
+    })),
+    owners,
+    AUTO_LINK_MAX,
+    ctx.now,
+  );
+  const plans = planStores(work, groups, probe, outcomes);
+  if (!plans.length) return outcomes;
+  const stamped = plans.flatMap((p) => p.events.map((e) => ({ ...e, at: ctx.now, actor: ctx.actor, requestId: ctx.requestId })));
+  await q.insertStores(tx, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), plans.flatMap((p) => p.linkRows), plans.flatMap((p) => p.mentionRows), stamped, ctx.now);
+  await commitTail(work, plans, probe, outcomes);
+  return outcomes;
+}
+
+/** The hashes of `lww` stores at or before position `i`: the duplicates they supersede are no link targets for store `i`. */
+const lwwHashesUpTo = (items: Prepared[], i: number) => [...new Set(items.slice(0, i + 1).filter((p) => p.input.on_conflict === 'lww').map((p) => p.hash))];
+
+interface Plan {
+  item: Prepared;
+  group: Group;
+  memory: q.MemoryDto;
+  row: q.NewMemory & { supersededBy: string | null; version: number; updatedAt: Date };
+  supersedes: { tenantId: string; id: string; by: string }[];
+  linkRows: { tenantId: string; sourceId: string; targetId: string; weight: number }[];
+  mentionRows: { tenantId: string; memoryId: string; entityId: string }[];
+  events: Event[];
+  superseded: string[];
+  links: string[];
+  mentions: Mention[];
+  conflict: boolean;
+}
+
+const cosine = (a: number[], b: number[]) => {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += a[i] * b[i];
+  return dot; // stored vectors are unit length
+};
+
+/**
+ * Decides every store in request order, as if each ran alone after the ones before it: the quota
+ * left, the duplicates still current (existing ones and earlier stores of this request), the
+ * nearest current memories for auto-links, and the mentioned entities.
+ */
+function planStores(work: Work<TenantCtx>, groups: Group[], probe: q.StoreProbe, outcomes: Map<number, StoreOutcome>): Plan[] {
+  const { ctx } = work;
+  const { now } = ctx;
+  const quotaLeft = new Map<string, number>();
+  for (const owner of new Set(groups.map((g) => g.target.owner))) {
+    const tier = groups.find((g) => g.target.owner === owner)!.target.ownerTier;
+    const limit = tiers[tier].limits.memories;
+    quotaLeft.set(owner, limit === null ? Infinity : Math.max(0, limit - (probe.quotaUsed.get(owner) ?? 0)));
+  }
+  const plans: Plan[] = [];
+  for (const g of groups) {
+    const { owner, spaceId } = g.target;
+    /** Current duplicates per hash: existing rows (with their state) and this request's plans. */
+    const current = new Map<string, ({ existing: q.MemoryRow } | { plan: Plan })[]>();
+    for (const row of probe.duplicates.get(g.n) ?? []) {
+      const list = current.get(row.content_hash) ?? [];
+      list.push({ existing: row });
+      current.set(row.content_hash, list);
+    }
+    const supersededHere = new Set<string>();
+    const earlier: Plan[] = [];
+    for (const item of g.items) {
+      const { input, hash } = item;
+      if (!(quotaLeft.get(owner)! > 0)) {
+        const tier = g.target.ownerTier;
+        outcomes.set(item.index, {
+          ok: false,
+          error: new AppError('RATE_LIMITED', 'Monthly memory quota exhausted', { ...usageSnapshotForError(ctx.services, tier, 'memories', tiers[tier].limits.memories ?? 0, now) }),
+        });
+        continue;
+      }
+      const dups = current.get(hash) ?? [];
+      const dupId = (d: (typeof dups)[number]) => ('existing' in d ? d.existing.id : d.plan.row.id);
+      if (dups.length && input.on_conflict === 'reject') {
+        outcomes.set(item.index, { ok: false, error: conflict('An identical memory already exists', { existing_ids: dups.map((d) => toUrn(dupId(d))) }) });
+        continue;
+      }
+      quotaLeft.set(owner, quotaLeft.get(owner)! - 1);
+      const id = q.newMemoryId();
+      const expiresAt = input.ttl_seconds ? new Date(now.getTime() + input.ttl_seconds * 1000) : null;
+      const row = {
+        id,
+        owner,
+        spaceId,
+        hash,
+        embedding: item.embedding,
+        expiresAt,
+        observation: input.observation,
+        tags: input.tags,
+        importance: input.importance,
+        context: input.context ?? null,
+        agentId: input.agent_id ?? null,
+        supersededBy: null as string | null,
+        version: 1,
+        updatedAt: now,
+      };
+      const memory = q.newMemoryDto(row, now);
+      const plan: Plan = { item, group: g, memory, row, supersedes: [], linkRows: [], mentionRows: [], events: [], superseded: [], links: [], mentions: [], conflict: dups.length > 0 };
+      plan.events.push({ tenantId: owner, memoryId: id, kind: 'create', after: memory, embedding: item.embedding });
+
+      // lww: the new memory supersedes its duplicates; each change is an update event.
+      if (dups.length && input.on_conflict === 'lww') {
+        for (const d of dups) {
+          let before: q.MemoryDto;
+          let after: q.MemoryDto;
+          if ('existing' in d) {
+            before = q.toMemoryDto(d.existing);
+            after = { ...before, superseded_by: toUrn(id), updated_at: now.toISOString() };
+            plan.supersedes.push({ tenantId: owner, id: d.existing.id, by: id });
+          } else {
+            before = { ...d.plan.memory, superseded_by: null };
+            d.plan.row.supersededBy = id;
+            d.plan.row.version += 1;
+            after = { ...before, superseded_by: toUrn(id), updated_at: now.toISOString() };
+          }
+          plan.events.push({ tenantId: owner, memoryId: dupId(d), kind: 'update', before, after, metadata: { reason: 'superseded' } });
+          plan.superseded.push(dupId(d));
+          supersededHere.add(dupId(d));
+        }
+        current.set(hash, []);
+      }
+      current.set(hash, [...(current.get(hash) ?? []), { plan }]);
+
+      // Links to up to three close current memories in scope (cosine at least AUTO_LINK_THRESHOLD), each a link event.
+      if (input.auto_link) {
+        const threshold = ctx.services.config.AUTO_LINK_THRESHOLD;
+        const candidates = [
+          ...(probe.neighbours.get(item.index) ?? []).filter((n) => !supersededHere.has(n.id)),
+          ...earlier.filter((e) => e.row.supersededBy === null).map((e) => ({ id: e.row.id, similarity: cosine(item.embedding, e.row.embedding) })),
+        ]
+          .sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1))
+          .slice(0, AUTO_LINK_MAX)
+          .filter((n) => n.similarity >= threshold);
+        for (const l of candidates) {
+          plan.linkRows.push({ tenantId: owner, sourceId: id, targetId: l.id, weight: l.similarity });
+          plan.events.push({ tenantId: owner, memoryId: id, kind: 'link', metadata: { target_id: toUrn(l.id), relation: 'similar', weight: l.similarity } });
+          plan.links.push(l.id);
+        }
+      }
+
+      // Knowledge graph tiers: the owner's entities this text names, first mention first.
+      const entities = probe.entities.get(g.n);
+      if (entities?.length) {
+        const order = new Map(mentionCandidates(input.observation).map((c, i) => [c, i]));
+        plan.mentions = entities
+          .filter((e) => order.has(e.name))
+          .sort((a, b) => order.get(a.name)! - order.get(b.name)! || (a.entity_type < b.entity_type ? -1 : a.entity_type > b.entity_type ? 1 : 0) || (a.entity_id < b.entity_id ? -1 : 1))
+          .slice(0, MENTION_MAX_LINKS)
+          .map((e) => ({ ...e, entity_id: toUrn(e.entity_id) }));
+        for (const m of plan.mentions) plan.mentionRows.push({ tenantId: owner, memoryId: id, entityId: m.entity_id.slice('urn:uuid:'.length) });
+        plan.events.push(...mentionEvents(owner, id, plan.mentions));
+      }
+      earlier.push(plan);
+      plans.push(plan);
+    }
+  }
+  return plans;
+}
+
+/** Step 5 and what follows it: the per-tenant rows, webhook deliveries, anomaly counts, results. */
+async function commitTail(work: Work<TenantCtx>, plans: Plan[], probe: q.StoreProbe, outcomes: Map<number, StoreOutcome>) {
+  const { ctx } = work;
+  const who = { actor: ctx.actor, requestId: ctx.requestId, at: ctx.now };
+  const byOwner = new Map<string, Plan[]>();
+  for (const p of plans) byOwner.set(p.group.target.owner, [...(byOwner.get(p.group.target.owner) ?? []), p]);
+  const tails = [...byOwner].map(([owner, mine]) => ({
+    owner,
+    tier: mine[0].group.target.ownerTier,
+    audits: mine.map((p) => ({
       tenantId: owner,
       operation: 'memory.create',
       resourceType: 'memory',
-      resourceId: memory.uuid,
+      resourceId: p.memory.uuid,
+      actor: who.actor,
+      requestId: who.requestId,
+      at: who.at,
       metadata: {
-        hash,
-        agent_id: memory.agent_id,
-        conflict: duplicates.length > 0,
-        superseded: superseded.ids.map(toUrn),
-        writer_tenant_id: writer,
-        ...(teams ? { via: 'team', team_ids: teams } : {}),
+        hash: p.item.hash,
+        agent_id: p.memory.agent_id,
+        conflict: p.conflict,
+        superseded: p.superseded.map(toUrn),
+        writer_tenant_id: ctx.tenantId === owner ? undefined : ctx.tenantId,
+        ...(p.group.teams ? { via: 'team', team_ids: p.group.teams } : {}),
       },
-    });
-    await work.event('memory.created', { memory }, { tenantId: owner });
-    await adjustLiveMemories(work.tx, owner, 1);
-    await work.milestone('first_memory', { memory_id: memory.uuid }, { tenantId: owner });
-    return { memory, superseded: superseded.ids, links: links.ids, mentions, conflict: duplicates.length > 0 };
-  });
-  const { memory } = result;
-  return {
-    id: memory.uuid,
-    uuid: memory.uuid,
-    hash,
-    created_at: memory.created_at,
-    conflict_detected: result.conflict,
-    superseded: result.superseded.map(toUrn),
-    auto_links: result.links.map(toUrn),
-    entities: result.mentions.map((m) => m.entity_id),
-    expires_at: memory.expires_at,
-  };
+    })),
+    events: mine.map((p) => ({ tenantId: owner, type: 'memory.created' as const, data: { memory: p.memory }, at: who.at })),
+    rapidWrites: mine.reduce((n, p) => n + p.events.filter((e) => e.kind === 'create' || e.kind === 'update').length, 0),
+  }));
+  const committed = await q.storeTail(work.tx, tails, ctx.now);
+  if (!committed) {
+    // Another request spent the quota between our read and now: decide again from the new count.
+    throw Object.assign(new Error('memory quota moved while storing; retrying'), { code: '40001' });
+  }
+  let jobs = false;
+  for (const t of tails) {
+    // The anomaly window was counted in the statement above (shared/platform/anomalies.ts).
+    const count = committed.rapidWrites.get(t.owner)!;
+    if (crossed('rapid_writes', count, t.rapidWrites)) {
+      await recordAnomaly(work.system(), { tenantId: t.owner, kind: 'rapid_writes', now: ctx.now, count, requestId: ctx.requestId });
+    }
+    const hooks = probe.webhooks.get(t.owner) ?? [];
+    for (const e of committed.eventIds.get(t.owner) ?? []) {
+      for (const webhookId of hooks) await q.enqueueWebhookDelivery(work.tx, { tenantId: t.owner, webhookId, eventId: e, at: who.at });
+    }
+    jobs ||= hooks.length > 0;
+  }
+  work.noteWritten({ eventTenants: tails.map((t) => t.owner), jobs });
+  for (const p of plans) outcomes.set(p.item.index, { ok: true, result: resultOf(p.memory, p) });
 }

@@ -24,15 +24,17 @@ export function pressureOf(maxPercent: number): 'low' | 'medium' | 'high' | 'cri
 }
 
 /**
- * The report's counters: from the snapshot taken when this request was counted (the common case:
- * no extra query), else read now.
+ * The report's counters: from the snapshot taken when this request was counted (on Postgres and
+ * embedded: all of them, no extra query), and whatever that snapshot lacks (with Redis: the
+ * counters kept in Postgres) read now.
  */
 async function readQuotas(services: Services, tenantId: string, tier: Tier, now: Date, counted?: CounterOutcome) {
   const period = periodOf(now);
   const wanted = reportCounters(now);
-  const [apiCalls, memories, rollbacks, today, live] = counted
-    ? wanted.map((w, i) => (i === 0 ? counted.value : counted.reading(w.metric, w.bucket)))
-    : await services.counters.read(tenantId, wanted);
+  const known = counted ? wanted.map((w, i) => (i === 0 ? counted.value : counted.reading(w.metric, w.bucket))) : wanted.map(() => undefined);
+  const unread = wanted.filter((_, i) => known[i] === undefined);
+  const read = await services.counters.read(tenantId, unread);
+  const [apiCalls, memories, rollbacks, today, live] = known.map((v) => v ?? read.shift() ?? 0);
   const limits = tiers[tier].limits;
   return {
     period,

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { events } from '../../schema';
 import { type DbOrTx, rows } from '../platform/db';
 import { newId } from '../platform/ids';
@@ -96,6 +96,27 @@ export async function insertEvent(
 /** The job that delivers a stored event to one webhook; `delivery_id` is fixed now so a caller can name it. */
 export const deliveryJob = (webhookId: string, eventId: string): DeliveryJob => ({ webhook_id: webhookId, event_id: eventId, delivery_id: newId('delivery') });
 
-async function enqueueDelivery(tx: DbOrTx, d: { tenantId: string; webhookId: string; eventId: string; at: Date }) {
+export async function enqueueDelivery(tx: DbOrTx, d: { tenantId: string; webhookId: string; eventId: string; at: Date }) {
   await enqueueJob(tx, { tenantId: d.tenantId, topic: WEBHOOK_DELIVERY_TOPIC, payload: { ...deliveryJob(d.webhookId, d.eventId) }, runAt: d.at });
 }
+
+/**
+ * A CTE `<name>_events` inserting stream events of one tenant whose seqs were just taken from its
+ * head row: `headCte` returns the head's new `event_seq` (the last of the `payloads.length` taken,
+ * see `chainSql`). Webhook deliveries are the caller's (`subscribedWebhooks`, `enqueueDelivery`).
+ */
+export function streamEventsSql(name: string, tenantId: string, headCte: string, payloads: EventPayload[]): SQL {
+  return sql`${sql.raw(name)}_events AS (
+    INSERT INTO events (id, tenant_id, seq, type, payload, created_at)
+    SELECT x.e->>'id', ${tenantId}, h.event_seq - ${payloads.length} + x.ord, x.e->>'type', x.e, (x.e->>'created_at')::timestamptz
+    FROM ${sql.raw(headCte)} h, jsonb_array_elements(${JSON.stringify(payloads)}::jsonb) WITH ORDINALITY AS x(e, ord))`;
+}
+
+/** A stream event's stored body, before it is inserted. */
+export const eventPayload = (e: { tenantId: string; type: EventType; data: Record<string, unknown>; at: Date }): EventPayload => ({
+  id: newId('event'),
+  type: e.type,
+  created_at: e.at.toISOString(),
+  tenant_id: e.tenantId,
+  data: e.data,
+});

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { cortexConfigs } from '../../schema/cortex';
-import { type DbOrTx, rows } from '../platform/db';
+import { type Db, type DbOrTx, pgArray, rows } from '../platform/db';
 import { live } from './access';
 import { vectorSearchSettings } from './vector-search';
 
@@ -40,55 +40,102 @@ export async function cortexSettings(db: DbOrTx, tenantId: string): Promise<{ th
 export const liveOf = (tenantId: string, now: Date, alias = 'm') =>
   sql`${sql.raw(alias)}.tenant_id = ${tenantId} AND ${sql.raw(alias)}.superseded_by IS NULL AND ${live(now, alias)}`;
 
+/** Nearest neighbours a probe looks at, how many within reach it keeps, and the widest it keeps (cosine 0.5, the lowest threshold the config allows). */
+const PROBED = 8;
+const KEPT = 3;
+const MAX_KEPT_DISTANCE = 0.5;
+/** Memories probed per transaction. */
+const PROBE_BATCH = 500;
+
 /**
- * The nearest live neighbour of `m` in its space (alias `m` in the enclosing query) as rows
- * (id, distance): one bounded index probe (HNSW, the 8 nearest) over the indexed rows plus an exact look
- * at the few rows a rollback left out of the graph, never all pairs.
+ * Up to KEPT nearest live memories of `m`'s space (alias `m` in the enclosing query) within
+ * MAX_KEPT_DISTANCE, as rows (id, distance): one bounded HNSW probe of the tenant's PROBED nearest,
+ * filtered after its LIMIT (with per-row conditions inside the planner scans the whole store per
+ * memory), plus an exact look at the few rows a rollback left out of the graph. Never all pairs.
  */
-export const nearestNeighbours = (tenantId: string, now: Date) => {
-  // The graph probe takes the tenant's NEIGHBOURS nearest and filters them after the LIMIT: with the
-  // per-row conditions inside, the planner estimates one row and scans the whole store per memory
-  // (quadratic: 54 ms a memory at 10k); this way it is one HNSW probe (about 1.5 ms at 10k).
-  const indexed = sql`(
-    SELECT x.id, x.distance FROM (
+const nearestNeighbours = (tenantId: string, now: Date) => sql`(
+  SELECT y.id, y.distance FROM (
+    (SELECT x.id, x.distance FROM (
       SELECT n.id, n.space_id, n.superseded_by, n.expires_at, n.embedding <=> m.embedding AS distance FROM memories n
       WHERE NOT n.index_pending AND n.tenant_id = ${tenantId}
-      ORDER BY n.embedding <=> m.embedding LIMIT ${NEIGHBOURS}) x
-    WHERE x.id <> m.id AND x.superseded_by IS NULL AND ${live(now, 'x')} AND x.space_id IS NOT DISTINCT FROM m.space_id
-    ORDER BY x.distance LIMIT 1)`;
-  const pending = sql`(
-    SELECT n.id, n.embedding <=> m.embedding AS distance FROM memories n
+      ORDER BY n.embedding <=> m.embedding LIMIT ${PROBED}) x
+    WHERE x.id <> m.id AND x.superseded_by IS NULL AND ${live(now, 'x')} AND x.space_id IS NOT DISTINCT FROM m.space_id)
+    UNION ALL
+    (SELECT n.id, n.embedding <=> m.embedding AS distance FROM memories n
     WHERE n.index_pending AND ${liveOf(tenantId, now, 'n')} AND n.id <> m.id AND n.space_id IS NOT DISTINCT FROM m.space_id
-    ORDER BY n.embedding <=> m.embedding LIMIT 1)`;
-  return sql`${indexed} UNION ALL ${pending}`;
-};
+    ORDER BY n.embedding <=> m.embedding LIMIT ${KEPT})) y
+  WHERE y.distance <= ${MAX_KEPT_DISTANCE} ORDER BY y.distance, y.id LIMIT ${KEPT})`;
 
-/** Nearest neighbours a probe looks at: the nearest live one in the same space among them counts. */
-const NEIGHBOURS = 8;
-
-/** Another live memory of `m`'s space with its content hash (index memories_tenant_hash_idx), as rows (id, distance 0). */
-export const sameHash = (tenantId: string, now: Date) => sql`(
-  SELECT d.id, 0::float8 AS distance FROM memories d WHERE ${liveOf(tenantId, now, 'd')} AND d.content_hash = m.content_hash AND d.id <> m.id
-    AND d.space_id IS NOT DISTINCT FROM m.space_id LIMIT 1)`;
+/** Live memories whose probe is missing, or stale because their text (so their embedding) or space changed. */
+const unprobed = (tenantId: string, now: Date) => sql`${liveOf(tenantId, now)} AND NOT EXISTS (
+  SELECT 1 FROM memory_neighbour_probes p WHERE p.memory_id = m.id AND p.content_hash = m.content_hash AND p.space_id IS NOT DISTINCT FROM m.space_id)`;
 
 /**
- * One page (keyset on id, `limit` rows) of the tenant's live memories, each with its near duplicate
- * in the same space (same content hash, or nearest neighbour at cosine ≥ threshold), or null.
+ * Brings the near-duplicate index (migrations/0025) up to date for up to `limit` of the tenant's
+ * memories, PROBE_BATCH per transaction; returns how many it probed. A re-probed memory's old pairs
+ * go both ways (its embedding changed); a first probe keeps the pairs others found to it.
  */
-export async function nearDuplicatePage(db: DbOrTx, tenantId: string, now: Date, opts: { threshold: number; afterId: string | null; limit: number }) {
-  const maxDistance = 1 - opts.threshold;
-  // In a transaction of its own: the iterative-scan settings are transaction-local, and without them
-  // the index's LIMIT 1 probe could come back empty when other tenants' rows fill its candidate list.
-  return db.transaction(async (tx) => {
-    await vectorSearchSettings(tx, 40);
-    return rows<{ id: string; created_at: Date | string; dup: string | null }>(
-      tx,
-      sql`SELECT m.id, m.created_at, d.id AS dup FROM memories m
-          LEFT JOIN LATERAL (
-            SELECT x.id FROM (${sameHash(tenantId, now)} UNION ALL ${nearestNeighbours(tenantId, now)}) x
-            WHERE x.distance <= ${maxDistance} ORDER BY x.distance, x.id LIMIT 1) d ON true
-          WHERE ${liveOf(tenantId, now)} ${opts.afterId ? sql`AND m.id > ${opts.afterId}::uuid` : sql``}
-          ORDER BY m.id LIMIT ${opts.limit}`,
-    );
-  });
+export async function probeNeighbours(db: Db, tenantId: string, now: Date, limit = Number.POSITIVE_INFINITY): Promise<number> {
+  let probed = 0;
+  while (probed < limit) {
+    const n = await db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`neighbours:${tenantId}`}, 0))`);
+      await vectorSearchSettings(tx, 40);
+      // The tenant filter selects most of a single-tenant table, and then the planner prefers a
+      // sequential scan and a sort per probe (80 ms at 10k) to the HNSW graph (1-3 ms).
+      await tx.execute(sql`SELECT set_config('enable_seqscan', 'off', true)`);
+      const todo = (await rows<{ id: string }>(tx, sql`SELECT m.id FROM memories m WHERE ${unprobed(tenantId, now)} ORDER BY m.id LIMIT ${Math.min(PROBE_BATCH, limit - probed)}`)).map((r) => r.id);
+      if (!todo.length) return 0;
+      const ids = sql`${pgArray(todo)}::uuid[]`;
+      await tx.execute(sql`DELETE FROM memory_neighbours WHERE memory_id = ANY(${ids})
+        OR neighbour_id IN (SELECT memory_id FROM memory_neighbour_probes WHERE memory_id = ANY(${ids}))`);
+      await tx.execute(sql`INSERT INTO memory_neighbours (memory_id, neighbour_id, tenant_id, distance)
+        SELECT m.id, x.id, ${tenantId}, x.distance FROM memories m CROSS JOIN LATERAL ${nearestNeighbours(tenantId, now)} x
+        WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${ids})
+        ON CONFLICT (memory_id, neighbour_id) DO UPDATE SET distance = excluded.distance`);
+      await tx.execute(sql`INSERT INTO memory_neighbour_probes (memory_id, tenant_id, content_hash, space_id, probed_at)
+        SELECT m.id, m.tenant_id, m.content_hash, m.space_id, ${now.toISOString()} FROM memories m WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${ids})
+        ON CONFLICT (memory_id) DO UPDATE SET content_hash = excluded.content_hash, space_id = excluded.space_id, probed_at = excluded.probed_at`);
+      return todo.length;
+    });
+    probed += n;
+    if (n < PROBE_BATCH) break;
+  }
+  return probed;
 }
+
+/** Tenants with live memories the near-duplicate index has not probed (or probed before their text changed). */
+export async function tenantsToProbe(db: DbOrTx, now: Date, limit: number): Promise<string[]> {
+  const found = await rows<{ tenant_id: string }>(
+    db,
+    sql`SELECT DISTINCT m.tenant_id FROM memories m WHERE m.superseded_by IS NULL AND ${live(now)} AND NOT EXISTS (
+          SELECT 1 FROM memory_neighbour_probes p WHERE p.memory_id = m.id AND p.content_hash = m.content_hash AND p.space_id IS NOT DISTINCT FROM m.space_id)
+        LIMIT ${limit}`,
+  );
+  return found.map((r) => r.tenant_id);
+}
+
+/**
+ * For the whole-store statements of eval and Cortex, in the caller's transaction: their estimated
+ * cost passes Postgres' JIT threshold, and compiling them took 640 ms of a 750 ms count at 10k.
+ */
+export const withoutJit = (tx: DbOrTx) => tx.execute(sql`SELECT set_config('jit', 'off', true)`);
+
+/**
+ * Near-duplicate pairs among the tenant's live memories (DESIGN §5): same content hash in a space
+ * (each paired with the first of its group), or in the index (probes up to date) at cosine ≥
+ * `threshold` in the same space. Rows (a, b) with their creation times.
+ */
+export const nearDuplicatePairs = (tenantId: string, now: Date, threshold: number) => sql`
+  WITH l AS MATERIALIZED (SELECT m.id, m.space_id, m.content_hash, m.created_at FROM memories m WHERE ${liveOf(tenantId, now)}),
+  hashed AS (SELECT l.id, first_value(l.id) OVER (PARTITION BY l.space_id, l.content_hash ORDER BY l.id) AS first FROM l),
+  pair AS MATERIALIZED (
+    SELECT id AS a, first AS b FROM hashed WHERE id <> first
+    UNION
+    SELECT p.memory_id, p.neighbour_id FROM memory_neighbours p WHERE p.tenant_id = ${tenantId} AND p.distance <= ${1 - threshold}),
+  -- One side at a time (the fences fix the order): joined to both sides at once, the planner
+  -- estimated a hash join over the cross product of the live rows (10^10 at 100k).
+  half AS MATERIALIZED (SELECT pair.a, pair.b, a.space_id, a.created_at FROM pair JOIN l a ON a.id = pair.a)
+  SELECT half.a, half.created_at AS a_created, b.id AS b, b.created_at AS b_created
+  FROM half JOIN l b ON b.id = half.b
+  WHERE b.space_id IS NOT DISTINCT FROM half.space_id`;

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../platform/db';
 import { maintainIntervals } from './intervals';
 import { embeddingOfEvent } from './history';
@@ -24,34 +24,40 @@ export interface MemoryEventInput {
 const CHUNK = 500;
 
 /**
- * Appends to the memory event log inside the caller's transaction (the history replay and rollback
- * read), a chunk of events per statement so that bulk operations stay cheap.
+ * The CTE `inserted` that appends `events` (one chunk) to the log; `maintainIntervals` must follow
+ * it in the same statement. Other CTEs may come before it (a store inserts its rows there too).
  */
-export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[]): Promise<void> {
-  for (let i = 0; i < events.length; i += CHUNK) {
-    const chunk = events.slice(i, i + CHUNK).map((e) => ({
-      tenant_id: e.tenantId,
-      memory_id: e.memoryId,
-      kind: e.kind,
-      at: e.at.toISOString(),
-      actor: e.actor ?? null,
-      request_id: e.requestId ?? null,
-      before: e.before ?? null,
-      after: e.after ?? null,
-      embedding: e.embedding ? `[${e.embedding.join(',')}]` : null,
-      embedding_of: e.embeddingOfEvent ?? null,
-      metadata: e.metadata ?? {},
-    }));
-    // The events, and in the same statement the replay intervals they open and close.
-    await tx.execute(sql`
-      WITH inserted AS (
+export function insertedEventsCte(events: MemoryEventInput[]): SQL {
+  const chunk = events.map((e) => ({
+    tenant_id: e.tenantId,
+    memory_id: e.memoryId,
+    kind: e.kind,
+    at: e.at.toISOString(),
+    actor: e.actor ?? null,
+    request_id: e.requestId ?? null,
+    before: e.before ?? null,
+    after: e.after ?? null,
+    embedding: e.embedding ? `[${e.embedding.join(',')}]` : null,
+    embedding_of: e.embeddingOfEvent ?? null,
+    metadata: e.metadata ?? {},
+  }));
+  return sql`inserted AS (
         INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
         SELECT r.tenant_id, r.memory_id, r.kind, r.at, r.actor, r.request_id, r.before, r.after,
                coalesce(r.embedding::vector, CASE WHEN r.embedding_of IS NOT NULL THEN ${embeddingOfEvent(sql`r.embedding_of`)} END), r.metadata
         FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS r(
           tenant_id text, memory_id uuid, kind text, at timestamptz, actor text, request_id text,
           before jsonb, after jsonb, embedding text, embedding_of bigint, metadata jsonb)
-        RETURNING id, tenant_id, memory_id, kind, at, after, metadata),
-      ${maintainIntervals}`);
+        RETURNING id, tenant_id, memory_id, kind, at, after, metadata)`;
+}
+
+/**
+ * Appends to the memory event log inside the caller's transaction (the history replay and rollback
+ * read), a chunk of events per statement so that bulk operations stay cheap.
+ */
+export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[]): Promise<void> {
+  for (let i = 0; i < events.length; i += CHUNK) {
+    // The events, and in the same statement the replay intervals they open and close.
+    await tx.execute(sql`WITH ${insertedEventsCte(events.slice(i, i + CHUNK))}, ${maintainIntervals}`);
   }
 }

@@ -95,10 +95,13 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
  * idle or checked out; without a listener that would end the process. Here it is reported to
  * `onConnectionError`, the client is discarded, and the pool connects afresh on the next query;
  * while the database is away, a connection attempt fails after `connectionTimeoutMillis` instead of
- * waiting forever, and the request answers 503 (`shared/platform/unavailable.ts`).
+ * waiting forever, and the request answers 503 (`shared/platform/unavailable.ts`). A database that
+ * is down refuses at once; the timeout also bounds the wait for a free client of a busy pool, so it
+ * is long enough for a burst: with the Redis gate, hundreds of writes admitted in one tick queue for
+ * the pool together (5 s turned a 520-write burst on a pool of 5 into 503s).
  */
 export function openPostgres(url: string, max = 10, opts: { onConnectionError?: (err: Error) => void } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, keepAlive: true });
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 30_000, keepAlive: true });
   pool.on('connect', (client) => client.on('error', (err) => opts.onConnectionError?.(err)));
   pool.on('error', () => undefined); // an idle client's error: already reported by its own listener
   return {

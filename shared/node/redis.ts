@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { RedisOps } from '../platform/redis';
 
 /** ioredis behind the same operations as the Upstash adapter. */
 export function ioredisOps(url: string): RedisOps {
   const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+  const shas = new Map<string, string>();
   const exec = async (multi: ReturnType<Redis['multi']>) => {
     const replies = (await multi.exec()) ?? [];
     const failed = replies.find(([err]) => err);
@@ -23,6 +25,23 @@ export function ioredisOps(url: string): RedisOps {
     },
     async removeFromSlidingWindow(key, member) {
       await redis.zrem(key, member);
+    },
+    async eval(script, args) {
+      // EVALSHA first: the script text travels once per server, not with every call.
+      let sha = shas.get(script);
+      if (!sha) shas.set(script, (sha = createHash('sha1').update(script).digest('hex')));
+      try {
+        return await redis.evalsha(sha, 0, ...args);
+      } catch (err) {
+        if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+        return redis.eval(script, 0, ...args);
+      }
+    },
+    async get(key) {
+      return redis.get(key);
+    },
+    async set(key, value) {
+      await redis.set(key, value);
     },
     async ping() {
       await redis.ping();

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../platform/log';
 import { type MaintenanceTask, platformMaintenance } from '../jobs/maintenance';
 import type { JobHandlers } from '../jobs/outbox';
 import { MemoryRateLimiter, PostgresRateLimiter, RedisRateLimiter } from '../platform/ratelimit';
+import { RequestGate } from '../platform/request-gate';
 import { RequestStats, type Services } from '../platform/services';
 import { type Clock, systemClock } from '../platform/time';
 import { nodeClientIp } from './client-ip';
@@ -57,6 +58,9 @@ export async function createNodeServices(
   assertFits(embedder);
   const embedded = database.storage === 'embedded';
   const rateLimiter = redis ? new RedisRateLimiter(redis) : embedded ? new MemoryRateLimiter() : new PostgresRateLimiter(counters);
+  // Several instances on one Postgres with Redis: keys cached behind their epoch, counting in Redis.
+  const gate = redis && !embedded ? new RequestGate(redis, database.query, log) : null;
+  gate?.start();
 
   let runner: NodeRunner | null = null;
   const services: Services = {
@@ -70,7 +74,8 @@ export async function createNodeServices(
     embedder,
     rateLimiter,
     redis,
-    keyCache: embedded ? new KeyCache() : null,
+    keyCache: embedded || gate ? new KeyCache() : null,
+    gate,
     notifyJobs: () => runner?.wake(),
     eventBus: new EventBus(),
     jobHandlers: { ...opts.jobHandlers },
@@ -91,6 +96,7 @@ export async function createNodeServices(
       await services.eventBus?.close();
       await runner?.stop();
       await counters.settle();
+      await gate?.close();
       await redis?.close?.();
       await database.close();
     },

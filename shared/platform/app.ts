@@ -39,10 +39,15 @@ export function validationHook(bodyStatus: 400 | 422 = 400) {
     const error = result.error as ZodError;
     const range = rangeIssue(error);
     if (range) throw invalidRange(range.start, range.end);
-    const details = zodDetails(error);
-    const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
-    throw new AppError('VALIDATION_ERROR', `Invalid ${result.target}: ${summary}`, { details }, result.target === 'json' ? bodyStatus : 400);
+    throw validationFailure(error, result.target ?? 'json', result.target === 'json' ? bodyStatus : 400);
   };
+}
+
+/** The error a failed validation answers with (also for one item of a batch body, validated on its own). */
+export function validationFailure(error: ZodError, target: string, status: 400 | 422 = 400): AppError {
+  const details = zodDetails(error);
+  const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
+  return new AppError('VALIDATION_ERROR', `Invalid ${target}: ${summary}`, { details }, status);
 }
 
 /** A family router. Validation failures use the one error body, naming each bad field. */

@@ -7,8 +7,8 @@ import { AppError } from './errors';
 import type { KeyRecord } from './key-cache';
 import type { Services } from './services';
 import { type Feature, requireFeature, tiers, type Tier } from './tiers';
-import { MINUTE } from './time';
-import { consumeApiCall, usageSnapshotForError } from './usage';
+import { consumeApiCall, DAILY_CALLS, postgresReportCounters, REPORT_PATHS, usageSnapshotForError } from './usage';
+import { dayOf, MINUTE } from './time';
 
 const unauthorized = (why: string) => new AppError('UNAUTHORIZED', why);
 
@@ -18,11 +18,7 @@ export function bearerToken(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-async function lookupKey(services: Services, secret: string): Promise<KeyRecord | null> {
-  const hash = services.hashSecret?.(secret) ?? (await sha256Hex(secret));
-  const cached = services.keyCache?.get(hash);
-  if (cached) return cached;
-  const generation = services.keyCache?.generation ?? 0;
+async function readKey(services: Services, hash: string): Promise<KeyRecord | null> {
   const [row] = await rows<{
     key_id: string;
     tenant_id: string;
@@ -38,7 +34,7 @@ async function lookupKey(services: Services, secret: string): Promise<KeyRecord 
         WHERE k.key_hash = ${hash}`,
   );
   if (!row) return null;
-  const record: KeyRecord = {
+  return {
     keyId: row.key_id,
     tenantId: row.tenant_id,
     tier: row.tier,
@@ -47,19 +43,41 @@ async function lookupKey(services: Services, secret: string): Promise<KeyRecord 
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     graceExpiresAt: row.grace_expires_at ? new Date(row.grace_expires_at) : null,
   };
-  services.keyCache?.set(hash, record, generation);
+}
+
+/**
+ * The key of a secret hash, from the cache when it holds it. With the Redis gate a record read here
+ * carries its tenant's key epoch, read between two reads of the row: a change committed before the
+ * second read shows in it, and one committed after it replaces the epoch, so the record can never
+ * be newer-looking than it is.
+ */
+async function lookupKey(services: Services, hash: string, fresh = false): Promise<KeyRecord | null> {
+  const cache = services.keyCache;
+  if (fresh) cache?.drop(hash);
+  const cached = cache?.get(hash);
+  if (cached) return cached;
+  const generation = cache?.generation ?? 0;
+  let record = await readKey(services, hash);
+  if (record && services.gate) {
+    const epoch = await services.gate.epochOf(record.tenantId);
+    record = await readKey(services, hash);
+    if (record) record.epoch = epoch;
+  }
+  if (record) cache?.set(hash, record, generation);
   return record;
 }
 
-/** Resolves a bearer secret to its tenant, or throws 401 for missing, unknown, revoked or expired keys. */
-export async function authenticate(services: Services, header: string | undefined): Promise<AuthContext> {
+function secretHash(services: Services, header: string | undefined): string | Promise<string> {
   const secret = bearerToken(header);
   if (!secret) throw unauthorized('Missing API key: send Authorization: Bearer <API_KEY>');
   // Our secrets are sk_ + 43 base62 chars; anything else cannot match, so skip the lookup.
   if (!/^sk_[0-9A-Za-z]{20,100}$/.test(secret)) throw unauthorized('Invalid API key');
-  const key = await lookupKey(services, secret);
+  return services.hashSecret?.(secret) ?? sha256Hex(secret);
+}
+
+/** Throws 401 for unknown, revoked or expired keys. */
+function admitKey(key: KeyRecord | null, now: Date): AuthContext {
   if (!key) throw unauthorized('Invalid API key');
-  const now = services.clock.now();
   if (key.status === 'revoked') throw unauthorized('API key has been revoked');
   if (key.expiresAt && key.expiresAt <= now) throw unauthorized('API key has expired');
   if (key.status === 'grace' && key.graceExpiresAt && key.graceExpiresAt <= now) {
@@ -68,36 +86,116 @@ export async function authenticate(services: Services, header: string | undefine
   return { tenantId: key.tenantId, keyId: key.keyId, tier: key.tier, email: key.email, keyStatus: key.status === 'grace' ? 'grace' : 'active' };
 }
 
+/** Resolves a bearer secret to its tenant, or throws 401 for missing, unknown, revoked or expired keys. */
+export async function authenticate(services: Services, header: string | undefined): Promise<AuthContext> {
+  const hash = await secretHash(services, header);
+  let key = await lookupKey(services, hash);
+  // Routes that count nothing (health, status) still check a cached key's epoch.
+  if (key?.epoch !== undefined && services.gate && (await services.gate.epochOf(key.tenantId)) !== key.epoch) {
+    key = await lookupKey(services, hash, true);
+  }
+  return admitKey(key, services.clock.now());
+}
+
+function rateLimited(services: Services, auth: AuthContext, limit: number, count: number, resetAt: Date, now: Date): AppError {
+  const retryAfter = Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
+  return new AppError('RATE_LIMITED', `Rate limit of ${limit} requests per minute exceeded for this key`, {
+    retry_after: retryAfter,
+    usage: { current: Math.min(count, limit), limit, plan: auth.tier, resets_at: resetAt.toISOString() },
+    upgrade_url: services.config.UPGRADE_URL,
+  });
+}
+
+function quotaExhausted(services: Services, auth: AuthContext, value: number, now: Date): AppError {
+  return new AppError('RATE_LIMITED', 'Monthly API call quota exhausted', {
+    ...usageSnapshotForError(services, auth.tier, 'api_calls', value, now),
+  });
+}
+
 /**
  * Protected routes: authenticate, then the per-key request rate, then the monthly api_calls quota.
  * Refusals are 429 RATE_LIMITED with `usage` and `Retry-After`.
  */
 export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const services = c.get('services');
+  if (services.gate) return gatedKey(c, next);
   const auth = await authenticate(services, c.req.header('authorization'));
   c.set('auth', auth);
   const now = services.clock.now();
-  const limit = Math.max(1, Math.floor(tiers[auth.tier].limits.requests_per_minute * services.config.RATE_LIMIT_SCALE));
+  const limit = rateLimitOf(services, auth.tier);
   const rate = await services.rateLimiter.hit({ tenantId: auth.tenantId, keyId: auth.keyId, limit, windowMs: MINUTE }, now);
   c.header('X-RateLimit-Limit', String(limit));
   c.header('X-RateLimit-Remaining', String(rate.remaining));
-  if (!rate.allowed) {
-    const retryAfter = Math.max(1, Math.ceil((rate.resetAt.getTime() - now.getTime()) / 1000));
-    throw new AppError('RATE_LIMITED', `Rate limit of ${limit} requests per minute exceeded for this key`, {
-      retry_after: retryAfter,
-      usage: { current: limit - rate.remaining, limit, plan: auth.tier, resets_at: rate.resetAt.toISOString() },
-      upgrade_url: services.config.UPGRADE_URL,
-    });
-  }
+  if (!rate.allowed) throw rateLimited(services, auth, limit, limit - rate.remaining, rate.resetAt, now);
   const quota = await consumeApiCall(services, auth, now);
   c.set('counted', quota);
-  if (!quota.allowed) {
-    throw new AppError('RATE_LIMITED', 'Monthly API call quota exhausted', {
-      ...usageSnapshotForError(services, auth.tier, 'api_calls', quota.value, now),
-    });
-  }
+  if (!quota.allowed) throw quotaExhausted(services, auth, quota.value, now);
   await next();
 };
+
+const rateLimitOf = (services: Services, tier: Tier) => Math.max(1, Math.floor(tiers[tier].limits.requests_per_minute * services.config.RATE_LIMIT_SCALE));
+
+/**
+ * `requireKey` with Redis: the cached key, its epoch check, the rate window and the counts in one
+ * Redis call (request-gate.ts). A stale epoch counts nothing and sends the key back to Postgres.
+ */
+const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const services = c.get('services');
+  const gate = services.gate!;
+  const hash = await secretHash(services, c.req.header('authorization'));
+  const now = services.clock.now();
+  let key = await lookupKey(services, hash);
+  const report = REPORT_PATHS.has(c.req.path) ? postgresReportCounters(now) : null;
+  for (let attempt = 0; ; attempt++) {
+    const auth = admitKey(key, now);
+    const limit = rateLimitOf(services, auth.tier);
+    const outcome = await gate.admit({
+      tenantId: auth.tenantId,
+      keyId: auth.keyId,
+      epoch: key!.epoch ?? '',
+      rateLimit: limit,
+      windowMs: MINUTE,
+      quotaLimit: tiers[auth.tier].limits.api_calls,
+      now,
+    });
+    if (outcome.kind === 'stale') {
+      if (attempt === 3) throw new AppError('SERVICE_UNAVAILABLE', 'API keys are changing; retry the request', { retry_after: 1 });
+      key = await lookupKey(services, hash, true);
+      continue;
+    }
+    c.set('auth', auth);
+    c.header('X-RateLimit-Limit', String(limit));
+    c.header('X-RateLimit-Remaining', String(Math.max(0, limit - outcome.rate.count)));
+    if (!outcome.rate.allowed) throw rateLimited(services, auth, limit, outcome.rate.count, outcome.rate.resetAt, now);
+    if (!outcome.quota.allowed) throw quotaExhausted(services, auth, outcome.quota.value, now);
+    const today = dayOf(now);
+    const values = new Map<string, number>([[`${DAILY_CALLS} ${today}`, outcome.today]]);
+    if (report) {
+      // The report's Postgres-held counters: this instance's copy while no write changed them
+      // (the usage epoch came with the count), else read now, after that epoch was read.
+      const cacheKey = `${auth.tenantId} ${report.map((r) => r.bucket).join(' ')}`;
+      const at = Date.now();
+      let read = gate.cachedReport(cacheKey, outcome.usageEpoch, at);
+      if (!read) gate.rememberReport(cacheKey, outcome.usageEpoch, (read = await services.counters.read(auth.tenantId, report)), at);
+      read.forEach((v, i) => values.set(`${report[i].metric} ${report[i].bucket}`, v));
+    }
+    c.set('counted', {
+      allowed: outcome.quota.allowed,
+      value: outcome.quota.value,
+      reading: (metric, bucket) => values.get(`${metric} ${bucket}`),
+    });
+    return next();
+  }
+};
+
+/**
+ * After a commit that changed a tenant's keys or tier, before the answer: this instance forgets
+ * the tenant's cached keys, and with Redis every instance's cached keys of the tenant go stale.
+ */
+export async function forgetKeys(services: Services, tenantId: string): Promise<void> {
+  services.keyCache?.forgetTenant(tenantId);
+  await services.gate?.bumpKeyEpoch(tenantId);
+}
 
 /** Public routes that show more to a caller with a valid key (health, status). No quota is spent. */
 export const optionalKey: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -78,6 +78,8 @@ export const configSchema = z.object({
   /** Neon driver over a plain ws:// proxy (local development and tests only). */
   NEON_WS_PROXY: optionalString,
   SVC_ENABLE_EXPERIMENTAL: flag,
+  /** A Cortex run applies this many changes in its request and the rest through the job queue, this many a job (Workers' request limits). */
+  CORTEX_BATCH: z.coerce.number().int().min(1).max(5_000).default(500),
   /** `use` (offline, Node default), `openai` (any compatible endpoint), `workers-ai`, `hash` (tests). */
   EMBEDDING_PROVIDER: z.enum(['use', 'openai', 'workers-ai', 'hash']).optional(),
   EMBEDDING_BASE_URL: z.url().default('https://api.openai.com/v1'),

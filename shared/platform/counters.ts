@@ -1,5 +1,4 @@
-import { sql } from 'drizzle-orm';
-import { type Db, pgArray, type RawQuery, rows } from './db';
+import { type Db, pgArray, type RawQuery } from './db';
 
 export interface CounterHit {
   tenantId: string;
@@ -17,8 +16,11 @@ export interface CounterOutcome {
   allowed: boolean;
   /** The counter after this hit (unchanged when the hit was refused). */
   value: number;
-  /** An `alsoRead` counter of the hit's tenant as of this batch (0 when absent). */
-  reading(metric: string, bucket: string): number;
+  /**
+   * An `alsoRead` counter of the hit's tenant as of this batch (0 when absent); undefined when this
+   * count did not read it (the Redis gate reads only its own counters), so the caller reads it.
+   */
+  reading(metric: string, bucket: string): number | undefined;
 }
 
 interface Waiter {
@@ -65,6 +67,12 @@ const COUNT = `
   SELECT tenant_id, metric, bucket, value, 0, false, false FROM usage_counters
   WHERE tenant_id = ANY($7::text[]) AND metric = ANY($8::text[]) AND bucket = ANY($9::text[])`;
 
+const READS_IN_FLIGHT = 4;
+
+const READ = `
+  SELECT tenant_id, metric, bucket, value FROM usage_counters
+  WHERE tenant_id = ANY($1::text[]) AND metric = ANY($2::text[]) AND bucket = ANY($3::text[])`;
+
 /**
  * Durable, exact counters with a ceiling (monthly quotas, request windows).
  *
@@ -78,6 +86,8 @@ const COUNT = `
 export class CounterStore {
   private pending: Waiter[] = [];
   private pendingReads: ReadWaiter[] = [];
+  private readsScheduled = false;
+  private readsInFlight = 0;
   private flushing: Promise<void> | null = null;
 
   constructor(
@@ -107,13 +117,10 @@ export class CounterStore {
     // Let the requests already in the event loop's queues join this batch. An embedded database
     // answers synchronously, so without a macrotask pause every batch would hold one request.
     await nextTick();
-    while (this.pending.length || this.pendingReads.length) {
+    while (this.pending.length) {
       const batch = this.pending;
       this.pending = [];
-      if (batch.length) await this.flush(batch);
-      const reads = this.pendingReads;
-      this.pendingReads = [];
-      if (reads.length) await this.readBatch(reads);
+      await this.flush(batch);
     }
     this.flushing = null;
   }
@@ -216,21 +223,45 @@ export class CounterStore {
         return;
       }
       this.pendingReads.push(waiter);
-      this.flushing ??= this.drain();
+      if (!this.readsScheduled) {
+        this.readsScheduled = true;
+        void nextTick().then(() => {
+          this.readsScheduled = false;
+          this.pumpReads();
+        });
+      }
     });
+  }
+
+  /**
+   * Reads need no order among themselves, so a batch does not wait for the one before it: up to
+   * READS_IN_FLIGHT go at once (on as many pooled connections), each with whatever queued since.
+   */
+  private pumpReads(): void {
+    while (this.pendingReads.length && this.readsInFlight < READS_IN_FLIGHT) {
+      const batch = this.pendingReads;
+      this.pendingReads = [];
+      this.readsInFlight++;
+      void this.readBatch(batch).finally(() => {
+        this.readsInFlight--;
+        this.pumpReads();
+      });
+    }
   }
 
   private async readBatch(batch: ReadWaiter[]): Promise<void> {
     try {
-      const keys = batch.flatMap((r) => r.wanted.map((w) => ({ tenantId: r.tenantId, ...w })));
-      const found = await rows<{ tenant_id: string; metric: string; bucket: string; value: string | number }>(
-        this.db,
-        sql`
-        SELECT u.tenant_id, u.metric, u.bucket, u.value FROM usage_counters u
-        JOIN unnest(${pgArray(keys.map((k) => k.tenantId))}::text[], ${pgArray(keys.map((k) => k.metric))}::text[],
-                    ${pgArray(keys.map((k) => k.bucket))}::text[]) AS r(t, m, b)
-          ON u.tenant_id = r.t AND u.metric = r.m AND u.bucket = r.b`,
-      );
+      // Tenants, metrics and buckets as three sets: the combinations may over-read, and the rows not
+      // asked for are ignored. One fixed text through the driver's own query, like COUNT.
+      const sets = [new Set<string>(), new Set<string>(), new Set<string>()];
+      for (const r of batch) {
+        sets[0].add(r.tenantId);
+        for (const w of r.wanted) {
+          sets[1].add(w.metric);
+          sets[2].add(w.bucket);
+        }
+      }
+      const found = await this.query<{ tenant_id: string; metric: string; bucket: string; value: string | number }>(READ, sets.map((x) => pgArray([...x])));
       const values = new Map(found.map((f) => [rowKey(f.tenant_id, f.metric, f.bucket), Number(f.value)]));
       for (const r of batch) {
         r.resolve(r.wanted.map((w) => values.get(rowKey(r.tenantId, w.metric, w.bucket)) ?? 0));

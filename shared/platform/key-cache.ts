@@ -9,12 +9,15 @@ export interface KeyRecord {
   status: 'active' | 'grace' | 'revoked';
   expiresAt: Date | null;
   graceExpiresAt: Date | null;
+  /** With Redis (several instances): the tenant's key epoch this record was read under (request-gate.ts). */
+  epoch?: string;
 }
 
 /**
  * Key lookups by secret hash, kept in memory. Every verb that changes a key or a tenant's tier
  * drops the tenant's entries in the same process before it answers, so a revocation takes
- * effect on the very next request. Used only when a single process owns the database.
+ * effect on the very next request. Used where one process owns the database, and with Redis,
+ * where each record carries its tenant's key epoch and every request checks it (request-gate.ts).
  */
 export class KeyCache {
   private byHash = new LRUCache<string, KeyRecord>({ max: 10_000 });
@@ -30,6 +33,11 @@ export class KeyCache {
 
   set(hash: string, record: KeyRecord, readAtGeneration: number): void {
     if (readAtGeneration === this.generation) this.byHash.set(hash, record);
+  }
+
+  drop(hash: string): void {
+    this.generation += 1;
+    this.byHash.delete(hash);
   }
 
   forgetTenant(tenantId: string): void {

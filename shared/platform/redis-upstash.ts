@@ -22,6 +22,15 @@ export function upstashRedis(url: string, token: string): RedisOps {
     async removeFromSlidingWindow(key, member) {
       await redis.zrem(key, member);
     },
+    async eval(script, args) {
+      return redis.eval(script, [], args.map(String));
+    },
+    async get(key) {
+      return redis.get<string>(key);
+    },
+    async set(key, value) {
+      await redis.set(key, value);
+    },
     async ping() {
       await redis.ping();
     },

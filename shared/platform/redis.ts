@@ -11,6 +11,10 @@ export interface RedisOps {
    */
   addToSlidingWindow(key: string, member: string, nowMs: number, windowMs: number): Promise<number>;
   removeFromSlidingWindow(key: string, member: string): Promise<void>;
+  /** Runs a Lua script (no KEYS; everything in ARGV). Cached by the server where the client can. */
+  eval(script: string, args: (string | number)[]): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
   ping(): Promise<void>;
   close?(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import type { Logger } from './log';
 import type { JobHandlers } from '../jobs/outbox';
 import type { RateLimiter } from './ratelimit';
 import type { RedisOps } from './redis';
+import type { RequestGate } from './request-gate';
 import type { Clock } from './time';
 import type { SigningKeySource } from './trace-signing';
 
@@ -40,8 +41,13 @@ export interface Services {
   embedder: Embedder;
   rateLimiter: RateLimiter;
   redis: RedisOps | null;
-  /** Only where one process owns the database (embedded); elsewhere every request reads the key. */
+  /**
+   * Where one process owns the database (embedded), and with Redis behind the key epoch of `gate`;
+   * elsewhere (Postgres without Redis, Workers) every request reads its key.
+   */
   keyCache: KeyCache | null;
+  /** Node with Postgres and Redis: key epochs, rate and api_calls counted in one Redis call (request-gate.ts). */
+  gate: RequestGate | null;
   /** Called after a commit that wrote outbox jobs: wakes the local dispatcher or publishes to QStash. */
   notifyJobs(): void;
   /**

@@ -8,6 +8,7 @@ import { markCommitted } from './idempotency';
 import type { Ctx } from './context';
 import type { Tx } from './db';
 import { type Milestone, recordMilestone } from './milestones';
+import { usageChangedIn } from './usage';
 
 type Tenanted<T> = Omit<T, 'tenantId'> & { tenantId?: string };
 
@@ -28,6 +29,14 @@ export interface Work<C extends Ctx = Ctx> {
   /** A background job, in the outbox with the change; the runner is woken after commit. */
   enqueue(job: { topic: string; payload: Record<string, unknown>; runAt?: Date; tenantId?: string | null }): Promise<string>;
   milestone(name: Milestone, metadata?: Record<string, unknown>, opts?: { tenantId?: string }): Promise<void>;
+  /**
+   * For a verb that writes its memory events, stream events or jobs with its own statements (the
+   * store path): counts its memory changes for the anomaly windows, and wakes the job runner and
+   * the tenants' live streams after commit, as memoryEvents, event and enqueue do.
+   */
+  noteWritten(written: { memoryEvents?: readonly { tenantId: string; kind: string }[]; eventTenants?: readonly string[]; jobs?: boolean }): void;
+  /** The same transaction acting as `system` (what the service records on its own, such as anomalies). */
+  system(): Work<C>;
   /** Serializes writers that take the same lock key until this transaction ends. */
   lock(key: string): Promise<void>;
 }
@@ -70,6 +79,12 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState): Work<C> {
       return enqueueJob(tx, { tenantId: job.tenantId === undefined ? (ctx.auth?.tenantId ?? null) : job.tenantId, topic: job.topic, payload: job.payload, runAt: job.runAt ?? who.at });
     },
     milestone: (name, metadata = {}, opts = {}) => recordMilestone(tx, tenantOf(ctx, opts.tenantId), name, who.at, metadata),
+    system: () => openWork({ ...ctx, actor: 'system', work: undefined }, tx, state),
+    noteWritten: (written) => {
+      if (written.memoryEvents) tallyMemoryChanges(state.memoryChanges, written.memoryEvents);
+      for (const tenantId of written.eventTenants ?? []) state.eventTenants.add(tenantId);
+      if (written.jobs) state.jobsEnqueued = true;
+    },
     lock: async (key) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
     },
@@ -114,14 +129,18 @@ export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Pro
   if (joined) return fn(joined);
   for (let attempt = 1; ; attempt++) {
     const state: WorkState = { jobsEnqueued: false, eventTenants: new Set(), memoryChanges: new Map() };
+    let transaction = null as Tx | null; // assigned in the callback (TS cannot see it)
     try {
       const result = await ctx.services.db.transaction(async (tx) => {
+        transaction = tx;
         const done = await fn(openWork(ctx, tx, state));
         if (state.memoryChanges.size) await detectAnomalies(ctx, tx, state);
         // With the change, so a retry never repeats a committed write even if its response is lost.
         if (ctx.idempotency) await markCommitted(tx, ctx.idempotency);
         return done;
       });
+      const usageTenants = transaction && usageChangedIn(transaction);
+      if (usageTenants?.size) await ctx.services.gate?.bumpUsageEpochs([...usageTenants]);
       if (state.jobsEnqueued) ctx.services.notifyJobs();
       if (state.eventTenants.size) ctx.services.eventBus?.publish(state.eventTenants);
       return result;

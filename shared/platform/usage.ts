@@ -12,7 +12,7 @@ export type QuotaMetric = (typeof QUOTA_METRICS)[number];
 
 /** Live memories are one counter per tenant (bucket `all`), kept by the memory verbs. */
 export const LIVE_MEMORIES = { metric: 'memories_live', bucket: 'all' } as const;
-const DAILY_CALLS = 'api_calls_day';
+export const DAILY_CALLS = 'api_calls_day';
 
 /**
  * The counters a usage report shows, read in the same statement that counts the request. One list
@@ -26,6 +26,17 @@ export function reportCounters(now: Date): readonly { metric: string; bucket: st
     reportList = { day, counters: Object.freeze(counters) };
   }
   return reportList.counters;
+}
+
+/**
+ * The routes whose handler reads the counters the count took (`counted`): with the Redis gate,
+ * the counters kept in Postgres are read beside the Redis call instead of after it.
+ */
+export const REPORT_PATHS: ReadonlySet<string> = new Set(['/v1/usage', '/v1/dashboard']);
+
+/** The counters of a report that live in Postgres even with Redis (the write verbs keep them). */
+export function postgresReportCounters(now: Date): readonly { metric: string; bucket: string }[] {
+  return reportCounters(now).filter((c) => c.metric !== 'api_calls' && c.metric !== DAILY_CALLS);
 }
 
 /** Counts one authenticated request against the month (with its ceiling) and the day. */
@@ -53,6 +64,21 @@ export function usageSnapshotForError(services: Services, tier: Tier, metric: Qu
 }
 
 /**
+ * Tenants whose Postgres-held usage counters (memories, rollbacks, live memories) a transaction
+ * changed. The unit of work reads it after commit, so that with Redis every instance's cached copy
+ * of those counters goes stale before the write answers (request-gate.ts).
+ */
+const usageChanges = new WeakMap<object, Set<string>>();
+export function markUsageChanged(tx: DbOrTx, tenantId: string) {
+  const tenants = usageChanges.get(tx);
+  if (tenants) tenants.add(tenantId);
+  else usageChanges.set(tx, new Set([tenantId]));
+}
+export function usageChangedIn(tx: DbOrTx): ReadonlySet<string> | undefined {
+  return usageChanges.get(tx);
+}
+
+/**
  * Counts `amount` against a monthly quota inside the caller's transaction, so the write and its
  * count commit or fail together. Returns false (and counts nothing) when it would pass the limit.
  */
@@ -73,6 +99,7 @@ export async function consumeQuotaInTx(
         WHERE ${limit}::bigint IS NULL OR usage_counters.value + EXCLUDED.value <= ${limit}::bigint
         RETURNING value`,
   );
+  if (updated.length) markUsageChanged(tx, tenantId);
   return updated.length > 0;
 }
 
@@ -93,7 +120,11 @@ export async function spendQuota(
 /** Keeps the live-memory count (dashboard, status) in step with inserts and deletes. */
 export async function adjustLiveMemories(tx: DbOrTx, tenantId: string, delta: number): Promise<void> {
   if (delta === 0) return;
-  await tx.execute(sql`
-    INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${LIVE_MEMORIES.metric}, ${LIVE_MEMORIES.bucket}, ${Math.max(delta, 0)})
-    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(usage_counters.value + ${delta}, 0)`);
+  markUsageChanged(tx, tenantId);
+  await tx.execute(liveMemoriesSql(tenantId, delta));
 }
+
+/** The statement of adjustLiveMemories, to run inside a caller's data-modifying WITH. */
+export const liveMemoriesSql = (tenantId: string, delta: number) => sql`
+    INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${LIVE_MEMORIES.metric}, ${LIVE_MEMORIES.bucket}, ${Math.max(delta, 0)})
+    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(usage_counters.value + ${delta}, 0)`;

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { buildApp } from '../../functions/app';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
 import { createNodeServices } from '../../shared/node/services';
+import type { Embedder } from '../../shared/memory/embeddings';
 import { parseConfig } from '../../shared/platform/config';
 import { createLogger } from '../../shared/platform/log';
 
@@ -60,7 +61,7 @@ export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
  * on embedded PGlite or on DATABASE_URL (and REDIS_URL), with rate limits raised out of the way.
  * `call` goes through app.request (no sockets) and throws on any status ≥ 300.
  */
-export async function inProcessEngram(env: Record<string, string> = {}) {
+export async function inProcessEngram(env: Record<string, string> = {}, opts: { embedder?: Embedder } = {}) {
   const config = parseConfig({
     DATA_DIR: 'memory://',
     DATABASE_URL: process.env.DATABASE_URL,
@@ -72,7 +73,7 @@ export async function inProcessEngram(env: Record<string, string> = {}) {
     ...env,
   });
   const log = createLogger('silent');
-  const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
+  const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks, embedder: opts.embedder });
   const app = buildApp(() => node.services);
   const call = async (method: string, path: string, key: string, body?: unknown) => {
     const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -3,12 +3,20 @@
  *
  *   npx tsx test/bench/locomo.ts [--providers use,hash] [--modes semantic,keyword,hybrid]
  *                                [--conversations 26,30] [--data ../shared/data/locomo]
+ *                                [--embedding-cache /tmp/locomo-vectors.json]
+ *
+ * `--embedding-cache` keeps every vector the provider returned in a file (per provider and text)
+ * and replays it on the next run: the models are deterministic, so recall is the same and a rerun
+ * skips minutes of embedding (search latency is then measured without the embedding call).
  *
  * Protocol (data README): every turn is a memory "<speaker>: <text>" tagged with the conversation id
  * and its dia_id; every question of categories 1-4 is asked with a tag filter on its conversation;
- * a hit at k is an evidence turn among the top k. Prints recall@5, recall@10 and search latency.
+ * a hit at k is an evidence turn among the top k. Each conversation's turns are stored in their
+ * order by one stream (the conversations in parallel), as an agent would store them. Prints
+ * recall@5, recall@10 and search latency per provider and mode, overall and per conversation.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../../functions/app';
@@ -17,6 +25,8 @@ import { parseConfig } from '../../shared/platform/config';
 import { createLogger } from '../../shared/platform/log';
 import { openPglite } from '../../shared/node/database';
 import { createNodeServices } from '../../shared/node/services';
+import { hashEmbedder, type Embedder } from '../../shared/memory/embeddings';
+import { useEmbedder } from '../../shared/node/embed-use';
 import { pool } from './lib';
 
 const { values: args } = parseArgs({
@@ -26,6 +36,7 @@ const { values: args } = parseArgs({
     conversations: { type: 'string', default: '' },
     data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
     concurrency: { type: 'string', default: '8' },
+    'embedding-cache': { type: 'string' },
   },
 });
 
@@ -47,6 +58,31 @@ async function loadConversations() {
   );
 }
 
+type VectorCache = Record<string, Record<string, number[]>>;
+let cache: VectorCache | null = null;
+
+/** The provider's embedder, replaying vectors from --embedding-cache when it has them. */
+async function cachedEmbedder(provider: string): Promise<Embedder | undefined> {
+  const file = args['embedding-cache'];
+  if (!file || (provider !== 'use' && provider !== 'hash')) return undefined;
+  cache ??= existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as VectorCache) : {};
+  const known = (cache[provider] ??= {});
+  const inner = provider === 'use' ? useEmbedder() : hashEmbedder();
+  return {
+    name: inner.name,
+    dimension: inner.dimension,
+    async embed(texts) {
+      const todo = texts.filter((t) => !known[t]);
+      if (todo.length) (await inner.embed(todo)).forEach((v, i) => (known[todo[i]] = v));
+      return texts.map((t) => known[t]);
+    },
+  };
+}
+
+async function saveCache() {
+  if (args['embedding-cache'] && cache) await writeFile(args['embedding-cache'], JSON.stringify(cache));
+}
+
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
@@ -57,6 +93,7 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
   const config = parseConfig({ ADMIN_TOKEN: admin, EMBEDDING_PROVIDER: provider, LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: '1000', DATA_DIR: 'memory://' });
   const log = createLogger('silent');
   const node = await createNodeServices(config, {
+    embedder: await cachedEmbedder(provider),
     database: await openPglite({ dataDir: 'memory://' }),
     log,
     jobHandlers: jobHandlers(config, log),
@@ -74,16 +111,21 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
 
   const turns = conversations.flatMap((c) => c.turns.map((t) => ({ conv: c.id, t })));
   let started = performance.now();
-  await pool(turns, Number(args.concurrency), async ({ conv, t }) => {
-    await call('POST', '/v1/memories', key, { observation: `${t.speaker}: ${t.text}`, tags: [conv, t.dia_id], auto_link: false, on_conflict: 'manual' });
+  await pool(conversations, Number(args.concurrency), async (c) => {
+    for (const t of c.turns) {
+      await call('POST', '/v1/memories', key, { observation: `${t.speaker}: ${t.text}`, tags: [c.id, t.dia_id], auto_link: false, on_conflict: 'manual' });
+    }
   });
   const storeSeconds = (performance.now() - started) / 1000;
+  await saveCache();
 
   const rows: string[] = [];
+  const byConversation: string[] = [];
   for (const mode of args.modes.split(',')) {
     const questions = conversations.flatMap((c) => c.qa.map((q) => ({ conv: c.id, q })));
     let hit5 = 0;
     let hit10 = 0;
+    const perConv = new Map<string, { n: number; h5: number; h10: number }>();
     const latencies: number[] = [];
     started = performance.now();
     await pool(questions, Number(args.concurrency), async ({ conv, q }) => {
@@ -92,25 +134,36 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
       const res = await call('GET', `/v1/memories/search?${new URLSearchParams({ q: q.question, tags: conv, limit: '10', mode })}`, key);
       latencies.push(performance.now() - t0);
       const ranks = (res.memories as { tags: string[] }[]).map((m) => m.tags.some((tag) => evidence.has(tag)));
-      if (ranks.slice(0, 5).some(Boolean)) hit5++;
-      if (ranks.some(Boolean)) hit10++;
+      const c = perConv.get(conv) ?? { n: 0, h5: 0, h10: 0 };
+      perConv.set(conv, c);
+      c.n++;
+      if (ranks.slice(0, 5).some(Boolean)) (hit5++, c.h5++);
+      if (ranks.some(Boolean)) (hit10++, c.h10++);
     });
     const n = questions.length;
     rows.push(
       `| ${provider} | ${mode} | ${n} | ${(hit5 / n).toFixed(3)} | ${(hit10 / n).toFixed(3)} | ${pct(latencies, 50).toFixed(1)} | ${pct(latencies, 95).toFixed(1)} | ${pct(latencies, 99).toFixed(1)} |`,
     );
+    for (const conv of conversations.map((c) => c.id)) {
+      const c = perConv.get(conv)!;
+      byConversation.push(`| ${provider} | ${mode} | ${conv} | ${c.n} | ${(c.h5 / c.n).toFixed(3)} | ${(c.h10 / c.n).toFixed(3)} |`);
+    }
     console.error(`  ${provider}/${mode}: ${n} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
   await node.close();
-  return { rows, storeSeconds, memories: turns.length };
+  return { rows, byConversation, storeSeconds, memories: turns.length };
 }
 
 const conversations = await loadConversations();
 console.error(`LoCoMo: ${conversations.length} conversations, ${conversations.reduce((s, c) => s + c.turns.length, 0)} turns, ${conversations.reduce((s, c) => s + c.qa.length, 0)} questions (categories 1-4)`);
 const table = ['| provider | mode | questions | recall@5 | recall@10 | search p50 ms | p95 ms | p99 ms |', '|---|---|---|---|---|---|---|---|'];
+const perConversation = ['| provider | mode | conversation | questions | recall@5 | recall@10 |', '|---|---|---|---|---|---|'];
 for (const provider of args.providers.split(',')) {
-  const { rows, storeSeconds, memories } = await runProvider(provider, conversations);
+  const { rows, byConversation, storeSeconds, memories } = await runProvider(provider, conversations);
+  perConversation.push(...byConversation);
   console.error(`  ${provider}: stored ${memories} memories in ${storeSeconds.toFixed(1)} s (${(memories / storeSeconds).toFixed(0)}/s, concurrency ${args.concurrency})`);
   table.push(...rows);
 }
+await saveCache();
 console.log(table.join('\n'));
+console.log(`\n${perConversation.join('\n')}`);

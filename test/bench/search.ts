@@ -424,6 +424,19 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     grantsMs.push(rest.grantsMs);
     bookkeepingMs.push(rest.bookkeepingMs);
   }
+  // Keyword candidates alone (as keywordCandidates runs for a default search, n 40): BM25 with the
+  // tenant's running totals (the product) beside statistics counted over the store per query (before).
+  const kwWhere = q.whereReadable(tenantId, [], 'all', e.node.services.clock.now(), { includeSuperseded: false });
+  const kwTotals: number[] = [];
+  const kwCounted: number[] = [];
+  const kwNeighbours: number[] = [];
+  for (const text of queries.slice(0, OTHER_SEARCHES)) {
+    const [found, ms] = await timed(() => q.keywordCandidates(e.node.services.db, kwWhere, text, 40, { kind: 'tenant', tenantId }));
+    kwTotals.push(ms);
+    kwCounted.push((await timed(() => q.keywordCandidates(e.node.services.db, kwWhere, text, 40, { kind: 'scope' })))[1]);
+    const top = found.slice(0, 20).map((c) => c.id);
+    if (top.length) kwNeighbours.push((await timed(() => q.neighbours(e.node.services.db, kwWhere, top, 2, 30)))[1]);
+  }
   // The floor every authenticated request pays (HTTP, auth, rate limit, quota count).
   const usageMs: number[] = [];
   for (let i = 0; i < SEMANTIC_SEARCHES; i++) usageMs.push((await timed(() => call('GET', `${e.url}/v1/usage`, key)))[1]);
@@ -455,6 +468,9 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     row(`embedder alone (${e.node.services.embedder.name}, 1 query)`, embedMs),
     row('semantic SQL: txn (BEGIN, 2×SET LOCAL, SELECT, COMMIT)', txMs),
     row('semantic SQL: SELECT alone', selectMs),
+    row('keyword SQL: BM25 top 40 with the tenant\'s running totals (now)', kwTotals),
+    row('keyword SQL: BM25 top 40 with statistics counted per query (before)', kwCounted),
+    row('hybrid SQL: neighbours of the top 20 (±2)', kwNeighbours),
     row('search\'s other SQL: activeGrants read', grantsMs),
     row(`search's other SQL: recall bookkeeping txn (UPDATE ${LIMIT} rows, their recall events, milestone)`, bookkeepingMs),
     row('HTTP GET /v1/usage (auth + rate limit + quota floor)', usageMs),

@@ -59,4 +59,27 @@ describe('eval in workerd', () => {
     const after = await on('POST', '/v1/eval/run', { key, body: {} });
     expect(after.body).toMatchObject({ memory_count: 2, conflict_count: 0 });
   });
+
+  it('Enterprise insights, and a run larger than CORTEX_BATCH finishes through the job queue', async () => {
+    const small = clientFor({ ...bindings, SVC_ENABLE_EXPERIMENTAL: '1', CORTEX_BATCH: '1' });
+    const created = await small('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `insight-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'enterprise' } });
+    const k = created.body.api_key;
+    expect((await small('PATCH', '/v1/cortex/config', { key: k, body: { insight_generation_enabled: true } })).status).toBe(200);
+    const base = 'The customer prefers invoices by email every Monday.';
+    for (const observation of [`${base} Really`, `${base} Truly`, `${base} Indeed`, 'Standup is at ten', 'Standup is at ten', 'Standup is at ten']) {
+      const stored = await small('POST', '/v1/memories', { key: k, body: { observation, on_conflict: 'manual', auto_link: false } });
+      expect(stored.status, stored.text).toBe(201);
+    }
+    const run = await small('POST', '/v1/cortex/run', { key: k });
+    expect(run.status, run.text).toBe(200);
+    expect(run.body).toMatchObject({ consolidated: 2, insights_generated: 1, queued_changes: 1 });
+    const insights = await small('GET', '/v1/cortex/insights', { key: k });
+    expect(insights.body).toMatchObject({ total: 1 });
+    // The queued consolidation lands when the job runs (QStash's call, or here the cron's outbox sweep).
+    expect((await small('POST', '/v1/eval/run', { key: k, body: {} })).body.memory_count).toBe(6);
+    // (Flag off for the sweep: jobs run regardless, and the index maintenance then leaves the shared test database alone.)
+    await worker.scheduled({} as ScheduledController, { ...bindings, SVC_ENABLE_EXPERIMENTAL: '0' } as never, ctx);
+    await Promise.all(pending.splice(0));
+    expect((await small('POST', '/v1/eval/run', { key: k, body: {} })).body.memory_count).toBe(5); // 3 variants, 1 copy, 1 insight
+  }, 60_000);
 });

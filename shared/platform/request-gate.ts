@@ -1,0 +1,299 @@
+import { pgArray, type RawQuery } from './db';
+import type { Logger } from './log';
+import type { RedisOps } from './redis';
+import { dayOf, periodOf, periodResetsAt } from './time';
+
+/**
+ * The self-hosted hot path with Redis (several Node instances on one Postgres): a request's key
+ * check, per-key rate and monthly quota in one Redis round trip, shared by every request waiting
+ * in the same tick (one script call for all of them).
+ *
+ * - Keys are cached per instance (KeyCache) with the tenant's key epoch, a random token in Redis
+ *   that every change to a tenant's keys or tier replaces after its commit (`bumpKeyEpoch`). The
+ *   script compares each request's cached epoch with the current one before it counts anything;
+ *   a mismatch sends the request back to read its key from Postgres. So a key revoked through any
+ *   instance is refused by every instance on its very next request.
+ * - api_calls (month, with its ceiling) and api_calls_day are counted in Redis, where one script
+ *   decides every hit atomically, so instances stay exact. A counter missing in Redis (a new
+ *   period, a restarted Redis) is seeded from Postgres first. Counted values are copied to
+ *   usage_counters in batches (`flush`, every FLUSH_MS and at shutdown) as GREATEST(stored, value):
+ *   idempotent and order-free, so instances can flush the same counter concurrently. With Redis
+ *   configured, every instance must use it (an instance counting in Postgres directly would be
+ *   overwritten); Redis needs `maxmemory-policy noeviction` (the default) and, to keep the counts
+ *   of its last second across its own restart, `appendonly yes`.
+ */
+export interface GateHit {
+  tenantId: string;
+  keyId: string;
+  /** The tenant's key epoch the caller's key record was read under. */
+  epoch: string;
+  /** Requests per window for this key. */
+  rateLimit: number;
+  windowMs: number;
+  /** The month's api_calls ceiling; null: none. */
+  quotaLimit: number | null;
+  now: Date;
+}
+
+export type GateOutcome =
+  | { kind: 'stale'; epoch: string }
+  | {
+      kind: 'counted';
+      rate: { allowed: boolean; count: number; resetAt: Date };
+      /** Whether the month's quota granted this request, and the month's count after it. */
+      quota: { allowed: boolean; value: number };
+      today: number;
+      /** The tenant's usage epoch: changes after every commit that changed its Postgres-held counters. */
+      usageEpoch: string;
+    };
+
+const EPOCH = 'engram:kepoch:';
+const USAGE_EPOCH = 'engram:uepoch:';
+const COUNTER = 'engram:ctr:';
+const DIRTY = 'engram:ctr-dirty';
+const FIELDS = 8;
+
+/**
+ * Per hit: the epoch check, then (only when both counters exist) the rate window, then the month
+ * with its ceiling and the day. Returns per hit {0, epoch} (stale: nothing counted), {2, epoch,
+ * hasMonth, hasDay} (seed first: nothing counted) or {1, epoch, rate, allowed, month, day,
+ * usage epoch}.
+ * A counted value is put in the dirty set with the value as its score, for `flush`.
+ */
+const GATE = `
+local out = {}
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  local b = 1 + i * ${FIELDS}
+  local tenant, epoch, rateKey, windowMs = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+  local rateLimit, month, day, quota = tonumber(ARGV[b + 5]), ARGV[b + 6], ARGV[b + 7], tonumber(ARGV[b + 8])
+  local current = redis.call('GET', '${EPOCH}' .. tenant) or ''
+  if current ~= epoch then
+    out[#out + 1] = {0, current}
+  else
+    local monthId = tenant .. '|api_calls|' .. month
+    local dayId = tenant .. '|api_calls_day|' .. day
+    local m = redis.call('GET', '${COUNTER}' .. monthId)
+    local d = redis.call('GET', '${COUNTER}' .. dayId)
+    if not m or not d then
+      out[#out + 1] = {2, current, m and 1 or 0, d and 1 or 0}
+    else
+      m = tonumber(m)
+      d = tonumber(d)
+      local rate = redis.call('INCR', rateKey)
+      if rate == 1 then redis.call('PEXPIRE', rateKey, windowMs) end
+      local allowed = 0
+      if rate <= rateLimit then
+        if quota < 0 or m < quota then
+          m = redis.call('INCR', '${COUNTER}' .. monthId)
+          allowed = 1
+          redis.call('ZADD', '${DIRTY}', m, monthId)
+        end
+        d = redis.call('INCR', '${COUNTER}' .. dayId)
+        redis.call('ZADD', '${DIRTY}', d, dayId)
+      end
+      out[#out + 1] = {1, current, rate, allowed, m, d, redis.call('GET', '${USAGE_EPOCH}' .. tenant) or ''}
+    end
+  end
+end
+return out`;
+
+/** ARGV: n, then per counter id, value, ttl ms: creates the counters that do not exist yet. */
+const SEED = `
+for i = 0, tonumber(ARGV[1]) - 1 do
+  redis.call('SET', '${COUNTER}' .. ARGV[2 + i * 3], ARGV[3 + i * 3], 'PX', ARGV[4 + i * 3], 'NX')
+end
+return 1`;
+
+/** ARGV: n, then per counter id and the value flushed: forgets the ids not counted since. */
+const ACK = `
+for i = 0, tonumber(ARGV[1]) - 1 do
+  local id, flushed = ARGV[2 + i * 2], tonumber(ARGV[3 + i * 2])
+  if tonumber(redis.call('ZSCORE', '${DIRTY}', id)) == flushed then redis.call('ZREM', '${DIRTY}', id) end
+end
+return 1`;
+
+/** Stored values catch up, never go back: a flush that arrives late changes nothing. */
+const UPSERT = `
+  INSERT INTO usage_counters AS u (tenant_id, metric, bucket, value)
+  SELECT h.tenant_id, h.metric, h.bucket, h.value
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS h(tenant_id, metric, bucket, value)
+  WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.id = h.tenant_id)
+  ORDER BY h.tenant_id, h.metric, h.bucket
+  ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(u.value, EXCLUDED.value)`;
+
+const DAY = 86_400_000;
+/** Redis keeps a counter this long past its period, for late reports; Postgres keeps it for good. */
+const KEEP_MS = 35 * DAY;
+const FLUSH_MS = 250;
+const REPORT_TTL_MS = 5_000;
+const FLUSH_BATCH = 1000;
+
+type Reply = GateOutcome | { kind: 'seed' };
+
+interface Waiter {
+  hit: GateHit;
+  resolve: (o: Reply) => void;
+  reject: (e: unknown) => void;
+}
+
+const nextTick = () =>
+  new Promise<void>((resolve) => ((globalThis as { setImmediate?: (f: () => void) => void }).setImmediate ?? ((f) => setTimeout(f, 0)))(resolve));
+
+/** A fresh epoch token: random, so a Redis that lost its data can never bring back an old one. */
+const newEpoch = () => crypto.randomUUID();
+
+export class RequestGate {
+  private pending: Waiter[] = [];
+  private draining: Promise<void> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private flushing: Promise<void> | null = null;
+  private reports = new Map<string, { epoch: string; values: number[]; at: number }>();
+
+  constructor(
+    private readonly redis: RedisOps,
+    private readonly query: RawQuery,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts the periodic flush to Postgres (Node). */
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush().catch((err) => this.log.warn('counter flush failed', { error: String(err) })), FLUSH_MS);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    while (this.draining) await this.draining;
+    await this.flush();
+  }
+
+  /** The tenant's current key epoch ('' when none was ever set). */
+  async epochOf(tenantId: string): Promise<string> {
+    return ((await this.redis.get(EPOCH + tenantId)) as string | null) ?? '';
+  }
+
+  /** After a commit that changed a tenant's keys or tier: every instance's cached keys of it go stale. */
+  async bumpKeyEpoch(tenantId: string): Promise<void> {
+    await this.redis.set(EPOCH + tenantId, newEpoch());
+  }
+
+  /** After a commit that changed these tenants' Postgres-held counters: every instance's copies go stale. */
+  async bumpUsageEpochs(tenantIds: string[]): Promise<void> {
+    const epoch = newEpoch();
+    await this.redis.eval(`for i = 2, #ARGV do redis.call('SET', '${USAGE_EPOCH}' .. ARGV[i], ARGV[1]) end return 1`, [epoch, ...tenantIds]);
+  }
+
+  /**
+   * A report's Postgres-held counters (usage, dashboard) as last read under `usageEpoch`, when no
+   * write changed them since; `remember` stores a read made after the epoch was. Entries also age
+   * out after REPORT_TTL_MS, a bound for a change whose epoch bump never happened (a crash between
+   * commit and bump).
+   */
+  cachedReport(key: string, usageEpoch: string, now: number): number[] | undefined {
+    const hit = this.reports.get(key);
+    return hit && hit.epoch === usageEpoch && now - hit.at < REPORT_TTL_MS ? hit.values : undefined;
+  }
+
+  rememberReport(key: string, usageEpoch: string, values: number[], now: number): void {
+    if (this.reports.size >= 10_000) this.reports.clear();
+    this.reports.set(key, { epoch: usageEpoch, values, at: now });
+  }
+
+  /** Checks the epoch and counts the request (rate, month, day); seeds missing counters from Postgres first. */
+  async admit(hit: GateHit): Promise<GateOutcome> {
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.enqueue(hit);
+      if (result.kind !== 'seed') return result;
+      if (attempt === 3) throw new Error('usage counters could not be seeded in Redis');
+      await this.seed(hit.tenantId, hit.now);
+    }
+  }
+
+  private enqueue(hit: GateHit): Promise<Reply> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ hit, resolve, reject });
+      this.draining ??= this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    await nextTick(); // let the requests already in the event loop's queues join this call
+    while (this.pending.length) {
+      const batch = this.pending;
+      this.pending = [];
+      await this.run(batch);
+    }
+    this.draining = null;
+  }
+
+  private async run(batch: Waiter[]): Promise<void> {
+    try {
+      const args: (string | number)[] = [batch.length];
+      for (const { hit } of batch) {
+        const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
+        args.push(hit.tenantId, hit.epoch, `engram:rl:${hit.keyId}:${start}`, hit.windowMs, hit.rateLimit, periodOf(hit.now), dayOf(hit.now), hit.quotaLimit ?? -1);
+      }
+      const replies = (await this.redis.eval(GATE, args)) as (string | number)[][];
+      batch.forEach(({ hit, resolve }, i) => {
+        const [code, epoch, rate, allowed, month, day, usageEpoch] = replies[i];
+        if (Number(code) === 0) return resolve({ kind: 'stale', epoch: String(epoch ?? '') });
+        if (Number(code) === 2) return resolve({ kind: 'seed' });
+        const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
+        resolve({
+          kind: 'counted',
+          rate: { allowed: Number(rate) <= hit.rateLimit, count: Number(rate), resetAt: new Date(start + hit.windowMs) },
+          quota: { allowed: Number(allowed) === 1, value: Number(month) },
+          today: Number(day),
+          usageEpoch: String(usageEpoch ?? ''),
+        });
+      });
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  }
+
+  /** Creates the tenant's month and day counters in Redis from their values in Postgres. */
+  private async seed(tenantId: string, now: Date): Promise<void> {
+    const month = periodOf(now);
+    const day = dayOf(now);
+    const stored = await this.query<{ metric: string; value: string | number }>(
+      `SELECT metric, value FROM usage_counters WHERE tenant_id = $1 AND ((metric = 'api_calls' AND bucket = $2) OR (metric = 'api_calls_day' AND bucket = $3))`,
+      [tenantId, month, day],
+    );
+    const value = (metric: string) => Number(stored.find((s) => s.metric === metric)?.value ?? 0);
+    const monthTtl = Math.max(DAY, periodResetsAt(now).getTime() + KEEP_MS - now.getTime());
+    const dayTtl = KEEP_MS + DAY;
+    await this.redis.eval(SEED, [2, `${tenantId}|api_calls|${month}`, value('api_calls'), monthTtl, `${tenantId}|api_calls_day|${day}`, value('api_calls_day'), dayTtl]);
+  }
+
+  /** Copies counted values to Postgres; one flush at a time per instance. */
+  flush(): Promise<void> {
+    this.flushing ??= this.flushOnce().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async flushOnce(): Promise<void> {
+    for (;;) {
+      const flat = (await this.redis.eval(`return redis.call('ZRANGE', '${DIRTY}', 0, ${FLUSH_BATCH - 1}, 'WITHSCORES')`, [])) as string[];
+      if (!flat.length) return;
+      const ids: string[] = [];
+      const columns: (string | number)[][] = [[], [], [], []];
+      for (let i = 0; i < flat.length; i += 2) {
+        const parts = flat[i].split('|');
+        ids.push(flat[i], flat[i + 1]);
+        if (parts.length !== 3) continue;
+        columns[0].push(parts[0]);
+        columns[1].push(parts[1]);
+        columns[2].push(parts[2]);
+        columns[3].push(Number(flat[i + 1]));
+      }
+      await this.query(UPSERT, columns.map(pgArray));
+      await this.redis.eval(ACK, [ids.length / 2, ...ids]);
+      if (flat.length < FLUSH_BATCH * 2) return;
+    }
+  }
+}

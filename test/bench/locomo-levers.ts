@@ -1,0 +1,203 @@
+/**
+ * Retrieval levers on LoCoMo, one at a time: the ranking of functions/memories (BM25 over the
+ * Postgres lexemes, cosine over the USE vectors, fusion, neighbour shares) replayed in memory, so a
+ * lever costs seconds instead of a full locomo.ts run (minutes of storing through the API).
+ *
+ *   npx tsx test/bench/locomo-levers.ts [--data ../shared/data/locomo] [--cache /tmp/locomo-levers.json]
+ *
+ * The first run computes every turn's and question's lexemes (to_tsvector('english') in PGlite,
+ * exactly what the generated search_tsv holds) and USE vectors, and keeps them in --cache. The
+ * protocol is locomo.ts's: every turn a memory, categories 1-4, search within the conversation (its
+ * statistics are the conversation's, as a tag-filtered search counts them), a hit when an evidence
+ * turn is in the top k. Neighbours are the turns before and after in the conversation, as the bench
+ * stores them in order. Prints recall@5/@10 per configuration and per conversation; locomo.ts stays
+ * the measurement of record.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PGlite } from '@electric-sql/pglite';
+import { toStoredVector } from '../../shared/memory/embeddings';
+import { useEmbedder } from '../../shared/node/embed-use';
+
+const { values: args } = parseArgs({
+  options: {
+    data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+    cache: { type: 'string', default: '/tmp/locomo-levers.json' },
+  },
+});
+
+interface Doc { dia: string; lex: Record<string, number>; len: number; v: number[]; i: number }
+interface Question { q: string; ev: string[]; lex: Record<string, number>; v: number[] }
+interface Conversation { id: string; turns: Doc[]; qa: Question[] }
+
+async function prepare(): Promise<Conversation[]> {
+  if (existsSync(args.cache)) return JSON.parse(await readFile(args.cache, 'utf8')) as Conversation[];
+  const pg = new PGlite();
+  const lexemes = async (text: string) => {
+    const r = await pg.query<{ lexeme: string; tf: number }>(`SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest(to_tsvector('english', $1))`, [text]);
+    return Object.fromEntries(r.rows.map((x) => [x.lexeme, x.tf]));
+  };
+  const embedder = useEmbedder();
+  const out: Conversation[] = [];
+  for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json')).sort()) {
+    const raw = JSON.parse(await readFile(join(args.data, f), 'utf8')) as Record<string, any>;
+    const sessions = Object.keys(raw).filter((k) => /^session_\d+$/.test(k)).sort((a, b) => Number(a.slice(8)) - Number(b.slice(8)));
+    const turns = sessions.flatMap((k) => raw[k] as { speaker: string; dia_id: string; text: string }[]).map((t) => ({ dia: t.dia_id, text: `${t.speaker}: ${t.text}` }));
+    const qa = (raw.qa as { question: string; evidence?: string[]; category: number }[])
+      .filter((q) => q.category >= 1 && q.category <= 4 && q.evidence?.length)
+      .map((q) => ({ q: q.question, ev: q.evidence!.flatMap((e) => e.split(/[;,\s]+/)).filter(Boolean) }));
+    const vectors = (await embedder.embed([...turns.map((t) => t.text), ...qa.map((q) => q.q)])).map(toStoredVector);
+    const docs: Doc[] = [];
+    for (const [i, t] of turns.entries()) {
+      const lex = await lexemes(t.text);
+      docs.push({ dia: t.dia, lex, len: Object.keys(lex).length, v: vectors[i], i });
+    }
+    const questions: Question[] = [];
+    for (const [j, q] of qa.entries()) questions.push({ ...q, lex: await lexemes(q.q), v: vectors[turns.length + j] });
+    out.push({ id: f.replace('.json', ''), turns: docs, qa: questions });
+    console.error(`  prepared conversation ${f}: ${docs.length} turns, ${questions.length} questions`);
+  }
+  await writeFile(args.cache, JSON.stringify(out));
+  return out;
+}
+
+interface Lever {
+  k1?: number; b?: number; // BM25
+  n?: number; // candidates per list
+  w?: number; // semantic weight
+  fusion?: 'best' | 'minmax' | 'rrf';
+  mapped?: boolean; // BM25 as 1 - exp(-s/10) before fusion
+  shares?: number[]; // neighbour shares by distance
+  top?: number; // hits that lend to neighbours
+  tenantStats?: boolean; // statistics over all conversations, not the searched one
+  prf?: boolean; // pseudo-relevance feedback: 10 terms of the top 5 at weight 0.2
+  when?: boolean; // time words added at 0.2 to questions asking when
+  only?: 'semantic' | 'keyword';
+}
+
+const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
+type Stats = { n: number; avg: number; df: Map<string, number> };
+const statsOf = (docs: Doc[]): Stats => {
+  const df = new Map<string, number>();
+  for (const d of docs) for (const l in d.lex) df.set(l, (df.get(l) ?? 0) + 1);
+  return { n: docs.length, avg: docs.reduce((s, d) => s + d.len, 0) / docs.length, df };
+};
+const idf = (st: Stats, l: string) => {
+  const df = st.df.get(l) ?? 1;
+  return Math.log(1 + (st.n - df + 0.5) / (df + 0.5));
+};
+
+function bm25(docs: Doc[], st: Stats, query: Record<string, number>, k1: number, b: number) {
+  const out: { d: Doc; s: number }[] = [];
+  for (const d of docs) {
+    let s = 0;
+    for (const l in query) {
+      const tf = d.lex[l];
+      if (tf) s += query[l] * idf(st, l) * ((tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * d.len) / Math.max(st.avg, 1))));
+    }
+    if (s > 0) out.push({ d, s });
+  }
+  return out.sort((x, y) => y.s - x.s);
+}
+
+const WHEN = /\bwhen\b|what (date|year|month|day|time)|how long ago/i;
+const TIME_WORDS = ['yesterday', 'last', 'week', 'month', 'year', 'ago', 'today', 'tomorrow', 'weekend', 'next', 'recent'];
+
+function evaluate(data: Conversation[], o: Lever) {
+  const tenant = statsOf(data.flatMap((c) => c.turns));
+  let h5 = 0;
+  let h10 = 0;
+  let total = 0;
+  const per: string[] = [];
+  for (const c of data) {
+    const st = o.tenantStats ? tenant : statsOf(c.turns);
+    let c10 = 0;
+    for (const q of c.qa) {
+      const n = o.n ?? 40;
+      const k1 = o.k1 ?? 1.2;
+      const b = o.b ?? 0.75;
+      const sem = c.turns.map((d) => ({ d, s: dot(q.v, d.v) })).sort((x, y) => y.s - x.s).slice(0, n);
+      let query = q.lex;
+      if (o.when && WHEN.test(q.q)) query = { ...Object.fromEntries(TIME_WORDS.map((t) => [t, 0.2])), ...q.lex };
+      let kw = bm25(c.turns, st, query, k1, b);
+      if (o.prf && kw.length) {
+        const weights = new Map<string, number>();
+        for (const { d, s } of kw.slice(0, 5)) for (const l in d.lex) if (!(l in query)) weights.set(l, (weights.get(l) ?? 0) + (idf(st, l) * s) / kw[0].s);
+        const extra = [...weights].sort((x, y) => y[1] - x[1]).slice(0, 10);
+        kw = bm25(c.turns, st, { ...query, ...Object.fromEntries(extra.map(([l]) => [l, 0.2])) }, k1, b);
+      }
+      kw = kw.slice(0, n);
+      const score = new Map<Doc, number>();
+      const add = (d: Doc, s: number) => score.set(d, (score.get(d) ?? 0) + s);
+      const text = (s: number) => (o.mapped ? 1 - Math.exp(-s / 10) : s);
+      if (o.only === 'semantic') sem.forEach((x) => add(x.d, x.s));
+      else if (o.only === 'keyword') kw.forEach((x) => add(x.d, x.s));
+      else if (o.fusion === 'rrf') {
+        sem.forEach((x, r) => add(x.d, 0.5 / (60 + r)));
+        kw.forEach((x, r) => add(x.d, 0.5 / (60 + r)));
+      } else {
+        const w = o.w ?? 0.3;
+        const norm = (xs: number[]) => {
+          const hi = Math.max(1e-9, ...xs);
+          const lo = o.fusion === 'minmax' ? Math.min(...xs) : 0;
+          return (x: number) => (hi > lo ? (x - lo) / (hi - lo) : 1);
+        };
+        const ns = norm(sem.map((x) => x.s));
+        const nk = norm(kw.map((x) => text(x.s)));
+        sem.forEach((x) => add(x.d, w * ns(x.s)));
+        kw.forEach((x) => add(x.d, (1 - w) * nk(text(x.s))));
+      }
+      if (o.shares) {
+        const lenders = [...score].sort((x, y) => y[1] - x[1]).slice(0, o.top ?? 20);
+        for (const [d, s] of lenders) {
+          for (const [k, share] of o.shares.entries()) {
+            for (const nb of [c.turns[d.i - k - 1], c.turns[d.i + k + 1]]) if (nb) add(nb, share * s);
+          }
+        }
+      }
+      const top = [...score].sort((x, y) => y[1] - x[1]).slice(0, 10).map(([d]) => q.ev.includes(d.dia));
+      if (top.slice(0, 5).some(Boolean)) h5++;
+      if (top.some(Boolean)) (h10++, c10++);
+      total++;
+    }
+    per.push(`${c.id} ${(c10 / c.qa.length).toFixed(3)}`);
+  }
+  return { r5: h5 / total, r10: h10 / total, per };
+}
+
+const data = await prepare();
+const base: Lever = { fusion: 'best', mapped: true };
+const final: Lever = { k1: 0.9, b: 0.4, fusion: 'minmax', shares: [0.5, 0.4] };
+const runs: [string, Lever][] = [
+  ['semantic alone', { only: 'semantic' }],
+  ['keyword (BM25 1.2/0.75) alone', { only: 'keyword' }],
+  ['keyword (BM25 0.9/0.4) alone', { only: 'keyword', k1: 0.9, b: 0.4 }],
+  ['previous hybrid (0.3, divide by best)', base],
+  ['  + BM25 k1 0.9, b 0.4', { ...base, k1: 0.9, b: 0.4 }],
+  ['  + min-max normalisation', { ...base, fusion: 'minmax' }],
+  ['  + raw BM25 (no 1-exp map)', { ...base, mapped: false }],
+  ['  + 100 candidates per list', { ...base, n: 100 }],
+  ['  + semantic weight 0.2', { ...base, w: 0.2 }],
+  ['  + semantic weight 0.4', { ...base, w: 0.4 }],
+  ['  + reciprocal rank fusion k=60', { ...base, fusion: 'rrf' }],
+  ['  + neighbours ±1 (0.4)', { ...base, shares: [0.4] }],
+  ['  + neighbours ±2 (0.4, 0.2)', { ...base, shares: [0.4, 0.2] }],
+  ['  + pseudo-relevance feedback', { ...base, prf: true }],
+  ['  + time words for "when" questions', { ...base, when: true }],
+  ['  + statistics of all conversations', { ...base, tenantStats: true }],
+  ['new hybrid (all kept levers)', final],
+  ['  new hybrid without neighbours', { ...final, shares: undefined }],
+  ['  new hybrid without min-max', { ...final, fusion: 'best', mapped: true }],
+  ['  new hybrid without k1/b', { ...final, k1: 1.2, b: 0.75 }],
+  ['  new hybrid with shares 0.4, 0.2', { ...final, shares: [0.4, 0.2] }],
+  ['  new hybrid + pseudo-relevance feedback', { ...final, prf: true }],
+  ['  new hybrid + time words', { ...final, when: true }],
+  ['  new hybrid + statistics of all conversations', { ...final, tenantStats: true }],
+];
+console.log('| configuration | recall@5 | recall@10 | recall@10 per conversation |\n|---|---|---|---|');
+for (const [name, lever] of runs) {
+  const r = evaluate(data, lever);
+  console.log(`| ${name} | ${r.r5.toFixed(3)} | ${r.r10.toFixed(3)} | ${r.per.join(', ')} |`);
+}

@@ -1,0 +1,249 @@
+/**
+ * Store and search speed beside the peers a user would pick instead, on one Postgres, in one run:
+ * engram (the HTTP app in process), LangGraph's PostgresStore (@langchain/langgraph-checkpoint-postgres,
+ * with its pgvector index) and mem0's OSS TypeScript pgvector store (`PGVector` of `mem0ai/oss`: its
+ * vector store alone, no LLM extraction).
+ *
+ *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800]
+ *
+ * The same LoCoMo turns (../shared/data/locomo) go into each: observation "<speaker>: <text>",
+ * grouped by conversation (engram: tags, LangGraph: namespace, mem0: userId), and the same questions
+ * search them (top 10, filtered to the conversation). Every vector is computed once before anything
+ * is timed (the hash embedder) and replayed to all three, so only the database path is measured.
+ *
+ * 1. Latency: `--stores` stores one at a time, then `--queries` semantic searches one at a time;
+ *    p50 / p95 / p99 ms. engram with auto_link off (the peers link nothing) and on.
+ * 2. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
+ *    16 tenants (one tenant's writes queue on its audit chain head and counters; 16 tenants' do not).
+ *
+ * Each side starts empty on the server of DATABASE_URL: engram in a fresh database `engram_peers_app`
+ * (its migrations), the peers in `engram_peers` (mem0's table would be called `memories` otherwise).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
+import { PGVector } from 'mem0ai/oss';
+import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
+import { f0, f1, inProcessEngram, pct, table } from './lib';
+
+const { values: args } = parseArgs({
+  options: {
+    conversations: { type: 'string', default: '26,30,41' },
+    stores: { type: 'string', default: '600' },
+    queries: { type: 'string', default: '300' },
+    throughput: { type: 'string', default: '800' },
+    data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+  },
+});
+const STORES = Number(args.stores);
+const QUERIES = Number(args.queries);
+const THROUGHPUT = Number(args.throughput);
+const CLIENTS = [1, 4, 16];
+if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL (bash .ci/services.sh prints it): the comparison is on Postgres');
+
+// ---------- data and replayed vectors ----------
+interface Turn { conv: string; dia: string; text: string }
+const turns: Turn[] = [];
+const questions: { conv: string; q: string }[] = [];
+for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json') && args.conversations.split(',').includes(f.replace('.json', ''))).sort()) {
+  const raw = JSON.parse(await readFile(join(args.data, f), 'utf8')) as Record<string, any>;
+  const conv = `conv-${f.replace('.json', '')}`;
+  for (const k of Object.keys(raw).filter((k) => /^session_\d+$/.test(k))) {
+    for (const t of raw[k] as { speaker: string; dia_id: string; text: string }[]) turns.push({ conv, dia: t.dia_id, text: `${t.speaker}: ${t.text}` });
+  }
+  for (const qa of raw.qa as { question: string; category: number }[]) if (qa.category >= 1 && qa.category <= 4) questions.push({ conv, q: qa.question });
+}
+/** Texts for the throughput runs: distinct from each other and from the latency run's. */
+const variant = (t: Turn, run: string) => ({ ...t, text: `${t.text} [${run}]` });
+const runs = [...CLIENTS.map((c) => `c${c}`), 'c16t16', 'al', 'b1', 'b4'];
+const allTexts = [...turns.map((t) => t.text), ...questions.map((q) => q.q), ...runs.flatMap((r) => turns.slice(0, THROUGHPUT).map((t) => variant(t, r).text))];
+const hash = hashEmbedder();
+const vectors = new Map<string, number[]>();
+for (let i = 0; i < allTexts.length; i += 256) {
+  const chunk = allTexts.slice(i, i + 256);
+  (await hash.embed(chunk)).forEach((v, j) => vectors.set(chunk[j].trim(), toStoredVector(v)));
+}
+const replay = (text: string) => {
+  const v = vectors.get(text.trim()); // engram trims an observation before it embeds it
+  if (!v) throw new Error(`no replayed vector for ${text.slice(0, 40)}`);
+  return v;
+};
+const replayEmbedder: Embedder = { name: 'replay', dimension: 512, embed: async (texts) => texts.map(replay) };
+console.error(`${turns.length} turns, ${questions.length} questions, ${vectors.size} vectors precomputed`);
+if (turns.length < Math.max(STORES, THROUGHPUT)) throw new Error(`only ${turns.length} turns: fewer --stores/--throughput or more --conversations`);
+
+// ---------- the three systems behind one interface ----------
+interface System {
+  name: string;
+  store(t: Turn, client: number): Promise<void>;
+  search(q: { conv: string; q: string }): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function engram(autoLink: boolean, tenants = 1): Promise<System & { retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
+  const e = await inProcessEngram({ DATABASE_URL: engramUrl }, { embedder: replayEmbedder });
+  let keys = [(await e.newTenant('enterprise')).api_key];
+  const system = {
+    name: `engram${autoLink ? ' (auto_link on)' : ''}`,
+    retarget: async (n: number) => {
+      keys = await Promise.all(Array.from({ length: n }, async () => (await e.newTenant('enterprise')).api_key));
+    },
+    store: async (t: Turn, client: number) => {
+      await e.call('POST', '/v1/memories', keys[client % keys.length], { observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink });
+    },
+    batch: async (items: Turn[], client: number) => {
+      const res = await e.call('POST', '/v1/memories/batch', keys[client % keys.length], { memories: items.map((t) => ({ observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink })) });
+      if (res.stored !== items.length) throw new Error(`batch stored ${res.stored} of ${items.length}`);
+    },
+    search: async (q: { conv: string; q: string }) => {
+      const res = await e.call('GET', `/v1/memories/search?${new URLSearchParams({ q: q.q, tags: q.conv, limit: '10', mode: 'semantic' })}`, keys[0]);
+      return res.memories.length as number;
+    },
+    close: () => e.node.close(),
+  };
+  if (tenants > 1) await system.retarget(tenants);
+  return system;
+}
+
+const databaseUrl = (name: string) => {
+  const u = new URL(process.env.DATABASE_URL!);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+const peersUrl = databaseUrl('engram_peers');
+const engramUrl = databaseUrl('engram_peers_app');
+
+/** Fresh, empty databases on the same server: every system starts from an empty table and index. */
+async function freshDatabases() {
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  for (const name of ['engram_peers', 'engram_peers_app']) {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const c = new pg.Client({ connectionString: databaseUrl(name) });
+    await c.connect();
+    await c.query('CREATE EXTENSION IF NOT EXISTS vector');
+    await c.end();
+  }
+  await admin.end();
+}
+
+async function langgraph(): Promise<System> {
+  const store = PostgresStore.fromConnString(peersUrl, {
+    index: { dims: 512, embed: { embedDocuments: async (texts) => texts.map(replay), embedQuery: async (text) => replay(text) }, fields: ['text'] },
+  });
+  await store.setup();
+  return {
+    name: 'LangGraph PostgresStore',
+    store: async (t) => {
+      await store.put([t.conv], `${t.dia}-${randomUUID()}`, { text: t.text });
+    },
+    search: async (q) => (await store.search([q.conv], { query: q.q, limit: 10 })).length,
+    close: () => store.stop(),
+  };
+}
+
+async function mem0(): Promise<System> {
+  const store = new PGVector({ collectionName: 'mem0_bench', embeddingModelDims: 512, hnsw: true, connectionString: peersUrl, dbname: 'engram_peers' });
+  await store.initialize();
+  return {
+    name: 'mem0 OSS pgvector store',
+    // What mem0's Memory.add hands its vector store for one fact: the embedding, a uuid and the payload.
+    store: async (t) => {
+      await store.insert([replay(t.text)], [randomUUID()], [{ data: t.text, userId: t.conv, hash: t.dia, createdAt: new Date().toISOString() }]);
+    },
+    search: async (q) => (await store.search(replay(q.q), 10, { userId: q.conv })).length,
+    close: async () => {
+      await (store as unknown as { close(): Promise<void> }).close();
+    },
+  };
+}
+
+// ---------- measurements ----------
+async function latency(s: System) {
+  const storeMs: number[] = [];
+  for (const t of turns.slice(0, 20)) await s.store(variant(t, 'warm'), 0).catch(() => undefined); // JIT, plans, pools
+  for (const t of turns.slice(0, STORES)) {
+    const t0 = performance.now();
+    await s.store(t, 0);
+    storeMs.push(performance.now() - t0);
+  }
+  const searchMs: number[] = [];
+  let hits = 0;
+  for (const q of questions.slice(0, 10)) await s.search(q);
+  for (const q of questions.slice(0, QUERIES)) {
+    const t0 = performance.now();
+    hits += await s.search(q);
+    searchMs.push(performance.now() - t0);
+  }
+  return { storeMs, searchMs, hits };
+}
+
+async function throughput(s: System, clients: number, run: string) {
+  const items = turns.slice(0, THROUGHPUT).map((t) => variant(t, run));
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (next < items.length) await s.store(items[next++], client);
+    }),
+  );
+  return items.length / ((performance.now() - t0) / 1000);
+}
+
+const ms = (xs: number[]) => `${f1(pct(xs, 50))} / ${f1(pct(xs, 95))} / ${f1(pct(xs, 99))}`;
+const rows: string[][] = [];
+const rates: string[][] = [];
+const batchRates: string[][] = [];
+const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+const loadAtStart = await load();
+
+await freshDatabases();
+for (const make of [() => engram(false), () => langgraph(), () => mem0()]) {
+  const s = await make();
+  console.error(`${s.name}: latency`);
+  const l = await latency(s);
+  const r: string[] = [];
+  for (const c of CLIENTS) {
+    console.error(`${s.name}: ${c} clients`);
+    r.push(f0(await throughput(s, c, `c${c}`)));
+  }
+  if (s.name === 'engram') {
+    await (s as Awaited<ReturnType<typeof engram>>).retarget(16);
+    console.error('engram: 16 clients, 16 tenants');
+    r.push(f0(await throughput(s, 16, 'c16t16')));
+    for (const clients of [1, 4]) {
+      console.error(`engram: POST /v1/memories/batch of 100, ${clients} clients`);
+      const items = turns.slice(0, THROUGHPUT).map((t) => variant(t, `b${clients}`));
+      const chunks = Array.from({ length: Math.ceil(items.length / 100) }, (_, i) => items.slice(i * 100, i * 100 + 100));
+      let next = 0;
+      const t0 = performance.now();
+      await Promise.all(Array.from({ length: clients }, async (_, client) => {
+        while (next < chunks.length) await (s as Awaited<ReturnType<typeof engram>>).batch(chunks[next++], client);
+      }));
+      batchRates.push([`engram \`POST /v1/memories/batch\` (100 a request, a tenant per client)`, `${clients} client${clients > 1 ? 's' : ''}`, f0(items.length / ((performance.now() - t0) / 1000))]);
+    }
+  } else r.push('–');
+  rows.push([s.name, ms(l.storeMs), ms(l.searchMs), f1(l.hits / Math.min(QUERIES, questions.length))]);
+  rates.push([s.name, ...r]);
+  await s.close();
+}
+{
+  const s = await engram(true);
+  console.error('engram auto_link on: latency');
+  const l = await latency(s);
+  rows.push([s.name, ms(l.storeMs), ms(l.searchMs), f1(l.hits / Math.min(QUERIES, questions.length))]);
+  await s.close();
+}
+
+console.log(`\n### Store and semantic search on one Postgres, vectors replayed (${STORES} stores, ${Math.min(QUERIES, questions.length)} searches, one client; p50 / p95 / p99 ms)\n`);
+console.log(table(['system', 'store', 'semantic search (top 10, one conversation)', 'hits per search'], rows));
+console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
+console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
+console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);
+console.log(table(['what', 'clients', 'memories/s'], batchRates));
+console.log(`\nload average at start ${loadAtStart}, at end ${await load()}`);
+process.exit(0);

@@ -1,0 +1,132 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Tenant, type TestEngine } from './harness';
+
+/**
+ * The hybrid ranking (functions/memories/hybrid.ts) and the per-tenant BM25 statistics
+ * (migrations/0022), through the API.
+ */
+let engine: TestEngine;
+beforeAll(async () => {
+  engine = await createEngine();
+});
+afterAll(() => engine.close());
+
+type Hit = { uuid: string; score: number; observation: string };
+const store = async (t: Tenant, observation: string, extra: Record<string, unknown> = {}) => {
+  const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation, auto_link: false, on_conflict: 'manual', ...extra } });
+  expect(res.status, res.text).toBe(201);
+  return res.body.id as string;
+};
+const search = async (t: Tenant, params: Record<string, string>) => {
+  const res = await engine.request('GET', `/v1/memories/search?${new URLSearchParams({ limit: '10', ...params })}`, { key: t.key });
+  expect(res.status, res.text).toBe(200);
+  return res.body.memories as Hit[];
+};
+const scores = (hits: Hit[]) => Object.fromEntries(hits.map((h) => [h.uuid, h.score]));
+
+describe('hybrid ranking', () => {
+  it('finds the memory stored next to a hit, which keyword and semantic search miss', async () => {
+    const t = await engine.newTenant();
+    for (const filler of ['The printer on floor two jams on glossy paper.', 'Lunch orders go in before eleven.', 'The VPN certificate renews in March.', 'Parking permits are handed out by reception.']) {
+      await store(t, filler);
+    }
+    engine.clock.advance(2 * 3_600_000); // a new conversation: the fillers are not its neighbours
+    const question = await store(t, 'Where should the team offsite happen this year?');
+    const answer = await store(t, 'Lisbon, near the old town, during the second week of June.');
+    engine.clock.advance(2 * 3_600_000);
+    await store(t, 'The coffee machine descaling is due on Friday.');
+
+    const keyword = await search(t, { q: 'team offsite', mode: 'keyword' });
+    expect(keyword.map((h) => h.uuid)).toEqual([question]);
+    const semantic = await search(t, { q: 'team offsite', mode: 'semantic', limit: '2' });
+    expect(semantic.map((h) => h.uuid)).not.toContain(answer);
+
+    const hybrid = await search(t, { q: 'team offsite', mode: 'hybrid', limit: '2' });
+    expect(hybrid.map((h) => h.uuid)).toEqual([question, answer]);
+    for (const h of hybrid) expect(h.score).toBeLessThanOrEqual(1);
+  });
+
+  it('lends only to neighbours of the same agent, inside the filter, and stored close in time', async () => {
+    const t = await engine.newTenant();
+    const question = await store(t, 'Which courier handles the Rotterdam shipments?', { agent_id: 'ops', tags: ['logistics'] });
+    const otherAgent = await store(t, 'Somebody renamed the staging cluster.', { agent_id: 'infra', tags: ['logistics'] });
+    const outsideFilter = await store(t, 'Quarterly numbers are due next week.', { agent_id: 'ops', tags: ['finance'] });
+    const answer = await store(t, 'We use Van Dijk Transport since January.', { agent_id: 'ops', tags: ['logistics'] });
+    engine.clock.advance(2 * 3_600_000);
+    const later = await store(t, 'Unrelated: the plants need water.', { agent_id: 'ops', tags: ['logistics'] });
+
+    const hits = (await search(t, { q: 'courier Rotterdam shipments', mode: 'hybrid', tags: 'logistics' })).map((h) => h.uuid);
+    expect(hits[0]).toBe(question);
+    expect(hits).toContain(answer);
+    expect(hits).not.toContain(outsideFilter);
+    // Neither the other agent's memory nor the one stored hours later is a neighbour: no share reaches them.
+    const fromNeighbours = await search(t, { q: 'courier Rotterdam shipments', mode: 'hybrid', tags: 'logistics', limit: '2' });
+    expect(fromNeighbours.map((h) => h.uuid)).toEqual([question, answer]);
+    expect(fromNeighbours.map((h) => h.uuid)).not.toContain(otherAgent);
+    expect(fromNeighbours.map((h) => h.uuid)).not.toContain(later);
+  });
+});
+
+describe('BM25 statistics per tenant', () => {
+  // A search over the whole store reads the tenant's running totals; the same search with a tag
+  // every memory carries counts them over the rows. Equal scores mean the totals are exact.
+  const agree = async (t: Tenant, q: string) => {
+    const whole = scores(await search(t, { q, mode: 'keyword' }));
+    const counted = scores(await search(t, { q, mode: 'keyword', tags: 'all' }));
+    expect(Object.keys(whole).length).toBeGreaterThan(0);
+    expect(Object.keys(whole).sort()).toEqual(Object.keys(counted).sort());
+    for (const [id, s] of Object.entries(whole)) expect(s, id).toBeCloseTo(counted[id], 6);
+    return whole;
+  };
+
+  it('stay exact after stores, edits, deletes and a rollback', async () => {
+    const t = await engine.newTenant();
+    const zebra = await store(t, 'The zebra crossing outside the office was repainted.', { tags: ['all'] });
+    await store(t, 'A zebra appeared in the company newsletter cartoon.', { tags: ['all'] });
+    const before = await agree(t, 'zebra crossing');
+    engine.clock.advance(1000);
+    const target = engine.clock.now().toISOString();
+    engine.clock.advance(1000);
+
+    // More memories without the word raise its inverse document frequency, so its score.
+    const others: string[] = [];
+    for (let i = 0; i < 6; i++) others.push(await store(t, `Meeting note ${i}: budget review moved to room ${i + 4}.`, { tags: ['all'] }));
+    const grown = await agree(t, 'zebra crossing');
+    expect(grown[zebra]).toBeGreaterThan(before[zebra]);
+
+    await engine.request('PATCH', `/v1/memories/${others[0]}`, { key: t.key, body: { observation: 'Meeting note: the long budget review about travel, hardware, hiring and rent moved to Thursday.' } });
+    await agree(t, 'zebra crossing');
+    await engine.request('DELETE', `/v1/memories/${others[1]}`, { key: t.key });
+    await agree(t, 'zebra crossing');
+
+    engine.clock.advance(1000);
+    const rolled = await engine.request('POST', '/v1/rollback', { key: t.key, body: { target } });
+    expect(rolled.status, rolled.text).toBe(200);
+    const after = await agree(t, 'zebra crossing');
+    for (const [id, s] of Object.entries(before)) expect(after[id], id).toBeCloseTo(s, 6);
+  });
+
+  it('one tenant’s memories do not move another tenant’s scores', async () => {
+    const a = await engine.newTenant();
+    const b = await engine.newTenant();
+    await store(a, 'Our lighthouse keeper retires in spring.', { tags: ['all'] });
+    await store(a, 'The harbour office closes at six.', { tags: ['all'] });
+    const before = await agree(a, 'lighthouse keeper');
+    for (let i = 0; i < 8; i++) await store(b, `Lighthouse log ${i}: the keeper lit the lamp.`);
+    for (let i = 0; i < 8; i++) await store(b, `Unrelated note ${i} about spreadsheets.`);
+    const after = await agree(a, 'lighthouse keeper');
+    expect(after).toEqual(before);
+  });
+
+  it('folds the running totals when they pile up, without changing a score', async () => {
+    const t = await engine.newTenant();
+    for (let i = 0; i < 70; i++) await store(t, `Inventory line ${i}: ${i % 7 === 0 ? 'walnut' : 'pine'} shelf number ${i}.`, { tags: ['all'] });
+    const parts = async () =>
+      ((await engine.node.services.db.execute(sql`SELECT count(*)::int AS n FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: number }[] }).rows[0].n;
+    expect(await parts()).toBeGreaterThan(64);
+    const first = await agree(t, 'walnut shelf');
+    expect(await parts()).toBe(1);
+    expect(await agree(t, 'walnut shelf')).toEqual(first);
+  });
+});
