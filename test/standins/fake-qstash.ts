@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createHash, randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { SignJWT } from 'jose';
+import { readBody } from './read-body.js';
 
 export interface PublishedMessage { id: string; url: string; body: string; headers: Record<string, string> }
 export interface FakeQstash { port: number; url: string; published: PublishedMessage[]; close(): Promise<void> }
@@ -69,20 +70,20 @@ export async function startFakeQstash({
     Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), String(v)]));
 
   const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    const raw = await readBody(req);
+    if (raw === null) return;
     const send = (status: number, body: unknown) =>
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.headers.authorization !== `Bearer ${token}`) return send(401, { error: 'unauthorized' });
     const path = req.url ?? '';
     if (req.method === 'POST' && path === '/v2/batch') {
-      const batch = JSON.parse(Buffer.concat(chunks).toString()) as Array<{ destination: string; headers?: Record<string, unknown>; body?: string }>;
+      const batch = JSON.parse(raw.toString()) as Array<{ destination: string; headers?: Record<string, unknown>; body?: string }>;
       return send(201, batch.map((m) => accept(m.destination, m.body ?? '', lower(m.headers ?? {}))));
     }
     // The SDK puts the destination URL unencoded after the prefix, e.g. /v2/publish/http://127.0.0.1:3000/x
     const m = path.match(/^\/v2\/(?:publish|enqueue\/[^/]+)\/(.+)$/);
     if (req.method !== 'POST' || !m) return send(404, { error: `not implemented in fake: ${req.method} ${path}` });
-    send(201, accept(decodeURIComponent(m[1] ?? ''), Buffer.concat(chunks).toString(), lower(req.headers as Record<string, unknown>)));
+    send(201, accept(decodeURIComponent(m[1] ?? ''), raw.toString(), lower(req.headers as Record<string, unknown>)));
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -12,6 +12,7 @@ import { Client, Receiver } from '@upstash/qstash';
 import { startNeonWsProxy } from './neon-ws-proxy.js';
 import { startUpstashProxy } from './upstash-redis-proxy.js';
 import { startFakeQstash } from './fake-qstash.js';
+import { readBody } from './read-body.js';
 
 const DB = process.env.TEST_DATABASE_URL;
 const REDIS = process.env.TEST_REDIS_URL;
@@ -109,8 +110,7 @@ describe('fake qstash', () => {
     let delivered!: () => void;
     const done = new Promise<void>((r) => { delivered = r; });
     const target = http.createServer(async (req, res) => {
-      let body = '';
-      for await (const c of req) body += c;
+      const body = (await readBody(req))?.toString() ?? '';
       got.push({ body, headers: req.headers });
       res.writeHead(got.length === 1 ? 503 : 200).end(); // fail once to prove the retry
       if (got.length === 2) delivered();

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
+import { readBody } from './read-body.js';
 
 // The SDK sends "Upstash-Encoding: base64" and base64-decodes every string result except a literal
 // "OK", so bulk replies must go back base64-encoded. ioredis turns HGETALL into an object; Upstash
@@ -53,8 +54,9 @@ export async function startUpstashProxy(
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
+    const body = await readBody(req);
+    if (body === null) return;
+    const raw = body.toString();
     if (req.headers.authorization !== `Bearer ${token}`) return send(401, { error: 'Unauthorized' });
     const b64 = String(req.headers['upstash-encoding'] ?? '').toLowerCase() === 'base64';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
