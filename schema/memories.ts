@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, integer, jsonb, pgTable, real, smallint, text, timestamp, uuid, vector } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, integer, jsonb, pgTable, primaryKey, real, smallint, text, timestamp, uuid, vector } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
@@ -96,3 +96,20 @@ export const memoryCorpusStats = pgTable('memory_corpus_stats', {
   docs: bigint('docs', { mode: 'number' }).notNull(),
   lexemes: bigint('lexemes', { mode: 'number' }).notNull(),
 });
+
+/**
+ * Postings of the stemmed lexemes of each memory (migrations/0026): the lexeme's frequency in the
+ * memory and the memory's length, read index-only by a whole-store keyword search. Written by
+ * triggers on memories.
+ */
+export const memoryPostings = pgTable(
+  'memory_postings',
+  {
+    tenantId: text('tenant_id').notNull(),
+    lexeme: text('lexeme').notNull(),
+    memoryId: uuid('memory_id').notNull(),
+    tf: integer('tf').notNull(),
+    len: integer('len').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.lexeme, t.memoryId] })],
+);

@@ -107,6 +107,29 @@ describe('BM25 statistics per tenant', () => {
     for (const [id, s] of Object.entries(before)) expect(after[id], id).toBeCloseTo(s, 6);
   });
 
+  it('a whole-store keyword search follows edits, deletes and a rollback word for word', async () => {
+    const t = await engine.newTenant();
+    const ids = async (q: string) => (await search(t, { q, mode: 'keyword' })).map((h) => h.uuid).sort();
+    const kept = await store(t, 'Granite countertops arrive on Monday.');
+    const edited = await store(t, 'The marble statue needs polishing.');
+    const deleted = await store(t, 'Marble samples are in the basement.');
+    engine.clock.advance(1000);
+    const target = engine.clock.now().toISOString();
+    engine.clock.advance(1000);
+    expect(await ids('marble')).toEqual([edited, deleted].sort());
+
+    expect((await engine.request('PATCH', `/v1/memories/${edited}`, { key: t.key, body: { observation: 'The bronze statue needs polishing.' } })).status).toBe(200);
+    expect((await engine.request('DELETE', `/v1/memories/${deleted}`, { key: t.key })).status).toBe(200);
+    expect(await ids('marble')).toEqual([]);
+    expect(await ids('bronze statue')).toEqual([edited]);
+    expect(await ids('granite')).toEqual([kept]);
+
+    engine.clock.advance(1000);
+    expect((await engine.request('POST', '/v1/rollback', { key: t.key, body: { target } })).status).toBe(200);
+    expect(await ids('marble')).toEqual([edited, deleted].sort());
+    expect(await ids('bronze')).toEqual([]);
+  });
+
   it('one tenant’s memories do not move another tenant’s scores', async () => {
     const a = await engine.newTenant();
     const b = await engine.newTenant();

@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
-import { nearestMemories, vectorSearchSettings } from '../../shared/memory/vector-search';
+import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import { type DbOrTx, pgArray, preparedRows, rows } from '../../shared/platform/db';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
@@ -387,11 +387,8 @@ export type { Candidate };
  * Nearest neighbours by cosine. The HNSW index serves the ORDER BY; iterative scans (pgvector 0.8)
  * keep reading the index until enough rows pass the tenant and tag filters.
  */
-export async function semanticCandidates(db: DbOrTx, scope: TenantScope, vector: string, n: number): Promise<Candidate[]> {
-  return db.transaction(async (tx) => {
-    await vectorSearchSettings(tx, n);
-    return rows<Candidate>(tx, nearestMemories(COLUMNS, scope, vector, { limit: n }));
-  });
+export function semanticCandidates(db: DbOrTx, scope: TenantScope, vector: string, n: number): Promise<Candidate[]> {
+  return vectorRead(db, n, (q) => rows<Candidate>(q, nearestMemories(COLUMNS, scope, vector, { limit: n })));
 }
 
 /**
@@ -402,60 +399,88 @@ const BM25_K1 = 0.9;
 const BM25_B = 0.4;
 
 /**
- * Where the collection statistics of a BM25 query come from. `tenant`: the tenant's running totals
- * (memory_corpus_stats, kept by triggers in the writing transaction), for a search over its own
- * whole store: no scan. `scope`: counted over the searched rows, for a filtered or shared search,
- * whose collection is what the filter leaves (inverse document frequencies relative to it rank
- * better: a tag-filtered LoCoMo search with whole-store statistics lost 0.02-0.04 recall@10).
+ * Where a BM25 query's postings and collection statistics come from. `tenant`: a search over the
+ * tenant's own whole store reads the postings of its words (memory_postings) and the running totals
+ * (memory_corpus_stats), both kept by triggers in the writing transaction: no memory row is touched
+ * until the winners are fetched. `scope`: a filtered or shared search counts over the rows it
+ * searches (GIN index on search_tsv), whose collection is what the filter leaves (inverse document
+ * frequencies relative to it rank better: a tag-filtered LoCoMo search with whole-store statistics
+ * lost 0.02-0.04 recall@10).
  */
 export type CorpusSource = { kind: 'tenant'; tenantId: string } | { kind: 'scope' };
 
-function corpusStats(scope: TenantScope, source: CorpusSource): SQL {
-  return source.kind === 'tenant'
-    ? sql`SELECT greatest(sum(s.docs), 0) AS n, sum(s.lexemes)::float8 / greatest(sum(s.docs), 1) AS avg_len, count(*) AS parts
-          FROM memory_corpus_stats s WHERE s.tenant_id = ${source.tenantId}`
-    : sql`SELECT count(*) AS n, avg(length(m.search_tsv)) AS avg_len, 0 AS parts FROM memories m WHERE ${scope}`;
-}
+const queryLexemes = (text: string) => sql`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex`;
+
+/** Okapi BM25 of one term of a document, from the columns `df`, `tf`, `len` and the CTE `corpus`. */
+const bm25Term = () => {
+  const k1 = sql.raw(String(BM25_K1));
+  const b = sql.raw(String(BM25_B));
+  return sql`ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5)) * t.tf * (${k1} + 1) / (t.tf + ${k1} * (1 - ${b} + ${b} * t.len / greatest(corpus.avg_len, 1)))`;
+};
 
 /**
  * Full-text candidates ranked by Okapi BM25 over the stemmed lexemes of the generated tsvector.
- * Any query word may match (the GIN index finds the documents); document frequencies are counted
- * over the matched rows of the scope (exact for every query word: a row holding it matches), the
- * corpus size and average length come from `source`. Postgres' ts_rank has no inverse document
- * frequency, which costs a lot of recall on chat-like data. `bm25` is the raw score; `text_rank`
- * maps it into [0,1) by 1 - exp(-bm25 / 10). No cosine: the query's embedding may not exist yet
- * (see similarities).
+ * Any query word may match. Postgres' ts_rank has no inverse document frequency, which costs a lot
+ * of recall on chat-like data. `bm25` is the raw score; `text_rank` maps it into [0,1) by
+ * 1 - exp(-bm25 / 10). No cosine: the query's embedding may not exist yet (see similarities).
+ * Equal scores: the newer memory first (ids are UUIDv7).
  */
 export function keywordCandidates(db: DbOrTx, scope: TenantScope, text: string, n: number, source: CorpusSource = { kind: 'scope' }): Promise<Candidate[]> {
-  const k1 = sql.raw(String(BM25_K1));
-  const b = sql.raw(String(BM25_B));
-  return rows<Candidate>(
-    db,
-    sql`WITH lexemes AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex),
-        query AS (SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) AS tsq FROM lexemes),
-        matched AS (
-          SELECT m.id, m.search_tsv, length(m.search_tsv) AS len FROM memories m, query
-          WHERE query.tsq IS NOT NULL AND m.search_tsv @@ query.tsq AND ${scope}
-        ),
-        corpus AS (SELECT greatest(c.n, (SELECT count(*) FROM matched)) AS n, coalesce(c.avg_len, 1) AS avg_len, c.parts FROM (${corpusStats(scope, source)}) c),
-        terms AS (
-          SELECT d.id, d.len, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-          FROM matched d, unnest(d.search_tsv) u WHERE u.lexeme IN (SELECT lex FROM lexemes)
-        ),
-        df AS (SELECT lexeme, count(*) AS df FROM terms GROUP BY lexeme),
-        scored AS (
-          SELECT t.id, sum(
-                   ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
-                   * t.tf * (${k1} + 1) / (t.tf + ${k1} * (1 - ${b} + ${b} * t.len / greatest(corpus.avg_len, 1)))
-                 ) AS bm25
-          FROM terms t JOIN df USING (lexeme), corpus GROUP BY t.id
-          ORDER BY bm25 DESC LIMIT ${n}
-        )
-        SELECT ${COLUMNS}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank,
-               (SELECT parts FROM corpus) AS stats_parts
-        FROM scored s JOIN memories m ON m.id = s.id
-        ORDER BY s.bm25 DESC, m.created_at DESC LIMIT ${n}`,
-  );
+  return rows<Candidate>(db, source.kind === 'tenant' ? fromPostings(scope, text, n, source.tenantId) : fromScope(scope, text, n));
+}
+
+/**
+ * Whole store: the words' postings (one index range each), document frequencies over them, the
+ * scores, then memory rows in score order until `n` pass the scope (superseded and expired ones
+ * hold postings too and are skipped here).
+ */
+function fromPostings(scope: TenantScope, text: string, n: number, tenantId: string): SQL {
+  // float8 throughout: sums of bigints are numeric, and numeric arithmetic over thousands of
+  // postings costs more than reading them.
+  return sql`WITH lexemes AS (${queryLexemes(text)}),
+      t AS MATERIALIZED (
+        SELECT p.lexeme, p.memory_id, p.tf::float8 AS tf, p.len::float8 AS len FROM memory_postings p
+        WHERE p.tenant_id = ${tenantId} AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
+      ),
+      df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
+      corpus AS (
+        SELECT greatest(sum(s.docs)::float8, (SELECT max(df) FROM df), 0) AS n,
+               coalesce(sum(s.lexemes)::float8 / nullif(sum(s.docs), 0), 1) AS avg_len, count(*) AS parts
+        FROM memory_corpus_stats s WHERE s.tenant_id = ${tenantId}
+      ),
+      scored AS (
+        SELECT t.memory_id AS id, sum(${bm25Term()}) AS bm25 FROM t JOIN df USING (lexeme), corpus GROUP BY t.memory_id
+      )
+      SELECT ${COLUMNS}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, (SELECT parts FROM corpus) AS stats_parts
+      FROM (SELECT * FROM scored ORDER BY bm25 DESC, id DESC) s
+      JOIN memories m ON m.id = s.id AND ${scope}
+      ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}`;
+}
+
+/** Filtered or shared: the GIN index finds the matching rows; statistics are counted over the scope. */
+function fromScope(scope: TenantScope, text: string, n: number): SQL {
+  return sql`WITH lexemes AS (${queryLexemes(text)}),
+      query AS (SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) AS tsq FROM lexemes),
+      matched AS (
+        SELECT m.id, m.search_tsv, length(m.search_tsv) AS len FROM memories m, query
+        WHERE query.tsq IS NOT NULL AND m.search_tsv @@ query.tsq AND ${scope}
+      ),
+      corpus AS (
+        SELECT greatest(c.n, (SELECT count(*) FROM matched))::float8 AS n, coalesce(c.avg_len, 1)::float8 AS avg_len, 0 AS parts
+        FROM (SELECT count(*) AS n, avg(length(m.search_tsv)) AS avg_len FROM memories m WHERE ${scope}) c
+      ),
+      t AS (
+        SELECT d.id, d.len::float8 AS len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+        FROM matched d, unnest(d.search_tsv) u WHERE u.lexeme IN (SELECT lex FROM lexemes)
+      ),
+      df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
+      scored AS (
+        SELECT t.id, sum(${bm25Term()}) AS bm25 FROM t JOIN df USING (lexeme), corpus
+        GROUP BY t.id ORDER BY bm25 DESC, t.id DESC LIMIT ${n}
+      )
+      SELECT ${COLUMNS}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, 0 AS stats_parts
+      FROM scored s JOIN memories m ON m.id = s.id
+      ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}`;
 }
 
 /** The cosine of the query to each of a few memories in `scope` (hits that came without one). */

@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
 import { allowedInSpace, live } from '../../shared/memory/access';
 import { COLUMNS, type MemoryRow } from '../../shared/memory/rows';
-import { nearestMemories, vectorSearchSettings } from '../../shared/memory/vector-search';
+import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import type { Access, SpaceRow } from './schemas';
 
 const SPACE_COLUMNS = sql.raw(
@@ -106,11 +106,8 @@ export async function spaceMemories(db: DbOrTx, owner: string, spaceId: string, 
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
   const where = sql.join(parts, sql` AND `);
   const page = f.vector
-    ? await db.transaction(async (tx) => {
-        // Without iterative scans the graph yields about ef_search rows, too few for a space's filter or a deep page.
-        await vectorSearchSettings(tx, limit + offset);
-        return rows<MemoryRow & { similarity: number | string }>(tx, nearestMemories(COLUMNS, where, f.vector!, { limit, offset }));
-      })
+    ? // Without iterative scans the graph yields about ef_search rows, too few for a space's filter or a deep page.
+      await vectorRead(db, limit + offset, (q) => rows<MemoryRow & { similarity: number | string }>(q, nearestMemories(COLUMNS, where, f.vector!, { limit, offset })))
     : await rows<MemoryRow & { similarity?: undefined }>(
         db,
         sql`SELECT ${COLUMNS} FROM memories m WHERE ${where} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit} OFFSET ${offset}`,

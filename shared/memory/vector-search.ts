@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../platform/db';
+import type { Db, DbOrTx } from '../platform/db';
 
 /**
  * The rows of `memories m` matching `where`, nearest to `vector` by cosine first, with
@@ -30,4 +30,28 @@ export function nearestMemories(select: SQL, where: SQL, vector: string, page: {
 export async function vectorSearchSettings(tx: DbOrTx, n: number) {
   await tx.execute(sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(40, Math.min(n, 1000)))}, true),
                               set_config('hnsw.iterative_scan', 'relaxed_order', true)`);
+}
+
+/** The session defaults of a database whose connections live across requests (Node: pg pool, PGlite). */
+export const VECTOR_SESSION_SQL = 'SET hnsw.iterative_scan = relaxed_order';
+/** hnsw.ef_search as such a session leaves it (pgvector's default), enough for candidate lists this long. */
+const SESSION_EF_SEARCH = 40;
+const primed = new WeakSet<object>();
+
+/** Marks `db` as one whose every connection ran VECTOR_SESSION_SQL when it connected. */
+export function primeVectorSessions(db: Db) {
+  primed.add(db);
+}
+
+/**
+ * A nearest-neighbour read of up to `n` rows. On a primed database it is one statement, with no
+ * transaction around it (a search saves three round trips: BEGIN, the settings, COMMIT); elsewhere
+ * (a Workers request's fresh connection) and for longer lists, a transaction sets the scan first.
+ */
+export function vectorRead<T>(db: DbOrTx, n: number, read: (q: DbOrTx) => Promise<T>): Promise<T> {
+  if (primed.has(db) && n <= SESSION_EF_SEARCH) return read(db);
+  return db.transaction(async (tx) => {
+    await vectorSearchSettings(tx, n);
+    return read(tx);
+  });
 }

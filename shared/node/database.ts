@@ -6,6 +6,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../../schema';
 import type { Db, RawQuery, StorageKind } from '../platform/db';
+import { primeVectorSessions, VECTOR_SESSION_SQL } from '../memory/vector-search';
 import { loadMigrations, migrate } from './migrate';
 import { DurableNodeFS, durableStartParams } from './pglite-durable';
 
@@ -79,9 +80,12 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
     loadDataDir: opts.loadDataDir,
     extensions: { vector },
   });
+  await client.exec(VECTOR_SESSION_SQL);
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  primeVectorSessions(db);
   return {
     client,
-    db: drizzlePglite(client, { schema }) as unknown as Db,
+    db,
     query: preparedQuery(client),
     storage: 'embedded',
     migrate: async () => migrate({ query: (t, p) => client.query(t, p), exec: (t) => client.exec(t) }, await loadMigrations()),
@@ -102,10 +106,16 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
  */
 export function openPostgres(url: string, max = 10, opts: { onConnectionError?: (err: Error) => void } = {}): Database {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 30_000, keepAlive: true });
-  pool.on('connect', (client) => client.on('error', (err) => opts.onConnectionError?.(err)));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => opts.onConnectionError?.(err));
+    // Queued ahead of the query the connection was opened for (pgvector >= 0.8, as the migrations need).
+    client.query(VECTOR_SESSION_SQL).catch(() => undefined);
+  });
   pool.on('error', () => undefined); // an idle client's error: already reported by its own listener
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  primeVectorSessions(db);
   return {
-    db: drizzlePg(pool, { schema }) as unknown as Db,
+    db,
     query: async <T>(text: string, params: unknown[]) => (await pool.query(text, params)).rows as T[],
     storage: 'postgres',
     migrate: async () => {
