@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import { activeGrants, type TenantScope } from '../../shared/memory/access';
+import { activeGrants, type Grant, type TenantScope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import type { TenantCtx } from '../../shared/platform/context';
 import { toUrn } from '../../shared/platform/ids';
@@ -53,24 +53,34 @@ async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: 
 export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>) {
   const { tenantId, now } = ctx;
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  // The embedding runs beside the database work that does not need it: the grants read, then the
+  // The embedding runs beside the database work that does not need it: the grants read and the
   // keyword candidates (their cosine is looked up afterwards for the few hits returned).
   const embedding = embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e));
   embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
-  const grants = query.scope === 'own' ? [] : await activeGrants(ctx.db, tenantId, now);
-  const where = q.whereReadable(tenantId, grants, query.scope, now, {
-    tags: query.tags,
-    agentId: query.agent_id,
-    spaceId: query.space_id,
-    includeSuperseded: query.include_superseded,
-  });
-  // Recency blending and fusion re-rank, so fetch more than asked for.
-  const n = Math.min(Math.max(query.limit * 4, 40), 400);
-  const [vector, semantic, keyword] = await Promise.all([
-    embedding,
-    query.mode === 'keyword' ? [] : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n)),
-    query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query)),
-  ]);
+  const candidatesFor = (grants: Grant[]) => {
+    const where = q.whereReadable(tenantId, grants, query.scope, now, {
+      tags: query.tags,
+      agentId: query.agent_id,
+      spaceId: query.space_id,
+      includeSuperseded: query.include_superseded,
+    });
+    // Recency blending and fusion re-rank, so fetch more than asked for; a plain semantic search does not.
+    const n = query.mode === 'semantic' && query.recency_weight === 0 ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
+    const found = Promise.all([
+      embedding,
+      query.mode === 'keyword' ? [] : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n)),
+      query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query)),
+    ]);
+    found.catch(() => undefined); // awaited below, unless grants turn up and it is dropped
+    return { where, found };
+  };
+  // Most tenants have no grants: their own store is searched while the grants are read, and the
+  // search is made again only when grants turn up (one round trip less on the common path).
+  const grantsRead = query.scope === 'own' ? Promise.resolve([]) : activeGrants(ctx.db, tenantId, now);
+  const ownOnly = query.scope === 'shared' ? null : candidatesFor([]);
+  const grants = await grantsRead;
+  const { where, found } = grants.length || !ownOnly ? candidatesFor(grants) : ownOnly;
+  const [vector, semantic, keyword] = await found;
   if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);
   const ranked = await rank(ctx, query.mode, where, semantic, keyword);
   const hits = withRecency(ranked, query.recency_weight, now)

@@ -33,7 +33,7 @@ export async function vectorSearchSettings(tx: DbOrTx, n: number) {
 }
 
 /** The session defaults of a database whose connections live across requests (Node: pg pool, PGlite). */
-export const VECTOR_SESSION_SQL = 'SET hnsw.iterative_scan = relaxed_order';
+export const VECTOR_SESSION_SETTINGS: Readonly<Record<string, string>> = { 'hnsw.iterative_scan': 'relaxed_order' };
 /** hnsw.ef_search as such a session leaves it (pgvector's default), enough for candidate lists this long. */
 const SESSION_EF_SEARCH = 40;
 const primed = new WeakSet<object>();
@@ -45,8 +45,10 @@ export function primeVectorSessions(db: Db) {
 
 /**
  * A nearest-neighbour read of up to `n` rows. On a primed database it is one statement, with no
- * transaction around it (a search saves three round trips: BEGIN, the settings, COMMIT); elsewhere
- * (a Workers request's fresh connection) and for longer lists, a transaction sets the scan first.
+ * transaction around it (a search saves three round trips: BEGIN, the settings, COMMIT). Priming
+ * assumes a session per connection, as the store path's named prepared statements already do (no
+ * transaction-mode pooler in between). Longer lists, and every read elsewhere (a Workers request's
+ * fresh connection), set the scan in a transaction first.
  */
 export function vectorRead<T>(db: DbOrTx, n: number, read: (q: DbOrTx) => Promise<T>): Promise<T> {
   if (primed.has(db) && n <= SESSION_EF_SEARCH) return read(db);

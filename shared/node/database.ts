@@ -6,9 +6,11 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../../schema';
 import type { Db, RawQuery, StorageKind } from '../platform/db';
-import { primeVectorSessions, VECTOR_SESSION_SQL } from '../memory/vector-search';
+import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
 import { loadMigrations, migrate } from './migrate';
 import { DurableNodeFS, durableStartParams } from './pglite-durable';
+
+const sessionSettingsSql = () => Object.entries(VECTOR_SESSION_SETTINGS).map(([name, value]) => `SET ${name} = ${value};`).join(' ');
 
 export interface Database {
   db: Db;
@@ -80,7 +82,7 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
     loadDataDir: opts.loadDataDir,
     extensions: { vector },
   });
-  await client.exec(VECTOR_SESSION_SQL);
+  await client.exec(sessionSettingsSql());
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   primeVectorSessions(db);
   return {
@@ -105,12 +107,15 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
  * the pool together (5 s turned a 520-write burst on a pool of 5 into 503s).
  */
 export function openPostgres(url: string, max = 10, opts: { onConnectionError?: (err: Error) => void } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 30_000, keepAlive: true });
-  pool.on('connect', (client) => {
-    client.on('error', (err) => opts.onConnectionError?.(err));
-    // Queued ahead of the query the connection was opened for (pgvector >= 0.8, as the migrations need).
-    client.query(VECTOR_SESSION_SQL).catch(() => undefined);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 30_000,
+    keepAlive: true,
+    // Before the connection is handed out: its session's vector search defaults.
+    onConnect: (client) => client.query(sessionSettingsSql()),
   });
+  pool.on('connect', (client) => client.on('error', (err) => opts.onConnectionError?.(err)));
   pool.on('error', () => undefined); // an idle client's error: already reported by its own listener
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   primeVectorSessions(db);

@@ -253,7 +253,9 @@ function analyticTx<T>(db: Db, fn: (tx: DbOrTx) => Promise<T>): Promise<T> {
 }
 
 /** A statement in recall's settings on its own connection: wall time and its backend's CPU time (see statementTimed). */
-const cpuTimed = (label: string, client: pg.Client, pid: number, statement: SQL) => statementTimed(label, client, pid, statement, 'SET LOCAL enable_mergejoin = off');
+function cpuTimed(label: string, client: pg.Client, pid: number, statement: SQL) {
+  return statementTimed(label, client, pid, statement, 'SET LOCAL enable_mergejoin = off');
+}
 
 /** The recall statement before state_vectors (kept here as the comparison). */
 function fullScanRecall(tenantId: string, at: Date, vector: string, limit: number): SQL {

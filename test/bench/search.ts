@@ -2,7 +2,7 @@
  * Memory store and search benchmark through the real HTTP API of the Node server (in-process).
  *
  *   npx tsx test/bench/search.ts [--sizes 1000,10000,100000] [--postgres] [--force] [--parts store,search]
- *                                [--maintenance-work-mem 1GB]
+ *                                [--maintenance-work-mem 1GB] [--search-embedder use|hash]
  *
  * 1. Store throughput: N=500 POST /v1/memories, one stream and 16 concurrent streams (one tenant,
  *    then 16 tenants), on the default embedder (`use`, the offline Universal Sentence Encoder) and
@@ -57,6 +57,8 @@ const { values: args } = parseArgs({
     force: { type: 'boolean', default: false },
     parts: { type: 'string', default: 'store,search' },
     'maintenance-work-mem': { type: 'string' }, // for the bench's index builds only; default: the server's
+    // Part 2's query embedder: `hash` takes the model out, so the HTTP rows are the search beyond the embedding.
+    'search-embedder': { type: 'string', default: 'use' },
   },
 });
 const PARTS = new Set(args.parts.split(','));
@@ -538,7 +540,7 @@ try {
   }
 
   console.error('part 2: search latency');
-  main = await startEngram('use');
+  main = await startEngram(args['search-embedder'] === 'hash' ? 'hash' : 'use');
   // Part 1's memories would sit in the HNSW graph of the one-tenant measurement: drop them.
   if (tenantsToDrop.length) await main.bulk.query('DELETE FROM tenants WHERE id = ANY($1)', [tenantsToDrop]);
   const { key, tenantId } = await createTenant(main, 'search');
