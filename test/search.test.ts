@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
+import { sharingHelpers } from './sharing-helpers';
 
 let engine: TestEngine;
 let t: Tenant;
@@ -94,6 +95,40 @@ describe('semantic search', () => {
     expect(events.rows[0].n).toBeGreaterThanOrEqual(1);
     const milestones = await engine.request('GET', '/v1/milestones', { key: t.key });
     expect(milestones.body.milestones.map((m: { milestone: string }) => m.milestone)).toContain('first_search');
+  });
+
+  it('counts a recall for exactly the hits answered: not below min_score, not another tenant’s, whether or not grants exist', async () => {
+    const h = sharingHelpers(() => engine);
+    const [owner, reader] = [await engine.newTenant('pro'), await engine.newTenant('pro')];
+    const store = async (who: Tenant, observation: string, tags: string[]) => (await h.store(who, { observation, tags, auto_link: false })).body.id as string;
+    const mine = [await store(reader, 'The reader keeps the ferry timetable in a red folder.', ['notes']), await store(reader, 'Unrelated: the office plant needs water on Fridays.', ['notes'])];
+    const theirs = await store(owner, 'The ferry timetable changes in winter.', ['ferry']);
+    const counts = async () => Promise.all(mine.map(async (id) => (await engine.request('GET', `/v1/memories/${id}`, { key: reader.key })).body.recall_count as number));
+    const ownerCount = async () => (await engine.request('GET', `/v1/memories/${theirs}`, { key: owner.key })).body.recall_count as number;
+    const answered = async (query: string) => {
+      const res = await search(query, reader.key);
+      expect(res.status).toBe(200);
+      return res.body.memories.map((m: { uuid: string }) => m.uuid) as string[];
+    };
+
+    // No grants: hits above min_score only are counted.
+    const scored = (await search('q=ferry%20timetable%20folder&limit=10', reader.key)).body.memories as { uuid: string; score: number }[];
+    const cut = (scored[0].score + scored[1].score) / 2;
+    await expect(counts()).resolves.toEqual([1, 1]);
+    expect(await answered(`q=ferry%20timetable%20folder&limit=10&min_score=${cut}`)).toEqual([mine[0]]);
+    await expect(counts()).resolves.toEqual([2, 1]);
+
+    // With a grant the owner's memory is answered too, and counted for nobody.
+    await h.shareAndJoin(owner, reader, 'ferry');
+    const both = await answered('q=ferry%20timetable%20folder&limit=10');
+    expect(both).toEqual(expect.arrayContaining([mine[0], mine[1], theirs]));
+    await expect(counts()).resolves.toEqual([3, 2]);
+    expect(await ownerCount()).toBe(0);
+    expect(await answered('q=ferry%20timetable%20folder&limit=10&scope=own')).toEqual(expect.arrayContaining([mine[0], mine[1]]));
+    await expect(counts()).resolves.toEqual([4, 3]);
+    expect(await answered('q=ferry%20timetable&limit=10&scope=shared')).toEqual([theirs]);
+    await expect(counts()).resolves.toEqual([4, 3]);
+    expect(await ownerCount()).toBe(0);
   });
 
   it('never returns another tenant’s memories', async () => {

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
-import { type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
+import { type Grant, grantsExist, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import { type DbOrTx, pgArray, preparedRows, rows } from '../../shared/platform/db';
@@ -541,25 +541,69 @@ export function neighbours(db: DbOrTx, scope: TenantScope, hitIds: string[], win
   });
 }
 
-/** Recall bookkeeping of a search in one statement (one round trip, atomic): counts, recall events, milestone. */
-export async function recordRecalls(
-  db: DbOrTx,
-  tenantId: string,
-  ids: string[],
-  who: { actor: string | null; requestId: string | null; now: Date },
-  detail: { query: string; mode: string },
-) {
+interface Recaller {
+  actor: string | null;
+  requestId: string | null;
+  now: Date;
+}
+interface RecallDetail {
+  query: string;
+  mode: string;
+}
+
+/**
+ * The recall bookkeeping of a search as parts of a data-modifying WITH: counts of the caller's
+ * memories matching `which` (SQL over `memories`), a recall event each, the first_search milestone;
+ * none of it unless `when` holds.
+ */
+function recallWrites(tenantId: string, which: SQL, who: Recaller, detail: RecallDetail, when: SQL = sql`true`): SQL {
   const at = who.now.toISOString();
-  await db.execute(sql`
-    WITH recalled AS (
+  return sql`
+    recalled AS (
       UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ${at}
-      WHERE tenant_id = ${tenantId} AND id = ANY(${pgArray(ids)}::uuid[])
+      WHERE tenant_id = ${tenantId} AND ${which} AND ${when}
       RETURNING id),
     events AS (
       INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, metadata)
       SELECT ${tenantId}, id, 'recall', ${at}, ${who.actor}, ${who.requestId}, ${JSON.stringify(detail)}::jsonb
-      FROM recalled)
-    ${milestoneInsert(tenantId, 'first_search', who.now, { mode: detail.mode })}`);
+      FROM recalled),
+    milestone AS (${milestoneInsert(tenantId, 'first_search', who.now, { mode: detail.mode }, when)})`;
+}
+
+/** Recall bookkeeping of a search in one statement (one round trip, atomic): counts, recall events, milestone. */
+export async function recordRecalls(db: DbOrTx, tenantId: string, ids: string[], who: Recaller, detail: RecallDetail) {
+  await db.execute(sql`WITH ${recallWrites(tenantId, sql`id = ANY(${pgArray(ids)}::uuid[])`, who, detail)} SELECT 1`);
+}
+
+/**
+ * A plain semantic search (nearest first, nothing re-ranks) of the caller's own store and its
+ * recall bookkeeping, in one statement: the `limit` nearest rows in `own`, and the recall counts of
+ * those whose clamped similarity reaches `minScore`, which are exactly the hits the caller answers.
+ * With `checkGrants` (scope `all`) the statement also asks whether the caller has grants; if it
+ * has, it records nothing and says so, and the caller searches again with them. One round trip
+ * where the general path takes three (grants, candidates, bookkeeping).
+ */
+export async function plainSemanticSearch(
+  db: DbOrTx,
+  tenantId: string,
+  own: TenantScope,
+  vector: string,
+  page: { limit: number; minScore: number; checkGrants: boolean },
+  who: Recaller,
+  detail: RecallDetail,
+): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
+  // An array, so the update finds its rows by primary key (a semi join can walk the tenant's rows).
+  const hits = sql`id = ANY(ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8))`;
+  const found = await vectorRead(db, page.limit, (q) =>
+    rows<Candidate & { grants_exist: boolean }>(
+      q,
+      sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
+          found AS (${nearestMemories(COLUMNS, own, vector, { limit: page.limit })}),
+          ${recallWrites(tenantId, hits, who, detail, sql`NOT (SELECT exist FROM grants)`)}
+          SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true ORDER BY f.distance, f.id`,
+    ),
+  );
+  return { grantsExist: found[0].grants_exist, rows: found.filter((r) => r.id !== null) };
 }
 
 // --- context and maintenance -------------------------------------------------------------------

@@ -50,51 +50,14 @@ async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: 
   return spreadToNeighbours(fused, near);
 }
 
+/** A semantic search nothing re-ranks: its hits are its nearest rows, decided in SQL. */
+const isPlainSemantic = (query: z.infer<typeof SearchQuery>) => query.mode === 'semantic' && query.recency_weight === 0 && query.scope !== 'shared';
+
 export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>) {
-  const { tenantId, now } = ctx;
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  // The embedding runs beside the database work that does not need it: the grants read and the
-  // keyword candidates (their cosine is looked up afterwards for the few hits returned).
   const embedding = embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e));
   embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
-  const candidatesFor = (grants: Grant[]) => {
-    const where = q.whereReadable(tenantId, grants, query.scope, now, {
-      tags: query.tags,
-      agentId: query.agent_id,
-      spaceId: query.space_id,
-      includeSuperseded: query.include_superseded,
-    });
-    // Recency blending and fusion re-rank, so fetch more than asked for; a plain semantic search does not.
-    const n = query.mode === 'semantic' && query.recency_weight === 0 ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
-    const found = Promise.all([
-      embedding,
-      query.mode === 'keyword' ? [] : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n)),
-      query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query)),
-    ]);
-    found.catch(() => undefined); // awaited below, unless grants turn up and it is dropped
-    return { where, found };
-  };
-  // Most tenants have no grants: their own store is searched while the grants are read, and the
-  // search is made again only when grants turn up (one round trip less on the common path).
-  const grantsRead = query.scope === 'own' ? Promise.resolve([]) : activeGrants(ctx.db, tenantId, now);
-  const ownOnly = query.scope === 'shared' ? null : candidatesFor([]);
-  const grants = await grantsRead;
-  const { where, found } = grants.length || !ownOnly ? candidatesFor(grants) : ownOnly;
-  const [vector, semantic, keyword] = await found;
-  if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);
-  const ranked = await rank(ctx, query.mode, where, semantic, keyword);
-  const hits = withRecency(ranked, query.recency_weight, now)
-    .filter((h) => h.score >= query.min_score)
-    .slice(0, query.limit);
-
-  const own = hits.filter((h) => h.row.tenant_id === tenantId).map((h) => h.row.id);
-  const missing = hits.filter((h) => h.row.similarity === undefined).map((h) => h.row.id);
-  const [, cosines] = await Promise.all([
-    q.recordRecalls(ctx.db, tenantId, own, ctx, { query: query.q.slice(0, 200), mode: query.mode }),
-    missing.length ? q.similarities(ctx.db, where, missing, vector) : new Map<string, number>(),
-  ]);
-  for (const h of hits) h.row.similarity ??= cosines.get(h.row.id) ?? 0;
-
+  const hits = (isPlainSemantic(query) && (await plainSemantic(ctx, query, await embedding))) || (await ranked(ctx, query, embedding));
   return {
     query: query.q,
     mode: query.mode,
@@ -116,4 +79,65 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
       };
     }),
   };
+}
+
+/** The tenant's filters over `grants` (none: its own store). */
+const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
+  q.whereReadable(ctx.tenantId, grants, query.scope, ctx.now, {
+    tags: query.tags,
+    agentId: query.agent_id,
+    spaceId: query.space_id,
+    includeSuperseded: query.include_superseded,
+  });
+
+const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.slice(0, 200), mode: query.mode });
+
+/**
+ * Most tenants have no grants: a plain semantic search of their own store is one statement with its
+ * bookkeeping (queries.plainSemanticSearch). Null when grants turned up: the caller ranks with them.
+ */
+async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, vector: string): Promise<Scored[] | null> {
+  const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all' };
+  const found = await q.plainSemanticSearch(ctx.db, ctx.tenantId, readable(ctx, query, []), vector, page, ctx, recallDetail(query));
+  if (found.grantsExist) return null;
+  return found.rows.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) })).filter((h) => h.score >= query.min_score);
+}
+
+/** Every other search: candidates from both lists as the mode needs, ranked, blended with recency, then recorded. */
+async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedding: Promise<string>): Promise<Scored[]> {
+  const { tenantId, now } = ctx;
+  // The embedding runs beside the database work that does not need it: the grants read and the
+  // keyword candidates (their cosine is looked up afterwards for the few hits returned).
+  const candidatesFor = (grants: Grant[]) => {
+    const where = readable(ctx, query, grants);
+    // Recency blending and fusion re-rank, so fetch more than asked for; a plain semantic search does not.
+    const n = query.mode === 'semantic' && query.recency_weight === 0 ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
+    const found = Promise.all([
+      embedding,
+      query.mode === 'keyword' ? [] : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n)),
+      query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query)),
+    ]);
+    found.catch(() => undefined); // awaited below, unless grants turn up and it is dropped
+    return { where, found };
+  };
+  // Most tenants have no grants: their own store is searched while the grants are read, and the
+  // search is made again only when grants turn up (one round trip less on the common path).
+  const grantsRead = query.scope === 'own' ? Promise.resolve([]) : activeGrants(ctx.db, tenantId, now);
+  const ownOnly = query.scope === 'shared' || isPlainSemantic(query) ? null : candidatesFor([]);
+  const grants = await grantsRead;
+  const { where, found } = grants.length || !ownOnly ? candidatesFor(grants) : ownOnly;
+  const [vector, semantic, keyword] = await found;
+  if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);
+  const hits = withRecency(await rank(ctx, query.mode, where, semantic, keyword), query.recency_weight, now)
+    .filter((h) => h.score >= query.min_score)
+    .slice(0, query.limit);
+
+  const own = hits.filter((h) => h.row.tenant_id === tenantId).map((h) => h.row.id);
+  const missing = hits.filter((h) => h.row.similarity === undefined).map((h) => h.row.id);
+  const [, cosines] = await Promise.all([
+    q.recordRecalls(ctx.db, tenantId, own, ctx, recallDetail(query)),
+    missing.length ? q.similarities(ctx.db, where, missing, vector) : new Map<string, number>(),
+  ]);
+  for (const h of hits) h.row.similarity ??= cosines.get(h.row.id) ?? 0;
+  return hits;
 }

@@ -39,6 +39,21 @@ export const teamWriterIn = (tenantId: string, alias = 'cs') => {
                 AND 'team:' || tm.team_id = ANY(${cs}.allowed_tenant_ids)))`;
 };
 
+/** The rows of activeGrants, as a query (also the subject of grantsExist). */
+const grantRows = (tenantId: string) => sql`
+  SELECT s.id, s.owner_tenant_id, s.kind, s.tag, s.space_id, s.permission, 'share' AS via
+  FROM shares s LEFT JOIN context_spaces cs ON cs.id = s.space_id
+  WHERE s.accepted_by_tenant = ${tenantId} AND s.revoked_at IS NULL
+    AND (s.kind = 'tag' OR cs.deleted_at IS NULL)
+  UNION ALL
+  SELECT 'space:' || cs.id::text, cs.owner_tenant_id, 'space', cs.id::text, cs.id,
+         CASE WHEN ${teamWriterIn(tenantId)} THEN 'write' ELSE 'read' END, 'space'
+  FROM context_spaces cs
+  WHERE ${allowedInSpace(tenantId)} AND cs.deleted_at IS NULL AND cs.owner_tenant_id <> ${tenantId}`;
+
+/** SQL boolean: whether activeGrants would find any, read in the caller's statement (its snapshot). */
+export const grantsExist = (tenantId: string) => sql`EXISTS (${grantRows(tenantId)})`;
+
 /**
  * Everything another tenant lets this one read: accepted, unrevoked shares (an invitation's expiry
  * limits when it can be joined, not how long an accepted share lasts) and live spaces that list
@@ -48,15 +63,7 @@ export const teamWriterIn = (tenantId: string, alias = 'cs') => {
 export async function activeGrants(db: DbOrTx, tenantId: string, _now: Date): Promise<Grant[]> {
   const found = await rows<{ id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write'; via: 'share' | 'space' }>(
     db,
-    sql`SELECT s.id, s.owner_tenant_id, s.kind, s.tag, s.space_id, s.permission, 'share' AS via
-        FROM shares s LEFT JOIN context_spaces cs ON cs.id = s.space_id
-        WHERE s.accepted_by_tenant = ${tenantId} AND s.revoked_at IS NULL
-          AND (s.kind = 'tag' OR cs.deleted_at IS NULL)
-        UNION ALL
-        SELECT 'space:' || cs.id::text, cs.owner_tenant_id, 'space', cs.id::text, cs.id,
-               CASE WHEN ${teamWriterIn(tenantId)} THEN 'write' ELSE 'read' END, 'space'
-        FROM context_spaces cs
-        WHERE ${allowedInSpace(tenantId)} AND cs.deleted_at IS NULL AND cs.owner_tenant_id <> ${tenantId}`,
+    grantRows(tenantId),
   );
   return found.map((g) => ({
     shareId: g.id,

@@ -25,10 +25,13 @@ export async function recordMilestone(
   await db.execute(milestoneInsert(tenantId, milestone, at, metadata));
 }
 
-/** The statement of recordMilestone, to end a caller's data-modifying WITH (one round trip for both). */
-export function milestoneInsert(tenantId: string, milestone: Milestone, at: Date, metadata: Record<string, unknown> = {}): SQL {
+/**
+ * The statement of recordMilestone, to end a caller's data-modifying WITH (one round trip for both)
+ * or to be one of its parts; `when` (SQL boolean) lets that statement decide whether it counts.
+ */
+export function milestoneInsert(tenantId: string, milestone: Milestone, at: Date, metadata: Record<string, unknown> = {}, when: SQL = sql`true`): SQL {
   return sql`
     INSERT INTO milestones (tenant_id, milestone, achieved_at, metadata)
-    VALUES (${tenantId}, ${milestone}, ${at.toISOString()}, ${JSON.stringify(metadata)}::jsonb)
+    SELECT ${tenantId}, ${milestone}, ${at.toISOString()}::timestamptz, ${JSON.stringify(metadata)}::jsonb WHERE ${when}
     ON CONFLICT DO NOTHING`;
 }
