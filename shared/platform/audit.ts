@@ -141,9 +141,16 @@ export function chainSql(name: string, tenantId: string, entries: AuditRow[], ev
   ];
 }
 
-/** Makes sure the tenants have a chain head row (a no-op, without locks, when they do). */
+/**
+ * Makes sure the tenants have a chain head row: a no-op without waits when they do. The NOT EXISTS
+ * matters: a bare INSERT ... ON CONFLICT DO NOTHING waits for any transaction that has updated the
+ * existing row to end, so every write of a tenant would queue at its first statement behind the
+ * write holding the head (from its append to its commit), not only at its own append.
+ */
 export const ensureHeadsSql = (tenantIds: string[]) =>
-  sql`INSERT INTO audit_heads (tenant_id) SELECT unnest(${pgArray(tenantIds)}::text[]) ON CONFLICT DO NOTHING`;
+  sql`INSERT INTO audit_heads (tenant_id)
+      SELECT t FROM unnest(${pgArray(tenantIds)}::text[]) t WHERE NOT EXISTS (SELECT 1 FROM audit_heads h WHERE h.tenant_id = t)
+      ON CONFLICT DO NOTHING`;
 
 /**
  * Appends to the tenant's hash chain inside the caller's transaction: if this insert fails, the
