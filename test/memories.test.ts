@@ -137,6 +137,16 @@ describe('conflicts', () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(4);
   });
+
+  it('concurrent identical stores with lww: each supersedes the one current before it, one stays current', async () => {
+    const t = await engine.newTenant();
+    const results = await Promise.all(Array.from({ length: 12 }, () => store(t, { observation: 'The build is green.', on_conflict: 'lww' })));
+    expect(results.map((r) => r.status)).toEqual(Array(12).fill(201));
+    const superseded = results.flatMap((r) => r.body.superseded as string[]);
+    expect(superseded).toHaveLength(11);
+    expect(new Set(superseded).size).toBe(11);
+    expect(results.filter((r) => !superseded.includes(r.body.uuid))).toHaveLength(1);
+  });
 });
 
 describe('list, get, patch, delete', () => {

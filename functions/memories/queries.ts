@@ -1,9 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
-import { type Grant, grantsExist, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
+import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
-import { type DbOrTx, pgArray, preparedRows, rows } from '../../shared/platform/db';
+import { type DbOrTx, pgArray, preparedRows, readWithSettings, rows, type StorageKind } from '../../shared/platform/db';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
 import { enqueueDelivery, eventPayload, type EventType, streamEventsSql } from '../../shared/jobs/events';
@@ -138,17 +138,6 @@ export function newMemoryDto(m: NewMemory, now: Date): MemoryDto {
   });
 }
 
-/**
- * The content locks of a store (`owner:hash`, taken in key order), so that two concurrent stores of
- * the same text cannot both miss each other, and the owners' audit chain head rows, so the last
- * statement of the store finds them.
- */
-export async function lockContents(tx: DbOrTx, owners: string[], keys: string[]) {
-  await preparedRows(tx, sql`
-    WITH heads AS (${ensureHeadsSql(owners)})
-    SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT unnest(${pgArray([...keys].sort())}::text[]) AS k ORDER BY 1) keys`);
-}
-
 /** What one group of stores (one owner, scope and space) asks the probe. */
 export interface ProbeGroup {
   n: number;
@@ -173,19 +162,42 @@ export interface StoreProbe {
   webhooks: Map<string, string[]>;
 }
 
+const contentLocks = (keys: string[]) =>
+  sql`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n FROM (SELECT unnest(${pgArray([...keys].sort())}::text[]) AS k ORDER BY 1) keys`;
+
+/** The current duplicates of one group: its hashes among the live, unsuperseded memories of its scope and space. */
+const duplicatesOf = (g: { scope: TenantScope; hashes: string[]; spaceId: string | null }, now: Date) =>
+  sql`${g.scope} AND m.content_hash = ANY(${pgArray(g.hashes)}::text[]) AND m.space_id IS NOT DISTINCT FROM ${g.spaceId}::uuid
+      AND m.superseded_by IS NULL AND ${live(now)}`;
+
 /**
- * Everything the decisions of a store need, in one statement. Neighbours skip the duplicates that
- * an `lww` store at or before this one supersedes (they stop being current before it links).
+ * Everything the decisions of a store need, in one statement, the first of its transaction: the
+ * owners' audit chain head rows made sure of, the content locks (`owner:hash`, in key order), so
+ * two concurrent stores of the same text cannot both miss each other, and then the reads.
+ * Neighbours skip the duplicates that an `lww` store at or before this one supersedes (they stop
+ * being current before it links).
+ *
+ * The reads share the statement's snapshot, taken before a content lock may have been waited for:
+ * a store of the same text that committed meanwhile is not among the duplicates read here. The
+ * next statement (insertStores) sees it and says so; the store then runs again with `locks.first`,
+ * its locks taken in a statement of their own before the probe reads (one round trip more).
  */
-export async function probeStores(tx: DbOrTx, groups: ProbeGroup[], owners: string[], linkLimit: number, now: Date): Promise<StoreProbe> {
-  const ctes: SQL[] = [];
+export async function probeStores(
+  tx: DbOrTx,
+  groups: ProbeGroup[],
+  owners: string[],
+  locks: { keys: string[]; first: boolean },
+  linkLimit: number,
+  now: Date,
+): Promise<StoreProbe> {
+  if (locks.first) await preparedRows(tx, sql`WITH heads AS (${ensureHeadsSql(owners)}) ${contentLocks(locks.keys)}`);
+  const ctes: SQL[] = locks.first ? [sql`locks AS (SELECT 0 AS n)`] : [sql`heads AS (${ensureHeadsSql(owners)})`, sql`locks AS (${contentLocks(locks.keys)})`];
   const cols: SQL[] = [];
   for (const g of groups) {
     const n = sql.raw(String(g.n));
+    // The locks first: a condition without columns is checked once, before the rows are read and locked.
     ctes.push(sql`dups_${n} AS (
-      SELECT ${COLUMNS} FROM memories m
-      WHERE ${g.scope} AND m.content_hash = ANY(${pgArray(g.hashes)}::text[]) AND m.space_id IS NOT DISTINCT FROM ${g.spaceId}::uuid
-        AND m.superseded_by IS NULL AND ${live(now)}
+      SELECT ${COLUMNS} FROM memories m WHERE ${duplicatesOf(g, now)} AND (SELECT n FROM locks) >= 0
       FOR UPDATE)`);
     cols.push(sql`(SELECT coalesce(json_agg(d), '[]') FROM dups_${n} d) AS dups_${n}`);
     if (g.autoLink.length) {
@@ -236,15 +248,21 @@ export async function probeStores(tx: DbOrTx, groups: ProbeGroup[], owners: stri
  */
 export async function insertStores(
   tx: DbOrTx,
+  seen: { scope: TenantScope; hashes: string[]; spaceId: string | null; ids: string[] }[],
   memories: (NewMemory & { supersededBy: string | null; version: number; updatedAt: Date })[],
   supersedes: { tenantId: string; id: string; by: string }[],
   links: { tenantId: string; sourceId: string; targetId: string; weight: number }[],
   mentions: { tenantId: string; memoryId: string; entityId: string }[],
   events: MemoryEventInput[],
   now: Date,
-): Promise<void> {
+): Promise<{ unseenDuplicates: boolean }> {
   const at = now.toISOString();
   const ctes: SQL[] = [];
+  // Duplicates that committed after the probe's snapshot (see probeStores); this statement's own
+  // snapshot is newer than every content lock the probe took, and does not see its own rows.
+  const unseen = seen.map(
+    (g) => sql`EXISTS (SELECT 1 FROM memories m WHERE ${duplicatesOf(g, now)} AND m.id <> ALL(${pgArray(g.ids)}::uuid[]))`,
+  );
   const rowsJson = memories.map((m) => ({
     id: m.id,
     tenant_id: m.owner,
@@ -289,7 +307,9 @@ export async function insertStores(
       FROM jsonb_to_recordset(${JSON.stringify(mentions)}::jsonb) AS r("memoryId" uuid, "entityId" uuid, "tenantId" text))`);
   }
   ctes.push(insertedEventsCte(events));
-  await preparedRows(tx, sql`WITH ${sql.join(ctes, sql`, `)}, ${maintainIntervals}`);
+  const [row] = await preparedRows<{ unseen: boolean }>(tx, sql`WITH ${sql.join(ctes, sql`, `)}, ${maintainIntervals}
+    SELECT ${unseen.length ? sql.join(unseen, sql` OR `) : sql`false`} AS unseen`);
+  return { unseenDuplicates: row.unseen };
 }
 
 /** The per-tenant rows of a store, for one owner. */
@@ -383,12 +403,37 @@ export function reviveSupersededBy(tx: DbOrTx, tenantId: string, id: string, now
 type Candidate = MemoryRow & { similarity?: number; text_rank?: number; bm25?: number; stats_parts?: number | string };
 export type { Candidate };
 
+/** Candidates of one list, and the caller's grants when asked for (see withGrants). */
+export interface CandidateList {
+  rows: Candidate[];
+  grants?: Grant[];
+}
+
+/**
+ * `found` (a candidate query) with the caller's grants read in the same statement: one row more
+ * (nulls) when nothing was found, so the grants always come back. A search over everything the
+ * caller may read starts with its own store and learns in the same round trip whether it has
+ * grants at all (most tenants have none).
+ */
+function withGrants(tenantId: string | null, found: SQL, order: SQL): SQL {
+  if (!tenantId) return found;
+  return sql`WITH grants AS (SELECT ${grantsJson(tenantId)} AS list), found AS (${found})
+             SELECT g.list AS grants_json, f.* FROM grants g LEFT JOIN found f ON true ORDER BY ${order}`;
+}
+
+function listOf(found: (Candidate & { grants_json?: unknown })[], withGrantsOf: string | null): CandidateList {
+  if (!withGrantsOf) return { rows: found };
+  return { rows: found.filter((r) => r.id !== null), grants: grantsFromJson(found[0].grants_json) };
+}
+
 /**
  * Nearest neighbours by cosine. The HNSW index serves the ORDER BY; iterative scans (pgvector 0.8)
- * keep reading the index until enough rows pass the tenant and tag filters.
+ * keep reading the index until enough rows pass the tenant and tag filters. `grantsOf`: read that
+ * tenant's grants in the same statement.
  */
-export function semanticCandidates(db: DbOrTx, scope: TenantScope, vector: string, n: number): Promise<Candidate[]> {
-  return vectorRead(db, n, (q) => rows<Candidate>(q, nearestMemories(COLUMNS, scope, vector, { limit: n })));
+export async function semanticCandidates(db: DbOrTx, scope: TenantScope, vector: string, n: number, grantsOf: string | null = null): Promise<CandidateList> {
+  const query = withGrants(grantsOf, nearestMemories(COLUMNS, scope, vector, { limit: n }), sql`f.distance, f.id`);
+  return listOf(await vectorRead(db, n, (q) => rows<Candidate>(q, query)), grantsOf);
 }
 
 /**
@@ -411,22 +456,32 @@ export type CorpusSource = { kind: 'tenant'; tenantId: string } | { kind: 'scope
 
 const queryLexemes = (text: string) => sql`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex`;
 
-/** Okapi BM25 of one term of a document, from the columns `df`, `tf`, `len` and the CTE `corpus`. */
-const bm25Term = () => {
+/** Okapi BM25 of one term of a document: `t.tf`, `t.len`, the term's document frequency `df` and collection size `n`, `corpus.avg_len`. */
+const bm25Term = (df: SQL, n: SQL) => {
   const k1 = sql.raw(String(BM25_K1));
   const b = sql.raw(String(BM25_B));
-  return sql`ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5)) * t.tf * (${k1} + 1) / (t.tf + ${k1} * (1 - ${b} + ${b} * t.len / greatest(corpus.avg_len, 1)))`;
+  return sql`ln(1 + (${n} - ${df} + 0.5) / (${df} + 0.5)) * t.tf * (${k1} + 1) / (t.tf + ${k1} * (1 - ${b} + ${b} * t.len / greatest(corpus.avg_len, 1)))`;
 };
 
 /**
  * Full-text candidates ranked by Okapi BM25 over the stemmed lexemes of the generated tsvector.
  * Any query word may match. Postgres' ts_rank has no inverse document frequency, which costs a lot
  * of recall on chat-like data. `bm25` is the raw score; `text_rank` maps it into [0,1) by
- * 1 - exp(-bm25 / 10). No cosine: the query's embedding may not exist yet (see similarities).
+ * 1 - exp(-bm25 / 10). No cosine: the query's embedding may not exist yet (see recallAndSimilarities).
  * Equal scores: the newer memory first (ids are UUIDv7).
  */
-export function keywordCandidates(db: DbOrTx, scope: TenantScope, text: string, n: number, source: CorpusSource = { kind: 'scope' }): Promise<Candidate[]> {
-  return rows<Candidate>(db, source.kind === 'tenant' ? fromPostings(scope, text, n, source.tenantId) : fromScope(scope, text, n));
+export async function keywordCandidates(
+  db: DbOrTx,
+  scope: TenantScope,
+  text: string,
+  n: number,
+  source: CorpusSource = { kind: 'scope' },
+  grantsOf: string | null = null,
+): Promise<CandidateList> {
+  if (source.kind === 'scope') return listOf(await rows<Candidate>(db, withGrants(grantsOf, fromScope(scope, text, n), KEYWORD_ORDER)), grantsOf);
+  // Over the whole store every step is an index lookup whatever the tenant or the words, so the
+  // statement keeps its plan (prepared once per connection; planning it cost more than running it).
+  return listOf(await preparedRows<Candidate>(db, withGrants(grantsOf, fromPostings(scope, text, n, source.tenantId), KEYWORD_ORDER)), grantsOf);
 }
 
 /**
@@ -434,6 +489,8 @@ export function keywordCandidates(db: DbOrTx, scope: TenantScope, text: string, 
  * scores, then memory rows in score order until `n` pass the scope (superseded and expired ones
  * hold postings too and are skipped here).
  */
+const KEYWORD_ORDER = sql`f.bm25 DESC, f.id DESC`;
+
 function fromPostings(scope: TenantScope, text: string, n: number, tenantId: string): SQL {
   // float8 throughout: sums of bigints are numeric, and numeric arithmetic over thousands of
   // postings costs more than reading them.
@@ -449,7 +506,7 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
         FROM memory_corpus_stats s WHERE s.tenant_id = ${tenantId}
       ),
       scored AS (
-        SELECT t.memory_id AS id, sum(${bm25Term()}) AS bm25 FROM t JOIN df USING (lexeme), corpus GROUP BY t.memory_id
+        SELECT t.memory_id AS id, sum(${bm25Term(sql`df.df`, sql`corpus.n`)}) AS bm25 FROM t JOIN df USING (lexeme), corpus GROUP BY t.memory_id
       )
       SELECT ${COLUMNS}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, (SELECT parts FROM corpus) AS stats_parts
       FROM (SELECT * FROM scored ORDER BY bm25 DESC, id DESC) s
@@ -475,21 +532,12 @@ function fromScope(scope: TenantScope, text: string, n: number): SQL {
       ),
       df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
       scored AS (
-        SELECT t.id, sum(${bm25Term()}) AS bm25 FROM t JOIN df USING (lexeme), corpus
+        SELECT t.id, sum(${bm25Term(sql`df.df`, sql`corpus.n`)}) AS bm25 FROM t JOIN df USING (lexeme), corpus
         GROUP BY t.id ORDER BY bm25 DESC, t.id DESC LIMIT ${n}
       )
       SELECT ${COLUMNS}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, 0 AS stats_parts
       FROM scored s JOIN memories m ON m.id = s.id
       ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}`;
-}
-
-/** The cosine of the query to each of a few memories in `scope` (hits that came without one). */
-export async function similarities(db: DbOrTx, scope: TenantScope, ids: string[], vector: string): Promise<Map<string, number>> {
-  const found = await rows<{ id: string; similarity: number }>(
-    db,
-    sql`SELECT m.id, 1 - (m.embedding <=> ${vector}::vector) AS similarity FROM memories m WHERE m.id = ANY(${pgArray(ids)}::uuid[]) AND ${scope}`,
-  );
-  return new Map(found.map((r) => [r.id, Number(r.similarity)]));
 }
 
 /** How many delta rows of a tenant's corpus statistics a search tolerates before folding them. */
@@ -513,7 +561,7 @@ export async function foldCorpusStats(db: DbOrTx, tenantId: string) {
  * stored next to a strong hit is often the rest of the same exchange (a question and its answer, a
  * plan and its outcome). `distance` is 1 for the adjacent memory.
  */
-export function neighbours(db: DbOrTx, scope: TenantScope, hitIds: string[], window: number, gapMinutes: number) {
+export function neighbours(db: DbOrTx, storage: StorageKind, scope: TenantScope, hitIds: string[], window: number, gapMinutes: number) {
   const side = (before: boolean) => {
     const order = before ? sql`m.created_at DESC, m.id DESC` : sql`m.created_at, m.id`;
     const near = before
@@ -528,17 +576,15 @@ export function neighbours(db: DbOrTx, scope: TenantScope, hitIds: string[], win
   // Each side is a walk along memories_tenant_created_idx that stops after `window` rows. The planner
   // cannot know the filters keep most rows, so it would rather fetch the whole gap with a bitmap scan
   // and sort it (40x slower at 100k memories), and the cost it then estimates would have Postgres
-  // JIT-compile the query (50 ms for a query that runs in 1 ms). Within this transaction it is told
-  // not to do either.
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)`);
-    return rows<Candidate & { hit_id: string; distance: number }>(
-      tx,
-      sql`SELECT n.*, h.id AS hit_id
-          FROM memories h CROSS JOIN LATERAL (${side(true)} UNION ALL ${side(false)}) n
-          WHERE h.id = ANY(${pgArray(hitIds)}::uuid[])`,
-    );
-  });
+  // JIT-compile the query (50 ms for a query that runs in 1 ms). The read is told not to do either.
+  return readWithSettings<Candidate & { hit_id: string; distance: number }>(
+    db,
+    storage,
+    { enable_bitmapscan: 'off', enable_seqscan: 'off', jit: 'off' },
+    sql`SELECT n.*, h.id AS hit_id
+        FROM memories h CROSS JOIN LATERAL (${side(true)} UNION ALL ${side(false)}) n
+        WHERE h.id = ANY(${pgArray(hitIds)}::uuid[])`,
+  );
 }
 
 interface Recaller {
@@ -553,16 +599,19 @@ interface RecallDetail {
 
 /**
  * The recall bookkeeping of a search as parts of a data-modifying WITH: counts of the caller's
- * memories matching `which` (SQL over `memories`), a recall event each, the first_search milestone;
- * none of it unless `when` holds.
+ * memories among `ids` (a uuid[] expression), a recall event each, the first_search milestone; none
+ * of it unless `when` holds. The rows are found by primary key alone (the MATERIALIZED fence), and
+ * only then checked for the tenant: with the tenant in the same WHERE, a planner whose statistics
+ * have not caught up with a growing tenant takes it for a few rows and walks all of them instead.
  */
-function recallWrites(tenantId: string, which: SQL, who: Recaller, detail: RecallDetail, when: SQL = sql`true`): SQL {
+function recallWrites(tenantId: string, ids: SQL, who: Recaller, detail: RecallDetail, when: SQL = sql`true`): SQL {
   const at = who.now.toISOString();
   return sql`
+    picked AS MATERIALIZED (SELECT id, tenant_id FROM memories WHERE id = ANY(${ids})),
     recalled AS (
-      UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ${at}
-      WHERE tenant_id = ${tenantId} AND ${which} AND ${when}
-      RETURNING id),
+      UPDATE memories m SET recall_count = m.recall_count + 1, last_recalled_at = ${at}
+      FROM picked p WHERE m.id = p.id AND p.tenant_id = ${tenantId} AND ${when}
+      RETURNING m.id),
     events AS (
       INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, metadata)
       SELECT ${tenantId}, id, 'recall', ${at}, ${who.actor}, ${who.requestId}, ${JSON.stringify(detail)}::jsonb
@@ -570,9 +619,30 @@ function recallWrites(tenantId: string, which: SQL, who: Recaller, detail: Recal
     milestone AS (${milestoneInsert(tenantId, 'first_search', who.now, { mode: detail.mode }, when)})`;
 }
 
-/** Recall bookkeeping of a search in one statement (one round trip, atomic): counts, recall events, milestone. */
-export async function recordRecalls(db: DbOrTx, tenantId: string, ids: string[], who: Recaller, detail: RecallDetail) {
-  await db.execute(sql`WITH ${recallWrites(tenantId, sql`id = ANY(${pgArray(ids)}::uuid[])`, who, detail)} SELECT 1`);
+/**
+ * What a ranked search does once it has its hits, in one statement (one round trip, atomic): the
+ * recall bookkeeping of the caller's own hits (`own`), and the cosine of the query `vector` to the
+ * hits in `scope` that came without one (`missing`, found by primary key, then checked against the
+ * scope). Returns those cosines by id.
+ */
+export async function recallAndSimilarities(
+  db: DbOrTx,
+  tenantId: string,
+  own: string[],
+  missing: { scope: TenantScope; ids: string[]; vector: string },
+  who: Recaller,
+  detail: RecallDetail,
+): Promise<Map<string, number>> {
+  const cosines = missing.ids.length
+    ? sql`SELECT m.id, 1 - (m.embedding <=> ${missing.vector}::vector) AS similarity FROM unscoped m WHERE ${missing.scope}`
+    : sql`SELECT NULL::uuid AS id, NULL::float8 AS similarity WHERE false`;
+  const found = await preparedRows<{ id: string; similarity: number }>(
+    db,
+    sql`WITH ${recallWrites(tenantId, sql`${pgArray(own)}::uuid[]`, who, detail)},
+        unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(${pgArray(missing.ids)}::uuid[]))
+        ${cosines}`,
+  );
+  return new Map(found.map((r) => [r.id, Number(r.similarity)]));
 }
 
 /**
@@ -592,8 +662,7 @@ export async function plainSemanticSearch(
   who: Recaller,
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
-  // An array, so the update finds its rows by primary key (a semi join can walk the tenant's rows).
-  const hits = sql`id = ANY(ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8))`;
+  const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
   const found = await vectorRead(db, page.limit, (q) =>
     rows<Candidate & { grants_exist: boolean }>(
       q,

@@ -46,7 +46,7 @@ async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: 
   const fused = fuse(semantic, keyword);
   const hits = fused.slice(0, NEIGHBOUR_HITS).map((s) => s.row.id);
   if (!hits.length) return fused;
-  const near = await q.neighbours(ctx.db, where, hits, NEIGHBOUR_SHARE.length, NEIGHBOUR_GAP_MINUTES);
+  const near = await q.neighbours(ctx.db, ctx.services.storage, where, hits, NEIGHBOUR_SHARE.length, NEIGHBOUR_GAP_MINUTES);
   return spreadToNeighbours(fused, near);
 }
 
@@ -106,27 +106,27 @@ async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>,
 /** Every other search: candidates from both lists as the mode needs, ranked, blended with recency, then recorded. */
 async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedding: Promise<string>): Promise<Scored[]> {
   const { tenantId, now } = ctx;
-  // The embedding runs beside the database work that does not need it: the grants read and the
-  // keyword candidates (their cosine is looked up afterwards for the few hits returned).
-  const candidatesFor = (grants: Grant[]) => {
+  // The embedding runs beside the database work that does not need it: the keyword candidates
+  // (their cosine is looked up afterwards for the few hits returned).
+  const candidatesFor = async (grants: Grant[], readGrants: boolean) => {
     const where = readable(ctx, query, grants);
     // Recency blending and fusion re-rank, so fetch more than asked for; a plain semantic search does not.
     const n = query.mode === 'semantic' && query.recency_weight === 0 ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
-    const found = Promise.all([
+    // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
+    const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? tenantId : null);
+    const none: q.CandidateList = { rows: [] };
+    const [vector, semantic, keyword] = await Promise.all([
       embedding,
-      query.mode === 'keyword' ? [] : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n)),
-      query.mode === 'semantic' ? [] : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query)),
+      query.mode === 'keyword' ? none : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n, grantsOf('semantic'))),
+      query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword')),
     ]);
-    found.catch(() => undefined); // awaited below, unless grants turn up and it is dropped
-    return { where, found };
+    return { where, vector, semantic: semantic.rows, keyword: keyword.rows, grants: semantic.grants ?? keyword.grants ?? [] };
   };
-  // Most tenants have no grants: their own store is searched while the grants are read, and the
-  // search is made again only when grants turn up (one round trip less on the common path).
-  const grantsRead = query.scope === 'own' ? Promise.resolve([]) : activeGrants(ctx.db, tenantId, now);
-  const ownOnly = query.scope === 'shared' || isPlainSemantic(query) ? null : candidatesFor([]);
-  const grants = await grantsRead;
-  const { where, found } = grants.length || !ownOnly ? candidatesFor(grants) : ownOnly;
-  const [vector, semantic, keyword] = await found;
+  // Most tenants have no grants: a search of everything readable starts with the caller's own store
+  // and reads the grants in the same statement; it searches again only when grants turn up.
+  let found = await (query.scope === 'shared' ? candidatesFor(await activeGrants(ctx.db, tenantId, now), false) : candidatesFor([], query.scope === 'all'));
+  if (query.scope === 'all' && found.grants.length) found = await candidatesFor(found.grants, false);
+  const { where, vector, semantic, keyword } = found;
   if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);
   const hits = withRecency(await rank(ctx, query.mode, where, semantic, keyword), query.recency_weight, now)
     .filter((h) => h.score >= query.min_score)
@@ -134,10 +134,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
 
   const own = hits.filter((h) => h.row.tenant_id === tenantId).map((h) => h.row.id);
   const missing = hits.filter((h) => h.row.similarity === undefined).map((h) => h.row.id);
-  const [, cosines] = await Promise.all([
-    q.recordRecalls(ctx.db, tenantId, own, ctx, recallDetail(query)),
-    missing.length ? q.similarities(ctx.db, where, missing, vector) : new Map<string, number>(),
-  ]);
+  const cosines = await q.recallAndSimilarities(ctx.db, tenantId, own, { scope: where, ids: missing, vector }, ctx, recallDetail(query));
   for (const h of hits) h.row.similarity ??= cosines.get(h.row.id) ?? 0;
   return hits;
 }

@@ -159,8 +159,10 @@ export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: 
   if (!prepared.length) return outcomes;
   const vectors = await embedAll(ctx.services.embedder, prepared.map((p) => p.input.observation));
   prepared.forEach((p, i) => (p.embedding = vectors[i]));
+  // After a concurrent store of the same text made an attempt run again, the next one takes its locks first.
+  const locking = { first: false };
   const written = await write(ctx, async (work) => {
-    const done = await writeStores(work, prepared);
+    const done = await writeStores(work, prepared, locking);
     // A single store that fails rolls back, as any failed write does (its Idempotency-Key stays unused).
     for (const o of done.values()) if (!o.ok && opts.throwFailure) throw o.error;
     return done;
@@ -210,15 +212,15 @@ function groupsOf(prepared: Prepared[]): Group[] {
 /**
  * The transaction, in few statements whatever the number of memories:
  * 1. the content locks (`owner:hash`, so two concurrent stores of the same text cannot both miss each
- *    other) and chain head rows;
- * 2. one read of everything the decisions need: duplicates (locked), auto-link neighbours, mentioned
- *    entities, quota spent, subscribed webhooks;
- * 3. the decisions, in request order, in memory;
- * 4. one statement writing the memories, superseding, links, mentions, memory events and intervals;
- * 5. last, one statement for the per-tenant rows every write queues on (quota, live count, audit
+ *    other), the chain head rows, and one read of everything the decisions need: duplicates
+ *    (locked), auto-link neighbours, mentioned entities, quota spent, subscribed webhooks;
+ * 2. the decisions, in request order, in memory;
+ * 3. one statement writing the memories, superseding, links, mentions, memory events and intervals,
+ *    which also tells whether a duplicate committed after step 1's snapshot (then all runs again);
+ * 4. last, one statement for the per-tenant rows every write queues on (quota, live count, audit
  *    chain head, stream seq, milestone), so they are held from there to commit only.
  */
-async function writeStores(work: Work<TenantCtx>, prepared: Prepared[]): Promise<Map<number, StoreOutcome>> {
+async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking: { first: boolean }): Promise<Map<number, StoreOutcome>> {
   const { ctx, tx } = work;
   const outcomes = new Map<number, StoreOutcome>();
   const groups: Group[] = [];
@@ -238,8 +240,6 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[]): Promise
   if (!groups.length) return outcomes;
   const owners = [...new Set(groups.map((g) => g.target.owner))].sort();
   const items = groups.flatMap((g) => g.items);
-  await q.lockContents(tx, owners, [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))]);
-
   const probe = await q.probeStores(
     tx,
     groups.map((g) => ({
@@ -252,13 +252,25 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[]): Promise
       mentionCandidates: hasFeature(g.target.ownerTier, 'knowledge_graph') ? [...new Set(g.items.flatMap((p) => mentionCandidates(p.input.observation)))] : [],
     })),
     owners,
+    { keys: [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))], first: locking.first },
     AUTO_LINK_MAX,
     ctx.now,
   );
   const plans = planStores(work, groups, probe, outcomes);
   if (!plans.length) return outcomes;
   const stamped = plans.flatMap((p) => p.events.map((e) => ({ ...e, at: ctx.now, actor: ctx.actor, requestId: ctx.requestId })));
-  await q.insertStores(tx, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), plans.flatMap((p) => p.linkRows), plans.flatMap((p) => p.mentionRows), stamped, ctx.now);
+  const seen = groups.map((g) => ({
+    scope: g.target.scope,
+    spaceId: g.target.spaceId,
+    hashes: [...new Set(g.items.map((p) => p.hash))],
+    ids: (probe.duplicates.get(g.n) ?? []).map((d) => d.id),
+  }));
+  const written = await q.insertStores(tx, seen, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), plans.flatMap((p) => p.linkRows), plans.flatMap((p) => p.mentionRows), stamped, ctx.now);
+  // A store of the same text committed while the probe waited for its content lock: decide again.
+  if (written.unseenDuplicates) {
+    locking.first = true;
+    throw Object.assign(new Error('a duplicate was stored concurrently; retrying'), { code: '40001' });
+  }
   await commitTail(work, plans, probe, outcomes);
   return outcomes;
 }

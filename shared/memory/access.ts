@@ -61,20 +61,23 @@ export const grantsExist = (tenantId: string) => sql`EXISTS (${grantRows(tenantI
  * (`teamWriterIn`).
  */
 export async function activeGrants(db: DbOrTx, tenantId: string, _now: Date): Promise<Grant[]> {
-  const found = await rows<{ id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write'; via: 'share' | 'space' }>(
-    db,
-    grantRows(tenantId),
-  );
-  return found.map((g) => ({
-    shareId: g.id,
-    ownerTenantId: g.owner_tenant_id,
-    kind: g.kind,
-    tag: g.tag,
-    spaceId: g.space_id,
-    permission: g.permission,
-    via: g.via,
-  }));
+  return (await rows<GrantRow>(db, grantRows(tenantId))).map(toGrant);
 }
+
+type GrantRow = { id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write'; via: 'share' | 'space' };
+const toGrant = (g: GrantRow): Grant => ({
+  shareId: g.id,
+  ownerTenantId: g.owner_tenant_id,
+  kind: g.kind,
+  tag: g.tag,
+  spaceId: g.space_id,
+  permission: g.permission,
+  via: g.via,
+});
+
+/** activeGrants as one JSON value inside another statement (its snapshot); read it with grantsFromJson. */
+export const grantsJson = (tenantId: string) => sql`(SELECT coalesce(json_agg(g), '[]') FROM (${grantRows(tenantId)}) g)`;
+export const grantsFromJson = (value: unknown): Grant[] => (typeof value === 'string' ? (JSON.parse(value) as GrantRow[]) : (value as GrantRow[])).map(toGrant);
 
 /**
  * Inside a store's transaction: confirms the tenant is still a team writer of the space and holds

@@ -58,6 +58,6 @@ export function insertedEventsCte(events: MemoryEventInput[]): SQL {
 export async function recordMemoryEvents(tx: DbOrTx, events: MemoryEventInput[]): Promise<void> {
   for (let i = 0; i < events.length; i += CHUNK) {
     // The events, and in the same statement the replay intervals they open and close.
-    await tx.execute(sql`WITH ${insertedEventsCte(events.slice(i, i + CHUNK))}, ${maintainIntervals}`);
+    await tx.execute(sql`WITH ${insertedEventsCte(events.slice(i, i + CHUNK))}, ${maintainIntervals} SELECT 1`);
   }
 }

@@ -16,8 +16,8 @@ const endsMemory = (alias: string) => {
 };
 
 /**
- * The rest of the statement that appends events (recordMemoryEvents), after a CTE `inserted`
- * (the new events: id, tenant_id, memory_id, kind, at, after, metadata): keeps the interval tables
+ * CTEs for the statement that appends events (recordMemoryEvents), after a CTE `inserted` (the
+ * new events: id, tenant_id, memory_id, kind, at, after, metadata), before its main query: keeps the interval tables
  * of replay in step, in the same statement, so they can never disagree with the log.
  *
  * - memory_states (migrations/0007): a state event closes its memory's open interval and, when it
@@ -62,11 +62,12 @@ export const maintainIntervals = sql`
         UNION ALL
         SELECT n.at, n.id FROM links n WHERE n.source_id = l.source_id AND n.target_id = l.target_id AND n.relation = l.relation
       ) x WHERE (x.at, x.id) > (l.at, l.id))
-    FROM links l WHERE l.kind = 'link' AND l.target_id IS NOT NULL AND l.relation IS NOT NULL)
-  INSERT INTO memory_states (event_id, tenant_id, memory_id, valid_from, valid_to, created_at, expires_at)
-  SELECT st.id, st.tenant_id, st.memory_id, st.at, st.next_at,
-         coalesce((st.after->>'created_at')::timestamptz, st.at), (st.after->>'expires_at')::timestamptz
-  FROM states st WHERE st.kind NOT IN ('delete', 'expire') AND st.after IS NOT NULL`;
+    FROM links l WHERE l.kind = 'link' AND l.target_id IS NOT NULL AND l.relation IS NOT NULL),
+  states_opened AS (
+    INSERT INTO memory_states (event_id, tenant_id, memory_id, valid_from, valid_to, created_at, expires_at)
+    SELECT st.id, st.tenant_id, st.memory_id, st.at, st.next_at,
+           coalesce((st.after->>'created_at')::timestamptz, st.at), (st.after->>'expires_at')::timestamptz
+    FROM states st WHERE st.kind NOT IN ('delete', 'expire') AND st.after IS NOT NULL)`;
 
 /**
  * Rebuilds a tenant's memory_states and edge_states from its event log (the backfills of

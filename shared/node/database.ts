@@ -5,10 +5,12 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../../schema';
-import type { Db, RawQuery, StorageKind } from '../platform/db';
+import { type Db, type RawQuery, sqlLiteral, type StorageKind } from '../platform/db';
 import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
 import { loadMigrations, migrate } from './migrate';
 import { DurableNodeFS, durableStartParams } from './pglite-durable';
+
+export { sqlLiteral } from '../platform/db';
 
 const sessionSettingsSql = () => Object.entries(VECTOR_SESSION_SETTINGS).map(([name, value]) => `SET ${name} = ${value};`).join(' ');
 
@@ -18,26 +20,6 @@ export interface Database {
   storage: StorageKind;
   migrate(): Promise<string[]>;
   close(): Promise<void>;
-}
-
-/**
- * A parameter as an SQL literal for `EXECUTE name(...)`. Every value is quoted, so it reaches the
- * prepared statement as an untyped literal and goes through the parameter type's input function:
- * the same thing a text-format bind parameter does. `E''` escaping holds whatever
- * standard_conforming_strings says; NUL cannot be stored in text and would end the statement.
- */
-export function sqlLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  let text: string;
-  if (typeof value === 'string') text = value;
-  else if (typeof value === 'number' || typeof value === 'bigint') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
-    text = String(value);
-  } else if (typeof value === 'boolean') text = value ? 'true' : 'false';
-  else if (value instanceof Date) text = value.toISOString();
-  else throw new TypeError(`unsupported SQL parameter: ${typeof value}`);
-  if (text.includes('\0')) throw new TypeError('SQL parameter contains NUL');
-  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
 let statements = 0; // names unique in the process, so two wrappers of one client never collide

@@ -1,5 +1,6 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type { SQL } from 'drizzle-orm';
+import { is, type SQL, sql } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import type * as schema from '../../schema';
 
 /** Any of our three drivers (PGlite, node-postgres, Neon serverless) behind drizzle. */
@@ -43,12 +44,60 @@ const MAX_NAMED_STATEMENTS = 200;
  */
 export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   const internal = db as unknown as {
-    dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } };
     session: { prepareQuery(q: { sql: string; params: unknown[] }, fields: undefined, name: string | undefined, arrayMode: boolean): { execute(): Promise<unknown> } };
   };
-  const compiled = internal.dialect.sqlToQuery(query);
+  const compiled = compile(db, query);
   let name = statementNames.get(compiled.sql);
   if (!name && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(compiled.sql, (name = `engram_s${statementNames.size}`));
   const result = (await internal.session.prepareQuery(compiled, undefined, name, false).execute()) as { rows: T[] };
   return result.rows;
+}
+
+/**
+ * A parameter as an SQL literal. Every value is quoted, so it reaches the statement as an untyped
+ * literal and goes through the type's input function: the same thing a text-format bind parameter
+ * does. `E''` escaping holds whatever standard_conforming_strings says; NUL cannot be stored in text
+ * and would end the statement.
+ */
+export function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (typeof value === 'number' || typeof value === 'bigint') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
+    text = String(value);
+  } else if (typeof value === 'boolean') text = value ? 'true' : 'false';
+  else if (value instanceof Date) text = value.toISOString();
+  else throw new TypeError(`unsupported SQL parameter: ${typeof value}`);
+  if (text.includes('\0')) throw new TypeError('SQL parameter contains NUL');
+  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+const compile = (db: DbOrTx, query: SQL) =>
+  (db as unknown as { dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } } }).dialect.sqlToQuery(query);
+
+/**
+ * A read that needs planner settings of its own (`set_config(name, value, true)`: until the end of
+ * its transaction). On Postgres (node-postgres, Neon's Pool) the settings and the query travel as
+ * one simple-protocol message, which Postgres runs as one implicit transaction, its parameters
+ * written as literals (sqlLiteral): one round trip where BEGIN, the settings, the query and COMMIT
+ * took four. The query's text must hold no `$` but its parameters. PGlite (in process, no round
+ * trips to save, and its driver sends one statement a message) and a caller already inside a
+ * transaction run them as statements of a transaction.
+ */
+export async function readWithSettings<T>(db: DbOrTx, storage: StorageKind, settings: Record<string, string>, query: SQL): Promise<T[]> {
+  const set = Object.entries(settings).map(([name, value]) => sql`set_config(${name}, ${value}, true)`);
+  const settingsSql = sql`SELECT ${sql.join(set, sql`, `)}`;
+  if (storage === 'embedded' || is(db, PgTransaction)) {
+    return db.transaction(async (tx) => {
+      await tx.execute(settingsSql);
+      return rows<T>(tx, query);
+    });
+  }
+  const script = [settingsSql, query].map((q) => {
+    const { sql: text, params } = compile(db, q);
+    return text.replace(/\$(\d+)/g, (_, i: string) => sqlLiteral(params[Number(i) - 1]));
+  });
+  const results = (await db.execute(sql.raw(script.join(';\n')))) as unknown as { rows: T[] }[];
+  return results[1].rows;
 }

@@ -38,7 +38,6 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../functions/app';
 import * as q from '../../functions/memories/queries';
-import { recordRecalls } from '../../functions/memories/queries';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
 import { parseConfig } from '../../shared/platform/config';
 import { rows } from '../../shared/platform/db';
@@ -338,8 +337,8 @@ async function grantsAndBookkeeping(node: NodeServices, tenantId: string, ids: s
   const who = { actor: 'bench', requestId: 'bench', now };
   const detail = { query: text.slice(0, 200), mode: 'semantic' };
   const [, grantsMs] = await timed(() => activeGrants(node.services.db, tenantId, now));
-  const [, bookkeepingMs] = await timed(() => recordRecalls(node.services.db, tenantId, ids, who, detail));
   const own = q.whereReadable(tenantId, [], 'all', now, { includeSuperseded: false });
+  const [, bookkeepingMs] = await timed(() => q.recallAndSimilarities(node.services.db, tenantId, ids, { scope: own, ids: [], vector }, who, detail));
   const [, plainMs] = await timed(() => q.plainSemanticSearch(node.services.db, tenantId, own, vector, { limit: LIMIT, minScore: 0, checkGrants: true }, who, detail));
   return { grantsMs, bookkeepingMs, plainMs };
 }
@@ -450,8 +449,8 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     const [found, ms] = await timed(() => q.keywordCandidates(e.node.services.db, kwWhere, text, 40, { kind: 'tenant', tenantId }));
     kwTotals.push(ms);
     kwCounted.push((await timed(() => q.keywordCandidates(e.node.services.db, kwWhere, text, 40, { kind: 'scope' })))[1]);
-    const top = found.slice(0, 20).map((c) => c.id);
-    if (top.length) kwNeighbours.push((await timed(() => q.neighbours(e.node.services.db, kwWhere, top, 2, 30)))[1]);
+    const top = found.rows.slice(0, 20).map((c) => c.id);
+    if (top.length) kwNeighbours.push((await timed(() => q.neighbours(e.node.services.db, e.node.services.storage, kwWhere, top, 2, 30)))[1]);
   }
   // The floor every authenticated request pays (HTTP, auth, rate limit, quota count).
   const usageMs: number[] = [];
