@@ -3,7 +3,10 @@
  *
  *   npx tsx test/bench/locomo.ts [--providers use,hash] [--modes semantic,keyword,hybrid]
  *                                [--conversations 26,30] [--data ../shared/data/locomo]
- *                                [--embedding-cache /tmp/locomo-vectors.json]
+ *                                [--embedding-cache /tmp/locomo-vectors.json] [--postgres]
+ *
+ * `--postgres` runs on the database of DATABASE_URL (and REDIS_URL if set) instead of embedded PGlite:
+ * the same ranking, through the Postgres drivers' statements. Each run uses a new tenant.
  *
  * `--embedding-cache` keeps every vector the provider returned in a file (per provider and text)
  * and replays it on the next run: the models are deterministic, so recall is the same and a rerun
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
     concurrency: { type: 'string', default: '8' },
     'embedding-cache': { type: 'string' },
+    postgres: { type: 'boolean', default: false },
   },
 });
 
@@ -90,11 +94,19 @@ const pct = (xs: number[], p: number) => {
 
 async function runProvider(provider: string, conversations: Awaited<ReturnType<typeof loadConversations>>) {
   const admin = 'locomo-bench-admin-token';
-  const config = parseConfig({ ADMIN_TOKEN: admin, EMBEDDING_PROVIDER: provider, LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: '1000', DATA_DIR: 'memory://' });
+  if (args.postgres && !process.env.DATABASE_URL) throw new Error('--postgres needs DATABASE_URL');
+  const config = parseConfig({
+    ADMIN_TOKEN: admin,
+    EMBEDDING_PROVIDER: provider,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_SCALE: '1000',
+    DATA_DIR: 'memory://',
+    ...(args.postgres ? { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL } : {}),
+  });
   const log = createLogger('silent');
   const node = await createNodeServices(config, {
     embedder: await cachedEmbedder(provider),
-    database: await openPglite({ dataDir: 'memory://' }),
+    database: args.postgres ? undefined : await openPglite({ dataDir: 'memory://' }),
     log,
     jobHandlers: jobHandlers(config, log),
     maintenance: maintenanceTasks,
@@ -106,7 +118,7 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json as any;
   };
-  const tenant = await call('POST', '/admin/v1/tenants', admin, { email: `locomo-${provider}@example.com`, tier: 'enterprise' });
+  const tenant = await call('POST', '/admin/v1/tenants', admin, { email: `locomo-${provider}-${Date.now()}@example.com`, tier: 'enterprise' });
   const key = tenant.api_key as string;
 
   const turns = conversations.flatMap((c) => c.turns.map((t) => ({ conv: c.id, t })));
