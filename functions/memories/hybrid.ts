@@ -1,4 +1,4 @@
-import type { Candidate } from './queries';
+import type { Ranked } from './queries';
 
 /**
  * The hybrid ranking. Each list's raw scores (cosine; BM25) are min-max normalised over its
@@ -18,7 +18,7 @@ export const NEIGHBOUR_HITS = 20;
 export const NEIGHBOUR_GAP_MINUTES = 30;
 
 export interface Scored {
-  row: Candidate;
+  row: Ranked;
   score: number;
 }
 
@@ -29,7 +29,7 @@ const minMax = (values: number[]) => {
 };
 
 /** Min-max fusion of the two candidate lists, best first. */
-export function fuse(semantic: Candidate[], keyword: Candidate[]): Scored[] {
+export function fuse(semantic: Ranked[], keyword: Ranked[]): Scored[] {
   const fused = new Map<string, Scored>();
   const sim = minMax(semantic.map((c) => Number(c.similarity)));
   const text = minMax(keyword.map((c) => Number(c.bm25)));
@@ -46,7 +46,7 @@ export function fuse(semantic: Candidate[], keyword: Candidate[]): Scored[] {
  * Adds each hit's share to its stored neighbours (rows from queries.neighbours; new ones join the
  * list) and scales the result back into [0,1] when the sums pass 1. Best first.
  */
-export function spreadToNeighbours(fused: Scored[], near: (Candidate & { hit_id: string; distance: number })[]): Scored[] {
+export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: string; distance: number })[]): Scored[] {
   const byId = new Map(fused.map((s) => [s.row.id, { ...s }]));
   const base = new Map(fused.map((s) => [s.row.id, s.score]));
   for (const n of near) {

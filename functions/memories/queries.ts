@@ -403,9 +403,22 @@ export function reviveSupersededBy(tx: DbOrTx, tenantId: string, id: string, now
 type Candidate = MemoryRow & { similarity?: number; text_rank?: number; bm25?: number; stats_parts?: number | string };
 export type { Candidate };
 
+/**
+ * A candidate of a ranked search: what ranking needs (identity, owner, agent, space, age) and its
+ * list's score. The few hits answered are read whole afterwards (recallAndFetch), so the lists and
+ * the neighbour walk (160 rows or so for a hybrid search) carry no text, tags or counts.
+ */
+export type Ranked = Pick<MemoryRow, 'id' | 'tenant_id' | 'agent_id' | 'space_id' | 'created_at'> & {
+  similarity?: number;
+  text_rank?: number;
+  bm25?: number;
+  stats_parts?: number | string;
+};
+const RANKED = sql.raw('m.id, m.tenant_id, m.agent_id, m.space_id, m.created_at');
+
 /** Candidates of one list, and the caller's grants when asked for (see withGrants). */
 export interface CandidateList {
-  rows: Candidate[];
+  rows: Ranked[];
   grants?: Grant[];
 }
 
@@ -421,7 +434,7 @@ function withGrants(tenantId: string | null, found: SQL, order: SQL): SQL {
              SELECT g.list AS grants_json, f.* FROM grants g LEFT JOIN found f ON true ORDER BY ${order}`;
 }
 
-function listOf(found: (Candidate & { grants_json?: unknown })[], withGrantsOf: string | null): CandidateList {
+function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: string | null): CandidateList {
   if (!withGrantsOf) return { rows: found };
   return { rows: found.filter((r) => r.id !== null), grants: grantsFromJson(found[0].grants_json) };
 }
@@ -432,8 +445,8 @@ function listOf(found: (Candidate & { grants_json?: unknown })[], withGrantsOf: 
  * tenant's grants in the same statement.
  */
 export async function semanticCandidates(db: DbOrTx, scope: TenantScope, vector: string, n: number, grantsOf: string | null = null): Promise<CandidateList> {
-  const query = withGrants(grantsOf, nearestMemories(COLUMNS, scope, vector, { limit: n }), sql`f.distance, f.id`);
-  return listOf(await vectorRead(db, n, (q) => rows<Candidate>(q, query)), grantsOf);
+  const query = withGrants(grantsOf, nearestMemories(RANKED, scope, vector, { limit: n }), sql`f.distance, f.id`);
+  return listOf(await vectorRead(db, n, (q) => rows<Ranked>(q, query)), grantsOf);
 }
 
 /**
@@ -478,10 +491,10 @@ export async function keywordCandidates(
   source: CorpusSource = { kind: 'scope' },
   grantsOf: string | null = null,
 ): Promise<CandidateList> {
-  if (source.kind === 'scope') return listOf(await rows<Candidate>(db, withGrants(grantsOf, fromScope(scope, text, n), KEYWORD_ORDER)), grantsOf);
+  if (source.kind === 'scope') return listOf(await rows<Ranked>(db, withGrants(grantsOf, fromScope(scope, text, n), KEYWORD_ORDER)), grantsOf);
   // Over the whole store every step is an index lookup whatever the tenant or the words, so the
   // statement keeps its plan (prepared once per connection; planning it cost more than running it).
-  return listOf(await preparedRows<Candidate>(db, withGrants(grantsOf, fromPostings(scope, text, n, source.tenantId), KEYWORD_ORDER)), grantsOf);
+  return listOf(await preparedRows<Ranked>(db, withGrants(grantsOf, fromPostings(scope, text, n, source.tenantId), KEYWORD_ORDER)), grantsOf);
 }
 
 /**
@@ -508,7 +521,7 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
       scored AS (
         SELECT t.memory_id AS id, sum(${bm25Term(sql`df.df`, sql`corpus.n`)}) AS bm25 FROM t JOIN df USING (lexeme), corpus GROUP BY t.memory_id
       )
-      SELECT ${COLUMNS}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, (SELECT parts FROM corpus) AS stats_parts
+      SELECT ${RANKED}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, (SELECT parts FROM corpus) AS stats_parts
       FROM (SELECT * FROM scored ORDER BY bm25 DESC, id DESC) s
       JOIN memories m ON m.id = s.id AND ${scope}
       ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}`;
@@ -535,7 +548,7 @@ function fromScope(scope: TenantScope, text: string, n: number): SQL {
         SELECT t.id, sum(${bm25Term(sql`df.df`, sql`corpus.n`)}) AS bm25 FROM t JOIN df USING (lexeme), corpus
         GROUP BY t.id ORDER BY bm25 DESC, t.id DESC LIMIT ${n}
       )
-      SELECT ${COLUMNS}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, 0 AS stats_parts
+      SELECT ${RANKED}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, 0 AS stats_parts
       FROM scored s JOIN memories m ON m.id = s.id
       ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}`;
 }
@@ -568,7 +581,7 @@ export function neighbours(db: DbOrTx, storage: StorageKind, scope: TenantScope,
       ? sql`(m.created_at, m.id) < (h.created_at, h.id) AND m.created_at >= h.created_at - make_interval(mins => ${gapMinutes})`
       : sql`(m.created_at, m.id) > (h.created_at, h.id) AND m.created_at <= h.created_at + make_interval(mins => ${gapMinutes})`;
     return sql`(
-      SELECT ${COLUMNS}, row_number() OVER (ORDER BY ${order}) AS distance FROM memories m
+      SELECT ${RANKED}, row_number() OVER (ORDER BY ${order}) AS distance FROM memories m
       WHERE ${scope} AND m.tenant_id = h.tenant_id AND m.agent_id IS NOT DISTINCT FROM h.agent_id
         AND m.space_id IS NOT DISTINCT FROM h.space_id AND ${near}
       ORDER BY ${order} LIMIT ${window})`;
@@ -577,7 +590,7 @@ export function neighbours(db: DbOrTx, storage: StorageKind, scope: TenantScope,
   // cannot know the filters keep most rows, so it would rather fetch the whole gap with a bitmap scan
   // and sort it (40x slower at 100k memories), and the cost it then estimates would have Postgres
   // JIT-compile the query (50 ms for a query that runs in 1 ms). The read is told not to do either.
-  return readWithSettings<Candidate & { hit_id: string; distance: number }>(
+  return readWithSettings<Ranked & { hit_id: string; distance: number }>(
     db,
     storage,
     { enable_bitmapscan: 'off', enable_seqscan: 'off', jit: 'off' },
@@ -621,28 +634,25 @@ function recallWrites(tenantId: string, ids: SQL, who: Recaller, detail: RecallD
 
 /**
  * What a ranked search does once it has its hits, in one statement (one round trip, atomic): the
- * recall bookkeeping of the caller's own hits (`own`), and the cosine of the query `vector` to the
- * hits in `scope` that came without one (`missing`, found by primary key, then checked against the
- * scope). Returns those cosines by id.
+ * recall bookkeeping of the caller's own hits (`own`), and the hits' whole rows with the cosine of
+ * the query `vector` (found by primary key, then checked against `scope`; a hit deleted meanwhile
+ * is missing). The rows are as they were before this statement's recall counts.
  */
-export async function recallAndSimilarities(
+export async function recallAndFetch(
   db: DbOrTx,
   tenantId: string,
   own: string[],
-  missing: { scope: TenantScope; ids: string[]; vector: string },
+  hits: { scope: TenantScope; ids: string[]; vector: string },
   who: Recaller,
   detail: RecallDetail,
-): Promise<Map<string, number>> {
-  const cosines = missing.ids.length
-    ? sql`SELECT m.id, 1 - (m.embedding <=> ${missing.vector}::vector) AS similarity FROM unscoped m WHERE ${missing.scope}`
-    : sql`SELECT NULL::uuid AS id, NULL::float8 AS similarity WHERE false`;
-  const found = await preparedRows<{ id: string; similarity: number }>(
+): Promise<Map<string, Candidate>> {
+  const found = await preparedRows<Candidate>(
     db,
     sql`WITH ${recallWrites(tenantId, sql`${pgArray(own)}::uuid[]`, who, detail)},
-        unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(${pgArray(missing.ids)}::uuid[]))
-        ${cosines}`,
+        unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(${pgArray(hits.ids)}::uuid[]))
+        SELECT ${COLUMNS}, 1 - (m.embedding <=> ${hits.vector}::vector) AS similarity FROM unscoped m WHERE ${hits.scope}`,
   );
-  return new Map(found.map((r) => [r.id, Number(r.similarity)]));
+  return new Map(found.map((r) => [r.id, r]));
 }
 
 /**

@@ -9,7 +9,11 @@ import { fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scor
 import * as q from './queries';
 import type { SearchQuery } from './schemas';
 
-type Candidate = q.Candidate;
+/** A hit answered: its whole row and its score. */
+interface Hit {
+  row: q.Candidate;
+  score: number;
+}
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
@@ -18,7 +22,7 @@ export function matchConfidence(similarity: number, importance: number, recallCo
   return clamp01(similarity * (0.85 + 0.015 * importance) * (1 + 0.05 * Math.log1p(recallCount)));
 }
 
-function recencyOf(row: q.MemoryRow, now: Date) {
+function recencyOf(row: q.Ranked, now: Date) {
   const ageDays = Math.max(0, (now.getTime() - new Date(row.created_at).getTime()) / DAY);
   return Math.exp(-ageDays / 30);
 }
@@ -40,7 +44,7 @@ function corpusSource(tenantId: string, grants: unknown[], query: z.infer<typeof
 }
 
 /** Semantic: the cosine; keyword: BM25 mapped into [0,1); hybrid: see hybrid.ts. */
-async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: Candidate[], keyword: Candidate[]): Promise<Scored[]> {
+async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: q.Ranked[], keyword: q.Ranked[]): Promise<Scored[]> {
   if (mode === 'semantic') return semantic.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) }));
   if (mode === 'keyword') return keyword.map((c) => ({ row: c, score: clamp01(Number(c.text_rank)) }));
   const fused = fuse(semantic, keyword);
@@ -96,7 +100,7 @@ const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.s
  * Most tenants have no grants: a plain semantic search of their own store is one statement with its
  * bookkeeping (queries.plainSemanticSearch). Null when grants turned up: the caller ranks with them.
  */
-async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, vector: string): Promise<Scored[] | null> {
+async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, vector: string): Promise<Hit[] | null> {
   const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all' };
   const found = await q.plainSemanticSearch(ctx.db, ctx.tenantId, readable(ctx, query, []), vector, page, ctx, recallDetail(query));
   if (found.grantsExist) return null;
@@ -104,7 +108,7 @@ async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>,
 }
 
 /** Every other search: candidates from both lists as the mode needs, ranked, blended with recency, then recorded. */
-async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedding: Promise<string>): Promise<Scored[]> {
+async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedding: Promise<string>): Promise<Hit[]> {
   const { tenantId, now } = ctx;
   // The embedding runs beside the database work that does not need it: the keyword candidates
   // (their cosine is looked up afterwards for the few hits returned).
@@ -133,8 +137,9 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
     .slice(0, query.limit);
 
   const own = hits.filter((h) => h.row.tenant_id === tenantId).map((h) => h.row.id);
-  const missing = hits.filter((h) => h.row.similarity === undefined).map((h) => h.row.id);
-  const cosines = await q.recallAndSimilarities(ctx.db, tenantId, own, { scope: where, ids: missing, vector }, ctx, recallDetail(query));
-  for (const h of hits) h.row.similarity ??= cosines.get(h.row.id) ?? 0;
-  return hits;
+  const rows = await q.recallAndFetch(ctx.db, tenantId, own, { scope: where, ids: hits.map((h) => h.row.id), vector }, ctx, recallDetail(query));
+  return hits.flatMap(({ row, score }) => {
+    const whole = rows.get(row.id);
+    return whole ? [{ row: { ...whole, similarity: row.similarity ?? whole.similarity }, score }] : [];
+  });
 }
