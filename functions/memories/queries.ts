@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
-import { type DbOrTx, pgArray, preparedRows, readWithSettings, rows, type StorageKind } from '../../shared/platform/db';
+import { type DbOrTx, inList, pgArray, preparedRows, readWithSettings, rows, rowsOf, type StorageKind } from '../../shared/platform/db';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
 import { enqueueDelivery, eventPayload, type EventType, streamEventsSql } from '../../shared/jobs/events';
@@ -163,11 +163,11 @@ export interface StoreProbe {
 }
 
 const contentLocks = (keys: string[]) =>
-  sql`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n FROM (SELECT unnest(${pgArray([...keys].sort())}::text[]) AS k ORDER BY 1) keys`;
+  sql`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n FROM (SELECT k FROM ${rowsOf([...keys].sort(), 'text', 'k')} ORDER BY 1) keys`;
 
 /** The current duplicates of one group: its hashes among the live, unsuperseded memories of its scope and space. */
 const duplicatesOf = (g: { scope: TenantScope; hashes: string[]; spaceId: string | null }, now: Date) =>
-  sql`${g.scope} AND m.content_hash = ANY(${pgArray(g.hashes)}::text[]) AND m.space_id IS NOT DISTINCT FROM ${g.spaceId}::uuid
+  sql`${g.scope} AND ${inList(sql`m.content_hash`, g.hashes, 'text')} AND m.space_id IS NOT DISTINCT FROM ${g.spaceId}::uuid
       AND m.superseded_by IS NULL AND ${live(now)}`;
 
 /**
@@ -221,11 +221,10 @@ export async function probeStores(
       cols.push(sql`(SELECT coalesce(json_agg(x), '[]') FROM ents_${n} x) AS ents_${n}`);
     }
   }
-  const owned = sql`${pgArray(owners)}::text[]`;
   cols.push(sql`(SELECT coalesce(json_agg(json_build_array(u.tenant_id, u.value)), '[]') FROM usage_counters u
-                 WHERE u.tenant_id = ANY(${owned}) AND u.metric = 'memories' AND u.bucket = ${periodOf(now)}) AS quota`);
+                 WHERE ${inList(sql`u.tenant_id`, owners, 'text')} AND u.metric = 'memories' AND u.bucket = ${periodOf(now)}) AS quota`);
   cols.push(sql`(SELECT coalesce(json_agg(json_build_array(w.tenant_id, w.id) ORDER BY w.id), '[]') FROM webhooks w
-                 WHERE w.tenant_id = ANY(${owned}) AND w.active AND 'memory.created' = ANY (w.events)) AS webhooks`);
+                 WHERE ${inList(sql`w.tenant_id`, owners, 'text')} AND w.active AND 'memory.created' = ANY (w.events)) AS webhooks`);
   const [row] = await preparedRows<Record<string, unknown>>(tx, sql`WITH ${sql.join(ctes, sql`, `)} SELECT ${sql.join(cols, sql`, `)}`);
   const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
   const probe: StoreProbe = { duplicates: new Map(), neighbours: new Map(), entities: new Map(), quotaUsed: new Map(), webhooks: new Map() };

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { activeGrants, type Scope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import type { TenantCtx } from '../../shared/platform/context';
-import { sha256Hex } from '../../shared/platform/crypto';
+import { digestOf } from '../../shared/platform/crypto';
 import { pgArray } from '../../shared/platform/db';
 import { conflict, notFound, validationError } from '../../shared/platform/errors';
 import { toUrn } from '../../shared/platform/ids';
@@ -57,7 +57,7 @@ export async function patch(ctx: TenantCtx, input: { id: string } & z.infer<type
   if (body.superseded_by && !(await q.findOwn(ctx.db, tenantId, body.superseded_by, now))) throw validationError('superseded_by', 'no such memory');
   const observationChanged = body.observation !== undefined && body.observation !== current.observation;
   const embedding = observationChanged ? (await embedAll(ctx.services.embedder, [body.observation!]))[0] : null;
-  const hash = observationChanged ? await sha256Hex(body.observation!) : current.content_hash;
+  const hash = observationChanged ? await digestOf(ctx.services)(body.observation!) : current.content_hash;
 
   const updated = await write(ctx, async (work) => {
     const row = await q.updateIfVersion(work.tx, tenantId, id, current.version, patchSets(body, { embedding, hash }, now));

@@ -4,7 +4,7 @@ import { embedAll } from '../../shared/memory/embeddings';
 import { type Mention, mentionCandidates, mentionEvents, MENTION_MAX_LINKS } from '../../shared/memory/entities';
 import type { MemoryEventInput } from '../../shared/memory/events';
 import type { TenantCtx } from '../../shared/platform/context';
-import { sha256Hex } from '../../shared/platform/crypto';
+import { digestOf } from '../../shared/platform/crypto';
 import { validationFailure } from '../../shared/platform/app';
 import { AppError, conflict, errorBody, forbidden, validationError } from '../../shared/platform/errors';
 import { toUrn } from '../../shared/platform/ids';
@@ -148,9 +148,10 @@ export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: 
   const outcomes: StoreOutcome[] = new Array(inputs.length);
   const look = targetLookups(ctx);
   const prepared: Prepared[] = [];
+  const digest = digestOf(ctx.services);
   for (const [index, input] of inputs.entries()) {
     try {
-      prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await sha256Hex(input.observation), embedding: [] });
+      prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await digest(input.observation), embedding: [] });
     } catch (err) {
       if (!(err instanceof AppError) || opts.throwFailure) throw err;
       outcomes[index] = { ok: false, error: err };

@@ -1,6 +1,7 @@
 import canonicalize from 'canonicalize';
-import { sha256Hex } from '../../shared/platform/crypto';
-import type { Services } from '../../shared/platform/services';
+import { type Digest, digestOf } from '../../shared/platform/crypto';
+
+export { type Digest, digestOf };
 
 /**
  * The hashing of DESIGN §5 "Traces", a public contract: anyone can recompute it without our code
@@ -13,14 +14,6 @@ export interface HashedFields {
   content: string;
   metadata: Record<string, unknown>;
 }
-
-export type Digest = (text: string) => string | Promise<string>;
-
-/**
- * SHA-256 hex of a UTF-8 string: Node's synchronous hash where there is one (verifying 1,000 steps
- * is 2,000 digests, and WebCrypto's each hop through a thread pool), else WebCrypto.
- */
-export const digestOf = (services: Services): Digest => services.hashSecret ?? sha256Hex;
 
 /** SHA-256 hex of the RFC 8785 (JSON Canonicalization Scheme) bytes of the step's fields. */
 export const integrityHash = async (digest: Digest, step: HashedFields) =>

@@ -1,7 +1,7 @@
 import canonicalize from 'canonicalize';
 import { type SQL, sql } from 'drizzle-orm';
 import { sha256Hex } from './crypto';
-import { type DbOrTx, pgArray, rows } from './db';
+import { type DbOrTx, pgArray, rows, rowsOf } from './db';
 import { newId } from './ids';
 
 export interface AuditInput {
@@ -149,7 +149,7 @@ export function chainSql(name: string, tenantId: string, entries: AuditRow[], ev
  */
 export const ensureHeadsSql = (tenantIds: string[]) =>
   sql`INSERT INTO audit_heads (tenant_id)
-      SELECT t FROM unnest(${pgArray(tenantIds)}::text[]) t WHERE NOT EXISTS (SELECT 1 FROM audit_heads h WHERE h.tenant_id = t)
+      SELECT t FROM ${rowsOf(tenantIds, 'text', 't')} WHERE NOT EXISTS (SELECT 1 FROM audit_heads h WHERE h.tenant_id = t)
       ON CONFLICT DO NOTHING`;
 
 /**

@@ -7,6 +7,14 @@ export async function sha256Hex(input: string | Uint8Array): Promise<string> {
   return toHex(new Uint8Array(digest));
 }
 
+export type Digest = (text: string) => string | Promise<string>;
+
+/**
+ * SHA-256 hex of a UTF-8 string: the runtime's synchronous hash where it has one (Node), else
+ * WebCrypto, whose every digest hops through a thread pool and back.
+ */
+export const digestOf = (services: { hashSecret?: (text: string) => string }): Digest => services.hashSecret ?? sha256Hex;
+
 export function toHex(bytes: Uint8Array): string {
   let out = '';
   for (const b of bytes) out += b.toString(16).padStart(2, '0');

@@ -54,6 +54,23 @@ export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
 }
 
 /**
+ * `column = ANY(values)`, or `column = value` when there is one. A named statement's generic plan
+ * (PostgreSQL's choice after five runs) counts a bound array as ten elements and its probes ten
+ * times over, so it loses to a plan made afresh at every run, which costs more than the run itself
+ * on the store path; the scalar form keeps the common single-value case on the cached plan.
+ */
+export function inList(column: SQL, values: readonly string[], type: string): SQL {
+  return values.length === 1 ? sql`${column} = ${values[0]}::${sql.raw(type)}` : sql`${column} = ANY(${pgArray(values)}::${sql.raw(type)}[])`;
+}
+
+/** `values` as a one-column row source for FROM, aliased `as(column)`; see inList for why one value is not an array. */
+export function rowsOf(values: readonly string[], type: string, as: string): SQL {
+  const t = sql.raw(type);
+  const alias = sql.raw(`${as}(${as})`);
+  return values.length === 1 ? sql`(VALUES (${values[0]}::${t})) ${alias}` : sql`unnest(${pgArray(values)}::${t}[]) ${alias}`;
+}
+
+/**
  * A parameter as an SQL literal. Every value is quoted, so it reaches the statement as an untyped
  * literal and goes through the type's input function: the same thing a text-format bind parameter
  * does. `E''` escaping holds whatever standard_conforming_strings says; NUL cannot be stored in text
