@@ -40,6 +40,8 @@ describe('POST /v1/memories/batch', () => {
     const ids = res.body.results.map((r: { memory: { id: string } }) => r.memory.id.slice('urn:uuid:'.length));
     expect(await count(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = 'memory.create' AND resource_id = ANY(${`{${res.body.results.map((r: { memory: { id: string } }) => r.memory.id).join(',')}}`}::text[])`)).toBe(3);
     expect(await count(sql`SELECT count(*) AS n FROM memory_events WHERE tenant_id = ${t.tenantId} AND kind = 'create' AND memory_id = ANY(${`{${ids.join(',')}}`}::uuid[])`)).toBe(3);
+    // Each create event recorded its own memory's embedding (taken from the row written with it).
+    expect(await count(sql`SELECT count(*) AS n FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE e.tenant_id = ${t.tenantId} AND e.kind = 'create' AND e.embedding = m.embedding AND m.id = ANY(${`{${ids.join(',')}}`}::uuid[])`)).toBe(3);
     const events = await query<{ seq: string | number; type: string }>(sql`SELECT seq, type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`);
     expect(events.map((e) => e.type)).toEqual(['memory.created', 'memory.created', 'memory.created', 'memory.created']);
     expect(events.map((e) => Number(e.seq))).toEqual([1, 2, 3, 4]);

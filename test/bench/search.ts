@@ -1,7 +1,7 @@
 /**
  * Memory store and search benchmark through the real HTTP API of the Node server (in-process).
  *
- *   npx tsx test/bench/search.ts [--sizes 1000,10000,100000] [--postgres] [--force] [--parts store,search]
+ *   npx tsx test/bench/search.ts [--sizes 1000,10000,100000] [--postgres [--keep]] [--force] [--parts store,search]
  *                                [--maintenance-work-mem 1GB] [--search-embedder use|hash]
  *
  * 1. Store throughput: N=500 POST /v1/memories, one stream and 16 concurrent streams (one tenant,
@@ -55,6 +55,8 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '1000,10000,100000' },
     postgres: { type: 'boolean', default: false },
     force: { type: 'boolean', default: false },
+    // Keep part 2's tenant and its memories (Postgres): prints its key, for A/B runs against one store.
+    keep: { type: 'boolean', default: false },
     parts: { type: 'string', default: 'store,search' },
     'maintenance-work-mem': { type: 'string' }, // for the bench's index builds only; default: the server's
     // Part 2's query embedder: `hash` takes the model out, so the HTTP rows are the search beyond the embedding.
@@ -576,7 +578,8 @@ try {
   console.log('\n### EXPLAIN (ANALYZE, BUFFERS) of the semantic SELECT once per size, and the recall updates the searches made\n');
   console.log(results.flatMap((r) => r.plan).join('\n'));
 
-  if (args.postgres) await main.bulk.query('DELETE FROM tenants WHERE id = ANY($1)', [tenantsToDrop]);
+  if (args.postgres && args.keep) console.log(`\nkept: tenant ${tenantId} with ${SIZES.at(-1)} memories, key ${key}`);
+  if (args.postgres) await main.bulk.query('DELETE FROM tenants WHERE id = ANY($1)', [args.keep ? tenantsToDrop.filter((t) => t !== tenantId) : tenantsToDrop]);
   console.log(`\nconnection resets retried (stale keep-alive sockets, see call()): ${connectionResets}`);
   console.log(`RSS ${rssMb()} MB at the end, peak ${peakRssMb()} MB (one process: server, ${args.postgres ? 'pg pool' : 'PGlite'}, USE model, the HTTP client); total ${f1((performance.now() - started) / 60_000)} min; load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' / ')} (1/5/15 min)`);
 } catch (err) {
