@@ -370,17 +370,20 @@ describe('GET /v1/audit/summary', () => {
     expect(summary.body).toMatchObject({ error_count: 2, anomaly_count: 0 });
 
     // Make the memory lookup fail as a broken database would; counting uses its own connection path.
+    // Queries reach the driver through the session's prepareQuery (shared/platform/db.ts rows()).
     const services = engine.node.services;
     const realDb = services.db;
-    const dialect = (realDb as unknown as { dialect: { sqlToQuery(q: SQL): { sql: string } } }).dialect;
+    type Session = { prepareQuery(q: { sql: string }, ...rest: unknown[]): { execute(): Promise<unknown> } };
+    const failing = (session: Session) =>
+      new Proxy(session, {
+        get: (s, p) =>
+          p === 'prepareQuery'
+            ? (q: { sql: string }, ...rest: unknown[]) =>
+                q.sql.includes('FROM memories m WHERE m.id =') ? { execute: () => Promise.reject(new Error('could not read block 42')) } : s.prepareQuery(q, ...rest)
+            : Reflect.get(s, p),
+      });
     services.db = new Proxy(realDb, {
-      get: (target, prop) =>
-        prop === 'execute'
-          ? (q: SQL) =>
-              dialect.sqlToQuery(q).sql.includes('FROM memories m WHERE m.id =')
-                ? Promise.reject(new Error('could not read block 42'))
-                : target.execute(q)
-          : Reflect.get(target, prop),
+      get: (target, prop) => (prop === 'session' ? failing(Reflect.get(target, prop) as Session) : Reflect.get(target, prop)),
     });
     try {
       const broken = await get(t, `/v1/memories/${unknown}`);
