@@ -145,15 +145,12 @@ export interface ProbeGroup {
   scope: TenantScope;
   spaceId: string | null;
   hashes: string[];
-  autoLink: { index: number; vector: string; excludeHashes: string[] }[];
   mentionCandidates: string[];
 }
 
 export interface StoreProbe {
   /** Per group: live, current memories in scope with one of its hashes in its space, locked. */
   duplicates: Map<number, MemoryRow[]>;
-  /** Per store (request index): its nearest live, current memories in scope. */
-  neighbours: Map<number, { id: string; similarity: number }[]>;
   /** Per group: the owner's entities named by any of its texts, locked FOR KEY SHARE. */
   entities: Map<number, { entity_id: string; name: string; entity_type: string }[]>;
   /** Per owner: this month's memories quota spent so far. */
@@ -174,8 +171,6 @@ const duplicatesOf = (g: { scope: TenantScope; hashes: string[]; spaceId: string
  * Everything the decisions of a store need, in one statement, the first of its transaction: the
  * owners' audit chain head rows made sure of, the content locks (`owner:hash`, in key order), so
  * two concurrent stores of the same text cannot both miss each other, and then the reads.
- * Neighbours skip the duplicates that an `lww` store at or before this one supersedes (they stop
- * being current before it links).
  *
  * The reads share the statement's snapshot, taken before a content lock may have been waited for:
  * a store of the same text that committed meanwhile is not among the duplicates read here. The
@@ -187,7 +182,6 @@ export async function probeStores(
   groups: ProbeGroup[],
   owners: string[],
   locks: { keys: string[]; first: boolean },
-  linkLimit: number,
   now: Date,
 ): Promise<StoreProbe> {
   if (locks.first) await preparedRows(tx, sql`WITH heads AS (${ensureHeadsSql(owners)}) ${contentLocks(locks.keys)}`);
@@ -200,19 +194,6 @@ export async function probeStores(
       SELECT ${COLUMNS} FROM memories m WHERE ${duplicatesOf(g, now)} AND (SELECT n FROM locks) >= 0
       FOR UPDATE)`);
     cols.push(sql`(SELECT coalesce(json_agg(d), '[]') FROM dups_${n} d) AS dups_${n}`);
-    if (g.autoLink.length) {
-      // One index scan per store, its vector a bound parameter (a lateral join over a vector list
-      // keeps the planner from ordering by the HNSW index on some versions).
-      const nearest = g.autoLink.map((a) => {
-        const exclude = a.excludeHashes.length
-          ? sql`AND NOT EXISTS (SELECT 1 FROM dups_${n} d WHERE d.id = m.id AND d.content_hash = ANY(${pgArray(a.excludeHashes)}::text[]))`
-          : sql``;
-        const where = sql`${g.scope} AND m.superseded_by IS NULL AND ${live(now)} ${exclude}`;
-        return sql`(SELECT ${a.index}::int AS i, x.id, x.similarity FROM (${nearestMemories(sql`m.id`, where, a.vector, { limit: linkLimit })}) x)`;
-      });
-      ctes.push(sql`near_${n} AS (${sql.join(nearest, sql` UNION ALL `)})`);
-      cols.push(sql`(SELECT coalesce(json_agg(x), '[]') FROM near_${n} x) AS near_${n}`);
-    }
     if (g.mentionCandidates.length) {
       ctes.push(sql`ents_${n} AS (
         SELECT e.id::text AS entity_id, e.name, e.entity_type FROM knowledge_entities e
@@ -227,17 +208,45 @@ export async function probeStores(
                  WHERE ${inList(sql`w.tenant_id`, owners, 'text')} AND w.active AND 'memory.created' = ANY (w.events)) AS webhooks`);
   const [row] = await preparedRows<Record<string, unknown>>(tx, sql`WITH ${sql.join(ctes, sql`, `)} SELECT ${sql.join(cols, sql`, `)}`);
   const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
-  const probe: StoreProbe = { duplicates: new Map(), neighbours: new Map(), entities: new Map(), quotaUsed: new Map(), webhooks: new Map() };
+  const probe: StoreProbe = { duplicates: new Map(), entities: new Map(), quotaUsed: new Map(), webhooks: new Map() };
   for (const g of groups) {
     probe.duplicates.set(g.n, json<MemoryRow[]>(row[`dups_${g.n}`]));
-    for (const x of json<{ i: number; id: string; similarity: number }[]>(row[`near_${g.n}`] ?? '[]')) {
-      probe.neighbours.set(x.i, [...(probe.neighbours.get(x.i) ?? []), { id: x.id, similarity: Number(x.similarity) }]);
-    }
     if (row[`ents_${g.n}`]) probe.entities.set(g.n, json(row[`ents_${g.n}`]));
   }
   for (const [tenantId, value] of json<[string, number][]>(row.quota)) probe.quotaUsed.set(tenantId, Number(value));
   for (const [tenantId, id] of json<[string, string][]>(row.webhooks)) probe.webhooks.set(tenantId, [...(probe.webhooks.get(tenantId) ?? []), id]);
   return probe;
+}
+
+/** One auto-linking store: its vector, and the memories it may not link to (duplicates it supersedes). */
+export interface LinkProbe {
+  index: number;
+  scope: TenantScope;
+  vector: string;
+  excludeIds: string[];
+}
+
+/**
+ * Per store (request index), its `limit` nearest live, current memories in scope: one index scan
+ * each, in one statement planned for the tenant at hand. Not a named statement, unlike the rest of
+ * the store: a cached generic plan picks the exact scan or the HNSW index once for every tenant,
+ * and each is the wrong one for some (an exact scan costs a few microseconds per memory of the
+ * tenant; the graph walk, filtered to a tenant with a small share of the table, visits most of
+ * the graph). Planned per run, the tenant's own statistics decide, and the distance's declared cost
+ * (migrations/0028) lets them decide right.
+ */
+export async function linkNeighbours(tx: DbOrTx, probes: LinkProbe[], limit: number, now: Date): Promise<Map<number, { id: string; similarity: number }[]>> {
+  const out = new Map<number, { id: string; similarity: number }[]>();
+  if (!probes.length) return out;
+  const nearest = probes.map((p) => {
+    const exclude = p.excludeIds.length ? sql`AND m.id <> ALL(${pgArray(p.excludeIds)}::uuid[])` : sql``;
+    const where = sql`${p.scope} AND m.superseded_by IS NULL AND ${live(now)} ${exclude}`;
+    return sql`(SELECT ${p.index}::int AS i, x.id, x.similarity FROM (${nearestMemories(sql`m.id`, where, p.vector, { limit })}) x)`;
+  });
+  for (const x of await rows<{ i: number; id: string; similarity: number | string }>(tx, sql.join(nearest, sql` UNION ALL `))) {
+    out.set(x.i, [...(out.get(x.i) ?? []), { id: x.id, similarity: Number(x.similarity) }]);
+  }
+  return out;
 }
 
 /**

@@ -214,7 +214,8 @@ function groupsOf(prepared: Prepared[]): Group[] {
  * The transaction, in few statements whatever the number of memories:
  * 1. the content locks (`owner:hash`, so two concurrent stores of the same text cannot both miss each
  *    other), the chain head rows, and one read of everything the decisions need: duplicates
- *    (locked), auto-link neighbours, mentioned entities, quota spent, subscribed webhooks;
+ *    (locked), mentioned entities, quota spent, subscribed webhooks; then, for stores that
+ *    auto-link, their nearest memories (queries.linkNeighbours: planned per tenant);
  * 2. the decisions, in request order, in memory;
  * 3. one statement writing the memories, superseding, links, mentions, memory events and intervals,
  *    which also tells whether a duplicate committed after step 1's snapshot (then all runs again);
@@ -249,15 +250,23 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
       scope: g.target.scope,
       spaceId: g.target.spaceId,
       hashes: [...new Set(g.items.map((p) => p.hash))],
-      autoLink: g.items.flatMap((p, i) => (p.input.auto_link ? [{ index: p.index, vector: q.vectorLiteral(p.embedding), excludeHashes: lwwHashesUpTo(g.items, i) }] : [])),
       mentionCandidates: hasFeature(g.target.ownerTier, 'knowledge_graph') ? [...new Set(g.items.flatMap((p) => mentionCandidates(p.input.observation)))] : [],
     })),
     owners,
     { keys: [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))], first: locking.first },
-    AUTO_LINK_MAX,
     ctx.now,
   );
-  const plans = planStores(work, groups, probe, outcomes);
+  // Link targets skip the duplicates that an `lww` store at or before this one supersedes (they stop being current before it links).
+  const linkProbes = groups.flatMap((g) =>
+    g.items.flatMap((p, i) => {
+      if (!p.input.auto_link) return [];
+      const superseded = new Set(lwwHashesUpTo(g.items, i));
+      const excludeIds = (probe.duplicates.get(g.n) ?? []).filter((d) => superseded.has(d.content_hash)).map((d) => d.id);
+      return [{ index: p.index, scope: g.target.scope, vector: q.vectorLiteral(p.embedding), excludeIds }];
+    }),
+  );
+  const neighbours = await q.linkNeighbours(tx, linkProbes, AUTO_LINK_MAX, ctx.now);
+  const plans = planStores(work, groups, { ...probe, neighbours }, outcomes);
   if (!plans.length) return outcomes;
   const stamped = plans.flatMap((p) => p.events.map((e) => ({ ...e, at: ctx.now, actor: ctx.actor, requestId: ctx.requestId })));
   const seen = groups.map((g) => ({
@@ -305,7 +314,12 @@ const cosine = (a: number[], b: number[]) => {
  * left, the duplicates still current (existing ones and earlier stores of this request), the
  * nearest current memories for auto-links, and the mentioned entities.
  */
-function planStores(work: Work<TenantCtx>, groups: Group[], probe: q.StoreProbe, outcomes: Map<number, StoreOutcome>): Plan[] {
+function planStores(
+  work: Work<TenantCtx>,
+  groups: Group[],
+  probe: q.StoreProbe & { neighbours: Map<number, { id: string; similarity: number }[]> },
+  outcomes: Map<number, StoreOutcome>,
+): Plan[] {
   const { ctx } = work;
   const { now } = ctx;
   const quotaLeft = new Map<string, number>();
