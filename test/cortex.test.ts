@@ -253,6 +253,33 @@ describe('the near-duplicate index (eval conflicts and consolidation)', () => {
     expect(await evalConflicts(t)).toBe(0);
   });
 
+  it('a memory deleted while it is probed: the probe runs again instead of failing the request', async () => {
+    const t = await engine.newTenant('pro');
+    await remember(t, A);
+    await remember(t, `${A} Really`);
+    // Stands in for a DELETE that commits between the probe's snapshot and its insert: the first
+    // probe row of this tenant finds its memory gone (a foreign key violation, 23503). The sequence
+    // counts the firings and, unlike a table, outlives the rollback, so only the first attempt meets it.
+    const exec = (statement: string) => engine.node.services.db.execute(sql.raw(statement));
+    const name = `probe_race_${t.tenantId.toLowerCase()}`;
+    await exec(`CREATE SEQUENCE ${name}`);
+    await exec(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.tenant_id = '${t.tenantId}' AND nextval('${name}') = 1 THEN DELETE FROM memories WHERE id = NEW.memory_id; END IF;
+        RETURN NEW;
+      END $$`);
+    await exec(`CREATE TRIGGER ${name} BEFORE INSERT ON memory_neighbour_probes FOR EACH ROW EXECUTE FUNCTION ${name}()`);
+    try {
+      expect(await evalConflicts(t)).toBe(2);
+      const [{ fired }] = ((await exec(`SELECT last_value AS fired FROM ${name}`)) as unknown as { rows: { fired: string }[] }).rows;
+      expect(Number(fired)).toBeGreaterThan(1); // the first attempt met the deletion; the next ones did not
+    } finally {
+      await exec(`DROP TRIGGER ${name} ON memory_neighbour_probes`);
+      await exec(`DROP FUNCTION ${name}()`);
+      await exec(`DROP SEQUENCE ${name}`);
+    }
+  });
+
   it("another tenant's near duplicates are not this tenant's", async () => {
     const [t, u] = [await engine.newTenant('pro'), await engine.newTenant('pro')];
     await remember(t, A);

@@ -78,7 +78,7 @@ const unprobed = (tenantId: string, now: Date) => sql`${liveOf(tenantId, now)} A
 export async function probeNeighbours(db: Db, tenantId: string, now: Date, limit = Number.POSITIVE_INFINITY): Promise<number> {
   let probed = 0;
   while (probed < limit) {
-    const n = await db.transaction(async (tx) => {
+    const n = await retriedIfDeletedMeanwhile(() => db.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`neighbours:${tenantId}`}, 0))`);
       await vectorSearchSettings(tx, 40);
       // The tenant filter selects most of a single-tenant table, and then the planner prefers a
@@ -97,11 +97,27 @@ export async function probeNeighbours(db: Db, tenantId: string, now: Date, limit
         SELECT m.id, m.tenant_id, m.content_hash, m.space_id, ${now.toISOString()} FROM memories m WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${ids})
         ON CONFLICT (memory_id) DO UPDATE SET content_hash = excluded.content_hash, space_id = excluded.space_id, probed_at = excluded.probed_at`);
       return todo.length;
-    });
+    }));
     probed += n;
     if (n < PROBE_BATCH) break;
   }
   return probed;
+}
+
+/**
+ * A memory deleted after a probe's statement took its snapshot but before its rows were checked
+ * against `memories` fails the insert's foreign key (23503): the probe is computed again, on a
+ * snapshot without that memory. Three times at most; the race needs a delete within milliseconds.
+ */
+async function retriedIfDeletedMeanwhile<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+      if (code !== '23503' || attempt >= 3) throw err;
+    }
+  }
 }
 
 /** Tenants with live memories the near-duplicate index has not probed (or probed before their text changed). */
