@@ -85,3 +85,39 @@ export async function inProcessEngram(env: Record<string, string> = {}, opts: { 
     (await call('POST', '/admin/v1/tenants', BENCH_ADMIN_TOKEN, { email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, tier })) as { tenant_id: string; api_key: string };
   return { config, node, app, call, newTenant };
 }
+
+/**
+ * CPU time (ms) spent so far by the PostgreSQL server of `databaseUrl`: its postmaster and every
+ * process it started (backends, WAL writer, checkpointer, autovacuum), from /proc. Null when the
+ * server is not on this machine, not Linux, or its data directory cannot be read (needs superuser).
+ */
+export async function postgresCpu(databaseUrl: string): Promise<(() => Promise<number>) | null> {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await c.connect();
+    const dir = (await c.query<{ data_directory: string }>('SHOW data_directory')).rows[0].data_directory;
+    const postmaster = (await readFile(`${dir}/postmaster.pid`, 'utf8')).split('\n')[0].trim();
+    const ticks = 10; // ms per clock tick (USER_HZ 100 on Linux)
+    return async () => {
+      let ms = 0;
+      for (const pid of await readdir('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // state, ppid, ... utime is field 14, stime 15
+        if (pid === postmaster || fields[1] === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * ticks;
+      }
+      return ms;
+    };
+  } catch {
+    return null;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+/** This process's CPU time (user + system) so far, ms. */
+export const processCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};

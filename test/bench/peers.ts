@@ -27,7 +27,7 @@ import pg from 'pg';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { PGVector } from 'mem0ai/oss';
 import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
-import { f0, f1, inProcessEngram, pct, table } from './lib';
+import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, table } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,6 +42,7 @@ const STORES = Number(args.stores);
 const QUERIES = Number(args.queries);
 const THROUGHPUT = Number(args.throughput);
 const CLIENTS = [1, 4, 16];
+const WARMUP = 200;
 if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL (bash .ci/services.sh prints it): the comparison is on Postgres');
 
 // ---------- data and replayed vectors ----------
@@ -58,7 +59,7 @@ for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json') && 
 }
 /** Texts for the throughput runs: distinct from each other and from the latency run's. */
 const variant = (t: Turn, run: string) => ({ ...t, text: `${t.text} [${run}]` });
-const runs = [...CLIENTS.map((c) => `c${c}`), 'c16t16', 'al', 'b1', 'b4'];
+const runs = ['warm', ...CLIENTS.map((c) => `c${c}`), 'c16t16', 'al', 'b1', 'b4'];
 const allTexts = [...turns.map((t) => t.text), ...questions.map((q) => q.q), ...runs.flatMap((r) => turns.slice(0, THROUGHPUT).map((t) => variant(t, r).text))];
 const hash = hashEmbedder();
 const vectors = new Map<string, number[]>();
@@ -165,12 +166,16 @@ async function mem0(): Promise<System> {
 // ---------- measurements ----------
 async function latency(s: System) {
   const storeMs: number[] = [];
-  for (const t of turns.slice(0, 20)) await s.store(variant(t, 'warm'), 0).catch(() => undefined); // JIT, plans, pools
+  // JIT, plans and pools warm before anything is timed (V8 optimizes a function after some hundred calls).
+  for (const t of turns.slice(0, WARMUP)) await s.store(variant(t, 'warm'), 0);
+  const cpu0 = [processCpu(), await pgCpu?.()];
   for (const t of turns.slice(0, STORES)) {
     const t0 = performance.now();
     await s.store(t, 0);
     storeMs.push(performance.now() - t0);
   }
+  const cpu1 = [processCpu(), await pgCpu?.()];
+  const perStore = (i: number) => (cpu1[i] === undefined ? '–' : f2((cpu1[i]! - cpu0[i]!) / STORES));
   const searchMs: number[] = [];
   let hits = 0;
   for (const q of questions.slice(0, 10)) await s.search(q);
@@ -179,7 +184,7 @@ async function latency(s: System) {
     hits += await s.search(q);
     searchMs.push(performance.now() - t0);
   }
-  return { storeMs, searchMs, hits };
+  return { storeMs, searchMs, hits, cpu: `${perStore(0)} / ${perStore(1)}` };
 }
 
 async function throughput(s: System, clients: number, run: string) {
@@ -200,6 +205,9 @@ const rates: string[][] = [];
 const batchRates: string[][] = [];
 const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 const loadAtStart = await load();
+// PostgreSQL's CPU, when it runs on this machine: with this process's, what one store costs in all,
+// which is what bounds throughput once every core is busy.
+const pgCpu = await postgresCpu(process.env.DATABASE_URL!);
 
 await freshDatabases();
 for (const make of [() => engram(false), () => langgraph(), () => mem0()]) {
@@ -227,7 +235,7 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0()]) {
       batchRates.push([`engram \`POST /v1/memories/batch\` (100 a request, a tenant per client)`, `${clients} client${clients > 1 ? 's' : ''}`, f0(items.length / ((performance.now() - t0) / 1000))]);
     }
   } else r.push('–');
-  rows.push([s.name, ms(l.storeMs), ms(l.searchMs), f1(l.hits / Math.min(QUERIES, questions.length))]);
+  rows.push([s.name, ms(l.storeMs), l.cpu, ms(l.searchMs), f1(l.hits / Math.min(QUERIES, questions.length))]);
   rates.push([s.name, ...r]);
   await s.close();
 }
@@ -235,12 +243,12 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0()]) {
   const s = await engram(true);
   console.error('engram auto_link on: latency');
   const l = await latency(s);
-  rows.push([s.name, ms(l.storeMs), ms(l.searchMs), f1(l.hits / Math.min(QUERIES, questions.length))]);
+  rows.push([s.name, ms(l.storeMs), l.cpu, ms(l.searchMs), f1(l.hits / Math.min(QUERIES, questions.length))]);
   await s.close();
 }
 
 console.log(`\n### Store and semantic search on one Postgres, vectors replayed (${STORES} stores, ${Math.min(QUERIES, questions.length)} searches, one client; p50 / p95 / p99 ms)\n`);
-console.log(table(['system', 'store', 'semantic search (top 10, one conversation)', 'hits per search'], rows));
+console.log(table(['system', 'store', 'CPU ms per store: this process / PostgreSQL', 'semantic search (top 10, one conversation)', 'hits per search'], rows));
 console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);
