@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
+import { withMemoryDeletedOnFirstInsert } from './races';
 
 /** Cortex (issue 14 items 4–6, spec §4.14, DESIGN §5) through the API, with the experimental flag on. */
 let engine: TestEngine;
@@ -257,27 +258,10 @@ describe('the near-duplicate index (eval conflicts and consolidation)', () => {
     const t = await engine.newTenant('pro');
     await remember(t, A);
     await remember(t, `${A} Really`);
-    // Stands in for a DELETE that commits between the probe's snapshot and its insert: the first
-    // probe row of this tenant finds its memory gone (a foreign key violation, 23503). The sequence
-    // counts the firings and, unlike a table, outlives the rollback, so only the first attempt meets it.
-    const exec = (statement: string) => engine.node.services.db.execute(sql.raw(statement));
-    const name = `probe_race_${t.tenantId.toLowerCase()}`;
-    await exec(`CREATE SEQUENCE ${name}`);
-    await exec(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.tenant_id = '${t.tenantId}' AND nextval('${name}') = 1 THEN DELETE FROM memories WHERE id = NEW.memory_id; END IF;
-        RETURN NEW;
-      END $$`);
-    await exec(`CREATE TRIGGER ${name} BEFORE INSERT ON memory_neighbour_probes FOR EACH ROW EXECUTE FUNCTION ${name}()`);
-    try {
-      expect(await evalConflicts(t)).toBe(2);
-      const [{ fired }] = ((await exec(`SELECT last_value AS fired FROM ${name}`)) as unknown as { rows: { fired: string }[] }).rows;
-      expect(Number(fired)).toBeGreaterThan(1); // the first attempt met the deletion; the next ones did not
-    } finally {
-      await exec(`DROP TRIGGER ${name} ON memory_neighbour_probes`);
-      await exec(`DROP FUNCTION ${name}()`);
-      await exec(`DROP SEQUENCE ${name}`);
-    }
+    // A DELETE committing between the probe's snapshot and its insert.
+    const race = await withMemoryDeletedOnFirstInsert(engine, t, { table: 'memory_neighbour_probes', column: 'memory_id' }, () => evalConflicts(t));
+    expect(race.result).toBe(2);
+    expect(race.inserts).toBeGreaterThan(1);
   });
 
   it("another tenant's near duplicates are not this tenant's", async () => {

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
+import { withMemoryDeletedOnFirstInsert } from './races';
 
 let engine: TestEngine;
 beforeAll(async () => {
@@ -147,6 +148,21 @@ describe('conflicts', () => {
     expect(superseded).toHaveLength(11);
     expect(new Set(superseded).size).toBe(11);
     expect(results.filter((r) => !superseded.includes(r.body.uuid))).toHaveLength(1);
+  });
+});
+
+describe('auto-link races', () => {
+  it('a link target deleted while the store decides: the store runs again and answers 201, not 500', async () => {
+    const t = await engine.newTenant('pro');
+    const first = await store(t, { observation: 'The customer prefers invoices by email every Monday.' });
+    expect(first.status).toBe(201);
+    // A DELETE of the neighbour committing after the store read it.
+    const race = await withMemoryDeletedOnFirstInsert(engine, t, { table: 'memory_edges', column: 'target_id' }, () =>
+      store(t, { observation: 'The customer prefers invoices by email every Monday. Really', auto_link: true }),
+    );
+    expect(race.result.status, race.result.text).toBe(201);
+    expect(race.result.body.auto_links).toHaveLength(1);
+    expect(race.inserts).toBeGreaterThan(1);
   });
 });
 

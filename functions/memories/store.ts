@@ -8,6 +8,7 @@ import { digestOf } from '../../shared/platform/crypto';
 import { validationFailure } from '../../shared/platform/app';
 import { AppError, conflict, errorBody, forbidden, validationError } from '../../shared/platform/errors';
 import { toUrn } from '../../shared/platform/ids';
+import { sqlState } from '../../shared/platform/pg-errors';
 import { crossed, recordAnomaly } from '../../shared/platform/anomalies';
 import { hasFeature, requireFeature, type Tier, tiers } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
@@ -275,7 +276,12 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
     hashes: [...new Set(g.items.map((p) => p.hash))],
     ids: (probe.duplicates.get(g.n) ?? []).map((d) => d.id),
   }));
-  const written = await q.insertStores(tx, seen, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), plans.flatMap((p) => p.linkRows), plans.flatMap((p) => p.mentionRows), stamped, ctx.now);
+  const linkRows = plans.flatMap((p) => p.linkRows);
+  const written = await q.insertStores(tx, seen, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), linkRows, plans.flatMap((p) => p.mentionRows), stamped, ctx.now).catch((err: unknown) => {
+    // A link target deleted after linkNeighbours read it fails the edge's foreign key: decide again without it.
+    if (linkRows.length && sqlState(err) === '23503') throw Object.assign(new Error('a link target was deleted concurrently; retrying'), { code: '40001', cause: err });
+    throw err;
+  });
   // A store of the same text committed while the probe waited for its content lock: decide again.
   if (written.unseenDuplicates) {
     locking.first = true;

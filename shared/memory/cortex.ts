@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { cortexConfigs } from '../../schema/cortex';
 import { type Db, type DbOrTx, pgArray, rows } from '../platform/db';
+import { sqlState } from '../platform/pg-errors';
 import { live } from './access';
 import { vectorSearchSettings } from './vector-search';
 
@@ -114,8 +115,7 @@ async function retriedIfDeletedMeanwhile<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (err) {
-      const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-      if (code !== '23503' || attempt >= 3) throw err;
+      if (sqlState(err) !== '23503' || attempt >= 3) throw err;
     }
   }
 }

@@ -1,5 +1,13 @@
 import { AppError } from './errors';
 
+/** The SQLSTATE of a Postgres error, wherever the driver put it (`pg` and PGlite on the error, drizzle on its `cause`). */
+export function sqlState(err: unknown): string | null {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return null;
+}
+
 /**
  * A Postgres unique_violation (SQLSTATE 23505) that surfaces from a check-then-insert race: two
  * requests both saw no row and both inserted. The loser gets 409 CONFLICT naming the constraint

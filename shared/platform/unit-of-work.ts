@@ -5,6 +5,7 @@ import { recordMemoryEvents, type MemoryEventInput } from '../memory/events';
 import { countMemoryChanges, type MemoryChangeTally, recordAnomaly, tallyMemoryChanges } from './anomalies';
 import { appendAudit } from './audit';
 import { markCommitted } from './idempotency';
+import { sqlState } from './pg-errors';
 import type { Ctx } from './context';
 import type { Tx } from './db';
 import { type Milestone, recordMilestone } from './milestones';
@@ -106,10 +107,8 @@ async function detectAnomalies(ctx: Ctx, tx: Tx, state: WorkState): Promise<void
 
 /** Deadlock (40P01) and serialization failure (40001): Postgres aborted the transaction so another could go on; it is safe to run again. */
 function retryable(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
-    if (e.code === '40P01' || e.code === '40001') return true;
-  }
-  return false;
+  const code = sqlState(err);
+  return code === '40P01' || code === '40001';
 }
 const ATTEMPTS = 4;
 
