@@ -1,7 +1,6 @@
 import { neonConfig, Pool } from '@neondatabase/serverless';
 import { Client as QStash } from '@upstash/qstash';
 import { drizzle } from 'drizzle-orm/neon-serverless';
-import * as schema from '../schema';
 import { type Config, parseConfig } from '../shared/platform/config';
 import { CounterStore } from '../shared/platform/counters';
 import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
@@ -50,7 +49,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     neonConfig.pipelineConnect = false;
   }
   const pool = new Pool({ connectionString: config.DATABASE_URL });
-  const db = drizzle(pool, { schema }) as unknown as Db;
+  const db = drizzle(pool) as unknown as Db;
   const log = createLogger(config.LOG_LEVEL);
   const redis =
     config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN

@@ -4,7 +4,6 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import * as schema from '../../schema';
 import { type Db, type RawQuery, sqlLiteral, type StorageKind } from '../platform/db';
 import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
 import { loadMigrations, migrate } from './migrate';
@@ -65,7 +64,7 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
     extensions: { vector },
   });
   await client.exec(sessionSettingsSql());
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite(client) as unknown as Db;
   primeVectorSessions(db);
   return {
     client,
@@ -99,7 +98,7 @@ export function openPostgres(url: string, max = 10, opts: { onConnectionError?: 
   });
   pool.on('connect', (client) => client.on('error', (err) => opts.onConnectionError?.(err)));
   pool.on('error', () => undefined); // an idle client's error: already reported by its own listener
-  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  const db = drizzlePg(pool) as unknown as Db;
   primeVectorSessions(db);
   return {
     db,

@@ -1,10 +1,13 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { is, SQL, sql, StringChunk } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
-import type * as schema from '../../schema';
 
-/** Any of our three drivers (PGlite, node-postgres, Neon serverless) behind drizzle. */
-export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/**
+ * Any of our three drivers (PGlite, node-postgres, Neon serverless) behind drizzle. Without the
+ * relational schema: nothing uses `db.query.*`, and drizzle would build a query builder per table
+ * for every transaction (and, on Workers, map the whole schema for every request).
+ */
+export type Db = PgDatabase<PgQueryResultHKT>;
 /** A transaction handle has the same query surface as the database. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;
