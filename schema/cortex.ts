@@ -26,13 +26,18 @@ export const cortexConfigs = pgTable(
 );
 
 /** A memory's probe of the near-duplicate index (migrations/0025): stale when its hash or space differs. */
-export const memoryNeighbourProbes = pgTable('memory_neighbour_probes', {
-  memoryId: uuid('memory_id').primaryKey(),
-  tenantId: text('tenant_id').notNull(),
-  contentHash: text('content_hash').notNull(),
-  spaceId: uuid('space_id'),
-  probedAt: ts('probed_at').notNull(),
-});
+export const memoryNeighbourProbes = pgTable(
+  'memory_neighbour_probes',
+  {
+    memoryId: uuid('memory_id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    contentHash: text('content_hash').notNull(),
+    spaceId: uuid('space_id'),
+    probedAt: ts('probed_at').notNull(),
+  },
+  // A tenant's latest probe: maintenance serves the tenant served longest ago first (migrations/0029).
+  (t) => [index('memory_neighbour_probes_tenant_idx').on(t.tenantId, t.probedAt)],
+);
 
 /** Near-duplicate pairs in a space (cosine ≥ 0.5), found by the probe of `memoryId` (migrations/0025). */
 export const memoryNeighbours = pgTable(

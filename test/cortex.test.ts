@@ -239,16 +239,10 @@ describe('the near-duplicate index (eval conflicts and consolidation)', () => {
     expect(await evalConflicts(t)).toBe(0);
   });
 
-  it('a deleted neighbour no longer counts; maintenance probes new memories in the background', async () => {
+  it('a deleted neighbour no longer counts', async () => {
     const t = await engine.newTenant('pro');
     const first = await remember(t, A);
     await remember(t, `${A} Really`);
-    // (Other test files may share the database: count this tenant's probes, not the task's total.)
-    const probes = async () =>
-      Number(((await engine.node.services.db.execute(sql`SELECT count(*) AS n FROM memory_neighbour_probes WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: string }[] }).rows[0].n);
-    expect(await probes()).toBe(0);
-    expect((await engine.node.runner.maintain()).near_duplicate_index).toBeGreaterThanOrEqual(2);
-    expect(await probes()).toBe(2);
     expect(await evalConflicts(t)).toBe(2);
     expect((await engine.request('DELETE', `/v1/memories/${first}`, { key: t.key })).status).toBe(200);
     expect(await evalConflicts(t)).toBe(0);
@@ -271,6 +265,65 @@ describe('the near-duplicate index (eval conflicts and consolidation)', () => {
     expect(await evalConflicts(t)).toBe(0);
     expect(await evalConflicts(u)).toBe(0);
     expect((await run(t, true)).consolidated).toBe(0);
+  });
+});
+
+describe('the near-duplicate index in the background (maintenance)', () => {
+  /** A database of its own (on Postgres), so only these tenants wait; 10 probes a tick. */
+  let own: TestEngine;
+  beforeAll(async () => {
+    own = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1', NEAR_DUPLICATE_PROBES_PER_TICK: '10' }, ownDatabase: true });
+  });
+  afterAll(() => own?.close());
+
+  const probes = async (t: Tenant) =>
+    Number(((await own.node.services.db.execute(sql`SELECT count(*) AS n FROM memory_neighbour_probes WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: string }[] }).rows[0].n);
+  /** One maintenance tick, a minute after the last: how many memories it probed. */
+  const tick = async () => {
+    own.clock.advance(60_000);
+    return (await own.node.runner.maintain()).near_duplicate_index as number;
+  };
+  const store = async (t: Tenant, texts: string[]) => {
+    const res = await own.request('POST', '/v1/memories/batch', { key: t.key, body: { memories: texts.map((observation) => ({ observation, auto_link: false })) } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.stored).toBe(texts.length);
+  };
+  const texts = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix} note ${i}: ${C}`);
+
+  it('probes new memories, and an eval then finds their pairs', async () => {
+    const t = await own.newTenant('pro');
+    await store(t, [A, `${A} Really`]);
+    expect(await probes(t)).toBe(0);
+    expect(await tick()).toBe(2);
+    expect(await probes(t)).toBe(2);
+    const res = await own.request('POST', '/v1/eval/run', { key: t.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.conflict_count).toBe(2);
+    expect(await tick()).toBe(0);
+  });
+
+  it("a tick's probes are shared: a large backlog takes what a small one leaves, not all of it", async () => {
+    const [large, small] = [await own.newTenant('pro'), await own.newTenant('pro')];
+    await store(large, texts('large', 25));
+    await store(small, texts('small', 2));
+    expect(await tick()).toBe(10);
+    expect(await probes(small)).toBe(2);
+    expect(await probes(large)).toBe(8);
+    expect(await tick()).toBe(10);
+    expect(await tick()).toBe(7);
+    expect(await probes(large)).toBe(25);
+  });
+
+  it('tenants take turns: one served in a tick waits behind those that were not', async () => {
+    const tenants = [];
+    for (let i = 0; i < 12; i++) tenants.push(await own.newTenant('pro'));
+    for (const [i, t] of tenants.entries()) await store(t, texts(`tenant ${i}`, 2));
+    // 12 tenants waiting, 10 probes a tick: one each for 10 of them, then the other two go first.
+    expect(await tick()).toBe(10);
+    expect(await tick()).toBe(10);
+    for (const t of tenants) expect(await probes(t)).toBeGreaterThanOrEqual(1);
+    expect(await tick()).toBe(4);
+    for (const t of tenants) expect(await probes(t)).toBe(2);
   });
 });
 

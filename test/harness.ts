@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp } from '../functions/app';
 import { freshIp, type RequestFn, testClient, type TestResponse, uniqueEmail } from './client';
@@ -24,6 +25,27 @@ export const integration = {
 };
 export const storageName = integration.databaseUrl ? 'postgres' : 'embedded';
 
+/**
+ * A fresh, empty database on the integration server, for a test about a whole database (the planner's
+ * statistics, maintenance across every tenant) that other files' rows would move; `drop` removes it.
+ */
+export async function ownPostgresDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `engram_own_${crypto.randomUUID().slice(0, 8)}`;
+  const admin = async (statement: string) => {
+    const c = new pg.Client({ connectionString: serverUrl });
+    await c.connect();
+    try {
+      await c.query(statement);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 export interface Tenant {
   tenantId: string;
   email: string;
@@ -48,17 +70,20 @@ export interface TestEngine {
 
 /**
  * One engine per test file: the real app in-process over `app.request`, with a movable clock.
- * `env` adds or overrides configuration (as the process environment would).
+ * `env` adds or overrides configuration (as the process environment would). `ownDatabase`: on
+ * Postgres, a database of its own instead of the one the integration files share (the embedded
+ * default gives every engine its own anyway), dropped on close.
  */
 export async function createEngine(
-  opts: { env?: Record<string, string>; jobHandlers?: JobHandlers; resolveHost?: (hostname: string) => Promise<string[]> } = {},
+  opts: { env?: Record<string, string>; jobHandlers?: JobHandlers; resolveHost?: (hostname: string) => Promise<string[]>; ownDatabase?: boolean } = {},
 ): Promise<TestEngine> {
+  const own = opts.ownDatabase && integration.databaseUrl ? await ownPostgresDatabase(integration.databaseUrl) : undefined;
   const config = parseConfig({
     ADMIN_TOKEN,
     TRUST_PROXY: '1',
     LOG_LEVEL: 'silent',
     DATA_DIR: 'memory://',
-    DATABASE_URL: integration.databaseUrl,
+    DATABASE_URL: own?.url ?? integration.databaseUrl,
     REDIS_URL: integration.redisUrl,
     EMBEDDING_PROVIDER: 'hash',
     // Suites share one outbox on Postgres: a delivery to a fuzzed or example host that cannot be
@@ -104,7 +129,10 @@ export async function createEngine(
       if (!token) throw new Error(`no mail with a token for ${email}: ${res.text}`);
       return token;
     },
-    close: () => node.close(),
+    close: async () => {
+      await node.close();
+      await own?.drop();
+    },
   };
   return engine;
 }

@@ -1,11 +1,10 @@
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whereReadable } from '../functions/memories/queries';
 import { type Database, openPostgres } from '../shared/node/database';
 import { nearestMemories } from '../shared/memory/vector-search';
 import { rows } from '../shared/platform/db';
-import { integration } from './harness';
+import { integration, ownPostgresDatabase } from './harness';
 
 /**
  * migrations/0028 and random_page_cost 1.1 (shared/memory/vector-search.ts): PostgreSQL is told what
@@ -19,9 +18,8 @@ import { integration } from './harness';
  * chose the index at these sizes, so this is for Postgres.
  */
 describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (needs TEST_DATABASE_URL)', () => {
-  const name = `engram_plan_${crypto.randomUUID().slice(0, 8)}`;
   let database: Database;
-  const admin = () => new pg.Client({ connectionString: integration.databaseUrl });
+  let own: Awaited<ReturnType<typeof ownPostgresDatabase>> | undefined;
 
   /**
    * A tenant with `n` memories of random vectors and texts as long as a typical memory's (the table's
@@ -51,13 +49,8 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
   let small: string;
   let mid: string;
   beforeAll(async () => {
-    const c = admin();
-    await c.connect();
-    await c.query(`CREATE DATABASE ${name}`);
-    await c.end();
-    const url = new URL(integration.databaseUrl!);
-    url.pathname = `/${name}`;
-    database = openPostgres(url.toString(), 2);
+    own = await ownPostgresDatabase(integration.databaseUrl!);
+    database = openPostgres(own.url, 2);
     await database.migrate();
     large = await tenantWith(3000);
     small = await tenantWith(30);
@@ -66,10 +59,7 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
   }, 120_000);
   afterAll(async () => {
     await database?.close();
-    const c = admin();
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.end();
+    await own?.drop();
   });
 
   it('a tenant of 3,000 memories is searched through the HNSW index', async () => {

@@ -243,18 +243,34 @@ export const dailyRuns: MaintenanceTask = async (sys) => {
   return due.length;
 };
 
-/** Probes per maintenance tick (1-3 ms each): the near-duplicate index keeps up with writes in the background. */
-const PROBES_PER_TICK = 2_000;
+/** Tenants a maintenance tick serves at most. */
+const TENANTS_PER_TICK = 20;
 
-/** Maintenance: brings the near-duplicate index (eval conflicts, consolidation) up to date, when experimental features are on. */
+/**
+ * Maintenance: brings the near-duplicate index (eval conflicts, consolidation) up to date in the
+ * background, when experimental features are on. The tick's NEAR_DUPLICATE_PROBES_PER_TICK probes
+ * are shared: each waiting tenant (served longest ago first) gets an equal part, then those with
+ * more to probe share what the others left.
+ */
 export const neighbourProbes: MaintenanceTask = async (sys) => {
   if (!sys.services.config.SVC_ENABLE_EXPERIMENTAL) return 0;
-  let probed = 0;
-  for (const tenantId of await tenantsToProbe(sys.db, sys.now, 20)) {
-    probed += await probeNeighbours(sys.db, tenantId, sys.now, PROBES_PER_TICK - probed);
-    if (probed >= PROBES_PER_TICK) break;
+  const budget = sys.services.config.NEAR_DUPLICATE_PROBES_PER_TICK;
+  const tenants = await tenantsToProbe(sys.db, sys.now, TENANTS_PER_TICK);
+  const share = Math.ceil(budget / Math.max(1, tenants.length));
+  let left = budget;
+  const unfinished: string[] = [];
+  for (const tenantId of tenants) {
+    if (left <= 0) break;
+    const allowed = Math.min(share, left);
+    const probed = await probeNeighbours(sys.db, tenantId, sys.now, allowed);
+    left -= probed;
+    if (probed === allowed) unfinished.push(tenantId);
   }
-  return probed;
+  for (const tenantId of unfinished) {
+    if (left <= 0) break;
+    left -= await probeNeighbours(sys.db, tenantId, sys.now, left);
+  }
+  return budget - left;
 };
 
 export async function listInsights(ctx: TenantCtx, page: PageInput) {

@@ -120,12 +120,21 @@ async function retriedIfDeletedMeanwhile<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Tenants with live memories the near-duplicate index has not probed (or probed before their text changed). */
+/**
+ * Up to `limit` tenants with live memories the near-duplicate index has not probed (or probed before
+ * their text or space changed), the one served longest ago first: never probed, then by its latest
+ * probe, then by its longest-waiting memory. A tenant served in one maintenance tick goes behind
+ * the others in the next, so one large backlog cannot hold back everyone else's.
+ */
 export async function tenantsToProbe(db: DbOrTx, now: Date, limit: number): Promise<string[]> {
   const found = await rows<{ tenant_id: string }>(
     db,
-    sql`SELECT DISTINCT m.tenant_id FROM memories m WHERE m.superseded_by IS NULL AND ${live(now)} AND NOT EXISTS (
-          SELECT 1 FROM memory_neighbour_probes p WHERE p.memory_id = m.id AND p.content_hash = m.content_hash AND p.space_id IS NOT DISTINCT FROM m.space_id)
+    sql`WITH behind AS (
+          SELECT m.tenant_id, min(m.created_at) AS waiting_since FROM memories m WHERE m.superseded_by IS NULL AND ${live(now)} AND NOT EXISTS (
+            SELECT 1 FROM memory_neighbour_probes p WHERE p.memory_id = m.id AND p.content_hash = m.content_hash AND p.space_id IS NOT DISTINCT FROM m.space_id)
+          GROUP BY m.tenant_id)
+        SELECT b.tenant_id FROM behind b
+        ORDER BY (SELECT max(p.probed_at) FROM memory_neighbour_probes p WHERE p.tenant_id = b.tenant_id) NULLS FIRST, b.waiting_since, b.tenant_id
         LIMIT ${limit}`,
   );
   return found.map((r) => r.tenant_id);

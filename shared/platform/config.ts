@@ -80,6 +80,8 @@ export const configSchema = z.object({
   SVC_ENABLE_EXPERIMENTAL: flag,
   /** A Cortex run applies this many changes in its request and the rest through the job queue, this many a job (Workers' request limits). */
   CORTEX_BATCH: z.coerce.number().int().min(1).max(5_000).default(500),
+  /** Memories the `near_duplicate_index` maintenance task probes per tick (1-3 ms each), shared among the tenants waiting. */
+  NEAR_DUPLICATE_PROBES_PER_TICK: z.coerce.number().int().min(1).max(100_000).default(2_000),
   /** `use` (offline, Node default), `openai` (any compatible endpoint), `workers-ai`, `hash` (tests). */
   EMBEDDING_PROVIDER: z.enum(['use', 'openai', 'workers-ai', 'hash']).optional(),
   EMBEDDING_BASE_URL: z.url().default('https://api.openai.com/v1'),
