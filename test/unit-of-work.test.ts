@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCtx, tenantCtx } from '../shared/platform/context';
 import { write } from '../shared/platform/unit-of-work';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, storageName, type Tenant, type TestEngine } from './harness';
 
 /**
  * The unit of work on the real database: one transaction for a verb and every verb it calls with
@@ -127,6 +127,69 @@ describe('write(ctx, work => ...)', () => {
     const ops = (await auditOps()).map((e) => e.operation);
     expect(ops).toContain('uow.attempt_2');
     expect(ops).not.toContain('uow.attempt_1');
+  });
+
+  describe('work.lastStatement: the last statement, committed with it where the driver allows (node-postgres)', () => {
+    /** Read on another connection of the pool. */
+    const committedElsewhere = async (operation: string) => (await auditOps()).some((e) => e.operation === operation);
+
+    it('answers its rows; on Postgres the write has committed when it returns, on PGlite when the write returns', async () => {
+      let seenBeforeReturn: boolean | undefined;
+      let builtWith: boolean | undefined;
+      const rows = await write(ctx(), async (work) => {
+        await work.audit({ operation: 'uow.last', resourceType: 'test' });
+        const found = await work.lastStatement<{ n: number }>((commitsWithIt) => {
+          builtWith = commitsWithIt;
+          return sql`SELECT 41 + 1 AS n`;
+        });
+        // (PGlite has one connection: a read from outside would wait for this transaction.)
+        if (storageName === 'postgres') seenBeforeReturn = await committedElsewhere('uow.last');
+        return found;
+      });
+      expect(rows.map((r) => Number(r.n))).toEqual([42]);
+      expect(builtWith).toBe(storageName === 'postgres');
+      expect(seenBeforeReturn).toBe(storageName === 'postgres' ? true : undefined);
+      expect(await committedElsewhere('uow.last')).toBe(true);
+    });
+
+    it('what runs after it fails instead of running outside the transaction', async () => {
+      const late = write(ctx(), async (work) => {
+        await work.lastStatement(() => sql`SELECT 1`);
+        await work.audit({ operation: 'uow.after_last', resourceType: 'test' });
+      });
+      // (drizzle wraps the driver's error: "Failed query: ...", the cause says why.)
+      if (storageName === 'postgres') await expect(late).rejects.toMatchObject({ cause: { message: expect.stringContaining('already committed') } });
+      else await late;
+      expect(await committedElsewhere('uow.after_last')).toBe(storageName !== 'postgres');
+    });
+
+    it('a statement that raises 40001 rolls the write back and runs it again', async () => {
+      let attempts = 0;
+      await write(ctx(), async (work) => {
+        attempts += 1;
+        await work.audit({ operation: `uow.last_attempt_${attempts}`, resourceType: 'test' });
+        await work.lastStatement(() => sql`SELECT CASE WHEN ${attempts} = 1 THEN engram_retry('first attempt') ELSE true END`);
+      });
+      expect(attempts).toBe(2);
+      const ops = (await auditOps()).map((e) => e.operation);
+      expect(ops).toContain('uow.last_attempt_2');
+      expect(ops).not.toContain('uow.last_attempt_1');
+    });
+
+    it('inside a verb joined to another write it does not commit: the outer write goes on', async () => {
+      let builtWith: boolean | undefined;
+      await write(ctx(), async (outer) => {
+        await write(outer.ctx, (inner) =>
+          inner.lastStatement((commitsWithIt) => {
+            builtWith = commitsWithIt;
+            return sql`SELECT 1`;
+          }),
+        );
+        await outer.audit({ operation: 'uow.after_joined_last', resourceType: 'test' });
+      });
+      expect(builtWith).toBe(false);
+      expect(await committedElsewhere('uow.after_joined_last')).toBe(true);
+    });
   });
 
   it('does not run again for other errors', async () => {

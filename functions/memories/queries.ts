@@ -6,11 +6,13 @@ import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import { type DbOrTx, inList, pgArray, preparedRows, readWithSettings, rows, rowsOf, type StorageKind } from '../../shared/platform/db';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
-import { enqueueDelivery, eventPayload, type EventType, streamEventsSql } from '../../shared/jobs/events';
+import { enqueueDelivery, type EventPayload, streamEventsSql } from '../../shared/jobs/events';
 import { insertedEventsCte, type MemoryEventInput } from '../../shared/memory/events';
 import { maintainIntervals } from '../../shared/memory/intervals';
 import { LIVE_MEMORIES, markUsageChanged } from '../../shared/platform/usage';
-import { anomalyWindow } from '../../shared/platform/anomalies';
+import { ANOMALY_THRESHOLDS, anomalyWindow } from '../../shared/platform/anomalies';
+
+const RAPID_WRITES = ANOMALY_THRESHOLDS.rapid_writes;
 import { periodOf } from '../../shared/platform/time';
 import { tiers } from '../../shared/platform/tiers';
 import { type PageInput, pageRows } from '../../shared/platform/pagination';
@@ -327,21 +329,27 @@ export interface StoreTail {
   audits: AuditInput[];
   /** Memories created or changed (create and update events): the anomaly window's count. */
   rapidWrites: number;
-  events: { tenantId: string; type: EventType; data: Record<string, unknown>; at: Date }[];
+  /** The stream events, as stored (their ids name the webhook deliveries enqueued before the tail). */
+  events: EventPayload[];
 }
 
 /**
  * Last statement of a store: per owner, the memories quota (counted with its ceiling), the live
  * count, the audit entries on the chain head, the stream events with their seqs from the same head
- * update, and the first_memory milestone. Null when a quota ceiling was passed (another request
- * spent it since the probe read it; nothing of this statement is kept when the caller throws).
- * Otherwise the stored event ids per owner.
+ * update, and the first_memory milestone. A quota ceiling passed since the probe read it raises
+ * 40001 (the store runs again). `last`: run as the transaction's last statement (`work.lastStatement`).
+ * Answers the anomaly window's count per owner.
  */
-export async function storeTail(tx: DbOrTx, tails: StoreTail[], now: Date): Promise<{ eventIds: Map<string, string[]>; rapidWrites: Map<string, number> } | null> {
+export async function storeTail(
+  tx: DbOrTx,
+  tails: StoreTail[],
+  now: Date,
+  last?: <T>(build: (commitsWithIt: boolean) => SQL) => Promise<T[]>,
+): Promise<{ rapidWrites: Map<string, number> } | null> {
   const ctes: SQL[] = [];
   const cols: SQL[] = [];
   const checks: SQL[] = [];
-  const eventIds = new Map<string, string[]>();
+  const crossings: SQL[] = [];
   const ordered = [...tails].sort((a, b) => (a.owner < b.owner ? -1 : 1));
   for (const [i, t] of ordered.entries()) {
     const n = `t${i}`;
@@ -351,9 +359,7 @@ export async function storeTail(tx: DbOrTx, tails: StoreTail[], now: Date): Prom
     // The chain head first; the counters read from it, so they are locked after it, in the order
     // every other write takes them (head, then counters): no deadlock with a concurrent update.
     ctes.push(...chainSql(n, t.owner, t.audits.map(auditRow), t.events.length));
-    const payloads = t.events.map(eventPayload);
-    eventIds.set(t.owner, payloads.map((p) => p.id));
-    ctes.push(streamEventsSql(n, t.owner, `${n}_head`, payloads));
+    ctes.push(streamEventsSql(n, t.owner, `${n}_head`, t.events));
     ctes.push(sql`${sql.raw(n)}_quota AS (
       INSERT INTO usage_counters (tenant_id, metric, bucket, value) SELECT ${t.owner}, 'memories', ${periodOf(now)}, ${count}::bigint FROM ${head}
       ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
@@ -371,11 +377,21 @@ export async function storeTail(tx: DbOrTx, tails: StoreTail[], now: Date): Prom
     ctes.push(sql`${sql.raw(n)}_milestone AS (${milestoneInsert(t.owner, 'first_memory', now, { memory_id: (t.events[0].data.memory as MemoryDto).uuid })})`);
     checks.push(sql`(SELECT count(*) FROM ${sql.raw(n)}_quota) > 0`);
     cols.push(sql`(SELECT value FROM ${sql.raw(n)}_rapid) AS ${sql.raw(n)}_rapid`);
+    const rapid = sql`(SELECT value FROM ${sql.raw(n)}_rapid)`;
+    crossings.push(sql`(${rapid} - ${t.rapidWrites}::bigint < ${RAPID_WRITES}::bigint AND ${rapid} >= ${RAPID_WRITES}::bigint)`);
   }
-  const [row] = await preparedRows<Record<string, unknown>>(tx, sql`WITH RECURSIVE ${sql.join(ctes, sql`, `)} SELECT ${sql.join(checks, sql` AND `)} AS ok, ${sql.join(cols, sql`, `)}`);
+  // A quota ceiling passed since the probe: the store runs again from the new count. A statement
+  // that commits with it cannot leave the anomaly its count reached to the caller: that store runs
+  // again without committing with it, and records the anomaly in its transaction.
+  const statement = (commitsWithIt: boolean) => sql`WITH RECURSIVE ${sql.join(ctes, sql`, `)}
+    SELECT CASE WHEN NOT (${sql.join(checks, sql` AND `)}) THEN engram_retry('memory quota moved while storing')
+                WHEN ${commitsWithIt}::boolean AND (${sql.join(crossings, sql` OR `)}) THEN engram_retry('an anomaly threshold was reached')
+                ELSE true END AS ok,
+           ${sql.join(cols, sql`, `)}`;
+  const [row] = last ? await last<Record<string, unknown>>(statement) : await preparedRows<Record<string, unknown>>(tx, statement(false));
   if (!row.ok) return null;
   for (const t of ordered) markUsageChanged(tx, t.owner);
-  return { eventIds, rapidWrites: new Map(ordered.map((t, i) => [t.owner, Number(row[`t${i}_rapid`])])) };
+  return { rapidWrites: new Map(ordered.map((t, i) => [t.owner, Number(row[`t${i}_rapid`])])) };
 }
 
 export const enqueueWebhookDelivery = enqueueDelivery;

@@ -7,6 +7,7 @@ import type { TenantCtx } from '../../shared/platform/context';
 import { digestOf } from '../../shared/platform/crypto';
 import { validationFailure } from '../../shared/platform/app';
 import { AppError, conflict, errorBody, forbidden, validationError } from '../../shared/platform/errors';
+import { eventPayload } from '../../shared/jobs/events';
 import { toUrn } from '../../shared/platform/ids';
 import { sqlState } from '../../shared/platform/pg-errors';
 import { crossed, recordAnomaly } from '../../shared/platform/anomalies';
@@ -161,8 +162,7 @@ export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: 
   if (!prepared.length) return outcomes;
   const vectors = await embedAll(ctx.services.embedder, prepared.map((p) => p.input.observation));
   prepared.forEach((p, i) => (p.embedding = vectors[i]));
-  // After a concurrent store of the same text made an attempt run again, the next one takes its locks first.
-  const locking = { first: false };
+  const locking: Locking = { first: false, separateCommit: false };
   const written = await write(ctx, async (work) => {
     const done = await writeStores(work, prepared, locking);
     // A single store that fails rolls back, as any failed write does (its Idempotency-Key stays unused).
@@ -193,6 +193,14 @@ export async function storeBatch(ctx: TenantCtx, body: z.infer<typeof BatchStore
 
 const failed = (ctx: TenantCtx, index: number, error: AppError) => ({ index, status: error.status, error: errorBody(error, ctx.requestId ?? '') });
 
+/** How an attempt of the store's transaction runs, as earlier attempts found. */
+interface Locking {
+  /** After a concurrent store of the same text made an attempt run again, the next one takes its locks first. */
+  first: boolean;
+  /** After an attempt whose last statement was to commit with it failed, the next commits on its own. */
+  separateCommit: boolean;
+}
+
 /** Stores of one target, in request order. */
 interface Group {
   n: number;
@@ -221,9 +229,11 @@ function groupsOf(prepared: Prepared[]): Group[] {
  * 3. one statement writing the memories, superseding, links, mentions, memory events and intervals,
  *    which also tells whether a duplicate committed after step 1's snapshot (then all runs again);
  * 4. last, one statement for the per-tenant rows every write queues on (quota, live count, audit
- *    chain head, stream seq, milestone), so they are held from there to commit only.
+ *    chain head, stream seq, milestone), so they are held from there to commit only; on
+ *    node-postgres it carries the COMMIT (`work.lastStatement`), so they are held while it runs and
+ *    commits, not also for a round trip to this process and back.
  */
-async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking: { first: boolean }): Promise<Map<number, StoreOutcome>> {
+async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking: Locking): Promise<Map<number, StoreOutcome>> {
   const { ctx, tx } = work;
   const outcomes = new Map<number, StoreOutcome>();
   const groups: Group[] = [];
@@ -287,7 +297,7 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
     locking.first = true;
     throw Object.assign(new Error('a duplicate was stored concurrently; retrying'), { code: '40001' });
   }
-  await commitTail(work, plans, probe, outcomes);
+  await commitTail(work, plans, probe, outcomes, locking);
   return outcomes;
 }
 
@@ -444,8 +454,8 @@ function planStores(
   return plans;
 }
 
-/** Step 5 and what follows it: the per-tenant rows, webhook deliveries, anomaly counts, results. */
-async function commitTail(work: Work<TenantCtx>, plans: Plan[], probe: q.StoreProbe, outcomes: Map<number, StoreOutcome>) {
+/** Step 4 and around it: webhook deliveries, the per-tenant rows, anomaly counts, results. */
+async function commitTail(work: Work<TenantCtx>, plans: Plan[], probe: q.StoreProbe, outcomes: Map<number, StoreOutcome>, locking: Locking) {
   const { ctx } = work;
   const who = { actor: ctx.actor, requestId: ctx.requestId, at: ctx.now };
   const byOwner = new Map<string, Plan[]>();
@@ -470,26 +480,36 @@ async function commitTail(work: Work<TenantCtx>, plans: Plan[], probe: q.StorePr
         ...(p.group.teams ? { via: 'team', team_ids: p.group.teams } : {}),
       },
     })),
-    events: mine.map((p) => ({ tenantId: owner, type: 'memory.created' as const, data: { memory: p.memory }, at: who.at })),
+    events: mine.map((p) => eventPayload({ tenantId: owner, type: 'memory.created', data: { memory: p.memory }, at: who.at })),
     rapidWrites: mine.reduce((n, p) => n + p.events.filter((e) => e.kind === 'create' || e.kind === 'update').length, 0),
   }));
-  const committed = await q.storeTail(work.tx, tails, ctx.now);
+  // The deliveries of the events the tail stores, before it: they take no per-tenant row.
+  let jobs = false;
+  for (const t of tails) {
+    const hooks = probe.webhooks.get(t.owner) ?? [];
+    for (const e of t.events) {
+      for (const webhookId of hooks) await q.enqueueWebhookDelivery(work.tx, { tenantId: t.owner, webhookId, eventId: e.id, at: who.at });
+    }
+    jobs ||= hooks.length > 0;
+  }
+  // The tail is the transaction's last statement and commits with it, unless an earlier attempt
+  // found it could not (an anomaly to record after it, or a quota that moved).
+  const commitsWithTail = !locking.separateCommit;
+  const committed = await q.storeTail(work.tx, tails, ctx.now, commitsWithTail ? work.lastStatement : undefined).catch((err: unknown) => {
+    if (commitsWithTail) locking.separateCommit = true;
+    throw err;
+  });
   if (!committed) {
     // Another request spent the quota between our read and now: decide again from the new count.
     throw Object.assign(new Error('memory quota moved while storing; retrying'), { code: '40001' });
   }
-  let jobs = false;
   for (const t of tails) {
-    // The anomaly window was counted in the statement above (shared/platform/anomalies.ts).
+    // The anomaly window was counted in the statement above (shared/platform/anomalies.ts); a
+    // tail that committed with its statement reached no threshold (it would have run again).
     const count = committed.rapidWrites.get(t.owner)!;
     if (crossed('rapid_writes', count, t.rapidWrites)) {
       await recordAnomaly(work.system(), { tenantId: t.owner, kind: 'rapid_writes', now: ctx.now, count, requestId: ctx.requestId });
     }
-    const hooks = probe.webhooks.get(t.owner) ?? [];
-    for (const e of committed.eventIds.get(t.owner) ?? []) {
-      for (const webhookId of hooks) await q.enqueueWebhookDelivery(work.tx, { tenantId: t.owner, webhookId, eventId: e, at: who.at });
-    }
-    jobs ||= hooks.length > 0;
   }
   work.noteWritten({ eventTenants: tails.map((t) => t.owner), jobs });
   for (const p of plans) outcomes.set(p.item.index, { ok: true, result: resultOf(p.memory, p) });

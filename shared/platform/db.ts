@@ -14,7 +14,7 @@ export type DbOrTx = Db | Tx;
 
 export type StorageKind = 'embedded' | 'postgres' | 'neon';
 
-type Compiled = { sql: string; params: unknown[] };
+export type Compiled = { sql: string; params: unknown[] };
 interface Session {
   prepareQuery(q: Compiled, fields: undefined, name: string | undefined, arrayMode: boolean): { execute(): Promise<unknown> };
 }
@@ -57,6 +57,21 @@ export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   if (!name && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(compiled.sql, (name = `engram_s${statementNames.size}`));
   const result = (await sessionOf(db).prepareQuery(compiled, undefined, name, false).execute()) as { rows: T[] };
   return result.rows;
+}
+
+/**
+ * Where a driver can send a transaction's last statement together with its COMMIT (node-postgres,
+ * shared/node/database.ts), its transaction handle carries this: it runs the statement, commits in
+ * the same round trip and answers the statement's rows; null when it cannot take this statement
+ * (the caller then runs it as usual and the transaction commits as usual).
+ */
+export const COMMIT_WITH = Symbol('commitWith');
+export type CommitWith = (query: Compiled) => Promise<unknown[] | null>;
+
+/** The rows of `query`, run as the last statement of `tx` and committed with it; null where the driver cannot. */
+export async function rowsAndCommit<T>(tx: Tx, query: SQL): Promise<T[] | null> {
+  const commitWith = (tx as unknown as { [COMMIT_WITH]?: CommitWith })[COMMIT_WITH];
+  return commitWith ? ((await commitWith(compile(tx, query))) as T[] | null) : null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { emitEvent, type EventType } from '../jobs/events';
 import { enqueueJob } from '../jobs/outbox';
 import { recordMemoryEvents, type MemoryEventInput } from '../memory/events';
@@ -7,7 +7,7 @@ import { appendAudit } from './audit';
 import { markCommitted } from './idempotency';
 import { sqlState } from './pg-errors';
 import type { Ctx } from './context';
-import type { Tx } from './db';
+import { preparedRows, rowsAndCommit, type Tx } from './db';
 import { type Milestone, recordMilestone } from './milestones';
 import { usageChangedIn } from './usage';
 
@@ -40,6 +40,15 @@ export interface Work<C extends Ctx = Ctx> {
   system(): Work<C>;
   /** Serializes writers that take the same lock key until this transaction ends. */
   lock(key: string): Promise<void>;
+  /**
+   * The rows of the transaction's last statement (a named prepared statement, as `preparedRows`).
+   * Where the driver allows, and this is the outermost write with nothing left for after it (no
+   * Idempotency-Key to mark, no memory changes to count), it commits in the same round trip:
+   * `build(true)` is that statement, which may then raise 40001 for whatever must not commit that
+   * way (the write runs again); otherwise `build(false)` runs and the write commits as usual.
+   * Nothing may run in the transaction after it.
+   */
+  lastStatement<T>(build: (commitsWithIt: boolean) => SQL): Promise<T[]>;
 }
 
 function tenantOf(ctx: Ctx, explicit: string | undefined): string {
@@ -56,7 +65,8 @@ interface WorkState {
   memoryChanges: MemoryChangeTally;
 }
 
-function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState): Work<C> {
+/** `outermost`: the Work of the write that opened the transaction (a joined verb, or `system()`, gets one that is not). */
+function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState, outermost = false): Work<C> {
   const bound = { ...ctx, db: tx } as C & { work?: unknown };
   const who = { actor: ctx.actor, requestId: ctx.requestId, at: ctx.now };
   const work: Work<C> = {
@@ -88,6 +98,13 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState): Work<C> {
     },
     lock: async (key) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
+    },
+    lastStatement: async <T>(build: (commitsWithIt: boolean) => SQL) => {
+      if (outermost && !ctx.idempotency && !state.memoryChanges.size) {
+        const committed = await rowsAndCommit<T>(tx, build(true));
+        if (committed) return committed;
+      }
+      return preparedRows<T>(tx, build(false));
     },
   };
   bound.work = work;
@@ -125,14 +142,15 @@ const ATTEMPTS = 4;
  */
 export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Promise<T>): Promise<T> {
   const joined = ctx.work as Work<C> | undefined;
-  if (joined) return fn(joined);
+  // A verb composed into another's transaction: its last statement is not the transaction's.
+  if (joined) return fn({ ...joined, lastStatement: (build) => preparedRows(joined.tx, build(false)) });
   for (let attempt = 1; ; attempt++) {
     const state: WorkState = { jobsEnqueued: false, eventTenants: new Set(), memoryChanges: new Map() };
     let transaction = null as Tx | null; // assigned in the callback (TS cannot see it)
     try {
       const result = await ctx.services.db.transaction(async (tx) => {
         transaction = tx;
-        const done = await fn(openWork(ctx, tx, state));
+        const done = await fn(openWork(ctx, tx, state, true));
         if (state.memoryChanges.size) await detectAnomalies(ctx, tx, state);
         // With the change, so a retry never repeats a committed write even if its response is lost.
         if (ctx.idempotency) await markCommitted(tx, ctx.idempotency);
