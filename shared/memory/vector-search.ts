@@ -5,7 +5,9 @@ import type { Db, DbOrTx } from '../platform/db';
  * The rows of `memories m` matching `where`, nearest to `vector` by cosine first, with
  * `similarity` (1 − distance) added to `select`. Two branches: the HNSW index serves rows in the
  * graph, and an exact scan serves the few a rollback left index_pending (migrations/0006), so a
- * search sees every row at once whatever the state of the graph. Ties break on `m.id`. Each branch
+ * search sees every row at once whatever the state of the graph. Ties break on `m.id`, among the
+ * rows the branches kept: which of several rows tied at a branch's LIMIT it keeps is the scan's
+ * choice (ordering the branch by id too would cost the index path, which cannot provide it). Each branch
  * orders by its `distance` column, which the planner matches to the index's ordering operator, so
  * the query vector (a 5 KB parameter) is sent and parsed once per branch, not twice.
  *
