@@ -1,10 +1,11 @@
 import { neonConfig, Pool } from '@neondatabase/serverless';
 import { Client as QStash } from '@upstash/qstash';
-import { drizzle } from 'drizzle-orm/neon-serverless';
+import { drizzle, NeonSession, NeonTransaction } from 'drizzle-orm/neon-serverless';
 import { type Config, parseConfig } from '../shared/platform/config';
 import { CounterStore } from '../shared/platform/counters';
 import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
 import type { Db } from '../shared/platform/db';
+import { shortTransactions } from '../shared/platform/pg-transactions';
 import { newId } from '../shared/platform/ids';
 import { createLogger, type Logger } from '../shared/platform/log';
 import { dohResolver } from '../shared/platform/outbound';
@@ -50,6 +51,8 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
   }
   const pool = new Pool({ connectionString: config.DATABASE_URL });
   const db = drizzle(pool) as unknown as Db;
+  // A pool lives for one request here: nothing would be prepared twice, so literals go in the text.
+  shortTransactions(db, pool, { Session: NeonSession, Transaction: NeonTransaction, prepare: false });
   const log = createLogger(config.LOG_LEVEL);
   const redis =
     config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN

@@ -129,39 +129,6 @@ describe('write(ctx, work => ...)', () => {
     expect(ops).not.toContain('uow.attempt_1');
   });
 
-  describe('BEGIN travels with the first statement (node-postgres); the statements stay one transaction', () => {
-    const setting = (v: { rows: { v: string }[] }) => v.rows[0].v;
-    type Result = { rows: { v: string }[] };
-
-    it('statements handed over together run in order, inside it', async () => {
-      const seen = await write(ctx(), async ({ tx }) => {
-        const [, read] = (await Promise.all([
-          tx.execute(sql`SELECT set_config(${'engram.uow_test'}, ${'first'}, true) AS v`),
-          tx.execute(sql`SELECT current_setting(${'engram.uow_test'}, true) AS v`),
-        ])) as unknown as Result[];
-        return setting(read);
-      });
-      expect(seen).toBe('first');
-    });
-
-    it('a first statement whose parameter has no literal form runs the usual way, inside it', async () => {
-      const seen = await write(ctx(), async ({ tx }) => {
-        await tx.execute(sql`SELECT set_config('engram.uow_test', encode(${Buffer.from('bytes')}::bytea, 'escape'), true)`);
-        return setting((await tx.execute(sql`SELECT current_setting('engram.uow_test', true) AS v`)) as unknown as Result);
-      });
-      expect(seen).toBe('bytes');
-    });
-
-    it('a first statement that fails rolls back and leaves every connection of the pool clean', async () => {
-      await expect(write(ctx(), ({ tx }) => tx.execute(sql`SELECT 1 / ${0}::int AS v`))).rejects.toMatchObject({ cause: { code: '22012' } });
-      // More writes at once than the pool has connections: each gets one, the one above among them.
-      const ops = Array.from({ length: 12 }, (_, i) => `uow.after_failed_first_${i}`);
-      await Promise.all(ops.map((operation) => write(ctx(), (work) => work.audit({ operation, resourceType: 'test' }))));
-      const stored = new Set((await auditOps()).map((e) => e.operation));
-      expect(ops.filter((o) => !stored.has(o))).toEqual([]);
-    });
-  });
-
   describe('work.lastStatement: the last statement, committed with it where the driver allows (node-postgres)', () => {
     /** Read on another connection of the pool. */
     const committedElsewhere = async (operation: string) => (await auditOps()).some((e) => e.operation === operation);

@@ -148,11 +148,18 @@ export function compile(db: DbOrTx, query: SQL): Compiled {
 }
 
 /**
+ * A statement's text with its parameters' literals (sqlLiteral) written in, for a simple-protocol
+ * message that carries more than one statement. Our statements' texts hold no `$` but their
+ * parameters' placeholders (drizzle puts every value in a parameter).
+ */
+export const placeLiterals = (text: string, literals: readonly string[]) => text.replace(/\$(\d+)/g, (_, i: string) => literals[Number(i) - 1]);
+
+/**
  * A read that needs planner settings of its own (`set_config(name, value, true)`: until the end of
  * its transaction). On Postgres (node-postgres, Neon's Pool) the settings and the query travel as
  * one simple-protocol message, which Postgres runs as one implicit transaction, its parameters
  * written as literals (sqlLiteral): one round trip where BEGIN, the settings, the query and COMMIT
- * took four. The query's text must hold no `$` but its parameters. PGlite (in process, no round
+ * took four. PGlite (in process, no round
  * trips to save, and its driver sends one statement a message) and a caller already inside a
  * transaction run them as statements of a transaction.
  */
@@ -167,7 +174,7 @@ export async function readWithSettings<T>(db: DbOrTx, storage: StorageKind, sett
   }
   const script = [settingsSql, query].map((q) => {
     const { sql: text, params } = compile(db, q);
-    return text.replace(/\$(\d+)/g, (_, i: string) => sqlLiteral(params[Number(i) - 1]));
+    return placeLiterals(text, params.map(sqlLiteral));
   });
   const results = (await db.execute(sql.raw(script.join(';\n')))) as unknown as { rows: T[] }[];
   return results[1].rows;

@@ -12,9 +12,18 @@ import { WebSocketServer, type WebSocket } from 'ws';
 // The proxy is an open relay by design, so it must never dial anything but this machine.
 const ALLOWED_HOSTS = new Set(['127.0.0.1', 'localhost']);
 
-export interface NeonWsProxy { port: number; close(): Promise<void> }
+export interface NeonWsProxy {
+  port: number;
+  /** Messages the drivers have sent so far: each waits for Postgres's answer, so about one a round trip. */
+  sent(): number;
+  close(): Promise<void>;
+}
 
-export async function startNeonWsProxy({ port = 0 }: { port?: number } = {}): Promise<NeonWsProxy> {
+/** `latencyMs`: added to each round trip (half each way), to stand in for the hop from a Worker to Neon. */
+export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: number; latencyMs?: number } = {}): Promise<NeonWsProxy> {
+  let sent = 0;
+  // Timers of equal delay fire in the order they were set, so the bytes keep their order.
+  const later = (f: () => void) => (latencyMs > 0 ? setTimeout(f, latencyMs / 2) : f());
   const wss = new WebSocketServer({ host: '127.0.0.1', port });
   const live = new Set<{ ws: WebSocket; sock: net.Socket }>();
 
@@ -33,8 +42,12 @@ export async function startNeonWsProxy({ port = 0 }: { port?: number } = {}): Pr
     // The driver writes the startup packet immediately on open, before TCP has connected.
     const pending: Buffer[] = [];
     sock.on('connect', () => { for (const b of pending.splice(0)) sock.write(b); });
-    ws.on('message', (data) => { const b = data as Buffer; if (sock.connecting) pending.push(b); else sock.write(b); });
-    sock.on('data', (d) => ws.send(d));
+    ws.on('message', (data) => {
+      sent += 1;
+      const b = data as Buffer;
+      later(() => (sock.connecting ? pending.push(b) : sock.write(b)));
+    });
+    sock.on('data', (d) => later(() => ws.readyState === 1 && ws.send(d)));
     const end = () => { live.delete(pair); sock.destroy(); if (ws.readyState <= 1) ws.close(); };
     sock.on('close', end); sock.on('error', end);
     ws.on('close', end); ws.on('error', end);
@@ -47,6 +60,7 @@ export async function startNeonWsProxy({ port = 0 }: { port?: number } = {}): Pr
   const bound = (wss.address() as net.AddressInfo).port;
   return {
     port: bound,
+    sent: () => sent,
     close: () => new Promise<void>((resolve) => {
       // ws 8 leaves existing connections open on close(); a pooled driver would keep the process alive.
       for (const { ws, sock } of live) { sock.destroy(); ws.terminate(); }

@@ -1,0 +1,135 @@
+import { sql } from 'drizzle-orm';
+import { drizzle, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
+import { integer, pgTable, text } from 'drizzle-orm/pg-core';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Db, rowsAndCommit } from '../shared/platform/db';
+import { shortTransactions } from '../shared/platform/pg-transactions';
+import { integration, ownPostgresDatabase } from './harness';
+
+/**
+ * Transactions whose BEGIN travels with the first statement and COMMIT with the last
+ * (shared/platform/pg-transactions.ts), on Postgres: as node-postgres runs them (statements
+ * prepared once per connection) and as Workers run them on Neon's Pool (literals in the text).
+ * Whatever is sent together, the statements stay one transaction, in the order they were given.
+ */
+const rowsTable = pgTable('tx_rows', { k: text('k').primaryKey(), n: integer('n').notNull() });
+type Rows<T> = { rows: T[] };
+const POOL_SIZE = 3;
+
+describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter (needs TEST_DATABASE_URL)', () => {
+  let own: Awaited<ReturnType<typeof ownPostgresDatabase>>;
+  const pools: pg.Pool[] = [];
+  beforeAll(async () => {
+    own = await ownPostgresDatabase(integration.databaseUrl!);
+    const setup = new pg.Client({ connectionString: own.url });
+    await setup.connect();
+    await setup.query('CREATE TABLE tx_rows (k text PRIMARY KEY, n integer NOT NULL)');
+    await setup.end();
+  });
+  afterAll(async () => {
+    await Promise.all(pools.map((p) => p.end()));
+    await own?.drop();
+  });
+
+  const committedRows = async () => {
+    const c = new pg.Client({ connectionString: own.url });
+    await c.connect();
+    try {
+      return (await c.query<{ k: string }>('SELECT k FROM tx_rows ORDER BY k')).rows.map((r) => r.k);
+    } finally {
+      await c.end();
+    }
+  };
+
+  describe.each([
+    { mode: 'prepared once per connection (node-postgres)', prepare: true },
+    { mode: 'literals in the text (Neon on Workers)', prepare: false },
+  ])('$mode', ({ prepare }) => {
+    let db: Db;
+    const tag = prepare ? 'p' : 'l';
+    beforeAll(() => {
+      const pool = new pg.Pool({ connectionString: own.url, max: POOL_SIZE });
+      pools.push(pool);
+      db = drizzle(pool) as unknown as Db;
+      shortTransactions(db, pool, { Session: NodePgSession, Transaction: NodePgTransaction, prepare });
+    });
+
+    it('statements handed over together run in order, inside it', async () => {
+      const seen = await db.transaction(async (tx) => {
+        const [, read] = (await Promise.all([
+          tx.execute(sql`SELECT set_config(${'engram.tx_test'}, ${'first'}, true) AS v`),
+          tx.execute(sql`SELECT current_setting(${'engram.tx_test'}, true) AS v`),
+        ])) as unknown as Rows<{ v: string }>[];
+        return read.rows[0].v;
+      });
+      expect(seen).toBe('first');
+    });
+
+    it('a first statement answers as it would anywhere else: values, timestamps, array-mode rows', async () => {
+      const awkward = `O'Brien \\ "quoted" $1 ünïcødé 🧠\nnext line`;
+      const at = new Date('2026-11-26T12:34:56.789Z');
+      const read = sql`SELECT ${awkward}::text AS s, ${at}::timestamptz AS at, ${41}::int + 1 AS n`;
+      const [first, later] = await db.transaction(async (tx) => {
+        const a = (await tx.execute(read)) as unknown as Rows<unknown>;
+        const b = (await tx.execute(read)) as unknown as Rows<unknown>;
+        return [a.rows, b.rows];
+      });
+      expect(first).toEqual(later);
+      expect(first).toEqual([expect.objectContaining({ s: awkward, n: 42 })]);
+      await db.insert(rowsTable).values({ k: `${tag}-array-mode`, n: 7 });
+      const selected = await db.transaction((tx) => tx.select().from(rowsTable).where(sql`${rowsTable.k} = ${`${tag}-array-mode`}`));
+      expect(selected).toEqual([{ k: `${tag}-array-mode`, n: 7 }]);
+    });
+
+    it('a first statement whose parameter has no literal form runs the usual way, inside it', async () => {
+      const seen = await db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT set_config('engram.tx_test', encode(${Buffer.from('bytes')}::bytea, 'escape'), true)`);
+        return ((await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v`)) as unknown as Rows<{ v: string }>).rows[0].v;
+      });
+      expect(seen).toBe('bytes');
+    });
+
+    it('a first statement that fails rolls back and leaves every connection of the pool clean', async () => {
+      const failing = db.transaction((tx) => tx.execute(sql`SELECT 1 / ${0}::int AS v`));
+      await expect(failing).rejects.toMatchObject({ cause: { code: '22012' } });
+      const keys = Array.from({ length: POOL_SIZE * 2 }, (_, i) => `${tag}-after-failed-first-${i}`);
+      await Promise.all(keys.map((k) => db.transaction((tx) => tx.insert(rowsTable).values({ k, n: 1 }))));
+      const stored = await committedRows();
+      expect(keys.filter((k) => !stored.includes(k))).toEqual([]);
+    });
+
+    it('the last statement commits with it: seen elsewhere when it returns, nothing runs after it', async () => {
+      let seenBeforeReturn: string[] = [];
+      const late = db.transaction(async (tx) => {
+        await tx.insert(rowsTable).values({ k: `${tag}-before-last`, n: 1 });
+        const answered = await rowsAndCommit<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-last`}, ${2}) RETURNING k`);
+        expect(answered).toEqual([{ k: `${tag}-last` }]);
+        seenBeforeReturn = await committedRows();
+        await tx.insert(rowsTable).values({ k: `${tag}-after-last`, n: 3 });
+      });
+      await expect(late).rejects.toMatchObject({ cause: { message: expect.stringContaining('already committed') } });
+      expect(seenBeforeReturn).toEqual(expect.arrayContaining([`${tag}-before-last`, `${tag}-last`]));
+      expect(await committedRows()).not.toContain(`${tag}-after-last`);
+    });
+
+    it('a last statement that is also the first carries BEGIN and COMMIT both', async () => {
+      const answered = await db.transaction((tx) => rowsAndCommit<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-alone`}, ${1}) RETURNING k`));
+      expect(answered).toEqual([{ k: `${tag}-alone` }]);
+      expect(await committedRows()).toContain(`${tag}-alone`);
+    });
+
+    it('a last statement that fails takes the whole transaction with it, and the connection stays clean', async () => {
+      const failing = db.transaction(async (tx) => {
+        await tx.insert(rowsTable).values({ k: `${tag}-doomed`, n: 1 });
+        await rowsAndCommit(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-doomed-last`}, ${1} / ${0}::int)`);
+      });
+      await expect(failing).rejects.toMatchObject({ code: '22012' });
+      const keys = Array.from({ length: POOL_SIZE * 2 }, (_, i) => `${tag}-after-failed-last-${i}`);
+      await Promise.all(keys.map((k) => db.transaction((tx) => rowsAndCommit(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${k}, ${1})`))));
+      const stored = await committedRows();
+      expect(stored).not.toContain(`${tag}-doomed`);
+      expect(keys.filter((k) => !stored.includes(k))).toEqual([]);
+    });
+  });
+});
