@@ -468,9 +468,9 @@ function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: str
  * keep reading the index until enough rows pass the tenant and tag filters. `grantsOf`: read that
  * tenant's grants in the same statement.
  */
-export async function semanticCandidates(db: DbOrTx, scope: TenantScope, vector: string, n: number, grantsOf: string | null = null): Promise<CandidateList> {
+export async function semanticCandidates(db: DbOrTx, storage: StorageKind, scope: TenantScope, vector: string, n: number, grantsOf: string | null = null): Promise<CandidateList> {
   const query = withGrants(grantsOf, nearestMemories(RANKED, scope, vector, { limit: n }), sql`f.distance, f.id`);
-  return listOf(await vectorRead(db, n, (q) => rows<Ranked>(q, query)), grantsOf);
+  return listOf(await vectorRead<Ranked>(db, storage, n, query), grantsOf);
 }
 
 /**
@@ -689,6 +689,7 @@ export async function recallAndFetch(
  */
 export async function plainSemanticSearch(
   db: DbOrTx,
+  storage: StorageKind,
   tenantId: string,
   own: TenantScope,
   vector: string,
@@ -697,14 +698,14 @@ export async function plainSemanticSearch(
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
   const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
-  const found = await vectorRead(db, page.limit, (q) =>
-    rows<Candidate & { grants_exist: boolean }>(
-      q,
-      sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
-          found AS (${nearestMemories(COLUMNS, own, vector, { limit: page.limit })}),
-          ${recallWrites(tenantId, hits, who, detail, sql`NOT (SELECT exist FROM grants)`)}
-          SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true ORDER BY f.distance, f.id`,
-    ),
+  const found = await vectorRead<Candidate & { grants_exist: boolean }>(
+    db,
+    storage,
+    page.limit,
+    sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
+        found AS (${nearestMemories(COLUMNS, own, vector, { limit: page.limit })}),
+        ${recallWrites(tenantId, hits, who, detail, sql`NOT (SELECT exist FROM grants)`)}
+        SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true ORDER BY f.distance, f.id`,
   );
   return { grantsExist: found[0].grants_exist, rows: found.filter((r) => r.id !== null) };
 }

@@ -102,7 +102,7 @@ const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.s
  */
 async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, vector: string): Promise<Hit[] | null> {
   const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all' };
-  const found = await q.plainSemanticSearch(ctx.db, ctx.tenantId, readable(ctx, query, []), vector, page, ctx, recallDetail(query));
+  const found = await q.plainSemanticSearch(ctx.db, ctx.services.storage, ctx.tenantId, readable(ctx, query, []), vector, page, ctx, recallDetail(query));
   if (found.grantsExist) return null;
   return found.rows.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) })).filter((h) => h.score >= query.min_score);
 }
@@ -121,7 +121,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
     const none: q.CandidateList = { rows: [] };
     const [vector, semantic, keyword] = await Promise.all([
       embedding,
-      query.mode === 'keyword' ? none : embedding.then((v) => q.semanticCandidates(ctx.db, where, v, n, grantsOf('semantic'))),
+      query.mode === 'keyword' ? none : embedding.then((v) => q.semanticCandidates(ctx.db, ctx.services.storage, where, v, n, grantsOf('semantic'))),
       query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword')),
     ]);
     return { where, vector, semantic: semantic.rows, keyword: keyword.rows, grants: semantic.grants ?? keyword.grants ?? [] };

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { type DbOrTx, pgArray, rows, type StorageKind } from '../../shared/platform/db';
 import { allowedInSpace, live } from '../../shared/memory/access';
 import { COLUMNS, type MemoryRow } from '../../shared/memory/rows';
 import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
@@ -100,14 +100,14 @@ export interface MemoryFilter {
 }
 
 /** The owner's live memories in a space, newest first, or by cosine distance when a vector is given. */
-export async function spaceMemories(db: DbOrTx, owner: string, spaceId: string, now: Date, f: MemoryFilter, limit: number, offset: number) {
+export async function spaceMemories(db: DbOrTx, storage: StorageKind, owner: string, spaceId: string, now: Date, f: MemoryFilter, limit: number, offset: number) {
   const parts: SQL[] = [sql`m.tenant_id = ${owner}`, sql`m.space_id = ${spaceId}::uuid`, live(now)];
   if (f.tags?.length) parts.push(sql`m.tags && ${pgArray(f.tags)}::text[]`);
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
   const where = sql.join(parts, sql` AND `);
   const page = f.vector
     ? // Without iterative scans the graph yields about ef_search rows, too few for a space's filter or a deep page.
-      await vectorRead(db, limit + offset, (q) => rows<MemoryRow & { similarity: number | string }>(q, nearestMemories(COLUMNS, where, f.vector!, { limit, offset })))
+      await vectorRead<MemoryRow & { similarity: number | string }>(db, storage, limit + offset, nearestMemories(COLUMNS, where, f.vector!, { limit, offset }))
     : await rows<MemoryRow & { similarity?: undefined }>(
         db,
         sql`SELECT ${COLUMNS} FROM memories m WHERE ${where} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit} OFFSET ${offset}`,

@@ -140,7 +140,7 @@ export async function spaceMemories(ctx: TenantCtx, input: { spaceId: string } &
   const { page, total } = await write(ctx, async (work) => {
     const space = await readable(work.ctx, spaceId);
     const filter = { tags: input.tags, agentId: input.agent_id, vector };
-    const result = await q.spaceMemories(work.tx, space.owner_tenant_id, spaceId, ctx.now, filter, input.limit, input.offset);
+    const result = await q.spaceMemories(work.tx, ctx.services.storage, space.owner_tenant_id, spaceId, ctx.now, filter, input.limit, input.offset);
     // Last, so the owner's chain head is locked only for the instant before commit.
     await auditCrossTenantRead(work, space, 'memories');
     return result;

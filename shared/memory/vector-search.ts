@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../platform/db';
+import { type Db, type DbOrTx, readWithSettings, rows, type StorageKind } from '../platform/db';
 
 /**
  * The rows of `memories m` matching `where`, nearest to `vector` by cosine first, with
@@ -25,14 +25,17 @@ export function nearestMemories(select: SQL, where: SQL, vector: string, page: {
     ORDER BY n.distance, n.id LIMIT ${page.limit} OFFSET ${offset}`;
 }
 
-/**
- * For nearestMemories in the caller's transaction: a candidate list as long as `n`, and iterative
- * scans (pgvector 0.8) so that filters after the index do not starve the result. One round trip.
- */
+/** The settings nearestMemories wants for `n` rows: a candidate list as long, and iterative scans (pgvector 0.8) so that filters after the index do not starve the result. */
+const searchSettings = (n: number) => ({
+  'hnsw.ef_search': String(Math.max(40, Math.min(n, 1000))),
+  'hnsw.iterative_scan': 'relaxed_order',
+  random_page_cost: RANDOM_PAGE_COST,
+});
+
+/** For nearestMemories in the caller's transaction, until it ends. One round trip. */
 export async function vectorSearchSettings(tx: DbOrTx, n: number) {
-  await tx.execute(sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(40, Math.min(n, 1000)))}, true),
-                              set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                              set_config('random_page_cost', ${RANDOM_PAGE_COST}, true)`);
+  const set = Object.entries(searchSettings(n)).map(([name, value]) => sql`set_config(${name}, ${value}, true)`);
+  await tx.execute(sql`SELECT ${sql.join(set, sql`, `)}`);
 }
 
 /**
@@ -59,16 +62,13 @@ export function primeVectorSessions(db: Db) {
 }
 
 /**
- * A nearest-neighbour read of up to `n` rows. On a primed database it is one statement, with no
- * transaction around it (a search saves three round trips: BEGIN, the settings, COMMIT). Priming
- * assumes a session per connection, as the store path's named prepared statements already do (no
+ * The rows of a nearest-neighbour `query` of up to `n` rows. On a primed database it is the
+ * statement alone (a search saves the settings and a transaction around them). Priming assumes a
+ * session per connection, as the store path's named prepared statements already do (no
  * transaction-mode pooler in between). Longer lists, and every read elsewhere (a Workers request's
- * fresh connection), set the scan in a transaction first.
+ * fresh connection), send the settings with it (readWithSettings: one message on Postgres).
  */
-export function vectorRead<T>(db: DbOrTx, n: number, read: (q: DbOrTx) => Promise<T>): Promise<T> {
-  if (primed.has(db) && n <= SESSION_EF_SEARCH) return read(db);
-  return db.transaction(async (tx) => {
-    await vectorSearchSettings(tx, n);
-    return read(tx);
-  });
+export function vectorRead<T>(db: DbOrTx, storage: StorageKind, n: number, query: SQL): Promise<T[]> {
+  if (primed.has(db) && n <= SESSION_EF_SEARCH) return rows<T>(db, query);
+  return readWithSettings<T>(db, storage, searchSettings(n), query);
 }

@@ -81,7 +81,9 @@ const READ = `
  * flush locks the rows it touches (in key order, so instances cannot deadlock) and decides every
  * hit from the locked values, so several instances stay exact. A request is answered only after
  * its increment committed: a crash loses nothing that was answered and counts nothing twice.
- * On Workers each request owns its connection, so `batching` is off there.
+ * On Workers a store lives for one request: there it puts the request's hits (its monthly and
+ * daily counts, its rate window without Redis) in one statement on one connection, where each
+ * would open a connection of its own.
  */
 export class CounterStore {
   private pending: Waiter[] = [];
@@ -93,17 +95,11 @@ export class CounterStore {
   constructor(
     private readonly db: Db,
     private readonly query: RawQuery,
-    private readonly batching = true,
   ) {}
 
   consume(hit: CounterHit): Promise<CounterOutcome> {
     return new Promise((resolve, reject) => {
-      const waiter = { hit, resolve, reject };
-      if (!this.batching) {
-        void this.flush([waiter]);
-        return;
-      }
-      this.pending.push(waiter);
+      this.pending.push({ hit, resolve, reject });
       this.flushing ??= this.drain();
     });
   }
@@ -217,12 +213,7 @@ export class CounterStore {
   read(tenantId: string, wanted: readonly { metric: string; bucket: string }[]): Promise<number[]> {
     if (!wanted.length) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      const waiter = { tenantId, wanted, resolve, reject };
-      if (!this.batching) {
-        void this.readBatch([waiter]);
-        return;
-      }
-      this.pendingReads.push(waiter);
+      this.pendingReads.push({ tenantId, wanted, resolve, reject });
       if (!this.readsScheduled) {
         this.readsScheduled = true;
         void nextTick().then(() => {

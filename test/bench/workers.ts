@@ -5,9 +5,11 @@
  *
  *   DATABASE_URL=postgres://... REDIS_URL=redis://... npm run bench:workers -- [--stores 150] [--searches 150] [--latency 0,5]
  *
- * For each added latency: stores (hash embedder, auto_link off) and semantic searches one at a
- * time, p50 / p95 / p99 ms, and the messages the driver sent Postgres per request (each waits for
- * its answer, so about one round trip; a request's own pool connects afresh, which is part of it).
+ * For each added latency: stores (hash embedder, auto_link off), semantic searches and the
+ * authenticated, counted `GET /v1/usage` (what every request pays) one at a time; p50 / p95 / p99
+ * ms, the messages the driver sent Postgres per request (each waits for its answer, so about one
+ * round trip) and the connections it opened (a request's pool is its own, so each connects afresh:
+ * a WebSocket and PostgreSQL's startup).
  * Beside them, in the same run: a bare round trip through the same stand-in (`SELECT 1` from Node
  * with Neon's driver on an open connection), the unit each message costs.
  *
@@ -84,15 +86,16 @@ for (const latencyMs of LATENCIES) {
     const measure = async (n: number, request: (i: number) => Promise<unknown>) => {
       for (let i = 0; i < WARMUP; i++) await request(-1 - i);
       const ms: number[] = [];
-      const before = proxy.sent();
+      const [sent, opened] = [proxy.sent(), proxy.opened()];
       for (let i = 0; i < n; i++) {
         const t0 = performance.now();
         await request(i);
         ms.push(performance.now() - t0);
       }
-      return { ms, messages: (proxy.sent() - before) / n };
+      return { ms, messages: (proxy.sent() - sent) / n, connections: (proxy.opened() - opened) / n };
     };
     const stores = await measure(STORES, (i) => call('POST', '/v1/memories', key, { observation: `bench memory ${i} at latency ${latencyMs}: topic ${i % 13}`, tags: ['bench'], auto_link: false }));
+    const usage = await measure(SEARCHES, () => call('GET', '/v1/usage', key));
     const searches = await measure(SEARCHES, (i) => call('GET', `/v1/memories/search?${new URLSearchParams({ q: `topic ${Math.abs(i) % 13}`, mode: 'semantic', limit: '10' })}`, key));
 
     // The unit: one round trip on an open connection of Neon's driver, through the same stand-in.
@@ -111,7 +114,8 @@ for (const latencyMs of LATENCIES) {
     await bare.end();
 
     const ms = (xs: number[]) => [50, 95, 99].map((p) => f1(pct(xs, p))).join(' / ');
-    rows.push([`${latencyMs}`, ms(stores.ms), f1(stores.messages), ms(searches.ms), f1(searches.messages), ms(roundTrips)]);
+    const traffic = (r: typeof stores) => `${f1(r.messages)} / ${f1(r.connections)}`;
+    rows.push([`${latencyMs}`, ms(stores.ms), traffic(stores), ms(searches.ms), traffic(searches), ms(usage.ms), traffic(usage), ms(roundTrips)]);
   } finally {
     await worker.stop();
     await proxy.close();
@@ -120,5 +124,5 @@ for (const latencyMs of LATENCIES) {
 await upstash.close();
 
 console.log(`\n### The worker in workerd, Postgres through the Neon stand-in (${STORES} stores, ${SEARCHES} semantic searches, one client; p50 / p95 / p99 ms)\n`);
-console.log(table(['latency added per round trip (ms)', 'store', 'messages to Postgres per store', 'semantic search', 'messages per search', 'bare round trip (SELECT 1)'], rows));
+console.log(table(['latency added per round trip (ms)', 'store', 'messages / connections to Postgres per store', 'semantic search', 'messages / connections per search', '`GET /v1/usage`', 'messages / connections', 'bare round trip (SELECT 1)'], rows));
 console.log(`\nload average at start ${loadAtStart}, at end ${load()}`);

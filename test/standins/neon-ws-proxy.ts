@@ -16,12 +16,15 @@ export interface NeonWsProxy {
   port: number;
   /** Messages the drivers have sent so far: each waits for Postgres's answer, so about one a round trip. */
   sent(): number;
+  /** Connections the drivers have opened so far. */
+  opened(): number;
   close(): Promise<void>;
 }
 
 /** `latencyMs`: added to each round trip (half each way), to stand in for the hop from a Worker to Neon. */
 export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: number; latencyMs?: number } = {}): Promise<NeonWsProxy> {
   let sent = 0;
+  let opened = 0;
   // Timers of equal delay fire in the order they were set, so the bytes keep their order.
   const later = (f: () => void) => (latencyMs > 0 ? setTimeout(f, latencyMs / 2) : f());
   const wss = new WebSocketServer({ host: '127.0.0.1', port });
@@ -35,6 +38,7 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
       ws.close(1008, 'address not allowed');
       return;
     }
+    opened += 1;
     const sock = net.connect(targetPort, host);
     sock.setNoDelay(true); // the driver sends many tiny protocol messages; Nagle adds ~40 ms stalls
     const pair = { ws, sock };
@@ -61,6 +65,7 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
   return {
     port: bound,
     sent: () => sent,
+    opened: () => opened,
     close: () => new Promise<void>((resolve) => {
       // ws 8 leaves existing connections open on close(); a pooled driver would keep the process alive.
       for (const { ws, sock } of live) { sock.destroy(); ws.terminate(); }
