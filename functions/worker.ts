@@ -36,7 +36,7 @@ function configFor(env: Bindings): Config {
 
 /**
  * Workers cannot share I/O objects between requests, so every request (and cron run) gets its own
- * Neon pool and services; counters flush per request instead of batching.
+ * Neon pool and services; the counter store batches only the request's own hits.
  */
 function workerServices(env: Bindings, ctx: ExecutionContext): { services: Services; pool: Pool; pending: Promise<unknown>[] } {
   const config = configFor(env);
