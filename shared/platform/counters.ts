@@ -81,9 +81,9 @@ const READ = `
  * flush locks the rows it touches (in key order, so instances cannot deadlock) and decides every
  * hit from the locked values, so several instances stay exact. A request is answered only after
  * its increment committed: a crash loses nothing that was answered and counts nothing twice.
- * On Workers a store lives for one request: there it puts the request's hits (its monthly and
- * daily counts, its rate window without Redis) in one statement on one connection, where each
- * would open a connection of its own.
+ * On Workers a store lives for one request: there it puts the request's hits made together (its
+ * monthly and daily counts) in one statement on one connection, where each would open a
+ * connection of its own.
  */
 export class CounterStore {
   private pending: Waiter[] = [];
