@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { activeGrants, type Grant, type TenantScope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import type { TenantCtx } from '../../shared/platform/context';
+import { oneConnectionPerRequest } from '../../shared/platform/services';
 import { toUrn } from '../../shared/platform/ids';
 import { requireFeature } from '../../shared/platform/tiers';
 import { DAY } from '../../shared/platform/time';
@@ -119,12 +120,14 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
     // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
     const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? tenantId : null);
     const none: q.CandidateList = { rows: [] };
-    const [vector, semantic, keyword] = await Promise.all([
-      embedding,
-      query.mode === 'keyword' ? none : embedding.then((v) => q.semanticCandidates(ctx.db, ctx.services.storage, where, v, n, grantsOf('semantic'))),
-      query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword')),
-    ]);
-    return { where, vector, semantic: semantic.rows, keyword: keyword.rows, grants: semantic.grants ?? keyword.grants ?? [] };
+    const semanticList = async () => (query.mode === 'keyword' ? none : q.semanticCandidates(ctx.db, ctx.services.storage, where, await embedding, n, grantsOf('semantic')));
+    const keywordList = async () => (query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword')));
+    // Side by side they would take two connections; where a request's connection is its own (a
+    // Worker's), the keyword list goes first, while the embedding is computed.
+    const [semantic, keyword] = oneConnectionPerRequest(ctx.services)
+      ? await keywordList().then(async (k) => [await semanticList(), k] as const)
+      : await Promise.all([semanticList(), keywordList()]);
+    return { where, vector: await embedding, semantic: semantic.rows, keyword: keyword.rows, grants: semantic.grants ?? keyword.grants ?? [] };
   };
   // Most tenants have no grants: a search of everything readable starts with the caller's own store
   // and reads the grants in the same statement; it searches again only when grants turn up.

@@ -29,6 +29,14 @@ export class RequestStats {
   }
 }
 
+/**
+ * Where each request connects to Postgres afresh (Workers: no I/O outlives a request), a second
+ * statement sent while one runs opens a second connection, a WebSocket and a PostgreSQL startup,
+ * which costs more than waiting for the first, and Neon limits the connections a compute holds.
+ * There, statements that could run side by side run one after the other.
+ */
+export const oneConnectionPerRequest = (services: Pick<Services, 'runtime'>) => services.runtime === 'workers';
+
 /** Everything a handler or service verb may use; built once per process (Node) or request (Workers). */
 export interface Services {
   config: Config;

@@ -5,6 +5,7 @@
 //   neonConfig.useSecureWebSocket = false; neonConfig.pipelineTLS = false; neonConfig.pipelineConnect = false;
 //   neonConfig.webSocketConstructor = ws;  // Node 20 only (no global WebSocket there)
 // Neon's HTTP `neon()` mode has no local equivalent; only the WebSocket Pool/Client works through this.
+import http from 'node:http';
 import net from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -27,7 +28,12 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
   let opened = 0;
   // Timers of equal delay fire in the order they were set, so the bytes keep their order.
   const later = (f: () => void) => (latencyMs > 0 ? setTimeout(f, latencyMs / 2) : f());
-  const wss = new WebSocketServer({ host: '127.0.0.1', port });
+  // GET /stats answers what the two counters below say (JSON), for tests that run where this process is not.
+  const server = http.createServer((req, res) => {
+    if (req.url !== '/stats') return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sent, opened }));
+  });
+  const wss = new WebSocketServer({ server });
   const live = new Set<{ ws: WebSocket; sock: net.Socket }>();
 
   wss.on('connection', (ws, req) => {
@@ -58,10 +64,10 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
   });
 
   await new Promise<void>((resolve, reject) => {
-    wss.once('listening', resolve);
-    wss.once('error', reject);
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
   });
-  const bound = (wss.address() as net.AddressInfo).port;
+  const bound = (server.address() as net.AddressInfo).port;
   return {
     port: bound,
     sent: () => sent,
@@ -70,7 +76,8 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
       // ws 8 leaves existing connections open on close(); a pooled driver would keep the process alive.
       for (const { ws, sock } of live) { sock.destroy(); ws.terminate(); }
       live.clear();
-      wss.close(() => resolve());
+      wss.close(() => server.close(() => resolve()));
+      server.closeAllConnections(); // keep-alive readers of /stats
     }),
   };
 }

@@ -40,6 +40,9 @@ export default async function setup(project: TestProject) {
   try {
     const neon = await startNeonWsProxy();
     started.push(neon);
+    // One test's own, so that what it counts is only its requests (test files run side by side).
+    const countingNeon = await startNeonWsProxy();
+    started.push(countingNeon);
     const upstash = await startUpstashProxy({ redisUrl, token: upstashToken });
     started.push(upstash);
     const qstash = await startFakeQstash({ token: qstashToken, currentSigningKey, nextSigningKey });
@@ -48,6 +51,7 @@ export default async function setup(project: TestProject) {
     const bindings: WorkerBindings = {
       DATABASE_URL: databaseUrl,
       NEON_WS_PROXY: `127.0.0.1:${neon.port}`,
+      TEST_COUNTING_NEON_WS_PROXY: `127.0.0.1:${countingNeon.port}`,
       UPSTASH_REDIS_REST_URL: upstash.url,
       UPSTASH_REDIS_REST_TOKEN: upstashToken,
       QSTASH_URL: qstash.url,
@@ -75,6 +79,8 @@ export default async function setup(project: TestProject) {
 export interface WorkerBindings {
   DATABASE_URL: string;
   NEON_WS_PROXY: string;
+  /** Not the worker's: a second Neon proxy stand-in, for test/workers/connections.test.ts (GET /stats counts). */
+  TEST_COUNTING_NEON_WS_PROXY: string;
   UPSTASH_REDIS_REST_URL: string;
   UPSTASH_REDIS_REST_TOKEN: string;
   QSTASH_URL: string;
