@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whereReadable } from '../functions/memories/queries';
 import { type Database, openPostgres } from '../shared/node/database';
-import { nearestMemories } from '../shared/memory/vector-search';
-import { rows } from '../shared/platform/db';
+import { nearestInTenant, nearestMemories } from '../shared/memory/vector-search';
+import { compile, rows, sqlLiteral } from '../shared/platform/db';
 import { integration, ownPostgresDatabase } from './harness';
 
 /**
@@ -35,6 +35,8 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
              ARRAY['conversation', 'session-' || (g % 10)], md5(${tenantId} || g), (
         SELECT ('[' || string_agg((random() - 0.5 + 0 * d + 0 * g)::text, ',') || ']')::vector FROM generate_series(1, 512) d), now(), now()
       FROM generate_series(1, ${n}) g`);
+    // The live count every store keeps (nearestInTenant reads it).
+    await database.db.execute(sql`INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, 'memories_live', 'all', ${n})`);
     return tenantId;
   };
 
@@ -75,4 +77,56 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
     expect(plan).not.toContain('memories_embedding_idx');
     expect(plan).toMatch(/Sort/);
   });
+
+  /**
+   * nearestInTenant as a kept plan runs it: prepared, planned once without the tenant's values
+   * (force_generic_plan), then executed for `tenantId` (EXPLAIN ANALYZE tells which branches ran).
+   */
+  const keptPlanRun = async (tenantId: string, tags?: string[]) => {
+    const vector = `[${Array.from({ length: 512 }, (_, i) => ((i * 7) % 11) / 11 - 0.45).join(',')}]`;
+    const where = whereReadable(tenantId, [], 'own', new Date(), { tags, includeSuperseded: false });
+    const query = compile(database.db, nearestInTenant(sql.raw('m.id, m.tags'), where, vector, { limit: 10 }, tenantId));
+    const name = `kept_${crypto.randomUUID().slice(0, 8)}`;
+    return database.db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`SET LOCAL plan_cache_mode = force_generic_plan`));
+      await tx.execute(sql.raw(`PREPARE ${name} AS ${query.sql}`));
+      const args = query.params.map(sqlLiteral).join(', ');
+      const plan = (await rows<{ 'QUERY PLAN': string }>(tx, sql.raw(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE ${name}(${args})`))).map((r) => r['QUERY PLAN']).join('\n');
+      const found = await rows<{ id: string; tags: string[] }>(tx, sql.raw(`EXECUTE ${name}(${args})`));
+      await tx.execute(sql.raw(`DEALLOCATE ${name}`));
+      return { plan, found };
+    });
+  };
+  /** Whether the plan's HNSW scan (the walk) ran, and whether its exact scan did. */
+  const ran = (plan: string) => ({
+    walk: /Index Scan using memories_embedding_idx[^\n]*\(actual/.test(plan),
+    exact: !/CTE Scan on exact[^\n]*\(never executed\)/.test(plan),
+  });
+
+  it('a kept plan walks the graph for the tenant of 3,000 memories, and never starts the exact scan', async () => {
+    const { plan, found } = await keptPlanRun(large);
+    expect(ran(plan)).toEqual({ walk: true, exact: false });
+    expect(found).toHaveLength(10);
+  });
+
+  it('the same kept plan walks for the tenant of 600 holding a sixth of the table', async () => {
+    expect(ran((await keptPlanRun(mid)).plan)).toEqual({ walk: true, exact: false });
+  });
+
+  it('and scans the tenant of 30 exactly, without walking the graph', async () => {
+    const { plan, found } = await keptPlanRun(small);
+    expect(ran(plan)).toEqual({ walk: false, exact: true });
+    expect(found).toHaveLength(10);
+  });
+
+  it('a walk that comes back short is answered by the exact scan: every row the tenant has', async () => {
+    // Three of the large tenant's memories carry a tag of their own: a filter the walk's cap cannot
+    // find 10 rows for, so the exact scan answers, and all three are found.
+    const tagged = await rows<{ id: string }>(database.db, sql`SELECT id FROM memories WHERE tenant_id = ${large} ORDER BY id LIMIT 3`);
+    await database.db.execute(sql`UPDATE memories SET tags = ARRAY['rare-one'] WHERE id = ANY(${`{${tagged.map((t) => t.id).join(',')}}`}::uuid[])`);
+    const { plan, found } = await keptPlanRun(large, ['rare-one']);
+    expect(ran(plan)).toEqual({ walk: true, exact: true });
+    expect(found.map((f) => f.id).sort()).toEqual(tagged.map((t) => t.id).sort());
+  });
 });
+

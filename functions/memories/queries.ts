@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
-import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
+import { nearestInTenant, nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import { type DbOrTx, inList, pgArray, preparedRows, readWithSettings, rows, rowsOf, type StorageKind } from '../../shared/platform/db';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
@@ -466,11 +466,21 @@ function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: str
 /**
  * Nearest neighbours by cosine. The HNSW index serves the ORDER BY; iterative scans (pgvector 0.8)
  * keep reading the index until enough rows pass the tenant and tag filters. `grantsOf`: read that
- * tenant's grants in the same statement.
+ * tenant's grants in the same statement. `wholeStoreOf`: `scope` is that tenant's whole store (no
+ * filter, no grants), searched by a statement that keeps its plan (nearestInTenant).
  */
-export async function semanticCandidates(db: DbOrTx, storage: StorageKind, scope: TenantScope, vector: string, n: number, grantsOf: string | null = null): Promise<CandidateList> {
-  const query = withGrants(grantsOf, nearestMemories(RANKED, scope, vector, { limit: n }), sql`f.distance, f.id`);
-  return listOf(await vectorRead<Ranked>(db, storage, n, query), grantsOf);
+export async function semanticCandidates(
+  db: DbOrTx,
+  storage: StorageKind,
+  scope: TenantScope,
+  vector: string,
+  n: number,
+  grantsOf: string | null = null,
+  wholeStoreOf: string | null = null,
+): Promise<CandidateList> {
+  const nearest = wholeStoreOf ? nearestInTenant(RANKED, scope, vector, { limit: n }, wholeStoreOf) : nearestMemories(RANKED, scope, vector, { limit: n });
+  const query = withGrants(grantsOf, nearest, sql`f.distance, f.id`);
+  return listOf(await vectorRead<Ranked>(db, storage, n, query, { keepPlan: wholeStoreOf !== null }), grantsOf);
 }
 
 /**
@@ -685,7 +695,9 @@ export async function recallAndFetch(
  * those whose clamped similarity reaches `minScore`, which are exactly the hits the caller answers.
  * With `checkGrants` (scope `all`) the statement also asks whether the caller has grants; if it
  * has, it records nothing and says so, and the caller searches again with them. One round trip
- * where the general path takes three (grants, candidates, bookkeeping).
+ * where the general path takes three (grants, candidates, bookkeeping). A search of the whole store
+ * (`page.wholeStore`: no tag, agent or space filter) keeps its plan (vector-search.nearestInTenant);
+ * a filtered one is planned each time, for the filter's statistics.
  */
 export async function plainSemanticSearch(
   db: DbOrTx,
@@ -693,19 +705,21 @@ export async function plainSemanticSearch(
   tenantId: string,
   own: TenantScope,
   vector: string,
-  page: { limit: number; minScore: number; checkGrants: boolean },
+  page: { limit: number; minScore: number; checkGrants: boolean; wholeStore: boolean },
   who: Recaller,
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
+  const nearest = page.wholeStore ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId) : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
   const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
   const found = await vectorRead<Candidate & { grants_exist: boolean }>(
     db,
     storage,
     page.limit,
     sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
-        found AS (${nearestMemories(COLUMNS, own, vector, { limit: page.limit })}),
+        found AS (${nearest}),
         ${recallWrites(tenantId, hits, who, detail, sql`NOT (SELECT exist FROM grants)`)}
         SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true ORDER BY f.distance, f.id`,
+    { keepPlan: page.wholeStore },
   );
   return { grantsExist: found[0].grants_exist, rows: found.filter((r) => r.id !== null) };
 }

@@ -86,6 +86,9 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
   };
 }
 
+/** No tag, agent or space filter: with no grants, the search reads the tenant's whole store. */
+const unfiltered = (query: z.infer<typeof SearchQuery>) => !query.tags?.length && !query.agent_id && !query.space_id;
+
 /** The tenant's filters over `grants` (none: its own store). */
 const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
   q.whereReadable(ctx.tenantId, grants, query.scope, ctx.now, {
@@ -102,7 +105,7 @@ const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.s
  * bookkeeping (queries.plainSemanticSearch). Null when grants turned up: the caller ranks with them.
  */
 async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, vector: string): Promise<Hit[] | null> {
-  const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all' };
+  const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all', wholeStore: unfiltered(query) };
   const found = await q.plainSemanticSearch(ctx.db, ctx.services.storage, ctx.tenantId, readable(ctx, query, []), vector, page, ctx, recallDetail(query));
   if (found.grantsExist) return null;
   return found.rows.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) })).filter((h) => h.score >= query.min_score);
@@ -120,7 +123,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
     // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
     const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? tenantId : null);
     const none: q.CandidateList = { rows: [] };
-    const semanticList = async () => (query.mode === 'keyword' ? none : q.semanticCandidates(ctx.db, ctx.services.storage, where, await embedding, n, grantsOf('semantic')));
+    const semanticList = async () => (query.mode === 'keyword' ? none : q.semanticCandidates(ctx.db, ctx.services.storage, where, await embedding, n, grantsOf('semantic'), query.scope !== 'shared' && !grants.length && unfiltered(query) ? tenantId : null));
     const keywordList = async () => (query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword')));
     // Side by side they would take two connections; where a request's connection is its own (a
     // Worker's), the keyword list goes first, while the embedding is computed.

@@ -7,12 +7,13 @@
  *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800]
  *
  * The same LoCoMo turns (../shared/data/locomo) go into each: observation "<speaker>: <text>",
- * grouped by conversation (engram: tags, LangGraph: namespace, mem0: userId), and the same questions
+ * grouped by conversation (engram: tags, LangGraph: namespace ["locomo", conversation], mem0: userId), and the same questions
  * search them (top 10, filtered to the conversation). Every vector is computed once before anything
  * is timed (the hash embedder) and replayed to all three, so only the database path is measured.
  *
  * 1. Latency: `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
- *    `--queries` semantic searches one at a time; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
+ *    `--queries` semantic searches one at a time, within the question's conversation and then over the
+ *    whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
  * 2. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
  *    16 tenants (one tenant's writes queue on its audit chain head and counters; 16 tenants' do not).
  *
@@ -80,7 +81,8 @@ if (turns.length < Math.max(STORES, THROUGHPUT)) throw new Error(`only ${turns.l
 interface System {
   name: string;
   store(t: Turn, client: number): Promise<void>;
-  search(q: { conv: string; q: string }): Promise<number>;
+  /** Top 10 for the question, within its conversation, or (`whole`) over everything stored. */
+  search(q: { conv: string; q: string }, whole?: boolean): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -99,8 +101,8 @@ async function engram(autoLink: boolean, tenants = 1): Promise<System & { retarg
       const res = await e.call('POST', '/v1/memories/batch', keys[client % keys.length], { memories: items.map((t) => ({ observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink })) });
       if (res.stored !== items.length) throw new Error(`batch stored ${res.stored} of ${items.length}`);
     },
-    search: async (q: { conv: string; q: string }) => {
-      const res = await e.call('GET', `/v1/memories/search?${new URLSearchParams({ q: q.q, tags: q.conv, limit: '10', mode: 'semantic' })}`, keys[0]);
+    search: async (q: { conv: string; q: string }, whole = false) => {
+      const res = await e.call('GET', `/v1/memories/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10', mode: 'semantic' })}`, keys[0]);
       return res.memories.length as number;
     },
     close: () => e.node.close(),
@@ -149,9 +151,10 @@ async function langgraph(): Promise<System> {
   return {
     name: 'LangGraph PostgresStore',
     store: async (t) => {
-      await store.put([t.conv], `${t.dia}-${randomUUID()}`, { text: t.text });
+      await store.put(['locomo', t.conv], `${t.dia}-${randomUUID()}`, { text: t.text });
     },
-    search: async (q) => (await store.search([q.conv], { query: q.q, limit: 10 })).length,
+    // Every item under one root (LangGraph refuses an empty namespace prefix), so the whole store is a prefix too.
+    search: async (q, whole = false) => (await store.search(whole ? ['locomo'] : ['locomo', q.conv], { query: q.q, limit: 10 })).length,
     close: () => store.stop(),
   };
 }
@@ -165,7 +168,7 @@ async function mem0(): Promise<System> {
     store: async (t) => {
       await store.insert([replay(t.text)], [randomUUID()], [{ data: t.text, userId: t.conv, hash: t.dia, createdAt: new Date().toISOString() }]);
     },
-    search: async (q) => (await store.search(replay(q.q), 10, { userId: q.conv })).length,
+    search: async (q, whole = false) => (await store.search(replay(q.q), 10, whole ? {} : { userId: q.conv })).length,
     close: async () => {
       await (store as unknown as { close(): Promise<void> }).close();
     },
@@ -189,18 +192,22 @@ async function latency(s: System) {
   // Statistics as autovacuum would have them a minute later (this phase is over in seconds): without
   // them the planner guesses a tenant's or namespace's share of the table, and so its search plan.
   await analyzeAll();
-  const searchMs: number[] = [];
-  let hits = 0;
-  for (const q of questions.slice(0, 10)) await s.search(q);
   const searches = questions.slice(0, QUERIES);
-  const cpu2 = [processCpu(), await pgCpu?.()];
-  for (const q of searches) {
-    const t0 = performance.now();
-    hits += await s.search(q);
-    searchMs.push(performance.now() - t0);
-  }
-  const cpu3 = [processCpu(), await pgCpu?.()];
-  return { storeMs, searchMs, hits, cpu: perCall(cpu0, cpu1, STORES), searchCpu: perCall(cpu2, cpu3, searches.length) };
+  const searchRun = async (whole: boolean) => {
+    const times: number[] = [];
+    let hits = 0;
+    for (const q of questions.slice(0, 10)) await s.search(q, whole);
+    const before = [processCpu(), await pgCpu?.()];
+    for (const q of searches) {
+      const t0 = performance.now();
+      hits += await s.search(q, whole);
+      times.push(performance.now() - t0);
+    }
+    return { ms: times, hits, cpu: perCall(before, [processCpu(), await pgCpu?.()], searches.length) };
+  };
+  const inConversation = await searchRun(false);
+  const whole = await searchRun(true);
+  return { storeMs, cpu: perCall(cpu0, cpu1, STORES), inConversation, whole };
 }
 
 async function throughput(s: System, clients: number, run: string) {
@@ -217,6 +224,12 @@ async function throughput(s: System, clients: number, run: string) {
 
 const ms = (xs: number[]) => `${f1(pct(xs, 50))} / ${f1(pct(xs, 95))} / ${f1(pct(xs, 99))}`;
 const rows: string[][] = [];
+const latencyRow = (name: string, l: Awaited<ReturnType<typeof latency>>) => [
+  name,
+  ms(l.storeMs),
+  l.cpu,
+  ...[l.inConversation, l.whole].flatMap((r) => [ms(r.ms), r.cpu, f1(r.hits / Math.min(QUERIES, questions.length))]),
+];
 const rates: string[][] = [];
 const batchRates: string[][] = [];
 const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
@@ -251,7 +264,7 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0()]) {
       batchRates.push([`engram \`POST /v1/memories/batch\` (100 a request, a tenant per client)`, `${clients} client${clients > 1 ? 's' : ''}`, f0(items.length / ((performance.now() - t0) / 1000))]);
     }
   } else r.push('–');
-  rows.push([s.name, ms(l.storeMs), l.cpu, ms(l.searchMs), l.searchCpu, f1(l.hits / Math.min(QUERIES, questions.length))]);
+  rows.push(latencyRow(s.name, l));
   rates.push([s.name, ...r]);
   await s.close();
 }
@@ -259,12 +272,17 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0()]) {
   const s = await engram(true);
   console.error('engram auto_link on: latency');
   const l = await latency(s);
-  rows.push([s.name, ms(l.storeMs), l.cpu, ms(l.searchMs), l.searchCpu, f1(l.hits / Math.min(QUERIES, questions.length))]);
+  rows.push(latencyRow(s.name, l));
   await s.close();
 }
 
 console.log(`\n### Store and semantic search on one Postgres, vectors replayed (${STORES} stores, ${Math.min(QUERIES, questions.length)} searches, one client; p50 / p95 / p99 ms)\n`);
-console.log(table(['system', 'store', 'CPU ms per store: this process / PostgreSQL', 'semantic search (top 10, one conversation)', 'CPU ms per search: this process / PostgreSQL', 'hits per search'], rows));
+console.log(
+  table(
+    ['system', 'store', 'CPU ms per store: this process / PostgreSQL', 'semantic search (top 10, one conversation)', 'CPU ms per search: this process / PostgreSQL', 'hits per search', 'semantic search (top 10, whole store)', 'CPU ms per search', 'hits per search'],
+    rows,
+  ),
+);
 console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);

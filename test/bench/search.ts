@@ -341,7 +341,7 @@ async function grantsAndBookkeeping(node: NodeServices, tenantId: string, ids: s
   const [, grantsMs] = await timed(() => activeGrants(node.services.db, tenantId, now));
   const own = q.whereReadable(tenantId, [], 'all', now, { includeSuperseded: false });
   const [, bookkeepingMs] = await timed(() => q.recallAndFetch(node.services.db, tenantId, ids, { scope: own, ids: [], vector }, who, detail));
-  const [, plainMs] = await timed(() => q.plainSemanticSearch(node.services.db, node.services.storage, tenantId, own, vector, { limit: LIMIT, minScore: 0, checkGrants: true }, who, detail));
+  const [, plainMs] = await timed(() => q.plainSemanticSearch(node.services.db, node.services.storage, tenantId, own, vector, { limit: LIMIT, minScore: 0, checkGrants: true, wholeStore: true }, who, detail));
   return { grantsMs, bookkeepingMs, plainMs };
 }
 
