@@ -138,6 +138,37 @@ describe('semantic search', () => {
   });
 });
 
+describe('a store of hundreds (a whole-store search and an auto-link walk the graph by a kept plan)', () => {
+  it('finds the nearest memory, fills the page, and links a near-duplicate to it', async () => {
+    const big = await engine.newTenant('pro');
+    // The same text in another tenant's store: the walk passes its row and must leave it out.
+    const elsewhere = (await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'The lighthouse keeper retires next spring.', auto_link: false } })).body.id;
+    const topics = ['hiking in the alps', 'sourdough baking', 'tax filing deadlines', 'jazz piano lessons', 'garden tomatoes', 'train timetables'];
+    for (let batch = 0; batch < 4; batch++) {
+      const memories = Array.from({ length: 100 }, (_, i) => ({ observation: `note ${batch * 100 + i}: ${topics[i % topics.length]} and item ${i * 7 + batch}`, auto_link: false, tags: [`t${i % 3}`] }));
+      expect((await engine.request('POST', '/v1/memories/batch', { key: big.key, body: { memories } })).body.stored).toBe(100);
+    }
+    const target = (await engine.request('POST', '/v1/memories', { key: big.key, body: { observation: 'The lighthouse keeper retires next spring.', auto_link: false } })).body.id;
+
+    const found = await search(`q=${encodeURIComponent('The lighthouse keeper retires next spring.')}&limit=50`, big.key);
+    expect(found.body.memories[0].uuid).toBe(target);
+    expect(found.body.memories).toHaveLength(50);
+    expect(found.body.memories.every((m: { owner_tenant_id: string }) => m.owner_tenant_id === big.tenantId)).toBe(true);
+    // The same answer as a filtered search, which is planned per search.
+    await engine.request('PATCH', `/v1/memories/${target}`, { key: big.key, body: { tags: ['t1'] } });
+    const filtered = await search(`q=${encodeURIComponent('The lighthouse keeper retires next spring.')}&limit=5&tags=t0,t1,t2`, big.key);
+    expect(filtered.body.memories[0].uuid).toBe(target);
+
+    const linked = await engine.request('POST', '/v1/memories', { key: big.key, body: { observation: 'The lighthouse keeper retires next spring!' } });
+    expect(linked.body.auto_links).toContain(target);
+    expect(linked.body.auto_links).not.toContain(elsewhere);
+    const own = await search(`q=${encodeURIComponent('The lighthouse keeper retires next spring.')}&limit=10`);
+    expect(own.body.memories[0].uuid).toBe(elsewhere);
+    expect(own.body.memories.map((m: { uuid: string }) => m.uuid)).not.toContain(target);
+    await engine.request('DELETE', `/v1/memories/${elsewhere}`, { key: t.key });
+  });
+});
+
 describe('keyword and hybrid modes', () => {
   it('keyword mode ranks by full text with stemming and scores in [0,1]', async () => {
     const res = await search('q=deploying%20on%20Tuesdays&mode=keyword&limit=5');

@@ -224,28 +224,35 @@ export async function probeStores(
 export interface LinkProbe {
   index: number;
   scope: TenantScope;
+  /** The tenant whose whole store `scope` is (a store into your own), else null (a share's or team's part of it). */
+  wholeStoreOf: string | null;
   vector: string;
   excludeIds: string[];
 }
 
 /**
  * Per store (request index), its `limit` nearest live, current memories in scope: one index scan
- * each, in one statement planned for the tenant at hand. Not a named statement, unlike the rest of
- * the store: a cached generic plan picks the exact scan or the HNSW index once for every tenant,
- * and each is the wrong one for some (an exact scan costs a few microseconds per memory of the
- * tenant; the graph walk, filtered to a tenant with a small share of the table, visits most of
- * the graph). Planned per run, the tenant's own statistics decide, and the distance's declared cost
- * (migrations/0028) lets them decide right.
+ * each, in one statement. A single store into the caller's own store (the common case) runs as a
+ * named statement whose plan is kept: nearestInTenant picks the graph or the exact scan when it
+ * runs. Any other is planned per run, for the tenant at hand: a cached generic plan of
+ * nearestMemories would pick the exact scan or the HNSW index once for every tenant, and each is the
+ * wrong one for some (an exact scan costs a few microseconds per memory of the tenant; the graph
+ * walk, filtered to a tenant with a small share of the table, visits most of the graph), and only
+ * the planner weighs a share's or team's filter.
  */
 export async function linkNeighbours(tx: DbOrTx, probes: LinkProbe[], limit: number, now: Date): Promise<Map<number, { id: string; similarity: number }[]>> {
   const out = new Map<number, { id: string; similarity: number }[]>();
   if (!probes.length) return out;
+  const keepPlan = probes.length === 1 && probes[0].wholeStoreOf !== null;
   const nearest = probes.map((p) => {
     const exclude = p.excludeIds.length ? sql`AND m.id <> ALL(${pgArray(p.excludeIds)}::uuid[])` : sql``;
     const where = sql`${p.scope} AND m.superseded_by IS NULL AND ${live(now)} ${exclude}`;
-    return sql`(SELECT ${p.index}::int AS i, x.id, x.similarity FROM (${nearestMemories(sql`m.id`, where, p.vector, { limit })}) x)`;
+    const found = keepPlan ? nearestInTenant(sql`m.id`, where, p.vector, { limit }, p.wholeStoreOf!) : nearestMemories(sql`m.id`, where, p.vector, { limit });
+    return sql`(SELECT ${p.index}::int AS i, x.id, x.similarity FROM (${found}) x)`;
   });
-  for (const x of await rows<{ i: number; id: string; similarity: number | string }>(tx, sql.join(nearest, sql` UNION ALL `))) {
+  const statement = sql.join(nearest, sql` UNION ALL `);
+  type Neighbour = { i: number; id: string; similarity: number | string };
+  for (const x of keepPlan ? await preparedRows<Neighbour>(tx, statement) : await rows<Neighbour>(tx, statement)) {
     out.set(x.i, [...(out.get(x.i) ?? []), { id: x.id, similarity: Number(x.similarity) }]);
   }
   return out;

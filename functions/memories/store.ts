@@ -36,6 +36,8 @@ interface Target {
   scope: TenantScope;
   /** Granted by team membership (`team_write` space): confirmed again, and locked, in the transaction. */
   viaTeam: boolean;
+  /** `scope` is the owner's whole store (the caller's own): auto-links search it with a kept plan. */
+  wholeStore: boolean;
 }
 
 type Space = NonNullable<Awaited<ReturnType<typeof q.spaceOf>>>;
@@ -81,14 +83,14 @@ async function resolveTarget(ctx: TenantCtx, input: StoreInput, look: Lookups): 
   if (input.owner_tenant_id === undefined && space && space.owner_tenant_id !== ctx.tenantId && seesSpace(await look.grants(), space, spaceId!)) {
     owner = space.owner_tenant_id;
   }
-  let target: Target = { key: `own:${spaceId}`, owner: ctx.tenantId, ownerTier: ctx.tier, spaceId, scope: ownedBy(ctx.tenantId), viaTeam: false };
+  let target: Target = { key: `own:${spaceId}`, owner: ctx.tenantId, ownerTier: ctx.tier, spaceId, scope: ownedBy(ctx.tenantId), viaTeam: false, wholeStore: true };
   if (owner !== ctx.tenantId) {
     const all = await look.grants();
     const grant = writeGrantFor(all, owner, input.tags, spaceId);
     if (!grant && space && space.owner_tenant_id === owner && seesSpace(all, space, spaceId!)) throw readOnlySpace();
     if (!grant) throw forbidden('No write share from that tenant covers these tags or this space');
     const key = `${grant.shareId}:${spaceId}`;
-    target = { key, owner, ownerTier: await look.tier(owner), spaceId, scope: grantScope(grant), viaTeam: grant.via === 'space' };
+    target = { key, owner, ownerTier: await look.tier(owner), spaceId, scope: grantScope(grant), viaTeam: grant.via === 'space', wholeStore: false };
   }
   // Your own spaces need Pro+; writing into someone's space through their share or team grant needs their tier.
   if (spaceId) requireFeature(target.ownerTier, 'spaces');
@@ -273,7 +275,7 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
       if (!p.input.auto_link) return [];
       const superseded = new Set(lwwHashesUpTo(g.items, i));
       const excludeIds = (probe.duplicates.get(g.n) ?? []).filter((d) => superseded.has(d.content_hash)).map((d) => d.id);
-      return [{ index: p.index, scope: g.target.scope, vector: q.vectorLiteral(p.embedding), excludeIds }];
+      return [{ index: p.index, scope: g.target.scope, wholeStoreOf: g.target.wholeStore ? g.target.owner : null, vector: q.vectorLiteral(p.embedding), excludeIds }];
     }),
   );
   const neighbours = await q.linkNeighbours(tx, linkProbes, AUTO_LINK_MAX, ctx.now);
