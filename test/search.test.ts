@@ -138,7 +138,7 @@ describe('semantic search', () => {
   });
 });
 
-describe('a store of hundreds (a whole-store search and an auto-link walk the graph by a kept plan)', () => {
+describe('a store of hundreds: whole-store search and auto-link (on Postgres a kept plan that walks the graph)', () => {
   it('finds the nearest memory, fills the page, and links a near-duplicate to it', async () => {
     const big = await engine.newTenant('pro');
     // The same text in another tenant's store: the walk passes its row and must leave it out.

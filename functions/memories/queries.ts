@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
-import { nearestInTenant, nearestMemories, vectorRead } from '../../shared/memory/vector-search';
+import { keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import { type DbOrTx, inList, pgArray, preparedRows, readWithSettings, rows, rowsOf, type StorageKind } from '../../shared/platform/db';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
@@ -232,18 +232,24 @@ export interface LinkProbe {
 
 /**
  * Per store (request index), its `limit` nearest live, current memories in scope: one index scan
- * each, in one statement. A single store into the caller's own store (the common case) runs as a
- * named statement whose plan is kept: nearestInTenant picks the graph or the exact scan when it
+ * each, in one statement. A single store into the caller's own store (the common case) runs, where
+ * plans are kept (keepsVectorPlans), as a named statement whose plan is kept: nearestInTenant picks the graph or the exact scan when it
  * runs. Any other is planned per run, for the tenant at hand: a cached generic plan of
  * nearestMemories would pick the exact scan or the HNSW index once for every tenant, and each is the
  * wrong one for some (an exact scan costs a few microseconds per memory of the tenant; the graph
  * walk, filtered to a tenant with a small share of the table, visits most of the graph), and only
  * the planner weighs a share's or team's filter.
  */
-export async function linkNeighbours(tx: DbOrTx, probes: LinkProbe[], limit: number, now: Date): Promise<Map<number, { id: string; similarity: number }[]>> {
+export async function linkNeighbours(
+  tx: DbOrTx,
+  storage: StorageKind,
+  probes: LinkProbe[],
+  limit: number,
+  now: Date,
+): Promise<Map<number, { id: string; similarity: number }[]>> {
   const out = new Map<number, { id: string; similarity: number }[]>();
   if (!probes.length) return out;
-  const keepPlan = probes.length === 1 && probes[0].wholeStoreOf !== null;
+  const keepPlan = probes.length === 1 && probes[0].wholeStoreOf !== null && keepsVectorPlans(storage, limit);
   const nearest = probes.map((p) => {
     const exclude = p.excludeIds.length ? sql`AND m.id <> ALL(${pgArray(p.excludeIds)}::uuid[])` : sql``;
     const where = sql`${p.scope} AND m.superseded_by IS NULL AND ${live(now)} ${exclude}`;
@@ -474,7 +480,7 @@ function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: str
  * Nearest neighbours by cosine. The HNSW index serves the ORDER BY; iterative scans (pgvector 0.8)
  * keep reading the index until enough rows pass the tenant and tag filters. `grantsOf`: read that
  * tenant's grants in the same statement. `wholeStoreOf`: `scope` is that tenant's whole store (no
- * filter, no grants), searched by a statement that keeps its plan (nearestInTenant).
+ * filter, no grants), searched where plans are kept by a statement that keeps its plan (nearestInTenant).
  */
 export async function semanticCandidates(
   db: DbOrTx,
@@ -485,9 +491,10 @@ export async function semanticCandidates(
   grantsOf: string | null = null,
   wholeStoreOf: string | null = null,
 ): Promise<CandidateList> {
-  const nearest = wholeStoreOf ? nearestInTenant(RANKED, scope, vector, { limit: n }, wholeStoreOf) : nearestMemories(RANKED, scope, vector, { limit: n });
+  const keepPlan = wholeStoreOf !== null && keepsVectorPlans(storage, n);
+  const nearest = keepPlan ? nearestInTenant(RANKED, scope, vector, { limit: n }, wholeStoreOf) : nearestMemories(RANKED, scope, vector, { limit: n });
   const query = withGrants(grantsOf, nearest, sql`f.distance, f.id`);
-  return listOf(await vectorRead<Ranked>(db, storage, n, query, { keepPlan: wholeStoreOf !== null }), grantsOf);
+  return listOf(await vectorRead<Ranked>(db, storage, n, query, { keepPlan }), grantsOf);
 }
 
 /**
@@ -703,8 +710,9 @@ export async function recallAndFetch(
  * With `checkGrants` (scope `all`) the statement also asks whether the caller has grants; if it
  * has, it records nothing and says so, and the caller searches again with them. One round trip
  * where the general path takes three (grants, candidates, bookkeeping). A search of the whole store
- * (`page.wholeStore`: no tag, agent or space filter) keeps its plan (vector-search.nearestInTenant);
- * a filtered one is planned each time, for the filter's statistics.
+ * (`page.wholeStore`: no tag, agent or space filter) keeps its plan where plans are kept
+ * (vector-search.keepsVectorPlans, nearestInTenant); a filtered one is planned each time, for the
+ * filter's statistics.
  */
 export async function plainSemanticSearch(
   db: DbOrTx,
@@ -716,7 +724,8 @@ export async function plainSemanticSearch(
   who: Recaller,
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
-  const nearest = page.wholeStore ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId) : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
+  const keepPlan = page.wholeStore && keepsVectorPlans(storage, page.limit);
+  const nearest = keepPlan ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId) : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
   const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
   const found = await vectorRead<Candidate & { grants_exist: boolean }>(
     db,
@@ -726,7 +735,7 @@ export async function plainSemanticSearch(
         found AS (${nearest}),
         ${recallWrites(tenantId, hits, who, detail, sql`NOT (SELECT exist FROM grants)`)}
         SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true ORDER BY f.distance, f.id`,
-    { keepPlan: page.wholeStore },
+    { keepPlan },
   );
   return { grantsExist: found[0].grants_exist, rows: found.filter((r) => r.id !== null) };
 }

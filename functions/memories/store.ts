@@ -278,7 +278,7 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
       return [{ index: p.index, scope: g.target.scope, wholeStoreOf: g.target.wholeStore ? g.target.owner : null, vector: q.vectorLiteral(p.embedding), excludeIds }];
     }),
   );
-  const neighbours = await q.linkNeighbours(tx, linkProbes, AUTO_LINK_MAX, ctx.now);
+  const neighbours = await q.linkNeighbours(tx, ctx.services.storage, linkProbes, AUTO_LINK_MAX, ctx.now);
   const plans = planStores(work, groups, { ...probe, neighbours }, outcomes);
   if (!plans.length) return outcomes;
   const stamped = plans.flatMap((p) => p.events.map((e) => ({ ...e, at: ctx.now, actor: ctx.actor, requestId: ctx.requestId })));

@@ -130,6 +130,15 @@ export function primeVectorSessions(db: Db) {
 }
 
 /**
+ * Whether a nearest-neighbour read of `n` rows on this storage runs as a named statement whose plan
+ * the connection keeps (vectorRead's keepPlan, on a primed pool): on node-postgres, yes. PGlite
+ * ignores statement names and a Worker's connection lives for one request, so there nearestInTenant
+ * would only be a larger statement to plan each time (bench:workers: 18.4-19.8 ms a search against
+ * 17.3-18.2 with nearestMemories); they keep nearestMemories.
+ */
+export const keepsVectorPlans = (storage: StorageKind, n: number) => storage === 'postgres' && n <= SESSION_EF_SEARCH;
+
+/**
  * The rows of a nearest-neighbour `query` of up to `n` rows. On a primed database it is the
  * statement alone (a search saves the settings and a transaction around them). Priming assumes a
  * session per connection, as the store path's named prepared statements already do (no
