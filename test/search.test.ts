@@ -117,17 +117,24 @@ describe('semantic search', () => {
     await expect(counts()).resolves.toEqual([1, 1]);
     expect(await answered(`q=ferry%20timetable%20folder&limit=10&min_score=${cut}`)).toEqual([mine[0]]);
     await expect(counts()).resolves.toEqual([2, 1]);
+    // The same through a tag filter (on Postgres the nearest ids first, then the bookkeeping by id).
+    expect(await answered(`q=ferry%20timetable%20folder&limit=10&tags=notes&min_score=${cut}`)).toEqual([mine[0]]);
+    await expect(counts()).resolves.toEqual([3, 1]);
+    expect(await answered('q=ferry%20timetable%20folder&limit=10&tags=notes')).toEqual([mine[0], mine[1]]);
+    await expect(counts()).resolves.toEqual([4, 2]);
 
     // With a grant the owner's memory is answered too, and counted for nobody.
     await h.shareAndJoin(owner, reader, 'ferry');
     const both = await answered('q=ferry%20timetable%20folder&limit=10');
     expect(both).toEqual(expect.arrayContaining([mine[0], mine[1], theirs]));
-    await expect(counts()).resolves.toEqual([3, 2]);
+    await expect(counts()).resolves.toEqual([5, 3]);
     expect(await ownerCount()).toBe(0);
+    expect(await answered('q=ferry%20timetable%20folder&limit=10&tags=ferry')).toEqual([theirs]);
+    await expect(counts()).resolves.toEqual([5, 3]);
     expect(await answered('q=ferry%20timetable%20folder&limit=10&scope=own')).toEqual(expect.arrayContaining([mine[0], mine[1]]));
-    await expect(counts()).resolves.toEqual([4, 3]);
+    await expect(counts()).resolves.toEqual([6, 4]);
     expect(await answered('q=ferry%20timetable&limit=10&scope=shared')).toEqual([theirs]);
-    await expect(counts()).resolves.toEqual([4, 3]);
+    await expect(counts()).resolves.toEqual([6, 4]);
     expect(await ownerCount()).toBe(0);
   });
 

@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
-import { keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../shared/memory/vector-search';
+import { clamp01, keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import { type DbOrTx, inList, pgArray, preparedRows, readWithSettings, rows, rowsOf, type StorageKind } from '../../shared/platform/db';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
@@ -712,7 +712,7 @@ export async function recallAndFetch(
  * where the general path takes three (grants, candidates, bookkeeping). A search of the whole store
  * (`page.wholeStore`: no tag, agent or space filter) keeps its plan where plans are kept
  * (vector-search.keepsVectorPlans, nearestInTenant); a filtered one is planned each time, for the
- * filter's statistics.
+ * filter's statistics, and there it takes two statements (filteredSemanticSearch).
  */
 export async function plainSemanticSearch(
   db: DbOrTx,
@@ -724,7 +724,8 @@ export async function plainSemanticSearch(
   who: Recaller,
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
-  const keepPlan = page.wholeStore && keepsVectorPlans(storage, page.limit);
+  const keepPlan = keepsVectorPlans(storage, page.limit);
+  if (keepPlan && !page.wholeStore) return filteredSemanticSearch(db, storage, tenantId, own, vector, page, who, detail);
   const nearest = keepPlan ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId) : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
   const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
   const found = await vectorRead<Candidate & { grants_exist: boolean }>(
@@ -739,6 +740,41 @@ export async function plainSemanticSearch(
   );
   return { grantsExist: found[0].grants_exist, rows: found.filter((r) => r.id !== null) };
 }
+
+/**
+ * plainSemanticSearch with a filter, where plans are kept: the nearest rows' ids, in a statement
+ * planned each time (the filter's statistics choose the tag's index, the graph or the tenant's rows)
+ * and small enough that planning it is cheap, then the grants, the recall bookkeeping and the rows
+ * themselves in a statement whose plan is kept (it reads by primary key). In one statement,
+ * parsing and planning the bookkeeping with the search cost more than the second round trip.
+ * A row changed between the two (deleted, or out of the filter) is left out, and not recalled.
+ */
+async function filteredSemanticSearch(
+  db: DbOrTx,
+  storage: StorageKind,
+  tenantId: string,
+  own: TenantScope,
+  vector: string,
+  page: { limit: number; minScore: number; checkGrants: boolean },
+  who: Recaller,
+  detail: RecallDetail,
+): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
+  const near = await vectorRead<{ id: string; similarity: number }>(db, storage, page.limit, nearestMemories(sql`m.id`, own, vector, { limit: page.limit }));
+  const similarity = new Map(near.map((n) => [n.id, Number(n.similarity)]));
+  const hits = near.filter((n) => clamp01(Number(n.similarity)) >= page.minScore).map((n) => n.id);
+  const found = await preparedRows<MemoryRow & { grants_exist: boolean }>(
+    db,
+    sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
+        unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(${pgArray(near.map((n) => n.id))}::uuid[])),
+        found AS MATERIALIZED (SELECT ${COLUMNS} FROM unscoped m WHERE ${own}),
+        ${recallWrites(tenantId, sql`ARRAY(SELECT f.id FROM found f WHERE f.id = ANY(${pgArray(hits)}::uuid[]))`, who, detail, sql`NOT (SELECT exist FROM grants)`)}
+        SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true`,
+  );
+  const rows = found.filter((r) => r.id !== null).map((r) => ({ ...r, similarity: similarity.get(r.id)! }));
+  rows.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { grantsExist: found[0].grants_exist, rows };
+}
+
 
 // --- context and maintenance -------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { activeGrants, type Grant, type TenantScope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
+import { clamp01 } from '../../shared/memory/vector-search';
 import type { TenantCtx } from '../../shared/platform/context';
 import { oneConnectionPerRequest } from '../../shared/platform/services';
 import { toUrn } from '../../shared/platform/ids';
@@ -16,7 +17,6 @@ interface Hit {
   score: number;
 }
 
-const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
 /** similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), in [0,1]. */
 export function matchConfidence(similarity: number, importance: number, recallCount: number): number {

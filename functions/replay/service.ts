@@ -8,6 +8,7 @@ import { assertRange } from '../../shared/platform/params';
 import { pastPointInTime, pointInTime } from '../../shared/platform/time';
 import type { MemoryDto } from '../../shared/memory/rows';
 import { vectorLiteral } from '../../shared/memory/rows';
+import { clamp01 } from '../../shared/memory/vector-search';
 import { recordMilestone } from '../../shared/platform/milestones';
 import * as q from './queries';
 import { snapshotPage } from './snapshot';
@@ -139,7 +140,6 @@ export async function diff(ctx: TenantCtx, query: z.infer<typeof DiffQuery>) {
   };
 }
 
-const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
 /**
  * Counterfactual recall: the query is embedded now (outside any transaction), and the memories

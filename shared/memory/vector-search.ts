@@ -26,6 +26,9 @@ export function nearestMemories(select: SQL, where: SQL, vector: string, page: {
     ORDER BY n.distance, n.id LIMIT ${page.limit} OFFSET ${offset}`;
 }
 
+/** A cosine similarity as a score in [0, 1]: opposite vectors score 0. */
+export const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+
 /**
  * nearestMemories for a whole tenant's store (`where`: `tenantId`'s live rows, no narrower filter), in
  * a statement whose plan can be kept: run as a named prepared statement (vectorRead's keepPlan),
