@@ -775,7 +775,6 @@ async function filteredSemanticSearch(
   return { grantsExist: found[0].grants_exist, rows };
 }
 
-
 // --- context and maintenance -------------------------------------------------------------------
 
 export function recentMemories(db: DbOrTx, tenantId: string, now: Date, limit: number) {

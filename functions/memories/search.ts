@@ -17,7 +17,6 @@ interface Hit {
   score: number;
 }
 
-
 /** similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), in [0,1]. */
 export function matchConfidence(similarity: number, importance: number, recallCount: number): number {
   return clamp01(similarity * (0.85 + 0.015 * importance) * (1 + 0.05 * Math.log1p(recallCount)));

@@ -140,7 +140,6 @@ export async function diff(ctx: TenantCtx, query: z.infer<typeof DiffQuery>) {
   };
 }
 
-
 /**
  * Counterfactual recall: the query is embedded now (outside any transaction), and the memories
  * that existed at `at` are ranked by cosine against the embedding each had then. A look at the
