@@ -159,6 +159,88 @@ describe('monthly quota', () => {
   });
 });
 
+describe('usage reports across instances (Postgres and Redis)', () => {
+  const memoriesSeenBy = async (e: TestEngine, key: string) => {
+    const res = await e.request('GET', '/v1/usage', { key });
+    expect(res.status).toBe(200);
+    return res.body.memories.current as number;
+  };
+  const store = (e: TestEngine, key: string, i: number) =>
+    e.request('POST', '/v1/memories', { key, body: { observation: `usage across instances ${i} ${crypto.randomUUID()}`, auto_link: false } });
+
+  it('a report on one instance counts every write another has answered, its copy warm or not', async (ctx) => {
+    if (!engine.node.services.gate) ctx.skip(); // reports are cached per instance only with Redis
+    const other = await createEngine();
+    try {
+      const t = await engine.newTenant('pro');
+      for (let i = 0; i < 6; i++) {
+        await memoriesSeenBy(other, t.key); // the copy is warm: read twice, the second from it
+        expect(await memoriesSeenBy(other, t.key)).toBe(i);
+        expect((await store(engine, t.key, i)).status).toBe(201);
+        expect(await memoriesSeenBy(other, t.key)).toBe(i + 1);
+      }
+      // Writes and reports side by side: a report started after a write answered counts it.
+      let answered = 6;
+      const reads: Promise<{ floor: number; status: number; seen: number }>[] = [];
+      const stored = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const res = await store(engine, t.key, 100 + i);
+          const floor = ++answered;
+          reads.push(other.request('GET', '/v1/usage', { key: t.key }).then((r) => ({ floor, status: r.status, seen: r.body.memories?.current })));
+          return res.status;
+        }),
+      );
+      expect(stored.every((status) => status === 201)).toBe(true);
+      const seen = await Promise.all(reads);
+      expect(seen.filter((r) => r.status !== 200 || r.seen < r.floor)).toEqual([]);
+      expect(await memoriesSeenBy(other, t.key)).toBe(18);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a report read while a write is in flight is not kept past its commit', async (ctx) => {
+    const url = process.env.TEST_DATABASE_URL;
+    if (!engine.node.services.gate || !url) ctx.skip();
+    const other = await createEngine();
+    const { default: pg } = await import('pg');
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      const t = await engine.newTenant('pro');
+      expect((await store(engine, t.key, 0)).status).toBe(201); // the tenant's audit chain head exists
+      // Once that write has left the writers (an idle instance sends it within 20 ms), the other's copy is kept.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await memoriesSeenBy(other, t.key)).toBe(1);
+      expect(await memoriesSeenBy(other, t.key)).toBe(1);
+      // The store's last statement takes the tenant's chain head: held here, the store waits
+      // between its announcement and its commit.
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM audit_heads WHERE tenant_id = $1 FOR UPDATE', [t.tenantId]);
+      const storing = store(engine, t.key, 1);
+      for (let waited = 0; ; waited += 20) {
+        const { rows } = await blocker.query(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+        );
+        if (rows[0].n > 0) break;
+        if (waited > 10_000) throw new Error('the store never waited for the chain head');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // Read twice while it waits (a second read would come from a kept copy).
+      expect(await memoriesSeenBy(other, t.key)).toBe(1);
+      expect(await memoriesSeenBy(other, t.key)).toBe(1);
+      await blocker.query('COMMIT');
+      expect((await storing).status).toBe(201);
+      expect(await memoriesSeenBy(other, t.key)).toBe(2);
+      expect(await memoriesSeenBy(other, t.key)).toBe(2);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+      await other.close();
+    }
+  });
+});
+
 describe('per-key request rate', () => {
   it('refuses with 429, Retry-After and rate headers past the tier’s requests per minute', async () => {
     const small = await createEngine({ env: { RATE_LIMIT_SCALE: '0.01' } }); // free: 600/min → 6/min

@@ -157,6 +157,7 @@ const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
       windowMs: MINUTE,
       quotaLimit: tiers[auth.tier].limits.api_calls,
       now,
+      writes: c.req.method !== 'GET' && c.req.method !== 'HEAD',
     });
     if (outcome.kind === 'stale') {
       if (attempt === 3) throw new AppError('SERVICE_UNAVAILABLE', 'API keys are changing; retry the request', { retry_after: 1 });
@@ -168,23 +169,34 @@ const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.header('X-RateLimit-Remaining', String(Math.max(0, limit - outcome.rate.count)));
     if (!outcome.rate.allowed) throw rateLimited(services, auth, limit, outcome.rate.count, outcome.rate.resetAt, now);
     if (!outcome.quota.allowed) throw quotaExhausted(services, auth, outcome.quota.value, now);
-    const today = dayOf(now);
-    const values = new Map<string, number>([[`${DAILY_CALLS} ${today}`, outcome.today]]);
-    if (report) {
-      // The report's Postgres-held counters: this instance's copy while no write changed them
-      // (the usage epoch came with the count), else read now, after that epoch was read.
-      const cacheKey = `${auth.tenantId} ${report.map((r) => r.bucket).join(' ')}`;
-      const at = Date.now();
-      let read = gate.cachedReport(cacheKey, outcome.usageEpoch, at);
-      if (!read) gate.rememberReport(cacheKey, outcome.usageEpoch, (read = await services.counters.read(auth.tenantId, report)), at);
-      read.forEach((v, i) => values.set(`${report[i].metric} ${report[i].bucket}`, v));
+    // An admitted write is one of the tenant's writers until it ends, answered or failed.
+    const write = outcome.usageWrite;
+    if (write) c.set('usageWrite', write);
+    try {
+      const today = dayOf(now);
+      const values = new Map<string, number>([[`${DAILY_CALLS} ${today}`, outcome.today]]);
+      if (report) {
+        // The report's Postgres-held counters: this instance's copy while no write changed them (the
+        // usage epoch came with the count), else read now, after that epoch was read, and kept only
+        // if no write was in flight then (one could commit after this read).
+        const cacheKey = `${auth.tenantId} ${report.map((r) => r.bucket).join(' ')}`;
+        const at = Date.now();
+        let read = gate.cachedReport(cacheKey, outcome.usageEpoch, at);
+        if (!read) {
+          read = await services.counters.read(auth.tenantId, report);
+          if (outcome.usageWriters === 0) gate.rememberReport(cacheKey, outcome.usageEpoch, read, at);
+        }
+        read.forEach((v, i) => values.set(`${report[i].metric} ${report[i].bucket}`, v));
+      }
+      c.set('counted', {
+        allowed: outcome.quota.allowed,
+        value: outcome.quota.value,
+        reading: (metric, bucket) => values.get(`${metric} ${bucket}`),
+      });
+      return await next();
+    } finally {
+      if (write) gate.writeEnded(write);
     }
-    c.set('counted', {
-      allowed: outcome.quota.allowed,
-      value: outcome.quota.value,
-      reading: (metric, bucket) => values.get(`${metric} ${bucket}`),
-    });
-    return next();
   }
 };
 

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { CounterOutcome } from './counters';
 import type { DbOrTx } from './db';
+import type { UsageWrite } from './request-gate';
 import { AppError } from './errors';
 import type { Services } from './services';
 import type { Tier } from './tiers';
@@ -25,6 +26,8 @@ export interface AppEnv {
     ctx?: Ctx;
     /** The Idempotency-Key this request holds (shared/platform/idempotency.ts). */
     idempotency?: IdempotencyClaim;
+    /** With Redis: this write request, announced to every instance until it ends (request-gate.ts). */
+    usageWrite?: UsageWrite;
   };
 }
 
@@ -47,6 +50,8 @@ export interface Ctx {
   readonly work?: unknown;
   /** The Idempotency-Key the request holds: the work's transaction marks it committed. */
   readonly idempotency?: IdempotencyClaim;
+  /** The request's announcement as a writer: its commits need no usage epoch change after them. */
+  readonly usageWrite?: UsageWrite;
 }
 
 /** Which idempotency record a request's writes belong to. */
@@ -71,7 +76,7 @@ export function makeCtx(services: Services, opts: { requestId?: string | null; a
  * A ctx whose caller is `auth`'s tenant. Built as one object literal of a fixed shape, not by
  * spreading: this runs on every keyed request, and spreads cost several times more on the hot path.
  */
-export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: IdempotencyClaim): TenantCtx {
+export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: IdempotencyClaim, usageWrite?: UsageWrite): TenantCtx {
   return {
     services: base.services,
     db: base.db,
@@ -82,6 +87,7 @@ export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: Idempotenc
     tenantId: auth.tenantId,
     tier: auth.tier,
     idempotency: idempotency ?? base.idempotency,
+    usageWrite: usageWrite ?? base.usageWrite,
   };
 }
 
@@ -98,7 +104,7 @@ export function ctxOf(c: Context<AppEnv>): TenantCtx {
   if (cached?.auth) return cached as TenantCtx;
   const auth = c.get('auth');
   if (!auth) throw new AppError('UNAUTHORIZED', 'Missing API key');
-  const ctx = tenantCtx(makeCtx(c.get('services'), { requestId: c.get('requestId') }), auth, c.get('idempotency'));
+  const ctx = tenantCtx(makeCtx(c.get('services'), { requestId: c.get('requestId') }), auth, c.get('idempotency'), c.get('usageWrite'));
   c.set('ctx', ctx);
   return ctx;
 }

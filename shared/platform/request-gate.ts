@@ -21,6 +21,15 @@ import { dayOf, periodOf, periodResetsAt } from './time';
  *   configured, every instance must use it (an instance counting in Postgres directly would be
  *   overwritten); Redis needs `maxmemory-policy noeviction` (the default) and, to keep the counts
  *   of its last second across its own restart, `appendonly yes`.
+ * - A usage report's Postgres-held counters (memories, rollbacks) are cached per instance under the
+ *   tenant's usage epoch, which changes with every write. A keyed write request announces itself
+ *   in its gate call: the script gives the tenant a new usage epoch and counts the request among
+ *   the tenant's writers in flight until it ends (`writeEnded`, sent with the instance's next gate
+ *   call). A report is cached only when no writer was in flight, so no copy can predate a write
+ *   that commits later: the write needs no second Redis call after its commit (one client's
+ *   stores: p50 0.2-0.3 ms lower, 0.2 ms less of this process's CPU). A write that changes another
+ *   tenant's counters, one without a request (jobs), or one that commits too long after its
+ *   announcement (the writers' count expires) changes the epochs after its commit (`bumpUsageEpochs`).
  */
 export interface GateHit {
   tenantId: string;
@@ -33,6 +42,16 @@ export interface GateHit {
   /** The month's api_calls ceiling; null: none. */
   quotaLimit: number | null;
   now: Date;
+  /** A request that may write: admitted, it announces itself as one of the tenant's writers. */
+  writes: boolean;
+}
+
+/** A write request announced in its gate call, until it ends. */
+export interface UsageWrite {
+  tenantId: string;
+  /** When it was announced (Date.now()). */
+  at: number;
+  ended: boolean;
 }
 
 export type GateOutcome =
@@ -43,30 +62,50 @@ export type GateOutcome =
       /** Whether the month's quota granted this request, and the month's count after it. */
       quota: { allowed: boolean; value: number };
       today: number;
-      /** The tenant's usage epoch: changes after every commit that changed its Postgres-held counters. */
+      /** The tenant's usage epoch: a new one with every write (see the top of this file). */
       usageEpoch: string;
+      /** The tenant's write requests in flight, this one included. */
+      usageWriters: number;
+      /** This request, announced as a writer: end it with `writeEnded`. */
+      usageWrite: UsageWrite | null;
     };
 
 const EPOCH = 'engram:kepoch:';
 const USAGE_EPOCH = 'engram:uepoch:';
+const WRITERS = 'engram:uwriters:';
 const COUNTER = 'engram:ctr:';
 const DIRTY = 'engram:ctr-dirty';
-const FIELDS = 8;
+const FIELDS = 9;
+/** A writers' count expires this long after its last announcement (a crashed instance never ends its writes). */
+const WRITERS_TTL_MS = 120_000;
+/** A write that commits later than this after its announcement changes the epoch after its commit. */
+const ANNOUNCED_FOR_MS = WRITERS_TTL_MS / 2;
+
+/** Lua: the writes ended, ARGV[from..to]: each leaves its tenant's writers' count. */
+const END_WRITES = (from: string, to: string) => `
+for i = ${from}, ${to} do
+  local key = '${WRITERS}' .. ARGV[i]
+  if redis.call('DECR', key) <= 0 then redis.call('DEL', key) end
+end`;
 
 /**
- * Per hit: the epoch check, then (only when both counters exist) the rate window, then the month
- * with its ceiling and the day. Returns per hit {0, epoch} (stale: nothing counted), {2, epoch,
- * hasMonth, hasDay} (seed first: nothing counted) or {1, epoch, rate, allowed, month, day,
- * usage epoch}.
+ * ARGV: n, a new usage epoch, n hits of FIELDS values, then the tenants of writes that ended.
+ * First the ended writes leave their counts; then per hit: the epoch check, then (only when both
+ * counters exist) the rate window, then the month with its ceiling and the day, and for an admitted
+ * write its announcement (a new usage epoch, one more writer). Returns per hit {0, epoch} (stale:
+ * nothing counted), {2, epoch, hasMonth, hasDay} (seed first: nothing counted) or {1, epoch, rate,
+ * allowed, month, day, usage epoch, writers}.
  * A counted value is put in the dirty set with the value as its score, for `flush`.
  */
 const GATE = `
 local out = {}
 local n = tonumber(ARGV[1])
+${END_WRITES(`3 + n * ${FIELDS}`, '#ARGV')}
 for i = 0, n - 1 do
-  local b = 1 + i * ${FIELDS}
+  local b = 2 + i * ${FIELDS}
   local tenant, epoch, rateKey, windowMs = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local rateLimit, month, day, quota = tonumber(ARGV[b + 5]), ARGV[b + 6], ARGV[b + 7], tonumber(ARGV[b + 8])
+  local writes = ARGV[b + 9] == '1'
   local current = redis.call('GET', '${EPOCH}' .. tenant) or ''
   if current ~= epoch then
     out[#out + 1] = {0, current}
@@ -92,7 +131,12 @@ for i = 0, n - 1 do
         d = redis.call('INCR', '${COUNTER}' .. dayId)
         redis.call('ZADD', '${DIRTY}', d, dayId)
       end
-      out[#out + 1] = {1, current, rate, allowed, m, d, redis.call('GET', '${USAGE_EPOCH}' .. tenant) or ''}
+      if writes and allowed == 1 then
+        redis.call('SET', '${USAGE_EPOCH}' .. tenant, ARGV[2])
+        redis.call('INCR', '${WRITERS}' .. tenant)
+        redis.call('PEXPIRE', '${WRITERS}' .. tenant, ${WRITERS_TTL_MS})
+      end
+      out[#out + 1] = {1, current, rate, allowed, m, d, redis.call('GET', '${USAGE_EPOCH}' .. tenant) or '', tonumber(redis.call('GET', '${WRITERS}' .. tenant) or '0')}
     end
   end
 end
@@ -129,6 +173,8 @@ const DAY = 86_400_000;
 /** Redis keeps a counter this long past its period, for late reports; Postgres keeps it for good. */
 const KEEP_MS = 35 * DAY;
 const FLUSH_MS = 250;
+/** Ended writes wait this long for a gate call to carry them. */
+const END_WRITES_AFTER_MS = 20;
 const REPORT_TTL_MS = 5_000;
 const FLUSH_BATCH = 1000;
 
@@ -153,6 +199,9 @@ export class RequestGate {
   private flushing: Promise<void> | null = null;
   private reports = new Map<string, { epoch: string; values: number[]; at: number }>();
   private bumps: { tenants: Set<string>; done: Promise<void> } | null = null;
+  /** Tenants of write requests that ended, for the next gate call (or `endWrites` on its own). */
+  private ended: string[] = [];
+  private endTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly redis: RedisOps,
@@ -170,6 +219,7 @@ export class RequestGate {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     while (this.draining) await this.draining;
+    await this.endWrites();
     await this.flush();
   }
 
@@ -196,6 +246,41 @@ export class RequestGate {
     }
     for (const t of tenantIds) this.bumps.tenants.add(t);
     return this.bumps.done;
+  }
+
+  /**
+   * Whether a commit of `write` (this request's announcement, if any) needs no epoch change after
+   * it for `tenantId`: announced for that tenant, still in flight, and recently enough that its
+   * writers' count cannot have expired.
+   */
+  announced(write: UsageWrite | undefined, tenantId: string): boolean {
+    return !!write && !write.ended && write.tenantId === tenantId && Date.now() - write.at < ANNOUNCED_FOR_MS;
+  }
+
+  /** A write request ended (answered or failed, after its commits): it leaves its tenant's writers with the next gate call. */
+  writeEnded(write: UsageWrite): void {
+    if (write.ended) return;
+    write.ended = true;
+    // Past ANNOUNCED_FOR_MS its count may have expired and been set afresh by other writers, which
+    // this one must not take from: it is left to expire (its commits changed the epoch themselves).
+    if (Date.now() - write.at >= ANNOUNCED_FOR_MS) return;
+    this.ended.push(write.tenantId);
+    // An instance that gets no request soon sends them on their own.
+    this.endTimer ??= setTimeout(() => void this.endWrites().catch((err) => this.log.warn('ending writes failed', { error: String(err) })), END_WRITES_AFTER_MS);
+    (this.endTimer as { unref?: () => void }).unref?.();
+  }
+
+  private async endWrites(): Promise<void> {
+    if (this.endTimer) clearTimeout(this.endTimer);
+    this.endTimer = null;
+    const tenants = this.takeEnded();
+    if (tenants.length) await this.redis.eval(`${END_WRITES('1', '#ARGV')} return 1`, tenants);
+  }
+
+  private takeEnded(): string[] {
+    const tenants = this.ended;
+    this.ended = [];
+    return tenants;
   }
 
   /**
@@ -242,15 +327,18 @@ export class RequestGate {
   }
 
   private async run(batch: Waiter[]): Promise<void> {
+    const ended = this.takeEnded();
     try {
-      const args: (string | number)[] = [batch.length];
+      const args: (string | number)[] = [batch.length, newEpoch()];
       for (const { hit } of batch) {
         const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
-        args.push(hit.tenantId, hit.epoch, `engram:rl:${hit.keyId}:${start}`, hit.windowMs, hit.rateLimit, periodOf(hit.now), dayOf(hit.now), hit.quotaLimit ?? -1);
+        args.push(hit.tenantId, hit.epoch, `engram:rl:${hit.keyId}:${start}`, hit.windowMs, hit.rateLimit, periodOf(hit.now), dayOf(hit.now), hit.quotaLimit ?? -1, hit.writes ? 1 : 0);
       }
+      args.push(...ended);
+      const at = Date.now();
       const replies = (await this.redis.eval(GATE, args)) as (string | number)[][];
       batch.forEach(({ hit, resolve }, i) => {
-        const [code, epoch, rate, allowed, month, day, usageEpoch] = replies[i];
+        const [code, epoch, rate, allowed, month, day, usageEpoch, writers] = replies[i];
         if (Number(code) === 0) return resolve({ kind: 'stale', epoch: String(epoch ?? '') });
         if (Number(code) === 2) return resolve({ kind: 'seed' });
         const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
@@ -260,9 +348,13 @@ export class RequestGate {
           quota: { allowed: Number(allowed) === 1, value: Number(month) },
           today: Number(day),
           usageEpoch: String(usageEpoch ?? ''),
+          usageWriters: Number(writers ?? 0),
+          usageWrite: hit.writes && Number(allowed) === 1 ? { tenantId: hit.tenantId, at, ended: false } : null,
         });
       });
     } catch (err) {
+      // Whether the script ran is unknown: counts it may have left too high expire (sending the ended
+      // writes again could take a count below the writers still in flight).
       for (const w of batch) w.reject(err);
     }
   }

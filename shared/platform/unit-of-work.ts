@@ -156,8 +156,12 @@ export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Pro
         if (ctx.idempotency) await markCommitted(tx, ctx.idempotency);
         return done;
       });
-      const usageTenants = transaction && usageChangedIn(transaction);
-      if (usageTenants?.size) await ctx.services.gate?.bumpUsageEpochs([...usageTenants]);
+      // A write request announced itself for its own tenant (request-gate.ts); any other tenant's
+      // counters it changed, and a change without a request, take new epochs now.
+      const gate = ctx.services.gate;
+      const changed = transaction ? usageChangedIn(transaction) : undefined;
+      const unannounced = gate && changed ? [...changed].filter((t) => !gate.announced(ctx.usageWrite, t)) : [];
+      if (unannounced.length) await gate!.bumpUsageEpochs(unannounced);
       if (state.jobsEnqueued) ctx.services.notifyJobs();
       if (state.eventTenants.size) ctx.services.eventBus?.publish(state.eventTenants);
       return result;
