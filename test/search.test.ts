@@ -187,6 +187,17 @@ describe('keyword and hybrid modes', () => {
     expect(nothing.body.memories).toEqual([]);
   });
 
+  it('a filtered keyword search finds the matching rows inside the filter, and nothing for stop words alone', async () => {
+    const billing = await search('q=invoices%20sent&mode=keyword&tags=billing&limit=5');
+    expect(billing.status).toBe(200);
+    expect(billing.body.memories.map((m: { uuid: string }) => m.uuid).sort()).toEqual([ids.billing, ids.old].sort());
+    const personal = await search('q=invoices%20sent&mode=keyword&tags=personal&limit=5');
+    expect(personal.body.memories).toEqual([]);
+    const stopWords = await search('q=the%20and%20of&mode=keyword&tags=billing');
+    expect(stopWords.status).toBe(200);
+    expect(stopWords.body.memories).toEqual([]);
+  });
+
   it('hybrid fuses both rankings; similarity stays the raw cosine', async () => {
     const res = await search('q=Luna%20and%20Miso&mode=hybrid&limit=5');
     expect(res.body.memories[0].uuid).toBe(ids.pets);

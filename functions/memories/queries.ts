@@ -580,8 +580,8 @@ function fromScope(scope: TenantScope, text: string, n: number): SQL {
   return sql`WITH lexemes AS (${queryLexemes(text)}),
       query AS (SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) AS tsq FROM lexemes),
       matched AS (
-        SELECT m.id, m.search_tsv, length(m.search_tsv) AS len FROM memories m, query
-        WHERE query.tsq IS NOT NULL AND m.search_tsv @@ query.tsq AND ${scope}
+        SELECT m.id, m.search_tsv, length(m.search_tsv) AS len FROM memories m
+        WHERE m.search_tsv @@ (SELECT tsq FROM query) AND ${scope}
       ),
       corpus AS (
         SELECT greatest(c.n, (SELECT count(*) FROM matched))::float8 AS n, coalesce(c.avg_len, 1)::float8 AS avg_len, 0 AS parts
