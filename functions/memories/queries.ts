@@ -575,7 +575,12 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
       ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}`;
 }
 
-/** Filtered or shared: the GIN index finds the matching rows; statistics are counted over the scope. */
+/**
+ * Filtered or shared: the GIN index finds the matching rows; statistics are counted over the scope.
+ * The query's tsquery and the scope's statistics are computed once whatever the join order (an
+ * InitPlan, a materialized CTE): for a tenant estimated at a row, the planner once computed the
+ * tsquery again for every row it scanned.
+ */
 function fromScope(scope: TenantScope, text: string, n: number): SQL {
   return sql`WITH lexemes AS (${queryLexemes(text)}),
       query AS (SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) AS tsq FROM lexemes),
@@ -583,7 +588,7 @@ function fromScope(scope: TenantScope, text: string, n: number): SQL {
         SELECT m.id, m.search_tsv, length(m.search_tsv) AS len FROM memories m
         WHERE m.search_tsv @@ (SELECT tsq FROM query) AND ${scope}
       ),
-      corpus AS (
+      corpus AS MATERIALIZED (
         SELECT greatest(c.n, (SELECT count(*) FROM matched))::float8 AS n, coalesce(c.avg_len, 1)::float8 AS avg_len, 0 AS parts
         FROM (SELECT count(*) AS n, avg(length(m.search_tsv)) AS avg_len FROM memories m WHERE ${scope}) c
       ),
