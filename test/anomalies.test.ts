@@ -158,9 +158,23 @@ describe('memory anomalies', () => {
     expect(burst.filter((r) => r.status >= 300)).toEqual([]);
     events = await anomalies(engine, t);
     expect(events.map((e) => e.type)).toEqual(['anomaly.rapid_writes', 'anomaly.rapid_writes']);
+    // Stores that commit together still report the count the one that reached the threshold brought, and its request.
     expect(events[1].payload.data).toMatchObject({ ...windowOf(engine.clock.now()), count: 500, threshold: 500 });
+    expect(burst.map((r) => r.headers.get('x-request-id'))).toContain(events[1].payload.data.request_id);
     expect((await engine.request('GET', '/v1/audit/summary', { key: t.key })).body.anomalies).toEqual({ bulk_delete: 0, rapid_writes: 2, server_errors: 0 });
   }, 120_000); // over 1,000 writes by design (the threshold is 500): a loaded CI machine took more than 30 s
+
+  it('rapid_writes in one batch request: the event names the count the memory that reached the threshold brought', async () => {
+    const t = await engine.newTenant('pro');
+    const start = new Date(Math.floor(engine.clock.now().getTime() / MINUTE) * MINUTE);
+    await engine.node.services.db.execute(sql`
+      INSERT INTO usage_counters (tenant_id, metric, bucket, value, expires_at)
+      VALUES (${t.tenantId}, 'anomaly:rapid_writes', ${start.toISOString()}, 480, ${new Date(start.getTime() + 2 * MINUTE).toISOString()})`);
+    const res = await engine.request('POST', '/v1/memories/batch', { key: t.key, body: { memories: Array.from({ length: 40 }, (_, i) => ({ observation: `batch burst ${i}` })) } });
+    expect(res.body).toMatchObject({ stored: 40 });
+    const events = await anomalies(engine, t);
+    expect(events.map((e) => e.payload.data)).toEqual([{ ...windowOf(engine.clock.now()), count: 500, threshold: 500, request_id: res.headers.get('x-request-id') }]);
+  });
 });
 
 describe('server_errors', () => {
