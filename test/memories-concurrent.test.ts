@@ -104,6 +104,26 @@ describe('concurrent single stores of one tenant', () => {
     expect(Number((await query<{ n: string | number }>(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = 'memory.create'`))[0].n)).toBe(4);
   });
 
+  it('a store that fails the shared transaction fails alone: the others run again and are stored', async () => {
+    const t = await engine.newTenant('pro');
+    // A fault only this test's texts meet: the database refuses one memory.
+    await engine.node.services.db.execute(sql.raw(`
+      CREATE OR REPLACE FUNCTION engram_test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.observation LIKE 'Poison pill%' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`));
+    await engine.node.services.db.execute(sql.raw('CREATE OR REPLACE TRIGGER engram_test_refuse_poison BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION engram_test_refuse_poison()'));
+    try {
+      const texts = Array.from({ length: 16 }, (_, i) => (i === 8 ? 'Poison pill: the database refuses this one.' : `Healthy ${i}: stored whatever its neighbour does.`));
+      const res = await Promise.all(texts.map((observation) => store(t.key, { observation })));
+      expect(res.map((r) => r.status)).toEqual(texts.map((_, i) => (i === 8 ? 500 : 201)));
+      const listed = await engine.request('GET', '/v1/memories?limit=100', { key: t.key });
+      expect(listed.body.memories.map((m: { observation: string }) => m.observation).sort()).toEqual(texts.filter((_, i) => i !== 8).sort());
+      expect((await engine.request('GET', '/v1/audit/verify', { key: t.key })).body).toMatchObject({ valid: true, checked: { memories: 15 } });
+    } finally {
+      await engine.node.services.db.execute(sql.raw('DROP TRIGGER engram_test_refuse_poison ON memories'));
+      await engine.node.services.db.execute(sql.raw('DROP FUNCTION engram_test_refuse_poison()'));
+    }
+  });
+
   it('keeps tenants apart: stores of two tenants at once are each in their own store and chain', async () => {
     const a = await engine.newTenant('pro');
     const b = await engine.newTenant('pro');
