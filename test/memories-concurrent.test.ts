@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../shared/platform/log';
+import { createEngine, type TestEngine } from './harness';
 
 /**
  * Single stores of one tenant that arrive together commit together (functions/memories/store.ts,
@@ -111,14 +112,24 @@ describe('concurrent single stores of one tenant', () => {
       CREATE OR REPLACE FUNCTION engram_test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.observation LIKE 'Poison pill%' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`));
     await engine.node.services.db.execute(sql.raw('CREATE OR REPLACE TRIGGER engram_test_refuse_poison BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION engram_test_refuse_poison()'));
+    let logged = '';
+    for (const level of ['log', 'warn', 'error'] as const) vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void (logged += `${args.join(' ')}\n`));
+    const quiet = engine.node.services.log;
+    engine.node.services.log = createLogger('debug');
     try {
       const texts = Array.from({ length: 16 }, (_, i) => (i === 8 ? 'Poison pill: the database refuses this one.' : `Healthy ${i}: stored whatever its neighbour does.`));
       const res = await Promise.all(texts.map((observation) => store(t.key, { observation })));
       expect(res.map((r) => r.status)).toEqual(texts.map((_, i) => (i === 8 ? 500 : 201)));
+      // The failure is logged (the shared transaction's, then the store's own), without the memories' text.
+      expect(logged).toContain('stores committed together failed; each runs again alone');
+      expect(logged).toContain('injected failure');
+      expect(logged).not.toMatch(/Poison pill|Healthy \d/);
       const listed = await engine.request('GET', '/v1/memories?limit=100', { key: t.key });
       expect(listed.body.memories.map((m: { observation: string }) => m.observation).sort()).toEqual(texts.filter((_, i) => i !== 8).sort());
       expect((await engine.request('GET', '/v1/audit/verify', { key: t.key })).body).toMatchObject({ valid: true, checked: { memories: 15 } });
     } finally {
+      engine.node.services.log = quiet;
+      vi.restoreAllMocks();
       await engine.node.services.db.execute(sql.raw('DROP TRIGGER engram_test_refuse_poison ON memories'));
       await engine.node.services.db.execute(sql.raw('DROP FUNCTION engram_test_refuse_poison()'));
     }

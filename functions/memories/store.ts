@@ -10,6 +10,7 @@ import { AppError, conflict, errorBody, forbidden, validationError } from '../..
 import { eventPayload } from '../../shared/jobs/events';
 import { toUrn } from '../../shared/platform/ids';
 import { sqlState } from '../../shared/platform/pg-errors';
+import { errorFields } from '../../shared/platform/error-fields';
 import { ANOMALY_THRESHOLDS, crossed, recordAnomaly } from '../../shared/platform/anomalies';
 import { hasFeature, requireFeature, type Tier, tiers } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
@@ -189,7 +190,10 @@ async function writeQueued(queued: Queued[]): Promise<Settled[]> {
   if (queued.length > 1) {
     const first = queued[0].ctx;
     const ctx: TenantCtx = { ...first, now: first.services.clock.now() };
-    const written = await writeTogether(ctx, queued.map((q, index) => ({ ...q.item, index }))).catch(() => null);
+    const written = await writeTogether(ctx, queued.map((q, index) => ({ ...q.item, index }))).catch((err: unknown) => {
+      ctx.services.log.warn('stores committed together failed; each runs again alone', { request_id: ctx.requestId, stores: queued.length, ...errorFields(err) });
+      return null;
+    });
     if (written) return queued.map((_, index) => written.get(index)!);
   }
   const settled: Settled[] = [];
