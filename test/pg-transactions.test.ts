@@ -3,7 +3,7 @@ import { drizzle, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-post
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Db, rowsAndCommit } from '../shared/platform/db';
+import { type Db, preparedRowsWithNext, rowsAndCommit } from '../shared/platform/db';
 import { shortTransactions } from '../shared/platform/pg-transactions';
 import { integration, ownPostgresDatabase } from './harness';
 
@@ -120,6 +120,64 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
       const answered = await db.transaction((tx) => rowsAndCommit<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-alone`}, ${1}) RETURNING k`));
       expect(answered).toEqual([{ k: `${tag}-alone` }]);
       expect(await committedRows()).toContain(`${tag}-alone`);
+    });
+
+    // Statements of one message share their statement_timestamp() (the time the message arrived).
+    it('a statement sent with the next travels in the same message, and both commit', async () => {
+      const [waited, last] = await db.transaction(async (tx) => {
+        await tx.insert(rowsTable).values({ k: `${tag}-opens`, n: 1 });
+        const waiting = preparedRowsWithNext<{ k: string; at: Date }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-waited`}, ${1}) RETURNING k, statement_timestamp() AS at`);
+        const answered = await rowsAndCommit<{ k: string; at: Date }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-after-waited`}, ${2}) RETURNING k, statement_timestamp() AS at`);
+        return [(await waiting)[0], answered![0]];
+      });
+      expect([waited.k, last.k]).toEqual([`${tag}-waited`, `${tag}-after-waited`]);
+      expect(String(waited.at)).toBe(String(last.at));
+      expect(await committedRows()).toEqual(expect.arrayContaining([`${tag}-opens`, `${tag}-waited`, `${tag}-after-waited`]));
+    });
+
+    it('a waiting statement goes out before any statement asked for after it, and on its own when awaited first', async () => {
+      const [waited, seen] = await db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT 1`);
+        const waiting = preparedRowsWithNext<{ v: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'waited'}, true) AS v`);
+        const read = (await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v`)) as unknown as Rows<{ v: string }>;
+        return [await waiting, read.rows[0].v];
+      });
+      expect(waited).toEqual([{ v: 'waited' }]);
+      expect(seen).toBe('waited');
+      const stored = await db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT 1`);
+        return preparedRowsWithNext<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-awaited-first`}, ${1}) RETURNING k`);
+      });
+      expect(stored).toEqual([{ k: `${tag}-awaited-first` }]);
+      expect(await committedRows()).toContain(`${tag}-awaited-first`);
+    });
+
+    it('a waiting statement that fails fails the one it travels with: nothing commits, the connection stays clean', async () => {
+      let waiting: Promise<unknown> | undefined;
+      const failing = db.transaction(async (tx) => {
+        await tx.insert(rowsTable).values({ k: `${tag}-doomed-first`, n: 1 });
+        waiting = preparedRowsWithNext(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-doomed-waiting`}, ${1} / ${0}::int)`);
+        await rowsAndCommit(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-doomed-with-it`}, ${1})`);
+      });
+      await expect(failing).rejects.toMatchObject({ code: '22012' });
+      await expect(waiting).rejects.toMatchObject({ code: '22012' });
+      const keys = Array.from({ length: POOL_SIZE * 2 }, (_, i) => `${tag}-after-failed-waiting-${i}`);
+      await Promise.all(keys.map((k) => db.transaction((tx) => rowsAndCommit(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${k}, ${1})`))));
+      const stored = await committedRows();
+      expect(stored.filter((k) => k.startsWith(`${tag}-doomed`))).toEqual([]);
+      expect(keys.filter((k) => !stored.includes(k))).toEqual([]);
+    });
+
+    it('a transaction that fails before a waiting statement goes out never sends it, and says so', async () => {
+      let waiting: Promise<unknown> | undefined;
+      const failing = db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT 1`);
+        waiting = preparedRowsWithNext(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-never-sent`}, ${1})`);
+        throw new Error('changed its mind');
+      });
+      await expect(failing).rejects.toThrow('changed its mind');
+      await expect(waiting).rejects.toThrow('ended before this statement was sent');
+      expect(await committedRows()).not.toContain(`${tag}-never-sent`);
     });
 
     it('a last statement that fails takes the whole transaction with it, and the connection stays clean', async () => {

@@ -3,7 +3,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import { clamp01, keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../shared/memory/vector-search';
-import { type DbOrTx, inList, pgArray, preparedRows, readWithSettings, rows, rowsOf, type StorageKind } from '../../shared/platform/db';
+import { type DbOrTx, inList, pgArray, preparedRows, preparedRowsWithNext, readWithSettings, rows, rowsOf, type StorageKind, type Tx } from '../../shared/platform/db';
+import { pgError } from '../../shared/platform/pg-errors';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
 import { enqueueDelivery, type EventPayload, streamEventsSql } from '../../shared/jobs/events';
@@ -268,9 +269,14 @@ export async function linkNeighbours(
  * One statement writing what the store decided: the memories (a memory superseded by a later store
  * of the same request is inserted in its final state, its events tell both steps), older
  * duplicates superseded, similarity links, entity mentions, memory events and replay intervals.
+  *
+ * It travels with the transaction's next statement where the driver allows (db.preparedRowsWithNext),
+ * the store's last: the promise settles with that. A duplicate that committed after the probe's
+ * snapshot fails it with UNSEEN_DUPLICATE (40001: the store runs again, see isUnseenDuplicate), so
+ * whatever travels with it does not run.
  */
-export async function insertStores(
-  tx: DbOrTx,
+export function insertStores(
+  tx: Tx,
   seen: { scope: TenantScope; hashes: string[]; spaceId: string | null; ids: string[] }[],
   memories: (NewMemory & { supersededBy: string | null; version: number; updatedAt: Date })[],
   supersedes: { tenantId: string; id: string; by: string }[],
@@ -278,7 +284,7 @@ export async function insertStores(
   mentions: { tenantId: string; memoryId: string; entityId: string }[],
   events: MemoryEventInput[],
   now: Date,
-): Promise<{ unseenDuplicates: boolean }> {
+): Promise<unknown> {
   const at = now.toISOString();
   const ctes: SQL[] = [];
   // Duplicates that committed after the probe's snapshot (see probeStores); this statement's own
@@ -330,10 +336,16 @@ export async function insertStores(
       FROM jsonb_to_recordset(${JSON.stringify(mentions)}::jsonb) AS r("memoryId" uuid, "entityId" uuid, "tenantId" text))`);
   }
   ctes.push(insertedEventsCte(events));
-  const [row] = await preparedRows<{ unseen: boolean }>(tx, sql`WITH ${sql.join(ctes, sql`, `)}, ${maintainIntervals}
-    SELECT ${unseen.length ? sql.join(unseen, sql` OR `) : sql`false`} AS unseen`);
-  return { unseenDuplicates: row.unseen };
+  return preparedRowsWithNext(tx, sql`WITH ${sql.join(ctes, sql`, `)}, ${maintainIntervals}
+    SELECT CASE WHEN ${unseen.length ? sql.join(unseen, sql` OR `) : sql`false`} THEN engram_retry(${UNSEEN_DUPLICATE}) ELSE true END AS ok`);
 }
+
+const UNSEEN_DUPLICATE = 'a duplicate was stored concurrently';
+/** insertStores failed because a store of the same text committed while the probe waited for its content lock. */
+export const isUnseenDuplicate = (err: unknown) => {
+  const e = pgError(err);
+  return e?.code === '40001' && e.message === UNSEEN_DUPLICATE;
+};
 
 /** The per-tenant rows of a store, for one owner. */
 export interface StoreTail {

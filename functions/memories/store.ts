@@ -9,7 +9,7 @@ import { validationFailure } from '../../shared/platform/app';
 import { AppError, conflict, errorBody, forbidden, validationError } from '../../shared/platform/errors';
 import { eventPayload } from '../../shared/jobs/events';
 import { toUrn } from '../../shared/platform/ids';
-import { sqlState } from '../../shared/platform/pg-errors';
+import { pgError } from '../../shared/platform/pg-errors';
 import { errorFields } from '../../shared/platform/error-fields';
 import { ANOMALY_THRESHOLDS, crossed, recordAnomaly } from '../../shared/platform/anomalies';
 import { hasFeature, requireFeature, type Tier, tiers } from '../../shared/platform/tiers';
@@ -301,11 +301,12 @@ function groupsOf(prepared: Prepared[]): Group[] {
  *    auto-link, their nearest memories (queries.linkNeighbours: planned per tenant);
  * 2. the decisions, in request order, in memory;
  * 3. one statement writing the memories, superseding, links, mentions, memory events and intervals,
- *    which also tells whether a duplicate committed after step 1's snapshot (then all runs again);
+ *    which fails if a duplicate committed after step 1's snapshot (then all runs again);
  * 4. last, one statement for the per-tenant rows every write queues on (quota, live count, audit
  *    chain head, stream seq, milestone), so they are held from there to commit only; on
  *    node-postgres it carries the COMMIT (`work.lastStatement`), so they are held while it runs and
- *    commits, not also for a round trip to this process and back.
+ *    commits, not also for a round trip to this process and back. Step 3 waits for it and travels
+ *    in the same message (db.preparedRowsWithNext): a store is two round trips to PostgreSQL.
  */
 async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking: Locking): Promise<Map<number, StoreOutcome>> {
   const { ctx, tx } = work;
@@ -360,18 +361,23 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
     hashes: [...new Set(g.items.map((p) => p.hash))],
     ids: (probe.duplicates.get(g.n) ?? []).map((d) => d.id),
   }));
-  const linkRows = plans.flatMap((p) => p.linkRows);
-  const written = await q.insertStores(tx, seen, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), linkRows, plans.flatMap((p) => p.mentionRows), stamped, ctx.now).catch((err: unknown) => {
+  const written = q.insertStores(tx, seen, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), plans.flatMap((p) => p.linkRows), plans.flatMap((p) => p.mentionRows), stamped, ctx.now).catch((err: unknown) => {
+    // A store of the same text committed while the probe waited for its content lock: decide again.
+    if (q.isUnseenDuplicate(err)) locking.first = true;
     // A link target deleted after linkNeighbours read it fails the edge's foreign key: decide again without it.
-    if (linkRows.length && sqlState(err) === '23503') throw Object.assign(new Error('a link target was deleted concurrently; retrying'), { code: '40001', cause: err });
+    const failed = pgError(err);
+    if (failed?.code === '23503' && failed.table === 'memory_edges') {
+      throw Object.assign(new Error('a link target was deleted concurrently; retrying'), { code: '40001', cause: err });
+    }
     throw err;
   });
-  // A store of the same text committed while the probe waited for its content lock: decide again.
-  if (written.unseenDuplicates) {
-    locking.first = true;
-    throw Object.assign(new Error('a duplicate was stored concurrently; retrying'), { code: '40001' });
-  }
-  await commitTail(work, plans, probe, outcomes, locking);
+  written.catch(() => undefined); // awaited below, once the tail it travels with (q.insertStores) has gone
+  // When the tail fails, the write's own failure, if it had one, is the cause.
+  await commitTail(work, plans, probe, outcomes, locking).catch(async (err: unknown) => {
+    await written;
+    throw err;
+  });
+  await written;
   return outcomes;
 }
 

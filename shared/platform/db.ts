@@ -53,10 +53,14 @@ const MAX_NAMED_STATEMENTS = 200;
  */
 export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   const compiled = compile(db, query);
-  let name = statementNames.get(compiled.sql);
-  if (!name && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(compiled.sql, (name = `engram_s${statementNames.size}`));
-  const result = (await sessionOf(db).prepareQuery(compiled, undefined, name, false).execute()) as { rows: T[] };
+  const result = (await sessionOf(db).prepareQuery(compiled, undefined, statementName(compiled.sql), false).execute()) as { rows: T[] };
   return result.rows;
+}
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (!name && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(text, (name = `engram_s${statementNames.size}`));
+  return name;
 }
 
 /**
@@ -67,6 +71,30 @@ export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
  */
 export const COMMIT_WITH = Symbol('commitWith');
 export type CommitWith = (query: Compiled) => Promise<unknown[] | null>;
+
+/**
+ * Where a driver can send a statement in the same message as the transaction's next one
+ * (node-postgres, shared/platform/pg-transactions.ts), its transaction handle carries this: the
+ * statement waits, and travels with the next statement or COMMIT; its rows (or its error) come with
+ * theirs. Null when it cannot (the caller runs it now).
+ */
+export const SEND_WITH_NEXT = Symbol('sendWithNext');
+export type SendWithNext = (query: Compiled, name?: string) => Promise<unknown[]> | null;
+
+/**
+ * `preparedRows`, but sent with the transaction's next statement where the driver can: one round
+ * trip fewer, for a statement whose rows nothing needs before the next one is sent. Its failure
+ * fails that next statement too. The promise is marked handled (a transaction that fails before
+ * sending it rejects it); await it after the next statement to see its rows or its error.
+ */
+export function preparedRowsWithNext<T>(tx: Tx, query: SQL): Promise<T[]> {
+  const sendWithNext = (tx as unknown as { [SEND_WITH_NEXT]?: SendWithNext })[SEND_WITH_NEXT];
+  const compiled = sendWithNext && compile(tx, query);
+  const waiting = compiled && (sendWithNext(compiled, statementName(compiled.sql)) as Promise<T[]> | null);
+  const result = waiting ?? preparedRows<T>(tx, query);
+  result.catch(() => undefined);
+  return result;
+}
 
 /** The rows of `query`, run as the last statement of `tx` and committed with it; null where the driver cannot. */
 export async function rowsAndCommit<T>(tx: Tx, query: SQL): Promise<T[] | null> {

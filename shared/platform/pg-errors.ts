@@ -1,12 +1,23 @@
 import { AppError } from './errors';
 
-/** The SQLSTATE of a Postgres error, wherever the driver put it (`pg` and PGlite on the error, drizzle on its `cause`). */
-export function sqlState(err: unknown): string | null {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
-    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+/** A Postgres error as the drivers give it: its SQLSTATE, message, and the table or constraint it names, if any. */
+export interface PgError {
+  code: string;
+  message: string;
+  table?: string;
+  constraint?: string;
+}
+
+/** The Postgres error in `err`, wherever the driver put it (`pg` and PGlite on the error, drizzle on its `cause`). */
+export function pgError(err: unknown): PgError | null {
+  for (let e = err as (Partial<PgError> & { cause?: unknown }) | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e as PgError;
   }
   return null;
 }
+
+/** The SQLSTATE of a Postgres error, wherever the driver put it. */
+export const sqlState = (err: unknown): string | null => pgError(err)?.code ?? null;
 
 /**
  * A Postgres unique_violation (SQLSTATE 23505) that surfaces from a check-then-insert race: two

@@ -1,4 +1,4 @@
-import { COMMIT_WITH, type CommitWith, type Compiled, type Db, placeLiterals, sqlLiteral } from './db';
+import { COMMIT_WITH, type CommitWith, type Compiled, type Db, placeLiterals, SEND_WITH_NEXT, type SendWithNext, sqlLiteral } from './db';
 
 /**
  * drizzle's transactions on a node-postgres-shaped pool (node-postgres on Node, Neon's Pool on
@@ -13,6 +13,12 @@ import { COMMIT_WITH, type CommitWith, type Compiled, type Db, placeLiterals, sq
  * once per connection (SQL PREPARE, so its plan stays cached as a bound statement's would; a
  * rollback does not undo it); without (Workers: a pool lives for one request, nothing would be
  * prepared twice), its text with the literals written in.
+ *
+ * A statement whose rows nothing needs at once can wait for the next (`SEND_WITH_NEXT`, db.ts), and
+ * travel in its message: a store's writes go with its last statement and COMMIT, so a store takes
+ * two round trips (BEGIN and the probe; the writes, the tail and COMMIT). A waiting statement goes
+ * out before any other statement asked for after it, and on its own if nothing follows in the same
+ * turn of the event loop.
  *
  * Statements the handle gets while the first is on its way queue behind it, in order; anything it
  * is asked to run after the commit fails loudly instead of running outside the transaction. With a
@@ -32,9 +38,15 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
     let first: Promise<void> | null = null;
     let open = false; // BEGIN has been sent
     let committed = false;
+    /** Statements waiting to travel with the next one (SEND_WITH_NEXT), in order. */
+    let waiting: Waiting[] = [];
+    /** Sends the waiting statements on their own, each the usual way; they queue on the client before anything asked after. */
+    const sendWaiting = (sent = waiting.splice(0)) => {
+      for (const w of sent) client.query(w.config, w.values).then((r) => w.settle(null, (r as Result).rows), (err: Error) => w.settle(err));
+    };
     const query = (config: QueryConfig, values?: unknown[]): Promise<unknown> => {
       if (committed) return Promise.reject(new Error('this transaction has already committed with its last statement'));
-      if (first) return first.then(() => client.query(config, values));
+      if (first) return first.then(() => (sendWaiting(), client.query(config, values)));
       let queued!: () => void;
       first = new Promise((resolve) => (queued = resolve));
       return (async () => {
@@ -59,28 +71,64 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
     const tx = new driver.Transaction(internals.dialect as never, session as never, undefined);
     const commitWith: CommitWith = async (compiled: Compiled) => {
       await first;
+      let along = waiting.splice(0);
+      const forms = await Promise.all(along.map((w) => w.form));
       const statement = await inOneMessage(compiled.sql, compiled.params);
+      if (!statement || forms.some((f) => f === null)) {
+        // Those that cannot travel in one message go first, the usual way.
+        sendWaiting(along);
+        along = [];
+      }
       if (!statement) return null;
       const alone = !open; // nothing ran before it: BEGIN goes too
       open = true;
-      const results = (await client.query(alone ? `BEGIN; ${statement}; COMMIT` : `${statement}; COMMIT`)) as Result[];
+      const message = [...(alone ? ['BEGIN'] : []), ...along.map((_, i) => forms[i]), statement, 'COMMIT'].join('; ');
+      let results: Result[];
+      try {
+        results = (await client.query(message)) as Result[];
+      } catch (err) {
+        // What the log may show of it (error-fields.ts): the statements' texts, their placeholders unfilled.
+        if (err && typeof err === 'object' && !('query' in err)) Object.assign(err, { query: [...along.map((w) => w.config.text), compiled.sql].join(';\n') });
+        for (const w of along) w.settle(err as Error);
+        throw err;
+      }
       committed = true;
-      return results[alone ? 1 : 0].rows;
+      const offset = alone ? 1 : 0;
+      along.forEach((w, i) => w.settle(null, results[offset + i].rows));
+      return results[offset + along.length].rows;
     };
     (tx as { [COMMIT_WITH]?: CommitWith })[COMMIT_WITH] = commitWith;
+    let lateSend: ReturnType<typeof setTimeout> | undefined;
+    const sendWithNext: SendWithNext = (compiled: Compiled, name?: string) => {
+      if (!open || committed) return null; // as the first statement it would save nothing: BEGIN travels with it anyway
+      // A statement that nothing follows in this turn of the event loop (its caller awaits it
+      // first, say) goes out on its own rather than waiting for ever.
+      lateSend ??= setTimeout(() => {
+        lateSend = undefined;
+        sendWaiting();
+      }, 0);
+      return new Promise((resolve, reject) => {
+        const form = inOneMessage(compiled.sql, compiled.params);
+        waiting.push({ config: { text: compiled.sql, name }, values: compiled.params, form, settle: (err, rows) => (err ? reject(err) : resolve(rows!)) });
+      });
+    };
+    (tx as { [SEND_WITH_NEXT]?: SendWithNext })[SEND_WITH_NEXT] = sendWithNext;
     let broken: Error | undefined;
     try {
       const result = await fn(tx as never);
       await first;
+      sendWaiting();
       if (open && !committed) await client.query('COMMIT');
       return result;
     } catch (err) {
+      for (const w of waiting.splice(0)) w.settle(new Error('the transaction ended before this statement was sent'));
       // After a failed `EXECUTE ...; COMMIT` the transaction is aborted, or ended if COMMIT itself
       // failed: ROLLBACK ends the first and is a no-op for the second.
       await first;
       if (open && !committed) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw err;
     } finally {
+      clearTimeout(lateSend);
       client.release(broken);
     }
   }) as Db['transaction'];
@@ -103,6 +151,7 @@ const MAX_LITERALS = 16_384;
  */
 async function oneMessageForm(client: Client, names: Map<string, string> | null, text: string, params: readonly unknown[]): Promise<string | null> {
   if (!params.length) return text;
+  if (params.reduce<number>((n, p) => n + (typeof p === 'string' ? p.length : 0), 0) > MAX_LITERALS) return null; // before escaping it all
   let literals: string[];
   try {
     literals = params.map(sqlLiteral);
@@ -122,8 +171,16 @@ async function oneMessageForm(client: Client, names: Map<string, string> | null,
   return `EXECUTE ${name}(${args})`;
 }
 
+/** A statement waiting for the next one (SEND_WITH_NEXT): how it runs alone, and its one-message form. */
+interface Waiting {
+  config: QueryConfig;
+  values: unknown[];
+  form: Promise<string | null>;
+  settle(err: Error | null, rows?: unknown[]): void;
+}
+
 // The drivers' shapes, as far as this uses them.
-type QueryConfig = { text: string; rowMode?: 'array'; types?: unknown };
+type QueryConfig = { text: string; name?: string; rowMode?: 'array'; types?: unknown };
 type Result = { rows: unknown[] };
 interface Client {
   query(config: string | QueryConfig, values?: unknown[]): Promise<unknown>;

@@ -4,7 +4,10 @@
  * with its pgvector index) and mem0's OSS TypeScript pgvector store (`PGVector` of `mem0ai/oss`: its
  * vector store alone, no LLM extraction).
  *
- *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800]
+ *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--link-latency 1]
+ *
+ * `--link-latency ms` puts every system behind a relay that delays each direction by `ms`
+ * (test/bench/latency-proxy.ts): PostgreSQL across a network link instead of on this machine.
  *
  * The same LoCoMo turns (../shared/data/locomo) go into each: observation "<speaker>: <text>",
  * grouped by conversation (engram: tags, LangGraph: namespace ["locomo", conversation], mem0: userId), and the same questions
@@ -29,6 +32,7 @@ import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { PGVector } from 'mem0ai/oss';
 import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
 import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, table } from './lib';
+import { benchLink } from './latency-proxy';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,6 +41,7 @@ const { values: args } = parseArgs({
     queries: { type: 'string', default: '300' },
     throughput: { type: 'string', default: '800' },
     data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+    'link-latency': { type: 'string', default: '0' },
   },
 });
 const STORES = Number(args.stores);
@@ -45,6 +50,10 @@ const THROUGHPUT = Number(args.throughput);
 const CLIENTS = [1, 4, 16];
 const WARMUP = 200;
 if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL (bash .ci/services.sh prints it): the comparison is on Postgres');
+const LINK_MS = Number(args['link-latency']);
+// Every system reaches PostgreSQL through the same delaying relay, as over a network.
+const link = LINK_MS > 0 ? await benchLink(process.env.DATABASE_URL, LINK_MS) : null;
+if (link) process.env.DATABASE_URL = link.url;
 
 // ---------- data and replayed vectors ----------
 interface Turn { conv: string; dia: string; text: string }
@@ -288,4 +297,6 @@ console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients,
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);
 console.log(table(['what', 'clients', 'memories/s'], batchRates));
 console.log(`\nload average at start ${loadAtStart}, at end ${await load()}`);
+if (link) console.log(`every system reached PostgreSQL through a relay adding ${LINK_MS} ms each way (test/bench/latency-proxy.ts)`);
+link?.stop();
 process.exit(0);
