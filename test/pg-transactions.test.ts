@@ -126,12 +126,12 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
     it('a statement sent with the next travels in the same message, and both commit', async () => {
       const [waited, last] = await db.transaction(async (tx) => {
         await tx.insert(rowsTable).values({ k: `${tag}-opens`, n: 1 });
-        const waiting = preparedRowsWithNext<{ k: string; at: Date }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-waited`}, ${1}) RETURNING k, statement_timestamp() AS at`);
-        const answered = await rowsAndCommit<{ k: string; at: Date }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-after-waited`}, ${2}) RETURNING k, statement_timestamp() AS at`);
+        const waiting = preparedRowsWithNext<{ k: string; at: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-waited`}, ${1}) RETURNING k, statement_timestamp()::text AS at`);
+        const answered = await rowsAndCommit<{ k: string; at: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-after-waited`}, ${2}) RETURNING k, statement_timestamp()::text AS at`);
         return [(await waiting)[0], answered![0]];
       });
       expect([waited.k, last.k]).toEqual([`${tag}-waited`, `${tag}-after-waited`]);
-      expect(String(waited.at)).toBe(String(last.at));
+      expect(waited.at).toBe(last.at);
       expect(await committedRows()).toEqual(expect.arrayContaining([`${tag}-opens`, `${tag}-waited`, `${tag}-after-waited`]));
     });
 
@@ -150,6 +150,28 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
       });
       expect(stored).toEqual([{ k: `${tag}-awaited-first` }]);
       expect(await committedRows()).toContain(`${tag}-awaited-first`);
+    });
+
+    it('statements waiting before anything was sent go after BEGIN, in the message of the statement that follows them', async () => {
+      const [waited, last] = await db.transaction(async (tx) => {
+        const setting = preparedRowsWithNext<{ v: string; at: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'before BEGIN'}, true) AS v, statement_timestamp()::text AS at`, { planEachTime: true });
+        const answered = await rowsAndCommit<{ v: string; at: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`);
+        return [(await setting)[0], answered![0]];
+      });
+      // Local to the transaction, so it did run inside it; one arrival time, so one message.
+      expect([waited.v, last.v]).toEqual(['before BEGIN', 'before BEGIN']);
+      expect(waited.at).toBe(last.at);
+      const [first, next] = await db.transaction(async (tx) => {
+        const setting = preparedRowsWithNext<{ at: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'first'}, true) AS v, statement_timestamp()::text AS at`);
+        const read = (await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`)) as unknown as Rows<{ v: string; at: string }>;
+        return [(await setting)[0], read.rows[0]];
+      });
+      expect(next.v).toBe('first');
+      expect(first.at).toBe(next.at);
+      // Nothing after it: it goes with BEGIN on its own, and commits.
+      const alone = await db.transaction((tx) => preparedRowsWithNext<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-only-waiting`}, ${1}) RETURNING k`));
+      expect(alone).toEqual([{ k: `${tag}-only-waiting` }]);
+      expect(await committedRows()).toContain(`${tag}-only-waiting`);
     });
 
     it('a waiting statement that fails fails the one it travels with: nothing commits, the connection stays clean', async () => {

@@ -2,8 +2,8 @@ import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
-import { clamp01, keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../shared/memory/vector-search';
-import { type DbOrTx, inList, pgArray, preparedRows, preparedRowsWithNext, readWithSettings, rows, rowsOf, type StorageKind, type Tx } from '../../shared/platform/db';
+import { clamp01, keepsVectorPlans, nearestInTenant, nearestMemories, sessionsSearch, vectorRead, vectorSearchSettings } from '../../shared/memory/vector-search';
+import { type DbOrTx, inList, pgArray, preparedRows, preparedRowsWithNext, readWithSettings, rows, rowsAndCommit, rowsOf, type StorageKind, type Tx } from '../../shared/platform/db';
 import { pgError } from '../../shared/platform/pg-errors';
 import { milestoneInsert } from '../../shared/platform/milestones';
 import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../shared/platform/audit';
@@ -729,7 +729,7 @@ export async function recallAndFetch(
  * where the general path takes three (grants, candidates, bookkeeping). A search of the whole store
  * (`page.wholeStore`: no tag, agent or space filter) keeps its plan where plans are kept
  * (vector-search.keepsVectorPlans, nearestInTenant); a filtered one is planned each time, for the
- * filter's statistics, and there it takes two statements (filteredSemanticSearch).
+ * filter's statistics, and there it takes two statements in one message (filteredSemanticSearch).
  */
 export async function plainSemanticSearch(
   db: DbOrTx,
@@ -742,7 +742,7 @@ export async function plainSemanticSearch(
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
   const keepPlan = keepsVectorPlans(storage, page.limit);
-  if (keepPlan && !page.wholeStore) return filteredSemanticSearch(db, storage, tenantId, own, vector, page, who, detail);
+  if (keepPlan && !page.wholeStore) return filteredSemanticSearch(db, tenantId, own, vector, page, who, detail);
   const nearest = keepPlan ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId) : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
   const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
   const found = await vectorRead<Candidate & { grants_exist: boolean }>(
@@ -759,16 +759,17 @@ export async function plainSemanticSearch(
 }
 
 /**
- * plainSemanticSearch with a filter, where plans are kept: the nearest rows' ids, in a statement
- * planned each time (the filter's statistics choose the tag's index, the graph or the tenant's rows)
- * and small enough that planning it is cheap, then the grants, the recall bookkeeping and the rows
- * themselves in a statement whose plan is kept (it reads by primary key). In one statement,
- * parsing and planning the bookkeeping with the search cost more than the second round trip.
- * A row changed between the two (deleted, or out of the filter) is left out, and not recalled.
+ * plainSemanticSearch with a filter, where plans are kept: the nearest rows' ids and similarities,
+ * in a statement planned each time (the filter's statistics choose the tag's index, the graph or the
+ * tenant's rows) and small enough that planning it is cheap, kept for the transaction as the setting
+ * `engram.near`; then the grants, the recall bookkeeping and the rows themselves in a statement
+ * whose plan is kept (it reads by primary key and takes the ids from that setting). In one
+ * statement, parsing and planning the bookkeeping with the search cost more than a round trip; as
+ * two statements in one message (the first waits for the second: db.preparedRowsWithNext), neither
+ * is paid. A row changed between the two (deleted, or out of the filter) is left out, and not recalled.
  */
 async function filteredSemanticSearch(
   db: DbOrTx,
-  storage: StorageKind,
   tenantId: string,
   own: TenantScope,
   vector: string,
@@ -776,18 +777,25 @@ async function filteredSemanticSearch(
   who: Recaller,
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
-  const near = await vectorRead<{ id: string; similarity: number }>(db, storage, page.limit, nearestMemories(sql`m.id`, own, vector, { limit: page.limit }));
-  const similarity = new Map(near.map((n) => [n.id, Number(n.similarity)]));
-  const hits = near.filter((n) => clamp01(Number(n.similarity)) >= page.minScore).map((n) => n.id);
-  const found = await preparedRows<MemoryRow & { grants_exist: boolean }>(
-    db,
-    sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
-        unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(${pgArray(near.map((n) => n.id))}::uuid[])),
+  const nearest = nearestMemories(sql`m.id`, own, vector, { limit: page.limit });
+  const keep = sql`SELECT set_config('engram.near', coalesce((SELECT jsonb_agg(jsonb_build_array(n.id, n.similarity::text)) FROM (${nearest}) n), '[]')::text, true)`;
+  const statement = sql`WITH near AS MATERIALIZED (
+          SELECT (e->>0)::uuid AS id, (e->>1)::float8 AS similarity FROM jsonb_array_elements(current_setting('engram.near')::jsonb) e),
+        grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
+        unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(ARRAY(SELECT id FROM near))),
         found AS MATERIALIZED (SELECT ${COLUMNS} FROM unscoped m WHERE ${own}),
-        ${recallWrites(tenantId, sql`ARRAY(SELECT f.id FROM found f WHERE f.id = ANY(${pgArray(hits)}::uuid[]))`, who, detail, sql`NOT (SELECT exist FROM grants)`)}
-        SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true`,
-  );
-  const rows = found.filter((r) => r.id !== null).map((r) => ({ ...r, similarity: similarity.get(r.id)! }));
+        ${recallWrites(tenantId, sql`ARRAY(SELECT f.id FROM found f JOIN near n ON n.id = f.id WHERE greatest(0, least(1, n.similarity)) >= ${page.minScore}::float8)`, who, detail, sql`NOT (SELECT exist FROM grants)`)}
+        SELECT g.exist AS grants_exist, f.*, n.similarity FROM grants g LEFT JOIN found f ON true LEFT JOIN near n ON n.id = f.id`;
+  type Found = MemoryRow & { grants_exist: boolean; similarity: number | string };
+  const found = await db.transaction(async (tx) => {
+    // Connections whose session is ready for the search (node-postgres) need no settings first.
+    if (!sessionsSearch(db, page.limit)) await vectorSearchSettings(tx, page.limit);
+    const kept = preparedRowsWithNext(tx, keep, { planEachTime: true });
+    const answered = (await rowsAndCommit<Found>(tx, statement)) ?? (await preparedRows<Found>(tx, statement));
+    await kept;
+    return answered;
+  });
+  const rows = found.filter((r) => r.id !== null).map((r) => ({ ...r, similarity: Number(r.similarity) }));
   rows.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { grantsExist: found[0].grants_exist, rows };
 }

@@ -141,6 +141,9 @@ export function primeVectorSessions(db: Db) {
  */
 export const keepsVectorPlans = (storage: StorageKind, n: number) => storage === 'postgres' && n <= SESSION_EF_SEARCH;
 
+/** Whether every connection of `db` is ready, as its session is, for a nearest-neighbour read of `n` rows. */
+export const sessionsSearch = (db: DbOrTx, n: number) => primed.has(db) && n <= SESSION_EF_SEARCH;
+
 /**
  * The rows of a nearest-neighbour `query` of up to `n` rows. On a primed database it is the
  * statement alone (a search saves the settings and a transaction around them). Priming assumes a
@@ -149,6 +152,6 @@ export const keepsVectorPlans = (storage: StorageKind, n: number) => storage ===
  * fresh connection), send the settings with it (readWithSettings: one message on Postgres).
  */
 export function vectorRead<T>(db: DbOrTx, storage: StorageKind, n: number, query: SQL, opts: { keepPlan?: boolean } = {}): Promise<T[]> {
-  if (primed.has(db) && n <= SESSION_EF_SEARCH) return opts.keepPlan ? preparedRows<T>(db, query) : rows<T>(db, query);
+  if (sessionsSearch(db, n)) return opts.keepPlan ? preparedRows<T>(db, query) : rows<T>(db, query);
   return readWithSettings<T>(db, storage, searchSettings(n), query);
 }

@@ -79,19 +79,20 @@ export type CommitWith = (query: Compiled) => Promise<unknown[] | null>;
  * theirs. Null when it cannot (the caller runs it now).
  */
 export const SEND_WITH_NEXT = Symbol('sendWithNext');
-export type SendWithNext = (query: Compiled, name?: string) => Promise<unknown[]> | null;
+export type SendWithNext = (query: Compiled, opts?: { name?: string; planEachTime?: boolean }) => Promise<unknown[]> | null;
 
 /**
- * `preparedRows`, but sent with the transaction's next statement where the driver can: one round
- * trip fewer, for a statement whose rows nothing needs before the next one is sent. Its failure
- * fails that next statement too. The promise is marked handled (a transaction that fails before
- * sending it rejects it); await it after the next statement to see its rows or its error.
+ * `preparedRows` (or, with `planEachTime`, `rows`), but sent with the transaction's next statement
+ * where the driver can: one round trip fewer, for a statement whose rows nothing needs before the
+ * next one is sent. Its failure fails that next statement too. The promise is marked handled (a
+ * transaction that fails before sending it rejects it); await it after the next statement to see
+ * its rows or its error. Rows that travelled with another statement come as the driver parses them.
  */
-export function preparedRowsWithNext<T>(tx: Tx, query: SQL): Promise<T[]> {
+export function preparedRowsWithNext<T>(tx: Tx, query: SQL, opts: { planEachTime?: boolean } = {}): Promise<T[]> {
   const sendWithNext = (tx as unknown as { [SEND_WITH_NEXT]?: SendWithNext })[SEND_WITH_NEXT];
   const compiled = sendWithNext && compile(tx, query);
-  const waiting = compiled && (sendWithNext(compiled, statementName(compiled.sql)) as Promise<T[]> | null);
-  const result = waiting ?? preparedRows<T>(tx, query);
+  const waiting = compiled && (sendWithNext(compiled, { name: statementName(compiled.sql), planEachTime: opts.planEachTime }) as Promise<T[]> | null);
+  const result = waiting ?? (opts.planEachTime ? rows<T>(tx, query) : preparedRows<T>(tx, query));
   result.catch(() => undefined);
   return result;
 }

@@ -16,9 +16,10 @@ import { COMMIT_WITH, type CommitWith, type Compiled, type Db, placeLiterals, SE
  *
  * A statement whose rows nothing needs at once can wait for the next (`SEND_WITH_NEXT`, db.ts), and
  * travel in its message: a store's writes go with its last statement and COMMIT, so a store takes
- * two round trips (BEGIN and the probe; the writes, the tail and COMMIT). A waiting statement goes
- * out before any other statement asked for after it, and on its own if nothing follows in the same
- * turn of the event loop.
+ * two round trips (BEGIN and the probe; the writes, the tail and COMMIT); a filtered search, whose
+ * first statement waits for its second, one. A waiting statement goes out before any statement asked
+ * for after it (with BEGIN if none went before), and on its own if nothing follows in the same turn
+ * of the event loop.
  *
  * Statements the handle gets while the first is on its way queue behind it, in order; anything it
  * is asked to run after the commit fails loudly instead of running outside the transaction. With a
@@ -39,29 +40,44 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
     let open = false; // BEGIN has been sent
     let committed = false;
     /** Statements waiting to travel with the next one (SEND_WITH_NEXT), in order. */
-    let waiting: Waiting[] = [];
+    const waiting: Waiting[] = [];
     /** Sends the waiting statements on their own, each the usual way; they queue on the client before anything asked after. */
     const sendWaiting = (sent = waiting.splice(0)) => {
       for (const w of sent) client.query(w.config, w.values).then((r) => w.settle(null, (r as Result).rows), (err: Error) => w.settle(err));
+    };
+    /** The one-message forms of `along`, or null when one of them has none. */
+    const formsOf = async (along: Waiting[]) => {
+      const forms = await Promise.all(along.map((w) => w.form));
+      return forms.every((f) => f !== null) ? (forms as string[]) : null;
     };
     const query = (config: QueryConfig, values?: unknown[]): Promise<unknown> => {
       if (committed) return Promise.reject(new Error('this transaction has already committed with its last statement'));
       if (first) return first.then(() => (sendWaiting(), client.query(config, values)));
       let queued!: () => void;
       first = new Promise((resolve) => (queued = resolve));
+      // Statements asked for before this one and waiting for it: after BEGIN, before it. (Rows in
+      // array mode are this statement's choice, not theirs: then they go on their own.)
+      const earlier = waiting.splice(0);
       return (async () => {
         try {
           const statement = await inOneMessage(config.text, values ?? []);
+          const forms = config.rowMode ? null : await formsOf(earlier);
           open = true;
-          if (!statement) {
+          if (!statement || !forms) {
             client.query('BEGIN').catch(() => undefined); // its failure fails the statement queued after it
+            sendWaiting(earlier);
             const result = client.query(config, values);
             queued();
             return await result;
           }
-          const results = client.query({ text: `BEGIN; ${statement}`, rowMode: config.rowMode, types: config.types }) as Promise<Result[]>;
+          const sent = client.query({ text: ['BEGIN', ...forms, statement].join('; '), rowMode: config.rowMode, types: config.types }) as Promise<Result[]>;
           queued();
-          return (await results)[1];
+          const results = await sent.catch((err: Error) => {
+            for (const w of earlier) w.settle(err);
+            throw err;
+          });
+          earlier.forEach((w, i) => w.settle(null, results[1 + i].rows));
+          return results[1 + earlier.length];
         } finally {
           queued();
         }
@@ -72,17 +88,18 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
     const commitWith: CommitWith = async (compiled: Compiled) => {
       await first;
       let along = waiting.splice(0);
-      const forms = await Promise.all(along.map((w) => w.form));
+      const forms = await formsOf(along);
       const statement = await inOneMessage(compiled.sql, compiled.params);
-      if (!statement || forms.some((f) => f === null)) {
-        // Those that cannot travel in one message go first, the usual way.
+      if (!statement || !forms) {
+        // Those that cannot travel in one message go first, the usual way (after BEGIN).
+        if (!first && along.length) await query({ text: 'SELECT 1' }).catch(() => undefined);
         sendWaiting(along);
         along = [];
       }
       if (!statement) return null;
       const alone = !open; // nothing ran before it: BEGIN goes too
       open = true;
-      const message = [...(alone ? ['BEGIN'] : []), ...along.map((_, i) => forms[i]), statement, 'COMMIT'].join('; ');
+      const message = [...(alone ? ['BEGIN'] : []), ...along.map((_, i) => forms![i]), statement, 'COMMIT'].join('; ');
       let results: Result[];
       try {
         results = (await client.query(message)) as Result[];
@@ -98,24 +115,30 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
       return results[offset + along.length].rows;
     };
     (tx as { [COMMIT_WITH]?: CommitWith })[COMMIT_WITH] = commitWith;
+    // A statement that nothing follows in this turn of the event loop (its caller awaits it first,
+    // say) goes out on its own rather than waiting for ever: with BEGIN if it is the first.
     let lateSend: ReturnType<typeof setTimeout> | undefined;
-    const sendWithNext: SendWithNext = (compiled: Compiled, name?: string) => {
-      if (!open || committed) return null; // as the first statement it would save nothing: BEGIN travels with it anyway
-      // A statement that nothing follows in this turn of the event loop (its caller awaits it
-      // first, say) goes out on its own rather than waiting for ever.
-      lateSend ??= setTimeout(() => {
-        lateSend = undefined;
-        sendWaiting();
-      }, 0);
+    const sendLate = () => {
+      lateSend = undefined;
+      if (!waiting.length || committed) return;
+      if (!first) void query({ text: 'SELECT 1' }).catch(() => undefined);
+      else if (open) sendWaiting();
+      else lateSend = setTimeout(sendLate, 0); // the first statement is on its way
+    };
+    const sendWithNext: SendWithNext = (compiled: Compiled, opts: { name?: string; planEachTime?: boolean } = {}) => {
+      if (committed) return null;
+      lateSend ??= setTimeout(sendLate, 0);
       return new Promise((resolve, reject) => {
-        const form = inOneMessage(compiled.sql, compiled.params);
-        waiting.push({ config: { text: compiled.sql, name }, values: compiled.params, form, settle: (err, rows) => (err ? reject(err) : resolve(rows!)) });
+        // Planned each time: its text with the literals in it; otherwise prepared once per connection.
+        const form = opts.planEachTime ? oneMessageForm(client, null, compiled.sql, compiled.params) : inOneMessage(compiled.sql, compiled.params);
+        waiting.push({ config: { text: compiled.sql, name: opts.planEachTime ? undefined : opts.name }, values: compiled.params, form, settle: (err, rows) => (err ? reject(err) : resolve(rows!)) });
       });
     };
     (tx as { [SEND_WITH_NEXT]?: SendWithNext })[SEND_WITH_NEXT] = sendWithNext;
     let broken: Error | undefined;
     try {
       const result = await fn(tx as never);
+      if (!first && waiting.length) await query({ text: 'SELECT 1' }); // only waiting statements: they go with BEGIN
       await first;
       sendWaiting();
       if (open && !committed) await client.query('COMMIT');
