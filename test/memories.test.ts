@@ -151,6 +151,40 @@ describe('conflicts', () => {
   });
 });
 
+describe('auto-links and duplicates', () => {
+  // The nearest memories are read before the duplicates are known, one more than a store links to
+  // (functions/memories/store.ts): what lww supersedes is never a link target, and does not take the
+  // place of one.
+  const text = 'The customer prefers invoices by email every Monday.';
+  const nearThree = async (t: Tenant) => {
+    const ids: string[] = [];
+    for (const word of ['Really', 'Truly', 'Indeed']) ids.push((await store(t, { observation: `${text} ${word}`, auto_link: false })).body.id);
+    return ids.sort();
+  };
+
+  it('an lww store links to the three memories nearest to it, not to the duplicate it supersedes', async () => {
+    const t = await engine.newTenant('pro');
+    const near = await nearThree(t);
+    const original = await store(t, { observation: text, auto_link: false });
+    const again = await store(t, { observation: text });
+    expect(again.status).toBe(201);
+    expect(again.body.superseded).toEqual([original.body.id]);
+    expect([...again.body.auto_links].sort()).toEqual(near);
+  });
+
+  it('the same with two current duplicates (one kept by on_conflict manual): the store asks for its neighbours again', async () => {
+    const t = await engine.newTenant('pro');
+    const near = await nearThree(t);
+    const a = await store(t, { observation: text, auto_link: false });
+    const b = await store(t, { observation: text, on_conflict: 'manual', auto_link: false });
+    expect(b.body).toMatchObject({ conflict_detected: true, superseded: [] });
+    const again = await store(t, { observation: text });
+    expect(again.status).toBe(201);
+    expect([...again.body.superseded].sort()).toEqual([a.body.id, b.body.id].sort());
+    expect([...again.body.auto_links].sort()).toEqual(near);
+  });
+});
+
 describe('auto-link races', () => {
   it('a link target deleted while the store decides: the store runs again and answers 201, not 500', async () => {
     const t = await engine.newTenant('pro');

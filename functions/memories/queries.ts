@@ -239,14 +239,16 @@ export interface LinkProbe {
  * nearestMemories would pick the exact scan or the HNSW index once for every tenant, and each is the
  * wrong one for some (an exact scan costs a few microseconds per memory of the tenant; the graph
  * walk, filtered to a tenant with a small share of the table, visits most of the graph), and only
- * the planner weighs a share's or team's filter.
+ * the planner weighs a share's or team's filter. `withNext`: the statement waits for the
+ * transaction's next one and travels with it (db.preparedRowsWithNext).
  */
 export async function linkNeighbours(
-  tx: DbOrTx,
+  tx: Tx,
   storage: StorageKind,
   probes: LinkProbe[],
   limit: number,
   now: Date,
+  opts: { withNext?: boolean } = {},
 ): Promise<Map<number, { id: string; similarity: number }[]>> {
   const out = new Map<number, { id: string; similarity: number }[]>();
   if (!probes.length) return out;
@@ -259,7 +261,12 @@ export async function linkNeighbours(
   });
   const statement = sql.join(nearest, sql` UNION ALL `);
   type Neighbour = { i: number; id: string; similarity: number | string };
-  for (const x of keepPlan ? await preparedRows<Neighbour>(tx, statement) : await rows<Neighbour>(tx, statement)) {
+  const found = opts.withNext
+    ? preparedRowsWithNext<Neighbour>(tx, statement, { planEachTime: !keepPlan })
+    : keepPlan
+      ? preparedRows<Neighbour>(tx, statement)
+      : rows<Neighbour>(tx, statement);
+  for (const x of await found) {
     out.set(x.i, [...(out.get(x.i) ?? []), { id: x.id, similarity: Number(x.similarity) }]);
   }
   return out;
@@ -269,7 +276,7 @@ export async function linkNeighbours(
  * One statement writing what the store decided: the memories (a memory superseded by a later store
  * of the same request is inserted in its final state, its events tell both steps), older
  * duplicates superseded, similarity links, entity mentions, memory events and replay intervals.
-  *
+ *
  * It travels with the transaction's next statement where the driver allows (db.preparedRowsWithNext),
  * the store's last: the promise settles with that. A duplicate that committed after the probe's
  * snapshot fails it with UNSEEN_DUPLICATE (40001: the store runs again, see isUnseenDuplicate), so

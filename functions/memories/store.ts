@@ -23,6 +23,8 @@ import { type BatchStoreBody, StoreBody } from './schemas';
 type StoreInput = z.infer<typeof StoreBody>;
 type Event = Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>;
 const AUTO_LINK_MAX = 3;
+/** Neighbours read beyond AUTO_LINK_MAX before the probe, for duplicates it may find superseded (lww keeps one current). */
+const LINK_SPARE = 1;
 
 /**
  * Whose store a memory goes into, and which of its memories the writer may touch there: duplicates,
@@ -295,10 +297,11 @@ function groupsOf(prepared: Prepared[]): Group[] {
 
 /**
  * The transaction, in few statements whatever the number of memories:
- * 1. the content locks (`owner:hash`, so two concurrent stores of the same text cannot both miss each
- *    other), the chain head rows, and one read of everything the decisions need: duplicates
- *    (locked), mentioned entities, quota spent, subscribed webhooks; then, for stores that
- *    auto-link, their nearest memories (queries.linkNeighbours: planned per tenant);
+ * 1. for stores that auto-link, their nearest memories (queries.linkNeighbours: planned per
+ *    tenant), then the content locks (`owner:hash`, so two concurrent stores of the same text cannot
+ *    both miss each other), the chain head rows, and one read of everything the decisions need:
+ *    duplicates (locked), mentioned entities, quota spent, subscribed webhooks, both statements
+ *    with BEGIN in one message;
  * 2. the decisions, in request order, in memory;
  * 3. one statement writing the memories, superseding, links, mentions, memory events and intervals,
  *    which fails if a duplicate committed after step 1's snapshot (then all runs again);
@@ -306,7 +309,8 @@ function groupsOf(prepared: Prepared[]): Group[] {
  *    chain head, stream seq, milestone), so they are held from there to commit only; on
  *    node-postgres it carries the COMMIT (`work.lastStatement`), so they are held while it runs and
  *    commits, not also for a round trip to this process and back. Step 3 waits for it and travels
- *    in the same message (db.preparedRowsWithNext): a store is two round trips to PostgreSQL.
+ *    in the same message (db.preparedRowsWithNext): a store is two round trips to PostgreSQL, with
+ *    auto-links or without.
  */
 async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking: Locking): Promise<Map<number, StoreOutcome>> {
   const { ctx, tx } = work;
@@ -328,6 +332,18 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
   if (!groups.length) return outcomes;
   const owners = [...new Set(groups.map((g) => g.target.owner))].sort();
   const items = groups.flatMap((g) => g.items);
+  // The auto-links' nearest memories need nothing the probe reads: they travel in its message, one
+  // more each than a store links to, and the duplicates an lww store supersedes are dropped after.
+  const linking = groups.flatMap((g) => g.items.filter((p) => p.input.auto_link).map((p) => ({ p, g })));
+  const linkProbe = ({ p, g }: (typeof linking)[number], excludeIds: string[]) => ({
+    index: p.index,
+    scope: g.target.scope,
+    wholeStoreOf: g.target.wholeStore ? g.target.owner : null,
+    vector: q.vectorLiteral(p.embedding),
+    excludeIds,
+  });
+  const nearest = q.linkNeighbours(tx, ctx.services.storage, linking.map((l) => linkProbe(l, [])), AUTO_LINK_MAX + LINK_SPARE, ctx.now, { withNext: true });
+  nearest.catch(() => undefined); // awaited after the probe; if the probe fails, so did it
   const probe = await q.probeStores(
     tx,
     groups.map((g) => ({
@@ -342,16 +358,18 @@ async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking:
     { keys: [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))], first: locking.first },
     ctx.now,
   );
-  // Link targets skip the duplicates that an `lww` store at or before this one supersedes (they stop being current before it links).
-  const linkProbes = groups.flatMap((g) =>
-    g.items.flatMap((p, i) => {
-      if (!p.input.auto_link) return [];
-      const superseded = new Set(lwwHashesUpTo(g.items, i));
-      const excludeIds = (probe.duplicates.get(g.n) ?? []).filter((d) => superseded.has(d.content_hash)).map((d) => d.id);
-      return [{ index: p.index, scope: g.target.scope, wholeStoreOf: g.target.wholeStore ? g.target.owner : null, vector: q.vectorLiteral(p.embedding), excludeIds }];
-    }),
-  );
-  const neighbours = await q.linkNeighbours(tx, ctx.services.storage, linkProbes, AUTO_LINK_MAX, ctx.now);
+  // Link targets skip the duplicates that an `lww` store at or before this one supersedes (they stop
+  // being current before it links). With more of them than the spare, that store asks again.
+  const found = await nearest;
+  const neighbours = new Map<number, { id: string; similarity: number }[]>();
+  const again: q.LinkProbe[] = [];
+  for (const l of linking) {
+    const superseded = new Set(lwwHashesUpTo(l.g.items, l.g.items.indexOf(l.p)));
+    const excludeIds = (probe.duplicates.get(l.g.n) ?? []).filter((d) => superseded.has(d.content_hash)).map((d) => d.id);
+    if (excludeIds.length > LINK_SPARE) again.push(linkProbe(l, excludeIds));
+    else neighbours.set(l.p.index, (found.get(l.p.index) ?? []).filter((n) => !excludeIds.includes(n.id)).slice(0, AUTO_LINK_MAX));
+  }
+  for (const [index, list] of await q.linkNeighbours(tx, ctx.services.storage, again, AUTO_LINK_MAX, ctx.now)) neighbours.set(index, list);
   const plans = planStores(work, groups, { ...probe, neighbours }, outcomes);
   if (!plans.length) return outcomes;
   const stamped = plans.flatMap((p) => p.events.map((e) => ({ ...e, at: ctx.now, ...p.item.who })));
