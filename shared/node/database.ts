@@ -9,6 +9,7 @@ import { shortTransactions } from '../platform/pg-transactions';
 import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
 import { loadMigrations, migrate } from './migrate';
 import { DurableNodeFS, durableStartParams } from './pglite-durable';
+import { keepPglitePlans } from './pglite-plans';
 
 export { sqlLiteral } from '../platform/db';
 
@@ -66,6 +67,7 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
   });
   await client.exec(sessionSettingsSql());
   const db = drizzlePglite(client) as unknown as Db;
+  keepPglitePlans(db, client);
   primeVectorSessions(db);
   return {
     client,

@@ -49,13 +49,25 @@ const MAX_NAMED_STATEMENTS = 200;
  * `rows` for a fixed-shape statement on a hot path, run as a named prepared statement: drivers that
  * support names (node-postgres, Neon's Pool) parse and plan it once per connection and then reuse
  * the plan. The store path's statements are CTEs whose planning costs more than running them
- * (about 1.5 ms each on Postgres 15). PGlite ignores the name. Same results as `rows`.
+ * (about 1.5 ms each on Postgres 15). PGlite's driver sends no names: there the handle's KEEP_PLAN
+ * prepares it. Same results as `rows`.
  */
 export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   const compiled = compile(db, query);
-  const result = (await sessionOf(db).prepareQuery(compiled, undefined, statementName(compiled.sql), false).execute()) as { rows: T[] };
+  const name = statementName(compiled.sql);
+  const kept = name ? (db as unknown as { [KEEP_PLAN]?: KeepPlan })[KEEP_PLAN]?.(compiled, name) : null;
+  if (kept) return (await kept) as T[];
+  const result = (await sessionOf(db).prepareQuery(compiled, undefined, name, false).execute()) as { rows: T[] };
   return result.rows;
 }
+
+/**
+ * Where a driver keeps plans only by other means than statement names (PGlite, shared/node/pglite-plans.ts),
+ * its database and transaction handles carry this: it runs `query` with a plan kept under `name`,
+ * or answers null (the caller runs it as usual).
+ */
+export const KEEP_PLAN = Symbol('keepPlan');
+export type KeepPlan = (query: Compiled, name: string) => Promise<unknown[]> | null;
 
 function statementName(text: string): string | undefined {
   let name = statementNames.get(text);
