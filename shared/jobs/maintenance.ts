@@ -3,6 +3,7 @@ import { type Ctx, systemCtx } from '../platform/context';
 import type { Services } from '../platform/services';
 import { DAY } from '../platform/time';
 import { errorFields } from '../platform/error-fields';
+import { rows } from '../platform/db';
 
 /** One housekeeping task: runs as the `system` actor at the schedule's time; returns how much it did. */
 export type MaintenanceTask = (ctx: Ctx) => Promise<number>;
@@ -21,7 +22,32 @@ export const platformMaintenance: Record<string, MaintenanceTask> = {
   old_events: async ({ db, now }) => count(await db.execute(sql`DELETE FROM events WHERE created_at < ${new Date(now.getTime() - 30 * DAY).toISOString()}`)),
   finished_jobs: async ({ db, now }) =>
     count(await db.execute(sql`DELETE FROM outbox WHERE status = 'done' AND done_at < ${new Date(now.getTime() - 7 * DAY).toISOString()}`)),
+  embedded_statistics: analyzeEmbedded,
 };
+
+/**
+ * PGlite runs as one standalone backend, without autovacuum: its tables would never be analyzed,
+ * and the planner would plan every statement from page counts alone. On the embedded default this
+ * does autovacuum's ANALYZE: each table whose rows changed since its last analyze by more than
+ * autovacuum's threshold (50 rows + its scale factor, the table's own or the server's, × its rows)
+ * is analyzed. ANALYZE reads a bounded sample (30,000 rows at the default statistics target), so it
+ * holds the database briefly whatever the size. Not VACUUM: at 100k memories a vacuum that
+ * reaches the HNSW index would hold the single-threaded database for seconds.
+ */
+async function analyzeEmbedded({ db, services }: Ctx): Promise<number> {
+  if (services.storage !== 'embedded') return 0; // Postgres has autovacuum
+  const due = await rows<{ name: string }>(
+    db,
+    sql`SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.relname) AS name
+        FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+        WHERE s.n_mod_since_analyze > 50 + greatest(c.reltuples, 0) * coalesce(
+          (SELECT o.option_value::float8 FROM pg_options_to_table(c.reloptions) o WHERE o.option_name = 'autovacuum_analyze_scale_factor'),
+          current_setting('autovacuum_analyze_scale_factor')::float8)
+        ORDER BY s.relname`,
+  );
+  for (const t of due) await db.execute(sql.raw(`ANALYZE ${t.name}`));
+  return due.length;
+}
 
 function count(result: unknown): number {
   const r = result as { rowCount?: number | null; affectedRows?: number };

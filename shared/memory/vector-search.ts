@@ -134,14 +134,14 @@ export function primeVectorSessions(db: Db) {
 
 /**
  * Whether a nearest-neighbour read of `n` rows on this storage runs as a named statement whose plan
- * the connection keeps (vectorRead's keepPlan, on a primed pool): on node-postgres, yes. A Worker's
- * connection lives for one request, so there nearestInTenant would only be a larger statement to
- * plan each time (bench:workers: 18.4-19.8 ms a search against 17.3-18.2 with nearestMemories).
- * PGlite keeps plans too (shared/node/pglite-plans.ts) but never analyzes a table (no autovacuum
- * in a single process), and nearestInTenant's choice between walk and exact scan reads the table's
- * size from those statistics; it keeps nearestMemories as well.
+ * the connection keeps (vectorRead's keepPlan, on a primed pool): on node-postgres and on PGlite
+ * (shared/node/pglite-plans.ts; its tables' statistics, which nearestInTenant's choice reads, come
+ * from maintenance there: shared/jobs/maintenance.ts), yes. A Worker's connection lives for one
+ * request, so there nearestInTenant would only be a larger statement to plan each time
+ * (bench:workers: 18.4-19.8 ms a search against 17.3-18.2 with nearestMemories); it keeps
+ * nearestMemories.
  */
-export const keepsVectorPlans = (storage: StorageKind, n: number) => storage === 'postgres' && n <= SESSION_EF_SEARCH;
+export const keepsVectorPlans = (storage: StorageKind, n: number) => storage !== 'neon' && n <= SESSION_EF_SEARCH;
 
 /** Whether every connection of `db` is ready, as its session is, for a nearest-neighbour read of `n` rows. */
 export const sessionsSearch = (db: DbOrTx, n: number) => primed.has(db) && n <= SESSION_EF_SEARCH;
