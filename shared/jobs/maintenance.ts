@@ -36,6 +36,9 @@ export const platformMaintenance: Record<string, MaintenanceTask> = {
  */
 async function analyzeEmbedded({ db, services }: Ctx): Promise<number> {
   if (services.storage !== 'embedded') return 0; // Postgres has autovacuum
+  // A backend publishes its change counts at most once a second; without this the last second's
+  // changes would not be counted until the next run.
+  await db.execute(sql`SELECT pg_stat_force_next_flush()`);
   const due = await rows<{ name: string }>(
     db,
     sql`SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.relname) AS name
