@@ -11,8 +11,11 @@
  *
  * The same LoCoMo turns (../shared/data/locomo) go into each: observation "<speaker>: <text>",
  * grouped by conversation (engram: tags, LangGraph: namespace ["locomo", conversation], mem0: userId), and the same questions
- * search them (top 10, filtered to the conversation). Every vector is computed once before anything
- * is timed (the hash embedder) and replayed to all three, so only the database path is measured.
+ * search them (top 10, filtered to the conversation). Beside them, the floor any pgvector store stands
+ * on: one prepared INSERT a store (autocommit) into a table of id, conversation and vector, with
+ * engram's HNSW index (m 16, ef_construction 64) and without a vector index; nothing a store could
+ * do on this machine goes faster than the first. Every vector is computed once before anything
+ * is timed (the hash embedder) and replayed to all of them, so only the database path is measured.
  *
  * 1. Latency: `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
  *    `--queries` semantic searches one at a time, within the question's conversation and then over the
@@ -86,7 +89,7 @@ const replayEmbedder: Embedder = { name: 'replay', dimension: 512, embed: async 
 console.error(`${turns.length} turns, ${questions.length} questions, ${vectors.size} vectors precomputed`);
 if (turns.length < Math.max(STORES, THROUGHPUT)) throw new Error(`only ${turns.length} turns: fewer --stores/--throughput or more --conversations`);
 
-// ---------- the three systems behind one interface ----------
+// ---------- the systems behind one interface ----------
 interface System {
   name: string;
   store(t: Turn, client: number): Promise<void>;
@@ -184,6 +187,29 @@ async function mem0(): Promise<System> {
   };
 }
 
+/** One INSERT a store, nothing else: the floor under every pgvector store (`hnsw`: with engram's index). */
+async function rawSql(hnsw: boolean): Promise<System> {
+  const table = hnsw ? 'floor_hnsw' : 'floor_plain';
+  const pool = new pg.Pool({ connectionString: peersUrl, max: 16 });
+  await pool.query(`CREATE TABLE ${table} (id uuid PRIMARY KEY, conv text NOT NULL, v vector(512) NOT NULL)`);
+  if (hnsw) await pool.query(`CREATE INDEX ON ${table} USING hnsw (v vector_cosine_ops) WITH (m = 16, ef_construction = 64)`);
+  const insert = { name: `${table}_insert`, text: `INSERT INTO ${table} (id, conv, v) VALUES ($1, $2, $3)` };
+  return {
+    name: hnsw ? 'raw SQL: one INSERT, HNSW-indexed table' : 'raw SQL: one INSERT, no vector index',
+    store: async (t) => {
+      await pool.query({ ...insert, values: [randomUUID(), t.conv, JSON.stringify(replay(t.text))] });
+    },
+    search: async (q, whole = false) => {
+      const v = JSON.stringify(replay(q.q));
+      const res = whole
+        ? await pool.query({ name: `${table}_all`, text: `SELECT id FROM ${table} ORDER BY v <=> $1 LIMIT 10`, values: [v] })
+        : await pool.query({ name: `${table}_conv`, text: `SELECT id FROM ${table} WHERE conv = $2 ORDER BY v <=> $1 LIMIT 10`, values: [v, q.conv] });
+      return res.rowCount ?? 0;
+    },
+    close: () => pool.end(),
+  };
+}
+
 // ---------- measurements ----------
 async function latency(s: System) {
   const storeMs: number[] = [];
@@ -248,7 +274,7 @@ const loadAtStart = await load();
 const pgCpu = await postgresCpu(process.env.DATABASE_URL!);
 
 await freshDatabases();
-for (const make of [() => engram(false), () => langgraph(), () => mem0()]) {
+for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => rawSql(true), () => rawSql(false)]) {
   const s = await make();
   console.error(`${s.name}: latency`);
   const l = await latency(s);
