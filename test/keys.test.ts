@@ -118,6 +118,22 @@ describe('signup and verification', () => {
     expect(mail.body.messages[0].token).toBeNull();
   });
 
+  it('answers a signup of an existing address, verified or not, exactly as a new one: nothing stored shows', async () => {
+    const { email: verified } = await signupAndVerify();
+    const pending = uniqueEmail();
+    expect((await signup(pending)).status).toBe(201);
+    engine.clock.advance(3 * 24 * HOUR);
+    try {
+      const [fresh, again, stillPending] = [await signup(uniqueEmail()), await signup(verified), await signup(pending)];
+      expect(fresh.status).toBe(201);
+      expect(fresh.body.created_at).toBe(engine.clock.now().toISOString());
+      expect({ status: again.status, body: again.body }).toEqual({ status: fresh.status, body: fresh.body });
+      expect({ status: stillPending.status, body: stillPending.body }).toEqual({ status: fresh.status, body: fresh.body });
+    } finally {
+      engine.clock.advance(-3 * 24 * HOUR);
+    }
+  });
+
   it('verify: unknown account 404, wrong/used/expired/replaced token 400 INVALID_TOKEN', async () => {
     const unknown = await engine.request('POST', '/v1/verify', { body: { token: 'vt_x', email: uniqueEmail() } });
     expect(unknown.status).toBe(404);

@@ -77,21 +77,22 @@ export async function signup(ctx: Ctx, input: { email: string; clientIp: string 
   const ipHash = await sha256Hex(`signup-ip:${input.clientIp ?? 'unknown'}`);
   const release = ctx.services.redis ? await claimRedisSlot(ctx, ipHash) : null;
   try {
-    const tenant = await write(ctx, async (work) => {
+    await write(ctx, async (work) => {
       if (!release) await countSignupInTx(work, ipHash);
       const existing = await q.findTenantByEmail(work.tx, email);
       if (existing?.emailVerifiedAt) {
         await sendMail(work, alreadyVerifiedMail(email));
-        return existing;
+        return;
       }
       const tenant = existing ?? (await insertTenant(work.tx, { email, tier: 'free', verified: false, at: ctx.now }));
       await mailVerificationToken(work, tenant.id, email);
-      return tenant;
     });
+    // The time of this signup, never a stored one: an existing account's creation time would tell
+    // the caller that the account exists and how old it is.
     return {
       api_key: null,
       tier: 'free' as const,
-      created_at: tenant.createdAt.toISOString(),
+      created_at: ctx.now.toISOString(),
       message: 'Check your e-mail for a verification token, then call POST /v1/verify with it.',
       requires_verification: true as const,
     };
