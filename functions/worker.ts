@@ -79,7 +79,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     log,
     counters,
     embedder,
-    rateLimiter: redis ? new RedisRateLimiter(redis) : new PostgresRateLimiter(counters),
+    rateLimiter: redis ? new RedisRateLimiter(redis) : new PostgresRateLimiter(counters, db),
     redis,
     keyCache: null,
     gate: null,

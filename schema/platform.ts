@@ -16,6 +16,18 @@ export const usageCounters = pgTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.metric, t.bucket] })],
 );
 
+/** Request windows of no tenant (per client address, per e-mail) on Postgres without Redis. */
+export const rateWindows = pgTable(
+  'rate_windows',
+  {
+    subject: text('subject').notNull(),
+    windowStart: ts('window_start').notNull(),
+    hits: integer('hits').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.subject, t.windowStart] })],
+);
+
 export const milestones = pgTable(
   'milestones',
   {

@@ -16,7 +16,7 @@ async function signup(email: string, ip = freshIp()) {
 async function signupAndVerify(email = uniqueEmail()) {
   expect((await signup(email)).status).toBe(201);
   const token = await engine.latestMailToken(email);
-  const res = await engine.request('POST', '/v1/verify', { body: { token, email } });
+  const res = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token, email } });
   expect(res.status).toBe(200);
   return { email, key: res.body.api_key as string, keyId: res.body.key_id as string };
 }
@@ -31,7 +31,7 @@ describe('signup and verification', () => {
 
     const token = await engine.latestMailToken(email);
     expect(token).toMatch(/^vt_/);
-    const verified = await engine.request('POST', '/v1/verify', { body: { token, email } });
+    const verified = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token, email } });
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({ tier: 'free' });
     const key = verified.body.api_key as string;
@@ -135,21 +135,21 @@ describe('signup and verification', () => {
   });
 
   it('verify: unknown account 404, wrong/used/expired/replaced token 400 INVALID_TOKEN', async () => {
-    const unknown = await engine.request('POST', '/v1/verify', { body: { token: 'vt_x', email: uniqueEmail() } });
+    const unknown = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: 'vt_x', email: uniqueEmail() } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('NOT_FOUND');
 
     const email = uniqueEmail();
     await signup(email);
     const first = await engine.latestMailToken(email);
-    const wrong = await engine.request('POST', '/v1/verify', { body: { token: 'vt_wrong', email } });
+    const wrong = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: 'vt_wrong', email } });
     expect(wrong.status).toBe(400);
     expect(wrong.body.code).toBe('INVALID_TOKEN');
 
     // A token only verifies the address it was sent to.
     const other = uniqueEmail();
     await signup(other);
-    const crossed = await engine.request('POST', '/v1/verify', { body: { token: first, email: other } });
+    const crossed = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: first, email: other } });
     expect(crossed.body.code).toBe('INVALID_TOKEN');
 
     // A new signup (a second later) replaces the earlier token.
@@ -157,20 +157,53 @@ describe('signup and verification', () => {
     await signup(email);
     const second = await engine.latestMailToken(email);
     expect(second).not.toBe(first);
-    expect((await engine.request('POST', '/v1/verify', { body: { token: first, email } })).body.code).toBe('INVALID_TOKEN');
-    expect((await engine.request('POST', '/v1/verify', { body: { token: second, email } })).status).toBe(200);
-    expect((await engine.request('POST', '/v1/verify', { body: { token: second, email } })).body.code).toBe('INVALID_TOKEN');
+    expect((await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: first, email } })).body.code).toBe('INVALID_TOKEN');
+    expect((await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).status).toBe(200);
+    expect((await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).body.code).toBe('INVALID_TOKEN');
 
     const late = uniqueEmail();
     await signup(late);
     const lateToken = await engine.latestMailToken(late);
     engine.clock.advance(24 * HOUR + 1000);
     try {
-      const expired = await engine.request('POST', '/v1/verify', { body: { token: lateToken, email: late } });
+      const expired = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: lateToken, email: late } });
       expect(expired.status).toBe(400);
       expect(expired.body.code).toBe('INVALID_TOKEN');
     } finally {
       engine.clock.advance(-(24 * HOUR + 1000));
+    }
+  });
+
+  it('throttles verification: 20 attempts per client IP and 10 per e-mail an hour, then 429 RATE_LIMITED with Retry-After', async () => {
+    const verify = (email: string, token: string, ip: string) =>
+      engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': ip }, body: { token, email } });
+    // One address probing many accounts.
+    const ip = freshIp();
+    const probes = [];
+    for (let i = 0; i < 20; i++) probes.push((await verify(uniqueEmail(), 'vt_guess', ip)).status);
+    expect(probes.every((s) => s === 404)).toBe(true);
+    const email = uniqueEmail();
+    await signup(email);
+    const token = await engine.latestMailToken(email);
+    const refused = await verify(email, token, ip);
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('RATE_LIMITED');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+
+    // Many addresses guessing one account's token.
+    for (let i = 0; i < 10; i++) expect((await verify(email, `vt_guess${i}`, freshIp())).body.code).toBe('INVALID_TOKEN');
+    const spread = await verify(email, token, freshIp());
+    expect(spread.status).toBe(429);
+    expect(Number(spread.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    // The windows end; the token still verifies (it was never spent by a refused attempt).
+    engine.clock.advance(HOUR);
+    try {
+      expect((await verify(email, token, ip)).status).toBe(200);
+    } finally {
+      engine.clock.advance(-HOUR);
     }
   });
 
@@ -179,8 +212,8 @@ describe('signup and verification', () => {
     await signup(email);
     const token = await engine.latestMailToken(email);
     const [a, b] = await Promise.all([
-      engine.request('POST', '/v1/verify', { body: { token, email } }),
-      engine.request('POST', '/v1/verify', { body: { token, email } }),
+      engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token, email } }),
+      engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token, email } }),
     ]);
     expect([a.status, b.status].sort()).toEqual([200, 400]);
   });
@@ -322,6 +355,40 @@ describe('a rotated-out key keeps data access but loses key management', () => {
     expect((await engine.request('GET', '/v1/memories', { key: tenant.key })).status).toBe(200);
     const keys = await engine.request('GET', '/v1/keys', { key: rotated.body.new_key });
     expect(keys.body.keys.map((k: { status: string }) => k.status)).toEqual(['grace', 'active']);
+  });
+
+  it('at most one key is in grace: rotating again ends the grace of the key rotated out before', async () => {
+    const tenant = await engine.newTenant();
+    const second = await engine.request('POST', '/v1/keys/rotate', { key: tenant.key });
+    engine.clock.advance(1_000);
+    const third = await engine.request('POST', '/v1/keys/rotate', { key: second.body.new_key });
+    expect(third.status).toBe(200);
+    const first = await engine.request('GET', '/v1/usage', { key: tenant.key });
+    expect(first.status).toBe(401);
+    expect(first.body.code).toBe('UNAUTHORIZED');
+    expect((await engine.request('GET', '/v1/usage', { key: second.body.new_key })).status).toBe(200);
+    expect((await engine.request('GET', '/v1/usage', { key: third.body.new_key })).status).toBe(200);
+    const keys = await engine.request('GET', '/v1/keys', { key: third.body.new_key });
+    expect(keys.body.keys.map((k: { key_id: string; status: string; grace_expires_at: string | null }) => [k.key_id, k.status, k.grace_expires_at])).toEqual([
+      [tenant.keyId, 'expired', engine.clock.now().toISOString()],
+      [second.body.key_id, 'grace', third.body.grace_expires_at],
+      [third.body.key_id, 'active', null],
+    ]);
+  });
+
+  it('a key whose grace a rotation ended is refused by another instance on its very next request', async (ctx) => {
+    if (engine.node.services.storage === 'embedded') ctx.skip(); // embedded PGlite belongs to one process; the integration run covers this
+    const other = await createEngine();
+    try {
+      const tenant = await engine.newTenant();
+      const second = (await engine.request('POST', '/v1/keys/rotate', { key: tenant.key })).body.new_key;
+      expect((await other.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(200); // cached there, in grace
+      expect((await engine.request('POST', '/v1/keys/rotate', { key: second })).status).toBe(200);
+      expect((await other.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(401);
+      expect((await other.request('GET', '/health', { key: tenant.key })).status).toBe(401);
+    } finally {
+      await other.close();
+    }
   });
 
   it('parallel rotations of one key make exactly one new key', async () => {

@@ -1,6 +1,7 @@
 import { createRouter } from '../../shared/platform/app';
 import { ctxOf, publicCtxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
+import * as q from './queries';
 import * as routes from './routes';
 import * as service from './service';
 
@@ -10,7 +11,10 @@ const router = createRouter()
     const clientIp = c.get('services').clientIp(c);
     return c.json(await service.signup(publicCtxOf(c, 'signup'), { email, clientIp }), 201);
   })
-  .openapi(routes.verifyRoute, async (c) => c.json(await service.verify(publicCtxOf(c, 'signup'), c.req.valid('json')), 200))
+  .openapi(routes.verifyRoute, async (c) => {
+    const clientIp = c.get('services').clientIp(c);
+    return c.json(await service.verify(publicCtxOf(c, 'signup'), { ...c.req.valid('json'), clientIp }), 200);
+  })
   .openapi(routes.rotateRoute, async (c) => {
     const body = c.req.valid('json') ?? {};
     return c.json(await service.rotate(ctxOf(c), { expiresAt: body.expires_at }), 200);
@@ -18,4 +22,9 @@ const router = createRouter()
   .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c)), 200))
   .openapi(routes.revokeRoute, async (c) => c.json(await service.revoke(ctxOf(c), { keyId: c.req.valid('json').key_id }), 200));
 
-export default defineFamily({ name: 'keys', tag: { name: 'Keys', description: 'Signup, verification, rotation, revocation' }, router });
+export default defineFamily({
+  name: 'keys',
+  tag: { name: 'Keys', description: 'Signup, verification, rotation, revocation' },
+  router,
+  maintenance: { expired_rate_windows: ({ db, now }) => q.deleteExpiredRateWindows(db, now) },
+});

@@ -1,6 +1,6 @@
 import { and, asc, eq, or, sql } from 'drizzle-orm';
 import { apiKeys, signupAttempts, signupTokens, tenants } from '../../schema';
-import type { DbOrTx } from '../../shared/platform/db';
+import { type DbOrTx, rows } from '../../shared/platform/db';
 
 export async function findTenantByEmail(db: DbOrTx, email: string) {
   const [tenant] = await db.select().from(tenants).where(sql`lower(${tenants.email}) = ${email}`).limit(1);
@@ -71,6 +71,22 @@ export async function moveToGrace(tx: DbOrTx, tenantId: string, keyId: string, c
   await tx.update(apiKeys).set({ status: 'grace', ...change }).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
 }
 
+/** Ends the grace period of the tenant's keys still in one; returns their ids. */
+export async function endGrace(tx: DbOrTx, tenantId: string, now: Date): Promise<string[]> {
+  const ended = await tx
+    .update(apiKeys)
+    .set({ graceExpiresAt: now })
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.status, 'grace'), sql`(${apiKeys.graceExpiresAt} IS NULL OR ${apiKeys.graceExpiresAt} > ${now.toISOString()})`))
+    .returning({ id: apiKeys.id });
+  return ended.map((k) => k.id);
+}
+
 export async function markRevoked(tx: DbOrTx, tenantId: string, keyId: string, now: Date) {
   await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now }).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
+}
+
+/** Request windows of no tenant (shared/platform/ratelimit.ts) once they can no longer refuse anything. */
+export async function deleteExpiredRateWindows(db: DbOrTx, now: Date): Promise<number> {
+  const deleted = await rows<{ subject: string }>(db, sql`DELETE FROM rate_windows WHERE expires_at < ${now.toISOString()} RETURNING subject`);
+  return deleted.length;
 }

@@ -21,9 +21,10 @@ export const verifyRoute = publicRoute({
   path: '/v1/verify',
   tags,
   summary: 'Verify e-mail and receive the first key',
-  description: 'Exchanges the token from the verification mail (valid 24 hours, single use) for the account\'s first API key, which is shown only in this response.',
+  description:
+    'Exchanges the token from the verification mail (valid 24 hours, single use) for the account\'s first API key, which is shown only in this response. At most 20 attempts per client IP and 10 per e-mail address every hour (429 RATE_LIMITED with Retry-After).',
   request: { body: jsonBody(s.VerifyBody) },
-  responses: { 200: json(s.VerifyResponse, 'Account verified; the key is shown once'), ...errors(400, 404) },
+  responses: { 200: json(s.VerifyResponse, 'Account verified; the key is shown once'), ...errors(400, 404, 429) },
 });
 
 export const rotateRoute = keyRoute({

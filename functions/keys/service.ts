@@ -102,10 +102,35 @@ export async function signup(ctx: Ctx, input: { email: string; clientIp: string 
   }
 }
 
+export const VERIFY_WINDOW_MS = HOUR;
+export const VERIFIES_PER_IP = 20;
+export const VERIFIES_PER_EMAIL = 10;
+
+/**
+ * Verification attempts per client address and per e-mail, each in an hourly window of the rate
+ * limiter (memory, Postgres or Redis, as the deployment counts requests): guessing tokens or probing
+ * which addresses have accounts is throttled, from one address or spread over many.
+ */
+async function throttleVerify(ctx: Ctx, email: string, clientIp: string | null) {
+  const windows = [
+    { subject: `verify-ip:${await sha256Hex(`verify-ip:${clientIp ?? 'unknown'}`)}`, limit: VERIFIES_PER_IP, per: 'client IP address' },
+    { subject: `verify-email:${await sha256Hex(`verify-email:${email}`)}`, limit: VERIFIES_PER_EMAIL, per: 'e-mail address' },
+  ];
+  for (const w of windows) {
+    const rate = await ctx.services.rateLimiter.hit({ tenantId: null, keyId: w.subject, limit: w.limit, windowMs: VERIFY_WINDOW_MS }, ctx.now);
+    if (!rate.allowed) {
+      throw new AppError('RATE_LIMITED', `At most ${w.limit} verification attempts per ${w.per} every hour`, {
+        retry_after: Math.max(1, Math.ceil((rate.resetAt.getTime() - ctx.now.getTime()) / 1000)),
+      });
+    }
+  }
+}
+
 /** Verify: spends the token, marks the address verified and issues the first key. */
-export async function verify(ctx: Ctx, input: { token: string; email: string }) {
+export async function verify(ctx: Ctx, input: { token: string; email: string; clientIp: string | null }) {
   const { now } = ctx;
   const email = normalizeEmail(input.email);
+  await throttleVerify(ctx, email, input.clientIp);
   const tokenHash = await sha256Hex(input.token);
   const result = await write(ctx, async (work) => {
     const { tx } = work;
@@ -140,12 +165,17 @@ async function lockManagingKey(tx: DbOrTx, auth: AuthContext) {
   return current;
 }
 
-/** Rotate: a new active key; the calling key keeps working until the grace period ends. */
+/**
+ * Rotate: a new active key; the calling key keeps working until the grace period ends. At most one
+ * key is in grace: a key still in grace from an earlier rotation stops working now, so rotating
+ * again and again never leaves a trail of working keys behind.
+ */
 export async function rotate(ctx: TenantCtx, input: { expiresAt?: Date }) {
   const { auth, now } = ctx;
   if (input.expiresAt && input.expiresAt <= now) throw validationError('expires_at', 'must be in the future');
   const result = await write(ctx, async (work) => {
     const current = await lockManagingKey(work.tx, auth);
+    const ended = await q.endGrace(work.tx, auth.tenantId, now);
     const key = await issueKey(work, { tenantId: auth.tenantId, expiresAt: input.expiresAt ?? null, reason: 'rotate' });
     const graceExpiresAt = new Date(now.getTime() + ROTATION_GRACE_MS);
     await q.moveToGrace(work.tx, auth.tenantId, current.id, { graceExpiresAt, replacedBy: key.keyId });
@@ -153,7 +183,7 @@ export async function rotate(ctx: TenantCtx, input: { expiresAt?: Date }) {
       operation: 'key.rotated',
       resourceType: 'api_key',
       resourceId: current.id,
-      metadata: { old_key_id: current.id, new_key_id: key.keyId, grace_expires_at: graceExpiresAt.toISOString() },
+      metadata: { old_key_id: current.id, new_key_id: key.keyId, grace_expires_at: graceExpiresAt.toISOString(), grace_ended_key_ids: ended },
     });
     return { key, graceExpiresAt };
   });

@@ -57,7 +57,7 @@ export async function createNodeServices(
   const embedder = opts.embedder ?? configuredEmbedder(config) ?? useEmbedder();
   assertFits(embedder);
   const embedded = database.storage === 'embedded';
-  const rateLimiter = redis ? new RedisRateLimiter(redis) : embedded ? new MemoryRateLimiter() : new PostgresRateLimiter(counters);
+  const rateLimiter = redis ? new RedisRateLimiter(redis) : embedded ? new MemoryRateLimiter() : new PostgresRateLimiter(counters, database.db);
   // Several instances on one Postgres with Redis: keys cached behind their epoch, counting in Redis.
   const gate = redis && !embedded ? new RequestGate(redis, database.query, log) : null;
   gate?.start();

@@ -1,8 +1,12 @@
+import { sql } from 'drizzle-orm';
 import type { CounterStore } from './counters';
+import { type Db, rows } from './db';
 import type { RedisOps } from './redis';
 
 export interface RateWindow {
-  tenantId: string;
+  /** Null for a window that belongs to no tenant (a client address, an e-mail before its account is verified). */
+  tenantId: string | null;
+  /** What the window counts: a key id, or a prefixed subject such as `verify-ip:<hash>`. */
   keyId: string;
   limit: number;
   windowMs: number;
@@ -14,7 +18,7 @@ export interface RateDecision {
   resetAt: Date;
 }
 
-/** Per-key request rate in fixed windows. */
+/** Request rate in fixed windows, per key or per subject. */
 export interface RateLimiter {
   hit(w: RateWindow, now: Date): Promise<RateDecision>;
 }
@@ -59,12 +63,28 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
-/** Several instances without Redis: the window lives in Postgres, batched like the quotas. */
+/**
+ * Several instances without Redis: the window lives in Postgres, a key's batched like the quotas; a
+ * window of no tenant in `rate_windows` (usage counters belong to a tenant), purged once expired.
+ */
 export class PostgresRateLimiter implements RateLimiter {
-  constructor(private readonly counters: CounterStore) {}
+  constructor(
+    private readonly counters: CounterStore,
+    private readonly db: Db,
+  ) {}
 
   async hit(w: RateWindow, now: Date): Promise<RateDecision> {
     const start = windowStart(now, w.windowMs);
+    if (w.tenantId === null) {
+      const [row] = await rows<{ hits: number }>(
+        this.db,
+        sql`INSERT INTO rate_windows AS r (subject, window_start, hits, expires_at)
+            VALUES (${w.keyId}, ${new Date(start).toISOString()}, 1, ${new Date(start + 2 * w.windowMs).toISOString()})
+            ON CONFLICT (subject, window_start) DO UPDATE SET hits = r.hits + 1
+            RETURNING r.hits`,
+      );
+      return decide(Number(row.hits), w, start);
+    }
     const outcome = await this.counters.consume({
       tenantId: w.tenantId,
       metric: `rate:${w.keyId}`,
