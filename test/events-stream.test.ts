@@ -294,6 +294,20 @@ describe('GET /v1/events/stream without a wake-up (other instances, Workers)', (
     expect(JSON.parse(m.data!).data).toEqual({ memories_reverted: 0 });
   });
 
+  it('sends nothing more once its key is revoked, long before the next heartbeat', async () => {
+    const t = await polling.newTenant('pro');
+    const rotated = await polling.request('POST', '/v1/keys/rotate', { key: t.key });
+    const s = await stream(polling, t.key);
+    await remember(polling, t, 'Delivered while the key is good.');
+    expect(await s.events(1, 3_000)).toHaveLength(1);
+    expect((await polling.request('POST', '/v1/keys/revoke', { key: rotated.body.new_key, body: { key_id: t.keyId } })).status).toBe(200);
+    await remember(polling, { ...t, key: rotated.body.new_key }, 'Written after the revocation.');
+    const last = await s.next({ comments: true, timeoutMs: 3_000 });
+    expect(last?.comments).toEqual(['stream ended: key revoked']);
+    expect(last?.data ?? null).toBeNull();
+    expect(await s.next({ comments: true, timeoutMs: 2_000 })).toBeNull();
+  });
+
   it('counts the leases of streams whose instance went away only until they lapse (four heartbeats)', async () => {
     const t = await polling.newTenant('pro');
     // Five streams that stop renewing (the heartbeat is 15 s here, and the clock stands still).

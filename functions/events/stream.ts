@@ -32,7 +32,7 @@ export function formatEvent(seq: number, p: EventPayload): string {
 export const KEEPALIVE = ': keepalive\n\n';
 
 /**
- * Why a stream's key may no longer read it (checked on every heartbeat), or null while it may: a
+ * Why a stream's key may no longer read it (checked on every heartbeat and before every delivery), or null while it may: a
  * revoked or expired key, or a tier that lost the feature, ends the stream; the client's reconnect
  * then gets the 401 or 403.
  */
@@ -50,7 +50,8 @@ async function standing(ctx: TenantCtx, now: Date): Promise<string | null> {
  * (`signal`), the process shuts down, or the key loses its standing. It reads the events table
  * when this process's event bus says a commit stored events for the tenant (Node), and every
  * `EVENT_STREAM_POLL_MS` in any case (events other instances committed; on Workers, all of them).
- * Every `EVENT_STREAM_HEARTBEAT_MS` it renews its lease, checks the key and writes a comment line.
+ * Before it sends events it checks the key; every `EVENT_STREAM_HEARTBEAT_MS` it renews its lease,
+ * checks the key and writes a comment line.
  * Whatever ends it, its timer is cleared, it leaves the bus and its lease is given back.
  */
 export async function runStream(open: OpenStream, sink: Sink, signal: AbortSignal): Promise<void> {
@@ -86,6 +87,13 @@ export async function runStream(open: OpenStream, sink: Sink, signal: AbortSigna
         const batch = await q.eventsAfter(services.db, open.ctx.tenantId, after, open.types, BATCH);
         let text = '';
         for (const e of batch) if (e.payload) text += formatEvent(e.seq, e.payload);
+        // A key revoked (or expired, or rotated out) since the last check gets nothing more, even
+        // between heartbeats: the check reads the key's row, so it holds on every instance.
+        const why = text && live() ? await standing(open.ctx, services.clock.now()) : null;
+        if (why) {
+          if (live()) await sink.write(`: stream ended: ${why}\n\n`);
+          break;
+        }
         if (text && live()) await sink.write(text);
         if (batch.length) after = batch[batch.length - 1].seq;
         if (batch.length === BATCH) due = true;
