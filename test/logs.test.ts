@@ -1,5 +1,7 @@
+import { request } from 'node:http';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { listen } from '../shared/node/http-server';
 import { createLogger } from '../shared/platform/log';
 import { createEngine, integration, type TestEngine } from './harness';
 
@@ -135,5 +137,45 @@ describe('a failed export in the log', () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe('a request its client aborted', () => {
+  /** Sends the start of a body over a real socket, then goes away before sending the rest. */
+  function abortMidBody(port: number, key: string, headers: Record<string, string>) {
+    return new Promise<void>((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/v1/memories', method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers } });
+      req.on('error', () => undefined);
+      req.write('{"observation": "cut sho');
+      setTimeout(() => {
+        req.destroy();
+        setTimeout(resolve, 300);
+      }, 100);
+    });
+  }
+
+  it('is logged as an abort, never as a database outage, and counts as no error response', async () => {
+    const t = await engine.newTenant();
+    const log = captureLog(engine);
+    const { server, address } = await listen(engine.app.fetch, { host: '127.0.0.1', port: 0 });
+    try {
+      await abortMidBody(address.port, t.key, { 'transfer-encoding': 'chunked' });
+      await abortMidBody(address.port, t.key, { 'content-length': '1000' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const lines = log.lines();
+    expect(lines.filter((l) => l.msg === 'database unavailable' || l.msg === 'unhandled error')).toEqual([]);
+    const aborts = lines.filter((l) => l.msg === 'request aborted by the client');
+    expect(aborts, log.text()).toHaveLength(2);
+    expect(aborts.map((l) => [l.level, l.method, l.path])).toEqual([
+      ['info', 'POST', '/v1/memories'],
+      ['info', 'POST', '/v1/memories'],
+    ]);
+    const counted = (await engine.node.services.db.execute(
+      sql`SELECT metric FROM usage_counters WHERE tenant_id = ${t.tenantId} AND metric LIKE 'responses_%'`,
+    )) as unknown as { rows: { metric: string }[] };
+    expect(counted.rows).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@ import { uniqueViolation } from './pg-errors';
 import { allowedMethodsOf } from './method-not-allowed';
 import { countErrorResponse } from './response-counts';
 import type { Services } from './services';
-import { databaseUnavailable, isDatabaseUnavailable } from './unavailable';
+import { databaseUnavailable, isClientAbort, isDatabaseUnavailable } from './unavailable';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -156,6 +156,11 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
   app.onError(async (err, c) => {
     const requestId = c.get('requestId') ?? newId('request');
     const services = c.get('services');
+    if (isClientAbort(err, c.req.raw.signal)) {
+      // Nobody reads this answer; the request is neither an outage nor an error response of the tenant.
+      services?.log.info('request aborted by the client', { request_id: requestId, method: c.req.method, path: c.req.path, ...errorFields(err) });
+      return new Response(null, { status: 499 });
+    }
     const appError = toAppError(err, services, requestId);
     // Per-tenant error responses feed the audit summary (error_count, anomaly_count = 5xx) and
     // the server_errors anomaly window (shared/platform/anomalies.ts).
