@@ -359,6 +359,7 @@ describe('a rotated-out key keeps data access but loses key management', () => {
 
   it('at most one key is in grace: rotating again ends the grace of the key rotated out before', async () => {
     const tenant = await engine.newTenant();
+    engine.clock.advance(1_000); // the keys list is oldest first
     const second = await engine.request('POST', '/v1/keys/rotate', { key: tenant.key });
     engine.clock.advance(1_000);
     const third = await engine.request('POST', '/v1/keys/rotate', { key: second.body.new_key });
@@ -379,6 +380,7 @@ describe('a rotated-out key keeps data access but loses key management', () => {
   it('a key whose grace a rotation ended is refused by another instance on its very next request', async (ctx) => {
     if (engine.node.services.storage === 'embedded') ctx.skip(); // embedded PGlite belongs to one process; the integration run covers this
     const other = await createEngine();
+    other.clock.set(engine.clock.now()); // one time on both instances, as on real ones
     try {
       const tenant = await engine.newTenant();
       const second = (await engine.request('POST', '/v1/keys/rotate', { key: tenant.key })).body.new_key;
