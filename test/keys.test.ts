@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';
 
@@ -205,6 +206,22 @@ describe('signup and verification', () => {
     } finally {
       engine.clock.advance(-HOUR);
     }
+  });
+
+  it('maintenance purges the verification windows of the Postgres limiter once they expired', async () => {
+    const subject = `verify-ip:test-${crypto.randomUUID()}`;
+    const now = engine.clock.now().getTime();
+    for (const [start, expires] of [[now - 3 * HOUR, now - HOUR], [now, now + 2 * HOUR]]) {
+      await engine.node.services.db.execute(
+        sql`INSERT INTO rate_windows (subject, window_start, hits, expires_at) VALUES (${subject}, ${new Date(start).toISOString()}, 3, ${new Date(expires).toISOString()})`,
+      );
+    }
+    const done = await engine.node.runner.maintain();
+    expect(done.expired_rate_windows).toBeGreaterThanOrEqual(1);
+    const left = (await engine.node.services.db.execute(sql`SELECT window_start FROM rate_windows WHERE subject = ${subject}`)) as unknown as {
+      rows: { window_start: string | Date }[];
+    };
+    expect(left.rows.map((r) => new Date(r.window_start).getTime())).toEqual([now]);
   });
 
   it('a token verifies once even when two requests race', async () => {
