@@ -23,35 +23,47 @@ export function blockedRange(ip: string): string | null {
   return range === 'unicast' ? null : range;
 }
 
-/** Why a delivery to `url` is not allowed, or null when it is. */
-export async function destinationProblem(url: string, rule: DestinationRule): Promise<string | null> {
+/**
+ * The rule's verdict on `url`: why it may not be called, or the addresses it was allowed for. A
+ * caller that connects should connect to those addresses, not resolve the name again: a name whose
+ * DNS answers differently on the next lookup (rebinding) would otherwise reach what was refused.
+ * `addresses` is null when nothing was resolved (an IP literal, or `allowInsecure`).
+ */
+export type Destination = { problem: string } | { problem: null; addresses: string[] | null };
+
+export async function checkDestination(url: string, rule: DestinationRule): Promise<Destination> {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return 'is not a valid URL';
+    return { problem: 'is not a valid URL' };
   }
-  if (parsed.protocol !== 'https:' && !(rule.allowInsecure && parsed.protocol === 'http:')) return 'must use https://';
-  if (parsed.username || parsed.password) return 'must not carry credentials';
-  if (rule.allowInsecure) return null;
+  if (parsed.protocol !== 'https:' && !(rule.allowInsecure && parsed.protocol === 'http:')) return { problem: 'must use https://' };
+  if (parsed.username || parsed.password) return { problem: 'must not carry credentials' };
+  if (rule.allowInsecure) return { problem: null, addresses: null };
   // WHATWG URL parsing already normalized 0x7f.1 and friends to dotted IPv4; IPv6 keeps brackets.
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   if (ipaddr.isValid(host)) {
     const range = blockedRange(host);
-    return range ? `points at a ${range} address, which webhooks may not call` : null;
+    return range ? { problem: `points at a ${range} address, which webhooks may not call` } : { problem: null, addresses: null };
   }
   let addresses: string[];
   try {
     addresses = await rule.resolveHost(host);
   } catch {
-    return `host ${host} does not resolve`;
+    return { problem: `host ${host} does not resolve` };
   }
-  if (!addresses.length) return `host ${host} does not resolve`;
+  if (!addresses.length) return { problem: `host ${host} does not resolve` };
   for (const address of addresses) {
     const range = blockedRange(address);
-    if (range) return `host ${host} resolves to a ${range} address, which webhooks may not call`;
+    if (range) return { problem: `host ${host} resolves to a ${range} address, which webhooks may not call` };
   }
-  return null;
+  return { problem: null, addresses };
+}
+
+/** Why a delivery to `url` is not allowed, or null when it is. */
+export async function destinationProblem(url: string, rule: DestinationRule): Promise<string | null> {
+  return (await checkDestination(url, rule)).problem;
 }
 
 /** Workers have no resolver API: ask a DNS-over-HTTPS service for A and AAAA records. */
