@@ -7,7 +7,7 @@ import { createEngine, type TestEngine } from './harness';
 import { testResolveHost } from './standins/dns';
 
 /**
- * DNS rebinding during webhook delivery: the address rule resolves the name and checks every
+ * Where a webhook may connect. DNS rebinding during delivery: the address rule resolves the name and checks every
  * address; the connection must then go to an address that was checked, never to what the name
  * resolves to on a second lookup. Here the rule's resolver (the DNS stand-in) answers a public
  * address for `localhost`, while the system resolver, which a plain fetch would ask again, answers
@@ -46,6 +46,17 @@ describe('webhook delivery and DNS rebinding', () => {
     const log = await engine.request('GET', `/v1/webhooks/${hook.body.webhook_id}/deliveries`, { key: t.key });
     expect(log.body.deliveries[0]).toMatchObject({ success: false });
     expect(connections).toBe(0);
+  });
+});
+
+describe('webhook URLs that write a local IPv4 address in IPv6', () => {
+  it('are refused with 422 naming url', async () => {
+    const t = await engine.newTenant('pro');
+    for (const url of ['https://[::127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://[64:ff9b::169.254.169.254]/', 'https://[2002:a00:1::]/hook']) {
+      const res = await engine.request('POST', '/v1/webhooks', { key: t.key, body: { url, events: ['memory.created'] } });
+      expect(res.status, url).toBe(422);
+      expect(res.body.details, url).toEqual([{ path: 'url', message: expect.stringMatching(/loopback|private|linkLocal/) }]);
+    }
   });
 });
 
