@@ -50,6 +50,33 @@ describe('outbound address rule', () => {
     }
   });
 
+  it('refuses IPv6 forms that carry a loopback or private IPv4 address, and passes those that carry a public one', async () => {
+    const resolveHost = dohResolver(endpoint);
+    for (const [ip, range] of [
+      ['::127.0.0.1', 'loopback'], // IPv4-compatible, as a DNS answer may write it
+      ['::7f00:1', 'loopback'], // the same, as WHATWG URL normalizes [::127.0.0.1]
+      ['::a00:1', 'private'],
+      ['::a9fe:a9fe', 'linkLocal'],
+      ['::ffff:7f00:1', 'loopback'], // IPv4-mapped
+      ['::ffff:0:7f00:1', 'loopback'], // IPv4-translated
+      ['64:ff9b::7f00:1', 'loopback'], // NAT64, well-known prefix
+      ['64:ff9b::a9fe:a9fe', 'linkLocal'],
+      ['2002:7f00:1::', 'loopback'], // 6to4
+      ['2002:c0a8:101::1', 'private'],
+      ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], // Teredo client 127.0.0.1, stored inverted
+    ]) {
+      expect(blockedRange(ip), ip).toBe(range);
+    }
+    // Written in IPv6, a public IPv4 address is that address; the translation ranges stay refused.
+    expect(blockedRange('::808:808')).toBeNull();
+    expect(blockedRange('::ffff:8.8.8.8')).toBeNull();
+    expect(blockedRange('64:ff9b::808:808')).toBe('rfc6052');
+    expect(blockedRange('2002:808:808::1')).toBe('6to4');
+    for (const url of ['https://[::127.0.0.1]/', 'https://[::ffff:127.0.0.1]/', 'https://[64:ff9b::127.0.0.1]/', 'https://[::10.1.2.3]:8443/x', 'https://[2002:7f00:1::]/']) {
+      expect(await destinationProblem(url, { allowInsecure: false, resolveHost }), url).toMatch(/loopback|private/);
+    }
+  });
+
   it('resolves A and AAAA over DNS-over-HTTPS and refuses a name with any private address', async () => {
     const resolveHost = dohResolver(endpoint);
     expect((await resolveHost('public.test')).sort()).toEqual(['2606:2800:220:1::248', '93.184.216.34']);

@@ -4,7 +4,7 @@ import { sendMail } from '../../shared/jobs/mail';
 import type { JobHandler } from '../../shared/jobs/outbox';
 import { systemCtx } from '../../shared/platform/context';
 import { newId } from '../../shared/platform/ids';
-import { destinationProblem } from '../../shared/platform/outbound';
+import { checkDestination } from '../../shared/platform/outbound';
 import type { Services } from '../../shared/platform/services';
 import { DAY } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
@@ -68,17 +68,21 @@ async function readCapped(res: Response, cap: number): Promise<string> {
 async function send(services: Services, hook: q.WebhookRow, event: EventPayload, now: Date): Promise<Outcome> {
   const started = Date.now();
   const took = () => Date.now() - started;
-  const blocked = await destinationProblem(hook.url, { allowInsecure: services.config.WEBHOOKS_ALLOW_INSECURE, resolveHost: services.resolveHost });
-  if (blocked) return { statusCode: 0, success: false, error: `Not sent: the URL ${blocked}`, durationMs: took() };
+  const checked = await checkDestination(hook.url, { allowInsecure: services.config.WEBHOOKS_ALLOW_INSECURE, resolveHost: services.resolveHost });
+  if (checked.problem !== null) return { statusCode: 0, success: false, error: `Not sent: the URL ${checked.problem}`, durationMs: took() };
   const body = formatBody(hook.format, event);
   try {
-    const res = await fetch(hook.url, {
+    const init: RequestInit = {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'engram-webhooks/1', ...signatureHeaders(liveSecrets(hook, now), event.id, now, body) },
       body,
       redirect: 'manual',
       signal: AbortSignal.timeout(services.config.WEBHOOK_TIMEOUT_MS),
-    });
+    };
+    // Node connects to the addresses just checked, so a name cannot resolve elsewhere in between.
+    // Workers have no such hook, and need none for this: their fetch cannot reach private or
+    // loopback addresses (nor the metadata service), so a rebound name fails there on its own.
+    const res = checked.addresses && services.fetchAt ? await services.fetchAt(hook.url, init, checked.addresses) : await fetch(hook.url, init);
     const text = await readCapped(res, RESPONSE_CAP_BYTES);
     if (res.status >= 200 && res.status < 300) return { statusCode: res.status, success: true, error: null, durationMs: took() };
     const why = res.status >= 300 && res.status < 400 ? 'redirect not followed' : `receiver answered ${res.status}`;

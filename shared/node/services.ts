@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { hash } from 'node:crypto';
+import { fetchAt } from './fetch-at';
 import type { Config } from '../platform/config';
 import { CounterStore } from '../platform/counters';
 import { EventBus } from '../platform/event-bus';
@@ -85,6 +86,7 @@ export async function createNodeServices(
     docsScript: nodeDocsScript,
     signingKey: nodeSigningKey(config, log, { sharedDatabase: !embedded }),
     resolveHost: opts.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address)),
+    fetchAt,
   };
   runner = new NodeRunner(services, opts.maintenance ?? platformMaintenance);
   return {

@@ -7,7 +7,7 @@ import { configuredSigningKey, generateSigningKeyPem, importSigningKey, lazySign
 export const KEY_FILE = 'trace-signing-key.pem';
 
 /**
- * Where a Node deployment's trace signing key comes from (DESIGN §5 "Traces", key custody):
+ * Where a Node deployment's trace signing key comes from:
  * - `TRACE_SIGNING_KEY` (PKCS#8 PEM) when set: the only choice that works for several instances
  *   sharing one Postgres, since all of them must sign with one key;
  * - else a key generated on first start and kept in `DATA_DIR/trace-signing-key.pem`, readable by
@@ -23,7 +23,7 @@ export function nodeSigningKey(config: Config, log: Logger, opts: { sharedDataba
     log.warn('TRACE_SIGNING_KEY is not set: traces are signed with a key generated in DATA_DIR; instances sharing this database must share one key (set TRACE_SIGNING_KEY)');
   }
   const path = join(config.DATA_DIR, KEY_FILE);
-  return eager(lazySigningKey(async () => importSigningKey(await keyFile(path, log))), log);
+  return eager(lazySigningKey(async () => importSigningKey(await keptSigningKeyPem(path, log))), log);
 }
 
 function eager(source: SigningKeySource, log: Logger): SigningKeySource {
@@ -31,7 +31,12 @@ function eager(source: SigningKeySource, log: Logger): SigningKeySource {
   return source;
 }
 
-async function keyFile(path: string, log: Logger): Promise<string> {
+/**
+ * The PEM kept at `path`: read (tightened to owner-only if looser), or generated and written there
+ * on first use. Also what `npm run worker:dev` hands the local worker, so its traces verify across
+ * restarts like a deployment's.
+ */
+export async function keptSigningKeyPem(path: string, log: Logger): Promise<string> {
   try {
     const { mode } = await stat(path);
     if (mode & 0o077) {

@@ -72,6 +72,12 @@ export interface Services {
   scheduleJobs?(delayMs: number): void;
   /** The addresses a host name resolves to, for the outbound address rule (webhooks). */
   resolveHost(hostname: string): Promise<string[]>;
+  /**
+   * Node: `fetch` that connects to `addresses` (those the address rule checked) instead of resolving
+   * the URL's name again, keeping the name for TLS and the Host header. Unset on Workers, whose
+   * fetch cannot reach private or loopback addresses whatever a name resolves to.
+   */
+  fetchAt?(url: string, init: RequestInit, addresses: string[]): Promise<Response>;
   /** The key that signs sealed traces; rejects with 503 where none is configured. */
   signingKey: SigningKeySource;
   jobHandlers: JobHandlers;

@@ -7,13 +7,23 @@
 //   4. Embeddings: the offline Universal Sentence Encoder behind a local OpenAI-compatible
 //      /v1/embeddings (unless EMBEDDING_PROVIDER is set), so semantic search is real.
 //   5. With REDIS_URL: the Upstash REST stand-in in front of it (else rate limits use Postgres).
-//   6. wrangler dev --local --test-scheduled with the bindings as --var (they win over .dev.vars).
+//   6. The QStash stand-in (unless QSTASH_TOKEN is set): a commit's jobs (webhook deliveries, mail)
+//      are called back at once, as in production, instead of waiting for the cron trigger.
+//   7. The trace signing key: TRACE_SIGNING_KEY if set, else one generated on first start and kept
+//      in DATA_DIR/trace-signing-key.pem (owner-only, git-ignored), so traces verify across restarts.
+//   8. wrangler dev --local --test-scheduled with the bindings as --var (they win over .dev.vars).
 // Env: PORT (8787), DATABASE_URL, REDIS_URL, ADMIN_TOKEN (random if unset, printed), EMBEDDINGS_PORT
-// (8788), INSPECTOR_PORT (wrangler's default 9229), PUBLIC_URL. Arguments go on to wrangler dev.
+// (8788), INSPECTOR_PORT (wrangler's default 9229), PUBLIC_URL, DATA_DIR (./.data). Every other
+// setting of the service found in the environment (WEBHOOKS_ALLOW_INSECURE, LOG_LEVEL, ...) reaches
+// the worker as a binding. Arguments go on to wrangler dev.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { openPostgres } from '../../shared/node/database';
+import { KEY_FILE, keptSigningKeyPem } from '../../shared/node/signing-key';
+import { configSchema } from '../../shared/platform/config';
+import { createLogger } from '../../shared/platform/log';
+import { startFakeQstash } from './fake-qstash';
 import { startEmbeddingsServer, EMBEDDINGS_MODEL } from './embeddings-server';
 import { startNeonWsProxy } from './neon-ws-proxy';
 import { startUpstashProxy } from './upstash-redis-proxy';
@@ -22,6 +32,18 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const env = process.env;
 const say = (line: string) => console.log(`[worker:dev] ${line}`);
 const stops: Array<() => Promise<unknown>> = [];
+
+/** Settings that describe this process, not the worker: they are not passed on as bindings. */
+const NOT_FOR_THE_WORKER = new Set(['PORT', 'HOST', 'DATA_DIR', 'REDIS_URL', 'PGLITE_FSYNC', 'TRUST_PROXY']);
+
+/** The service's settings present in the environment, as the worker's bindings. */
+function settingsFromEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.keys(configSchema.shape)
+      .filter((name) => !NOT_FOR_THE_WORKER.has(name) && env[name] !== undefined)
+      .map((name) => [name, env[name]!]),
+  );
+}
 
 /** .ci/services.sh prints only `export NAME=value` lines on stdout. */
 function ciServices(): Promise<{ DATABASE_URL: string; REDIS_URL?: string }> {
@@ -42,7 +64,8 @@ function ciServices(): Promise<{ DATABASE_URL: string; REDIS_URL?: string }> {
 async function main() {
   const port = Number(env.PORT ?? 8787);
   const services = env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL, REDIS_URL: env.REDIS_URL } : await ciServices();
-  const vars: Record<string, string> = { DATABASE_URL: services.DATABASE_URL };
+  const vars: Record<string, string> = { ...settingsFromEnv(), DATABASE_URL: services.DATABASE_URL };
+  if (vars.WEBHOOKS_ALLOW_INSECURE) say(`WEBHOOKS_ALLOW_INSECURE=${vars.WEBHOOKS_ALLOW_INSECURE}: webhooks may call http:// and local addresses`);
 
   const database = openPostgres(services.DATABASE_URL, 1);
   try {
@@ -72,6 +95,23 @@ async function main() {
   }
 
   vars.PUBLIC_URL = env.PUBLIC_URL ?? `http://127.0.0.1:${port}`;
+
+  if (!env.QSTASH_TOKEN) {
+    const keys = { token: randomBytes(16).toString('hex'), currentSigningKey: `sig_${randomBytes(16).toString('hex')}`, nextSigningKey: `sig_${randomBytes(16).toString('hex')}` };
+    const qstash = await startFakeQstash({ ...keys, port: Number(env.QSTASH_FAKE_PORT ?? 0) });
+    stops.push(() => qstash.close());
+    Object.assign(vars, { QSTASH_URL: qstash.url, QSTASH_TOKEN: keys.token, QSTASH_CURRENT_SIGNING_KEY: keys.currentSigningKey, QSTASH_NEXT_SIGNING_KEY: keys.nextSigningKey });
+    say(`qstash: the stand-in at ${qstash.url} calls ${vars.PUBLIC_URL} back for every job`);
+  }
+
+  if (!env.TRACE_SIGNING_KEY) {
+    const dataDir = env.DATA_DIR && !env.DATA_DIR.includes('://') ? env.DATA_DIR : join(ROOT, '.data');
+    const path = resolve(dataDir, KEY_FILE);
+    const pem = await keptSigningKeyPem(path, createLogger('info'));
+    // One line with literal \n, as an operator stores the secret (an argument keeps no newline safely).
+    vars.TRACE_SIGNING_KEY = pem.trim().replace(/\n/g, '\\n');
+    say(`trace signing key: ${path}`);
+  }
   const adminToken = env.ADMIN_TOKEN ?? `dev-${randomBytes(18).toString('base64url')}`;
   vars.ADMIN_TOKEN = adminToken;
 

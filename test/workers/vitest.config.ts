@@ -10,7 +10,8 @@ import { defineConfig } from 'vitest/config';
  * `provide`s the bindings:
  *  - workerd: tests run inside workerd next to the worker (@cloudflare/vitest-plugin); the bindings
  *    reach miniflare through the plugin's options callback, whose `inject` reads provided values.
- *  - wrangler-dev: a Node test that runs the real `wrangler dev` CLI with the bindings as `--var`s.
+ *  - wrangler-dev: Node tests that run the real `wrangler dev` CLI with the bindings as `--var`s,
+ *    and `npm run worker:dev` as a developer starts it.
  */
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -34,7 +35,7 @@ export default defineConfig({
           name: 'workerd',
           root,
           include: ['test/workers/**/*.test.ts'],
-          exclude: ['test/workers/wrangler-dev.test.ts'],
+          exclude: ['test/workers/wrangler-dev.test.ts', 'test/workers/worker-dev.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },
@@ -44,7 +45,7 @@ export default defineConfig({
           name: 'wrangler-dev',
           root,
           environment: 'node',
-          include: ['test/workers/wrangler-dev.test.ts'],
+          include: ['test/workers/wrangler-dev.test.ts', 'test/workers/worker-dev.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 90_000,
         },
