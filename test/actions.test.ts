@@ -452,6 +452,38 @@ describe('team mode', () => {
   });
 });
 
+describe('whose approval team a reviewer is in', () => {
+  it("joining someone else's team as readonly puts none of one's actions before that team: neither listed nor decidable there", async () => {
+    const [submitter, teamOwner, teammate, unrelated] = await Promise.all(['pro', 'pro', 'pro', 'pro'].map(() => engine.newTenant('pro')));
+    await h.team(teamOwner, [
+      [submitter, 'readonly'],
+      [teammate, 'member'],
+    ]);
+    expect((await h.settings(submitter, { approval_mode: 'team' })).status).toBe(200);
+    const id = await h.pending(submitter);
+    const unknown = await h.decide(unrelated, 'act_0000000000000000000000');
+    for (const reviewer of [teamOwner, teammate]) {
+      expect((await h.call(reviewer, 'GET', '/v1/approvals?scope=team')).body.total).toBe(0);
+      const tried = await h.decide(reviewer, id);
+      expect([tried.status, tried.body.code]).toEqual([unknown.status, unknown.body.code]);
+    }
+    expect((await h.poll(submitter, id)).body.status).toBe('pending_review');
+  });
+
+  it('a submitter who is a member of the team has its actions listed and decided there, by the same rule', async () => {
+    const [submitter, teamOwner, readonly] = await Promise.all(['pro', 'pro', 'pro'].map(() => engine.newTenant('pro')));
+    await h.team(teamOwner, [
+      [submitter, 'member'],
+      [readonly, 'readonly'],
+    ]);
+    expect((await h.settings(submitter, { approval_mode: 'team' })).status).toBe(200);
+    const id = await h.pending(submitter);
+    expect((await h.call(teamOwner, 'GET', '/v1/approvals?scope=team')).body.approvals.map((a: { approval_id: string }) => a.approval_id)).toEqual([id]);
+    expect((await h.decide(readonly, id)).status).toBe(403);
+    expect((await h.decide(teamOwner, id)).body.status).toBe('approved');
+  });
+});
+
 describe('enterprise mode', () => {
   async function enterpriseSetup(settings: Record<string, unknown> = {}) {
     const [owner, admin, member, member2, readonly] = await Promise.all(['enterprise', 'pro', 'pro', 'pro', 'pro'].map((tier) => engine.newTenant(tier as 'pro')));
@@ -500,6 +532,21 @@ describe('enterprise mode', () => {
     const refused = await h.decide(member, next);
     expect([refused.status, refused.body.code]).toEqual([403, 'FORBIDDEN']);
     expect((await h.decide(admin, next)).body.status).toBe('approved');
+  });
+});
+
+describe('require_manager', () => {
+  it('is never met by the submitter itself, though it owns the team', async () => {
+    const [owner, member, admin] = await Promise.all(['enterprise', 'pro', 'pro'].map((tier) => engine.newTenant(tier as 'pro')));
+    await h.team(owner, [
+      [member, 'member'],
+      [admin, 'admin'],
+    ]);
+    expect((await h.settings(owner, { approval_mode: 'enterprise', min_approvals: 2, require_manager: true })).status).toBe(200);
+    const id = await h.pending(owner);
+    expect((await h.decide(member, id)).body).toMatchObject({ status: 'pending_review', approvals: 1 });
+    expect((await h.decide(owner, id)).body).toMatchObject({ status: 'pending_review', approvals: 2 });
+    expect((await h.decide(admin, id)).body).toMatchObject({ status: 'approved', approvals: 3 });
   });
 });
 

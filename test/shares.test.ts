@@ -120,7 +120,8 @@ describe('token check and join', () => {
     });
     expect((await check('st_doesnotexist')).body).toEqual({ valid: false, already_accepted: false, expires_at: null, error: 'not_found' });
     await h.join(recipient, token);
-    expect((await check(token)).body).toMatchObject({ valid: true, already_accepted: true });
+    // Accepted: the token no longer says whose share it is or what it grants.
+    expect((await check(token)).body).toEqual({ valid: true, already_accepted: true, expires_at: ok.body.expires_at, error: null });
     const expired = await h.later(31 * DAY, () => check(token));
     expect(expired.body).toEqual({ valid: false, already_accepted: true, expires_at: ok.body.expires_at, error: 'expired' });
   });

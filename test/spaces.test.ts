@@ -58,9 +58,10 @@ describe('create', () => {
       expect(res.body.code).toBe('VALIDATION_ERROR');
       expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
     }
-    const ok = await h.createSpace(t, { name: 'x'.repeat(100), description: 'd'.repeat(500), allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8', 'team:team_abc'] });
+    const team = (await engine.request('POST', '/v1/teams', { key: t.key, body: { name: 'mine' } })).body.team_id;
+    const ok = await h.createSpace(t, { name: 'x'.repeat(100), description: 'd'.repeat(500), allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8', `team:${team}`] });
     expect(ok.status).toBe(201);
-    expect(ok.body.allowed_tenant_ids).toEqual(['ten_2aB9xQ7mLp0cRt5VwZ1yK8', 'team:team_abc']);
+    expect(ok.body.allowed_tenant_ids).toEqual(['ten_2aB9xQ7mLp0cRt5VwZ1yK8', `team:${team}`]);
     const junk = await engine.request('POST', '/v1/context-spaces', { key: t.key, raw: '{nope', headers: { 'content-type': 'application/json' } });
     expect(junk.status).toBe(400);
   });

@@ -164,6 +164,31 @@ describe('a team member stores into a space that grants the team', () => {
   });
 });
 
+describe('who may grant a team a space', () => {
+  it('owner, admin and member may list team:<id>; a readonly member or an outsider gets the answer of an unknown team, on create and PUT', async () => {
+    const { admin, member, readonly, outsider, team } = await teamSpace();
+    for (const who of [admin, member]) {
+      const made = await h.createSpace(who, { name: 'for the team', allowed_tenant_ids: [`team:${team}`] });
+      expect(made.status, made.text).toBe(201);
+    }
+    const unknown = await h.createSpace(readonly, { name: 'x', allowed_tenant_ids: ['team:team_doesnotexist00'] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.code).toBe('VALIDATION_ERROR');
+    const answer = (res: { status: number; body: { code: string; details: { path: string; message: string }[] } }) => ({
+      status: res.status,
+      code: res.body.code,
+      details: res.body.details.map((d) => ({ ...d, message: d.message.replace(team, '<team>').replace('team_doesnotexist00', '<team>') })),
+    });
+    for (const who of [readonly, outsider]) {
+      const pushed = await h.createSpace(who, { name: 'push', allowed_tenant_ids: [`team:${team}`] });
+      expect(answer(pushed)).toEqual(answer(unknown));
+      const own = await h.createSpace(who, { name: 'own' });
+      const put = await call(who, 'PUT', `/v1/context-spaces/${own.body.space_id}`, { allowed_tenant_ids: [`team:${team}`] });
+      expect(answer(put)).toEqual(answer(unknown));
+    }
+  });
+});
+
 describe('who may not store', () => {
   it('a readonly member, a tenant listed by id, and every member when the space does not allow team writes get 403 FORBIDDEN', async () => {
     const { owner, team, readonly, spaceId } = await teamSpace();

@@ -151,3 +151,60 @@ describe('teams', () => {
     expect((await call(pro, 'POST', '/v1/teams', { name: 'x'.repeat(101) })).status).toBe(400);
   });
 });
+
+describe('invitations and rosters reveal no more than they must', () => {
+  const UNKNOWN_INVITATION = 'inv_0000000000000000000000';
+
+  it('an invitation sent to someone else answers exactly as an id that names nothing', async () => {
+    const [owner, grace, mallory] = [await engine.newTenant('pro'), await engine.newTenant('pro'), await engine.newTenant('pro')];
+    const team = (await call(owner, 'POST', '/v1/teams', { name: 'Ops' })).body.team_id;
+    const invited = await call(owner, 'POST', `/v1/teams/${team}/invite`, { email: grace.email });
+    const unknown = await call(mallory, 'POST', '/v1/teams/join', { invitation_id: UNKNOWN_INVITATION });
+    const stolen = await call(mallory, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.code).toBe('INVALID_TOKEN');
+    expect({ status: stolen.status, code: stolen.body.code, message: stolen.body.message }).toEqual({ status: unknown.status, code: unknown.body.code, message: unknown.body.message });
+    // Spent or expired, it still says nothing to anyone else.
+    expect((await call(grace, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id })).status).toBe(200);
+    expect((await call(mallory, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id })).body.message).toBe(unknown.body.message);
+  });
+
+  it('an invitation stops working once its sender may no longer invite: removed or demoted', async () => {
+    const [owner, admin, second, third] = await Promise.all(['pro', 'pro', 'pro', 'pro'].map(() => engine.newTenant('pro')));
+    const team = (await call(owner, 'POST', '/v1/teams', { name: 'Finance' })).body.team_id;
+    await addMember(owner, team, admin, 'admin');
+    const toSecond = await call(admin, 'POST', `/v1/teams/${team}/invite`, { email: second.email, role: 'admin' });
+    const toThird = await call(admin, 'POST', `/v1/teams/${team}/invite`, { email: third.email, role: 'member' });
+    expect(toSecond.status, toSecond.text).toBe(201);
+
+    expect((await call(owner, 'PUT', `/v1/teams/${team}/members/${admin.tenantId}`, { role: 'member' })).status).toBe(200);
+    const demoted = await call(third, 'POST', '/v1/teams/join', { invitation_id: toThird.body.invitation_id });
+    expect(demoted.status).toBe(400);
+    expect(demoted.body.code).toBe('INVALID_TOKEN');
+
+    expect((await call(owner, 'DELETE', `/v1/teams/${team}/members/${admin.tenantId}`)).status).toBe(204);
+    const removed = await call(second, 'POST', '/v1/teams/join', { invitation_id: toSecond.body.invitation_id });
+    expect(removed.status).toBe(400);
+    expect(removed.body.code).toBe('INVALID_TOKEN');
+    expect((await call(second, 'GET', `/v1/teams/${team}`)).status).toBe(404);
+    expect((await call(owner, 'GET', `/v1/teams/${team}`)).body.member_count).toBe(1);
+  });
+
+  it('the owner and admins see the whole roster; a member or readonly member sees itself and the owner', async () => {
+    const [owner, admin, member, readonly] = await Promise.all(['pro', 'pro', 'pro', 'pro'].map(() => engine.newTenant('pro')));
+    const team = (await call(owner, 'POST', '/v1/teams', { name: 'Support' })).body.team_id;
+    await addMember(owner, team, admin, 'admin');
+    await addMember(owner, team, member, 'member');
+    await addMember(owner, team, readonly, 'readonly');
+    const ids = (res: { body: { members: { tenant_id: string }[] } }) => res.body.members.map((m) => m.tenant_id).sort();
+    const everyone = [owner, admin, member, readonly].map((t) => t.tenantId).sort();
+    for (const who of [owner, admin]) expect(ids(await call(who, 'GET', `/v1/teams/${team}`))).toEqual(everyone);
+    for (const who of [member, readonly]) {
+      const seen = await call(who, 'GET', `/v1/teams/${team}`);
+      expect(ids(seen)).toEqual([owner.tenantId, who.tenantId].sort());
+      expect(seen.body.member_count).toBe(4);
+      const listed = await call(who, 'GET', '/v1/teams');
+      expect(ids({ body: listed.body.teams[0] })).toEqual([owner.tenantId, who.tenantId].sort());
+    }
+  });
+});

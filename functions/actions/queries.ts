@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import { actions, auditLog, controlSettings } from '../../schema';
 import type { ActionState } from '../../schema/actions';
+import { reviewerMemberships } from '../../shared/control/approvals';
 import type { ControlSettings } from '../../shared/control/settings';
 import { snapshotSettings, statesHolding } from '../../shared/memory/edge-history';
 import type { MemoryDto } from '../../shared/memory/rows';
@@ -36,14 +37,12 @@ export async function queue(db: DbOrTx, tenantId: string, status: ActionState | 
 }
 
 /**
- * The team review queue of `reviewerTenantId`: actions of the other tenants it shares a team with,
- * submitted in team or enterprise mode (the ones it may decide, or see decided), oldest submission
- * first. The membership is checked in the query, as for a decision.
+ * The team review queue of `reviewerTenantId`: actions of the other tenants whose approval team it
+ * is in, submitted in team or enterprise mode (the ones it may decide, or see decided), oldest
+ * submission first. The same rule as for a decision (approvals.reviewerMemberships).
  */
 export async function teamQueue(db: DbOrTx, reviewerTenantId: string, status: ActionState | undefined, page: PageInput) {
-  const teammates = sql`${actions.tenantId} IN (
-    SELECT other.tenant_id FROM team_members me JOIN team_members other ON other.team_id = me.team_id
-    WHERE me.tenant_id = ${reviewerTenantId} AND other.tenant_id <> ${reviewerTenantId})`;
+  const teammates = sql`${actions.tenantId} <> ${reviewerTenantId} AND EXISTS (${reviewerMemberships(sql`${actions.tenantId}`, reviewerTenantId)})`;
   const where: SQL[] = [eq(actions.reviewable, true), sql`${actions.approvalMode} IN ('team', 'enterprise')`, teammates];
   if (status) where.push(eq(actions.status, status));
   const [found, [{ n }]] = await Promise.all([

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
-import { type Grant, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
+import { type Grant, type GrantReader, grantsExist, grantsFromJson, grantsJson, live, narrow, readableBy, type Scope, type TenantScope } from '../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import { clamp01, keepsVectorPlans, nearestInTenant, nearestMemories, sessionsSearch, vectorRead, vectorSearchSettings } from '../../shared/memory/vector-search';
 import { type DbOrTx, inList, pgArray, preparedRows, preparedRowsWithNext, readWithSettings, rows, rowsAndCommit, rowsOf, type StorageKind, type Tx } from '../../shared/platform/db';
@@ -484,13 +484,13 @@ export interface CandidateList {
  * caller may read starts with its own store and learns in the same round trip whether it has
  * grants at all (most tenants have none).
  */
-function withGrants(tenantId: string | null, found: SQL, order: SQL): SQL {
-  if (!tenantId) return found;
-  return sql`WITH grants AS (SELECT ${grantsJson(tenantId)} AS list), found AS (${found})
+function withGrants(reader: GrantReader | null, found: SQL, order: SQL): SQL {
+  if (!reader) return found;
+  return sql`WITH grants AS (SELECT ${grantsJson(reader)} AS list), found AS (${found})
              SELECT g.list AS grants_json, f.* FROM grants g LEFT JOIN found f ON true ORDER BY ${order}`;
 }
 
-function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: string | null): CandidateList {
+function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: GrantReader | null): CandidateList {
   if (!withGrantsOf) return { rows: found };
   return { rows: found.filter((r) => r.id !== null), grants: grantsFromJson(found[0].grants_json) };
 }
@@ -507,7 +507,7 @@ export async function semanticCandidates(
   scope: TenantScope,
   vector: string,
   n: number,
-  grantsOf: string | null = null,
+  grantsOf: GrantReader | null = null,
   wholeStoreOf: string | null = null,
 ): Promise<CandidateList> {
   const keepPlan = wholeStoreOf !== null && keepsVectorPlans(storage, n);
@@ -556,7 +556,7 @@ export async function keywordCandidates(
   text: string,
   n: number,
   source: CorpusSource = { kind: 'scope' },
-  grantsOf: string | null = null,
+  grantsOf: GrantReader | null = null,
 ): Promise<CandidateList> {
   if (source.kind === 'scope') return listOf(await rows<Ranked>(db, withGrants(grantsOf, fromScope(scope, text, n), KEYWORD_ORDER)), grantsOf);
   // Over the whole store every step is an index lookup whatever the tenant or the words, so the
@@ -744,7 +744,7 @@ export async function plainSemanticSearch(
   tenantId: string,
   own: TenantScope,
   vector: string,
-  page: { limit: number; minScore: number; checkGrants: boolean; wholeStore: boolean },
+  page: { limit: number; minScore: number; checkGrants: GrantReader | false; wholeStore: boolean },
   who: Recaller,
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
@@ -756,7 +756,7 @@ export async function plainSemanticSearch(
     db,
     storage,
     page.limit,
-    sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
+    sql`WITH grants AS (SELECT ${page.checkGrants ? grantsExist(page.checkGrants) : sql`false`} AS exist),
         found AS (${nearest}),
         ${recallWrites(tenantId, hits, who, detail, sql`NOT (SELECT exist FROM grants)`)}
         SELECT g.exist AS grants_exist, f.* FROM grants g LEFT JOIN found f ON true ORDER BY f.distance, f.id`,
@@ -780,7 +780,7 @@ async function filteredSemanticSearch(
   tenantId: string,
   own: TenantScope,
   vector: string,
-  page: { limit: number; minScore: number; checkGrants: boolean },
+  page: { limit: number; minScore: number; checkGrants: GrantReader | false },
   who: Recaller,
   detail: RecallDetail,
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
@@ -788,7 +788,7 @@ async function filteredSemanticSearch(
   const keep = sql`SELECT set_config('engram.near', coalesce((SELECT jsonb_agg(jsonb_build_array(n.id, n.similarity::text)) FROM (${nearest}) n), '[]')::text, true)`;
   const statement = sql`WITH near AS MATERIALIZED (
           SELECT (e->>0)::uuid AS id, (e->>1)::float8 AS similarity FROM jsonb_array_elements(current_setting('engram.near')::jsonb) e),
-        grants AS (SELECT ${page.checkGrants ? grantsExist(tenantId) : sql`false`} AS exist),
+        grants AS (SELECT ${page.checkGrants ? grantsExist(page.checkGrants) : sql`false`} AS exist),
         unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(ARRAY(SELECT id FROM near))),
         found AS MATERIALIZED (SELECT ${COLUMNS} FROM unscoped m WHERE ${own}),
         ${recallWrites(tenantId, sql`ARRAY(SELECT f.id FROM found f JOIN near n ON n.id = f.id WHERE greatest(0, least(1, n.similarity)) >= ${page.minScore}::float8)`, who, detail, sql`NOT (SELECT exist FROM grants)`)}

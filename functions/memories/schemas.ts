@@ -95,7 +95,8 @@ const csv = z
   .pipe(z.array(tag).max(MAX_TAGS));
 
 const Scope = z.enum(['all', 'own', 'shared']).default('all').openapi({
-  description: '`own` memories, memories `shared` with you through accepted shares, or `all`',
+  description:
+    '`own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`.',
 });
 
 /** The spec names `total`; existing clients also read `total_count`, so both. */

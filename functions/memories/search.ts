@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import { activeGrants, type Grant, type TenantScope } from '../../shared/memory/access';
+import { activeGrants, type Grant, type GrantReader, type TenantScope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import { clamp01 } from '../../shared/memory/vector-search';
 import type { TenantCtx } from '../../shared/platform/context';
@@ -85,6 +85,15 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
   };
 }
 
+/**
+ * Which grants the search reads: accepted shares always; the spaces that list the caller only when
+ * the search names them (the shared scope or a space_id), never in a default search.
+ */
+const grantReader = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>): GrantReader => ({
+  tenantId: ctx.tenantId,
+  listedSpaces: query.scope === 'shared' || !!query.space_id,
+});
+
 /** No tag, agent or space filter: with no grants, the search reads the tenant's whole store. */
 const unfiltered = (query: z.infer<typeof SearchQuery>) => !query.tags?.length && !query.agent_id && !query.space_id;
 
@@ -104,7 +113,7 @@ const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.s
  * bookkeeping (queries.plainSemanticSearch). Null when grants turned up: the caller ranks with them.
  */
 async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, vector: string): Promise<Hit[] | null> {
-  const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all', wholeStore: unfiltered(query) };
+  const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all' && grantReader(ctx, query), wholeStore: unfiltered(query) };
   const found = await q.plainSemanticSearch(ctx.db, ctx.services.storage, ctx.tenantId, readable(ctx, query, []), vector, page, ctx, recallDetail(query));
   if (found.grantsExist) return null;
   return found.rows.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) })).filter((h) => h.score >= query.min_score);
@@ -120,7 +129,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
     // Recency blending and fusion re-rank, so fetch more than asked for; a plain semantic search does not.
     const n = query.mode === 'semantic' && query.recency_weight === 0 ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
     // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
-    const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? tenantId : null);
+    const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? grantReader(ctx, query) : null);
     const none: q.CandidateList = { rows: [] };
     const semanticList = async () => (query.mode === 'keyword' ? none : q.semanticCandidates(ctx.db, ctx.services.storage, where, await embedding, n, grantsOf('semantic'), query.scope !== 'shared' && !grants.length && unfiltered(query) ? tenantId : null));
     const keywordList = async () => (query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword')));
@@ -133,7 +142,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
   };
   // Most tenants have no grants: a search of everything readable starts with the caller's own store
   // and reads the grants in the same statement; it searches again only when grants turn up.
-  let found = await (query.scope === 'shared' ? candidatesFor(await activeGrants(ctx.db, tenantId, now), false) : candidatesFor([], query.scope === 'all'));
+  let found = await (query.scope === 'shared' ? candidatesFor(await activeGrants(ctx.db, grantReader(ctx, query)), false) : candidatesFor([], query.scope === 'all'));
   if (query.scope === 'all' && found.grants.length) found = await candidatesFor(found.grants, false);
   const { where, vector, semantic, keyword } = found;
   if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);

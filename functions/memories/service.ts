@@ -14,9 +14,13 @@ import { adjustLiveMemories } from '../../shared/platform/usage';
 import * as q from './queries';
 import { type ListQuery, ListPaging, type PatchBody } from './schemas';
 
-/** The caller's readable scope: its own memories and, unless `own`, what accepted shares expose. */
-async function readable(ctx: TenantCtx, scope: Scope, filters: q.Filters) {
-  const grants = scope === 'own' ? [] : await activeGrants(ctx.db, ctx.tenantId, ctx.now);
+/**
+ * The caller's readable scope: its own memories and, unless `own`, what accepted shares expose; the
+ * spaces that list the caller count only when the read names them (`named`: the shared scope, a
+ * space_id or the memory's id), never in a default read.
+ */
+async function readable(ctx: TenantCtx, scope: Scope, filters: q.Filters, named = scope === 'shared' || !!filters.spaceId) {
+  const grants = scope === 'own' ? [] : await activeGrants(ctx.db, { tenantId: ctx.tenantId, listedSpaces: named });
   return q.whereReadable(ctx.tenantId, grants, scope, ctx.now, filters);
 }
 
@@ -28,7 +32,7 @@ export async function list(ctx: TenantCtx, query: z.infer<typeof ListQuery>) {
 }
 
 export async function get(ctx: TenantCtx, input: { id: string }) {
-  const row = await q.findIn(ctx.db, await readable(ctx, 'all', {}), input.id);
+  const row = await q.findIn(ctx.db, await readable(ctx, 'all', {}, true), input.id);
   if (!row) throw notFound('Memory');
   return q.toMemoryDto(row);
 }

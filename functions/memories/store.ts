@@ -68,7 +68,8 @@ function targetLookups(ctx: TenantCtx) {
     return found;
   };
   return {
-    grants: () => (grants ??= activeGrants(ctx.db, ctx.tenantId, ctx.now)),
+    // A store names its target (a space or an owner), so the spaces that list the caller count.
+    grants: () => (grants ??= activeGrants(ctx.db, { tenantId: ctx.tenantId, listedSpaces: true })),
     space: (id: string) => memo(spaces, id, () => q.spaceOf(ctx.db, id)),
     tier: (tenantId: string) => memo(tiersOf, tenantId, () => q.tierOf(ctx.db, tenantId)),
   };

@@ -77,9 +77,9 @@ export const ShareRefParams = z.object({
 export const TokenCheck = z
   .object({
     valid: z.boolean(),
-    owner_tenant_id: z.string().optional().openapi({ description: 'Only when valid' }),
-    tag: z.string().optional().openapi({ description: 'Only when valid' }),
-    permission: Permission.optional().openapi({ description: 'Only when valid' }),
+    owner_tenant_id: z.string().optional().openapi({ description: 'Only when valid and not yet accepted' }),
+    tag: z.string().optional().openapi({ description: 'Only when valid and not yet accepted' }),
+    permission: Permission.optional().openapi({ description: 'Only when valid and not yet accepted' }),
     already_accepted: z.boolean(),
     expires_at: z.string().nullable(),
     error: z.enum(['not_found', 'expired', 'revoked']).nullable(),

@@ -127,6 +127,9 @@ export async function checkToken(ctx: Ctx, input: { token: string }) {
   const status = shareStatus(share, now);
   const base = { already_accepted: share.accepted, expires_at: share.expiresAt?.toISOString() ?? null };
   if (status === 'revoked' || status === 'expired') return { valid: false, ...base, error: status };
+  // Once accepted, the token has done its work: whoever else holds it (a forwarded mail, a logged
+  // URL) learns neither whose share it is nor what it grants; the recipient sees both in its shares.
+  if (share.accepted) return { valid: true, ...base, error: null };
   return { valid: true, owner_tenant_id: share.ownerTenantId, tag: share.tag, permission: share.permission, ...base, error: null };
 }
 

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows, type StorageKind } from '../../shared/platform/db';
-import { allowedInSpace, live } from '../../shared/memory/access';
+import { allowedInSpace, live, TEAM_WRITER_ROLES } from '../../shared/memory/access';
 import { COLUMNS, type MemoryRow } from '../../shared/memory/rows';
 import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import type { Access, SpaceRow } from './schemas';
@@ -52,6 +52,20 @@ export async function listSpaces(db: DbOrTx, tenantId: string, now: Date, limit:
   );
   const [{ n }] = await rows<{ n: number | string }>(db, sql`SELECT count(*) AS n FROM context_spaces cs WHERE ${visible}`);
   return { page, total: Number(n) };
+}
+
+/**
+ * Of these team ids, those the tenant may grant a space to: teams where it is owner, admin or member
+ * (a readonly member only reads what its team is given, it cannot hand the whole team a space).
+ */
+export async function grantableTeams(db: DbOrTx, tenantId: string, teamIds: string[]): Promise<Set<string>> {
+  if (!teamIds.length) return new Set();
+  const found = await rows<{ team_id: string }>(
+    db,
+    sql`SELECT tm.team_id FROM team_members tm
+        WHERE tm.tenant_id = ${tenantId} AND tm.team_id = ANY(${pgArray(teamIds)}::text[]) AND tm.role = ANY(${pgArray(TEAM_WRITER_ROLES)}::text[])`,
+  );
+  return new Set(found.map((r) => r.team_id));
 }
 
 export interface SpaceFields {

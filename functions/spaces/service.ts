@@ -4,7 +4,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { embedAll } from '../../shared/memory/embeddings';
 import { toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import type { TenantCtx } from '../../shared/platform/context';
-import { AppError, forbidden, notFound } from '../../shared/platform/errors';
+import type { DbOrTx } from '../../shared/platform/db';
+import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
 import type { PageInput } from '../../shared/platform/pagination';
 import { requireFeature } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
@@ -21,6 +22,19 @@ const ownerOnly = () => new AppError('OWNER_ONLY', 'Only the owner of a context 
 /** Granting other tenants is a Pro+ feature; clearing the list is always allowed. */
 function checkTenantGrants(ctx: TenantCtx, allowed: string[] | undefined) {
   if (allowed?.length) requireFeature(ctx.tier, 'spaces');
+}
+
+/**
+ * A space may name `team:<team_id>` only for a team the caller is owner, admin or member of; an
+ * entry already on the space (kept by an update) is not checked again. Any other team answers as a
+ * team that does not exist.
+ */
+async function checkTeamGrants(ctx: TenantCtx, tx: DbOrTx, allowed: string[] | undefined, kept: string[] = []) {
+  const added = (allowed ?? []).filter((t) => t.startsWith('team:') && !kept.includes(t)).map((t) => t.slice('team:'.length));
+  if (!added.length) return;
+  const grantable = await q.grantableTeams(tx, ctx.tenantId, added);
+  const refused = added.find((t) => !grantable.has(t));
+  if (refused) throw validationError('allowed_tenant_ids', `team:${refused} is not a team you belong to as owner, admin or member`);
 }
 
 /** Loads a space the caller may read (403 when it exists but is not theirs, 404 when unknown or deleted). */
@@ -55,6 +69,7 @@ export async function createSpace(ctx: TenantCtx, input: CreateInput) {
   checkTenantGrants(ctx, input.allowed_tenant_ids);
   const id = uuidv7();
   const row = await write(ctx, async (work) => {
+    await checkTeamGrants(ctx, work.tx, input.allowed_tenant_ids);
     const row = await q.insertSpace(work.tx, id, ctx.tenantId, {
       name: input.name,
       description: input.description ?? null,
@@ -95,6 +110,7 @@ export async function updateSpace(ctx: TenantCtx, input: { spaceId: string } & U
   checkTenantGrants(ctx, change.allowed_tenant_ids);
   const row = await write(ctx, async (work) => {
     const before = await ownedForUpdate(work.ctx, spaceId);
+    await checkTeamGrants(ctx, work.tx, change.allowed_tenant_ids, before.allowed_tenant_ids);
     const changed = (Object.keys(change) as (keyof UpdateInput)[]).filter((k) => change[k] !== undefined);
     const after = await q.updateSpace(work.tx, ctx.tenantId, spaceId, {
       name: change.name ?? before.name,

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { PrefixedId } from '../../shared/platform/params';
 import type { MemberRow, TeamRow } from './queries';
-import { INVITABLE_ROLES, ROLES } from './roles';
+import { INVITABLE_ROLES, PERMISSIONS, ROLES } from './roles';
 
 export const MAX_NAME = 100;
 const TEAM_EXAMPLE = 'team_4f9Qw2b8Zr1LmT0aXcVe3K';
@@ -40,7 +40,7 @@ export const TeamSchema = z
     team_id: z.string().openapi({ example: TEAM_EXAMPLE }),
     name: z.string().openapi({ example: 'Support agents' }),
     owner_tenant_id: z.string().openapi({ example: TENANT_EXAMPLE }),
-    members: z.array(Member),
+    members: z.array(Member).openapi({ description: 'The whole roster for the owner and admins; a member or readonly member sees itself and the owner (member_count counts everyone)' }),
     member_count: z.number().int().openapi({ example: 3 }),
     created_at: z.string().openapi({ example: '2026-11-01T10:00:00.000Z' }),
     updated_at: z.string().openapi({ example: '2026-11-01T10:00:00.000Z' }),
@@ -69,12 +69,20 @@ export const JoinResponse = z
   })
   .openapi('TeamJoinResponse');
 
-export function toTeamDto(team: TeamRow, members: MemberRow[]): z.infer<typeof TeamSchema> {
+/**
+ * The team as `viewer` sees it. Those who manage members (owner, admin) see the whole roster; a
+ * member or readonly member sees itself and the owner, and how many members there are, so joining a
+ * team does not hand every member the tenant ids of all the others.
+ */
+export function toTeamDto(team: TeamRow, members: MemberRow[], viewer: string): z.infer<typeof TeamSchema> {
+  const role = members.find((m) => m.tenantId === viewer)?.role;
+  const managers: readonly string[] = PERMISSIONS.change_role;
+  const shown = role && managers.includes(role) ? members : members.filter((m) => m.tenantId === viewer || m.role === 'owner');
   return {
     team_id: team.id,
     name: team.name,
     owner_tenant_id: team.ownerTenantId,
-    members: members.map((m) => ({ tenant_id: m.tenantId, role: m.role, joined_at: m.joinedAt.toISOString() })),
+    members: shown.map((m) => ({ tenant_id: m.tenantId, role: m.role, joined_at: m.joinedAt.toISOString() })),
     member_count: members.length,
     created_at: team.createdAt.toISOString(),
     updated_at: team.updatedAt.toISOString(),

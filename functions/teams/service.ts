@@ -8,7 +8,7 @@ import type { PageInput } from '../../shared/platform/pagination';
 import { DAY } from '../../shared/platform/time';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
-import { type Action, type Role, requireRole } from './roles';
+import { type Action, PERMISSIONS, type Role, requireRole } from './roles';
 import { type InviteBody, ListPaging, toTeamDto } from './schemas';
 
 export const INVITATION_TTL_MS = 7 * DAY;
@@ -27,7 +27,7 @@ async function teamFor(ctx: TenantCtx, teamId: string, action: Action, lock = fa
 }
 
 async function teamDto(ctx: TenantCtx, team: q.TeamRow) {
-  return toTeamDto(team, await q.membersOf(ctx.db, [team.id]));
+  return toTeamDto(team, await q.membersOf(ctx.db, [team.id]), ctx.tenantId);
 }
 
 /** Every change to a team is in its owner's audit chain, whoever made it. */
@@ -46,7 +46,7 @@ export async function createTeam(ctx: TenantCtx, input: { name: string }) {
 export async function listTeams(ctx: TenantCtx, page: PageInput) {
   const { page: found, total } = await q.teamsOfMember(ctx.db, ctx.tenantId, page);
   const members = await q.membersOf(ctx.db, found.map((t) => t.id));
-  const teams = found.map((t) => toTeamDto(t, members.filter((m) => m.teamId === t.id)));
+  const teams = found.map((t) => toTeamDto(t, members.filter((m) => m.teamId === t.id), ctx.tenantId));
   return { teams, ...ListPaging.meta(total, page, found.length) };
 }
 
@@ -96,16 +96,23 @@ export async function invite(ctx: TenantCtx, input: { teamId: string } & z.infer
   });
 }
 
-/** Spends an invitation: only the tenant whose verified e-mail it was sent to, once, within 7 days. */
+/**
+ * Spends an invitation: only the tenant whose verified e-mail it was sent to, once, within 7 days,
+ * and only while whoever sent it may still invite (an admin who was removed or demoted cannot let
+ * anyone in through an invitation sent before). An invitation sent to someone else answers exactly
+ * as an id that names nothing, so the answer does not tell that it exists.
+ */
 export async function join(ctx: TenantCtx, input: { invitation_id: string }) {
   return write(ctx, async (work) => {
     const found = await q.lockInvitation(work.tx, input.invitation_id);
-    if (!found) throw invalidInvitation('is invalid');
+    const email = found && (await q.verifiedEmailOf(work.tx, ctx.tenantId));
+    if (!found || !email || normalizeEmail(email) !== found.invitation.email) throw invalidInvitation('is invalid, or was not sent to the verified e-mail address of this account');
     const { invitation, team } = found;
     if (invitation.usedAt) throw invalidInvitation('has already been used');
     if (invitation.expiresAt <= ctx.now) throw invalidInvitation('has expired');
-    const email = await q.verifiedEmailOf(work.tx, ctx.tenantId);
-    if (!email || normalizeEmail(email) !== invitation.email) throw invalidInvitation('was sent to another (or an unverified) e-mail address');
+    const inviter = invitation.invitedBy ? await q.memberOf(work.tx, team.id, invitation.invitedBy) : null;
+    const inviters: readonly Role[] = PERMISSIONS.invite;
+    if (!inviter || !inviters.includes(inviter.role)) throw invalidInvitation('is no longer valid: whoever sent it may no longer invite to this team');
     const already = await q.memberOf(work.tx, team.id, ctx.tenantId);
     await q.acceptInvitation(work.tx, { id: invitation.id, teamId: team.id, role: invitation.role }, ctx.tenantId, ctx.now);
     const role: Role = already?.role ?? invitation.role;

@@ -1,22 +1,34 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { actionDecisions, actions, teamMembers } from '../../schema';
-import type { DbOrTx } from '../platform/db';
+import { type DbOrTx, pgArray, rows } from '../platform/db';
 
 /** The SQL of approval decisions, shared by the actions family and runtime interventions. */
 export type ActionRow = typeof actions.$inferSelect;
 export type DecisionRow = typeof actionDecisions.$inferSelect;
 export type TeamRole = (typeof teamMembers.$inferSelect)['role'];
 
+/** Roles that put a tenant's team- and enterprise-mode actions before a team: not `readonly`. */
+export const SUBMITTER_ROLES = ['owner', 'admin', 'member'] as const;
+
+/**
+ * The one rule of who reviews whose actions, as SQL: the team memberships of `reviewer` (alias
+ * `reviewer`, any role) in the submitter's approval teams, the teams where the submitter is owner,
+ * admin or member. Joining someone else's team as `readonly` puts nothing of one's own before that
+ * team. Listing (the review queue), finding an approval to decide and the decider's role all read it.
+ */
+export const reviewerMemberships = (submitterTenantId: SQL | string, reviewerTenantId: string) => sql`
+  SELECT reviewer.role FROM team_members submitter JOIN team_members reviewer ON reviewer.team_id = submitter.team_id
+  WHERE submitter.tenant_id = ${submitterTenantId} AND submitter.role = ANY(${pgArray(SUBMITTER_ROLES)}::text[])
+    AND reviewer.tenant_id = ${reviewerTenantId}`;
+
 /**
  * A pending-or-decided approval that `deciderTenantId` may see: one of its own, or, when the action
- * was submitted in team or enterprise mode, one of a tenant it shares a team with (the membership
- * is checked here, in the query, so a non-member's lookup finds nothing, as for an unknown id).
- * Locked FOR UPDATE: concurrent decisions on one action run one after another.
+ * was submitted in team or enterprise mode, one of a submitter whose approval team it is in (see
+ * reviewerMemberships; checked here, in the query, so anyone else's lookup finds nothing, as for an
+ * unknown id). Locked FOR UPDATE: concurrent decisions on one action run one after another.
  */
 export async function approvalFor(db: DbOrTx, deciderTenantId: string, actionId: string): Promise<ActionRow | null> {
-  const sharesTeam = sql`EXISTS (
-    SELECT 1 FROM team_members submitter JOIN team_members decider ON decider.team_id = submitter.team_id
-    WHERE submitter.tenant_id = ${actions.tenantId} AND decider.tenant_id = ${deciderTenantId})`;
+  const reviews = sql`EXISTS (${reviewerMemberships(sql`${actions.tenantId}`, deciderTenantId)})`;
   const [found] = await db
     .select()
     .from(actions)
@@ -24,7 +36,7 @@ export async function approvalFor(db: DbOrTx, deciderTenantId: string, actionId:
       and(
         eq(actions.id, actionId),
         eq(actions.reviewable, true),
-        sql`(${actions.tenantId} = ${deciderTenantId} OR (${actions.approvalMode} IN ('team', 'enterprise') AND ${sharesTeam}))`,
+        sql`(${actions.tenantId} = ${deciderTenantId} OR (${actions.approvalMode} IN ('team', 'enterprise') AND ${reviews}))`,
       ),
     )
     .for('update');
@@ -32,15 +44,11 @@ export async function approvalFor(db: DbOrTx, deciderTenantId: string, actionId:
 }
 
 /**
- * The roles `deciderTenantId` holds in teams that include `submitterTenantId` (for the submitter
- * itself: its roles in its own teams).
+ * The roles `deciderTenantId` holds in the approval teams of `submitterTenantId` (for the submitter
+ * itself: its roles in its own approval teams).
  */
-export async function sharedRoles(db: DbOrTx, submitterTenantId: string, deciderTenantId: string): Promise<TeamRole[]> {
-  const teamsOfSubmitter = db.select({ id: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.tenantId, submitterTenantId));
-  const found = await db
-    .select({ role: teamMembers.role })
-    .from(teamMembers)
-    .where(and(eq(teamMembers.tenantId, deciderTenantId), inArray(teamMembers.teamId, teamsOfSubmitter)));
+export async function reviewerRoles(db: DbOrTx, submitterTenantId: string, deciderTenantId: string): Promise<TeamRole[]> {
+  const found = await rows<{ role: TeamRole }>(db, reviewerMemberships(submitterTenantId, deciderTenantId));
   return [...new Set(found.map((r) => r.role))];
 }
 

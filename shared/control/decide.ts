@@ -3,7 +3,7 @@ import { conflict, forbidden, validationError } from '../platform/errors';
 import { newId } from '../platform/ids';
 import { MINUTE } from '../platform/time';
 import type { Work } from '../platform/unit-of-work';
-import { approvalFor, decisionsOf, insertDecision, sharedRoles, type TeamRole, updateAction } from './approvals';
+import { approvalFor, decisionsOf, insertDecision, reviewerRoles, type TeamRole, updateAction } from './approvals';
 import { approvalAlreadyDecided, approvalNotFound } from './errors';
 
 /** Solo mode: no decision before this long after submission. */
@@ -58,7 +58,7 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
       throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
     }
   } else {
-    role = bestRole(await sharedRoles(work.tx, row.tenantId, ctx.tenantId));
+    role = bestRole(await reviewerRoles(work.tx, row.tenantId, ctx.tenantId));
     if (!own && (role === null || role === 'readonly')) throw forbidden('A readonly team member may not decide approvals');
     if (mode === 'team' && own && decision === 'approve' && elapsed < TEAM_SELF_APPROVAL_MS) {
       throw tooEarly(TEAM_SELF_APPROVAL_MS - elapsed, 'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest');
@@ -88,7 +88,9 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
   const approvals = [...earlier, { approverTenantId: ctx.tenantId, approverRole: role, decision }].filter((d) => d.decision === 'approve');
   const approvers = new Set(approvals.map((d) => d.approverTenantId)).size;
   const required = mode === 'enterprise' ? rules.min_approvals : 1;
-  const managerOk = mode !== 'enterprise' || !rules.require_manager || approvals.some((d) => d.approverRole && MANAGER_ROLES.includes(d.approverRole));
+  // The submitter never counts as its own manager, whatever teams it owns.
+  const managerOk =
+    mode !== 'enterprise' || !rules.require_manager || approvals.some((d) => d.approverTenantId !== row.tenantId && d.approverRole && MANAGER_ROLES.includes(d.approverRole));
   const status: 'approved' | 'denied' | 'pending_review' = decision === 'deny' ? 'denied' : approvers >= required && managerOk ? 'approved' : 'pending_review';
   const final = status !== 'pending_review';
 

@@ -39,29 +39,45 @@ export const teamWriterIn = (tenantId: string, alias = 'cs') => {
                 AND 'team:' || tm.team_id = ANY(${cs}.allowed_tenant_ids)))`;
 };
 
+/**
+ * Whose spaces count as grants of a read. A space's `allowed_tenant_ids` is its owner's act alone,
+ * so a space that lists the tenant (or a team it belongs to) enters a read only when the reader
+ * asks for it: by naming the space (`space_id`), the shared scope, the memory itself, or by writing
+ * into the space. Otherwise (`listedSpaces: false`) only shares the tenant accepted count, so no
+ * other tenant can push memories into its default list or search.
+ */
+export interface GrantReader {
+  tenantId: string;
+  listedSpaces: boolean;
+}
+
 /** The rows of activeGrants, as a query (also the subject of grantsExist). */
-const grantRows = (tenantId: string) => sql`
+const grantRows = ({ tenantId, listedSpaces }: GrantReader) => {
+  const accepted = sql`
   SELECT s.id, s.owner_tenant_id, s.kind, s.tag, s.space_id, s.permission, 'share' AS via
   FROM shares s LEFT JOIN context_spaces cs ON cs.id = s.space_id
   WHERE s.accepted_by_tenant = ${tenantId} AND s.revoked_at IS NULL
-    AND (s.kind = 'tag' OR cs.deleted_at IS NULL)
+    AND (s.kind = 'tag' OR cs.deleted_at IS NULL)`;
+  if (!listedSpaces) return accepted;
+  return sql`${accepted}
   UNION ALL
   SELECT 'space:' || cs.id::text, cs.owner_tenant_id, 'space', cs.id::text, cs.id,
          CASE WHEN ${teamWriterIn(tenantId)} THEN 'write' ELSE 'read' END, 'space'
   FROM context_spaces cs
   WHERE ${allowedInSpace(tenantId)} AND cs.deleted_at IS NULL AND cs.owner_tenant_id <> ${tenantId}`;
+};
 
 /** SQL boolean: whether activeGrants would find any, read in the caller's statement (its snapshot). */
-export const grantsExist = (tenantId: string) => sql`EXISTS (${grantRows(tenantId)})`;
+export const grantsExist = (reader: GrantReader) => sql`EXISTS (${grantRows(reader)})`;
 
 /**
  * Everything another tenant lets this one read: accepted, unrevoked shares (an invitation's expiry
- * limits when it can be joined, not how long an accepted share lasts) and live spaces that list
- * this tenant in `allowed_tenant_ids`: read only, or write when the tenant is a team writer there
- * (`teamWriterIn`).
+ * limits when it can be joined, not how long an accepted share lasts) and, with `listedSpaces`, live
+ * spaces that list this tenant in `allowed_tenant_ids`: read only, or write when the tenant is a
+ * team writer there (`teamWriterIn`).
  */
-export async function activeGrants(db: DbOrTx, tenantId: string, _now: Date): Promise<Grant[]> {
-  return (await rows<GrantRow>(db, grantRows(tenantId))).map(toGrant);
+export async function activeGrants(db: DbOrTx, reader: GrantReader): Promise<Grant[]> {
+  return (await rows<GrantRow>(db, grantRows(reader))).map(toGrant);
 }
 
 type GrantRow = { id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write'; via: 'share' | 'space' };
@@ -76,7 +92,7 @@ const toGrant = (g: GrantRow): Grant => ({
 });
 
 /** activeGrants as one JSON value inside another statement (its snapshot); read it with grantsFromJson. */
-export const grantsJson = (tenantId: string) => sql`(SELECT coalesce(json_agg(g), '[]') FROM (${grantRows(tenantId)}) g)`;
+export const grantsJson = (reader: GrantReader) => sql`(SELECT coalesce(json_agg(g), '[]') FROM (${grantRows(reader)}) g)`;
 export const grantsFromJson = (value: unknown): Grant[] => (typeof value === 'string' ? (JSON.parse(value) as GrantRow[]) : (value as GrantRow[])).map(toGrant);
 
 /**
@@ -131,8 +147,9 @@ export const grantScope = (g: Grant, alias = 'm'): TenantScope => scope(grantCon
 export const narrow = (base: TenantScope, ...conditions: SQL[]): TenantScope => scope(sql.join([base, ...conditions], sql` AND `));
 
 /**
- * The memories a tenant may read: its own, plus what accepted live shares expose. Every memory
- * query goes through this, so isolation is enforced in SQL, not after the fact.
+ * The memories a tenant may read: its own, plus what the grants expose (see GrantReader for which
+ * grants a read may include). Every memory query goes through this, so isolation is enforced in SQL,
+ * not after the fact.
  */
 export function readableBy(tenantId: string, grants: Grant[], which: Scope = 'all', alias = 'm'): TenantScope {
   const own = sql`${sql.raw(alias)}.tenant_id = ${tenantId}`;

@@ -338,10 +338,10 @@ async function grantsAndBookkeeping(node: NodeServices, tenantId: string, ids: s
   const now = node.services.clock.now();
   const who = { actor: 'bench', requestId: 'bench', now };
   const detail = { query: text.slice(0, 200), mode: 'semantic' };
-  const [, grantsMs] = await timed(() => activeGrants(node.services.db, tenantId, now));
+  const [, grantsMs] = await timed(() => activeGrants(node.services.db, { tenantId, listedSpaces: false }));
   const own = q.whereReadable(tenantId, [], 'all', now, { includeSuperseded: false });
   const [, bookkeepingMs] = await timed(() => q.recallAndFetch(node.services.db, tenantId, ids, { scope: own, ids: [], vector }, who, detail));
-  const [, plainMs] = await timed(() => q.plainSemanticSearch(node.services.db, node.services.storage, tenantId, own, vector, { limit: LIMIT, minScore: 0, checkGrants: true, wholeStore: true }, who, detail));
+  const [, plainMs] = await timed(() => q.plainSemanticSearch(node.services.db, node.services.storage, tenantId, own, vector, { limit: LIMIT, minScore: 0, checkGrants: { tenantId, listedSpaces: false }, wholeStore: true }, who, detail));
   return { grantsMs, bookkeepingMs, plainMs };
 }
 
