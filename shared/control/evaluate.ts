@@ -62,8 +62,8 @@ const NFA_COST = 10;
  * workerd freezes the clock while code runs, so there the work budget is what binds.
  */
 export const TIME_BUDGET_MS = 500;
-/** Slices of about 2 ms: another tenant's request waits at most one slice per turn of the loop. */
-export const SLICE_MS = 2;
+/** Slices of about 1 ms (or one rule, when a rule takes longer): another tenant's request waits at most one slice per turn of the loop. */
+export const SLICE_MS = 1;
 
 export const EVALUATION_BUDGET: EvaluationBudget = { maxChars: MAX_EVALUATED_CHARS, workChars: WORK_BUDGET_CHARS, timeMs: TIME_BUDGET_MS, sliceMs: SLICE_MS };
 
