@@ -205,6 +205,58 @@ describe('submitting actions', () => {
     expect((await h.call(t, 'GET', '/v1/approvals')).body.total).toBe(1);
     expect((await h.submit(t, PAYLOADS.allowed, headers)).status).toBe(422);
   });
+
+  it('matches rules against decoded values: a newline inside a value is whitespace to \\s', async () => {
+    const t = await engine.newTenant('free');
+    const res = await h.submit(t, { action: 'db.query', params: { sql: 'SELECT *\nFROM customers' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ status: 'pending_review', policy_result: { triggered_policy: 'DataExfiltrationPolicy', violations: [{ match: 'SELECT *\nFROM', field: '$.params.sql' }] } });
+  });
+});
+
+describe('the evaluation budget', () => {
+  /** Two policies of 100 rules with no literal for the prefilter: each rule scans the whole action. */
+  async function heavyTenant() {
+    const t = await engine.newTenant('pro');
+    for (const p of [0, 1]) {
+      const rules = Array.from({ length: 100 }, (_, i) => ({ match: String.raw`\d{${p * 100 + i + 3}}[xyz]`, severity: 'critical' }));
+      const res = await h.call(t, 'POST', '/v1/control/policies', { name: `Heavy${p}`, rules });
+      expect(res.status, res.text).toBe(201);
+    }
+    return t;
+  }
+  /** About 60 KB of params, under the route's 64 KB. */
+  const big = { action: 'http.post', params: { text: 'lorem ipsum dolor sit amet '.repeat(2_200) } };
+
+  it('holds an action whose evaluation exceeds the budget for review, saying so; never allows it', async () => {
+    const t = await heavyTenant();
+    const res = await h.submit(t, big);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.status).toBe('pending_review');
+    expect(res.body.policy_result.reason).toMatch(/^Policy evaluation budget exceeded: /);
+    expect(res.body.policy_result.action_id).toBe(res.body.action_id);
+    expect((await h.poll(t, res.body.action_id)).body).toMatchObject({ status: 'pending_review', reason: expect.stringMatching(/^Policy evaluation budget exceeded/) });
+    // The same action, small, runs every rule and is allowed.
+    expect((await h.submit(t, { action: 'http.post', params: { text: 'lorem ipsum' } })).body.status).toBe('allowed');
+  });
+
+  it("another tenant's requests complete while a heavy evaluation is under way", async () => {
+    const t = await heavyTenant();
+    const other = await engine.newTenant('free');
+    let finished = false;
+    const heavy = h.submit(t, big).then((res) => {
+      finished = true;
+      return res;
+    });
+    let during = 0;
+    while (!finished) {
+      const usage = await h.call(other, 'GET', '/v1/usage');
+      expect(usage.status).toBe(200);
+      if (!finished) during += 1;
+    }
+    expect(during).toBeGreaterThanOrEqual(5);
+    expect((await heavy).body.status).toBe('pending_review');
+  });
 });
 
 describe('polling and outcomes', () => {
@@ -382,10 +434,22 @@ describe('settings', () => {
     }
     const audit = await h.call(enterprise, 'GET', '/v1/audit?limit=100');
     expect(audit.body.entries.filter((e: { operation: string }) => e.operation === 'control.settings_updated')).toHaveLength(2);
-    // A downgraded tenant keeps its setting but new actions are decided in solo mode.
-    expect((await engine.admin('PATCH', `/admin/v1/tenants/${starter.tenantId}`, { tier: 'free' })).status).toBe(200);
-    expect((await h.call(starter, 'GET', '/v1/control/settings')).body).toMatchObject({ approval_mode: 'team', effective_approval_mode: 'solo' });
-    expect((await h.poll(starter, await h.pending(starter))).body.approval_mode).toBe('solo');
+  });
+
+  it('a tenant downgraded below its approval mode is refused 403 feature_required when an action needs review, not decided in solo', async () => {
+    for (const [tier, mode, lower, feature, required] of [
+      ['starter', 'team', 'free', 'team_approvals', 'starter'],
+      ['enterprise', 'enterprise', 'pro', 'enterprise_approvals', 'enterprise'],
+    ] as const) {
+      const t = await engine.newTenant(tier);
+      expect((await h.settings(t, { approval_mode: mode })).status).toBe(200);
+      expect((await engine.admin('PATCH', `/admin/v1/tenants/${t.tenantId}`, { tier: lower })).status).toBe(200);
+      const held = await h.submit(t, PAYLOADS.pending);
+      expect([held.status, held.body.code, held.body.feature, held.body.required_tier, held.body.current_tier]).toEqual([403, 'svc_ram.v1.tier.feature_required', feature, required, lower]);
+      // Nothing was recorded; an action no rule holds is still allowed.
+      expect((await h.call(t, 'GET', '/v1/approvals')).body.total).toBe(0);
+      expect((await h.submit(t, PAYLOADS.allowed)).body.status).toBe('allowed');
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_POLICIES } from '../shared/control/builtins';
-import { canonicalPayload, evaluatePolicies, fieldAt, hostsIn } from '../shared/control/evaluate';
+import { canonicalPayload, EVALUATION_BUDGET, evaluatePolicies, fieldAt, hostsIn } from '../shared/control/evaluate';
 import { resolvePolicySet } from '../shared/control/policy-set';
 import { compilePattern, indexText, mayMatch, patternProblem, requiredLiterals } from '../shared/control/regex';
 import type { PolicyDefinition } from '../shared/control/types';
@@ -86,10 +86,10 @@ describe('payload text and paths', () => {
     expect(hostsIn(`${'x://a.io/'.repeat(50_000)}`)).toEqual(['a.io']);
   });
 
-  it('survives a payload nested deeper than JSON.stringify can go', () => {
+  it('survives a payload nested deeper than JSON.stringify can go', async () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 20_000; i++) deep = { d: deep };
-    const result = evaluatePolicies([...BUILTIN_POLICIES], { action: 'a.b', params: deep, agent_id: null });
+    const result = await evaluatePolicies([...BUILTIN_POLICIES], { action: 'a.b', params: deep, agent_id: null });
     expect(result.status).toBe('allowed');
   });
 });
@@ -99,8 +99,8 @@ describe('evaluation', () => {
     name, description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'custom', version: 1, ...extra,
   });
 
-  it('takes the most severe outcome, keeps warnings apart and computes the risk score', () => {
-    const result = evaluatePolicies(
+  it('takes the most severe outcome, keeps warnings apart and computes the risk score', async () => {
+    const result = await evaluatePolicies(
       [policy('P', [
         { match: 'alpha', severity: 'low' },
         { match: 'beta', severity: 'high', confidence: 0.5 },
@@ -114,8 +114,8 @@ describe('evaluation', () => {
     expect(result.risk_score).toBeCloseTo(expected, 3);
   });
 
-  it('skips disabled policies and those without the action step type; context_requires must match too', () => {
-    const result = evaluatePolicies(
+  it('skips disabled policies and those without the action step type; context_requires must match too', async () => {
+    const result = await evaluatePolicies(
       [
         policy('Off', [{ match: 'x', severity: 'critical' }], { enabled: false }),
         policy('Thoughts', [{ match: 'x', severity: 'critical' }], { step_types: ['thought'] }),
@@ -135,5 +135,77 @@ describe('evaluation', () => {
     expect(forAgent.at(-1)!.agent_id).toBe('a1');
     expect(resolvePolicySet([row(null), row('a1')], 'a2').at(-1)!.agent_id).toBeNull();
     expect(resolvePolicySet([row(null), row('a1', false)], 'a1').at(-1)!.agent_id).toBeNull();
+  });
+});
+
+describe('decoded values', () => {
+  const policy = (rules: PolicyDefinition['rules']): PolicyDefinition => ({
+    name: 'P', description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'custom', version: 1,
+  });
+
+  it('lays strings out decoded, so \\s matches a newline or a tab inside a value', async () => {
+    const payload = canonicalPayload({ action: 'db.query', params: { sql: 'DROP\tTABLE x', 'a\nb': 'SELECT *\nFROM customers' } });
+    expect(payload.text).toBe('{"action":"db.query","params":{"sql":"DROP\tTABLE x","a\nb":"SELECT *\nFROM customers"}}');
+    const result = await evaluatePolicies([policy([{ match: String.raw`drop\s+table`, severity: 'high' }])], { action: 'db.query', params: { note: 'ok', sql: 'DROP\tTABLE customers' }, agent_id: null });
+    expect(result.matches).toMatchObject([{ match: 'DROP\tTABLE', field: '$.params.sql' }]);
+    const builtin = await evaluatePolicies([...BUILTIN_POLICIES], { action: 'db.query', params: { sql: 'SELECT *\nFROM customers' }, agent_id: null });
+    expect(builtin.matches).toMatchObject([{ policy: 'DataExfiltrationPolicy', match: 'SELECT *\nFROM', field: '$.params.sql' }]);
+    expect(builtin.status).toBe('pending_review');
+  });
+});
+
+describe('the evaluation budget', () => {
+  const policy = (name: string, rules: PolicyDefinition['rules']): PolicyDefinition => ({
+    name, description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'custom', version: 1,
+  });
+  /** Rules with no literal the prefilter can look for: each one runs the engine over the whole text. */
+  const literalFree = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ match: String.raw`\d{${from + i + 3}}[xyz]`, severity: 'critical' as const }));
+  const bigText = 'lorem ipsum dolor sit amet '.repeat(2_000);
+
+  it('holds the action for review, saying why, when the work budget runs out; never allowed', async () => {
+    const input = { action: 'a.b', params: { text: bigText }, agent_id: null };
+    const full = await evaluatePolicies([policy('Heavy', literalFree(10))], input);
+    expect([full.status, full.budget_exceeded]).toEqual(['allowed', null]);
+    const cut = await evaluatePolicies([policy('Heavy', literalFree(10))], input, { ...EVALUATION_BUDGET, workChars: bigText.length * 5 });
+    expect(cut.status).toBe('pending_review');
+    expect(cut.reason).toMatch(/^Policy evaluation budget exceeded: the rules would scan more than/);
+    expect(cut.budget_exceeded).toMatch(/would scan more than/);
+  });
+
+  it('holds the action when the time budget runs out, and a block that already fired still blocks', async () => {
+    const input = { action: 'a.b', params: { text: `${bigText} boom` }, agent_id: null };
+    const held = await evaluatePolicies([policy('Slow', literalFree(5))], input, { ...EVALUATION_BUDGET, timeMs: 0 });
+    expect(held).toMatchObject({ status: 'pending_review', budget_exceeded: `the rules took more than 0 ms` });
+    expect(held.reason).toMatch(/^Policy evaluation budget exceeded/);
+    // The built-ins run first and in full: a private key blocks whatever the custom rules' budget.
+    const key = { action: 'a.b', params: { text: bigText, key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----' }, agent_id: null };
+    const blocked = await evaluatePolicies([...BUILTIN_POLICIES, policy('Slow', literalFree(5))], key, { ...EVALUATION_BUDGET, timeMs: 0 });
+    expect(blocked).toMatchObject({ status: 'blocked', triggered_policy: 'DataExfiltrationPolicy' });
+    expect(blocked.budget_exceeded).not.toBeNull();
+  });
+
+  it('does not read an action longer than the cap, and never meters the built-ins', async () => {
+    const long = await evaluatePolicies([...BUILTIN_POLICIES], { action: 'a.b', params: { text: 'x'.repeat(70_000) }, agent_id: null });
+    expect(long).toMatchObject({ status: 'pending_review', policies_evaluated: [] });
+    expect(long.budget_exceeded).toMatch(/more than the 66560 evaluated per action/);
+    const builtins = await evaluatePolicies([...BUILTIN_POLICIES], { action: 'db.query', params: { text: bigText, sql: 'SELECT * FROM customers' } , agent_id: null }, { ...EVALUATION_BUDGET, workChars: 0, timeMs: 0 });
+    expect([builtins.status, builtins.budget_exceeded, builtins.triggered_policy]).toEqual(['pending_review', null, 'DataExfiltrationPolicy']);
+  });
+
+  it('yields to the event loop between slices: other work runs while a heavy evaluation is under way', async () => {
+    let ticks = 0;
+    let done = false;
+    const tick = () => {
+      if (done) return;
+      ticks += 1;
+      setTimeout(tick, 0);
+    };
+    setTimeout(tick, 0);
+    const result = await evaluatePolicies([policy('Heavy', literalFree(60))], { action: 'a.b', params: { text: bigText }, agent_id: null });
+    done = true;
+    const during = ticks;
+    expect(result.status).toBe('allowed');
+    // 60 passes of the engine over 54,000 characters are many slices: other macrotasks ran between them.
+    expect(during).toBeGreaterThan(3);
   });
 });

@@ -1,11 +1,13 @@
-import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { ErrorSchema, errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { z } from '@hono/zod-openapi';
+import { TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/evaluate';
 import { CONNECTORS } from '../../shared/control/types';
 import * as s from './schemas';
 
 const tags = ['Actions'];
 
 const statuses =
-  'A rule that blocks wins over one that asks for approval, which wins over a warning. `blocked` is answered 403 with code `BLOCKED` and the whole action body; `allowed` and `pending_review` are answered 200. In `shadow` evaluation mode (PUT /v1/control/settings) the action is evaluated and recorded but always `allowed`; what enforcement would have answered is `policy_result.shadow_status`. Every submission is in the audit chain (resource id = action id); a pending one emits `action.pending_review`.';
+  `A rule that blocks wins over one that asks for approval, which wins over a warning. \`blocked\` is answered 403 with code \`BLOCKED\` and the whole action body; \`allowed\` and \`pending_review\` are answered 200. In \`shadow\` evaluation mode (PUT /v1/control/settings) the action is evaluated and recorded but always \`allowed\`; what enforcement would have answered is \`policy_result.shadow_status\`. Every submission is in the audit chain (resource id = action id); a pending one emits \`action.pending_review\`. An action that would be held for review while the approval mode is \`team\` or \`enterprise\` and the tier no longer has that mode is refused 403 svc_ram.v1.tier.feature_required (nothing is recorded). Evaluation is bounded per action: your rules may scan at most ${WORK_BUDGET_CHARS / 1024 / 1024} Mi characters of the action (each rule without a literal the prefilter finds scans the whole action once) and take at most ${TIME_BUDGET_MS} ms; the built-ins always run in full. When a budget runs out the action is held for review (\`pending_review\`, \`policy_result.reason\` starting with "Policy evaluation budget exceeded"), never allowed; a rule that already blocked still blocks.`;
 
 export const submitRoute = keyRoute({
   operationId: 'actions.submit',
@@ -17,7 +19,7 @@ export const submitRoute = keyRoute({
   request: { body: jsonBody(s.SubmitBody) },
   responses: {
     200: json(s.SubmitResponse, 'Allowed, or held for review (`policy_result.action_id` to poll)'),
-    403: json(s.BlockedResponse, 'Blocked by a policy (BLOCKED): the error fields and the action body'),
+    403: json(z.union([s.BlockedResponse, ErrorSchema]), 'Blocked by a policy (BLOCKED): the error fields and the action body; or held for review under an approval mode the tier lacks (svc_ram.v1.tier.feature_required)'),
   },
 });
 
@@ -34,7 +36,7 @@ export const submitConnectorRoute = keyRoute({
   request: { params: s.ConnectorParams, query: s.ConnectorQuery, body: jsonBody(s.ConnectorBody) },
   responses: {
     200: json(s.SubmitResponse, 'Allowed, or held for review'),
-    403: json(s.BlockedResponse, 'Blocked by a policy (BLOCKED)'),
+    403: json(z.union([s.BlockedResponse, ErrorSchema]), 'Blocked by a policy (BLOCKED); or held for review under an approval mode the tier lacks (svc_ram.v1.tier.feature_required)'),
     404: { ...errors(404)[404], description: 'No such connector (NOT_FOUND): only the known connectors have a path' },
   },
 });

@@ -7,9 +7,9 @@ import { loadPolicySet } from '../../shared/control/policy-set';
 import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
-import { conflict, notFound, validationError } from '../../shared/platform/errors';
+import { AppError, conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
-import { hasFeature, requireFeature, type Tier } from '../../shared/platform/tiers';
+import { hasFeature, requiredTier, requireFeature, type Tier } from '../../shared/platform/tiers';
 import { runtimeAgentTools } from '../../shared/runtime/tools';
 import { isoOrNull } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
@@ -33,7 +33,27 @@ export function splitAction(action: string): { connector: Connector | null; oper
   return { connector: (CONNECTORS as readonly string[]).includes(first) ? (first as Connector) : null, operation: action.slice(dot + 1) };
 }
 
-/** The approval mode an action submitted now is decided under: the setting, or solo when the tier lost its feature. */
+const MODE_FEATURE = { team: 'team_approvals', enterprise: 'enterprise_approvals' } as const;
+
+/**
+ * The approval mode a held action is decided under: the tenant's setting. A tier that no longer has
+ * that mode's feature (a downgrade after the setting) is refused like any missing control-plane
+ * feature, 403 svc_ram.v1.tier.feature_required, rather than quietly decided in another mode.
+ */
+export function approvalModeFor(mode: ApprovalMode, tier: Tier): ApprovalMode {
+  if (mode === 'solo') return mode;
+  const feature = MODE_FEATURE[mode];
+  if (hasFeature(tier, feature)) return mode;
+  const needed = requiredTier(feature);
+  throw new AppError(
+    'svc_ram.v1.tier.feature_required',
+    `The action needs review and the approval mode is ${mode}, which needs the ${needed} tier or higher: upgrade, or set approval_mode to solo (PUT /v1/control/settings)`,
+    { feature, approval_mode: mode, required_tier: needed, current_tier: tier },
+    403,
+  );
+}
+
+/** What GET /v1/control/settings reports as the mode in force: the setting, or solo when the tier lacks its feature. */
 export function effectiveMode(mode: ApprovalMode, tier: Tier): ApprovalMode {
   if (mode === 'team' && !hasFeature(tier, 'team_approvals')) return 'solo';
   if (mode === 'enterprise' && !hasFeature(tier, 'enterprise_approvals')) return 'solo';
@@ -94,14 +114,14 @@ export async function submit(ctx: TenantCtx, input: Submission) {
     input.agent_id ? runtimeAgentTools(ctx.db, ctx.tenantId, input.agent_id) : null,
   ]);
   const { connector, operation } = splitAction(input.action);
-  const { matches: _matches, ...policyOutcome } = evaluatePolicies(policies, input);
+  const { matches: _matches, budget_exceeded: _budget, ...policyOutcome } = await evaluatePolicies(policies, input);
   const evaluated = applyCapabilities(policyOutcome, agent, input.action, connector);
   const outcome = evaluated.status;
   const shadow = settings.evaluation_mode === 'shadow';
   const status = shadow ? 'allowed' : outcome;
   const id = newId('action');
   const pending = status === 'pending_review';
-  const mode = pending ? effectiveMode(settings.approval_mode, ctx.tier) : null;
+  const mode = pending ? approvalModeFor(settings.approval_mode, ctx.tier) : null;
   const rules: ApprovalRules | null = mode ? { min_approvals: mode === 'enterprise' ? settings.min_approvals : 1, require_manager: settings.require_manager, allowed_roles: settings.allowed_roles } : null;
   const policyResult = {
     ...evaluated,

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_PATTERN_LENGTH, patternProblem } from '../../shared/control/regex';
-import { APPROVAL_MODES, CONNECTORS, OUTCOMES, POLICY_STEP_TYPES, SEVERITIES } from '../../shared/control/types';
+import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES, OUTCOMES, POLICY_STEP_TYPES, SEVERITIES } from '../../shared/control/types';
 import { nestsAtMost } from '../../shared/platform/params';
 import type { PolicyRow } from './queries';
 
@@ -132,7 +132,8 @@ export const PolicySummary = z
 export const PolicyList = z
   .object({
     policies: z.array(PolicySummary).openapi({ description: 'Built-ins first, then custom policies by name (tenant-wide before agent-scoped)' }),
-    mode: z.enum(APPROVAL_MODES).openapi({ description: "The tenant's approval mode" }),
+    mode: z.enum(EVALUATION_MODES).openapi({ description: "The tenant's evaluation mode: `enforcement` (outcomes apply) or `shadow` (recorded, every action allowed)", example: 'enforcement' }),
+    approval_mode: z.enum(APPROVAL_MODES).openapi({ description: "The tenant's approval mode, under which held actions are decided", example: 'solo' }),
     connectors: z.array(z.string()).openapi({ example: [...CONNECTORS] }),
     approval_modes: z.array(z.string()).openapi({ example: [...APPROVAL_MODES] }),
   })
@@ -204,6 +205,10 @@ export const TestResult = z
   .object({
     status: z.enum(['allowed', 'blocked', 'pending_review']).openapi({ description: 'What POST /v1/actions would answer in enforcement mode' }),
     policy_result: PolicyResultSchema,
+    budget_exceeded: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Null when every rule ran; else which evaluation budget ran out (POST /v1/actions would hold the action for review, as `status` says)', example: null }),
     matches: z.array(
       z.object({
         policy: z.string().openapi({ example: 'NoProdDeletes' }),

@@ -133,7 +133,8 @@ export async function listPolicies(ctx: TenantCtx, query: { agent_id?: string })
   const [rows, settings] = await Promise.all([q.listPolicies(ctx.db, ctx.tenantId, query.agent_id ?? null), readControlSettings(ctx.db, ctx.tenantId)]);
   return {
     policies: [...builtinSummaries(), ...rows.map(toSummary)],
-    mode: settings.approval_mode,
+    mode: settings.evaluation_mode,
+    approval_mode: settings.approval_mode,
     connectors: [...CONNECTORS],
     approval_modes: [...APPROVAL_MODES],
   };
@@ -164,10 +165,11 @@ export async function testPolicies(ctx: TenantCtx, input: z.infer<typeof TestBod
   const agentId = input.agent_id ?? null;
   let set = await loadPolicySet(ctx.db, ctx.tenantId, agentId);
   if (draft) set = [...set.filter((p) => p.source === 'builtin' || p.name !== draft!.name), draft];
-  const { matches, ...result } = evaluatePolicies(set, { action: input.action, params: input.params ?? {}, agent_id: agentId });
+  const { matches, budget_exceeded, ...result } = await evaluatePolicies(set, { action: input.action, params: input.params ?? {}, agent_id: agentId });
   return {
     status: result.status,
     policy_result: result,
+    budget_exceeded,
     matches: matches.map((m) => ({ policy: m.policy, rule_index: m.rule_index, severity: m.severity, on_violation: m.on_violation, match: m.match, field: m.field })),
   };
 }

@@ -2,22 +2,99 @@ import { compilePattern, type CompiledPattern, indexText, mayMatch, type TextInd
 import type { ActionInput, Outcome, PolicyDefinition, PolicyResult, PolicyRule, RuleMatch, Severity } from './types';
 
 /**
- * The policy engine (spec §2.7, §3.3; README "Policies"). Pure and synchronous: the actions family
- * and the policy dry run call it with the set from `loadPolicySet`.
+ * The policy engine (README "Policies"): the actions family and the policy dry run call it with
+ * the set from `loadPolicySet`.
  *
  * - Applicable policies: `enabled` and `step_types` including `action`.
- * - The action is matched as one text, its compact JSON `{"action":...,"params":{...}}`; a rule's
- *   `match` may be found anywhere in it (keys and values at any depth), `context_requires` must also
- *   be found somewhere in it. Each rule fires at most once; `field` is the JSON path of the value
- *   (or of the key's value) where its match starts: `$.action`, `$.params.recipients[3]`,
- *   `$.params['odd key']` (see `locate` for which match is reported when there are several).
+ * - The action is matched as one text, `{"action":...,"params":{...}}` laid out as compact JSON but
+ *   with every string (key or value) decoded: a newline inside a value is a newline, so `\s` matches
+ *   it. A rule's `match` may be found anywhere in it (keys and values at any depth),
+ *   `context_requires` must also be found somewhere in it. Each rule fires at most once; `field` is
+ *   the JSON path of the value (or of the key's value) where its match starts: `$.action`,
+ *   `$.params.recipients[3]`, `$.params['odd key']` (see `locate` for which match is reported when
+ *   there are several).
  * - `on_violation` defaults from severity: critical → block, high → require_approval, medium and
  *   low → warn. The most severe outcome wins; `warn` matches only add `warnings`.
  * - `whitelisted_domains`: a policy is skipped when the payload names at least one host (a URL's
  *   host, an e-mail address's domain) and every host is a whitelisted domain or a subdomain of one.
  * - `risk_score` = 1 − Π(1 − weight(severity) × confidence) over the rules that fired (weights
  *   critical 1, high 0.75, medium 0.5, low 0.25), rounded to 3 decimals; 0 when nothing fires.
+ *
+ * Bounded (see `EVALUATION_BUDGET`): a tenant's rules × its payload is work the tenant chooses, so
+ * an evaluation runs in slices that yield to the event loop, within a work and a time budget, and
+ * fails closed (held for review, saying why) when either runs out.
  */
+
+// ---------------------------------------------------------------------------------------------
+// The budget of one evaluation.
+
+export interface EvaluationBudget {
+  /** Longest payload text evaluated at all; a longer one is held for review unread. */
+  maxChars: number;
+  /** Characters the regex engine may scan per evaluation (one DFA pass over the text = its length). */
+  workChars: number;
+  /** Milliseconds of evaluation work (the slices' own time, not time spent waiting for a turn). */
+  timeMs: number;
+  /** Work done before yielding to the event loop so other requests run in between. */
+  sliceMs: number;
+}
+
+/**
+ * `POST /v1/actions` accepts params up to 64 KB of JSON and an action name up to 256 characters:
+ * decoded, that text never exceeds 64 KiB + 1 KiB. The dry run's params are not capped by the
+ * route, so a longer text is held unread rather than scanned.
+ */
+export const MAX_EVALUATED_CHARS = 65 * 1024;
+/**
+ * The regex engine (re2js's DFA) scans ~15-60 ns a character, so a rule without a required literal
+ * costs 1-4 ms on the largest action. 8 Mi characters is 128 such rules on the largest action, or
+ * every rule of a Starter tenant's full set (5 policies × 100 rules, plus the built-ins) on a 16 KB
+ * one. Rules whose literals the prefilter does not find cost nothing and count nothing. Only
+ * tenants' rules are metered: the built-ins are ours, bounded, and always evaluated in full.
+ */
+export const WORK_BUDGET_CHARS = 8 * 1024 * 1024;
+/** The position search (re2js's NFA) costs about ten DFA passes a character. */
+const NFA_COST = 10;
+/**
+ * Time budget of tenants' rules, compiling their patterns included (a few ms a pattern when not
+ * cached): it bounds what the character count misjudges. It counts only the time spent on the
+ * rules themselves, not waits for a turn, so a loaded server holds no action merely for being busy.
+ * workerd freezes the clock while code runs, so there the work budget is what binds.
+ */
+export const TIME_BUDGET_MS = 500;
+/** Slices of about 1 ms (or one rule, when a rule takes longer): another tenant's request waits at most one slice per turn of the loop. */
+export const SLICE_MS = 1;
+
+export const EVALUATION_BUDGET: EvaluationBudget = { maxChars: MAX_EVALUATED_CHARS, workChars: WORK_BUDGET_CHARS, timeMs: TIME_BUDGET_MS, sliceMs: SLICE_MS };
+
+/** The reason an evaluation stopped early gives, with what ran out. */
+export const BUDGET_REASON_PREFIX = 'Policy evaluation budget exceeded';
+
+// One process-wide queue of evaluation slices, served one per macrotask (setImmediate on Node, a
+// zero timeout in workerd), so concurrent evaluations take turns with each other and with every
+// other request's I/O instead of running back to back.
+const macrotask: (f: () => void) => void = (f) => ((globalThis as { setImmediate?: (f: () => void) => void }).setImmediate ?? ((g) => setTimeout(g, 0)))(f);
+const waiting: Array<() => void> = [];
+let serving = false;
+function serve() {
+  const next = waiting.shift();
+  if (!next) {
+    serving = false;
+    return;
+  }
+  next();
+  macrotask(serve);
+}
+/** Resolves when it is this evaluation's turn to run its next slice. */
+function nextSlice(): Promise<void> {
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    if (!serving) {
+      serving = true;
+      macrotask(serve);
+    }
+  });
+}
 
 export const DEFAULT_CONFIDENCE = 0.85;
 export const SEVERITY_WEIGHT: Record<Severity, number> = { critical: 1, high: 0.75, medium: 0.5, low: 0.25 };
@@ -49,20 +126,35 @@ const compiledPolicies = new WeakMap<PolicyDefinition, CompiledPolicy>();
 /** Normalizes a whitelisted domain: lower case, without `*.`, a leading or a trailing dot. */
 export const normalizeDomain = (d: string) => d.trim().toLowerCase().replace(/^\*\./, '').replace(/^\.+/, '').replace(/\.+$/, '');
 
+/**
+ * A rule whose patterns compile on first use: compiling costs milliseconds a pattern, so it happens
+ * inside the evaluation's slices and budget, rule by rule, not all at once before them.
+ */
+function lazyRule(rule: PolicyRule, index: number): CompiledRule {
+  let match: CompiledPattern | undefined;
+  let context: CompiledPattern | null | undefined;
+  return {
+    index,
+    rule,
+    get match() {
+      return (match ??= compilePattern(rule.match));
+    },
+    get context() {
+      if (context === undefined) context = rule.context_requires ? compilePattern(rule.context_requires) : null;
+      return context;
+    },
+    outcome: rule.on_violation ?? defaultOutcome(rule.severity),
+    confidence: rule.confidence ?? DEFAULT_CONFIDENCE,
+  };
+}
+
 function compilePolicy(def: PolicyDefinition): CompiledPolicy {
   const hit = compiledPolicies.get(def);
   if (hit) return hit;
   const compiled: CompiledPolicy = {
     def,
     applies: def.enabled && def.step_types.some((t) => t.toLowerCase() === 'action'),
-    rules: def.rules.map((rule, index) => ({
-      index,
-      rule,
-      match: compilePattern(rule.match),
-      context: rule.context_requires ? compilePattern(rule.context_requires) : null,
-      outcome: rule.on_violation ?? defaultOutcome(rule.severity),
-      confidence: rule.confidence ?? DEFAULT_CONFIDENCE,
-    })),
+    rules: def.rules.map(lazyRule),
     whitelist: def.whitelisted_domains.map(normalizeDomain).filter(Boolean),
   };
   compiledPolicies.set(def, compiled);
@@ -83,7 +175,11 @@ export interface CanonicalPayload {
   paths: string[];
 }
 
-/** `JSON.stringify({action, params})`, written by hand to remember the JSON path of every token. */
+/**
+ * `JSON.stringify({action, params})` with its strings decoded (quoted but not escaped: a tab is a
+ * tab), written by hand to remember the JSON path of every token. Rules match what the agent
+ * actually sends, not its JSON escaping.
+ */
 export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>): CanonicalPayload {
   const parts: string[] = [];
   const starts: number[] = [];
@@ -97,7 +193,7 @@ export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>):
   };
   const value = (v: unknown, path: string, depth: number): void => {
     if (v === null || typeof v !== 'object') {
-      const s = typeof v === 'string' ? JSON.stringify(v) : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : typeof v === 'boolean' ? String(v) : 'null';
+      const s = typeof v === 'string' ? `"${v}"` : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : typeof v === 'boolean' ? String(v) : 'null';
       emit(s, path);
       return;
     }
@@ -126,7 +222,7 @@ export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>):
     for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
       if (item === undefined || typeof item === 'function') continue;
       const at = childPath(path, k);
-      emit(`${first ? '' : ','}${JSON.stringify(k)}:`, at);
+      emit(`${first ? '' : ','}"${k}":`, at);
       first = false;
       value(item, at, depth + 1);
     }
@@ -160,10 +256,12 @@ const MAX_CANDIDATES = 32;
  * about ten times slower than the DFA, so it first runs on small windows: each value holding one of
  * the pattern's required literals, with the token before it (its key) and after it. The first window
  * with a match gives it; when none does (a match across more values, an anchored pattern, a
- * pattern without literals) the NFA runs over the whole text for the leftmost match.
+ * pattern without literals) the NFA runs over the whole text for the leftmost match. `scanned`
+ * counts the characters the engine went over, for the work budget.
  */
-function locate(p: CompiledPattern, payload: CanonicalPayload, index: TextIndex): { start: number; end: number } | null {
+function locate(p: CompiledPattern, payload: CanonicalPayload, index: TextIndex): { hit: { start: number; end: number } | null; scanned: number } {
   const { text, starts } = payload;
+  let scanned = 0;
   if (p.required && !p.anchored && index.folded.length === text.length) {
     const tokens = new Set<number>();
     for (const literal of p.required[0]) {
@@ -173,13 +271,16 @@ function locate(p: CompiledPattern, payload: CanonicalPayload, index: TextIndex)
       const from = starts[Math.max(0, t - 1)];
       const to = t + 2 < starts.length ? starts[t + 2] : text.length;
       const window = text.slice(from, to);
+      scanned += window.length;
       if (!p.re.test(window)) continue;
+      scanned += NFA_COST * window.length;
       const m = p.re.matcher(window);
-      if (m.find()) return { start: from + m.start(), end: from + m.end() };
+      if (m.find()) return { hit: { start: from + m.start(), end: from + m.end() }, scanned };
     }
   }
   const m = p.re.matcher(text);
-  return m.find() ? { start: m.start(), end: m.end() } : null;
+  scanned += NFA_COST * text.length;
+  return { hit: m.find() ? { start: m.start(), end: m.end() } : null, scanned };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -223,29 +324,73 @@ const whitelisted = (host: string, domains: string[]) => domains.some((d) => hos
 const shown = (s: string) => (s.length > MAX_MATCH_SHOWN ? `${s.slice(0, MAX_MATCH_SHOWN)}…` : s);
 const redactedText = (s: string) => `${s.slice(0, 4)}…[redacted ${s.length} characters]`;
 
+export type Evaluation = PolicyResult & {
+  matches: RuleMatch[];
+  /** Set when the evaluation stopped before every rule ran: what ran out (then the action is held). */
+  budget_exceeded: string | null;
+};
+
 /**
- * Evaluates an action against a policy set: the policy result of spec §2.8 (without `action_id`,
- * which the actions family adds) plus every rule that fired, in evaluation order, in `matches`.
+ * Evaluates an action against a policy set: the policy result (without `action_id`, which the
+ * actions family adds) plus every rule that fired, in evaluation order, in `matches`. Runs in
+ * slices of `budget.sliceMs`, yielding to the event loop between them. When the payload is longer
+ * than `budget.maxChars`, or the work or time budget runs out before every rule ran, it fails
+ * closed: the outcome is at least `pending_review` (a block that already fired still blocks), with
+ * a reason saying which budget was exceeded, and `budget_exceeded` says the same.
  * Throws only for a pattern that does not compile, which stored and built-in policies never hold.
  */
-export function evaluatePolicies(policies: PolicyDefinition[], input: ActionInput): PolicyResult & { matches: RuleMatch[] } {
+export async function evaluatePolicies(policies: PolicyDefinition[], input: ActionInput, budget: EvaluationBudget = EVALUATION_BUDGET): Promise<Evaluation> {
   const started = performance.now();
+  let sliceStart = started;
+  /** Time spent on tenants' rules, waits for a turn excluded. */
+  let spent = 0;
+  let work = 0;
+  let stopped: string | null = null;
   const payload = canonicalPayload(input);
   const text = payload.text;
-  const index = indexText(text);
-  let hosts: string[] | null = null;
-  // re2js answers "is there a match" on its lazy DFA (~5 ns a character); only a pattern that
-  // matches is searched again for its position (locate), which is rare.
-  const tested = new Map<CompiledPattern, boolean>();
-  const test = (p: CompiledPattern) => {
-    let hit = tested.get(p);
-    if (hit === undefined) tested.set(p, (hit = mayMatch(p, index) && p.re.test(text)));
-    return hit;
-  };
-
   const matches: RuleMatch[] = [];
   const evaluated: string[] = [];
-  for (const def of policies) {
+  if (text.length > budget.maxChars) {
+    stopped = `the action is ${text.length} characters long as evaluated, more than the ${budget.maxChars} evaluated per action`;
+  }
+  const index = stopped ? null : indexText(text);
+  let hosts: string[] | null = null;
+  // re2js answers "is there a match" on its lazy DFA; only a pattern that matches is searched
+  // again for its position (locate), which is rare.
+  const tested = new Map<CompiledPattern, boolean>();
+  /** Charges `chars` of engine work; false (and the evaluation stops) when that exceeds the budget. */
+  let metered = false;
+  const charge = (chars: number) => {
+    if (!metered) return true;
+    if (work + chars > budget.workChars) {
+      stopped = `the rules would scan more than ${budget.workChars} characters of this ${text.length}-character action`;
+      return false;
+    }
+    work += chars;
+    return true;
+  };
+  const test = (p: CompiledPattern): boolean | null => {
+    let hit = tested.get(p);
+    if (hit !== undefined) return hit;
+    if (!mayMatch(p, index!)) hit = false;
+    else if (!charge(text.length)) return null;
+    else hit = p.re.test(text);
+    tested.set(p, hit);
+    return hit;
+  };
+  /** Between rules: yields when the slice is used up; false (and the evaluation stops) past the time budget. */
+  const checkpoint = async (yieldNow = false) => {
+    if (metered && spent > budget.timeMs) {
+      stopped = `the rules took more than ${budget.timeMs} ms`;
+      return false;
+    }
+    if (!yieldNow && performance.now() - sliceStart < budget.sliceMs) return true;
+    await nextSlice();
+    sliceStart = performance.now();
+    return true;
+  };
+
+  evaluation: for (const def of stopped ? [] : policies) {
     const policy = compilePolicy(def);
     if (!policy.applies) continue;
     if (policy.whitelist.length) {
@@ -253,11 +398,30 @@ export function evaluatePolicies(policies: PolicyDefinition[], input: ActionInpu
       if (hosts.length && hosts.every((h) => whitelisted(h, policy.whitelist))) continue;
     }
     evaluated.push(def.name);
+    // The built-ins are ours and bounded: they always run in full. Tenants' rules are metered.
+    metered = def.source !== 'builtin';
     for (const r of policy.rules) {
+      if (!(await checkpoint())) break evaluation;
+      let ruleStart = performance.now();
+      try {
       // Both prefilters first: most rules end here, without running the engine.
-      if (!mayMatch(r.match, index) || (r.context && !mayMatch(r.context, index))) continue;
-      if (!test(r.match) || (r.context && !test(r.context))) continue;
-      const hit = locate(r.match, payload, index);
+      if (!mayMatch(r.match, index!) || (r.context && !mayMatch(r.context, index!))) continue;
+      const hitMatch = test(r.match);
+      if (hitMatch === null) break evaluation;
+      if (!hitMatch) continue;
+      if (r.context) {
+        const hitContext = test(r.context);
+        if (hitContext === null) break evaluation;
+        if (!hitContext) continue;
+      }
+      // The position search is the costly part: it starts a slice of its own.
+      if (metered) spent += performance.now() - ruleStart;
+      const resumed = await checkpoint(true);
+      ruleStart = performance.now();
+      if (!resumed) break evaluation;
+      const found = locate(r.match, payload, index!);
+      work += found.scanned;
+      const hit = found.hit;
       if (!hit) continue;
       const raw = text.slice(hit.start, hit.end);
       const matchText = r.rule.redact ? redactedText(raw) : shown(raw);
@@ -271,6 +435,9 @@ export function evaluatePolicies(policies: PolicyDefinition[], input: ActionInpu
         match: matchText,
         field: fieldAt(payload, hit.start),
       });
+      } finally {
+        if (metered) spent += performance.now() - ruleStart;
+      }
     }
   }
 
@@ -288,15 +455,20 @@ export function evaluatePolicies(policies: PolicyDefinition[], input: ActionInpu
       top = m;
   }
   const risk = Math.round(Math.min(1, Math.max(0, 1 - survival)) * 1000) / 1000;
-  const result: PolicyResult & { matches: RuleMatch[] } = {
-    status: top ? (top.on_violation === 'block' ? 'blocked' : 'pending_review') : 'allowed',
+  const blocked = top?.on_violation === 'block';
+  // Fails closed: rules that did not run may have objected, so the action waits for a human
+  // (unless a rule that did run already blocks it).
+  const held = stopped !== null && !blocked;
+  const result: Evaluation = {
+    status: blocked ? 'blocked' : top || held ? 'pending_review' : 'allowed',
     risk_score: risk,
     evaluation_time_ms: 0,
-    ...(top ? { triggered_policy: top.policy, reason: top.reason, severity: top.severity } : {}),
+    ...(held ? { reason: `${BUDGET_REASON_PREFIX}: ${stopped}; not every rule ran, so the action is held for review` } : top ? { triggered_policy: top.policy, reason: top.reason, severity: top.severity } : {}),
     warnings: matches.filter((m) => m.on_violation === 'warn').map((m) => m.reason),
     policies_evaluated: evaluated,
     violations: matches.length ? matches : null,
     matches,
+    budget_exceeded: stopped,
   };
   result.evaluation_time_ms = Math.round((performance.now() - started) * 1000) / 1000;
   return result;

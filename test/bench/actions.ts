@@ -55,7 +55,7 @@ async function main() {
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
     const policies = await loadPolicySet(node.services.db, tenant.tenant_id, 'bench-agent');
-    evaluatePolicies(policies, { ...PAYLOADS.pending_review, params: { ...PAYLOADS.pending_review.params } });
+    await evaluatePolicies(policies, { ...PAYLOADS.pending_review, params: { ...PAYLOADS.pending_review.params } });
     evaluation.push(performance.now() - t0);
   }
 

@@ -79,12 +79,12 @@ function payload(extra: Record<string, unknown>) {
 const hits = payload({ comment: 'please delete all invoices before Friday', sql: 'TRUNCATE TABLE ledger' });
 const everyLiteral = payload({ words: TOPICS.map((t) => `${t} ${t}_ ${t}. "${t}_amount" ${t}-exfil ${t}s drop table export delete all`).join(' ') });
 
-function measure(fn: () => unknown, n = ITERATIONS) {
-  for (let i = 0; i < Math.min(200, n); i++) fn(); // warm-up
+async function measure(fn: () => unknown, n = ITERATIONS) {
+  for (let i = 0; i < Math.min(200, n); i++) await fn(); // warm-up
   const xs: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    fn();
+    await fn();
     xs.push(performance.now() - t0);
   }
   return xs;
@@ -108,26 +108,26 @@ const nativeAll = (input: { action: string; params: Record<string, unknown> }) =
   return n;
 };
 
-function main() {
+async function main() {
   const rules = allRules.length;
   console.log(`Policy set: ${policySet.length} policies, ${rules} rules (2 built-ins with ${BUILTIN_POLICIES.reduce((n, p) => n + p.rules.length, 0)} + 25 × 10 custom); payload ${canonicalPayload(hits).text.length} characters of JSON; ${ITERATIONS} iterations.\n`);
   const input = (p: typeof hits) => ({ ...p, agent_id: null });
-  const once = evaluatePolicies(policySet, input(hits));
+  const once = await evaluatePolicies(policySet, input(hits));
   console.log(`Typical payload: ${once.status}, ${once.matches.length} rules fire (${once.matches.map((m) => `${m.policy}#${m.rule_index}`).join(', ')}).\n`);
 
   const rows: string[][] = [];
   for (const [label, p] of [['typical payload (a few rules fire)', hits], ['every rule\'s literal present (prefilter skips nothing)', everyLiteral]] as const) {
-    rows.push([`evaluatePolicies (re2js + literal prefilter), ${label}`, ...stats(measure(() => evaluatePolicies(policySet, input(p))))]);
-    rows.push([`re2js on every rule, no prefilter, ${label}`, ...stats(measure(() => re2jsNoFilter(p), Math.min(ITERATIONS, 300)))]);
-    rows.push([`native RegExp on every rule (backtracking: unsafe), ${label}`, ...stats(measure(() => nativeAll(p)))]);
+    rows.push([`evaluatePolicies (re2js + literal prefilter), ${label}`, ...stats(await measure(() => evaluatePolicies(policySet, input(p))))]);
+    rows.push([`re2js on every rule, no prefilter, ${label}`, ...stats(await measure(() => re2jsNoFilter(p), Math.min(ITERATIONS, 300)))]);
+    rows.push([`native RegExp on every rule (backtracking: unsafe), ${label}`, ...stats(await measure(() => nativeAll(p)))]);
   }
   console.log('1-2. Evaluation in process, ms (target p99 ≤ 2 ms)\n');
   console.log(table(['what', 'p50', 'p95', 'p99'], rows));
 
   const evil = compilePattern('(a+)+$');
   const big = `${'a'.repeat(100_000)}!`;
-  const evilTimes = measure(() => evil.re.matcher(big).find(), 30);
-  const evalTimes = measure(() => evaluatePolicies([{ ...custom[0], name: 'Evil', rules: [{ match: '(a+)+$', severity: 'critical' }], whitelisted_domains: [] }], { action: 'x', params: { blob: big }, agent_id: null }), 30);
+  const evilTimes = await measure(() => evil.re.matcher(big).find(), 30);
+  const evalTimes = await measure(() => evaluatePolicies([{ ...custom[0], name: 'Evil', rules: [{ match: '(a+)+$', severity: 'critical' }], whitelisted_domains: [] }], { action: 'x', params: { blob: big }, agent_id: null }), 30);
   console.log('\n3. `(a+)+$` on 100 KB ("a" × 100,000 then "!"), ms (target ≤ 20 ms)\n');
   console.log(table(['what', 'p50', 'p95', 'p99'], [
     ['re2js NFA alone (matcher.find: the search that also gives the position)', ...stats(evilTimes)],
@@ -148,4 +148,7 @@ function main() {
   console.log(table(['n', 'native ms', 're2js ms'], nrows));
 }
 
-main();
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
