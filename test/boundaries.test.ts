@@ -26,6 +26,7 @@ const NODE_ONLY_PACKAGES = [
   '@hono/node-server',
   '@energetic-ai/*',
   'tsx',
+  'undici',
   'ws',
   'drizzle-orm/node-postgres',
   'drizzle-orm/pglite',

@@ -1,59 +1,49 @@
-import http from 'node:http';
-import https from 'node:https';
 import { isIPv6, type LookupFunction } from 'node:net';
-import { Readable } from 'node:stream';
-
-/** Statuses whose response has no body (the Response constructor refuses one). */
-const NO_BODY = new Set([204, 205, 304]);
+import { Agent, fetch, type RequestInit as UndiciRequestInit } from 'undici';
 
 /**
  * `fetch` for a URL whose name was already resolved and checked: the connection goes to one of
  * `addresses`, never to what the name resolves to now, so a DNS answer that changes between the
  * check and the connection (rebinding) cannot redirect it to loopback or a private network. The
- * name stays what TLS verifies (SNI and certificate) and what the Host header says. Node's fetch
- * (undici) has no such hook without the undici package, so this is node:http(s) with a `lookup`
- * that answers the checked addresses. Follows no redirect, as `redirect: 'manual'` would.
+ * name stays what TLS verifies (SNI and certificate) and what the Host header says, because only
+ * the socket's `lookup` is replaced. Node's global fetch takes no dispatcher of ours, so this is the
+ * undici package's fetch with an agent of its own. Follows no redirect, as `redirect: 'manual'`.
  */
-export function fetchAt(url: string, init: RequestInit, addresses: string[]): Promise<Response> {
-  if (!addresses.length) return Promise.reject(new Error('no address to connect to'));
-  const target = new URL(url);
+export async function fetchAt(url: string, init: RequestInit, addresses: string[]): Promise<Response> {
+  if (!addresses.length) throw new Error('no address to connect to');
+  const body = init.body;
+  // Only strings: other bodies (Blob, FormData, streams) of the global fetch are other classes
+  // than this undici's, which would not always read them as the same body.
+  if (body !== undefined && body !== null && typeof body !== 'string') throw new TypeError('fetchAt sends string bodies only');
+  const protocol = new URL(url).protocol;
+  if (protocol !== 'https:' && protocol !== 'http:') throw new TypeError(`unsupported protocol ${protocol}`);
+
   const family = (address: string) => (isIPv6(address) ? 6 : 4);
   const lookup = ((_hostname, options, callback) => {
     if (options.all) callback(null, addresses.map((address) => ({ address, family: family(address) })));
     else callback(null, addresses[0]!, family(addresses[0]!));
   }) as LookupFunction;
-  const headers = Object.fromEntries(new Headers(init.headers).entries());
-  const body = init.body;
-  if (body !== undefined && body !== null && typeof body !== 'string') return Promise.reject(new TypeError('fetchAt sends string bodies only'));
-  const transport = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null;
-  if (!transport) return Promise.reject(new TypeError(`unsupported protocol ${target.protocol}`));
-
-  return new Promise<Response>((resolve, reject) => {
-    const req = transport.request(
-      target,
-      { method: init.method ?? 'GET', headers, lookup, signal: init.signal ?? undefined, agent: false },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status > 599) {
-          res.destroy();
-          reject(new Error(`unexpected status ${status}`));
-          return;
-        }
-        const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value === undefined) continue;
-          for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(name, v);
-        }
-        const stream = NO_BODY.has(status) ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-        if (!stream) res.resume();
-        resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }));
-      },
-    );
-    req.on('error', (err) => {
-      // The caller tells a timeout from a failure by the abort reason's name, as with fetch.
-      const reason = init.signal?.aborted ? init.signal.reason : null;
-      reject(reason instanceof Error ? reason : err);
-    });
-    req.end(body ?? undefined);
-  });
+  // One agent per call: its lookup belongs to these addresses, and no socket outlives the call.
+  const dispatcher = new Agent({ connect: { lookup } });
+  try {
+    const res = await fetch(url, {
+      method: init.method ?? 'GET',
+      headers: [...new Headers(init.headers)],
+      body: body ?? undefined,
+      signal: init.signal ?? undefined,
+      redirect: 'manual',
+      dispatcher,
+    } satisfies UndiciRequestInit);
+    // Graceful: the agent lets the running request finish, so the socket closes once the body is
+    // read to its end, cancelled or aborted by the signal.
+    void dispatcher.close().catch(() => undefined);
+    // The same interface as the global Response, from this undici's copy of the class. Not
+    // rewrapped: the undici response cancels its body stream when it is collected.
+    return res as unknown as Response;
+  } catch (err) {
+    // An abort rejects with the signal's reason, as the global fetch does: the caller tells a
+    // timeout from a failure by its name.
+    void dispatcher.destroy().catch(() => undefined);
+    throw err;
+  }
 }
