@@ -86,14 +86,16 @@ export async function createEngine(
     DATABASE_URL: own?.url ?? integration.databaseUrl,
     REDIS_URL: integration.redisUrl,
     EMBEDDING_PROVIDER: 'hash',
+    // `DB_DRIVER_SHORTCUTS=off npm test`: the suite on drizzle's own transactions and statements.
+    DB_DRIVER_SHORTCUTS: process.env.DB_DRIVER_SHORTCUTS,
     // Suites share one outbox on Postgres: a delivery to a fuzzed or example host that cannot be
     // reached here must give up fast when another file's runner picks it up.
     WEBHOOK_TIMEOUT_MS: '1000',
     ...opts.env,
   });
   const database = config.DATABASE_URL
-    ? openPostgres(config.DATABASE_URL, 5)
-    : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]) });
+    ? openPostgres(config.DATABASE_URL, 5, { shortcuts: config.DB_DRIVER_SHORTCUTS })
+    : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]), shortcuts: config.DB_DRIVER_SHORTCUTS });
   const clock = new ManualClock(TEST_EPOCH);
   const log = createLogger(config.LOG_LEVEL);
   const node = await createNodeServices(config, {
