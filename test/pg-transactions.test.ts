@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { drizzle, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
@@ -20,7 +20,8 @@ import { pglitePool } from './pglite-wire';
  * one connection, and "seen elsewhere" is seen by that session outside the pool.
  */
 const rowsTable = pgTable('tx_rows', { k: text('k').primaryKey(), n: integer('n').notNull() });
-type Rows<T> = { rows: T[] };
+/** The rows of `tx.execute`, typed: every driver answers it with `{ rows }`, which drizzle types per driver. */
+const read = async <T>(tx: { execute(q: SQL): Promise<unknown> }, query: SQL) => ((await tx.execute(query)) as { rows: T[] }).rows;
 const CREATE_TABLE = 'CREATE TABLE tx_rows (k text PRIMARY KEY, n integer NOT NULL)';
 
 interface Backend {
@@ -96,11 +97,11 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
 
     it('statements handed over together run in order, inside it', async () => {
       const seen = await db.transaction(async (tx) => {
-        const [, read] = (await Promise.all([
-          tx.execute(sql`SELECT set_config(${'engram.tx_test'}, ${'first'}, true) AS v`),
-          tx.execute(sql`SELECT current_setting(${'engram.tx_test'}, true) AS v`),
-        ])) as unknown as Rows<{ v: string }>[];
-        return read.rows[0].v;
+        const [, seen] = await Promise.all([
+          read<{ v: string }>(tx, sql`SELECT set_config(${'engram.tx_test'}, ${'first'}, true) AS v`),
+          read<{ v: string }>(tx, sql`SELECT current_setting(${'engram.tx_test'}, true) AS v`),
+        ]);
+        return seen[0].v;
       });
       expect(seen).toBe('first');
     });
@@ -108,12 +109,8 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
     it('a first statement answers as it would anywhere else: values, timestamps, array-mode rows', async () => {
       const awkward = `O'Brien \\ "quoted" $1 ünïcødé 🧠\nnext line`;
       const at = new Date('2026-11-26T12:34:56.789Z');
-      const read = sql`SELECT ${awkward}::text AS s, ${at}::timestamptz AS at, ${41}::int + 1 AS n`;
-      const [first, later] = await db.transaction(async (tx) => {
-        const a = (await tx.execute(read)) as unknown as Rows<unknown>;
-        const b = (await tx.execute(read)) as unknown as Rows<unknown>;
-        return [a.rows, b.rows];
-      });
+      const query = sql`SELECT ${awkward}::text AS s, ${at}::timestamptz AS at, ${41}::int + 1 AS n`;
+      const [first, later] = await db.transaction(async (tx) => [await read(tx, query), await read(tx, query)]);
       expect(first).toEqual(later);
       expect(first).toEqual([expect.objectContaining({ s: awkward, n: 42 })]);
       await db.insert(rowsTable).values({ k: `${tag}-array-mode`, n: 7 });
@@ -124,7 +121,7 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
     it('a first statement whose parameter has no literal form runs the usual way, inside it', async () => {
       const seen = await db.transaction(async (tx) => {
         await tx.execute(sql`SELECT set_config('engram.tx_test', encode(${Buffer.from('bytes')}::bytea, 'escape'), true)`);
-        return ((await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v`)) as unknown as Rows<{ v: string }>).rows[0].v;
+        return (await read<{ v: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v`))[0].v;
       });
       expect(seen).toBe('bytes');
     });
@@ -175,8 +172,8 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
       const [waited, seen] = await db.transaction(async (tx) => {
         await tx.execute(sql`SELECT 1`);
         const waiting = preparedRowsWithNext<{ v: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'waited'}, true) AS v`);
-        const read = (await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v`)) as unknown as Rows<{ v: string }>;
-        return [await waiting, read.rows[0].v];
+        const current = await read<{ v: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v`);
+        return [await waiting, current[0].v];
       });
       expect(waited).toEqual([{ v: 'waited' }]);
       expect(seen).toBe('waited');
@@ -199,8 +196,8 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
       expect(waited.at).toBe(last.at);
       const [first, next] = await db.transaction(async (tx) => {
         const setting = preparedRowsWithNext<{ at: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'first'}, true) AS v, statement_timestamp()::text AS at`);
-        const read = (await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`)) as unknown as Rows<{ v: string; at: string }>;
-        return [(await setting)[0], read.rows[0]];
+        const current = await read<{ v: string; at: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`);
+        return [(await setting)[0], current[0]];
       });
       expect(next.v).toBe('first');
       expect(first.at).toBe(next.at);
