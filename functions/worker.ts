@@ -5,7 +5,7 @@ import { type Config, parseConfig } from '../shared/platform/config';
 import { CounterStore } from '../shared/platform/counters';
 import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
 import type { Db } from '../shared/platform/db';
-import { shortTransactions } from '../shared/platform/pg-transactions';
+import { installShortcuts } from '../shared/platform/driver';
 import { newId } from '../shared/platform/ids';
 import { createLogger, type Logger } from '../shared/platform/log';
 import { dohResolver } from '../shared/platform/outbound';
@@ -52,7 +52,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
   const pool = new Pool({ connectionString: config.DATABASE_URL });
   const db = drizzle(pool) as unknown as Db;
   // A pool lives for one request here: nothing would be prepared twice, so literals go in the text.
-  shortTransactions(db, pool, { Session: NeonSession, Transaction: NeonTransaction, prepare: false });
+  installShortcuts(db, { kind: 'pool', pool, Session: NeonSession, Transaction: NeonTransaction, prepare: false }, config.DB_DRIVER_SHORTCUTS);
   const log = createLogger(config.LOG_LEVEL);
   const redis =
     config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN

@@ -11,7 +11,7 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
 const MINUTE = 60_000;
 
 async function query<T = any>(engine: TestEngine, q: SQL): Promise<T[]> {
-  return ((await engine.node.services.db.execute(q)) as unknown as { rows: T[] }).rows;
+  return (await engine.sql<T>(q));
 }
 
 /** The tenant's anomaly events as stored (and as a webhook receives them), in seq order. */

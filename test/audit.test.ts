@@ -18,7 +18,7 @@ const get = (t: Tenant, path: string) => engine.request('GET', path, { key: t.ke
 const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/memories', { key: t.key, body });
 
 async function query<T = any>(q: SQL): Promise<T[]> {
-  return ((await engine.node.services.db.execute(q)) as unknown as { rows: T[] }).rows;
+  return (await engine.sql<T>(q));
 }
 
 /** Runs `fn` with the clock moved by `ms`, then moves it back (the engine is shared by the file). */

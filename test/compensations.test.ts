@@ -34,11 +34,7 @@ async function planWith(t: Tenant, n: number) {
 }
 
 const outboxEvents = async (tenantId: string, type: string) =>
-  (
-    (await engine.node.services.db.execute(
-      sql`SELECT payload->'data' AS data FROM events WHERE tenant_id = ${tenantId} AND type = ${type}`,
-    )) as unknown as { rows: { data: Record<string, unknown> }[] }
-  ).rows.map((r) => r.data);
+  (await engine.sql<{ data: Record<string, unknown> }>(sql`SELECT payload->'data' AS data FROM events WHERE tenant_id = ${tenantId} AND type = ${type}`)).map((r) => r.data);
 
 describe('tier gate', () => {
   it('free and starter are 403 FEATURE_NOT_AVAILABLE on every endpoint; pro and enterprise pass', async () => {
@@ -440,8 +436,8 @@ describe('rollback and compensations', () => {
     expect(res.body).toMatchObject({ compensation_plan_id: null });
     expect(res.body.message).toMatch(/1 ACTION trace steps/);
     expect(await outboxEvents(t.tenantId, 'rollback.compensations')).toEqual([{ rollback_id: res.body.rollback_id, target, action_steps: 1, plan_id: null }]);
-    const count = await engine.node.services.db.execute(sql`SELECT count(*)::int AS n FROM compensation_plans WHERE tenant_id = ${t.tenantId}`);
-    expect((count as unknown as { rows: { n: number }[] }).rows[0].n).toBe(0);
+    const count = await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM compensation_plans WHERE tenant_id = ${t.tenantId}`);
+    expect(count[0].n).toBe(0);
   });
 });
 

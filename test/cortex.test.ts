@@ -277,7 +277,7 @@ describe('the near-duplicate index in the background (maintenance)', () => {
   afterAll(() => own?.close());
 
   const probes = async (t: Tenant) =>
-    Number(((await own.node.services.db.execute(sql`SELECT count(*) AS n FROM memory_neighbour_probes WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: string }[] }).rows[0].n);
+    Number((await own.sql<{ n: string }>(sql`SELECT count(*) AS n FROM memory_neighbour_probes WHERE tenant_id = ${t.tenantId}`))[0].n);
   /** One maintenance tick, a minute after the last: how many memories it probed. */
   const tick = async () => {
     own.clock.advance(60_000);

@@ -68,10 +68,10 @@ const remember = async (e: TestEngine, t: Tenant, observation: string) => {
 };
 
 async function storedEvents(e: TestEngine, tenantId: string) {
-  const res = (await e.node.services.db.execute(
+  const res = await e.sql<{ seq: string | number; type: string; payload: Record<string, unknown> }>(
     sql`SELECT seq, type, payload FROM events WHERE tenant_id = ${tenantId} AND seq IS NOT NULL ORDER BY seq`,
-  )) as unknown as { rows: { seq: string | number; type: string; payload: Record<string, unknown> }[] };
-  return res.rows.map((r) => ({ seq: String(r.seq), type: r.type, payload: r.payload }));
+  );
+  return res.map((r) => ({ seq: String(r.seq), type: r.type, payload: r.payload }));
 }
 
 /** Until `fn` stops throwing (something done after a disconnect, which is asynchronous). */
@@ -271,11 +271,11 @@ describe('GET /v1/events/stream', () => {
     expect(bus.size).toBe(before + 2);
     await Promise.all(streams.map((s) => s.close()));
     await eventually(async () => {
-      const leases = (await engine.node.services.db.execute(
+      const leases = await engine.sql<{ n: number }>(
         sql`SELECT count(*)::int AS n FROM event_stream_leases WHERE tenant_id = ${t.tenantId}`,
-      )) as unknown as { rows: { n: number }[] };
+      );
       // Redis (integration run) holds them there instead; the table stays empty then.
-      expect(leases.rows[0].n).toBe(0);
+      expect(leases[0].n).toBe(0);
       expect(bus.size).toBe(before);
     });
   });

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { SQL } from 'drizzle-orm';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp } from '../functions/app';
@@ -63,6 +64,8 @@ export interface TestEngine {
   app: ReturnType<typeof buildApp>;
   request: RequestFn;
   admin<T = any>(method: string, path: string, body?: unknown): Promise<TestResponse<T>>;
+  /** The rows of a raw query on the engine's database, typed as the caller says they come back. */
+  sql<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   newTenant(tier?: 'free' | 'starter' | 'pro' | 'enterprise'): Promise<Tenant>;
   latestMailToken(email: string): Promise<string>;
   close(): Promise<void>;
@@ -86,14 +89,16 @@ export async function createEngine(
     DATABASE_URL: own?.url ?? integration.databaseUrl,
     REDIS_URL: integration.redisUrl,
     EMBEDDING_PROVIDER: 'hash',
+    // `DB_DRIVER_SHORTCUTS=off npm test`: the suite on drizzle's own transactions and statements.
+    DB_DRIVER_SHORTCUTS: process.env.DB_DRIVER_SHORTCUTS,
     // Suites share one outbox on Postgres: a delivery to a fuzzed or example host that cannot be
     // reached here must give up fast when another file's runner picks it up.
     WEBHOOK_TIMEOUT_MS: '1000',
     ...opts.env,
   });
   const database = config.DATABASE_URL
-    ? openPostgres(config.DATABASE_URL, 5)
-    : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]) });
+    ? openPostgres(config.DATABASE_URL, 5, { shortcuts: config.DB_DRIVER_SHORTCUTS })
+    : await openPglite({ loadDataDir: new Blob([await readFile(inject('pgliteSnapshot'))]), shortcuts: config.DB_DRIVER_SHORTCUTS });
   const clock = new ManualClock(TEST_EPOCH);
   const log = createLogger(config.LOG_LEVEL);
   const node = await createNodeServices(config, {
@@ -117,6 +122,8 @@ export async function createEngine(
     app,
     request,
     admin: (method, path, body) => request(method, path, { key: ADMIN_TOKEN, body }),
+    // Every driver answers `execute` with `{ rows }`; drizzle types it per driver, so the one cast is here.
+    sql: async <T>(query: SQL) => ((await node.services.db.execute(query)) as unknown as { rows: T[] }).rows,
     async newTenant(tier = 'free') {
       const email = uniqueEmail(tier);
       const res = await engine.admin('POST', '/admin/v1/tenants', { email, tier });

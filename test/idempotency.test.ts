@@ -17,8 +17,8 @@ const post = (t: Tenant, path: string, body: unknown, key?: string) =>
 const replayed = (res: TestResponse) => res.headers.get('idempotent-replayed');
 
 async function count(query: ReturnType<typeof sql>): Promise<number> {
-  const res = (await engine.node.services.db.execute(query)) as unknown as { rows: { n: number | string }[] };
-  return Number(res.rows[0].n);
+  const res = await engine.sql<{ n: number | string }>(query);
+  return Number(res[0].n);
 }
 const memoriesOf = (t: Tenant) => count(sql`SELECT count(*) AS n FROM memories WHERE tenant_id = ${t.tenantId}`);
 const auditOf = (t: Tenant, operation: string) =>
@@ -219,12 +219,12 @@ describe('Idempotency-Key on rollback and shares', () => {
     expect(mails.body.messages).toHaveLength(1);
     expect(await auditOf(owner, 'share.created')).toBe(1);
     // The kept response holds the share token: the table has neither it nor the key in the clear.
-    const stored = (await engine.node.services.db.execute(
+    const stored = await engine.sql<{ row: string }>(
       sql`SELECT k::text AS row FROM idempotency_keys k WHERE tenant_id = ${owner.tenantId}`,
-    )) as unknown as { rows: { row: string }[] };
-    expect(stored.rows).toHaveLength(1);
-    expect(stored.rows[0].row).not.toContain(first.body.token);
-    expect(stored.rows[0].row).not.toContain(key);
+    );
+    expect(stored).toHaveLength(1);
+    expect(stored[0].row).not.toContain(first.body.token);
+    expect(stored[0].row).not.toContain(key);
 
     const rotateKey = newKey();
     const rotated = await post(owner, `/v1/spaces/share/${first.body.share_id}/rotate`, undefined, rotateKey);
@@ -255,10 +255,10 @@ describe('Idempotency-Key on key rotation', () => {
     expect(replayed(again)).toBe('true');
     expect(again.body).toEqual(first.body);
     const secret = JSON.stringify(first.body).match(/sk_[0-9A-Za-z]{20,}/)![0];
-    const stored = (await engine.node.services.db.execute(
+    const stored = await engine.sql<{ row: string }>(
       sql`SELECT k::text AS row FROM idempotency_keys k WHERE tenant_id = ${t.tenantId}`,
-    )) as unknown as { rows: { row: string }[] };
-    expect(stored.rows[0].row).not.toContain(secret);
+    );
+    expect(stored[0].row).not.toContain(secret);
     expect(await count(sql`SELECT count(*) AS n FROM api_keys WHERE tenant_id = ${t.tenantId}`)).toBe(2);
   });
 });

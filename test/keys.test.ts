@@ -60,17 +60,17 @@ describe('signup and verification', () => {
 
   it('stores only hashes: neither the key nor the token appears in the database', async () => {
     const { key, email } = await signupAndVerify();
-    const dump = await engine.node.services.db.execute(
+    const dump = await engine.sql<{ all: string }>(
       // Every text column of the tables that hold secrets, in one string.
       (await import('drizzle-orm')).sql`SELECT string_agg(k::text, ' ') AS all FROM (SELECT * FROM api_keys) k`,
     );
-    const all = (dump as unknown as { rows: { all: string }[] }).rows[0].all;
+    const all = dump[0].all;
     expect(all).not.toContain(key);
     expect(all).toContain(key.slice(0, 12)); // the prefix is kept for revocation by prefix
-    const tokens = await engine.node.services.db.execute(
+    const tokens = await engine.sql<{ all: string }>(
       (await import('drizzle-orm')).sql`SELECT string_agg(t::text, ' ') AS all FROM signup_tokens t JOIN tenants n ON n.id = t.tenant_id WHERE n.email = ${email}`,
     );
-    expect((tokens as unknown as { rows: { all: string }[] }).rows[0].all).not.toMatch(/vt_/);
+    expect(tokens[0].all).not.toMatch(/vt_/);
   });
 
   it('rejects bad e-mails and disposable domains with VALIDATION_ERROR naming the field', async () => {
@@ -310,10 +310,8 @@ describe('rotation, listing, revocation, expiry', () => {
     expect(empty.status).toBe(400);
 
     const { sql } = await import('drizzle-orm');
-    const audit = await engine.node.services.db.execute(
-      sql`SELECT operation FROM audit_log WHERE tenant_id = ${a.tenantId} ORDER BY seq`,
-    );
-    expect((audit as unknown as { rows: { operation: string }[] }).rows.map((r) => r.operation)).toEqual([
+    const audit = await engine.sql<{ operation: string }>(sql`SELECT operation FROM audit_log WHERE tenant_id = ${a.tenantId} ORDER BY seq`);
+    expect(audit.map((r) => r.operation)).toEqual([
       'tenant.created',
       'key.created',
       'key.created',

@@ -24,10 +24,10 @@ async function store(t: Tenant, observation: string, extra: Record<string, unkno
 }
 
 const auditOps = async (tenantId: string) => {
-  const res = (await engine.node.services.db.execute(
+  const res = await engine.sql<{ operation: string; metadata: Record<string, unknown> }>(
     sql`SELECT operation, metadata FROM audit_log WHERE tenant_id = ${tenantId} AND operation LIKE 'knowledge.%' ORDER BY seq`,
-  )) as unknown as { rows: { operation: string; metadata: Record<string, unknown> }[] };
-  return res.rows;
+  );
+  return res;
 };
 
 const entityByName = async (t: Tenant, name: string) => {
@@ -302,7 +302,7 @@ describe('the source memory of a triple', () => {
     expect((await call(t, 'GET', `/v1/knowledge/triples?source_memory_id=${expiring.id}`)).body.total).toBe(0);
     await engine.node.runner.maintain();
     expect(await source(x2)).toBeNull();
-    const [{ n }] = ((await engine.node.services.db.execute(sql`SELECT count(*)::int AS n FROM knowledge_triples WHERE tenant_id = ${t.tenantId} AND source_memory_id IS NOT NULL`)) as unknown as { rows: { n: number }[] }).rows;
+    const [{ n }] = (await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_triples WHERE tenant_id = ${t.tenantId} AND source_memory_id IS NOT NULL`));
     expect(n).toBe(0);
 
     const before = engine.clock.now().toISOString();

@@ -13,7 +13,7 @@ const batch = (t: Tenant, memories: unknown[], headers?: Record<string, string>)
 const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/memories', { key: t.key, body });
 
 async function query<T>(q: ReturnType<typeof sql>): Promise<T[]> {
-  return ((await engine.node.services.db.execute(q)) as unknown as { rows: T[] }).rows;
+  return (await engine.sql<T>(q));
 }
 const count = async (q: ReturnType<typeof sql>) => Number((await query<{ n: string | number }>(q))[0].n);
 const live = async (t: Tenant) => (await engine.request('GET', '/v1/memories?limit=100', { key: t.key })).body.memories as { uuid: string; observation: string; superseded_by: string | null }[];

@@ -16,7 +16,7 @@ afterAll(() => engine.close());
 const store = (key: string, body: Record<string, unknown>, requestId?: string) =>
   engine.request('POST', '/v1/memories', { key, body, headers: requestId ? { 'x-request-id': requestId } : undefined });
 async function query<T>(q: ReturnType<typeof sql>): Promise<T[]> {
-  return ((await engine.node.services.db.execute(q)) as unknown as { rows: T[] }).rows;
+  return (await engine.sql<T>(q));
 }
 const bare = (urn: string) => urn.slice('urn:uuid:'.length);
 const ids = (list: string[]) => `{${list.join(',')}}`;

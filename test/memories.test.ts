@@ -13,18 +13,18 @@ const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST
 
 
 async function eventsOf(tenantId: string) {
-  const res = (await engine.node.services.db.execute(
+  const res = await engine.sql<{ kind: string; memory_id: string; before: any; after: any; has_embedding: boolean; embedding_matches: boolean }>(
     sql`SELECT kind, memory_id::text AS memory_id, before, after, embedding IS NOT NULL AS has_embedding,
         (kind <> 'create' OR embedding = (SELECT m.embedding FROM memories m WHERE m.id = memory_id)) AS embedding_matches FROM memory_events WHERE tenant_id = ${tenantId} ORDER BY id`,
-  )) as unknown as { rows: { kind: string; memory_id: string; before: any; after: any; has_embedding: boolean; embedding_matches: boolean }[] };
-  return res.rows;
+  );
+  return res;
 }
 
 async function auditOps(tenantId: string) {
-  const res = (await engine.node.services.db.execute(
+  const res = await engine.sql<{ operation: string }>(
     sql`SELECT operation FROM audit_log WHERE tenant_id = ${tenantId} ORDER BY seq`,
-  )) as unknown as { rows: { operation: string }[] };
-  return res.rows.map((r) => r.operation);
+  );
+  return res.map((r) => r.operation);
 }
 
 describe('store', () => {
@@ -63,10 +63,10 @@ describe('store', () => {
     const usage = await engine.request('GET', '/v1/usage', { key: t.key });
     expect(usage.body.memories.current).toBe(1);
     expect((await engine.request('GET', '/v1/dashboard', { key: t.key })).body.memory_count).toBe(1);
-    const jobs = (await engine.node.services.db.execute(
+    const jobs = await engine.sql<{ type: string }>(
       sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
-    )) as unknown as { rows: { type: string }[] };
-    expect(jobs.rows.map((r) => r.type)).toEqual(['memory.created']);
+    );
+    expect(jobs.map((r) => r.type)).toEqual(['memory.created']);
   });
 
   it('rejects bad input with 400 naming the field', async () => {
@@ -278,8 +278,8 @@ describe('list, get, patch, delete', () => {
     expect(del.body).toEqual({ deleted: true, memory_id: a.body.id });
     expect((await engine.request('GET', `/v1/memories/${a.body.id}`, { key: t.key })).status).toBe(404);
     expect((await engine.request('DELETE', `/v1/memories/${a.body.id}`, { key: t.key })).status).toBe(404);
-    const edges = (await engine.node.services.db.execute(sql`SELECT count(*)::int AS n FROM memory_edges WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: number }[] };
-    expect(edges.rows[0].n).toBe(0);
+    const edges = await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM memory_edges WHERE tenant_id = ${t.tenantId}`);
+    expect(edges[0].n).toBe(0);
     const events = await eventsOf(t.tenantId);
     const deleted = events.find((e) => e.kind === 'delete')!;
     expect(deleted.before.observation).toMatch(/staging/);
@@ -299,8 +299,8 @@ describe('TTL', () => {
       expect((await engine.request('GET', '/v1/memories', { key: t.key })).body.total).toBe(0);
       expect((await engine.request('GET', '/v1/memories/search?q=door%20code', { key: t.key })).body.total_results).toBe(0);
       await engine.node.runner.maintain();
-      const left = (await engine.node.services.db.execute(sql`SELECT count(*)::int AS n FROM memories WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: number }[] };
-      expect(left.rows[0].n).toBe(0);
+      const left = await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM memories WHERE tenant_id = ${t.tenantId}`);
+      expect(left[0].n).toBe(0);
       expect((await eventsOf(t.tenantId)).map((e) => e.kind)).toContain('expire');
       expect(await auditOps(t.tenantId)).toContain('memory.expire');
     } finally {

@@ -37,11 +37,9 @@ afterAll(async () => {
 });
 
 const jobsFor = async (email: string) =>
-  (
-    (await engine.node.services.db.execute(
+  await engine.sql<{ id: string; status: string; attempts: number; run_at: string; last_error: string | null }>(
       sql`SELECT id, status, attempts, run_at, last_error FROM outbox WHERE topic = 'mail.send' AND payload->>'to' = ${email}`,
-    )) as unknown as { rows: { id: string; status: string; attempts: number; run_at: string; last_error: string | null }[] }
-  ).rows;
+    );
 
 describe('transactional outbox and its dispatcher', () => {
   it('writes the verification mail as a job in the signup transaction and delivers it once', async () => {
@@ -113,9 +111,9 @@ describe('audit chain', () => {
   it('links every entry to the previous one and refuses updates and deletes', async () => {
     const t = await engine.newTenant();
     await engine.request('POST', '/v1/keys/rotate', { key: t.key });
-    const { rows } = (await engine.node.services.db.execute(
+    const rows = await engine.sql<any>(
       sql`SELECT * FROM audit_log WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
-    )) as unknown as { rows: any[] };
+    );
     expect(rows.map((r) => Number(r.seq))).toEqual([1, 2, 3, 4]);
     let prev = '';
     for (const r of rows) {

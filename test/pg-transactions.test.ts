@@ -1,46 +1,82 @@
-import { sql } from 'drizzle-orm';
+import { PGlite } from '@electric-sql/pglite';
+import { type SQL, sql } from 'drizzle-orm';
 import { drizzle, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Db, preparedRowsWithNext, rowsAndCommit } from '../shared/platform/db';
-import { shortTransactions } from '../shared/platform/pg-transactions';
+import { shortTransactions } from '../shared/platform/driver/short-transactions';
 import { integration, ownPostgresDatabase } from './harness';
+import { pglitePool } from './pglite-wire';
 
 /**
  * Transactions whose BEGIN travels with the first statement and COMMIT with the last
- * (shared/platform/pg-transactions.ts), on Postgres: as node-postgres runs them (statements
+ * (shared/platform/driver/short-transactions.ts): as node-postgres runs them (statements
  * prepared once per connection) and as Workers run them on Neon's Pool (literals in the text).
  * Whatever is sent together, the statements stay one transaction, in the order they were given.
+ *
+ * On Postgres (the integration run), and in every run on PGlite behind the wire protocol
+ * (test/pglite-wire.ts), driven by node-postgres all the same. PGlite has one session: its pool has
+ * one connection, and "seen elsewhere" is seen by that session outside the pool.
  */
 const rowsTable = pgTable('tx_rows', { k: text('k').primaryKey(), n: integer('n').notNull() });
-type Rows<T> = { rows: T[] };
-const POOL_SIZE = 3;
+/** The rows of `tx.execute`, typed: every driver answers it with `{ rows }`, which drizzle types per driver. */
+const read = async <T>(tx: { execute(q: SQL): Promise<unknown> }, query: SQL) => ((await tx.execute(query)) as { rows: T[] }).rows;
+const CREATE_TABLE = 'CREATE TABLE tx_rows (k text PRIMARY KEY, n integer NOT NULL)';
 
-describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter (needs TEST_DATABASE_URL)', () => {
-  let own: Awaited<ReturnType<typeof ownPostgresDatabase>>;
-  const pools: pg.Pool[] = [];
-  beforeAll(async () => {
-    own = await ownPostgresDatabase(integration.databaseUrl!);
-    const setup = new pg.Client({ connectionString: own.url });
-    await setup.connect();
-    await setup.query('CREATE TABLE tx_rows (k text PRIMARY KEY, n integer NOT NULL)');
-    await setup.end();
-  });
-  afterAll(async () => {
-    await Promise.all(pools.map((p) => p.end()));
-    await own?.drop();
-  });
+interface Backend {
+  poolSize: number;
+  newPool(): pg.Pool;
+  committedRows(): Promise<string[]>;
+  close(): Promise<void>;
+}
 
-  const committedRows = async () => {
+const onPostgres = async (): Promise<Backend> => {
+  const own = await ownPostgresDatabase(integration.databaseUrl!);
+  const client = async <T>(work: (c: pg.Client) => Promise<T>) => {
     const c = new pg.Client({ connectionString: own.url });
     await c.connect();
     try {
-      return (await c.query<{ k: string }>('SELECT k FROM tx_rows ORDER BY k')).rows.map((r) => r.k);
+      return await work(c);
     } finally {
       await c.end();
     }
   };
+  await client((c) => c.query(CREATE_TABLE));
+  return {
+    poolSize: 3,
+    newPool() {
+      const pool = new pg.Pool({ connectionString: own.url, max: 3 });
+      // pool.end() resolves before its clients' sockets close; the DROP ... WITH (FORCE) after it can
+      // terminate one still closing, and an unheard pool error would end this test process.
+      pool.on('error', () => undefined);
+      return pool;
+    },
+    committedRows: () => client(async (c) => (await c.query<{ k: string }>('SELECT k FROM tx_rows ORDER BY k')).rows.map((r) => r.k)),
+    close: () => own.drop(),
+  };
+};
+
+const onPglite = async (): Promise<Backend> => {
+  const pglite = await PGlite.create();
+  await pglite.exec(CREATE_TABLE);
+  return {
+    poolSize: 1,
+    newPool: () => pglitePool(pglite),
+    committedRows: async () => (await pglite.query<{ k: string }>('SELECT k FROM tx_rows ORDER BY k')).rows.map((r) => r.k),
+    close: () => pglite.close(),
+  };
+};
+
+const backends = [...(integration.databaseUrl ? [{ name: 'PostgreSQL', open: onPostgres }] : []), { name: 'PGlite behind the wire protocol', open: onPglite }];
+
+describe.each(backends)('transactions two round trips shorter, on $name', ({ open }) => {
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = await open();
+  }, 120_000);
+  afterAll(async () => backend?.close());
+  const committedRows = () => backend.committedRows();
 
   describe.each([
     { mode: 'prepared once per connection (node-postgres)', prepare: true },
@@ -48,23 +84,24 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
   ])('$mode', ({ prepare }) => {
     let db: Db;
     const tag = prepare ? 'p' : 'l';
+    let POOL_SIZE: number;
+    let pool: pg.Pool;
     beforeAll(() => {
-      const pool = new pg.Pool({ connectionString: own.url, max: POOL_SIZE });
-      // pool.end() resolves before its clients' sockets close; the DROP ... WITH (FORCE) after it can
-      // terminate one still closing, and an unheard pool error would end this test process.
-      pool.on('error', () => undefined);
-      pools.push(pool);
+      pool = backend.newPool();
+      POOL_SIZE = backend.poolSize;
       db = drizzle(pool) as unknown as Db;
       shortTransactions(db, pool, { Session: NodePgSession, Transaction: NodePgTransaction, prepare });
     });
+    // Before the next mode's pool: on PGlite both would share the one session and its prepared statements.
+    afterAll(() => pool?.end());
 
     it('statements handed over together run in order, inside it', async () => {
       const seen = await db.transaction(async (tx) => {
-        const [, read] = (await Promise.all([
-          tx.execute(sql`SELECT set_config(${'engram.tx_test'}, ${'first'}, true) AS v`),
-          tx.execute(sql`SELECT current_setting(${'engram.tx_test'}, true) AS v`),
-        ])) as unknown as Rows<{ v: string }>[];
-        return read.rows[0].v;
+        const [, seen] = await Promise.all([
+          read<{ v: string }>(tx, sql`SELECT set_config(${'engram.tx_test'}, ${'first'}, true) AS v`),
+          read<{ v: string }>(tx, sql`SELECT current_setting(${'engram.tx_test'}, true) AS v`),
+        ]);
+        return seen[0].v;
       });
       expect(seen).toBe('first');
     });
@@ -72,12 +109,8 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
     it('a first statement answers as it would anywhere else: values, timestamps, array-mode rows', async () => {
       const awkward = `O'Brien \\ "quoted" $1 ünïcødé 🧠\nnext line`;
       const at = new Date('2026-11-26T12:34:56.789Z');
-      const read = sql`SELECT ${awkward}::text AS s, ${at}::timestamptz AS at, ${41}::int + 1 AS n`;
-      const [first, later] = await db.transaction(async (tx) => {
-        const a = (await tx.execute(read)) as unknown as Rows<unknown>;
-        const b = (await tx.execute(read)) as unknown as Rows<unknown>;
-        return [a.rows, b.rows];
-      });
+      const query = sql`SELECT ${awkward}::text AS s, ${at}::timestamptz AS at, ${41}::int + 1 AS n`;
+      const [first, later] = await db.transaction(async (tx) => [await read(tx, query), await read(tx, query)]);
       expect(first).toEqual(later);
       expect(first).toEqual([expect.objectContaining({ s: awkward, n: 42 })]);
       await db.insert(rowsTable).values({ k: `${tag}-array-mode`, n: 7 });
@@ -88,7 +121,7 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
     it('a first statement whose parameter has no literal form runs the usual way, inside it', async () => {
       const seen = await db.transaction(async (tx) => {
         await tx.execute(sql`SELECT set_config('engram.tx_test', encode(${Buffer.from('bytes')}::bytea, 'escape'), true)`);
-        return ((await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v`)) as unknown as Rows<{ v: string }>).rows[0].v;
+        return (await read<{ v: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v`))[0].v;
       });
       expect(seen).toBe('bytes');
     });
@@ -139,8 +172,8 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
       const [waited, seen] = await db.transaction(async (tx) => {
         await tx.execute(sql`SELECT 1`);
         const waiting = preparedRowsWithNext<{ v: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'waited'}, true) AS v`);
-        const read = (await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v`)) as unknown as Rows<{ v: string }>;
-        return [await waiting, read.rows[0].v];
+        const current = await read<{ v: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v`);
+        return [await waiting, current[0].v];
       });
       expect(waited).toEqual([{ v: 'waited' }]);
       expect(seen).toBe('waited');
@@ -163,8 +196,8 @@ describe.skipIf(!integration.databaseUrl)('transactions two round trips shorter 
       expect(waited.at).toBe(last.at);
       const [first, next] = await db.transaction(async (tx) => {
         const setting = preparedRowsWithNext<{ at: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'first'}, true) AS v, statement_timestamp()::text AS at`);
-        const read = (await tx.execute(sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`)) as unknown as Rows<{ v: string; at: string }>;
-        return [(await setting)[0], read.rows[0]];
+        const current = await read<{ v: string; at: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`);
+        return [(await setting)[0], current[0]];
       });
       expect(next.v).toBe('first');
       expect(first.at).toBe(next.at);

@@ -339,8 +339,8 @@ describe('the dry run', () => {
     expect(draft.body.policy_result.warnings).toEqual(['NoProdDrops rule 0 matched "customers"']);
     // Nothing was saved or audited.
     expect((await get(t, `${P}/NoProdDrops`)).body.version).toBe(1);
-    const rows = (await engine.node.services.db.execute(sql`SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation LIKE 'policy.%'`)) as unknown as { rows: { n: number }[] };
-    expect(rows.rows[0].n).toBe(1);
+    const rows = await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation LIKE 'policy.%'`);
+    expect(rows[0].n).toBe(1);
   });
 
   it('matches the action name at $.action and keys at their value', async () => {

@@ -80,10 +80,10 @@ async function liveStore(t: Tenant) {
     for (const m of res.body.memories) memories.set(m.uuid, { observation: m.observation, tags: m.tags, importance: m.importance });
     if (!res.body.has_more) break;
   }
-  const found = (await engine.node.services.db.execute(
+  const found = await engine.sql<{ s: string; t: string; relation: string }>(
     sql`SELECT source_id::text AS s, target_id::text AS t, relation FROM memory_edges WHERE tenant_id = ${t.tenantId}`,
-  )) as unknown as { rows: { s: string; t: string; relation: string }[] };
-  return { memories, edges: new Set(found.rows.map((r) => `urn:uuid:${r.s} urn:uuid:${r.t} ${r.relation}`)) };
+  );
+  return { memories, edges: new Set(found.map((r) => `urn:uuid:${r.s} urn:uuid:${r.t} ${r.relation}`)) };
 }
 
 /**

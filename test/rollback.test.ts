@@ -96,10 +96,10 @@ describe('rollback', () => {
     const audit = await engine.request('GET', '/v1/audit?event_type=rollback', { key: t.key });
     expect(audit.body.entries).toHaveLength(1);
     expect(audit.body.entries[0].metadata).toMatchObject({ target, removed: 1, restored: 0, reverted: 0, rollback_id: res.body.rollback_id });
-    const jobs = (await engine.node.services.db.execute(
+    const jobs = await engine.sql<{ type: string }>(
       sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
-    )) as unknown as { rows: { type: string }[] };
-    expect(jobs.rows.map((r) => r.type)).toContain('rollback.completed');
+    );
+    expect(jobs.map((r) => r.type)).toContain('rollback.completed');
     const milestones = await engine.request('GET', '/v1/milestones', { key: t.key });
     expect(milestones.body.milestones.map((m: { milestone: string }) => m.milestone)).toContain('first_rollback');
     const history = await engine.request('GET', '/v1/rollback/history', { key: t.key });

@@ -16,12 +16,12 @@ afterAll(() => engine.close());
 
 describe('schema/ and the migrated database agree', () => {
   it('every table and every column of the migrations is declared in schema/, and nothing more', async () => {
-    const result = (await engine.node.services.db.execute(sql`
+    const result = await engine.sql<{ table_name: string; column_name: string }>(sql`
       SELECT table_name, column_name FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name NOT IN ('engram_migrations')
-      ORDER BY table_name, column_name`)) as unknown as { rows: { table_name: string; column_name: string }[] };
+      ORDER BY table_name, column_name`);
     const database = new Map<string, string[]>();
-    for (const r of result.rows) database.set(r.table_name, [...(database.get(r.table_name) ?? []), r.column_name]);
+    for (const r of result) database.set(r.table_name, [...(database.get(r.table_name) ?? []), r.column_name]);
 
     const declared = new Map<string, string[]>();
     for (const value of Object.values(schema)) {

@@ -151,7 +151,7 @@ describe('BM25 statistics per tenant', () => {
     const t = await engine.newTenant();
     for (let i = 0; i < 70; i++) await store(t, `Inventory line ${i}: ${i % 7 === 0 ? 'walnut' : 'pine'} shelf number ${i}.`, { tags: ['all'] });
     const parts = async () =>
-      ((await engine.node.services.db.execute(sql`SELECT count(*)::int AS n FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`)) as unknown as { rows: { n: number }[] }).rows[0].n;
+      (await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`))[0].n;
     expect(await parts()).toBeGreaterThan(64);
     const first = await agree(t, 'walnut shelf');
     expect(await parts()).toBe(1);

@@ -89,10 +89,10 @@ describe('semantic search', () => {
     const after = await engine.request('GET', `/v1/memories/${ids.coffee}`, { key: t.key });
     expect(after.body.recall_count).toBe(before.body.recall_count + 1);
     expect(after.body.last_recalled_at).not.toBeNull();
-    const events = (await engine.node.services.db.execute(
+    const events = await engine.sql<{ n: number }>(
       sql`SELECT count(*)::int AS n FROM memory_events WHERE memory_id = ${ids.coffee.slice(9)}::uuid AND kind = 'recall'`,
-    )) as unknown as { rows: { n: number }[] };
-    expect(events.rows[0].n).toBeGreaterThanOrEqual(1);
+    );
+    expect(events[0].n).toBeGreaterThanOrEqual(1);
     const milestones = await engine.request('GET', '/v1/milestones', { key: t.key });
     expect(milestones.body.milestones.map((m: { milestone: string }) => m.milestone)).toContain('first_search');
   });

@@ -36,9 +36,9 @@ describe('create', () => {
     expect(res.body.message).toMatch(/Invitation sent/);
     expect(await engine.latestMailToken(recipient.email)).toBe(token);
 
-    const stored = (await engine.node.services.db.execute(sql`SELECT s::text AS row FROM shares s WHERE id = ${share_id}`)) as unknown as { rows: { row: string }[] };
-    expect(stored.rows[0].row).not.toContain(token);
-    expect(stored.rows[0].row).toContain(token.slice(0, 10));
+    const stored = await engine.sql<{ row: string }>(sql`SELECT s::text AS row FROM shares s WHERE id = ${share_id}`);
+    expect(stored[0].row).not.toContain(token);
+    expect(stored[0].row).toContain(token.slice(0, 10));
 
     const entry = (await h.audit(owner.tenantId)).at(-1);
     expect(entry).toMatchObject({ operation: 'share.created', resource_type: 'share', resource_id: share_id, actor: owner.keyId });

@@ -21,10 +21,10 @@ export function sharingHelpers(engine: () => TestEngine) {
     },
 
     async audit(tenantId: string) {
-      const res = (await e().node.services.db.execute(
+      const res = await e().sql<{ operation: string; resource_type: string; resource_id: string | null; actor: string | null; metadata: any }>(
         sql`SELECT operation, resource_type, resource_id, actor, metadata FROM audit_log WHERE tenant_id = ${tenantId} ORDER BY seq`,
-      )) as unknown as { rows: { operation: string; resource_type: string; resource_id: string | null; actor: string | null; metadata: any }[] };
-      return res.rows;
+      );
+      return res;
     },
 
     async milestones(t: Tenant): Promise<string[]> {

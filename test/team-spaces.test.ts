@@ -120,10 +120,10 @@ describe('a team member stores into a space that grants the team', () => {
     expect(verified.body.valid).toBe(true);
 
     // The owner's webhook event, not the writer's.
-    const events = (await engine.node.services.db.execute(
+    const events = await engine.sql<{ tenant_id: string }>(
       sql`SELECT tenant_id FROM events WHERE type = 'memory.created' AND payload->'data'->'memory'->>'uuid' = ${id}`,
-    )) as unknown as { rows: { tenant_id: string }[] };
-    expect(events.rows).toEqual([{ tenant_id: owner.tenantId }]);
+    );
+    expect(events).toEqual([{ tenant_id: owner.tenantId }]);
 
     // An admin writes too; naming the owner explicitly is the same write.
     const byAdmin = await h.store(admin, { observation: 'Escalations go to the on-call lead.', space_id: spaceId, owner_tenant_id: owner.tenantId });

@@ -21,10 +21,10 @@ async function addMember(owner: Tenant, teamId: string, who: Tenant, role = 'mem
 }
 
 async function auditOps(tenantId: string) {
-  const res = (await engine.node.services.db.execute(
+  const res = await engine.sql<{ operation: string }>(
     sql`SELECT operation FROM audit_log WHERE tenant_id = ${tenantId} AND operation LIKE 'team.%' ORDER BY seq`,
-  )) as unknown as { rows: { operation: string }[] };
-  return res.rows.map((r) => r.operation);
+  );
+  return res.map((r) => r.operation);
 }
 
 describe('teams', () => {

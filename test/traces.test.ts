@@ -210,9 +210,9 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
 
   it('a step rewritten with a consistent chain still breaks the signed root', async () => {
     const v = await tampered(async (id) => {
-      const rows = (await exec(sql`SELECT step_index, type, content, metadata, previous_chain_hash FROM trace_steps WHERE trace_id = ${id} ORDER BY step_index`)) as unknown as { rows: { step_index: number; type: string; content: string; metadata: object }[] };
+      const rows = await engine.sql<{ step_index: number; type: string; content: string; metadata: object }>(sql`SELECT step_index, type, content, metadata, previous_chain_hash FROM trace_steps WHERE trace_id = ${id} ORDER BY step_index`);
       let previous: string | null = null;
-      for (const r of rows.rows) {
+      for (const r of rows) {
         const content = r.step_index === 3 ? 'Refunded 4200 EUR.' : r.content;
         const ih = integrity(id, r.step_index, { ...r, content });
         const ch = sha256((previous ?? '') + ih);
@@ -226,7 +226,7 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
 
   it('the signature, or the root hash it signs', async () => {
     const sig = await tampered(async (id) => {
-      const { rows } = (await exec(sql`SELECT signature FROM traces WHERE id = ${id}`)) as unknown as { rows: { signature: string }[] };
+      const rows = await engine.sql<{ signature: string }>(sql`SELECT signature FROM traces WHERE id = ${id}`);
       const bytes = Buffer.from(rows[0].signature, 'base64');
       bytes[10] ^= 1;
       await exec(sql`UPDATE traces SET signature = ${bytes.toString('base64')} WHERE id = ${id}`);

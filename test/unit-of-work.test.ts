@@ -33,10 +33,10 @@ const ctx = () =>
   });
 
 async function auditOps(): Promise<{ operation: string; actor: string; request_id: string; created_at: Date }[]> {
-  const res = (await engine.node.services.db.execute(
+  const res = await engine.sql<{ operation: string; actor: string; request_id: string; created_at: Date }>(
     sql`SELECT operation, actor, request_id, created_at FROM audit_log WHERE tenant_id = ${tenant.tenantId} AND operation LIKE 'uow.%' ORDER BY seq`,
-  )) as unknown as { rows: { operation: string; actor: string; request_id: string; created_at: Date }[] };
-  return res.rows;
+  );
+  return res;
 }
 
 describe('write(ctx, work => ...)', () => {

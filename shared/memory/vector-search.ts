@@ -135,7 +135,7 @@ export function primeVectorSessions(db: Db) {
 /**
  * Whether a nearest-neighbour read of `n` rows on this storage runs as a named statement whose plan
  * the connection keeps (vectorRead's keepPlan, on a primed pool): on node-postgres and on PGlite
- * (shared/node/pglite-plans.ts; its tables' statistics, which nearestInTenant's choice reads, come
+ * (shared/platform/driver/pglite-plans.ts; its tables' statistics, which nearestInTenant's choice reads, come
  * from maintenance there: shared/jobs/maintenance.ts), yes. A Worker's connection lives for one
  * request, so there nearestInTenant would only be a larger statement to plan each time
  * (bench:workers: 18.4-19.8 ms a search against 17.3-18.2 with nearestMemories); it keeps

@@ -5,11 +5,10 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { type Db, type RawQuery, sqlLiteral, type StorageKind } from '../platform/db';
-import { shortTransactions } from '../platform/pg-transactions';
+import { installShortcuts } from '../platform/driver';
 import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
 import { loadMigrations, migrate } from './migrate';
 import { DurableNodeFS, durableStartParams } from './pglite-durable';
-import { keepPglitePlans } from './pglite-plans';
 
 export { sqlLiteral } from '../platform/db';
 
@@ -53,8 +52,9 @@ export function preparedQuery(client: Pick<PGlite, 'query' | 'exec'>, maxPrepare
 /**
  * Embedded PGlite with pgvector, persisted in `dataDir` (or `memory://`), or restored from a dump.
  * A directory on disk gets durable commits (fsync on, see `pglite-durable.ts`) unless `durable` is false.
+ * `shortcuts: false` (DB_DRIVER_SHORTCUTS=off): drizzle's own ways only (shared/platform/driver/).
  */
-export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File; durable?: boolean }): Promise<Database & { client: PGlite }> {
+export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File; durable?: boolean; shortcuts?: boolean }): Promise<Database & { client: PGlite }> {
   const onDisk = Boolean(opts.dataDir && !opts.dataDir.startsWith('memory://'));
   if (onDisk) await mkdir(opts.dataDir!, { recursive: true });
   const durable = onDisk && opts.durable !== false && !opts.dataDir!.includes('://');
@@ -67,12 +67,13 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
   });
   await client.exec(sessionSettingsSql());
   const db = drizzlePglite(client) as unknown as Db;
-  keepPglitePlans(db, client);
+  const shortcuts = opts.shortcuts ?? true;
+  installShortcuts(db, { kind: 'pglite', client }, shortcuts);
   primeVectorSessions(db);
   return {
     client,
     db,
-    query: preparedQuery(client),
+    query: shortcuts ? preparedQuery(client) : async <T>(text: string, params: unknown[]) => (await client.query<T>(text, params)).rows,
     storage: 'embedded',
     migrate: async () => migrate({ query: (t, p) => client.query(t, p), exec: (t) => client.exec(t) }, await loadMigrations()),
     close: () => client.close(),
@@ -90,7 +91,7 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
  * is long enough for a burst: with the Redis gate, hundreds of writes admitted in one tick queue for
  * the pool together (5 s turned a 520-write burst on a pool of 5 into 503s).
  */
-export function openPostgres(url: string, max = 10, opts: { onConnectionError?: (err: Error) => void } = {}): Database {
+export function openPostgres(url: string, max = 10, opts: { onConnectionError?: (err: Error) => void; shortcuts?: boolean } = {}): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max,
@@ -102,7 +103,7 @@ export function openPostgres(url: string, max = 10, opts: { onConnectionError?: 
   pool.on('connect', (client) => client.on('error', (err) => opts.onConnectionError?.(err)));
   pool.on('error', () => undefined); // an idle client's error: already reported by its own listener
   const db = drizzlePg(pool) as unknown as Db;
-  shortTransactions(db, pool, { Session: NodePgSession, Transaction: NodePgTransaction, prepare: true });
+  installShortcuts(db, { kind: 'pool', pool, Session: NodePgSession, Transaction: NodePgTransaction, prepare: true }, opts.shortcuts ?? true);
   primeVectorSessions(db);
   return {
     db,

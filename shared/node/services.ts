@@ -49,8 +49,8 @@ export async function createNodeServices(
   const database =
     opts.database ??
     (config.DATABASE_URL
-      ? openPostgres(config.DATABASE_URL, 10, { onConnectionError: (err) => log.warn('database connection lost', { error: err.message }) })
-      : await openPglite({ dataDir: config.DATA_DIR, durable: config.PGLITE_FSYNC }));
+      ? openPostgres(config.DATABASE_URL, 10, { onConnectionError: (err) => log.warn('database connection lost', { error: err.message }), shortcuts: config.DB_DRIVER_SHORTCUTS })
+      : await openPglite({ dataDir: config.DATA_DIR, durable: config.PGLITE_FSYNC, shortcuts: config.DB_DRIVER_SHORTCUTS }));
   const applied = await database.migrate();
   if (applied.length) log.info('migrations applied', { applied });
   const redis = config.REDIS_URL ? ioredisOps(config.REDIS_URL) : null;

@@ -29,6 +29,14 @@ export const configSchema = z.object({
     .enum(['0', '1', 'true', 'false', ''])
     .optional()
     .transform((v) => v !== '0' && v !== 'false'),
+  /**
+   * `off`: no driver shortcuts (shared/platform/driver/): drizzle's own transactions and statements
+   * throughout. Slower; for when a drizzle upgrade has moved the internals they rely on.
+   */
+  DB_DRIVER_SHORTCUTS: z
+    .enum(['on', 'off', '1', '0', 'true', 'false', ''])
+    .optional()
+    .transform((v) => v !== 'off' && v !== '0' && v !== 'false'),
   DATABASE_URL: optionalString.pipe(
     z
       .string()

@@ -1,6 +1,7 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { is, SQL, sql, StringChunk } from 'drizzle-orm';
+import { is, type SQL, sql } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
+import { COMMIT_WITH, compile, hooksOf, KEEP_PLAN, placeLiterals, SEND_WITH_NEXT, sessionOf, SHORTCUTS, sqlLiteral } from './driver';
 
 /**
  * Any of our three drivers (PGlite, node-postgres, Neon serverless) behind drizzle. Without the
@@ -14,14 +15,14 @@ export type DbOrTx = Db | Tx;
 
 export type StorageKind = 'embedded' | 'postgres' | 'neon';
 
-export type Compiled = { sql: string; params: unknown[] };
-interface Session {
-  prepareQuery(q: Compiled, fields: undefined, name: string | undefined, arrayMode: boolean): { execute(): Promise<unknown> };
-}
-const sessionOf = (db: DbOrTx) => (db as unknown as { session: Session }).session;
+export { COMMIT_WITH, type CommitWith, type Compiled, compile, KEEP_PLAN, type KeepPlan, placeLiterals, SEND_WITH_NEXT, type SendWithNext, sqlLiteral } from './driver';
 
-/** Runs raw SQL and returns its rows, as `db.execute` does (every driver answers with `{ rows }`), with our compile. */
+/**
+ * Runs raw SQL and returns its rows, as `db.execute` does (every driver answers with `{ rows }`).
+ * With the driver shortcuts (shared/platform/driver/), through the session with our compile.
+ */
 export async function rows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
+  if (!hooksOf(db)[SHORTCUTS]) return ((await db.execute(query)) as unknown as { rows: T[] }).rows;
   const result = (await sessionOf(db).prepareQuery(compile(db, query), undefined, undefined, false).execute()) as { rows: T[] };
   return result.rows;
 }
@@ -53,45 +54,21 @@ const MAX_NAMED_STATEMENTS = 200;
  * prepares it. Same results as `rows`.
  */
 export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {
+  const hooks = hooksOf(db);
+  if (!hooks[SHORTCUTS]) return rows<T>(db, query);
   const compiled = compile(db, query);
   const name = statementName(compiled.sql);
-  const kept = name ? (db as unknown as { [KEEP_PLAN]?: KeepPlan })[KEEP_PLAN]?.(compiled, name) : null;
+  const kept = name ? hooks[KEEP_PLAN]?.(compiled, name) : null;
   if (kept) return (await kept) as T[];
   const result = (await sessionOf(db).prepareQuery(compiled, undefined, name, false).execute()) as { rows: T[] };
   return result.rows;
 }
-
-/**
- * Where a driver keeps plans only by other means than statement names (PGlite, shared/node/pglite-plans.ts),
- * its database and transaction handles carry this: it runs `query` with a plan kept under `name`,
- * or answers null (the caller runs it as usual).
- */
-export const KEEP_PLAN = Symbol('keepPlan');
-export type KeepPlan = (query: Compiled, name: string) => Promise<unknown[]> | null;
 
 function statementName(text: string): string | undefined {
   let name = statementNames.get(text);
   if (!name && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(text, (name = `engram_s${statementNames.size}`));
   return name;
 }
-
-/**
- * Where a driver can send a transaction's last statement together with its COMMIT (node-postgres,
- * shared/node/database.ts), its transaction handle carries this: it runs the statement, commits in
- * the same round trip and answers the statement's rows; null when it cannot take this statement
- * (the caller then runs it as usual and the transaction commits as usual).
- */
-export const COMMIT_WITH = Symbol('commitWith');
-export type CommitWith = (query: Compiled) => Promise<unknown[] | null>;
-
-/**
- * Where a driver can send a statement in the same message as the transaction's next one
- * (node-postgres, shared/platform/pg-transactions.ts), its transaction handle carries this: the
- * statement waits, and travels with the next statement or COMMIT; its rows (or its error) come with
- * theirs. Null when it cannot (the caller runs it now).
- */
-export const SEND_WITH_NEXT = Symbol('sendWithNext');
-export type SendWithNext = (query: Compiled, opts?: { name?: string; planEachTime?: boolean }) => Promise<unknown[]> | null;
 
 /**
  * `preparedRows` (or, with `planEachTime`, `rows`), but sent with the transaction's next statement
@@ -101,7 +78,7 @@ export type SendWithNext = (query: Compiled, opts?: { name?: string; planEachTim
  * its rows or its error. Rows that travelled with another statement come as the driver parses them.
  */
 export function preparedRowsWithNext<T>(tx: Tx, query: SQL, opts: { planEachTime?: boolean } = {}): Promise<T[]> {
-  const sendWithNext = (tx as unknown as { [SEND_WITH_NEXT]?: SendWithNext })[SEND_WITH_NEXT];
+  const sendWithNext = hooksOf(tx)[SEND_WITH_NEXT];
   const compiled = sendWithNext && compile(tx, query);
   const waiting = compiled && (sendWithNext(compiled, { name: statementName(compiled.sql), planEachTime: opts.planEachTime }) as Promise<T[]> | null);
   const result = waiting ?? (opts.planEachTime ? rows<T>(tx, query) : preparedRows<T>(tx, query));
@@ -111,7 +88,7 @@ export function preparedRowsWithNext<T>(tx: Tx, query: SQL, opts: { planEachTime
 
 /** The rows of `query`, run as the last statement of `tx` and committed with it; null where the driver cannot. */
 export async function rowsAndCommit<T>(tx: Tx, query: SQL): Promise<T[] | null> {
-  const commitWith = (tx as unknown as { [COMMIT_WITH]?: CommitWith })[COMMIT_WITH];
+  const commitWith = hooksOf(tx)[COMMIT_WITH];
   return commitWith ? ((await commitWith(compile(tx, query))) as T[] | null) : null;
 }
 
@@ -133,81 +110,18 @@ export function rowsOf(values: readonly string[], type: string, as: string): SQL
 }
 
 /**
- * A parameter as an SQL literal. Every value is quoted, so it reaches the statement as an untyped
- * literal and goes through the type's input function: the same thing a text-format bind parameter
- * does. `E''` escaping holds whatever standard_conforming_strings says; NUL cannot be stored in text
- * and would end the statement.
- */
-export function sqlLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  let text: string;
-  if (typeof value === 'string') text = value;
-  else if (typeof value === 'number' || typeof value === 'bigint') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
-    text = String(value);
-  } else if (typeof value === 'boolean') text = value ? 'true' : 'false';
-  else if (value instanceof Date) text = value.toISOString();
-  else throw new TypeError(`unsupported SQL parameter: ${typeof value}`);
-  if (text.includes('\0')) throw new TypeError('SQL parameter contains NUL');
-  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
-}
-
-/**
- * The text and parameters of `query`. drizzle's compiler sends every chunk through its `is()`
- * checks (a prototype walk each); this one knows the chunks our raw SQL is made of (text, nested
- * SQL, values, lists of values) and compiles them the same way, `$n` for the nth value, and leaves
- * any other query (tables, columns, typed params, inlined params) to drizzle. On the store path
- * drizzle's compiler was the largest single part of Node's time.
- */
-const inlines = (q: SQL) => (q as unknown as { shouldInlineParams: boolean }).shouldInlineParams;
-
-export function compile(db: DbOrTx, query: SQL): Compiled {
-  const params: unknown[] = [];
-  const parts: string[] = [];
-  const walk = (chunks: readonly unknown[]): boolean => {
-    for (const chunk of chunks) {
-      if (chunk instanceof StringChunk) parts.push(...chunk.value);
-      else if (chunk instanceof SQL) {
-        if (inlines(chunk) || !walk(chunk.queryChunks)) return false;
-      } else if (chunk === undefined) continue;
-      else if (Array.isArray(chunk)) {
-        parts.push('(');
-        for (let i = 0; i < chunk.length; i++) {
-          if (i > 0) parts.push(', ');
-          if (!walk([chunk[i]])) return false;
-        }
-        parts.push(')');
-      } else if (chunk === null || typeof chunk !== 'object' || chunk instanceof Date) {
-        params.push(chunk);
-        parts.push(`$${params.length}`);
-      } else return false;
-    }
-    return true;
-  };
-  if (!inlines(query) && walk(query.queryChunks)) return { sql: parts.join(''), params };
-  return (db as unknown as { dialect: { sqlToQuery(q: SQL): Compiled } }).dialect.sqlToQuery(query);
-}
-
-/**
- * A statement's text with its parameters' literals (sqlLiteral) written in, for a simple-protocol
- * message that carries more than one statement. Our statements' texts hold no `$` but their
- * parameters' placeholders (drizzle puts every value in a parameter).
- */
-export const placeLiterals = (text: string, literals: readonly string[]) => text.replace(/\$(\d+)/g, (_, i: string) => literals[Number(i) - 1]);
-
-/**
  * A read that needs planner settings of its own (`set_config(name, value, true)`: until the end of
  * its transaction). On Postgres (node-postgres, Neon's Pool) the settings and the query travel as
  * one simple-protocol message, which Postgres runs as one implicit transaction, its parameters
  * written as literals (sqlLiteral): one round trip where BEGIN, the settings, the query and COMMIT
- * took four. PGlite (in process, no round
- * trips to save, and its driver sends one statement a message) and a caller already inside a
- * transaction run them as statements of a transaction.
+ * took four. PGlite (in process, no round trips to save, and its driver sends one statement a
+ * message), a caller already inside a transaction, and a database without the driver shortcuts run
+ * them as statements of a transaction.
  */
 export async function readWithSettings<T>(db: DbOrTx, storage: StorageKind, settings: Record<string, string>, query: SQL): Promise<T[]> {
   const set = Object.entries(settings).map(([name, value]) => sql`set_config(${name}, ${value}, true)`);
   const settingsSql = sql`SELECT ${sql.join(set, sql`, `)}`;
-  if (storage === 'embedded' || is(db, PgTransaction)) {
+  if (storage === 'embedded' || is(db, PgTransaction) || !hooksOf(db)[SHORTCUTS]) {
     return db.transaction(async (tx) => {
       await tx.execute(settingsSql);
       return rows<T>(tx, query);

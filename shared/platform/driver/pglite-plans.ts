@@ -1,13 +1,23 @@
-import type { PGlite, Transaction } from '@electric-sql/pglite';
-import { types } from '@electric-sql/pglite';
-import { type Compiled, type Db, KEEP_PLAN, type KeepPlan, sqlLiteral } from '../platform/db';
+import type { Db, Tx } from '../db';
+import { hooksOf, KEEP_PLAN, type KeepPlan, SHORTCUTS } from './hooks';
+import { type Compiled, replaceTransaction, transactionClientOf } from './internals';
+import { sqlLiteral } from './literals';
 
-/** drizzle's PGlite driver leaves timestamps, intervals, dates and numeric arrays as text: so do kept plans. */
+/**
+ * drizzle's PGlite driver leaves timestamps, intervals, dates and numeric arrays as text: so do kept
+ * plans. By type oid: timestamp, timestamptz, interval, date, and the arrays of numeric, timestamp,
+ * timestamptz, interval and date.
+ */
 const asText = (value: string) => value;
 const RESULT_OPTIONS = {
   rowMode: 'object' as const,
-  parsers: Object.fromEntries([types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182].map((oid) => [oid, asText])),
+  parsers: Object.fromEntries([1114, 1184, 1186, 1082, 1231, 1115, 1185, 1187, 1182].map((oid) => [oid, asText])),
 };
+
+/** What of PGlite (and of its Transaction) this uses; structural, so this file stays importable on Workers. */
+export interface PgliteExec {
+  exec(query: string, options?: typeof RESULT_OPTIONS): Promise<{ rows: unknown[] }[]>;
+}
 
 /**
  * Kept plans on PGlite. Its driver parses and plans every statement afresh (it sends no statement
@@ -18,12 +28,12 @@ const RESULT_OPTIONS = {
  * preparing it runs as usual; one whose preparation failed gets a fresh name next time (the
  * `PREPARE` may have stood even though its `EXECUTE` failed).
  */
-export function keepPglitePlans(db: Db, client: PGlite): void {
+export function keepPglitePlans(db: Db, client: PgliteExec): void {
   const prepared = new Map<string, string>();
   const preparing = new Set<string>();
   let attempts = 0;
   const keepOn =
-    (target: PGlite | Transaction): KeepPlan =>
+    (target: PgliteExec): KeepPlan =>
     (query: Compiled, name: string) => {
       let literals: string[];
       try {
@@ -54,16 +64,18 @@ export function keepPglitePlans(db: Db, client: PGlite): void {
         },
       );
     };
-  const internals = db as unknown as Record<symbol, KeepPlan> & { transaction: Db['transaction'] };
-  internals[KEEP_PLAN] = keepOn(client);
-  const transaction = internals.transaction.bind(db);
-  internals.transaction = ((fn: (tx: never) => Promise<unknown>, config?: unknown) =>
-    transaction(
-      (tx) => {
-        const handle = tx as unknown as Record<symbol, KeepPlan> & { session: { client: Transaction } };
-        handle[KEEP_PLAN] = keepOn(handle.session.client);
-        return fn(tx as never);
-      },
-      config as never,
-    )) as Db['transaction'];
+  const hooks = hooksOf(db);
+  hooks[KEEP_PLAN] = keepOn(client);
+  hooks[SHORTCUTS] = true;
+  replaceTransaction(
+    db,
+    (transaction) =>
+      ((fn: (tx: never) => Promise<unknown>, config?: unknown) =>
+        transaction((tx: Tx) => {
+          const txHooks = hooksOf(tx);
+          txHooks[KEEP_PLAN] = keepOn(transactionClientOf<PgliteExec>(tx));
+          txHooks[SHORTCUTS] = true;
+          return fn(tx as never);
+        }, config as never)) as Db['transaction'],
+  );
 }

@@ -1,9 +1,12 @@
-import { COMMIT_WITH, type CommitWith, type Compiled, type Db, placeLiterals, SEND_WITH_NEXT, type SendWithNext, sqlLiteral } from './db';
+import type { Db } from '../db';
+import { COMMIT_WITH, type CommitWith, hooksOf, SEND_WITH_NEXT, type SendWithNext, SHORTCUTS } from './hooks';
+import { type Compiled, replaceTransaction, type SessionClass, type TransactionClass, transactionOver } from './internals';
+import { placeLiterals, sqlLiteral } from './literals';
 
 /**
  * drizzle's transactions on a node-postgres-shaped pool (node-postgres on Node, Neon's Pool on
  * Workers), two round trips shorter: BEGIN goes out with the first statement and COMMIT with the
- * last (`COMMIT_WITH`, db.ts), each pair as one simple-protocol message. Every round trip saved is
+ * last (`COMMIT_WITH`, hooks.ts), each pair as one simple-protocol message. Every round trip saved is
  * a send and a wake-up on both sides (on two cores about a quarter of a millisecond of CPU each), and
  * from a Worker a network hop to Neon. A store's last statement takes the tenant's audit chain head:
  * with its COMMIT, the head is held while it runs and commits, not also while its answer travels
@@ -14,7 +17,7 @@ import { COMMIT_WITH, type CommitWith, type Compiled, type Db, placeLiterals, SE
  * rollback does not undo it); without (Workers: a pool lives for one request, nothing would be
  * prepared twice), its text with the literals written in.
  *
- * A statement whose rows nothing needs at once can wait for the next (`SEND_WITH_NEXT`, db.ts), and
+ * A statement whose rows nothing needs at once can wait for the next (`SEND_WITH_NEXT`, hooks.ts), and
  * travel in its message: a store's writes go with its last statement and COMMIT, so a store takes
  * two round trips (BEGIN and the probe; the writes, the tail and COMMIT); a filtered search, whose
  * first statement waits for its second, one. A waiting statement goes out before any statement asked
@@ -26,10 +29,8 @@ import { COMMIT_WITH, type CommitWith, type Compiled, type Db, placeLiterals, SE
  * transaction config (isolation level), drizzle's own transaction runs.
  */
 export function shortTransactions(db: Db, pool: Pool, driver: { Session: SessionClass; Transaction: TransactionClass; prepare: boolean }): void {
-  const internals = db as unknown as { dialect: unknown; session: { options: unknown }; transaction: Db['transaction'] };
-  const drizzleTransaction = internals.transaction.bind(db);
   const prepared = new WeakMap<Client, Map<string, string>>();
-  internals.transaction = (async (fn: (tx: never) => Promise<unknown>, config?: unknown) => {
+  replaceTransaction(db, (drizzleTransaction) => (async (fn: (tx: never) => Promise<unknown>, config?: unknown) => {
     if (config) return drizzleTransaction(fn as never, config as never);
     const client = await pool.connect();
     let names = prepared.get(client);
@@ -83,8 +84,9 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
         }
       })();
     };
-    const session = new driver.Session({ query } as never, internals.dialect as never, undefined, internals.session.options as never);
-    const tx = new driver.Transaction(internals.dialect as never, session as never, undefined);
+    const tx = transactionOver(db, driver, { query });
+    const hooks = hooksOf(tx);
+    hooks[SHORTCUTS] = true;
     const commitWith: CommitWith = async (compiled: Compiled) => {
       await first;
       let along = waiting.splice(0);
@@ -114,7 +116,7 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
       along.forEach((w, i) => w.settle(null, results[offset + i].rows));
       return results[offset + along.length].rows;
     };
-    (tx as { [COMMIT_WITH]?: CommitWith })[COMMIT_WITH] = commitWith;
+    hooks[COMMIT_WITH] = commitWith;
     // A statement that nothing follows in this turn of the event loop (its caller awaits it first,
     // say) goes out on its own rather than waiting for ever: with BEGIN if it is the first.
     let lateSend: ReturnType<typeof setTimeout> | undefined;
@@ -134,7 +136,7 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
         waiting.push({ config: { text: compiled.sql, name: opts.planEachTime ? undefined : opts.name }, values: compiled.params, form, settle: (err, rows) => (err ? reject(err) : resolve(rows!)) });
       });
     };
-    (tx as { [SEND_WITH_NEXT]?: SendWithNext })[SEND_WITH_NEXT] = sendWithNext;
+    hooks[SEND_WITH_NEXT] = sendWithNext;
     let broken: Error | undefined;
     try {
       const result = await fn(tx as never);
@@ -154,7 +156,8 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
       clearTimeout(lateSend);
       client.release(broken);
     }
-  }) as Db['transaction'];
+  }) as Db['transaction']);
+  hooksOf(db)[SHORTCUTS] = true;
 }
 
 /** Statements a connection keeps prepared for sending with BEGIN or COMMIT, at most (their texts come from a few fixed shapes). */
@@ -209,8 +212,6 @@ interface Client {
   query(config: string | QueryConfig, values?: unknown[]): Promise<unknown>;
   release(err?: Error): void;
 }
-interface Pool {
+export interface Pool {
   connect(): Promise<Client>;
 }
-type SessionClass = new (client: never, dialect: never, schema: undefined, options: never) => object;
-type TransactionClass = new (dialect: never, session: never, schema: undefined) => object;
