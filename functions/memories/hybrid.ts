@@ -11,6 +11,10 @@ import type { Ranked } from './queries';
  * BM25 instead of 1-exp(-s/10) +0.004. Tried and dropped: pseudo-relevance feedback (+0.020 alone,
  * -0.004 on top of the rest), reciprocal rank fusion, whole-store BM25 statistics for filtered
  * searches (-0.020), other semantic weights (0.2: -0.001, 0.4: -0.008, 0.5: -0.043).
+ * A neighbour's share never ranks a memory that matches nothing of the query above one that
+ * matches (a memory that matched nothing outranked real matches, the README's own example among
+ * them); that costs LoCoMo recall@10 0.805 → 0.773: some answers there share nothing with their
+ * question and only the turn before them does, and they now rank after weak matches.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
 export const NEIGHBOUR_SHARE = [0.5, 0.4];
