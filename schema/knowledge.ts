@@ -1,16 +1,20 @@
-import { doublePrecision, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { doublePrecision, jsonb, pgTable, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-/** Knowledge graph entities: unique per tenant by (name, entity_type), names lowercased (migrations/0016). */
-export const knowledgeEntities = pgTable('knowledge_entities', {
-  id: uuid('id').primaryKey(),
-  tenantId: text('tenant_id').notNull(),
-  name: text('name').notNull(),
-  entityType: text('entity_type').notNull(),
-  metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
-  createdAt: ts('created_at').notNull(),
-});
+/** Knowledge graph entities: an entity is its lowercase name within the tenant, whatever its type (migrations/0016, 0031). */
+export const knowledgeEntities = pgTable(
+  'knowledge_entities',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    name: text('name').notNull(),
+    entityType: text('entity_type').notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [unique('knowledge_entities_tenant_id_name_key').on(t.tenantId, t.name)],
+);
 
 /** Subject-predicate-object triples; source_memory_id is set to null when that memory is deleted. */
 export const knowledgeTriples = pgTable('knowledge_triples', {

@@ -194,6 +194,38 @@ describe('limits and tiers', () => {
     const d = await get(starter, '/v1/eval/drift');
     expect(d.body).toEqual({ drift_score: 100, period_days: 7, memory_count_delta: 0, avg_importance_delta: null, top_new_topics: null, top_lost_topics: null, tag_shifts: null });
   });
+
+  it('embeds the baselines before taking the daily run lock: another run of the tenant goes through meanwhile', async () => {
+    const t = await engine.newTenant('free');
+    await remember(t, TEXTS[0]);
+    expect((await post(t, '/v1/eval/baselines', { query: 'invoice day', expected_observation: TEXTS[0] })).status).toBe(201);
+    // A provider stand-in that, while the eval waits for it, runs a second eval of the same tenant.
+    // Were the first holding its transaction and lock, the second would wait for it and neither would end.
+    const services = engine.node.services;
+    const provider = services.embedder;
+    const during: number[] = [];
+    let nested = false;
+    services.embedder = {
+      name: provider.name,
+      dimension: provider.dimension,
+      embed: async (texts) => {
+        if (texts.includes('invoice day') && !nested) {
+          nested = true;
+          during.push((await post(t, '/v1/eval/run')).status);
+        }
+        return provider.embed(texts);
+      },
+    };
+    try {
+      const outer = await evalRun(t);
+      expect(during).toEqual([200]);
+      expect(outer.memory_count).toBe(1);
+    } finally {
+      services.embedder = provider;
+    }
+    const history = await get(t, '/v1/eval/history');
+    expect(history.body.entries).toHaveLength(2);
+  }, 60_000);
 });
 
 describe('history', () => {

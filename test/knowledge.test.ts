@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPglite } from '../shared/node/database';
+import { loadMigrations, type MigrationSession, migrate } from '../shared/node/migrate';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /** The knowledge graph through HTTP: triples, entities, paths, and memories that mention entities. */
@@ -57,11 +59,10 @@ describe('triples', () => {
     const second = await triple(t, { subject: 'ADA LOVELACE', predicate: 'wrote', object: 'Note G', confidence: 0.75, metadata: { page: 7 } });
     expect(second.subject.entity_id).toBe(first.subject.entity_id);
     expect(second).toMatchObject({ confidence: 0.75, metadata: { page: 7 } });
-    // The type is part of an entity's identity (lowercased too).
+    // An entity is its name: a type given for an entity still at the default type sets it (lowercased too).
     const typed = await triple(t, { subject: 'Ada Lovelace', subject_type: 'Person', predicate: 'born_in', object: 'London', object_type: 'city' });
-    expect(typed.subject).toMatchObject({ name: 'ada lovelace', entity_type: 'person' });
-    expect(typed.subject.entity_id).not.toBe(first.subject.entity_id);
-    expect(await entityByName(t, 'ada lovelace')).toHaveLength(2);
+    expect(typed.subject).toMatchObject({ entity_id: first.subject.entity_id, name: 'ada lovelace', entity_type: 'person' });
+    expect(await entityByName(t, 'ada lovelace')).toMatchObject([{ entity_id: first.subject.entity_id, entity_type: 'person' }]);
 
     const ops = await auditOps(t.tenantId);
     expect(ops.map((o) => o.operation)).toEqual(['knowledge.triple_created', 'knowledge.triple_created', 'knowledge.triple_created']);
@@ -235,6 +236,97 @@ describe('entities', () => {
   });
 });
 
+describe('an entity is its name within the tenant, whatever type a triple gives or omits', () => {
+  it('typed and untyped mentions name one entity: its neighbourhood, paths and delete cascade see every triple', async () => {
+    const t = await engine.newTenant('pro');
+    const typed = await triple(t, { subject: 'ACME corp', subject_type: 'company', predicate: 'employs', object: 'Ada', object_type: 'person' });
+    engine.clock.advance(1_000);
+    const untyped = await triple(t, { subject: 'Bob', predicate: 'works_at', object: 'acme  Corp' });
+    expect(untyped.object).toEqual(typed.subject);
+    expect(untyped.object).toMatchObject({ name: 'acme corp', entity_type: 'company' });
+    expect(await entityByName(t, 'acme corp')).toHaveLength(1);
+    const memory = await store(t, 'Acme Corp moved to Paris.');
+    expect(memory.entities).toEqual([typed.subject.entity_id]);
+
+    const acme = typed.subject.entity_id;
+    const detail = (await call(t, 'GET', `/v1/knowledge/entities/${acme}`)).body;
+    expect(detail).toMatchObject({ total_connections: 2, mention_count: 1, mentioned_in: [memory.id] });
+    expect(detail.as_subject.map((c: { triple_id: string }) => c.triple_id)).toEqual([typed.triple_id]);
+    expect(detail.as_object.map((c: { triple_id: string }) => c.triple_id)).toEqual([untyped.triple_id]);
+
+    const path = (await call(t, 'GET', '/v1/knowledge/paths?from=ada&to=bob')).body;
+    expect(path.paths.map((p: { triple_id: string }[]) => p.map((x) => x.triple_id))).toEqual([[typed.triple_id, untyped.triple_id]]);
+
+    const gone = await call(t, 'DELETE', `/v1/knowledge/entities/${acme}`);
+    expect(gone.body).toEqual({ deleted: true, triples_removed: 2 });
+    expect((await call(t, 'GET', '/v1/knowledge/triples')).body.total).toBe(0);
+    expect(await entityByName(t, 'acme corp')).toEqual([]);
+    expect((await call(t, 'GET', `/v1/replay/memory/${memory.id}`)).body.entities).toEqual([]);
+  });
+
+  it('a type given for an entity at the default type sets it; another type never replaces it', async () => {
+    const t = await engine.newTenant('pro');
+    const plain = await triple(t, { subject: 'Turing', predicate: 'proposed', object: 'Imitation Game' });
+    expect(plain.subject).toMatchObject({ entity_type: 'concept' });
+    const typed = await triple(t, { subject: 'Alan', predicate: 'is', object: 'turing', object_type: 'Person' });
+    expect(typed.object).toEqual({ ...plain.subject, entity_type: 'person' });
+    const other = await triple(t, { subject: 'Turing', subject_type: 'machine', predicate: 'is', object: 'Alan', object_type: 'concept' });
+    expect(other.subject).toEqual(typed.object);
+    expect(other.object).toEqual(typed.subject);
+    // The same name at both ends is one entity; the type given at either end applies.
+    const loop = await triple(t, { subject: 'Echo', predicate: 'answers', object: 'echo', object_type: 'nymph' });
+    expect(loop.subject).toEqual(loop.object);
+    expect(loop.subject).toMatchObject({ entity_type: 'nymph' });
+    const list = (await call(t, 'GET', '/v1/knowledge/entities')).body.entities.map((e: { name: string; entity_type: string }) => `${e.name}:${e.entity_type}`);
+    expect(list).toEqual(['alan:concept', 'echo:nymph', 'imitation game:concept', 'turing:person']);
+  });
+
+  it('parallel triples naming one entity with and without a type create it once', async () => {
+    const t = await engine.newTenant('pro');
+    const made = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => call(t, 'POST', '/v1/knowledge/triples', { subject: 'Globex', subject_type: i % 2 ? 'company' : undefined, predicate: 'has', object: `Part ${i}` })),
+    );
+    expect(made.map((r) => r.status)).toEqual(Array(8).fill(201));
+    expect(new Set(made.map((r) => r.body.subject.entity_id)).size).toBe(1);
+    expect(await entityByName(t, 'globex')).toMatchObject([{ entity_type: 'company', triple_count: 8 }]);
+  });
+  it('the migration merges the duplicates an older graph has: one entity per name, triples and links moved to it', async () => {
+    const database = await openPglite({ dataDir: 'memory://' });
+    try {
+      const session: MigrationSession = { query: <T,>(t: string, p?: unknown[]) => database.client.query<T>(t, p), exec: (t: string) => database.client.exec(t) };
+      const all = await loadMigrations();
+      const merging = all.findIndex((m) => m.sql.includes('knowledge_entities_tenant_id_name_key'));
+      await migrate(session, all.slice(0, merging));
+      const [typed, plain, later, other] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+      await database.client.exec(`
+        INSERT INTO tenants (id, email, created_at, updated_at) VALUES ('t1', 'a@example.com', now(), now());
+        INSERT INTO knowledge_entities (id, tenant_id, name, entity_type, created_at) VALUES
+          ('${plain}', 't1', 'acme', 'concept', '2026-01-01'), ('${typed}', 't1', 'acme', 'company', '2026-01-02'),
+          ('${later}', 't1', 'acme', 'place', '2026-01-03'), ('${other}', 't1', 'bob', 'concept', '2026-01-01');
+        INSERT INTO knowledge_triples (id, tenant_id, subject_id, predicate, object_id, created_at) VALUES
+          (gen_random_uuid(), 't1', '${other}', 'works_at', '${plain}', now()), (gen_random_uuid(), 't1', '${typed}', 'employs', '${other}', now()),
+          (gen_random_uuid(), 't1', '${later}', 'is', '${plain}', now());
+        INSERT INTO edge_states (event_id, tenant_id, source_id, target_id, relation, valid_from) VALUES
+          (1, 't1', gen_random_uuid(), '${plain}', 'mentions', now());`);
+      expect(await migrate(session, all)).toEqual(all.slice(merging).map((m) => m.name));
+      const rowsOf = async (text: string) => (await database.client.query<Record<string, unknown>>(text)).rows;
+      expect(await rowsOf('SELECT id, name, entity_type FROM knowledge_entities ORDER BY name')).toEqual([
+        { id: typed, name: 'acme', entity_type: 'company' },
+        { id: other, name: 'bob', entity_type: 'concept' },
+      ]);
+      expect(await rowsOf('SELECT subject_id, predicate, object_id FROM knowledge_triples ORDER BY predicate')).toEqual([
+        { subject_id: typed, predicate: 'employs', object_id: other },
+        { subject_id: typed, predicate: 'is', object_id: typed },
+        { subject_id: other, predicate: 'works_at', object_id: typed },
+      ]);
+      expect(await rowsOf('SELECT target_id FROM edge_states')).toEqual([{ target_id: typed }]);
+      await expect(database.client.exec(`INSERT INTO knowledge_entities (id, tenant_id, name, entity_type, created_at) VALUES (gen_random_uuid(), 't1', 'bob', 'person', now())`)).rejects.toThrow(/unique/);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
 describe('tenants and tiers', () => {
   it("another tenant's triples, entities and memories are 404 exactly like ids that name nothing", async () => {
     const [owner, other] = [await engine.newTenant('pro'), await engine.newTenant('pro')];
@@ -356,11 +448,13 @@ describe('memories mention entities', () => {
     expect(snap.total_edges).toBe(5);
   });
 
-  it('links an entity of several types under each; links at most 20 entities, those named first', async () => {
+  it('links a name once whatever types its triples gave; links at most 20 entities, those named first', async () => {
     const t = await engine.newTenant('pro');
     await triple(t, { subject: 'Apple', subject_type: 'company', predicate: 'sells', object: 'Apple', object_type: 'fruit' });
+    const [apple] = await entityByName(t, 'apple');
+    expect(apple).toMatchObject({ entity_type: 'company', triple_count: 1 });
     const both = await store(t, 'An apple a day.');
-    expect(both.entities).toHaveLength(2);
+    expect(both.entities).toEqual([apple.entity_id]);
     const names = Array.from({ length: 25 }, (_, i) => `topic${String(i).padStart(2, '0')}`);
     for (const name of names) await triple(t, { subject: name, predicate: 'is', object: 'apple' });
     const many = await store(t, [...names].reverse().join(' '));
@@ -489,7 +583,7 @@ describe('paths', () => {
     for (const bad of ['max_hops=0', 'max_hops=5', 'max_hops=two']) expect((await paths(t, `from=ada&to=bob&${bad}`)).status, bad).toBe(400);
   });
 
-  it('takes ids or names; unknown ends are 404, a name of several types is 400 with their ids, the same entity twice 400', async () => {
+  it('takes ids or names; unknown ends are 404, the same entity twice 400', async () => {
     const t = await engine.newTenant('pro');
     const g = await graph(t);
     const byId = await paths(t, `from=${g.k1.subject.entity_id}&to=${g.w.object.entity_id}&max_hops=2`);
@@ -499,14 +593,6 @@ describe('paths', () => {
     const same = await paths(t, `from=ada&to=${g.k1.subject.entity_id}`);
     expect(same.status).toBe(400);
     expect(same.body.code).toBe('VALIDATION_ERROR');
-
-    const typed = await triple(t, { subject: 'Ada', subject_type: 'ship', predicate: 'docked_at', object: 'Paris' });
-    const ambiguous = await paths(t, 'from=ada&to=paris');
-    expect(ambiguous.status).toBe(400);
-    expect(ambiguous.body.code).toBe('VALIDATION_ERROR');
-    expect(ambiguous.body.error).toContain(typed.subject.entity_id);
-    expect(ambiguous.body.error).toContain(g.k1.subject.entity_id);
-    expect((await paths(t, `from=${typed.subject.entity_id}&to=paris`)).body.paths.map(steps)).toEqual([[typed.triple_id]]);
   });
 
   it('returns at most 10 paths', async () => {

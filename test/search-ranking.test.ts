@@ -71,6 +71,30 @@ describe('hybrid ranking', () => {
     expect(fromNeighbours.map((h) => h.uuid)).not.toContain(otherAgent);
     expect(fromNeighbours.map((h) => h.uuid)).not.toContain(later);
   });
+  it("ranks the README's example first: the EUR memory, whichever of the two was stored first", async () => {
+    for (const first of ['eur', 'staging']) {
+      const t = await engine.newTenant();
+      const storeEur = () => store(t, 'The user prefers invoices in EUR.', { tags: ['billing'], importance: 8 });
+      const storeStaging = () => store(t, 'The staging database is called pg-staging-2');
+      const [eur, staging] = first === 'eur' ? [await storeEur(), await storeStaging()] : [await storeStaging(), await storeEur()].reverse();
+      const hits = await search(t, { q: 'which currency for invoices', mode: 'hybrid', limit: '5' });
+      expect(hits.map((h) => h.uuid), first).toEqual([eur, staging]);
+      expect(hits[0].score).toBeGreaterThan(hits[1].score);
+    }
+  });
+
+  it("a neighbour's share never lifts a memory that matches nothing above one that matches", async () => {
+    const t = await engine.newTenant();
+    const strong = await store(t, 'The user prefers invoices in EUR.');
+    const nothing = await store(t, 'The staging database is called pg-staging-2');
+    const weak = await store(t, 'Old invoices are archived after a year in cold storage.');
+    const hits = await search(t, { q: 'which currency for invoices in EUR', mode: 'hybrid', limit: '5' });
+    // Before: the memory between two hits took 0.4 + 0.4 of their scores and passed the weak match.
+    expect(hits.map((h) => h.uuid)).toEqual([strong, weak, nothing]);
+    expect(hits[1].score).toBeGreaterThanOrEqual(hits[2].score);
+    // Among memories that match nothing, the shares still decide: the neighbour comes back at all.
+    expect(hits[2].score).toBeGreaterThan(0);
+  });
 });
 
 describe('BM25 statistics per tenant', () => {

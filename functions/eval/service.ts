@@ -13,7 +13,7 @@ import type { MaintenanceTask } from '../../shared/jobs/maintenance';
 import * as q from './queries';
 import * as s from './schemas';
 
-/** Per-tier eval limits (spec §8; Enterprise history 365 days as the release notes give). `null` = unlimited. */
+/** Per-tier eval limits (Enterprise history 365 days as the release notes give). `null` = unlimited. */
 export const EVAL_LIMITS: Record<Tier, { runsPerDay: number | null; baselines: number | null; historyDays: number }> = {
   free: { runsPerDay: 3, baselines: 1, historyDays: 7 },
   starter: { runsPerDay: 30, baselines: 5, historyDays: 30 },
@@ -62,15 +62,26 @@ async function drift(ctx: TenantCtx, days: number, detail: boolean): Promise<Dri
   return report;
 }
 
-/** recall_consistency (DESIGN §5): baselines when the tenant has any, else self-recall of the most recalled memories. */
-async function recallConsistency(ctx: TenantCtx, live: number): Promise<number> {
-  if (live === 0) return 100;
+/** The tenant's baselines with the embeddings of their query and expected observation, in that order. */
+type EmbeddedBaselines = { baselines: Awaited<ReturnType<typeof q.baselines>>; vectors: number[][] };
+
+/**
+ * Read and embedded before the eval's transaction: a slow provider must hold no lock (the daily run
+ * count's) and no connection. A baseline added meanwhile counts from the next run.
+ */
+async function embedBaselines(ctx: TenantCtx): Promise<EmbeddedBaselines> {
   const baselines = await q.baselines(ctx.db, ctx.tenantId);
+  const vectors = baselines.length ? await embedAll(ctx.services.embedder, baselines.flatMap((b) => [b.query, b.expectedObservation])) : [];
+  return { baselines, vectors };
+}
+
+/** recall_consistency: baselines when the tenant has any, else self-recall of the most recalled memories. */
+async function recallConsistency(ctx: TenantCtx, live: number, { baselines, vectors }: EmbeddedBaselines): Promise<number> {
+  if (live === 0) return 100;
   if (!baselines.length) {
     const { sampled, first } = await q.selfRecall(ctx.db, ctx.tenantId, ctx.now, SELF_RECALL_SAMPLE);
     return sampled ? pct(first / sampled) : 100;
   }
-  const vectors = await embedAll(ctx.services.embedder, baselines.flatMap((b) => [b.query, b.expectedObservation]));
   let sum = 0;
   for (let i = 0; i < baselines.length; i++) {
     sum += await q.bestMatch(ctx.db, ctx.tenantId, ctx.now, vectorLiteral(vectors[2 * i]), vectorLiteral(vectors[2 * i + 1]), TOP_K);
@@ -83,6 +94,7 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
   const limit = EVAL_LIMITS[ctx.tier].runsPerDay;
   // The near-duplicate index for what changed since the last probes (maintenance keeps it nearly current).
   await probeNeighbours(ctx.db, ctx.tenantId, ctx.now);
+  const embedded = await embedBaselines(ctx);
   return write(ctx, async (work) => {
     const c = work.ctx;
     if (limit !== null) {
@@ -106,7 +118,7 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
     const detail = hasFeature(ctx.tier, 'eval_drift_detail');
     const report = await drift(c, DRIFT_DAYS, detail);
     const breakdown = {
-      recall_consistency: await recallConsistency(c, counts.live),
+      recall_consistency: await recallConsistency(c, counts.live, embedded),
       drift_score: report.drift_score,
       conflict_score: counts.live ? pct(1 - counts.conflicts / counts.live) : 100,
       staleness_score: counts.live ? pct(1 - counts.stale / counts.live) : 100,

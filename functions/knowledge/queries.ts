@@ -52,20 +52,23 @@ const tripleSelect = (tenantId: string, now: Date) => sql`
   LEFT JOIN memories m ON m.id = t.source_memory_id AND m.tenant_id = ${tenantId} AND ${live(now)}`;
 
 /**
- * Finds or creates entities by (name, type), in one statement, in name order (so two requests
- * creating the same pair of entities take their rows in the same order and cannot deadlock). A
- * concurrent creator of the same entity makes this wait for its commit, then return its row. The
- * no-op update locks the row (FOR NO KEY UPDATE: memory links to it go on) until commit, so an entity
- * delete running at the same time waits and then removes the new triple with it.
+ * Finds or creates entities by name, in one statement, in name order (so two requests creating the
+ * same pair of entities take their rows in the same order and cannot deadlock). An entity is its
+ * name within the tenant: an existing one is reused whatever type is given or omitted, and a type
+ * other than `defaultType` replaces the default type only while the entity still has it. A concurrent creator
+ * of the same entity makes this wait for its commit, then return its row. The update locks the row
+ * (FOR NO KEY UPDATE: memory links to it go on) until commit, so an entity delete running at the
+ * same time waits and then removes the new triple with it.
  */
-export async function upsertEntities(tx: DbOrTx, tenantId: string, wanted: { id: string; name: string; entity_type: string }[], now: Date) {
+export async function upsertEntities(tx: DbOrTx, tenantId: string, wanted: { id: string; name: string; entity_type: string }[], defaultType: string, now: Date) {
   return rows<EntityRow & { created: boolean }>(
     tx,
     sql`INSERT INTO knowledge_entities AS e (id, tenant_id, name, entity_type, metadata, created_at)
         SELECT w.id, ${tenantId}, w.name, w.entity_type, '{}'::jsonb, ${now.toISOString()}
         FROM jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb) AS w(id uuid, name text, entity_type text)
-        ORDER BY w.name, w.entity_type
-        ON CONFLICT (tenant_id, name, entity_type) DO UPDATE SET name = EXCLUDED.name
+        ORDER BY w.name
+        ON CONFLICT (tenant_id, name) DO UPDATE
+          SET entity_type = CASE WHEN e.entity_type = ${defaultType} THEN EXCLUDED.entity_type ELSE e.entity_type END
         RETURNING ${ENTITY_COLUMNS}, (e.xmax = 0) AS created`,
   );
 }
@@ -135,9 +138,10 @@ export async function entityOf(db: DbOrTx, tenantId: string, entityId: string, l
   return found ?? null;
 }
 
-/** Entities with this (normalized) name, of any type, in type order. */
-export function entitiesNamed(db: DbOrTx, tenantId: string, name: string) {
-  return rows<EntityRow>(db, sql`SELECT ${ENTITY_COLUMNS} FROM knowledge_entities e WHERE e.tenant_id = ${tenantId} AND e.name = ${name} ORDER BY e.entity_type`);
+/** The entity of this (normalized) name, or null. */
+export async function entityNamed(db: DbOrTx, tenantId: string, name: string): Promise<EntityRow | null> {
+  const [found] = await rows<EntityRow>(db, sql`SELECT ${ENTITY_COLUMNS} FROM knowledge_entities e WHERE e.tenant_id = ${tenantId} AND e.name = ${name}`);
+  return found ?? null;
 }
 
 /**

@@ -13,7 +13,7 @@ export const createTripleRoute = keyRoute({
   path: '/v1/knowledge/triples',
   tags,
   summary: 'Add a subject-predicate-object triple',
-  description: `Entities are found by name and type, and created when missing: names are trimmed, whitespace runs become one space, and they are lowercased; \`subject_type\` and \`object_type\` default to \`${s.DEFAULT_TYPE}\`. Creating the same entity from parallel requests yields one entity. The same triple may be added more than once (from different sources, say); each is its own triple. \`source_memory_id\` must name a live memory of yours, else 404 (the same answer for an id that names nothing and another tenant's memory); when that memory is later deleted, purged after its TTL or removed by a rollback, the triple stays and its \`source_memory_id\` reads null (a rollback that brings the memory back does not restore it).`,
+  description: `Entities are found by name, and created when missing: names are trimmed, whitespace runs become one space, and they are lowercased. An entity is its name: a triple that names an existing entity reuses it whatever type it gives or omits; \`subject_type\` and \`object_type\` set the type of an entity that is created (default \`${s.DEFAULT_TYPE}\`) or still has the default type, and never change another type. Creating the same entity from parallel requests yields one entity. The same triple may be added more than once (from different sources, say); each is its own triple. \`source_memory_id\` must name a live memory of yours, else 404 (the same answer for an id that names nothing and another tenant's memory); when that memory is later deleted, purged after its TTL or removed by a rollback, the triple stays and its \`source_memory_id\` reads null (a rollback that brings the memory back does not restore it).`,
   request: { body: jsonBody(s.CreateTripleBody) },
   responses: { 201: json(s.TripleSchema, 'The triple, with both entities'), ...errors(404) },
 });
@@ -25,7 +25,7 @@ export const listTriplesRoute = keyRoute({
   path: '/v1/knowledge/triples',
   tags,
   summary: 'Triples, newest first',
-  description: '`subject` and `object` match entity names of any type, case-insensitively; `predicate` matches exactly; `source_memory_id` finds the triples taken from a memory.',
+  description: '`subject` and `object` match entity names, case-insensitively; `predicate` matches exactly; `source_memory_id` finds the triples taken from a memory.',
   request: { query: s.TripleListQuery },
   responses: { 200: json(s.TripleList, 'A page of triples') },
 });
@@ -59,7 +59,7 @@ export const listEntitiesRoute = keyRoute({
   path: '/v1/knowledge/entities',
   tags,
   summary: 'Entities in name order, with their triple counts',
-  description: '`q` is a case-insensitive prefix of the name; `entity_type` an exact type. Ordered by name, then type.',
+  description: '`q` is a case-insensitive prefix of the name; `entity_type` an exact type. Ordered by name.',
   request: { query: s.EntityListQuery },
   responses: { 200: json(s.EntityList, 'A page of entities') },
 });
@@ -95,7 +95,7 @@ export const pathsRoute = keyRoute({
   path: '/v1/knowledge/paths',
   tags,
   summary: 'Shortest paths between two entities',
-  description: `Up to ${s.MAX_PATHS} simple paths (no entity twice) of at most \`max_hops\` triples from \`from\` to \`to\`, shortest first, following triples in either direction. \`from\` and \`to\` are entity ids (a value shaped like a uuid, with or without \`urn:uuid:\`, is taken as an id) or names; a name that several entities share (one per type) is 400 listing their ids, so pass the id you mean; an unknown one is 404; the same entity at both ends is 400. The search is bounded so it stays fast on large graphs: from each entity it follows the newest ${PATH_FANOUT} triples in each direction, and it keeps at most ${PATH_FRONTIER} partial paths from each end; in very dense neighbourhoods a path beyond those bounds can be missed (an empty list means none was found within them).`,
+  description: `Up to ${s.MAX_PATHS} simple paths (no entity twice) of at most \`max_hops\` triples from \`from\` to \`to\`, shortest first, following triples in either direction. \`from\` and \`to\` are entity ids (a value shaped like a uuid, with or without \`urn:uuid:\`, is taken as an id) or names; an unknown one is 404; the same entity at both ends is 400. The search is bounded so it stays fast on large graphs: from each entity it follows the newest ${PATH_FANOUT} triples in each direction, and it keeps at most ${PATH_FRONTIER} partial paths from each end; in very dense neighbourhoods a path beyond those bounds can be missed (an empty list means none was found within them).`,
   request: { query: s.PathsQuery },
   responses: { 200: json(s.PathsResponse, 'The paths found'), ...errors(404) },
 });

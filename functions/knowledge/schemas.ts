@@ -21,7 +21,7 @@ const names = 'Stored trimmed, with runs of whitespace as one space, and lowerca
 const Name = (description: string, example: string) =>
   z.string().trim().min(1).max(ENTITY_NAME_MAX).openapi({ description: `${description}, 1 to ${ENTITY_NAME_MAX} characters. ${names}`, example });
 const Type = (description: string) =>
-  z.string().trim().min(1).max(TYPE_MAX).optional().openapi({ description: `${description}, 1 to ${TYPE_MAX} characters, lowercased; default \`${DEFAULT_TYPE}\`. An entity is unique by name and type.`, example: 'person' });
+  z.string().trim().min(1).max(TYPE_MAX).optional().openapi({ description: `${description}, 1 to ${TYPE_MAX} characters, lowercased; default \`${DEFAULT_TYPE}\`. An entity is unique by name: the type is set when it is created or while it still has the default type.`, example: 'person' });
 const Predicate = z.string().trim().min(1).max(PREDICATE_MAX).openapi({ description: `1 to ${PREDICATE_MAX} characters, stored as given (trimmed); filters match it exactly`, example: 'works_at' });
 const Confidence = z.number().min(0).max(1).openapi({ description: '0.0 to 1.0', example: 0.9 });
 
@@ -44,7 +44,7 @@ export const TripleParams = z.object({ triple_id: UrnId('The triple (urn:uuid:<u
 export const EntityParams = z.object({ entity_id: UrnId('The entity (urn:uuid:<uuid>)').openapi({ example: ENTITY_EXAMPLE }) });
 
 const NameFilter = (description: string) =>
-  z.string().trim().min(1).max(ENTITY_NAME_MAX).optional().openapi({ description: `${description} (any type), case-insensitive, normalized as names are`, example: 'ada lovelace' });
+  z.string().trim().min(1).max(ENTITY_NAME_MAX).optional().openapi({ description: `${description} case-insensitive, normalized as names are`, example: 'ada lovelace' });
 
 export const TripleListQuery = PageQuery({ max: LIST_MAX, default: 50 }).extend({
   subject: NameFilter('Only triples whose subject has this name'),
@@ -63,7 +63,7 @@ export const EntityQuery = z.object({
 });
 
 export const PathsQuery = z.object({
-  from: z.string().trim().min(1).max(ENTITY_NAME_MAX).openapi({ description: 'Start: an entity_id, or an entity name (see the rule for names of several types)', example: 'ada lovelace' }),
+  from: z.string().trim().min(1).max(ENTITY_NAME_MAX).openapi({ description: 'Start: an entity_id, or an entity name', example: 'ada lovelace' }),
   to: z.string().trim().min(1).max(ENTITY_NAME_MAX).openapi({ description: 'End: an entity_id or an entity name', example: 'charles babbage' }),
   max_hops: z.coerce.number().int().min(1).max(MAX_HOPS).default(3).openapi({ description: `Longest path, in triples, 1 to ${MAX_HOPS} (default 3)`, example: 3 }),
 });

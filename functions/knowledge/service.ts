@@ -23,22 +23,28 @@ const bare = (urn: string) => urn.slice('urn:uuid:'.length);
 const normalizedOrUndefined = (value: string | undefined) => (value === undefined ? undefined : normalizeName(value));
 
 /**
- * A triple between two entities found or created by name and type (names normalized, type
- * `concept` unless given), with its optional source memory (the caller's own, live: else 404,
- * whether it never existed or is another tenant's), in one unit of work with its audit entry.
+ * A triple between two entities found or created by name (names normalized). An entity is its name
+ * within the tenant: a triple that names an existing entity reuses it whatever type it gives or
+ * omits; a type given for an entity still at the default type (`concept`) sets it. With its optional
+ * source memory (the caller's own, live: else 404, whether it never existed or is another tenant's),
+ * in one unit of work with its audit entry.
  */
 export async function createTriple(ctx: TenantCtx, input: z.infer<typeof CreateTripleBody>) {
-  const subject = { name: normalizeName(input.subject), entity_type: normalizeName(input.subject_type ?? DEFAULT_TYPE) };
-  const object = { name: normalizeName(input.object), entity_type: normalizeName(input.object_type ?? DEFAULT_TYPE) };
-  const same = subject.name === object.name && subject.entity_type === object.entity_type;
+  const [subjectName, objectName] = [normalizeName(input.subject), normalizeName(input.object)];
+  const typeOf = (given: string | undefined) => normalizeName(given ?? DEFAULT_TYPE);
+  // A triple naming the same entity twice: the type given at either end applies to it.
+  const wanted =
+    subjectName === objectName
+      ? [{ name: subjectName, entity_type: typeOf(input.subject_type ?? input.object_type) }]
+      : [{ name: subjectName, entity_type: typeOf(input.subject_type) }, { name: objectName, entity_type: typeOf(input.object_type) }];
   const tripleId = uuidv7();
   const sourceMemoryId = input.source_memory_id ?? null;
   return write(ctx, async (work) => {
     const { tx } = work;
-    const entities = await q.upsertEntities(tx, ctx.tenantId, (same ? [subject] : [subject, object]).map((e) => ({ id: uuidv7(), ...e })), ctx.now);
-    const entity = (e: typeof subject) => entities.find((r) => r.name === e.name && r.entity_type === e.entity_type)!;
+    const entities = await q.upsertEntities(tx, ctx.tenantId, wanted.map((e) => ({ id: uuidv7(), ...e })), DEFAULT_TYPE, ctx.now);
+    const entity = (name: string) => entities.find((r) => r.name === name)!;
     if (sourceMemoryId && !(await q.lockSourceMemory(tx, ctx.tenantId, sourceMemoryId, ctx.now))) throw notFound('Memory');
-    const [s, o] = [entity(subject), entity(object)];
+    const [s, o] = [entity(subjectName), entity(objectName)];
     const triple = { id: tripleId, tenantId: ctx.tenantId, subjectId: bare(s.entity_id), predicate: input.predicate, objectId: bare(o.entity_id), confidence: input.confidence, sourceMemoryId, metadata: input.metadata };
     await q.insertTriple(tx, triple, ctx.now);
     await work.audit({

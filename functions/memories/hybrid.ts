@@ -11,6 +11,10 @@ import type { Ranked } from './queries';
  * BM25 instead of 1-exp(-s/10) +0.004. Tried and dropped: pseudo-relevance feedback (+0.020 alone,
  * -0.004 on top of the rest), reciprocal rank fusion, whole-store BM25 statistics for filtered
  * searches (-0.020), other semantic weights (0.2: -0.001, 0.4: -0.008, 0.5: -0.043).
+ * A neighbour's share never ranks a memory that matches nothing of the query above one that
+ * matches (a memory that matched nothing outranked real matches, the README's own example among
+ * them); that costs LoCoMo recall@10 0.805 → 0.773: some answers there share nothing with their
+ * question and only the turn before them does, and they now rank after weak matches.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
 export const NEIGHBOUR_SHARE = [0.5, 0.4];
@@ -20,12 +24,20 @@ export const NEIGHBOUR_GAP_MINUTES = 30;
 export interface Scored {
   row: Ranked;
   score: number;
+  /**
+   * Whether the memory matches the query by itself: a keyword hit (a query word is in it), or a
+   * semantic candidate with a positive cosine above the weakest candidate's (min-max puts that one
+   * at 0, as it does every memory outside the list). A share lent by a neighbour never ranks a memory without a match of its own
+   * above one with.
+   */
+  matched: boolean;
 }
 
+/** Min-max over a list; a list without spread counts its score where it is positive (a zero cosine matches nothing). */
 const minMax = (values: number[]) => {
   const lo = Math.min(...values);
   const hi = Math.max(...values);
-  return (x: number) => (hi > lo ? (x - lo) / (hi - lo) : 1);
+  return (x: number) => (hi > lo ? (x - lo) / (hi - lo) : x > 0 ? 1 : 0);
 };
 
 /** Min-max fusion of the two candidate lists, best first. */
@@ -33,18 +45,29 @@ export function fuse(semantic: Ranked[], keyword: Ranked[]): Scored[] {
   const fused = new Map<string, Scored>();
   const sim = minMax(semantic.map((c) => Number(c.similarity)));
   const text = minMax(keyword.map((c) => Number(c.bm25)));
-  for (const c of semantic) fused.set(c.id, { row: c, score: HYBRID_SEMANTIC_WEIGHT * sim(Number(c.similarity)) });
+  for (const c of semantic) {
+    const score = HYBRID_SEMANTIC_WEIGHT * sim(Number(c.similarity));
+    fused.set(c.id, { row: c, score, matched: score > 0 && Number(c.similarity) > 0 });
+  }
   for (const c of keyword) {
-    const entry = fused.get(c.id) ?? { row: c, score: 0 };
+    const entry = fused.get(c.id) ?? { row: c, score: 0, matched: false };
     entry.score += (1 - HYBRID_SEMANTIC_WEIGHT) * text(Number(c.bm25));
+    entry.matched = entry.matched || Number(c.bm25) > 0;
     fused.set(c.id, entry);
   }
-  return [...fused.values()].sort((a, b) => b.score - a.score);
+  return [...fused.values()].sort(bestFirst);
 }
+
+/** Memories that match first, then by score. */
+const bestFirst = (a: Scored, b: Scored) => Number(b.matched) - Number(a.matched) || b.score - a.score;
 
 /**
  * Adds each hit's share to its stored neighbours (rows from queries.neighbours; new ones join the
- * list) and scales the result back into [0,1] when the sums pass 1. Best first.
+ * list) and scales the result back into [0,1] when the sums pass 1. Best first, where a memory
+ * without a match of its own ranks after every memory with one (the shares order the memories
+ * within each group: an answer stored beside the question it follows outranks other memories that
+ * match nothing, never one that matches), and its score is held to the lowest of those above it so
+ * scores never rise down the list.
  */
 export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: string; distance: number })[]): Scored[] {
   const byId = new Map(fused.map((s) => [s.row.id, { ...s }]));
@@ -53,11 +76,13 @@ export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: st
     const share = NEIGHBOUR_SHARE[Number(n.distance) - 1] ?? 0;
     const from = base.get(n.hit_id) ?? 0;
     if (!share || !from) continue;
-    const entry = byId.get(n.id) ?? { row: n, score: 0 };
+    const entry = byId.get(n.id) ?? { row: n, score: 0, matched: false };
     entry.score += share * from;
     byId.set(n.id, entry);
   }
   const all = [...byId.values()];
   const top = Math.max(1, ...all.map((s) => s.score));
-  return all.map((s) => ({ row: s.row, score: s.score / top })).sort((a, b) => b.score - a.score);
+  const ranked = all.map((s) => ({ ...s, score: s.score / top })).sort(bestFirst);
+  const floor = Math.min(Infinity, ...ranked.filter((s) => s.matched).map((s) => s.score));
+  return ranked.map((s) => (s.matched ? s : { ...s, score: Math.min(s.score, floor) }));
 }

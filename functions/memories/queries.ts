@@ -10,8 +10,8 @@ import { auditRow, chainSql, ensureHeadsSql, type AuditInput } from '../../share
 import { enqueueDelivery, type EventPayload, streamEventsSql } from '../../shared/jobs/events';
 import { insertedEventsCte, type MemoryEventInput } from '../../shared/memory/events';
 import { maintainIntervals } from '../../shared/memory/intervals';
-import { LIVE_MEMORIES, markUsageChanged } from '../../shared/platform/usage';
-import { ANOMALY_THRESHOLDS, anomalyWindow } from '../../shared/platform/anomalies';
+import { liveMemoriesSql, markUsageChanged, quotaUpsertSql } from '../../shared/platform/usage';
+import { ANOMALY_THRESHOLDS, anomalyCounterSql } from '../../shared/platform/anomalies';
 
 const RAPID_WRITES = ANOMALY_THRESHOLDS.rapid_writes;
 import { periodOf } from '../../shared/platform/time';
@@ -392,20 +392,9 @@ export async function storeTail(
     // every other write takes them (head, then counters): no deadlock with a concurrent update.
     ctes.push(...chainSql(n, t.owner, t.audits.map(auditRow), t.events.length));
     ctes.push(streamEventsSql(n, t.owner, `${n}_head`, t.events));
-    ctes.push(sql`${sql.raw(n)}_quota AS (
-      INSERT INTO usage_counters (tenant_id, metric, bucket, value) SELECT ${t.owner}, 'memories', ${periodOf(now)}, ${count}::bigint FROM ${head}
-      ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
-      WHERE ${limit}::bigint IS NULL OR usage_counters.value + EXCLUDED.value <= ${limit}::bigint
-      RETURNING value)`);
-    ctes.push(sql`${sql.raw(n)}_live AS (
-      INSERT INTO usage_counters (tenant_id, metric, bucket, value) SELECT ${t.owner}, ${LIVE_MEMORIES.metric}, ${LIVE_MEMORIES.bucket}, ${count}::bigint FROM ${head}
-      ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(usage_counters.value + EXCLUDED.value, 0))`);
-    const window = anomalyWindow('rapid_writes', now);
-    ctes.push(sql`${sql.raw(n)}_rapid AS (
-      INSERT INTO usage_counters (tenant_id, metric, bucket, value, expires_at)
-      SELECT ${t.owner}, ${window.metric}, ${window.bucket}, ${t.rapidWrites}::bigint, ${window.expiresAt.toISOString()}::timestamptz FROM ${head}
-      ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
-      RETURNING value)`);
+    ctes.push(sql`${sql.raw(n)}_quota AS (${quotaUpsertSql(t.owner, 'memories', now, count, limit, head)})`);
+    ctes.push(sql`${sql.raw(n)}_live AS (${liveMemoriesSql(t.owner, count, head)})`);
+    ctes.push(sql`${sql.raw(n)}_rapid AS (${anomalyCounterSql(t.owner, 'rapid_writes', now, t.rapidWrites, head)})`);
     ctes.push(sql`${sql.raw(n)}_milestone AS (${milestoneInsert(t.owner, 'first_memory', now, { memory_id: (t.events[0].data.memory as MemoryDto).uuid })})`);
     checks.push(sql`(SELECT count(*) FROM ${sql.raw(n)}_quota) > 0`);
     cols.push(sql`(SELECT value FROM ${sql.raw(n)}_rapid) AS ${sql.raw(n)}_rapid`);

@@ -27,11 +27,14 @@ function recencyOf(row: q.Ranked, now: Date) {
   return Math.exp(-ageDays / 30);
 }
 
-/** Orders scored rows by score blended with recency: (1-w)·score + w·exp(-age/30 days). */
+/**
+ * Orders scored rows by score blended with recency: (1-w)·score + w·exp(-age/30 days). Rows with a
+ * match of their own stay before those without (hybrid.ts).
+ */
 function withRecency(scored: Scored[], w: number, now: Date) {
   return scored
-    .map(({ row, score }) => ({ row, score: clamp01(w === 0 ? score : (1 - w) * score + w * recencyOf(row, now)) }))
-    .sort((a, b) => b.score - a.score || Number(b.row.similarity ?? 0) - Number(a.row.similarity ?? 0));
+    .map(({ row, score, matched }) => ({ row, matched, score: clamp01(w === 0 ? score : (1 - w) * score + w * recencyOf(row, now)) }))
+    .sort((a, b) => Number(b.matched) - Number(a.matched) || b.score - a.score || Number(b.row.similarity ?? 0) - Number(a.row.similarity ?? 0));
 }
 
 /**
@@ -45,8 +48,8 @@ function corpusSource(tenantId: string, grants: unknown[], query: z.infer<typeof
 
 /** Semantic: the cosine; keyword: BM25 mapped into [0,1); hybrid: see hybrid.ts. */
 async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: q.Ranked[], keyword: q.Ranked[]): Promise<Scored[]> {
-  if (mode === 'semantic') return semantic.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) }));
-  if (mode === 'keyword') return keyword.map((c) => ({ row: c, score: clamp01(Number(c.text_rank)) }));
+  if (mode === 'semantic') return semantic.map((c) => ({ row: c, score: clamp01(Number(c.similarity)), matched: true }));
+  if (mode === 'keyword') return keyword.map((c) => ({ row: c, score: clamp01(Number(c.text_rank)), matched: true }));
   const fused = fuse(semantic, keyword);
   const hits = fused.slice(0, NEIGHBOUR_HITS).map((s) => s.row.id);
   if (!hits.length) return fused;

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from './db';
 import type { Work } from './unit-of-work';
 
@@ -92,6 +92,19 @@ export function tallyMemoryChanges(tally: MemoryChangeTally, events: readonly { 
 }
 
 /**
+ * The rule of an anomaly window's counter, as one statement: `n` more in the window of `now`, the
+ * row expiring with the window; RETURNING the new count. `from`: a relation to read first (one row),
+ * so a caller's WITH takes its locks in its order.
+ */
+export const anomalyCounterSql = (tenantId: string, kind: AnomalyKind, now: Date, n: number, from?: SQL) => {
+  const window = anomalyWindow(kind, now);
+  return sql`INSERT INTO usage_counters (tenant_id, metric, bucket, value, expires_at)
+    SELECT ${tenantId}, ${window.metric}, ${window.bucket}, ${n}::bigint, ${window.expiresAt.toISOString()}::timestamptz ${from ? sql`FROM ${from}` : sql``}
+    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
+    RETURNING value`;
+};
+
+/**
  * Counts a transaction's memory changes in their windows, in that transaction, and records the
  * anomaly whose threshold this transaction reaches. Counting in the write's own transaction makes
  * it exact: only committed changes count, a transaction that runs again after a deadlock counts
@@ -107,14 +120,7 @@ export async function countMemoryChanges(tx: DbOrTx, tally: MemoryChangeTally, n
   }
   hits.sort((a, b) => (a.tenantId === b.tenantId ? a.kind.localeCompare(b.kind) : a.tenantId < b.tenantId ? -1 : 1));
   for (const hit of hits) {
-    const window = anomalyWindow(hit.kind, now);
-    const [row] = await rows<{ value: string | number }>(
-      tx,
-      sql`INSERT INTO usage_counters (tenant_id, metric, bucket, value, expires_at)
-          VALUES (${hit.tenantId}, ${window.metric}, ${window.bucket}, ${hit.n}, ${window.expiresAt.toISOString()})
-          ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
-          RETURNING value`,
-    );
+    const [row] = await rows<{ value: string | number }>(tx, anomalyCounterSql(hit.tenantId, hit.kind, now, hit.n));
     const count = Number(row.value);
     if (crossed(hit.kind, count, hit.n)) await record(hit.tenantId, hit.kind, count);
   }

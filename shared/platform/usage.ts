@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { AuthContext, Ctx } from './context';
 import { AppError } from './errors';
 import { type DbOrTx, rows } from './db';
@@ -92,13 +92,7 @@ export async function consumeQuotaInTx(
 ): Promise<boolean> {
   const limit = tiers[tier].limits[metric];
   if (limit !== null && amount > limit) return false;
-  const updated = await rows<{ value: string }>(
-    tx,
-    sql`INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${metric}, ${periodOf(now)}, ${amount})
-        ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
-        WHERE ${limit}::bigint IS NULL OR usage_counters.value + EXCLUDED.value <= ${limit}::bigint
-        RETURNING value`,
-  );
+  const updated = await rows<{ value: string }>(tx, quotaUpsertSql(tenantId, metric, now, amount, limit));
   if (updated.length) markUsageChanged(tx, tenantId);
   return updated.length > 0;
 }
@@ -124,7 +118,18 @@ export async function adjustLiveMemories(tx: DbOrTx, tenantId: string, delta: nu
   await tx.execute(liveMemoriesSql(tenantId, delta));
 }
 
-/** The statement of adjustLiveMemories, to run inside a caller's data-modifying WITH. */
-export const liveMemoriesSql = (tenantId: string, delta: number) => sql`
-    INSERT INTO usage_counters (tenant_id, metric, bucket, value) VALUES (${tenantId}, ${LIVE_MEMORIES.metric}, ${LIVE_MEMORIES.bucket}, ${Math.max(delta, 0)})
-    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(usage_counters.value + ${delta}, 0)`;
+/**
+ * The rule of a monthly quota, as one statement: `amount` more of `metric` in the period of `now`,
+ * unless the count would pass `limit` (null: none); RETURNING the new count, no row when refused.
+ * `from`: a relation to read first (one row), so a caller's WITH takes its locks in its order.
+ */
+export const quotaUpsertSql = (tenantId: string, metric: Exclude<QuotaMetric, 'api_calls'>, now: Date, amount: number, limit: number | null, from?: SQL) => sql`
+    INSERT INTO usage_counters (tenant_id, metric, bucket, value) SELECT ${tenantId}, ${metric}, ${periodOf(now)}, ${amount}::bigint ${from ? sql`FROM ${from}` : sql``}
+    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value
+    WHERE ${limit}::bigint IS NULL OR usage_counters.value + EXCLUDED.value <= ${limit}::bigint
+    RETURNING value`;
+
+/** The statement of adjustLiveMemories, to run inside a caller's data-modifying WITH; `from` as in quotaUpsertSql. */
+export const liveMemoriesSql = (tenantId: string, delta: number, from?: SQL) => sql`
+    INSERT INTO usage_counters (tenant_id, metric, bucket, value) SELECT ${tenantId}, ${LIVE_MEMORIES.metric}, ${LIVE_MEMORIES.bucket}, ${Math.max(delta, 0)}::bigint ${from ? sql`FROM ${from}` : sql``}
+    ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = GREATEST(usage_counters.value + ${delta}::bigint, 0)`;

@@ -2,7 +2,7 @@
  * Retrieval quality on LoCoMo through the HTTP API (in-process), per embedding provider and mode.
  *
  *   npx tsx test/bench/locomo.ts [--providers use,hash] [--modes semantic,keyword,hybrid]
- *                                [--conversations 26,30] [--data ../shared/data/locomo]
+ *                                [--conversations 26,30] --data <dir of LoCoMo json files, or LOCOMO_DATA>
  *                                [--embedding-cache /tmp/locomo-vectors.json] [--postgres]
  *
  * `--postgres` runs on the database of DATABASE_URL (and REDIS_URL if set) instead of embedded PGlite:
@@ -37,7 +37,7 @@ const { values: args } = parseArgs({
     providers: { type: 'string', default: 'use,hash' },
     modes: { type: 'string', default: 'semantic,keyword,hybrid' },
     conversations: { type: 'string', default: '' },
-    data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+    data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
     concurrency: { type: 'string', default: '8' },
     'embedding-cache': { type: 'string' },
     postgres: { type: 'boolean', default: false },
@@ -48,6 +48,7 @@ interface Turn { speaker: string; dia_id: string; text: string }
 interface Qa { question: string; evidence?: string[]; category: number }
 
 async function loadConversations() {
+  if (!args.data) throw new Error('pass the LoCoMo data directory: --data <dir> or LOCOMO_DATA');
   const wanted = args.conversations ? new Set(args.conversations.split(',')) : null;
   const files = (await readdir(args.data)).filter((f) => f.endsWith('.json') && (!wanted || wanted.has(f.replace('.json', ''))));
   return Promise.all(
