@@ -6,6 +6,7 @@ import { CounterStore } from '../shared/platform/counters';
 import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
 import type { Db } from '../shared/platform/db';
 import { installShortcuts } from '../shared/platform/driver';
+import { AppError, errorBody } from '../shared/platform/errors';
 import { newId } from '../shared/platform/ids';
 import { createLogger, type Logger } from '../shared/platform/log';
 import { dohResolver } from '../shared/platform/outbound';
@@ -140,11 +141,12 @@ export default {
     try {
       built = workerServices(env, ctx);
     } catch (err) {
-      console.error(JSON.stringify({ level: 'error', msg: 'bad worker configuration', error: String(err) }));
-      return Response.json(
-        { error: 'Service misconfigured', code: 'INTERNAL_ERROR', status: 500, message: 'Service misconfigured', request_id: null },
-        { status: 500 },
-      );
+      const requestId = newId('request');
+      console.error(JSON.stringify({ level: 'error', msg: 'bad worker configuration', request_id: requestId, error: String(err) }));
+      return Response.json(errorBody(new AppError('INTERNAL_ERROR', 'Service misconfigured'), requestId), {
+        status: 500,
+        headers: { 'x-request-id': requestId },
+      });
     }
     let res: Response;
     try {

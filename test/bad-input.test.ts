@@ -92,3 +92,93 @@ describe(`check-then-insert races (${storageName})`, () => {
     }
   });
 });
+
+describe('the closed error contract', () => {
+  it('a blocked action answers 403 BLOCKED with the error fields and the whole action, its status "blocked"', async () => {
+    const t = await engine.newTenant('pro');
+    const text = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----';
+    const viaAction = await engine.request('POST', '/v1/actions', { key: t.key, body: { action: 'slack.post_message', params: { text } } });
+    const viaConnector = await engine.request('POST', '/v1/actions/slack/post_message', { key: t.key, body: { text } });
+    for (const res of [viaAction, viaConnector]) {
+      expect(res.status, res.text).toBe(403);
+      expect(res.body).toMatchObject({ code: 'BLOCKED', status: 'blocked', error: expect.any(String), message: expect.any(String), request_id: expect.any(String), action: 'slack.post_message', policy_result: { status: 'blocked' } });
+      expect(res.body.action_id).toEqual(expect.any(String));
+      expect(res.body).not.toHaveProperty('action_status');
+    }
+  });
+
+  it('a count the tier caps is 403 svc_ram.v1.tier.limit_exceeded with usage; a reused Idempotency-Key is 400', async () => {
+    const t = await engine.newTenant('starter');
+    const policy = (i: number) => ({ name: `Cap${i}`, rules: [{ match: `never-${i}`, severity: 'low', reason: 'test' }] });
+    for (let i = 0; i < 5; i++) expect((await engine.request('POST', '/v1/control/policies', { key: t.key, body: policy(i) })).status).toBe(201);
+    const sixth = await engine.request('POST', '/v1/control/policies', { key: t.key, body: policy(5) });
+    expect(sixth.status, sixth.text).toBe(403);
+    expect(sixth.body).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', status: 403, usage: { metric: 'custom_policies', current: 5, limit: 5, plan: 'starter', resets_at: null }, current_tier: 'starter', upgrade_url: expect.any(String) });
+
+    const headers = { 'idempotency-key': 'contract-1' };
+    expect((await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'one' }, headers })).status).toBe(201);
+    const reused = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'two' }, headers });
+    expect([reused.status, reused.body.code, reused.body.status]).toEqual([400, 'VALIDATION_ERROR', 400]);
+  });
+});
+
+describe('an id that names nothing is not found, whatever its shape', () => {
+  it('approvals, checkpoints, invitations, memories, webhooks', async () => {
+    const t = await engine.newTenant('pro');
+    const decision = await engine.request('POST', '/v1/approvals/act_doesnotexist/decision', { key: t.key, body: { decision: 'approve' } });
+    expect(decision.status, decision.text).toBe(404);
+    expect(['NOT_FOUND', 'svc_ram.v1.control.approval_not_found']).toContain(decision.body.code);
+
+    const agent = await engine.request('POST', '/v1/agents', { key: t.key, body: { name: 'Release bot', provider: 'openai', model: 'gpt-4.1' } });
+    const mission = await engine.request('POST', '/v1/missions', { key: t.key, body: { agent_id: agent.body.agent_id, goal: 'Ship release 1.4' } });
+    expect(mission.status, mission.text).toBe(201);
+    const rollback = await engine.request('POST', `/v1/missions/${mission.body.mission_id}/rollback`, { key: t.key, body: { checkpoint_id: 'chk_nope' } });
+    expect([rollback.status, rollback.body.code]).toEqual([404, 'NOT_FOUND']);
+    const noMission = await engine.request('POST', '/v1/missions/mission-nope/rollback', { key: t.key, body: { checkpoint_id: 'chk_nope' } });
+    expect([noMission.status, noMission.body.code]).toEqual([404, 'NOT_FOUND']);
+
+    const join = await engine.request('POST', '/v1/teams/join', { key: t.key, body: { invitation_id: 'inv_nope' } });
+    expect([join.status, join.body.code]).toEqual([400, 'INVALID_TOKEN']);
+
+    for (const path of ['/v1/memories/not-a-urn', '/v1/memories/urn:uuid:nope', '/v1/webhooks/hook-nope', `/v1/memories/${'x'.repeat(300)}`]) {
+      const res = await engine.request('GET', path, { key: t.key });
+      expect([res.status, res.body.code], path).toEqual([404, 'NOT_FOUND']);
+      expect(res.body.request_id).toEqual(expect.any(String));
+    }
+  });
+});
+
+describe('bad input as a new user meets it', () => {
+  it('an unknown body field is 400 naming it, with the field it was likely meant to be; nothing is stored', async () => {
+    const t = await engine.newTenant('pro');
+    const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'The user prefers EUR', tag: ['billing'] } });
+    expectValidation(res, 'tag');
+    expect(res.body.details[0].message).toMatch(/did you mean tags\?/);
+    expect(res.body.message).toMatch(/^Invalid body: tag:/);
+    expect((await engine.request('GET', '/v1/memories', { key: t.key })).body.total).toBe(0);
+    // Also on a public route.
+    expectValidation(await engine.request('POST', '/v1/keys', { body: { email: uniqueEmail(), emial: 'x' }, headers: { 'x-forwarded-for': freshIp() } }), 'emial');
+  });
+
+  it('a schema error on valid JSON says "Invalid body", never "Invalid json"; a 415 says what to send', async () => {
+    const t = await engine.newTenant('pro');
+    const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x', importance: 11 } });
+    expectValidation(res, 'importance');
+    expect(res.body.message).toMatch(/^Invalid body: importance:/);
+    expect(res.body.message).not.toMatch(/json/i);
+    const text = await engine.request('POST', '/v1/memories', { key: t.key, raw: 'observation=x', headers: { 'content-type': 'text/plain' } });
+    expect([text.status, text.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    expect(text.body.message).toContain('Content-Type: application/json');
+  });
+
+  it('the JSON export carries only the documented memory fields', async () => {
+    const t = await engine.newTenant('pro');
+    expect((await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'exported', tags: ['a'] } })).status).toBe(201);
+    const res = await engine.request('GET', '/v1/memories/export?format=json', { key: t.key });
+    expect(res.status).toBe(200);
+    const rows = JSON.parse(res.text) as Record<string, unknown>[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).not.toHaveProperty('cursor');
+    expect(rows[0]).toMatchObject({ observation: 'exported', tags: ['a'] });
+  });
+});

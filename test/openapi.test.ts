@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { families } from '../functions/families';
 import { createEngine, type TestEngine } from './harness';
+import { readFileSync } from 'node:fs';
+import { errorCodes } from '../shared/platform/errors';
+import { errorsMarkdown } from '../shared/platform/error-docs';
 import { lintOpenApi } from './openapi-lint';
+import { ERRORS_DOC_PATH, SNAPSHOT_PATH, snapshotOf } from './openapi-snapshot-file';
 
 /**
  * The document at /openapi.json passes Redocly's linter (rules in test/redocly.yaml) with no error,
@@ -15,6 +19,7 @@ type Operation = {
   security?: Record<string, string[]>[];
   requestBody?: { content?: Record<string, unknown> };
   responses: Record<string, unknown>;
+  'x-error-codes'?: string[];
 };
 type Doc = {
   servers?: { url: string }[];
@@ -141,5 +146,37 @@ describe('OpenAPI document', () => {
     };
     walk(doc, '#');
     expect(problems).toEqual([]);
+  });
+
+  it('every operation lists the error codes it can answer, each from the one table with the status it is answered with', () => {
+    const problems: string[] = [];
+    for (const { name, op } of operations) {
+      const listed = op['x-error-codes'];
+      if (!listed?.length) problems.push(`${name}: no x-error-codes`);
+      for (const code of listed ?? []) {
+        const entry = errorCodes[code as keyof typeof errorCodes];
+        if (!entry) problems.push(`${name}: ${code} is not in the error table`);
+        else if (!op.responses[String(entry.status)]) problems.push(`${name}: ${code} is answered with ${entry.status}, which the operation does not declare`);
+      }
+    }
+    expect(problems).toEqual([]);
+    const submit = doc.paths['/v1/actions']!.post!;
+    expect(submit['x-error-codes']).toEqual(expect.arrayContaining(['BLOCKED', 'UNAUTHORIZED', 'VALIDATION_ERROR', 'RATE_LIMITED']));
+    const decide = doc.paths['/v1/approvals/{approval_id}/decision']!.post!;
+    expect(decide['x-error-codes']).toEqual(expect.arrayContaining(['control.invalid_decision', 'svc_ram.v1.control.approval_not_found', 'svc_ram.v1.control.approval_already_decided']));
+  });
+
+  it('docs/errors.md is the error table (npm run openapi:snapshot rewrites it)', () => {
+    const committed = readFileSync(ERRORS_DOC_PATH, 'utf8');
+    expect(committed, 'docs/errors.md differs from the error table in shared/platform/errors.ts: run `npm run openapi:snapshot` and commit the result').toBe(errorsMarkdown());
+  });
+
+  it('the served document is the committed snapshot (npm run openapi:snapshot rewrites it)', () => {
+    const committed = readFileSync(SNAPSHOT_PATH, 'utf8');
+    const served = snapshotOf(doc as unknown as Record<string, unknown>);
+    expect(
+      served === committed,
+      '/openapi.json differs from test/openapi.snapshot.json: the contract changed. Review the change, then run `npm run openapi:snapshot` and commit test/openapi.snapshot.json',
+    ).toBe(true);
   });
 });

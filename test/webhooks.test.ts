@@ -81,14 +81,14 @@ describe('registering', () => {
     ];
     for (const [body, field] of refused) {
       const res = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { events: ['memory.created'], ...body } });
-      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');
       expect(res.body.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(field);
     }
     const hook = await register(strict, t, { url: 'https://hooks.example.com/a' });
     const moved = await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: { url: 'https://169.254.169.254/' } });
-    expect(moved.status).toBe(422);
-    expect((await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: {} })).status).toBe(422);
+    expect(moved.status).toBe(400);
+    expect((await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: {} })).status).toBe(400);
     expect((await strict.request('GET', '/v1/webhooks', { key: t.key })).body.total_count).toBe(1);
   });
 
@@ -96,7 +96,8 @@ describe('registering', () => {
     const t = await strict.newTenant('pro');
     await Promise.all(Array.from({ length: 50 }, (_, i) => register(strict, t, { url: `https://hooks.example.com/${i}` })));
     const over = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { url: 'https://hooks.example.com/51', events: ['memory.created'] } });
-    expect(over.status).toBe(422);
+    expect(over.status).toBe(403);
+    expect(over.body).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', usage: { metric: 'webhooks', current: 50, limit: 50, plan: 'pro', resets_at: null } });
     expect(over.body.message).toMatch(/50 webhooks/);
   });
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { createRouter, validationHook } from '../../shared/platform/app';
 import { type AppEnv, ctxOf } from '../../shared/platform/context';
-import { AppError } from '../../shared/platform/errors';
+import { AppError, errorBody } from '../../shared/platform/errors';
 import { defineFamily } from '../../shared/platform/family';
 import { expirePendingActions } from './maintenance';
 import * as insights from './insights';
@@ -12,13 +12,12 @@ import * as service from './service';
 type Submitted = Awaited<ReturnType<typeof service.submit>>;
 
 /**
- * Allowed and pending answer 200; blocked answers 403 with the one error body (`status` is the HTTP
- * status, as on every error) and the whole action body, whose own status is `action_status`.
+ * Allowed and pending answer 200; blocked answers 403 with the error fields and the whole action
+ * body, whose `status` stays the action's (`"blocked"`), as on the route's other answers.
  */
 function answer(c: Context<AppEnv>, result: Submitted) {
   if (result.status !== 'blocked') return c.json({ ...result, status: result.status }, 200);
-  const { status: actionStatus, ...action } = result;
-  return c.json({ ...action, error: result.message, code: 'BLOCKED' as const, status: 403 as const, request_id: c.get('requestId'), action_status: actionStatus }, 403);
+  return c.json(errorBody(new AppError('BLOCKED', result.message), c.get('requestId'), { ...result, status: result.status }), 403);
 }
 
 const parsed = <T>(target: 'param' | 'query' | 'json', result: { success: true; data: T } | { success: false; error: unknown }): T => {

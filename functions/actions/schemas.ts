@@ -94,7 +94,7 @@ export const SubmitResponse = z
   .object({ ...Submitted, status: z.enum(['allowed', 'pending_review']).openapi({ description: '`pending_review`: poll GET /v1/actions/{action_id} for the decision' }) })
   .openapi('ActionSubmitted');
 
-/** 403 BLOCKED: the one error body (`status` 403) and the whole action body, its status as `action_status`. */
+/** 403 BLOCKED: the error fields and the whole action body, whose `status` is the action's. */
 export const BlockedResponse = z
   .object({
     error: z.string().openapi({ example: 'Blocked by DataExfiltrationPolicy: Private key in payload' }),
@@ -102,8 +102,7 @@ export const BlockedResponse = z
     request_id: z.string().openapi({ example: 'req_4f9Qw2b8Zr1LmT0aXcVe3K' }),
     ...Submitted,
     message: z.string().openapi({ example: 'Blocked by DataExfiltrationPolicy: Private key in payload' }),
-    status: z.literal(403).openapi({ description: 'The HTTP status, as in every error body' }),
-    action_status: z.literal('blocked').openapi({ description: "The action's status (`status` elsewhere in the action body)" }),
+    status: z.literal('blocked').openapi({ description: "The action's status, as on the route's other answers (the HTTP status is 403)" }),
   })
   .openapi('ActionBlocked');
 

@@ -49,7 +49,6 @@ export function approvalModeFor(mode: ApprovalMode, tier: Tier): ApprovalMode {
     'svc_ram.v1.tier.feature_required',
     `The action needs review and the approval mode is ${mode}, which needs the ${needed} tier or higher: upgrade, or set approval_mode to solo (PUT /v1/control/settings)`,
     { feature, approval_mode: mode, required_tier: needed, current_tier: tier },
-    403,
   );
 }
 

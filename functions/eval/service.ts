@@ -3,7 +3,7 @@ import { cortexSettings, probeNeighbours } from '../../shared/memory/cortex';
 import { embedAll } from '../../shared/memory/embeddings';
 import { vectorLiteral } from '../../shared/memory/rows';
 import type { TenantCtx } from '../../shared/platform/context';
-import { AppError, notFound } from '../../shared/platform/errors';
+import { AppError, limitReached, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import type { PageInput } from '../../shared/platform/pagination';
 import { hasFeature, type Tier, TIERS } from '../../shared/platform/tiers';
@@ -102,11 +102,8 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
       const day = utcMidnight(ctx.now);
       const used = await q.runsSince(work.tx, ctx.tenantId, day);
       if (used >= limit) {
-        throw new AppError('RATE_LIMITED', `Daily eval run limit of ${limit} reached`, {
-          usage: { current: used, limit, plan: ctx.tier, resets_at: new Date(day.getTime() + DAY).toISOString() },
-          upgrade_url: ctx.services.config.UPGRADE_URL,
-          retry_after: Math.max(1, Math.ceil((day.getTime() + DAY - ctx.now.getTime()) / 1000)),
-        });
+        const resets = new Date(day.getTime() + DAY).toISOString();
+        throw limitReached(`Daily eval run limit of ${limit} reached`, { metric: 'eval_runs', current: used, limit, plan: ctx.tier, resets_at: resets }, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
       }
     }
     // The tenant's Cortex threshold and decay age (the defaults without a Cortex config).
@@ -147,7 +144,7 @@ export const run = (ctx: TenantCtx, input: { min_score?: number } | undefined) =
 export async function gate(ctx: TenantCtx, input: { min_score: number }) {
   const result = await evaluate(ctx, input.min_score);
   if (result.passed) return result;
-  throw new AppError('GATE_FAILED', `Health score ${result.health_score} is below min_score ${input.min_score}`, { eval: result }, 422);
+  throw new AppError('GATE_FAILED', `Health score ${result.health_score} is below min_score ${input.min_score}`, { eval: result });
 }
 
 export async function history(ctx: TenantCtx, page: PageInput) {
@@ -163,7 +160,8 @@ export async function createBaseline(ctx: TenantCtx, input: { query: string; exp
     if (limit !== null) {
       await work.lock(`eval-baselines:${ctx.tenantId}`);
       const n = await q.countBaselines(work.tx, ctx.tenantId);
-      if (n >= limit) throw new AppError('RATE_LIMITED', `Baseline limit of ${limit} reached on the ${ctx.tier} tier`, { upgrade_url: ctx.services.config.UPGRADE_URL });
+      // A count cap, but the contract names RATE_LIMITED for it.
+      if (n >= limit) throw limitReached(`Baseline limit of ${limit} reached on the ${ctx.tier} tier`, { metric: 'eval_baselines', current: n, limit, plan: ctx.tier, resets_at: null }, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL, code: 'RATE_LIMITED' });
     }
     const row = await q.insertBaseline(work.tx, {
       id: newId('baseline'),

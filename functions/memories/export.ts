@@ -13,11 +13,12 @@ const CSV_COLUMNS = ['uuid', 'observation', 'tags', 'importance', 'confidence', 
 
 type Exported = q.MemoryDto & { cursor: { createdAt: string; id: string } };
 
-function formatOf(format: keyof typeof contentTypes): FileFormat<q.MemoryDto> {
+function formatOf(format: keyof typeof contentTypes): FileFormat<Exported> {
   const contentType = contentTypes[format];
   switch (format) {
     case 'json':
-      return { contentType, head: '[\n', row: (m, first) => `${first ? '' : ',\n'}${JSON.stringify(m)}`, tail: '\n]\n' };
+      // The documented memory fields only: the keyset cursor is how the stream pages, not data.
+      return { contentType, head: '[\n', row: ({ cursor: _cursor, ...m }, first) => `${first ? '' : ',\n'}${JSON.stringify(m)}`, tail: '\n]\n' };
     case 'csv':
       return { contentType, head: `${CSV_COLUMNS.join(',')}\r\n`, row: (m) => `${CSV_COLUMNS.map((c) => csvField(m[c])).join(',')}\r\n`, tail: '' };
     default:

@@ -16,7 +16,7 @@ import { hasFeature, requireFeature, type Tier, tiers } from '../../shared/platf
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import { Coalescer } from '../../shared/platform/coalesce';
 import { oneConnectionPerRequest, type Services } from '../../shared/platform/services';
-import { usageSnapshotForError } from '../../shared/platform/usage';
+import { quotaExhausted } from '../../shared/platform/usage';
 import * as q from './queries';
 import { type BatchStoreBody, StoreBody } from './schemas';
 
@@ -461,7 +461,7 @@ function planStores(
         const tier = g.target.ownerTier;
         outcomes.set(item.index, {
           ok: false,
-          error: new AppError('RATE_LIMITED', 'Monthly memory quota exhausted', { ...usageSnapshotForError(ctx.services, tier, 'memories', tiers[tier].limits.memories ?? 0, now) }),
+          error: quotaExhausted(ctx.services, tier, 'memories', tiers[tier].limits.memories ?? 0, now, 'Monthly memory quota exhausted'),
         });
         continue;
       }

@@ -86,7 +86,8 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
     if (!existing && mode === 'replace') throw policyNotFound(p.name, p.agentId);
     if (p.enabled && !existing?.enabled) {
       const limit = tiers[ctx.tier].limits.custom_policies;
-      if (limit !== null && (await q.countEnabled(work.tx, ctx.tenantId)) >= limit) throw policyLimitExceeded(limit, ctx.tier);
+      const enabled = limit === null ? 0 : await q.countEnabled(work.tx, ctx.tenantId);
+      if (limit !== null && enabled >= limit) throw policyLimitExceeded(enabled, limit, ctx.tier, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
     }
     const fields = { description: p.description, stepTypes: p.stepTypes, whitelistedDomains: p.whitelistedDomains, rules: p.rules as unknown as Record<string, unknown>[], enabled: p.enabled };
     if (existing) {

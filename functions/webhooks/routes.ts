@@ -13,7 +13,7 @@ export const createRoute = keyRoute({
   path: '/v1/webhooks',
   tags,
   summary: 'Register a webhook',
-  description: `The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type, an empty list or more than ${s.MAX_WEBHOOKS} webhooks is 422. The answer carries the signing \`secret\`, shown only this once. ${signing}`,
+  description: `The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 400 VALIDATION_ERROR; more than ${s.MAX_WEBHOOKS} webhooks is 403 svc_ram.v1.tier.limit_exceeded with \`usage\`. The answer carries the signing \`secret\`, shown only this once. ${signing}`,
   request: { body: jsonBody(s.CreateWebhookBody) },
   responses: { 201: json(s.CreatedWebhook, 'The webhook and its signing secret') },
 });
@@ -49,7 +49,7 @@ export const updateRoute = keyRoute({
   summary: 'Change a webhook, pause or resume it',
   description: 'Any of `url`, `events`, `active`, `description`, `format`. `active: true` resumes a paused or deactivated webhook.',
   request: { params: s.WebhookParams, body: jsonBody(s.UpdateWebhookBody) },
-  responses: { 200: json(s.WebhookSchema, 'The changed webhook'), ...errorsOf(404, 422) },
+  responses: { 200: json(s.WebhookSchema, 'The changed webhook'), ...errorsOf(404) },
 });
 
 export const deleteRoute = keyRoute({

@@ -1,7 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { deliveryJob, insertEvent, WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
 import type { TenantCtx } from '../../shared/platform/context';
-import { AppError, notFound } from '../../shared/platform/errors';
+import { AppError, limitReached, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import { destinationProblem } from '../../shared/platform/outbound';
 import type { PageInput } from '../../shared/platform/pagination';
@@ -19,11 +19,11 @@ function newSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-/** The address rule at registration: 422 naming `url`, like the body's other checks. */
+/** The address rule at registration: 400 naming `url`, like the body's other checks. */
 async function assertDestination(ctx: TenantCtx, url: string) {
   const { config } = ctx.services;
   const problem = await destinationProblem(url, { allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, resolveHost: ctx.services.resolveHost });
-  if (problem) throw new AppError('VALIDATION_ERROR', `Invalid json: url: ${problem}`, { details: [{ path: 'url', message: problem }] }, 422);
+  if (problem) throw validationError('url', problem);
 }
 
 /** URLs can carry tokens (Slack's do): the audit trail keeps only the origin. */
@@ -42,8 +42,9 @@ export async function createWebhook(ctx: TenantCtx, input: z.infer<typeof Create
   await assertDestination(ctx, input.url);
   return write(ctx, async (work) => {
     await work.lock(`webhooks:${ctx.tenantId}`); // the count below holds under concurrent creates
-    if ((await q.countWebhooks(work.tx, ctx.tenantId)) >= MAX_WEBHOOKS) {
-      throw new AppError('VALIDATION_ERROR', `At most ${MAX_WEBHOOKS} webhooks per tenant; delete one first`, { details: [{ path: '(body)', message: `limit of ${MAX_WEBHOOKS} webhooks reached` }] }, 422);
+    const count = await q.countWebhooks(work.tx, ctx.tenantId);
+    if (count >= MAX_WEBHOOKS) {
+      throw limitReached(`At most ${MAX_WEBHOOKS} webhooks per tenant; delete one first`, { metric: 'webhooks', current: count, limit: MAX_WEBHOOKS, plan: ctx.tier, resets_at: null }, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
     }
     const secret = newSecret();
     const hook = await q.insertWebhook(work.tx, {

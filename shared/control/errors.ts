@@ -1,31 +1,31 @@
-import { AppError, type ErrorDetail } from '../platform/errors';
+import { AppError, type ErrorDetail, limitReached } from '../platform/errors';
 
-/** The control plane's error codes (spec §7), with their statuses, in one place. */
+/** The control plane's errors; their statuses are in the one table (shared/platform/errors.ts). */
 export const invalidPolicy = (message: string, details: ErrorDetail[] = []) =>
-  new AppError('svc_ram.v1.control.invalid_policy', message, { details }, 400);
+  new AppError('svc_ram.v1.control.invalid_policy', message, { details });
 
 export const policyNotFound = (name: string, agentId: string | null) =>
-  new AppError('svc_ram.v1.control.policy_not_found', agentId ? `No policy ${name} for agent ${agentId}` : `No policy ${name}`, {}, 404);
+  new AppError('svc_ram.v1.control.policy_not_found', agentId ? `No policy ${name} for agent ${agentId}` : `No policy ${name}`, {});
 
 export const cannotDeleteBuiltin = (name: string) =>
-  new AppError('svc_ram.v1.control.cannot_delete_builtin', `${name} is built in and cannot be deleted`, {}, 403);
+  new AppError('svc_ram.v1.control.cannot_delete_builtin', `${name} is built in and cannot be deleted`, {});
 
-export const policyLimitExceeded = (limit: number, tier: string) =>
-  new AppError('svc_ram.v1.tier.limit_exceeded', `The ${tier} tier allows ${limit} custom policies`, { limit, current_tier: tier }, 403);
+export const policyLimitExceeded = (current: number, limit: number, tier: string, opts: { now: Date; upgradeUrl: string }) =>
+  limitReached(`The ${tier} tier allows ${limit} custom policies`, { metric: 'custom_policies', current, limit, plan: tier, resets_at: null }, opts);
 
 export const invalidDecision = (value: unknown) =>
   new AppError('control.invalid_decision', `decision must be approve or deny, not ${JSON.stringify(value)}`, {
     details: [{ path: 'decision', message: 'must be approve or deny' }],
     alias: 'svc_ram.v1.control.invalid_decision',
-  }, 400);
+  });
 
 export const approvalNotFound = (id: string) =>
-  new AppError('svc_ram.v1.control.approval_not_found', `No pending approval ${id}`, {}, 404);
+  new AppError('svc_ram.v1.control.approval_not_found', `No pending approval ${id}`, {});
 
 export const approvalAlreadyDecided = (id: string, status: string) =>
-  new AppError('svc_ram.v1.control.approval_already_decided', `Approval ${id} is already ${status}`, { approval_status: status }, 409);
+  new AppError('svc_ram.v1.control.approval_already_decided', `Approval ${id} is already ${status}`, { approval_status: status });
 
 export const invalidViolationsParam = (field: 'since' | 'until', message: string) =>
-  new AppError('svc_ram.v1.control.invalid_violations_param', `${field}: ${message}`, { field, details: [{ path: field, message }] }, 400);
+  new AppError('svc_ram.v1.control.invalid_violations_param', `${field}: ${message}`, { field, details: [{ path: field, message }] });
 
-export const actionNotFound = (id: string) => new AppError('actions.not_found', `No audit trail for action ${id}`, {}, 404);
+export const actionNotFound = (id: string) => new AppError('actions.not_found', `No audit trail for action ${id}`, {});

@@ -8,7 +8,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ZodError } from 'zod';
 import type { AppEnv } from './context';
 import { errorFields } from './error-fields';
-import { AppError, type ErrorDetail, errorBody, invalidRange } from './errors';
+import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, notFound } from './errors';
+import { onlyUnknownIds } from './params';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
 import { uniqueViolation } from './pg-errors';
@@ -29,33 +30,35 @@ function rangeIssue(error: ZodError) {
   return issue && { start: issue.path.join('.'), end: String((issue as { params?: { end?: string } }).params?.end) };
 }
 
-/**
- * Turns a failed validation into the one error body, naming each bad field: 400, or `bodyStatus`
- * for a bad JSON body (the spec answers webhook bodies with 422).
- */
-export function validationHook(bodyStatus: 400 | 422 = 400) {
+/** Turns a failed validation into the one error body (400 VALIDATION_ERROR), naming each bad field. */
+export function validationHook() {
   return (result: { success: boolean; target?: string; error?: unknown }): undefined => {
     if (result.success) return undefined;
     const error = result.error as ZodError;
     const range = rangeIssue(error);
     if (range) throw invalidRange(range.start, range.end);
-    throw validationFailure(error, result.target ?? 'json', result.target === 'json' ? bodyStatus : 400);
+    // A path or body id; an id in a query is a filter, refused as bad input (the route lists it).
+    if (result.target !== 'query' && onlyUnknownIds(error.issues)) throw notFound(error.issues.map((i) => i.path.join('.')).join(', '));
+    throw validationFailure(error, result.target ?? 'json');
   };
 }
 
 /** The error a failed validation answers with (also for one item of a batch body, validated on its own). */
-export function validationFailure(error: ZodError, target: string, status: 400 | 422 = 400): AppError {
+export function validationFailure(error: ZodError, target: string): AppError {
   const details = zodDetails(error);
   const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
-  return new AppError('VALIDATION_ERROR', `Invalid ${target}: ${summary}`, { details }, status);
+  return new AppError('VALIDATION_ERROR', `Invalid ${targetNames[target] ?? target}: ${summary}`, { details });
 }
+
+/** How a message names what failed: the validator's targets as a client knows them. */
+const targetNames: Record<string, string> = { json: 'body', form: 'body', param: 'path parameter', query: 'query parameter', header: 'header' };
 
 /** A family router. Validation failures use the one error body, naming each bad field. */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 }
 
-const statusCodes: Partial<Record<number, string>> = {
+const statusCodes: Partial<Record<number, ErrorCode>> = {
   400: 'VALIDATION_ERROR',
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
@@ -70,8 +73,13 @@ export function toAppError(err: unknown, services: Services | undefined, request
   if (err instanceof AppError) return err;
   if (err instanceof HTTPException) {
     const code = statusCodes[err.status] ?? (err.status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR');
-    const message = err.status === 400 && /json/i.test(err.message) ? 'Malformed JSON in request body' : err.message;
-    return new AppError(code, message || code, {}, err.status as ContentfulStatusCode);
+    const message =
+      err.status === 400 && /json/i.test(err.message)
+        ? 'Malformed JSON in request body'
+        : err.status === 415
+          ? 'Send the body as JSON with the header Content-Type: application/json'
+          : err.message;
+    return new AppError(code, message || code);
   }
   const conflict = uniqueViolation(err);
   if (conflict) return conflict;

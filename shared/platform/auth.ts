@@ -3,11 +3,11 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv, AuthContext } from './context';
 import { sha256Hex } from './crypto';
 import { rows } from './db';
-import { AppError } from './errors';
+import { AppError, limitReached } from './errors';
 import type { KeyRecord } from './key-cache';
 import type { Services } from './services';
 import { type Feature, requireFeature, tiers, type Tier } from './tiers';
-import { consumeApiCall, DAILY_CALLS, postgresReportCounters, REPORT_PATHS, usageSnapshotForError } from './usage';
+import { consumeApiCall, DAILY_CALLS, postgresReportCounters, REPORT_PATHS, quotaExhausted } from './usage';
 import { dayOf, MINUTE } from './time';
 
 const unauthorized = (why: string) => new AppError('UNAUTHORIZED', why);
@@ -98,19 +98,12 @@ export async function authenticate(services: Services, header: string | undefine
 }
 
 function rateLimited(services: Services, auth: AuthContext, limit: number, count: number, resetAt: Date, now: Date): AppError {
-  const retryAfter = Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
-  return new AppError('RATE_LIMITED', `Rate limit of ${limit} requests per minute exceeded for this key`, {
-    retry_after: retryAfter,
-    usage: { current: Math.min(count, limit), limit, plan: auth.tier, resets_at: resetAt.toISOString() },
-    upgrade_url: services.config.UPGRADE_URL,
-  });
+  const usage = { metric: 'requests_per_minute', current: Math.min(count, limit), limit, plan: auth.tier, resets_at: resetAt.toISOString() };
+  return limitReached(`Rate limit of ${limit} requests per minute exceeded for this key`, usage, { now, upgradeUrl: services.config.UPGRADE_URL });
 }
 
-function quotaExhausted(services: Services, auth: AuthContext, value: number, now: Date): AppError {
-  return new AppError('RATE_LIMITED', 'Monthly API call quota exhausted', {
-    ...usageSnapshotForError(services, auth.tier, 'api_calls', value, now),
-  });
-}
+const apiCallsExhausted = (services: Services, auth: AuthContext, value: number, now: Date): AppError =>
+  quotaExhausted(services, auth.tier, 'api_calls', value, now, 'Monthly API call quota exhausted');
 
 /**
  * Protected routes: authenticate, then the per-key request rate, then the monthly api_calls quota.
@@ -129,7 +122,7 @@ export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!rate.allowed) throw rateLimited(services, auth, limit, limit - rate.remaining, rate.resetAt, now);
   const quota = await consumeApiCall(services, auth, now);
   c.set('counted', quota);
-  if (!quota.allowed) throw quotaExhausted(services, auth, quota.value, now);
+  if (!quota.allowed) throw apiCallsExhausted(services, auth, quota.value, now);
   await next();
 };
 
@@ -168,7 +161,7 @@ const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.header('X-RateLimit-Limit', String(limit));
     c.header('X-RateLimit-Remaining', String(Math.max(0, limit - outcome.rate.count)));
     if (!outcome.rate.allowed) throw rateLimited(services, auth, limit, outcome.rate.count, outcome.rate.resetAt, now);
-    if (!outcome.quota.allowed) throw quotaExhausted(services, auth, outcome.quota.value, now);
+    if (!outcome.quota.allowed) throw apiCallsExhausted(services, auth, outcome.quota.value, now);
     // An admitted write is one of the tenant's writers until it ends, answered or failed.
     const write = outcome.usageWrite;
     if (write) c.set('usageWrite', write);
@@ -218,12 +211,12 @@ export const optionalKey: MiddlewareHandler<AppEnv> = async (c, next) => {
 /**
  * The gate of an experimental route (`keyRoute({ experimental: true })`): after `requireKey`, before
  * the tier gate. Unless SVC_ENABLE_EXPERIMENTAL is on, every such route is 403
- * `svc_ram.v1.experimental.disabled` (spec §4.13), whatever the caller's tier.
+ * `svc_ram.v1.experimental.disabled`, whatever the caller's tier.
  */
-export const EXPERIMENTAL_DISABLED = 'svc_ram.v1.experimental.disabled';
+export const EXPERIMENTAL_DISABLED = 'svc_ram.v1.experimental.disabled' as const;
 export const experimentalGate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!c.get('services').config.SVC_ENABLE_EXPERIMENTAL) {
-    throw new AppError(EXPERIMENTAL_DISABLED, 'This experimental endpoint is not enabled on this deployment (SVC_ENABLE_EXPERIMENTAL=1 enables it)', {}, 403);
+    throw new AppError(EXPERIMENTAL_DISABLED, 'This experimental endpoint is not enabled on this deployment (SVC_ENABLE_EXPERIMENTAL=1 enables it)');
   }
   await next();
 };

@@ -1,29 +1,73 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
-/** Codes with a fixed HTTP status; control-plane codes (svc_ram.v1...) pass their status explicitly. */
-export const errorStatus = {
-  VALIDATION_ERROR: 400,
-  INVALID_TOKEN: 400,
-  TRACE_NOT_COMPLETED: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  OWNER_ONLY: 403,
-  FEATURE_NOT_AVAILABLE: 403,
-  TIER_REQUIRED: 403,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  CONFLICT: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  INVALID_RANGE: 422,
-  RATE_LIMITED: 429,
-  INTERNAL_ERROR: 500,
-  REQUIRES_POSTGRES: 501,
-  UPSTREAM_ERROR: 502,
-  SERVICE_UNAVAILABLE: 503,
-} as const satisfies Record<string, ContentfulStatusCode>;
+interface CodeEntry {
+  status: ContentfulStatusCode;
+  /** When the service answers it. */
+  meaning: string;
+  /** What a client should do about it. */
+  action: string;
+}
 
-export type ErrorCode = keyof typeof errorStatus;
+/**
+ * Every error code the service answers, with its one HTTP status. A code that is not here does not
+ * compile. docs/errors.md and each operation's `x-error-codes` in /openapi.json are generated from
+ * this table (test/openapi.test.ts fails when the document drifts from it).
+ */
+export const errorCodes = {
+  VALIDATION_ERROR: {
+    status: 400,
+    meaning: 'A field is missing, unknown, of the wrong type or out of range; `details` names each field. Also an `Idempotency-Key` reused with a different request.',
+    action: 'Fix the request as `details` says; do not retry it unchanged.',
+  },
+  INVALID_TOKEN: { status: 400, meaning: 'A verification, invitation or share token (or invitation id) is expired, used or unknown.', action: 'Ask for a new token or invitation.' },
+  TRACE_NOT_COMPLETED: { status: 400, meaning: 'Verify on a trace that is still active.', action: 'Complete the trace first (POST /v1/traces/{trace_id}/complete).' },
+  'svc_ram.v1.control.invalid_policy': { status: 400, meaning: 'The policy body is invalid (unparsable JSON or YAML, missing fields, a bad pattern); `details` names each field.', action: 'Fix the policy as `details` says.' },
+  'control.invalid_decision': { status: 400, meaning: 'An approval decision other than `approve` or `deny`; the body also carries `alias: "svc_ram.v1.control.invalid_decision"`.', action: 'Send `approve` or `deny`.' },
+  'svc_ram.v1.control.invalid_violations_param': { status: 400, meaning: 'A bad `since` or `until` on an agent\'s violations; `field` names it.', action: 'Send ISO 8601 times with `since` not after `until`.' },
+  UNAUTHORIZED: { status: 401, meaning: 'The API key is missing, malformed, unknown, revoked or expired.', action: 'Send `Authorization: Bearer <key>` with a live key.' },
+  FORBIDDEN: { status: 403, meaning: 'No access to the space, team or share (not its owner or admin, or a read-only member).', action: 'Ask the owner for access; do not retry.' },
+  OWNER_ONLY: { status: 403, meaning: 'Only the space\'s owner may change or delete it.', action: 'Use the owner\'s key.' },
+  FEATURE_NOT_AVAILABLE: { status: 403, meaning: 'The tier lacks the feature; `required_tier` and `current_tier` say which tier has it.', action: 'Upgrade to `required_tier`.' },
+  TIER_REQUIRED: { status: 403, meaning: 'The spec\'s tier refusal for the audit export; carries `required_tier` and `current_tier`.', action: 'Upgrade to `required_tier`.' },
+  BLOCKED: { status: 403, meaning: 'A policy blocked the action; the body is the error fields plus the whole action with `status: "blocked"` and `policy_result`.', action: 'Do not perform the action; read `policy_result.violations`.' },
+  'svc_ram.v1.tier.feature_required': { status: 403, meaning: 'The tier lacks a control-plane feature (`draft_policies`, `agent_scoped_policies`, the team or enterprise approval mode).', action: 'Upgrade to `required_tier`.' },
+  'svc_ram.v1.tier.limit_exceeded': { status: 403, meaning: 'A count the tier caps is at its limit (custom policies, webhooks); `usage` has `current` and `limit`, `resets_at` null.', action: 'Delete or disable one, or upgrade (`upgrade_url`).' },
+  'svc_ram.v1.control.cannot_delete_builtin': { status: 403, meaning: 'Built-in policies cannot be deleted.', action: 'Disable enforcement another way (shadow mode) instead.' },
+  'svc_ram.v1.experimental.disabled': { status: 403, meaning: 'The experimental surface is off on this deployment.', action: 'Ask the operator to set `SVC_ENABLE_EXPERIMENTAL=1`.' },
+  NOT_FOUND: { status: 404, meaning: 'No such resource for this tenant, whatever the id\'s shape (another tenant\'s id answers the same), or no such route.', action: 'Check the id; do not retry.' },
+  'svc_ram.v1.control.policy_not_found': { status: 404, meaning: 'No policy of that name at that scope.', action: 'Check the name and `agent_id`.' },
+  'svc_ram.v1.control.approval_not_found': { status: 404, meaning: 'Unknown approval, never pending, or not yours to decide.', action: 'Check the approval id (GET /v1/approvals lists pending ones).' },
+  'actions.not_found': { status: 404, meaning: 'No audit trail for that action id.', action: 'Check the action id.' },
+  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; `Allow` lists the methods.', action: 'Use a method from `Allow`.' },
+  CONFLICT: { status: 409, meaning: 'A duplicate with `on_conflict: reject`, a concurrent write, a decision too early, or the same `Idempotency-Key` still running.', action: 'Read the message; retry after `retry_after` when it is set.' },
+  'svc_ram.v1.control.approval_already_decided': { status: 409, meaning: 'The approval was already decided; `approval_status` says how.', action: 'Do not decide again.' },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The body is larger than 1 MiB.', action: 'Send less (split a batch).' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The body is not JSON.', action: 'Send `Content-Type: application/json` with a JSON body.' },
+  INVALID_RANGE: { status: 422, meaning: 'A range starts after it ends; `details` names the fields.', action: 'Swap or fix the bounds.' },
+  GATE_FAILED: { status: 422, meaning: 'The eval\'s health score is below `min_score`; the whole eval is in `eval`.', action: 'Stop the deploy, or lower `min_score`.' },
+  RATE_LIMITED: {
+    status: 429,
+    meaning: 'A rate limit or a quota that resets is used up (monthly api_calls, memories, rollbacks; daily eval runs; eval baselines; open event streams); `usage` has `current`, `limit`, `plan`, `resets_at`.',
+    action: 'Wait `Retry-After` seconds (or until `usage.resets_at`), or upgrade (`upgrade_url`).',
+  },
+  INTERNAL_ERROR: { status: 500, meaning: 'An unexpected error; the server log has it under the request id.', action: 'Retry later; report the `request_id` if it persists.' },
+  REQUIRES_POSTGRES: { status: 501, meaning: 'The feature needs the relational backend (Postgres).', action: 'Use a deployment on Postgres.' },
+  UPSTREAM_ERROR: { status: 502, meaning: 'A provider (the embedding provider) answered with an error.', action: 'Retry later.' },
+  SERVICE_UNAVAILABLE: { status: 503, meaning: 'A dependency is unavailable (the database, an embedding provider, a signing key).', action: 'Retry after `Retry-After`.' },
+} as const satisfies Record<string, CodeEntry>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+/** Other spellings of a code the contract names; the body carries the alias in `alias`. */
+export const errorAliases = {
+  'svc_ram.v1.control.invalid_decision': 'control.invalid_decision',
+} as const satisfies Record<string, ErrorCode>;
+
+export const statusOf = (code: ErrorCode): ContentfulStatusCode => errorCodes[code].status;
+
+/** The codes answered with `status`. */
+export const codesWithStatus = (status: number): ErrorCode[] =>
+  (Object.keys(errorCodes) as ErrorCode[]).filter((code) => errorCodes[code].status === status);
 
 export interface ErrorDetail {
   path: string;
@@ -31,17 +75,16 @@ export interface ErrorDetail {
 }
 
 /** The one error type of the service. `extra` is merged into the body (usage, required_tier, ...). */
-export class AppError extends Error {
+export class AppError<C extends ErrorCode = ErrorCode> extends Error {
   readonly status: ContentfulStatusCode;
   constructor(
-    readonly code: ErrorCode | (string & {}),
+    readonly code: C,
     message: string,
     readonly extra: Record<string, unknown> & { details?: ErrorDetail[] } = {},
-    status?: ContentfulStatusCode,
   ) {
     super(message);
     this.name = 'AppError';
-    this.status = status ?? errorStatus[code as ErrorCode] ?? 500;
+    this.status = statusOf(code);
   }
 }
 
@@ -58,23 +101,66 @@ export const forbidden = (message: string) => new AppError('FORBIDDEN', message)
 export const invalidRange = (start: string, end: string, relation = 'must not be after') =>
   new AppError('INVALID_RANGE', `${start} ${relation} ${end}`, { details: [{ path: start, message: `${relation} ${end}` }] });
 
-export interface ErrorBody {
+/** What a limit refusal says about the limit: the counter, where it stands, and when it resets (null: never by itself). */
+export interface Usage {
+  metric: string;
+  current: number;
+  limit: number;
+  plan: string;
+  resets_at: string | null;
+}
+
+/**
+ * The one refusal for "a limit is reached". A quota that resets (monthly calls, memories and
+ * rollbacks, daily eval runs) is 429 RATE_LIMITED with `Retry-After` until it resets. A count the
+ * tier caps (custom policies, webhooks), which only a delete or an upgrade frees, is 403
+ * `svc_ram.v1.tier.limit_exceeded`, unless the contract names RATE_LIMITED for it (eval baselines).
+ * Both carry `usage`, `current_tier` and `upgrade_url`.
+ */
+export function limitReached(
+  message: string,
+  usage: Usage,
+  opts: { now: Date; upgradeUrl: string; code?: 'RATE_LIMITED' | 'svc_ram.v1.tier.limit_exceeded' },
+): AppError {
+  const resets = usage.resets_at === null ? null : new Date(usage.resets_at);
+  const code = opts.code ?? (resets ? 'RATE_LIMITED' : 'svc_ram.v1.tier.limit_exceeded');
+  return new AppError(code, message, {
+    usage,
+    current_tier: usage.plan,
+    upgrade_url: opts.upgradeUrl,
+    ...(resets ? { retry_after: Math.max(1, Math.ceil((resets.getTime() - opts.now.getTime()) / 1000)) } : {}),
+  });
+}
+
+/** The fields every error body has. */
+export interface ErrorFieldsOfBody<C extends ErrorCode = ErrorCode> {
   error: string;
-  code: string;
-  status: number;
+  code: C;
   message: string;
   request_id: string;
   details?: ErrorDetail[];
+}
+
+export interface ErrorBody extends ErrorFieldsOfBody {
+  status: number;
   [extra: string]: unknown;
 }
 
-export function errorBody(err: AppError, requestId: string): ErrorBody {
+/**
+ * The one error body. With `resource`, the body is also that resource (a blocked action): its
+ * fields are added and its own `status` (a string, as on the resource's other answers) replaces
+ * the HTTP status, which the response carries anyway.
+ */
+export function errorBody<C extends ErrorCode, R extends { status: string }>(err: AppError<C>, requestId: string | undefined, resource: R): ErrorFieldsOfBody<C> & R;
+export function errorBody(err: AppError, requestId: string | undefined): ErrorBody;
+export function errorBody(err: AppError, requestId: string | undefined, resource?: { status: string }): Record<string, unknown> {
   return {
     ...err.extra,
+    ...resource,
     error: err.message,
     code: err.code,
-    status: err.status,
+    ...(resource ? {} : { status: err.status }),
     message: err.message,
-    request_id: requestId,
+    request_id: requestId ?? '',
   };
 }

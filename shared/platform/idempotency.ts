@@ -198,7 +198,6 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
         'VALIDATION_ERROR',
         `${IDEMPOTENCY_HEADER} was already used with a different request (method, path, query or body)`,
         { details: [{ path: IDEMPOTENCY_HEADER, message: 'already used with a different request' }] },
-        422,
       );
     }
     if (row?.status === 'done') return replay(c, row, own.cipher);

@@ -2,25 +2,27 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { experimentalGate, featureGate, optionalKey, requireKey } from './auth';
 import { idempotency, idempotencyParameter } from './idempotency';
+import { AppError, type ErrorCode, errorCodes } from './errors';
 import { type Feature, tierRefusal } from './tiers';
 
 export const ErrorSchema = z
   .object({
     error: z.string().openapi({ example: 'importance: Too big: expected number to be <=10' }),
-    code: z.string().openapi({ example: 'VALIDATION_ERROR' }),
+    code: z.enum(Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]]).openapi({ example: 'VALIDATION_ERROR', description: 'One of the codes in docs/errors.md' }),
     status: z.number().int().openapi({ example: 400 }),
     message: z.string(),
     request_id: z.string().openapi({ example: 'req_4f9Qw2b8Zr1LmT0aXcVe3K' }),
     details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     usage: z
       .object({
+        metric: z.string().openapi({ example: 'api_calls' }),
         current: z.number(),
-        limit: z.number().nullable(),
+        limit: z.number(),
         plan: z.string(),
-        resets_at: z.string(),
+        resets_at: z.string().nullable().openapi({ description: 'When a quota resets; null for a count the tier caps' }),
       })
       .optional()
-      .openapi({ description: 'On 429: the counter that ran out' }),
+      .openapi({ description: 'On a limit refusal (429 RATE_LIMITED, 403 svc_ram.v1.tier.limit_exceeded): the counter at its limit' }),
     upgrade_url: z.string().optional(),
     required_tier: z.string().optional(),
     current_tier: z.string().optional(),
@@ -28,15 +30,16 @@ export const ErrorSchema = z
   .openapi('Error');
 
 const descriptions: Record<number, string> = {
-  400: 'Invalid input (VALIDATION_ERROR, INVALID_TOKEN)',
+  400: 'Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request)',
   401: 'Missing, unknown, revoked or expired key (UNAUTHORIZED)',
-  403: 'Tier or ownership refusal',
+  403: 'Tier, limit or ownership refusal',
   404: 'Unknown resource (NOT_FOUND)',
   409: 'Conflict (CONFLICT; also a request with the same Idempotency-Key still running)',
   413: 'Body larger than 1 MiB (PAYLOAD_TOO_LARGE)',
   415: 'Body is not application/json (UNSUPPORTED_MEDIA_TYPE)',
-  422: 'Unprocessable (INVALID_RANGE, webhook validation, Idempotency-Key reused with a different request)',
+  422: 'A range that starts after it ends (INVALID_RANGE)',
   429: 'Rate or quota limit (RATE_LIMITED); carries usage and Retry-After',
+  501: 'The relational backend is needed (REQUIRES_POSTGRES)',
   500: 'Internal error (INTERNAL_ERROR); details are in the server log under the request id',
   503: 'A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After',
 };
@@ -110,6 +113,71 @@ const emptyBodyIsNoBody: MiddlewareHandler = async (c, next) => {
   await next();
 };
 
+type Def = { type: string; shape?: Record<string, unknown>; catchall?: { _zod: { def: Def } }; in?: Inner; out?: Inner; innerType?: Inner };
+type Inner = { _zod?: { def: Def } };
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
+
+/** The top-level field names of an object body schema, or null when it takes any fields. */
+function fieldsOf(schema: Inner | undefined, depth = 0): Set<string> | null {
+  const def = schema?._zod?.def;
+  if (!def || depth > 8) return null;
+  if (def.type === 'object') {
+    const open = def.catchall !== undefined && def.catchall._zod.def.type !== 'never';
+    return open ? null : new Set(Object.keys(def.shape ?? {}));
+  }
+  if (def.type === 'pipe') return fieldsOf(def.in, depth + 1) ?? fieldsOf(def.out, depth + 1);
+  if (WRAPPERS.has(def.type)) return fieldsOf(def.innerType, depth + 1);
+  return null;
+}
+
+/** Edit distance, for "did you mean" on a misspelt field (short names only). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+function unknownFieldMessage(field: string, known: Set<string>): string {
+  const near = [...known].filter((k) => distance(field.toLowerCase(), k.toLowerCase()) <= 2).sort((a, b) => distance(field, a) - distance(field, b))[0];
+  return near ? `unknown field; did you mean ${near}?` : `unknown field; this body takes ${[...known].join(', ')}`;
+}
+
+/**
+ * A JSON body field the route does not take is refused (400 VALIDATION_ERROR naming it), as Stripe
+ * does: a misspelt optional field (`tag` for `tags`) would otherwise be dropped and the request
+ * succeed without it. Only the top level: nested free-form objects (metadata, params) take anything.
+ */
+function refuseUnknownFields(schema: unknown): MiddlewareHandler | null {
+  const known = fieldsOf(schema as Inner);
+  if (!known) return null;
+  return async (c, next) => {
+    if (/json/i.test(c.req.header('content-type') ?? '') && c.req.raw.body) {
+      let body: unknown;
+      try {
+        body = await c.req.json();
+      } catch {
+        return next(); // malformed JSON: the validator answers it
+      }
+      const unknown = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).filter((k) => !known.has(k)) : [];
+      if (unknown.length) {
+        const details = unknown.map((path) => ({ path, message: unknownFieldMessage(path, known) }));
+        throw new AppError('VALIDATION_ERROR', `Invalid body: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, { details });
+      }
+    }
+    await next();
+  };
+}
+
+const strictBody = (config: Declared) => {
+  const media = config.request?.body?.content?.['application/json'];
+  const check = refuseUnknownFields(media && 'schema' in media ? media.schema : undefined);
+  return check ? [check] : [];
+};
+
 /**
  * A route that needs a key: authentication, rate limit and quota run before the handler, then the
  * tier gate when the route names a `feature`, then (on a POST) `Idempotency-Key`
@@ -126,6 +194,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     ...(experimental ? [experimentalGate] : []),
     ...(feature ? [featureGate(feature)] : []),
     ...(post ? [idempotency] : []),
+    ...strictBody(config),
   ];
   const notes = [route.description, experimental ? experimentalNote : undefined, feature ? gateNote(feature) : undefined].filter(Boolean);
   const gated = Boolean(feature || experimental);
@@ -137,7 +206,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     ...(post ? { parameters: [...(route.parameters ?? []), idempotencyParameter] } : {}),
     middleware,
     security: [{ bearerAuth: [] }],
-    responses: { ...inputErrors(config), ...errors(401, 429, ...(gated ? [403] : []), ...(post ? [400, 409, 422] : [])), ...(experimental ? experimentalRefusal(feature) : {}), ...serverErrors(), ...route.responses },
+    responses: { ...inputErrors(config), ...errors(401, 429, ...(gated ? [403] : []), ...(post ? [400, 409] : [])), ...(experimental ? experimentalRefusal(feature) : {}), ...serverErrors(), ...route.responses },
   } as unknown as Omit<R, 'feature' | 'experimental'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
 }
 
@@ -145,13 +214,14 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
 export function optionalKeyRoute<const R extends Declared>(config: R) {
   return createRoute({
     ...config,
-    middleware: [optionalKey] as const,
+    middleware: [optionalKey, ...strictBody(config)],
     security: [{}, { bearerAuth: [] }],
     responses: { ...inputErrors(config), ...errors(401), ...serverErrors(), ...config.responses },
-  } as R & { middleware: [typeof optionalKey] });
+  } as unknown as R & { middleware: [typeof optionalKey] });
 }
 
 /** A route anyone may call (signup, verify, probes): it declares that no key is needed. */
 export function publicRoute<const R extends Declared & { security?: RouteConfig['security'] }>(config: R) {
-  return createRoute({ security: [], ...config, responses: { ...inputErrors(config), ...serverErrors(), ...config.responses } } as R);
+  const strict = strictBody(config);
+  return createRoute({ security: [], ...(strict.length ? { middleware: strict } : {}), ...config, responses: { ...inputErrors(config), ...serverErrors(), ...config.responses } } as R);
 }

@@ -1,4 +1,4 @@
-import { AppError } from './errors';
+import { AppError, type ErrorCode } from './errors';
 
 export const TIERS = ['free', 'starter', 'pro', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
@@ -109,18 +109,18 @@ export function requiredTier(feature: Feature): Tier {
  * audit export, and the control plane's `svc_ram.v1.tier.feature_required` for policy features.
  * Every refusal carries `feature`, `required_tier` and `current_tier`.
  */
-const specNamedRefusals: Partial<Record<Feature, string>> = {
+const specNamedRefusals: Partial<Record<Feature, ErrorCode>> = {
   audit_export: 'TIER_REQUIRED',
   draft_policies: 'svc_ram.v1.tier.feature_required',
   agent_scoped_policies: 'svc_ram.v1.tier.feature_required',
 };
 
-export function tierRefusal(feature: Feature): { code: string; requiredTier: Tier } {
+export function tierRefusal(feature: Feature): { code: ErrorCode; requiredTier: Tier } {
   return { code: specNamedRefusals[feature] ?? 'FEATURE_NOT_AVAILABLE', requiredTier: requiredTier(feature) };
 }
 
 export function requireFeature(tier: Tier, feature: Feature): void {
   if (hasFeature(tier, feature)) return;
   const { code, requiredTier: needed } = tierRefusal(feature);
-  throw new AppError(code, `${feature} requires the ${needed} tier or higher`, { feature, required_tier: needed, current_tier: tier }, 403);
+  throw new AppError(code, `${feature} requires the ${needed} tier or higher`, { feature, required_tier: needed, current_tier: tier });
 }

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { AuthContext, Ctx } from './context';
-import { AppError } from './errors';
+import { limitReached } from './errors';
 import { type DbOrTx, rows } from './db';
 import type { CounterOutcome } from './counters';
 import type { Services } from './services';
@@ -55,12 +55,10 @@ export async function consumeApiCall(services: Services, auth: AuthContext, now:
 }
 
 /** The `usage` object and upgrade link that every quota 429 carries. */
-export function usageSnapshotForError(services: Services, tier: Tier, metric: QuotaMetric, current: number, now: Date) {
-  return {
-    usage: { metric, current, limit: tiers[tier].limits[metric], plan: tier, resets_at: periodResetsAt(now).toISOString() },
-    retry_after: Math.max(1, Math.ceil((periodResetsAt(now).getTime() - now.getTime()) / 1000)),
-    upgrade_url: services.config.UPGRADE_URL,
-  };
+/** 429 RATE_LIMITED for a monthly quota used up, with `usage` and `Retry-After` until the period resets. */
+export function quotaExhausted(services: Services, tier: Tier, metric: QuotaMetric, current: number, now: Date, message: string) {
+  const usage = { metric, current, limit: tiers[tier].limits[metric] ?? current, plan: tier, resets_at: periodResetsAt(now).toISOString() };
+  return limitReached(message, usage, { now, upgradeUrl: services.config.UPGRADE_URL });
 }
 
 /**
@@ -106,9 +104,7 @@ export async function spendQuota(
   message: string,
 ): Promise<void> {
   if (await consumeQuotaInTx(tx, owner.tenantId, owner.tier, metric, ctx.now)) return;
-  throw new AppError('RATE_LIMITED', message, {
-    ...usageSnapshotForError(ctx.services, owner.tier, metric, tiers[owner.tier].limits[metric] ?? 0, ctx.now),
-  });
+  throw quotaExhausted(ctx.services, owner.tier, metric, tiers[owner.tier].limits[metric] ?? 0, ctx.now, message);
 }
 
 /** Keeps the live-memory count (dashboard, status) in step with inserts and deletes. */

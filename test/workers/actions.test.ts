@@ -39,7 +39,7 @@ describe('worker in workerd: governed actions', () => {
     const allowed = await call('POST', '/v1/actions', { key: owner.key, body: { action: 'slack.post_message', params: { channel: '#general', text: 'standup at 10' } } });
     expect([allowed.status, allowed.body.status]).toEqual([200, 'allowed']);
     const blocked = await call('POST', '/v1/actions/slack/post_message', { key: owner.key, body: { text: '-----BEGIN RSA PRIVATE KEY-----\nMIIE...' } });
-    expect([blocked.status, blocked.body.code, blocked.body.status, blocked.body.action_status]).toEqual([403, 'BLOCKED', 403, 'blocked']);
+    expect([blocked.status, blocked.body.code, blocked.body.status]).toEqual([403, 'BLOCKED', 'blocked']);
     const held = await call('POST', '/v1/actions', {
       key: owner.key,
       body: { action: 'http.post', params: { url: 'https://bank.example/wire', amount: 250000, memo: 'wire transfer' }, agent_id: 'billing-agent' },
