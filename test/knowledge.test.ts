@@ -131,7 +131,6 @@ describe('triples', () => {
       [{ ...ok, confidence: 1.01 }, 'confidence'],
       [{ ...ok, confidence: -0.1 }, 'confidence'],
       [{ ...ok, subject_type: 't'.repeat(51) }, 'subject_type'],
-      [{ ...ok, source_memory_id: 'memory-1' }, 'source_memory_id'],
       [{ ...ok, metadata: { blob: 'x'.repeat(16 * 1024) } }, 'metadata'],
       [{ ...ok, metadata: ['not', 'an', 'object'] }, 'metadata'],
       [{ ...ok, metadata: { v: nested(32) } }, 'metadata'],
@@ -145,11 +144,15 @@ describe('triples', () => {
     // Just under the metadata caps is fine (16 KB of JSON, 32 levels).
     expect((await call(t, 'POST', '/v1/knowledge/triples', { ...ok, metadata: { blob: 'x'.repeat(16 * 1024 - 20) } })).status).toBe(201);
     expect((await call(t, 'POST', '/v1/knowledge/triples', { ...ok, metadata: { v: nested(31) } })).status).toBe(201);
-    for (const query of ['limit=0', 'limit=501', 'offset=-1', 'source_memory_id=nope']) {
+    for (const query of ['limit=0', 'limit=501', 'offset=-1']) {
       expect((await call(t, 'GET', `/v1/knowledge/triples?${query}`)).status, query).toBe(400);
     }
+    // A memory id of any shape that names nothing: no triples cite it, and a triple cannot cite it.
+    expect((await call(t, 'GET', '/v1/knowledge/triples?source_memory_id=nope')).body.total).toBe(0);
+    const unknownSource = await call(t, 'POST', '/v1/knowledge/triples', { ...ok, source_memory_id: 'memory-1' });
+    expect([unknownSource.status, unknownSource.body.code]).toEqual([404, 'NOT_FOUND']);
     for (const query of ['limit=501', 'q=' + 'x'.repeat(201)]) expect((await call(t, 'GET', `/v1/knowledge/entities?${query}`)).status, query).toBe(400);
-    expect((await call(t, 'GET', '/v1/knowledge/triples/not-a-urn')).status).toBe(400);
+    expect((await call(t, 'GET', '/v1/knowledge/triples/not-a-urn')).status).toBe(404);
     expect((await call(t, 'GET', '/v1/knowledge/triples?limit=500')).status).toBe(200);
   });
 

@@ -224,7 +224,7 @@ describe('list, get, patch, delete', () => {
       const res = await engine.request('GET', `/v1/memories?${q}`, { key: a.key });
       expect(res.status, q).toBe(400);
     }
-    expect((await engine.request('GET', '/v1/memories/not-a-uuid', { key: a.key })).status).toBe(400);
+    expect((await engine.request('GET', '/v1/memories/not-a-uuid', { key: a.key })).status).toBe(404);
   });
 
   it('patch changes fields, records before/after, re-embeds; foreign is 404; bad input 400', async () => {

@@ -224,7 +224,7 @@ describe('missions', () => {
     expect(list.missions.map((m: any) => m.mission_id)).toEqual([other]);
     expect((await ok(call('GET', '/v1/missions?agent_id=nobody'), 200)).total).toBe(0);
     expect((await call('GET', '/v1/missions/msn_4f9Qw2b8Zr1LmT0aXcVe3K')).status).toBe(404);
-    expect((await call('GET', '/v1/missions/not-an-id')).status).toBe(400);
+    expect((await call('GET', '/v1/missions/not-an-id')).status).toBe(404);
   });
 
   it('refuses a mission without a goal, for an unknown agent (404), an archived agent (409), capabilities outside the agent\'s (400)', async () => {

@@ -26,14 +26,20 @@ export const onlyUnknownIds = (issues: readonly { code: string; params?: unknown
 const MAX_ID_LENGTH = 256;
 
 /**
+ * The id a malformed `urn:uuid:` is looked up as: the nil UUID, which no uuidv7 we issue can be, so
+ * the verb finds nothing and answers it exactly as it answers any id that names nothing (404 for
+ * the resource addressed, the route's own answer for a reference in a body, no rows for a filter).
+ */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/**
  * `urn:uuid:<uuid>` (or a bare uuid), given to the verb as the bare lowercase uuid. Anything else
- * names nothing: 404 (the column is a uuid, so the lookup cannot be asked).
+ * names nothing, whatever its shape.
  */
 export const UrnId = (description = 'Identifier (urn:uuid:<uuid>)') =>
   z
     .string()
-    .refine((v) => v.length <= MAX_ID_LENGTH && parseUrn(v) !== null, unknownId)
-    .transform((v) => parseUrn(v) as string)
+    .transform((v) => (v.length <= MAX_ID_LENGTH && parseUrn(v)) || NIL_UUID)
     .openapi({ description, example: URN_EXAMPLE });
 
 /**
