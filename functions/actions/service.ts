@@ -2,8 +2,8 @@ import type { z } from '@hono/zod-openapi';
 import type { ApprovalRules } from '../../schema/actions';
 import { recordDecision } from '../../shared/control/decide';
 import { invalidDecision } from '../../shared/control/errors';
-import { evaluatePolicies } from '../../shared/control/evaluate';
-import { loadPolicySet } from '../../shared/control/policy-set';
+import { EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
@@ -116,7 +116,7 @@ export async function submit(ctx: TenantCtx, input: Submission) {
     input.agent_id ? runtimeAgentTools(ctx.db, ctx.tenantId, input.agent_id) : null,
   ]);
   const { connector, operation } = splitAction(input.action);
-  const { matches: _matches, budget_exceeded: _budget, ...policyOutcome } = await evaluatePolicies(policies, input);
+  const { matches: _matches, budget_exceeded: _budget, ...policyOutcome } = await evaluatePolicies(policies, input, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
   const evaluated = applyCapabilities(policyOutcome, agent, input.action, connector);
   const outcome = evaluated.status;
   const shadow = settings.evaluation_mode === 'shadow';
