@@ -418,13 +418,14 @@ describe('settings', () => {
   it('defaults, partial updates, tier checks per mode, bounds, audit', async () => {
     const free = await engine.newTenant('free');
     const got = await h.call(free, 'GET', '/v1/control/settings');
-    expect(got.body).toEqual({ approval_mode: 'solo', evaluation_mode: 'enforcement', min_approvals: 2, require_manager: false, allowed_roles: [], effective_approval_mode: 'solo', updated_at: null });
+    expect(got.body).toEqual({ approval_mode: 'solo', evaluation_mode: 'enforcement', min_approvals: 2, require_manager: false, allowed_roles: [], effective_approval_mode: 'solo', approval_mode_unavailable: null, updated_at: null });
+    // The control plane's code, the same POST /v1/actions answers for the same missing feature.
     const team = await h.settings(free, { approval_mode: 'team' });
-    expect([team.status, team.body.code, team.body.required_tier, team.body.current_tier]).toEqual([403, 'FEATURE_NOT_AVAILABLE', 'starter', 'free']);
+    expect([team.status, team.body.code, team.body.feature, team.body.required_tier, team.body.current_tier]).toEqual([403, 'svc_ram.v1.tier.feature_required', 'team_approvals', 'starter', 'free']);
     const starter = await engine.newTenant('starter');
     expect((await h.settings(starter, { approval_mode: 'team' })).body).toMatchObject({ approval_mode: 'team', effective_approval_mode: 'team', updated_at: engine.clock.now().toISOString() });
     const ent = await h.settings(starter, { approval_mode: 'enterprise' });
-    expect([ent.status, ent.body.code, ent.body.required_tier]).toEqual([403, 'FEATURE_NOT_AVAILABLE', 'enterprise']);
+    expect([ent.status, ent.body.code, ent.body.feature, ent.body.required_tier]).toEqual([403, 'svc_ram.v1.tier.feature_required', 'enterprise_approvals', 'enterprise']);
     const enterprise = await engine.newTenant('enterprise');
     const set = await h.settings(enterprise, { approval_mode: 'enterprise', min_approvals: 3, require_manager: true, allowed_roles: ['owner', 'admin'] });
     expect(set.body).toMatchObject({ approval_mode: 'enterprise', min_approvals: 3, require_manager: true, allowed_roles: ['owner', 'admin'], evaluation_mode: 'enforcement' });
@@ -446,9 +447,22 @@ describe('settings', () => {
       expect((await engine.admin('PATCH', `/admin/v1/tenants/${t.tenantId}`, { tier: lower })).status).toBe(200);
       const held = await h.submit(t, PAYLOADS.pending);
       expect([held.status, held.body.code, held.body.feature, held.body.required_tier, held.body.current_tier]).toEqual([403, 'svc_ram.v1.tier.feature_required', feature, required, lower]);
+      // The settings tell the same story: the chosen mode is still in force, and it is refused.
+      const settings = await h.call(t, 'GET', '/v1/control/settings');
+      expect(settings.body).toMatchObject({
+        approval_mode: mode,
+        effective_approval_mode: mode,
+        approval_mode_unavailable: { code: held.body.code, feature, required_tier: required, current_tier: lower },
+      });
+      // The same code on the control plane's other route for the same feature.
+      const again = await h.settings(t, { approval_mode: mode });
+      expect([again.status, again.body.code, again.body.feature]).toEqual([403, held.body.code, feature]);
       // Nothing was recorded; an action no rule holds is still allowed.
       expect((await h.call(t, 'GET', '/v1/approvals')).body.total).toBe(0);
       expect((await h.submit(t, PAYLOADS.allowed)).body.status).toBe('allowed');
+      // Choosing solo lifts the refusal.
+      expect((await h.settings(t, { approval_mode: 'solo' })).body).toMatchObject({ effective_approval_mode: 'solo', approval_mode_unavailable: null });
+      expect((await h.submit(t, PAYLOADS.pending)).body.status).toBe('pending_review');
     }
   });
 });

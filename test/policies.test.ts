@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { patternStats } from '../shared/control/regex';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 let engine: TestEngine;
@@ -436,4 +437,31 @@ describe('built-in rule sets against realistic payloads', () => {
       expect(res.body.policy_result).toMatchObject({ risk_score: 0, violations: null, warnings: [] });
     });
   }
+});
+
+describe('compiled patterns are kept per tenant', () => {
+  const rules = (prefix: string, n = 100) => Array.from({ length: n }, (_, i) => ({ match: String.raw`${prefix}r${i}\s+leak`, severity: 'high' }));
+  const action = { action: 'http.post', params: { body: 'nothing to see here' } };
+
+  it("a Pro tenant's full set (25 policies x 100 rules) is not recompiled by its next action, nor evicted by another tenant's churn", async () => {
+    const full = await engine.newTenant('pro');
+    for (let p = 0; p < 25; p++) await create(full, { name: `Full${p}`, rules: rules(`full${p}`) });
+    const first = await post(full, '/v1/actions', action);
+    expect([first.status, first.body.status, first.body.policy_result.policies_evaluated.filter((n: string) => n.startsWith('Full')).length]).toEqual([200, 'allowed', 25]);
+
+    let before = patternStats.compiled;
+    const second = await post(full, '/v1/actions', action);
+    expect(second.body.status).toBe('allowed');
+    expect(patternStats.compiled - before).toBe(0);
+
+    // Another tenant runs more distinct patterns through dry runs than its own cache keeps.
+    const churner = await engine.newTenant('pro');
+    before = patternStats.compiled;
+    for (let d = 0; d < 55; d++) expect((await dryRun(churner, { ...action, policy: { name: 'Draft', rules: rules(`churn${d}`) } })).status).toBe(200);
+    expect(patternStats.compiled - before).toBeGreaterThanOrEqual(5_500);
+
+    before = patternStats.compiled;
+    expect((await post(full, '/v1/actions', action)).body.status).toBe('allowed');
+    expect(patternStats.compiled - before).toBe(0);
+  });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BUILTIN_POLICIES } from '../shared/control/builtins';
 import { canonicalPayload, EVALUATION_BUDGET, evaluatePolicies, fieldAt, hostsIn } from '../shared/control/evaluate';
 import { resolvePolicySet } from '../shared/control/policy-set';
-import { compilePattern, indexText, mayMatch, patternProblem, requiredLiterals } from '../shared/control/regex';
+import { compilePattern, indexText, MAX_POLICIES_KEPT, mayMatch, PatternCache, patternProblem, patternStats, patternsKeptFor, requiredLiterals } from '../shared/control/regex';
 import type { PolicyDefinition } from '../shared/control/types';
 
 /** The engine's pure parts, directly (the API tests in policies.test.ts cover them end to end). */
@@ -207,5 +207,25 @@ describe('the evaluation budget', () => {
     expect(result.status).toBe('allowed');
     // 60 passes of the engine over 54,000 characters are many slices: other macrotasks ran between them.
     expect(during).toBeGreaterThan(3);
+  });
+});
+
+describe('a tenant pattern cache', () => {
+  it('keeps its first `limit` patterns of a larger set instead of cycling through them, ', () => {
+    const cache = new PatternCache(3);
+    const sources = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
+    const pass = () => {
+      const before = patternStats.compiled;
+      cache.begin();
+      for (const s of sources) cache.get(s);
+      return patternStats.compiled - before;
+    };
+    expect(pass()).toBe(5);
+    // Least recently used would evict each pattern just before its turn; the first three stay.
+    expect(pass()).toBe(2);
+    expect(cache.size).toBe(3);
+
+    expect(patternsKeptFor(25)).toBe(26 * 200);
+    expect(patternsKeptFor(null)).toBe((MAX_POLICIES_KEPT + 1) * 200);
   });
 });

@@ -111,7 +111,7 @@ export const putSettingsRoute = keyRoute({
   tags,
   summary: 'Change approval and evaluation settings',
   description:
-    'Fields left out keep their value. `approval_mode: team` needs the `team_approvals` feature (Starter+), `enterprise` the `enterprise_approvals` feature (Enterprise): a lower tier is answered 403 FEATURE_NOT_AVAILABLE. An action is decided under the settings in force when it was submitted. Audited.',
+    'Fields left out keep their value. `approval_mode: team` needs the `team_approvals` feature (Starter+), `enterprise` the `enterprise_approvals` feature (Enterprise): a lower tier is answered 403 svc_ram.v1.tier.feature_required, as POST /v1/actions answers an action needing review after a downgrade below the mode (GET shows that refusal in `approval_mode_unavailable`). An action is decided under the settings in force when it was submitted. Audited.',
   request: { body: jsonBody(s.SettingsBody) },
   responses: { 200: json(s.SettingsSchema, 'The settings now'), ...errors(403) },
 });

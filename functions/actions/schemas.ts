@@ -4,6 +4,7 @@ import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES, OUTCOMES, SEVERITIES } fr
 import { idPattern } from '../../shared/platform/ids';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { Metadata, PrefixedId } from '../../shared/platform/params';
+import { TIERS } from '../../shared/platform/tiers';
 
 /** An action's params: any JSON object up to 64 KB (policies read all of it). */
 export const MAX_PARAMS_BYTES = 64 * 1024;
@@ -224,7 +225,20 @@ export const SettingsSchema = z
     min_approvals: z.number().int().openapi({ description: 'Enterprise mode: distinct approvers needed, 1 to 10', example: 2 }),
     require_manager: z.boolean().openapi({ description: 'Enterprise mode: one approver must be an owner or admin of a team shared with the submitter' }),
     allowed_roles: z.array(z.enum(DECIDING_ROLES)).openapi({ description: 'Enterprise mode: only approvers with one of these team roles decide; empty means any role but readonly', example: ['owner', 'admin'] }),
-    effective_approval_mode: z.enum(APPROVAL_MODES).openapi({ description: 'The mode new actions get: `approval_mode`, or `solo` when the tier no longer has its feature' }),
+    effective_approval_mode: z.enum(APPROVAL_MODES).openapi({ description: 'The mode new actions are decided in: always `approval_mode`, also after a downgrade (see `approval_mode_unavailable`)' }),
+    approval_mode_unavailable: z
+      .object({
+        code: z.string().openapi({ example: 'svc_ram.v1.tier.feature_required' }),
+        feature: z.enum(['team_approvals', 'enterprise_approvals']),
+        required_tier: z.enum(TIERS),
+        current_tier: z.enum(TIERS),
+        message: z.string(),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'Null, or (after a downgrade below `approval_mode`) the refusal every action that needs review gets, 403 with this code, until the mode is changed or the tier upgraded; actions no rule holds are still allowed',
+      }),
     updated_at: z.string().nullable().openapi({ example: TIME }),
   })
   .openapi('ControlSettings');

@@ -2,14 +2,14 @@ import type { z } from '@hono/zod-openapi';
 import type { ApprovalRules } from '../../schema/actions';
 import { recordDecision } from '../../shared/control/decide';
 import { invalidDecision } from '../../shared/control/errors';
-import { evaluatePolicies } from '../../shared/control/evaluate';
-import { loadPolicySet } from '../../shared/control/policy-set';
+import { EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
 import { AppError, conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
-import { hasFeature, requiredTier, requireFeature, type Tier } from '../../shared/platform/tiers';
+import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/tiers';
 import { runtimeAgentTools } from '../../shared/runtime/tools';
 import { isoOrNull } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
@@ -35,28 +35,31 @@ export function splitAction(action: string): { connector: Connector | null; oper
 
 const MODE_FEATURE = { team: 'team_approvals', enterprise: 'enterprise_approvals' } as const;
 
+/** Why the tier cannot decide actions in `mode` (a downgrade after the setting), or null when it can. */
+export function modeUnavailable(mode: ApprovalMode, tier: Tier) {
+  if (mode === 'solo') return null;
+  const feature = MODE_FEATURE[mode];
+  if (hasFeature(tier, feature)) return null;
+  const { code, requiredTier: needed } = tierRefusal(feature);
+  return {
+    code,
+    feature,
+    required_tier: needed,
+    current_tier: tier,
+    message: `The approval mode is ${mode}, which needs the ${needed} tier or higher: an action that needs review is refused until you upgrade or set approval_mode to solo (PUT /v1/control/settings)`,
+  };
+}
+
 /**
  * The approval mode a held action is decided under: the tenant's setting. A tier that no longer has
  * that mode's feature (a downgrade after the setting) is refused like any missing control-plane
  * feature, 403 svc_ram.v1.tier.feature_required, rather than quietly decided in another mode.
  */
 export function approvalModeFor(mode: ApprovalMode, tier: Tier): ApprovalMode {
-  if (mode === 'solo') return mode;
-  const feature = MODE_FEATURE[mode];
-  if (hasFeature(tier, feature)) return mode;
-  const needed = requiredTier(feature);
-  throw new AppError(
-    'svc_ram.v1.tier.feature_required',
-    `The action needs review and the approval mode is ${mode}, which needs the ${needed} tier or higher: upgrade, or set approval_mode to solo (PUT /v1/control/settings)`,
-    { feature, approval_mode: mode, required_tier: needed, current_tier: tier },
-  );
-}
-
-/** What GET /v1/control/settings reports as the mode in force: the setting, or solo when the tier lacks its feature. */
-export function effectiveMode(mode: ApprovalMode, tier: Tier): ApprovalMode {
-  if (mode === 'team' && !hasFeature(tier, 'team_approvals')) return 'solo';
-  if (mode === 'enterprise' && !hasFeature(tier, 'enterprise_approvals')) return 'solo';
-  return mode;
+  const refused = modeUnavailable(mode, tier);
+  if (!refused) return mode;
+  const { code, message, ...details } = refused;
+  throw new AppError(code, message, details);
 }
 
 function submittedDto(row: q.ActionRow) {
@@ -113,7 +116,7 @@ export async function submit(ctx: TenantCtx, input: Submission) {
     input.agent_id ? runtimeAgentTools(ctx.db, ctx.tenantId, input.agent_id) : null,
   ]);
   const { connector, operation } = splitAction(input.action);
-  const { matches: _matches, budget_exceeded: _budget, ...policyOutcome } = await evaluatePolicies(policies, input);
+  const { matches: _matches, budget_exceeded: _budget, ...policyOutcome } = await evaluatePolicies(policies, input, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
   const evaluated = applyCapabilities(policyOutcome, agent, input.action, connector);
   const outcome = evaluated.status;
   const shadow = settings.evaluation_mode === 'shadow';
@@ -279,7 +282,15 @@ export async function expirePending(ctx: Ctx, target: { id: string; tenantId: st
 }
 
 function settingsDto(s: ControlSettings, tier: Tier, updatedAt: Date | null) {
-  return { ...s, allowed_roles: s.allowed_roles as ('owner' | 'admin' | 'member')[], effective_approval_mode: effectiveMode(s.approval_mode, tier), updated_at: isoOrNull(updatedAt) };
+  // After a downgrade the chosen mode stays in force (actions needing review are refused, never
+  // decided in solo behind the tenant's back), so the settings say so rather than report solo.
+  return {
+    ...s,
+    allowed_roles: s.allowed_roles as ('owner' | 'admin' | 'member')[],
+    effective_approval_mode: s.approval_mode,
+    approval_mode_unavailable: modeUnavailable(s.approval_mode, tier),
+    updated_at: isoOrNull(updatedAt),
+  };
 }
 
 export async function getSettings(ctx: TenantCtx) {

@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_PATTERN_LENGTH, patternProblem } from '../../shared/control/regex';
+import { MAX_PATTERN_LENGTH, MAX_RULES_PER_POLICY, patternProblem } from '../../shared/control/regex';
 import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES, OUTCOMES, POLICY_STEP_TYPES, SEVERITIES } from '../../shared/control/types';
 import { nestsAtMost } from '../../shared/platform/params';
 import type { PolicyRow } from './queries';
 
-export const MAX_RULES = 100;
+export const MAX_RULES = MAX_RULES_PER_POLICY;
 export const MAX_WHITELISTED_DOMAINS = 100;
 export const MAX_PARAMS_DEPTH = 32;
 const TIME = '2026-11-15T12:00:00.000Z';

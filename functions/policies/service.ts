@@ -1,8 +1,8 @@
 import type { z } from '@hono/zod-openapi';
 import { BUILTIN_POLICIES, builtinListedName, isBuiltinName } from '../../shared/control/builtins';
 import { cannotDeleteBuiltin, invalidPolicy, policyLimitExceeded, policyNotFound } from '../../shared/control/errors';
-import { evaluatePolicies } from '../../shared/control/evaluate';
-import { loadPolicySet } from '../../shared/control/policy-set';
+import { EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { readControlSettings } from '../../shared/control/settings';
 import { APPROVAL_MODES, CONNECTORS, type PolicyDefinition, type PolicyRule, type PolicyStepType } from '../../shared/control/types';
 import type { TenantCtx } from '../../shared/platform/context';
@@ -80,7 +80,7 @@ const auditMeta = (row: q.PolicyRow) => ({ name: row.name, agent_id: row.agentId
  */
 async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
   if (p.agentId !== null) requireFeature(ctx.tier, 'agent_scoped_policies');
-  return write(ctx, async (work) => {
+  const saved = await write(ctx, async (work) => {
     await work.lock(`policies:${ctx.tenantId}`);
     const existing = await q.policyAt(work.tx, ctx.tenantId, p.name, p.agentId);
     if (!existing && mode === 'replace') throw policyNotFound(p.name, p.agentId);
@@ -99,6 +99,9 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
     await work.audit({ operation: 'policy.created', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
     return { status: 201 as const, body: writeResult(row, 'created') };
   });
+  // The patterns were compiled to validate them: the tenant's next action finds them compiled.
+  if (p.enabled) policyPatterns(ctx.tenantId, ctx.tier).warm(p.rules.flatMap((r) => (r.context_requires ? [r.match, r.context_requires] : [r.match])));
+  return saved;
 }
 
 export async function createPolicy(ctx: TenantCtx, input: PolicyInput) {
@@ -166,7 +169,7 @@ export async function testPolicies(ctx: TenantCtx, input: z.infer<typeof TestBod
   const agentId = input.agent_id ?? null;
   let set = await loadPolicySet(ctx.db, ctx.tenantId, agentId);
   if (draft) set = [...set.filter((p) => p.source === 'builtin' || p.name !== draft!.name), draft];
-  const { matches, budget_exceeded, ...result } = await evaluatePolicies(set, { action: input.action, params: input.params ?? {}, agent_id: agentId });
+  const { matches, budget_exceeded, ...result } = await evaluatePolicies(set, { action: input.action, params: input.params ?? {}, agent_id: agentId }, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
   return {
     status: result.status,
     policy_result: result,

@@ -1,4 +1,4 @@
-import { compilePattern, type CompiledPattern, indexText, mayMatch, type TextIndex } from './regex';
+import { type CompiledPattern, indexText, mayMatch, PatternCache, type TextIndex } from './regex';
 import type { ActionInput, Outcome, PolicyDefinition, PolicyResult, PolicyRule, RuleMatch, Severity } from './types';
 
 /**
@@ -121,26 +121,28 @@ interface CompiledPolicy {
   whitelist: string[];
 }
 
-const compiledPolicies = new WeakMap<PolicyDefinition, CompiledPolicy>();
+/** The built-ins' patterns: ours, a fixed few, compiled once for the process and never evicted. */
+const BUILTIN_PATTERNS = new PatternCache(Number.POSITIVE_INFINITY);
 
 /** Normalizes a whitelisted domain: lower case, without `*.`, a leading or a trailing dot. */
 export const normalizeDomain = (d: string) => d.trim().toLowerCase().replace(/^\*\./, '').replace(/^\.+/, '').replace(/\.+$/, '');
 
 /**
- * A rule whose patterns compile on first use: compiling costs milliseconds a pattern, so it happens
- * inside the evaluation's slices and budget, rule by rule, not all at once before them.
+ * A rule whose patterns are taken from the cache (or compiled) on first use: compiling costs
+ * milliseconds a pattern, so it happens inside the evaluation's slices and budget, rule by rule,
+ * not all at once before them.
  */
-function lazyRule(rule: PolicyRule, index: number): CompiledRule {
+function lazyRule(rule: PolicyRule, index: number, patterns: PatternCache): CompiledRule {
   let match: CompiledPattern | undefined;
   let context: CompiledPattern | null | undefined;
   return {
     index,
     rule,
     get match() {
-      return (match ??= compilePattern(rule.match));
+      return (match ??= patterns.get(rule.match));
     },
     get context() {
-      if (context === undefined) context = rule.context_requires ? compilePattern(rule.context_requires) : null;
+      if (context === undefined) context = rule.context_requires ? patterns.get(rule.context_requires) : null;
       return context;
     },
     outcome: rule.on_violation ?? defaultOutcome(rule.severity),
@@ -148,17 +150,14 @@ function lazyRule(rule: PolicyRule, index: number): CompiledRule {
   };
 }
 
-function compilePolicy(def: PolicyDefinition): CompiledPolicy {
-  const hit = compiledPolicies.get(def);
-  if (hit) return hit;
-  const compiled: CompiledPolicy = {
+function compilePolicy(def: PolicyDefinition, tenantPatterns: PatternCache): CompiledPolicy {
+  const patterns = def.source === 'builtin' ? BUILTIN_PATTERNS : tenantPatterns;
+  return {
     def,
     applies: def.enabled && def.step_types.some((t) => t.toLowerCase() === 'action'),
-    rules: def.rules.map(lazyRule),
+    rules: def.rules.map((rule, index) => lazyRule(rule, index, patterns)),
     whitelist: def.whitelisted_domains.map(normalizeDomain).filter(Boolean),
   };
-  compiledPolicies.set(def, compiled);
-  return compiled;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -338,8 +337,15 @@ export type Evaluation = PolicyResult & {
  * closed: the outcome is at least `pending_review` (a block that already fired still blocks), with
  * a reason saying which budget was exceeded, and `budget_exceeded` says the same.
  * Throws only for a pattern that does not compile, which stored and built-in policies never hold.
+ * `patterns` is the tenant's cache (`tenantPatterns`); without one, nothing outlives the call.
  */
-export async function evaluatePolicies(policies: PolicyDefinition[], input: ActionInput, budget: EvaluationBudget = EVALUATION_BUDGET): Promise<Evaluation> {
+export async function evaluatePolicies(
+  policies: PolicyDefinition[],
+  input: ActionInput,
+  budget: EvaluationBudget = EVALUATION_BUDGET,
+  patterns: PatternCache = new PatternCache(Number.POSITIVE_INFINITY),
+): Promise<Evaluation> {
+  patterns.begin();
   const started = performance.now();
   let sliceStart = started;
   /** Time spent on tenants' rules, waits for a turn excluded. */
@@ -391,7 +397,7 @@ export async function evaluatePolicies(policies: PolicyDefinition[], input: Acti
   };
 
   evaluation: for (const def of stopped ? [] : policies) {
-    const policy = compilePolicy(def);
+    const policy = compilePolicy(def, patterns);
     if (!policy.applies) continue;
     if (policy.whitelist.length) {
       hosts ??= hostsIn(text);

@@ -1,7 +1,9 @@
 import { and, eq, isNull, or } from 'drizzle-orm';
 import { policies } from '../../schema';
 import type { DbOrTx } from '../platform/db';
+import { type Tier, tiers } from '../platform/tiers';
 import { BUILTIN_POLICIES } from './builtins';
+import { type PatternCache, tenantPatterns } from './regex';
 import type { PolicyDefinition, PolicyRule, PolicyStepType } from './types';
 
 export type PolicyRow = typeof policies.$inferSelect;
@@ -46,4 +48,13 @@ export async function loadPolicySet(db: DbOrTx, tenantId: string, agentId: strin
   const scope = agentId === null ? isNull(policies.agentId) : or(isNull(policies.agentId), eq(policies.agentId, agentId));
   const rows = await db.select().from(policies).where(and(eq(policies.tenantId, tenantId), eq(policies.enabled, true), scope));
   return resolvePolicySet(rows, agentId);
+}
+
+/**
+ * The tenant's compiled patterns, kept between actions and sized to its tier's policy limit. Keyed
+ * by pattern text, so a changed policy needs no invalidation: its old patterns age out of the
+ * tenant's own cache.
+ */
+export function policyPatterns(tenantId: string, tier: Tier): PatternCache {
+  return tenantPatterns(tenantId, tiers[tier].limits.custom_policies);
 }

@@ -3,7 +3,10 @@ import { RE2JS } from 're2js';
 /**
  * Tenant regexes (policy rules) on a linear-time engine: re2js, a pure-JS port of RE2, so no pattern
  * can backtrack catastrophically, in Node and in workerd alike. Patterns are case-insensitive (spec
- * §2.7), capped at MAX_PATTERN_LENGTH characters, compiled once and kept in a bounded cache.
+ * §2.7), capped at MAX_PATTERN_LENGTH characters, and compiled once per tenant: each tenant's
+ * compiled patterns are kept in a cache of its own (`tenantPatterns`), sized to hold its tier's full
+ * rule set, so a full set never recompiles between actions and no tenant evicts another's patterns
+ * by churning its own.
  *
  * re2js's lazy DFA (`test`) scans a 10 KB payload in ~0.05 ms, its NFA (needed for the position
  * of a match) in ~0.5 ms. Most rules name a word that any match contains (`wire`, `akia`, `pastebin`): each compiled
@@ -11,7 +14,8 @@ import { RE2JS } from 're2js';
  * them in the lower-cased text with `indexOf` (microseconds) and skip the engine when none is there.
  */
 export const MAX_PATTERN_LENGTH = 1_000;
-const CACHE_SIZE = 2_048;
+/** Rules a policy may hold (the policies family validates it); a rule has up to two patterns. */
+export const MAX_RULES_PER_POLICY = 100;
 
 export interface CompiledPattern {
   source: string;
@@ -26,15 +30,15 @@ export interface CompiledPattern {
 
 export class PatternError extends Error {}
 
-const cache = new Map<string, CompiledPattern>();
+/** How many patterns this process compiled: what the caches save is observable without timing. */
+export const patternStats = { compiled: 0 };
 
-/** Compiles (or takes from the cache) a case-insensitive RE2 pattern; throws PatternError. */
+/** Compiles a case-insensitive RE2 pattern, uncached (see `PatternCache`); throws PatternError. */
 export function compilePattern(source: string): CompiledPattern {
-  const hit = cache.get(source);
-  if (hit) return hit;
   if (typeof source !== 'string' || source.length === 0) throw new PatternError('must be a non-empty regular expression');
   if (source.length > MAX_PATTERN_LENGTH) throw new PatternError(`must be at most ${MAX_PATTERN_LENGTH} characters`);
   let re: RE2JS;
+  patternStats.compiled++;
   try {
     re = RE2JS.compile(source, RE2JS.CASE_INSENSITIVE);
   } catch (err) {
@@ -42,16 +46,126 @@ export function compilePattern(source: string): CompiledPattern {
     throw new PatternError(`is not a valid RE2 regular expression (${message}); backreferences and lookarounds are not supported`);
   }
   const required = requiredLiterals(source);
-  const compiled: CompiledPattern = { source, re, required, grams: required && required.map((set) => set.map(literalGrams)), anchored: /[\^$]|\\[Az]/.test(source) };
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-  cache.set(source, compiled);
-  return compiled;
+  return { source, re, required, grams: required && required.map((set) => set.map(literalGrams)), anchored: /[\^$]|\\[Az]/.test(source) };
+}
+
+/**
+ * Compiled patterns, least recently used first, at most `limit` of them. An evaluation calls
+ * `begin()`; a pattern it used is never evicted to make room for another of the same evaluation:
+ * a set larger than the limit then keeps its first `limit` patterns and compiles only the rest
+ * each time, instead of cycling through the cache and recompiling everything.
+ */
+export class PatternCache {
+  private readonly entries = new Map<string, { pattern: CompiledPattern; turn: number }>();
+  private turn = 0;
+  private dropped = false;
+  constructor(
+    public limit: number,
+    private readonly onGrow: (by: number) => void = () => {},
+  ) {}
+
+  get size() {
+    return this.entries.size;
+  }
+
+  begin(): void {
+    this.turn++;
+  }
+
+  get(source: string): CompiledPattern {
+    const hit = this.entries.get(source);
+    if (hit) {
+      this.entries.delete(source);
+      hit.turn = this.turn;
+      this.entries.set(source, hit);
+      return hit.pattern;
+    }
+    const pattern = validated.get(source) ?? compilePattern(source);
+    this.keep(source, pattern);
+    return pattern;
+  }
+
+  /** Empties the cache for good: an evaluation still holding it compiles without keeping. */
+  drop(): void {
+    this.dropped = true;
+    this.entries.clear();
+  }
+
+  private keep(source: string, pattern: CompiledPattern) {
+    if (this.dropped) return;
+    while (this.entries.size >= this.limit) {
+      const [oldest, entry] = this.entries.entries().next().value as [string, { turn: number }];
+      if (entry.turn === this.turn) return;
+      this.entries.delete(oldest);
+      this.onGrow(-1);
+    }
+    this.entries.set(source, { pattern, turn: this.turn });
+    this.onGrow(1);
+  }
+
+  /** Compiles (or takes from validation) the patterns a tenant just stored, so its next action finds them compiled. */
+  warm(sources: string[]): void {
+    this.begin();
+    for (const source of sources) this.get(source);
+  }
+}
+
+/**
+ * Patterns validated lately (a policy write validates each before storing it), handed to the
+ * writer's tenant cache by `warm` so a write compiles each pattern once. Bounded and shared: a miss
+ * only costs a compilation.
+ */
+const VALIDATED_KEPT = 4 * MAX_RULES_PER_POLICY;
+const validated = new Map<string, CompiledPattern>();
+
+/** Kept per tenant: its tier's full set (every rule with a context pattern) plus one draft policy for the dry run. */
+export const patternsKeptFor = (customPolicies: number | null) => (Math.min(customPolicies ?? Infinity, MAX_POLICIES_KEPT) + 1) * MAX_RULES_PER_POLICY * 2;
+/** A tier without a policy limit (Enterprise) keeps this many policies' patterns; the rest compile within the evaluation budgets. */
+export const MAX_POLICIES_KEPT = 50;
+/**
+ * Patterns kept in the whole process (about 10 KB each): when the tenants' caches together exceed
+ * it, the least recently used tenant's cache is dropped. A tenant's own churn never grows its cache
+ * past its limit, so it cannot push another tenant out.
+ */
+export const TOTAL_PATTERNS_KEPT = 40_000;
+/** Tenants with a cache (most hold a few patterns or none): past it, the least recently used one is dropped. */
+const TENANT_CACHES_KEPT = 10_000;
+const tenantCaches = new Map<string, PatternCache>();
+let totalKept = 0;
+
+/** The tenant's pattern cache, its limit following its tier. */
+export function tenantPatterns(tenantId: string, customPolicies: number | null): PatternCache {
+  let cache = tenantCaches.get(tenantId);
+  if (cache) tenantCaches.delete(tenantId);
+  else
+    cache = new PatternCache(0, (by) => {
+      totalKept += by;
+      if (by > 0) dropIdleTenants(tenantId);
+    });
+  cache.limit = patternsKeptFor(customPolicies);
+  tenantCaches.set(tenantId, cache);
+  if (tenantCaches.size > TENANT_CACHES_KEPT) dropIdleTenants(tenantId, true);
+  return cache;
+}
+
+function dropIdleTenants(growing: string, oneMore = false) {
+  for (const [tenantId, cache] of tenantCaches) {
+    if (totalKept <= TOTAL_PATTERNS_KEPT && !oneMore) return;
+    if (tenantId === growing) continue;
+    oneMore = false;
+    tenantCaches.delete(tenantId);
+    totalKept -= cache.size;
+    cache.drop();
+  }
 }
 
 /** The problem with a pattern, or null when it compiles. */
 export function patternProblem(source: string): string | null {
   try {
-    compilePattern(source);
+    if (validated.has(source)) return null;
+    const pattern = compilePattern(source);
+    if (validated.size >= VALIDATED_KEPT) validated.delete(validated.keys().next().value as string);
+    validated.set(source, pattern);
     return null;
   } catch (err) {
     return err instanceof PatternError ? err.message : String(err);

@@ -106,13 +106,16 @@ export function requiredTier(feature: Feature): Tier {
 /**
  * The one rule for tier refusals (README "Tier refusals"): a feature the tier lacks is 403
  * FEATURE_NOT_AVAILABLE, except where the spec names another code for it: TIER_REQUIRED for the
- * audit export, and the control plane's `svc_ram.v1.tier.feature_required` for policy features.
- * Every refusal carries `feature`, `required_tier` and `current_tier`.
+ * audit export, and the control plane's `svc_ram.v1.tier.feature_required` for its features:
+ * policies and approval modes (PUT /v1/control/settings and POST /v1/actions refuse a missing
+ * approval mode with the same code). Every refusal carries `feature`, `required_tier` and `current_tier`.
  */
 const specNamedRefusals: Partial<Record<Feature, ErrorCode>> = {
   audit_export: 'TIER_REQUIRED',
   draft_policies: 'svc_ram.v1.tier.feature_required',
   agent_scoped_policies: 'svc_ram.v1.tier.feature_required',
+  team_approvals: 'svc_ram.v1.tier.feature_required',
+  enterprise_approvals: 'svc_ram.v1.tier.feature_required',
 };
 
 export function tierRefusal(feature: Feature): { code: ErrorCode; requiredTier: Tier } {

@@ -9,8 +9,8 @@
  * p95 ≤ 15 ms on the embedded default.
  *   npx tsx test/bench/actions.ts [--n N]
  */
-import { evaluatePolicies } from '../../shared/control/evaluate';
-import { loadPolicySet } from '../../shared/control/policy-set';
+import { EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { f0, f2, inProcessEngram, pct, pool, table } from './lib';
 
 const arg = (name: string, fallback: number) => {
@@ -55,7 +55,7 @@ async function main() {
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
     const policies = await loadPolicySet(node.services.db, tenant.tenant_id, 'bench-agent');
-    await evaluatePolicies(policies, { ...PAYLOADS.pending_review, params: { ...PAYLOADS.pending_review.params } });
+    await evaluatePolicies(policies, { ...PAYLOADS.pending_review, params: { ...PAYLOADS.pending_review.params } }, EVALUATION_BUDGET, policyPatterns(tenant.tenant_id, 'enterprise'));
     evaluation.push(performance.now() - t0);
   }
 

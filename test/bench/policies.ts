@@ -9,12 +9,14 @@
  *   npx tsx test/bench/policies.ts [--iterations N]
  */
 import { BUILTIN_POLICIES } from '../../shared/control/builtins';
-import { canonicalPayload, evaluatePolicies } from '../../shared/control/evaluate';
-import { compilePattern } from '../../shared/control/regex';
+import { canonicalPayload, EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { compilePattern, PatternCache } from '../../shared/control/regex';
 import type { PolicyDefinition, PolicyRule, Severity } from '../../shared/control/types';
 import { f2, pct, rng, table } from './lib';
 
 const f3 = (x: number) => x.toFixed(3);
+// One cache across runs, as a tenant's is between its actions.
+const patterns = new PatternCache(Number.POSITIVE_INFINITY);
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -112,12 +114,12 @@ async function main() {
   const rules = allRules.length;
   console.log(`Policy set: ${policySet.length} policies, ${rules} rules (2 built-ins with ${BUILTIN_POLICIES.reduce((n, p) => n + p.rules.length, 0)} + 25 × 10 custom); payload ${canonicalPayload(hits).text.length} characters of JSON; ${ITERATIONS} iterations.\n`);
   const input = (p: typeof hits) => ({ ...p, agent_id: null });
-  const once = await evaluatePolicies(policySet, input(hits));
+  const once = await evaluatePolicies(policySet, input(hits), EVALUATION_BUDGET, patterns);
   console.log(`Typical payload: ${once.status}, ${once.matches.length} rules fire (${once.matches.map((m) => `${m.policy}#${m.rule_index}`).join(', ')}).\n`);
 
   const rows: string[][] = [];
   for (const [label, p] of [['typical payload (a few rules fire)', hits], ['every rule\'s literal present (prefilter skips nothing)', everyLiteral]] as const) {
-    rows.push([`evaluatePolicies (re2js + literal prefilter), ${label}`, ...stats(await measure(() => evaluatePolicies(policySet, input(p))))]);
+    rows.push([`evaluatePolicies (re2js + literal prefilter), ${label}`, ...stats(await measure(() => evaluatePolicies(policySet, input(p), EVALUATION_BUDGET, patterns)))]);
     rows.push([`re2js on every rule, no prefilter, ${label}`, ...stats(await measure(() => re2jsNoFilter(p), Math.min(ITERATIONS, 300)))]);
     rows.push([`native RegExp on every rule (backtracking: unsafe), ${label}`, ...stats(await measure(() => nativeAll(p)))]);
   }
@@ -127,7 +129,7 @@ async function main() {
   const evil = compilePattern('(a+)+$');
   const big = `${'a'.repeat(100_000)}!`;
   const evilTimes = await measure(() => evil.re.matcher(big).find(), 30);
-  const evalTimes = await measure(() => evaluatePolicies([{ ...custom[0], name: 'Evil', rules: [{ match: '(a+)+$', severity: 'critical' }], whitelisted_domains: [] }], { action: 'x', params: { blob: big }, agent_id: null }), 30);
+  const evalTimes = await measure(() => evaluatePolicies([{ ...custom[0], name: 'Evil', rules: [{ match: '(a+)+$', severity: 'critical' }], whitelisted_domains: [] }], { action: 'x', params: { blob: big }, agent_id: null }, EVALUATION_BUDGET, patterns), 30);
   console.log('\n3. `(a+)+$` on 100 KB ("a" × 100,000 then "!"), ms (target ≤ 20 ms)\n');
   console.log(table(['what', 'p50', 'p95', 'p99'], [
     ['re2js NFA alone (matcher.find: the search that also gives the position)', ...stats(evilTimes)],
