@@ -286,7 +286,7 @@ describe('polling and outcomes', () => {
     expect((await h.poll(b, id)).status).toBe(404);
     expect((await h.poll(b, 'act_0000000000000000000000')).status).toBe(404);
     expect((await h.call(b, 'POST', `/v1/actions/${id}/result`, { status: 'executed' })).status).toBe(404);
-    expect((await h.poll(a, 'not-an-id')).status).toBe(400);
+    expect((await h.poll(a, 'not-an-id')).status).toBe(404);
   });
 });
 
