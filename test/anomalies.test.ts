@@ -10,12 +10,12 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
  */
 const MINUTE = 60_000;
 
-async function query<T = any>(engine: TestEngine, q: SQL): Promise<T[]> {
+async function query<T = any>(engine: TestEngine<'unchecked'>, q: SQL): Promise<T[]> {
   return (await engine.sql<T>(q));
 }
 
 /** The tenant's anomaly events as stored (and as a webhook receives them), in seq order. */
-const anomalies = (engine: TestEngine, t: Tenant) =>
+const anomalies = (engine: TestEngine<'unchecked'>, t: Tenant) =>
   query<{ type: string; payload: { id: string; type: string; tenant_id: string; created_at: string; data: Record<string, unknown> } }>(
     engine,
     sql`SELECT type, payload FROM events WHERE tenant_id = ${t.tenantId} AND type LIKE 'anomaly.%' ORDER BY seq`,
@@ -34,7 +34,7 @@ async function inBatches<T>(n: number, width: number, make: (i: number) => Promi
 }
 
 describe('memory anomalies', () => {
-  let engine: TestEngine;
+  let engine: TestEngine<'unchecked'>;
   beforeAll(async () => {
     engine = await createEngine();
   });
@@ -179,7 +179,7 @@ describe('memory anomalies', () => {
 
 describe('server_errors', () => {
   // An embedding provider that refuses connections: every store of this engine answers 503.
-  let engine: TestEngine;
+  let engine: TestEngine<'unchecked'>;
   beforeAll(async () => {
     engine = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' } });
   });

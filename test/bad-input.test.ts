@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, freshIp, storageName, type TestEngine, type TestResponse, uniqueEmail } from './harness';
+import { createEngine, freshIp, storageName, type TestEngine, type TestResponse, type UncheckedBody, uniqueEmail } from './harness';
 
 /**
  * The 500s the fuzz test found (issue 9, item 9), each pinned: text Postgres cannot store, years it
  * cannot store, an export that answered 200 and then cut its stream, and check-then-insert races.
  * Every one is now a 400 or 409 with the one error body.
  */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
-function expectValidation(res: TestResponse, field: string) {
+function expectValidation(res: TestResponse<UncheckedBody>, field: string) {
   expect(res.status, res.text).toBe(400);
   expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, request_id: expect.any(String) });
   expect(res.body.details?.map((d: { path: string }) => d.path)).toContain(field);

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -331,7 +331,7 @@ describe('rotation, listing, revocation, expiry', () => {
 
   it('a key revoked through one instance is refused by another on its very next request, and a tier change shows there at once', async (ctx) => {
     if (engine.node.services.storage === 'embedded') ctx.skip(); // embedded PGlite belongs to one process; the integration run covers this
-    const other = await createEngine();
+    const other: TestEngine<'unchecked'> = await createEngine();
     try {
       const tenant = await engine.newTenant();
       // The other instance has the key cached (and counted it) before anything changes.
@@ -394,7 +394,7 @@ describe('a rotated-out key keeps data access but loses key management', () => {
 
   it('a key whose grace a rotation ended is refused by another instance on its very next request', async (ctx) => {
     if (engine.node.services.storage === 'embedded') ctx.skip(); // embedded PGlite belongs to one process; the integration run covers this
-    const other = await createEngine();
+    const other: TestEngine<'unchecked'> = await createEngine();
     other.clock.set(engine.clock.now()); // one time on both instances, as on real ones
     try {
       const tenant = await engine.newTenant();

@@ -25,7 +25,7 @@ type Doc = {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 let doc: Doc;
 let operations: { method: string; path: string; op: Operation; name: string }[];
 

@@ -14,7 +14,7 @@ import { fillPath, type RouteEntry, routeTable } from './security/route-table';
 const routes = routeTable();
 const keyed = routes.filter((r) => r.access === 'key');
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 let owner: Tenant;
 let attacker: Tenant;
 let owned: Record<IdKind, string>;

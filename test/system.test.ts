@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createEngine, freshIp, storageName, type TestEngine, uniqueEmail } from './harness';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -31,7 +31,7 @@ describe('probes', () => {
   });
 
   it('GET /health reports unhealthy with 503 when the database is gone', async () => {
-    const broken = await createEngine();
+    const broken: TestEngine<'unchecked'> = await createEngine();
     const t = await broken.newTenant();
     const services = broken.node.services;
     const realDb = services.db;
@@ -135,7 +135,7 @@ describe('operator API', () => {
   });
 
   it('does not exist without ADMIN_TOKEN', async () => {
-    const closed = await createEngine({ env: { ADMIN_TOKEN: '' } });
+    const closed: TestEngine<'unchecked'> = await createEngine({ env: { ADMIN_TOKEN: '' } });
     try {
       const res = await closed.request('POST', '/admin/v1/tenants', { key: ADMIN_TOKEN, body: { email: uniqueEmail() } });
       expect(res.status).toBe(404);

@@ -13,7 +13,7 @@ const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const SCRIPT = /```bash\n(# verify-trace\.sh[\s\S]*?)```/.exec(README)?.[1];
 const tools = ['jq', 'openssl', 'sha256sum', 'base64'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0);
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 let t: Tenant;
 let dir: string;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type TestEngine } from './harness';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -121,7 +121,7 @@ describe('monthly quota', () => {
     if (engine.node.services.storage === 'embedded') {
       ctx.skip(); // embedded PGlite belongs to one process by design; the integration run covers this
     }
-    const other = await createEngine();
+    const other: TestEngine<'unchecked'> = await createEngine();
     try {
       const t = await engine.newTenant();
       await setCounter(t.tenantId, 'api_calls', period(), 4_900);
@@ -160,17 +160,17 @@ describe('monthly quota', () => {
 });
 
 describe('usage reports across instances (Postgres and Redis)', () => {
-  const memoriesSeenBy = async (e: TestEngine, key: string) => {
+  const memoriesSeenBy = async (e: TestEngine<'unchecked'>, key: string) => {
     const res = await e.request('GET', '/v1/usage', { key });
     expect(res.status).toBe(200);
     return res.body.memories.current as number;
   };
-  const store = (e: TestEngine, key: string, i: number) =>
+  const store = (e: TestEngine<'unchecked'>, key: string, i: number) =>
     e.request('POST', '/v1/memories', { key, body: { observation: `usage across instances ${i} ${crypto.randomUUID()}`, auto_link: false } });
 
   it('a report on one instance counts every write another has answered, its copy warm or not', async (ctx) => {
     if (!engine.node.services.gate) ctx.skip(); // reports are cached per instance only with Redis
-    const other = await createEngine();
+    const other: TestEngine<'unchecked'> = await createEngine();
     try {
       const t = await engine.newTenant('pro');
       for (let i = 0; i < 6; i++) {
@@ -202,7 +202,7 @@ describe('usage reports across instances (Postgres and Redis)', () => {
   it('a report read while a write is in flight is not kept past its commit', async (ctx) => {
     const url = process.env.TEST_DATABASE_URL;
     if (!engine.node.services.gate || !url) ctx.skip();
-    const other = await createEngine();
+    const other: TestEngine<'unchecked'> = await createEngine();
     const { default: pg } = await import('pg');
     const blocker = new pg.Client({ connectionString: url });
     await blocker.connect();
@@ -243,7 +243,7 @@ describe('usage reports across instances (Postgres and Redis)', () => {
 
 describe('per-key request rate', () => {
   it('refuses with 429, Retry-After and rate headers past the tier’s requests per minute', async () => {
-    const small = await createEngine({ env: { RATE_LIMIT_SCALE: '0.01' } }); // free: 600/min → 6/min
+    const small: TestEngine<'unchecked'> = await createEngine({ env: { RATE_LIMIT_SCALE: '0.01' } }); // free: 600/min → 6/min
     try {
       const t = await small.newTenant();
       // The clock stands still half a second into a minute, so every request falls in one fixed window.

@@ -7,7 +7,7 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
  * Rows a rollback writes stay out of the HNSW graph until the vector_index job moves them in
  * (migrations/0006); every vector read must see them meanwhile.
  */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

@@ -22,7 +22,7 @@ const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
 const tags = ['Operator'];
 const base = { tags, middleware: [requireAdmin], security: [{ adminToken: [] }] };
 
-const createTenantRoute = createRoute({
+export const createTenantRoute = createRoute({
   ...base,
   operationId: 'admin.createTenant',
   method: 'post',
@@ -33,7 +33,7 @@ const createTenantRoute = createRoute({
   responses: { 201: json(s.CreatedTenantSchema, 'Tenant created'), ...errors(400, 401, 404, 409, 413, 415), ...serverErrors() },
 });
 
-const getTenantRoute = createRoute({
+export const getTenantRoute = createRoute({
   ...base,
   operationId: 'admin.getTenant',
   method: 'get',
@@ -44,7 +44,7 @@ const getTenantRoute = createRoute({
   responses: { 200: json(s.TenantSchema, 'The tenant'), ...errors(400, 401, 404), ...serverErrors() },
 });
 
-const patchTenantRoute = createRoute({
+export const patchTenantRoute = createRoute({
   ...base,
   operationId: 'admin.setTier',
   method: 'patch',
@@ -55,7 +55,7 @@ const patchTenantRoute = createRoute({
   responses: { 200: json(s.TenantSchema, 'The updated tenant'), ...errors(400, 401, 404, 413, 415), ...serverErrors() },
 });
 
-const mailRoute = createRoute({
+export const mailRoute = createRoute({
   ...base,
   operationId: 'admin.listMail',
   method: 'get',
