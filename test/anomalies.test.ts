@@ -10,12 +10,12 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
  */
 const MINUTE = 60_000;
 
-async function query<T = any>(engine: TestEngine<'unchecked'>, q: SQL): Promise<T[]> {
+async function query<T = any>(engine: TestEngine, q: SQL): Promise<T[]> {
   return (await engine.sql<T>(q));
 }
 
 /** The tenant's anomaly events as stored (and as a webhook receives them), in seq order. */
-const anomalies = (engine: TestEngine<'unchecked'>, t: Tenant) =>
+const anomalies = (engine: TestEngine, t: Tenant) =>
   query<{ type: string; payload: { id: string; type: string; tenant_id: string; created_at: string; data: Record<string, unknown> } }>(
     engine,
     sql`SELECT type, payload FROM events WHERE tenant_id = ${t.tenantId} AND type LIKE 'anomaly.%' ORDER BY seq`,
@@ -34,7 +34,7 @@ async function inBatches<T>(n: number, width: number, make: (i: number) => Promi
 }
 
 describe('memory anomalies', () => {
-  let engine: TestEngine<'unchecked'>;
+  let engine: TestEngine;
   beforeAll(async () => {
     engine = await createEngine();
   });
@@ -54,7 +54,7 @@ describe('memory anomalies', () => {
       expect(res.status).toBe(200);
       for (const r of res.body.results) {
         expect(r.status).toBe(201);
-        ids.push(r.memory.id);
+        ids.push(r.memory!.id);
       }
     }
     return ids;
@@ -179,7 +179,7 @@ describe('memory anomalies', () => {
 
 describe('server_errors', () => {
   // An embedding provider that refuses connections: every store of this engine answers 503.
-  let engine: TestEngine<'unchecked'>;
+  let engine: TestEngine;
   beforeAll(async () => {
     engine = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' } });
   });
@@ -223,7 +223,7 @@ describe('server_errors', () => {
     expect(summary.body).toMatchObject({ error_count: 20 + 30, anomaly_count: 30, anomalies: { bulk_delete: 0, rapid_writes: 0, server_errors: 2 } });
     const audit = await engine.request('GET', '/v1/audit?limit=1000', { key: t.key });
     const entries = audit.body.entries.filter((e: { operation: string }) => e.operation === 'anomaly.server_errors');
-    expect(entries.map((e: { actor: string; resource_type: string }) => [e.actor, e.resource_type])).toEqual([['system', 'tenant'], ['system', 'tenant']]);
+    expect(entries.map((e) => [e.actor, e.resource_type])).toEqual([['system', 'tenant'], ['system', 'tenant']]);
     expect((await engine.request('GET', '/v1/audit/summary', { key: other.key })).body).toMatchObject({ anomaly_count: 9, anomalies: { server_errors: 0 } });
   });
 

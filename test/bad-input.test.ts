@@ -1,21 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, freshIp, storageName, type TestEngine, type TestResponse, type UncheckedBody, uniqueEmail } from './harness';
+import { createEngine, errorOf, freshIp, storageName, type TestEngine, type TestResponse, uniqueEmail } from './harness';
 
 /**
  * The 500s the fuzz test found (issue 9, item 9), each pinned: text Postgres cannot store, years it
  * cannot store, an export that answered 200 and then cut its stream, and check-then-insert races.
  * Every one is now a 400 or 409 with the one error body.
  */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
-function expectValidation(res: TestResponse<UncheckedBody>, field: string) {
+function expectValidation(res: TestResponse, field: string) {
   expect(res.status, res.text).toBe(400);
   expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, request_id: expect.any(String) });
-  expect(res.body.details?.map((d: { path: string }) => d.path)).toContain(field);
+  expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(field);
 }
 
 describe('text Postgres cannot store', () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BodyOf } from './client';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /** Issue 9.3: a request's Host header must never choose where an invitation mail links to. */
-let plain: TestEngine<'unchecked'>;
-let configured: TestEngine<'unchecked'>;
+let plain: TestEngine;
+let configured: TestEngine;
 beforeAll(async () => {
   plain = await createEngine();
   configured = await createEngine({ env: { SHARE_BASE_URL: 'https://app.example.com/' } });
@@ -15,14 +16,14 @@ afterAll(async () => {
 
 const EVIL = 'http://evil.example';
 
-async function mails(engine: TestEngine<'unchecked'>, to: string): Promise<{ text: string; token: string | null }[]> {
+async function mails(engine: TestEngine, to: string): Promise<{ text: string; token: string | null }[]> {
   const res = await engine.admin('GET', `/admin/v1/mail?to=${encodeURIComponent(to)}`);
   expect(res.status, res.text).toBe(200);
   return res.body.messages;
 }
 
 /** Shares with a forged Host (an absolute URL is what the Node adapter builds from the Host header). */
-async function shareFromEvilHost(engine: TestEngine<'unchecked'>, owner: Tenant, email: string) {
+async function shareFromEvilHost(engine: TestEngine, owner: Tenant, email: string) {
   const res = await engine.request('POST', `${EVIL}/v1/spaces/share`, {
     key: owner.key,
     body: { tag: 'billing', email },
@@ -37,7 +38,7 @@ describe('share invitation links', () => {
     const owner = await plain.newTenant('starter');
     const email = `to-${crypto.randomUUID().slice(0, 8)}@example.com`;
     const { token, share_id } = await shareFromEvilHost(plain, owner, email);
-    const rotated = await plain.request('POST', `${EVIL}/v1/spaces/share/${share_id}/rotate`, { key: owner.key, headers: { host: 'evil.example' } });
+    const rotated = await plain.request<BodyOf<'POST', `/v1/spaces/share/${string}/rotate`>>('POST', `${EVIL}/v1/spaces/share/${share_id}/rotate`, { key: owner.key, headers: { host: 'evil.example' } });
     expect(rotated.status, rotated.text).toBe(200);
 
     const sent = await mails(plain, email);

@@ -13,7 +13,7 @@ const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const SCRIPT = /```bash\n(# verify-trace\.sh[\s\S]*?)```/.exec(README)?.[1];
 const tools = ['jq', 'openssl', 'sha256sum', 'base64'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0);
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 let t: Tenant;
 let dir: string;
 beforeAll(async () => {
@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 async function certificateOf(steps: { type: string; content: string; metadata?: object }[]) {
-  const post = (path: string, body: unknown = {}) => engine.request('POST', path, { key: t.key, body });
+  const post = <P extends string>(path: P, body: unknown = {}) => engine.request('POST', path, { key: t.key, body });
   const traceId = (await post('/v1/traces', { agent_id: 'auditor' })).body.trace_id;
   for (const s of steps) expect((await post(`/v1/traces/${traceId}/steps`, s)).status).toBe(201);
   expect((await post(`/v1/traces/${traceId}/complete`)).status).toBe(200);

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type TestEngine } from './harness';
+import { createEngine, errorOf, type TestEngine } from './harness';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -23,7 +23,7 @@ async function setCounter(tenantId: string, metric: string, bucket: string, valu
 async function exhaustedCount(key: string): Promise<number> {
   const res = await engine.request('GET', '/v1/keys', { key });
   expect(res.status).toBe(429);
-  return res.body.usage.current;
+  return errorOf(res).usage!.current;
 }
 
 describe('GET /v1/usage', () => {
@@ -84,7 +84,7 @@ describe('monthly quota', () => {
       code: 'RATE_LIMITED',
       usage: { current: 5_000, limit: 5_000, plan: 'free' },
     });
-    expect(refused.body.upgrade_url).toMatch(/^https?:/);
+    expect(errorOf(refused).upgrade_url).toMatch(/^https?:/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await exhaustedCount(t.key)).toBe(5_000);
   });
@@ -121,7 +121,7 @@ describe('monthly quota', () => {
     if (engine.node.services.storage === 'embedded') {
       ctx.skip(); // embedded PGlite belongs to one process by design; the integration run covers this
     }
-    const other: TestEngine<'unchecked'> = await createEngine();
+    const other = await createEngine();
     try {
       const t = await engine.newTenant();
       await setCounter(t.tenantId, 'api_calls', period(), 4_900);
@@ -130,7 +130,7 @@ describe('monthly quota', () => {
       expect(results.filter((r) => r.status === 200)).toHaveLength(100);
       expect(await exhaustedCount(t.key)).toBe(5_000);
       const elsewhere = await other.request('GET', '/v1/keys', { key: t.key });
-      expect(elsewhere.body.usage.current).toBe(5_000);
+      expect(errorOf(elsewhere).usage?.current).toBe(5_000);
     } finally {
       await other.close();
     }
@@ -160,17 +160,17 @@ describe('monthly quota', () => {
 });
 
 describe('usage reports across instances (Postgres and Redis)', () => {
-  const memoriesSeenBy = async (e: TestEngine<'unchecked'>, key: string) => {
+  const memoriesSeenBy = async (e: TestEngine, key: string) => {
     const res = await e.request('GET', '/v1/usage', { key });
     expect(res.status).toBe(200);
     return res.body.memories.current as number;
   };
-  const store = (e: TestEngine<'unchecked'>, key: string, i: number) =>
+  const store = (e: TestEngine, key: string, i: number) =>
     e.request('POST', '/v1/memories', { key, body: { observation: `usage across instances ${i} ${crypto.randomUUID()}`, auto_link: false } });
 
   it('a report on one instance counts every write another has answered, its copy warm or not', async (ctx) => {
     if (!engine.node.services.gate) ctx.skip(); // reports are cached per instance only with Redis
-    const other: TestEngine<'unchecked'> = await createEngine();
+    const other = await createEngine();
     try {
       const t = await engine.newTenant('pro');
       for (let i = 0; i < 6; i++) {
@@ -202,7 +202,7 @@ describe('usage reports across instances (Postgres and Redis)', () => {
   it('a report read while a write is in flight is not kept past its commit', async (ctx) => {
     const url = process.env.TEST_DATABASE_URL;
     if (!engine.node.services.gate || !url) ctx.skip();
-    const other: TestEngine<'unchecked'> = await createEngine();
+    const other = await createEngine();
     const { default: pg } = await import('pg');
     const blocker = new pg.Client({ connectionString: url });
     await blocker.connect();
@@ -243,7 +243,7 @@ describe('usage reports across instances (Postgres and Redis)', () => {
 
 describe('per-key request rate', () => {
   it('refuses with 429, Retry-After and rate headers past the tier’s requests per minute', async () => {
-    const small: TestEngine<'unchecked'> = await createEngine({ env: { RATE_LIMIT_SCALE: '0.01' } }); // free: 600/min → 6/min
+    const small = await createEngine({ env: { RATE_LIMIT_SCALE: '0.01' } }); // free: 600/min → 6/min
     try {
       const t = await small.newTenant();
       // The clock stands still half a second into a minute, so every request falls in one fixed window.
@@ -252,8 +252,8 @@ describe('per-key request rate', () => {
       for (let i = 0; i < 8; i++) statuses.push((await small.request('GET', '/v1/keys', { key: t.key })).status);
       expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
       const refused = await small.request('GET', '/v1/keys', { key: t.key });
-      expect(refused.body.code).toBe('RATE_LIMITED');
-      expect(refused.body.usage).toMatchObject({ limit: 6, plan: 'free' });
+      expect(errorOf(refused).code).toBe('RATE_LIMITED');
+      expect(errorOf(refused).usage).toMatchObject({ limit: 6, plan: 'free' });
       const retry = Number(refused.headers.get('retry-after'));
       expect(retry).toBe(60); // 59.5 s to the next window, rounded up
       expect(refused.headers.get('x-ratelimit-limit')).toBe('6');
