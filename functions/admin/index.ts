@@ -25,7 +25,7 @@ const base = { tags, middleware: [requireAdmin], security: [{ adminToken: [] }] 
 export const createTenantRoute = createRoute({
   ...base,
   operationId: 'admin.createTenant',
-  method: 'post',
+  method: 'post' as const,
   path: '/admin/v1/tenants',
   summary: 'Create a verified tenant with its first key',
   description: 'Creates a tenant whose e-mail counts as verified, at the given tier, and returns its first API key (shown only here). 409 when the e-mail is taken.',
@@ -36,7 +36,7 @@ export const createTenantRoute = createRoute({
 export const getTenantRoute = createRoute({
   ...base,
   operationId: 'admin.getTenant',
-  method: 'get',
+  method: 'get' as const,
   path: '/admin/v1/tenants/{tenant_id}',
   summary: 'Get a tenant',
   description: "The tenant's e-mail, tier and creation time.",
@@ -47,7 +47,7 @@ export const getTenantRoute = createRoute({
 export const patchTenantRoute = createRoute({
   ...base,
   operationId: 'admin.setTier',
-  method: 'patch',
+  method: 'patch' as const,
   path: '/admin/v1/tenants/{tenant_id}',
   summary: "Change a tenant's tier",
   description: 'Sets the tier; limits and features follow at once. Answers the updated tenant.',
@@ -58,7 +58,7 @@ export const patchTenantRoute = createRoute({
 export const mailRoute = createRoute({
   ...base,
   operationId: 'admin.listMail',
-  method: 'get',
+  method: 'get' as const,
   path: '/admin/v1/mail',
   summary: 'Mail stored by the outbox transport, newest first',
   description: 'Messages the `outbox` mail transport stored for an address, with the token each carries (verification, invitations); for operators and tests, since that transport sends nothing.',
