@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Tenant, TestEngine } from './harness';
+import type { Tenant, TestEngine, TestResponse, UncheckedBody } from './harness';
 
 /**
  * Payloads whose outcome the built-in policies decide, kept in one place so they are easy to adjust
@@ -15,7 +15,8 @@ export const PAYLOADS = {
 } as const;
 
 export function actionHelpers(engineOf: () => TestEngine) {
-  const call = (t: Tenant, method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+  // Unchecked bodies (client.ts): the actions tests are not yet converted to typed bodies.
+  const call = (t: Tenant, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse<UncheckedBody>> =>
     engineOf().request(method, path, { key: t.key, body, headers });
   const submit = (t: Tenant, body: Record<string, unknown>, headers?: Record<string, string>) => call(t, 'POST', '/v1/actions', body, headers);
   /** Submits the pending payload (or `body`) and returns the action id. */

@@ -7,7 +7,7 @@ import { createEngine, type TestEngine } from './harness';
  * approval, memories at submission time, audit trail, summary), the dashboard, and an agent's
  * violation history with its `since`/`until` validation.
  */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

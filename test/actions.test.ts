@@ -10,7 +10,7 @@ import { SseReader } from './sse';
  * approval queue, decisions in solo, team and enterprise mode with their timing against the frozen
  * clock, expiry through maintenance, and the events webhooks and the live stream carry.
  */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

@@ -54,7 +54,7 @@ describe('memory anomalies', () => {
       expect(res.status).toBe(200);
       for (const r of res.body.results) {
         expect(r.status).toBe(201);
-        ids.push(r.memory.id);
+        ids.push(r.memory!.id);
       }
     }
     return ids;
@@ -223,7 +223,7 @@ describe('server_errors', () => {
     expect(summary.body).toMatchObject({ error_count: 20 + 30, anomaly_count: 30, anomalies: { bulk_delete: 0, rapid_writes: 0, server_errors: 2 } });
     const audit = await engine.request('GET', '/v1/audit?limit=1000', { key: t.key });
     const entries = audit.body.entries.filter((e: { operation: string }) => e.operation === 'anomaly.server_errors');
-    expect(entries.map((e: { actor: string; resource_type: string }) => [e.actor, e.resource_type])).toEqual([['system', 'tenant'], ['system', 'tenant']]);
+    expect(entries.map((e) => [e.actor, e.resource_type])).toEqual([['system', 'tenant'], ['system', 'tenant']]);
     expect((await engine.request('GET', '/v1/audit/summary', { key: other.key })).body).toMatchObject({ anomaly_count: 9, anomalies: { server_errors: 0 } });
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, freshIp, storageName, type TestEngine, type TestResponse, uniqueEmail } from './harness';
+import { createEngine, errorOf, freshIp, storageName, type TestEngine, type TestResponse, uniqueEmail } from './harness';
 
 /**
  * The 500s the fuzz test found (issue 9, item 9), each pinned: text Postgres cannot store, years it
@@ -15,7 +15,7 @@ afterAll(() => engine.close());
 function expectValidation(res: TestResponse, field: string) {
   expect(res.status, res.text).toBe(400);
   expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, request_id: expect.any(String) });
-  expect(res.body.details?.map((d: { path: string }) => d.path)).toContain(field);
+  expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(field);
 }
 
 describe('text Postgres cannot store', () => {
@@ -118,7 +118,7 @@ describe('the closed error contract', () => {
     const headers = { 'idempotency-key': 'contract-1' };
     expect((await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'one' }, headers })).status).toBe(201);
     const reused = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'two' }, headers });
-    expect([reused.status, reused.body.code, reused.body.status]).toEqual([400, 'VALIDATION_ERROR', 400]);
+    expect([reused.status, errorOf(reused).code, errorOf(reused).status]).toEqual([400, 'VALIDATION_ERROR', 400]);
   });
 });
 
@@ -127,23 +127,23 @@ describe('an id that names nothing is not found, whatever its shape', () => {
     const t = await engine.newTenant('pro');
     const decision = await engine.request('POST', '/v1/approvals/act_doesnotexist/decision', { key: t.key, body: { decision: 'approve' } });
     expect(decision.status, decision.text).toBe(404);
-    expect(['NOT_FOUND', 'svc_ram.v1.control.approval_not_found']).toContain(decision.body.code);
+    expect(['NOT_FOUND', 'svc_ram.v1.control.approval_not_found']).toContain(errorOf(decision).code);
 
     const agent = await engine.request('POST', '/v1/agents', { key: t.key, body: { name: 'Release bot', provider: 'openai', model: 'gpt-4.1' } });
     const mission = await engine.request('POST', '/v1/missions', { key: t.key, body: { agent_id: agent.body.agent_id, goal: 'Ship release 1.4' } });
     expect(mission.status, mission.text).toBe(201);
     const rollback = await engine.request('POST', `/v1/missions/${mission.body.mission_id}/rollback`, { key: t.key, body: { checkpoint_id: 'chk_nope' } });
-    expect([rollback.status, rollback.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([rollback.status, errorOf(rollback).code]).toEqual([404, 'NOT_FOUND']);
     const noMission = await engine.request('POST', '/v1/missions/mission-nope/rollback', { key: t.key, body: { checkpoint_id: 'chk_nope' } });
-    expect([noMission.status, noMission.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([noMission.status, errorOf(noMission).code]).toEqual([404, 'NOT_FOUND']);
 
     const join = await engine.request('POST', '/v1/teams/join', { key: t.key, body: { invitation_id: 'inv_nope' } });
-    expect([join.status, join.body.code]).toEqual([400, 'INVALID_TOKEN']);
+    expect([join.status, errorOf(join).code]).toEqual([400, 'INVALID_TOKEN']);
 
     for (const path of ['/v1/memories/not-a-urn', '/v1/memories/urn:uuid:nope', '/v1/webhooks/hook-nope', `/v1/memories/${'x'.repeat(300)}`]) {
       const res = await engine.request('GET', path, { key: t.key });
-      expect([res.status, res.body.code], path).toEqual([404, 'NOT_FOUND']);
-      expect(res.body.request_id).toEqual(expect.any(String));
+      expect([res.status, errorOf(res).code], path).toEqual([404, 'NOT_FOUND']);
+      expect(errorOf(res).request_id).toEqual(expect.any(String));
     }
   });
 });
@@ -153,8 +153,8 @@ describe('bad input as a new user meets it', () => {
     const t = await engine.newTenant('pro');
     const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'The user prefers EUR', tag: ['billing'] } });
     expectValidation(res, 'tag');
-    expect(res.body.details[0].message).toMatch(/did you mean tags\?/);
-    expect(res.body.message).toMatch(/^Invalid body: tag:/);
+    expect(errorOf(res).details![0].message).toMatch(/did you mean tags\?/);
+    expect(errorOf(res).message).toMatch(/^Invalid body: tag:/);
     expect((await engine.request('GET', '/v1/memories', { key: t.key })).body.total).toBe(0);
     // Also on a public route.
     expectValidation(await engine.request('POST', '/v1/keys', { body: { email: uniqueEmail(), emial: 'x' }, headers: { 'x-forwarded-for': freshIp() } }), 'emial');
@@ -164,11 +164,11 @@ describe('bad input as a new user meets it', () => {
     const t = await engine.newTenant('pro');
     const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x', importance: 11 } });
     expectValidation(res, 'importance');
-    expect(res.body.message).toMatch(/^Invalid body: importance:/);
-    expect(res.body.message).not.toMatch(/json/i);
+    expect(errorOf(res).message).toMatch(/^Invalid body: importance:/);
+    expect(errorOf(res).message).not.toMatch(/json/i);
     const text = await engine.request('POST', '/v1/memories', { key: t.key, raw: 'observation=x', headers: { 'content-type': 'text/plain' } });
-    expect([text.status, text.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
-    expect(text.body.message).toContain('Content-Type: application/json');
+    expect([text.status, errorOf(text).code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    expect(errorOf(text).message).toContain('Content-Type: application/json');
   });
 
   it('the JSON export carries only the documented memory fields', async () => {

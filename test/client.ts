@@ -4,7 +4,15 @@
  * reads the whole response (draining streamed exports; an event stream is closed after its headers)
  * and parses JSON when it is JSON. Runtime neutral: no Node imports, so the workerd tests import it too.
  */
-export interface TestResponse<T = any> {
+import type { ErrorBody, Typed } from './route-types';
+
+export type { BodyOf, ErrorBody, Typed } from './route-types';
+
+/**
+ * `body` is the declared success body of the route (test/route-types.ts), `unknown` for a path no
+ * route declares; a test that reads a refusal names it: `engine.request<ErrorBody>(...)`.
+ */
+export interface TestResponse<T = unknown> {
   status: number;
   body: T;
   headers: Headers;
@@ -22,7 +30,23 @@ export interface RequestOptions {
 }
 
 export type Send = (request: Request) => Response | Promise<Response>;
-export type RequestFn = <T = any>(method: string, path: string, opts?: RequestOptions) => Promise<TestResponse<T>>;
+/**
+ * Typed by method and path when both are literals (a template such as `/v1/memories/${id}` is one);
+ * an explicit `T` names the body instead, for a refusal (`ErrorBody`) or a path built at run time.
+ */
+export type RequestFn = <T = never, M extends string = string, P extends string = string>(
+  method: M,
+  path: P,
+  opts?: RequestOptions,
+) => Promise<TestResponse<Typed<T, M, P>>>;
+
+/**
+ * The named escape for test files not yet converted to typed bodies (issue 34, item 4): a file opts
+ * out by declaring its client or engine with it (`TestEngine<'unchecked'>`), so what remains is a
+ * grep away. Delete it, and this exception to the no-`any` rule, once no file names it.
+ */
+export type UncheckedBody = any;
+export type UncheckedRequestFn = (method: string, path: string, opts?: RequestOptions) => Promise<TestResponse<UncheckedBody>>;
 
 /**
  * `send` delivers one request; `base` is the origin paths are resolved against (an absolute URL is
@@ -31,7 +55,7 @@ export type RequestFn = <T = any>(method: string, path: string, opts?: RequestOp
  */
 export function testClient(send: Send, opts: { base?: string; check?: (method: string, path: string, res: TestResponse) => void } = {}): RequestFn {
   const base = opts.base ?? 'http://localhost';
-  return async (method, path, o = {}) => {
+  async function request(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> {
     const headers = new Headers(o.headers);
     if (o.key) headers.set('authorization', `Bearer ${o.key}`);
     if (o.idempotencyKey) headers.set('idempotency-key', o.idempotencyKey);
@@ -51,10 +75,13 @@ export function testClient(send: Send, opts: { base?: string; check?: (method: s
     } catch {
       /* not JSON: keep the text */
     }
-    const response = { status: res.status, body: parsed as any, headers: res.headers, text };
+    const response = { status: res.status, body: parsed, headers: res.headers, text };
     opts.check?.(method, url.pathname, response);
     return response;
-  };
+  }
+  // The body's type is the route's declared one: the in-process suite checks each body against that
+  // schema at run time (`check`, test/conformance.ts), which is what makes this cast hold.
+  return request as RequestFn;
 }
 
 async function hangUp(res: Response): Promise<string> {
@@ -69,3 +96,10 @@ export const uniqueEmail = (label = 'user') => `${label}-${crypto.randomUUID().s
  * a test wants it, even when Redis keeps windows across files and runs.
  */
 export const freshIp = () => `2001:db8::${[...crypto.getRandomValues(new Uint16Array(4))].map((n) => n.toString(16)).join(':')}`;
+
+/**
+ * The body of a refusal, typed as the one error body: a request's `body` is typed as its route's
+ * success body, so a test that reads an error names it here (the in-process suite's conformance
+ * check holds every error body to that schema).
+ */
+export const errorOf = (res: TestResponse<unknown>): ErrorBody => res.body as ErrorBody;

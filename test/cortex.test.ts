@@ -4,7 +4,7 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
 import { withMemoryDeletedOnFirstInsert } from './races';
 
 /** Cortex (issue 14 items 4–6, spec §4.14, DESIGN §5) through the API, with the experimental flag on. */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
 });
@@ -270,7 +270,7 @@ describe('the near-duplicate index (eval conflicts and consolidation)', () => {
 
 describe('the near-duplicate index in the background (maintenance)', () => {
   /** A database of its own (on Postgres), so only these tenants wait; 10 probes a tick. */
-  let own: TestEngine;
+  let own: TestEngine<'unchecked'>;
   beforeAll(async () => {
     own = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1', NEAR_DUPLICATE_PROBES_PER_TICK: '10' }, ownDatabase: true });
   });
@@ -382,7 +382,7 @@ describe('insights (Enterprise)', () => {
 
 describe('a large run', () => {
   it('applies the first CORTEX_BATCH changes in its request and queues the rest as jobs of as many; all of them land', async () => {
-    const small = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1', CORTEX_BATCH: '4' } });
+    const small: TestEngine<'unchecked'> = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1', CORTEX_BATCH: '4' } });
     try {
       const t = await small.newTenant('pro');
       for (let i = 0; i < 11; i++) {

@@ -170,7 +170,7 @@ describe('examples in /openapi.json', () => {
       const body = media.example ?? exampleFor(media.schema, '');
       const url = exampleUrl(method, path, op);
       const key = path.startsWith('/admin/') ? ADMIN_TOKEN : op.security?.length ? tenant.key : undefined;
-      const res = await engine.request(method.toUpperCase(), url, { key, body, headers: { 'x-forwarded-for': freshIp() } });
+      const res = await engine.request<{ code?: unknown } | null>(method.toUpperCase(), url, { key, body, headers: { 'x-forwarded-for': freshIp() } });
       const label = `${method.toUpperCase()} ${path} ${JSON.stringify(body)} -> ${res.status} ${res.text}`;
       // Tokens and ids in examples name nothing that exists here, so 404 or INVALID_TOKEN may
       // follow; what must not happen is a refusal of the body (or its path) as documented.
@@ -188,7 +188,7 @@ describe('examples in /openapi.json', () => {
     let tried = 0;
     for (const { method, path, op } of operations()) {
       if (op.requestBody || path.includes('export')) continue; // exports: covered by their own tests
-      const res = await engine.request(method.toUpperCase(), exampleUrl(method, path, op), {
+      const res = await engine.request<{ code?: unknown } | null>(method.toUpperCase(), exampleUrl(method, path, op), {
         key: path.startsWith('/admin/') ? ADMIN_TOKEN : op.security?.length ? tenant.key : undefined,
       });
       const label = `${method.toUpperCase()} ${path} -> ${res.status} ${res.text.slice(0, 300)}`;

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbedder } from '../shared/memory/embeddings';
-import { createEngine } from './harness';
+import { createEngine, errorOf } from './harness';
 
 /**
  * A local OpenAI-compatible embeddings endpoint: 384-d vectors from the hash embedder (truncated),
@@ -59,7 +59,7 @@ describe('OpenAI-compatible provider', () => {
       status = 400;
       const refused = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'not stored' } });
       expect(refused.status).toBe(502);
-      expect(refused.body.code).toBe('UPSTREAM_ERROR');
+      expect(errorOf(refused).code).toBe('UPSTREAM_ERROR');
       expect((await engine.request('GET', '/v1/memories', { key: t.key })).body.total).toBe(2);
     } finally {
       status = 200;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /** Eval (issue 14, spec §4.13, DESIGN §5) through the API, with the experimental flag on. */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
 });
@@ -287,7 +287,7 @@ describe('bad input', () => {
 
 describe('the experimental flag', () => {
   it('off (the default): every experimental route is 403 svc_ram.v1.experimental.disabled before any tier check; 401 still first', async () => {
-    const off = await createEngine();
+    const off: TestEngine<'unchecked'> = await createEngine();
     try {
       const free = await off.newTenant('free');
       const spec = (await off.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { 'x-experimental'?: boolean }>> };

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../shared/platform/crypto';
-import { createEngine, type Tenant, type TestEngine, type TestResponse } from './harness';
+import { createEngine, type Tenant, type TestEngine, type TestResponse, type UncheckedBody } from './harness';
 
 /** Issue 9.11: `Idempotency-Key` makes retries of POSTs safe (DESIGN §5, shared/platform/idempotency.ts). */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -14,7 +14,7 @@ const DAY = 86_400_000;
 const newKey = () => `idem-${crypto.randomUUID()}`;
 const post = (t: Tenant, path: string, body: unknown, key?: string) =>
   engine.request('POST', path, { key: t.key, body, headers: key === undefined ? {} : { 'idempotency-key': key } });
-const replayed = (res: TestResponse) => res.headers.get('idempotent-replayed');
+const replayed = (res: TestResponse<UncheckedBody>) => res.headers.get('idempotent-replayed');
 
 async function count(query: ReturnType<typeof sql>): Promise<number> {
   const res = await engine.sql<{ n: number | string }>(query);

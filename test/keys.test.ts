@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';
+import { createEngine, errorOf, freshIp, type TestEngine, uniqueEmail } from './harness';
 
 let engine: TestEngine;
 beforeAll(async () => {
@@ -44,7 +44,7 @@ describe('signup and verification', () => {
     expect(rotated.status).toBe(200);
     const newKey = rotated.body.new_key as string;
     expect(newKey).not.toBe(key);
-    expect(Date.parse(rotated.body.grace_expires_at)).toBe(engine.clock.now().getTime() + 24 * HOUR);
+    expect(Date.parse(rotated.body.grace_expires_at ?? '')).toBe(engine.clock.now().getTime() + 24 * HOUR);
 
     // Old key still works during the grace period, and so does the new one.
     expect((await engine.request('GET', '/v1/usage', { key })).status).toBe(200);
@@ -54,7 +54,7 @@ describe('signup and verification', () => {
     expect(revoked.status).toBe(200);
     const old = await engine.request('GET', '/v1/usage', { key });
     expect(old.status).toBe(401);
-    expect(old.body.code).toBe('UNAUTHORIZED');
+    expect(errorOf(old).code).toBe('UNAUTHORIZED');
     expect((await engine.request('GET', '/v1/usage', { key: newKey })).status).toBe(200);
   });
 
@@ -77,8 +77,8 @@ describe('signup and verification', () => {
     for (const email of ['', 'not-an-email', 'a@', `${'x'.repeat(250)}@example.com`]) {
       const res = await signup(email);
       expect(res.status, email).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details[0].path).toBe('email');
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.[0].path).toBe('email');
     }
     for (const email of ['someone@mailinator.com', 'x@sub.guerrillamail.com']) {
       const res = await signup(email);
@@ -87,7 +87,7 @@ describe('signup and verification', () => {
     }
     const missing = await engine.request('POST', '/v1/keys', { body: {}, headers: { 'x-forwarded-for': freshIp() } });
     expect(missing.status).toBe(400);
-    expect(missing.body.details[0].path).toBe('email');
+    expect(errorOf(missing).details?.[0].path).toBe('email');
   });
 
   it('allows two signups per IP in 30 days, then 429 RATE_LIMITED', async () => {
@@ -96,7 +96,7 @@ describe('signup and verification', () => {
     expect((await signup(uniqueEmail(), ip)).status).toBe(201);
     const third = await signup(uniqueEmail(), ip);
     expect(third.status).toBe(429);
-    expect(third.body.code).toBe('RATE_LIMITED');
+    expect(errorOf(third).code).toBe('RATE_LIMITED');
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await signup(uniqueEmail(), freshIp())).status).toBe(201);
   });
@@ -138,29 +138,29 @@ describe('signup and verification', () => {
   it('verify: unknown account 404, wrong/used/expired/replaced token 400 INVALID_TOKEN', async () => {
     const unknown = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: 'vt_x', email: uniqueEmail() } });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.code).toBe('NOT_FOUND');
+    expect(errorOf(unknown).code).toBe('NOT_FOUND');
 
     const email = uniqueEmail();
     await signup(email);
     const first = await engine.latestMailToken(email);
     const wrong = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: 'vt_wrong', email } });
     expect(wrong.status).toBe(400);
-    expect(wrong.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(wrong).code).toBe('INVALID_TOKEN');
 
     // A token only verifies the address it was sent to.
     const other = uniqueEmail();
     await signup(other);
     const crossed = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: first, email: other } });
-    expect(crossed.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(crossed).code).toBe('INVALID_TOKEN');
 
     // A new signup (a second later) replaces the earlier token.
     engine.clock.advance(1_000);
     await signup(email);
     const second = await engine.latestMailToken(email);
     expect(second).not.toBe(first);
-    expect((await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: first, email } })).body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: first, email } })).code).toBe('INVALID_TOKEN');
     expect((await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).status).toBe(200);
-    expect((await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).code).toBe('INVALID_TOKEN');
 
     const late = uniqueEmail();
     await signup(late);
@@ -169,7 +169,7 @@ describe('signup and verification', () => {
     try {
       const expired = await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: lateToken, email: late } });
       expect(expired.status).toBe(400);
-      expect(expired.body.code).toBe('INVALID_TOKEN');
+      expect(errorOf(expired).code).toBe('INVALID_TOKEN');
     } finally {
       engine.clock.advance(-(24 * HOUR + 1000));
     }
@@ -188,13 +188,13 @@ describe('signup and verification', () => {
     const token = await engine.latestMailToken(email);
     const refused = await verify(email, token, ip);
     expect(refused.status).toBe(429);
-    expect(refused.body.code).toBe('RATE_LIMITED');
+    expect(errorOf(refused).code).toBe('RATE_LIMITED');
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(3600);
 
     // Many addresses guessing one account's token.
-    for (let i = 0; i < 10; i++) expect((await verify(email, `vt_guess${i}`, freshIp())).body.code).toBe('INVALID_TOKEN');
+    for (let i = 0; i < 10; i++) expect(errorOf(await verify(email, `vt_guess${i}`, freshIp())).code).toBe('INVALID_TOKEN');
     const spread = await verify(email, token, freshIp());
     expect(spread.status).toBe(429);
     expect(Number(spread.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -245,7 +245,7 @@ describe('rotation, listing, revocation, expiry', () => {
     try {
       const old = await engine.request('GET', '/v1/keys', { key: tenant.key });
       expect(old.status).toBe(401);
-      expect(old.body.message).toMatch(/expired/);
+      expect(errorOf(old).message).toMatch(/expired/);
       const list = await engine.request('GET', '/v1/keys', { key: rotated.body.new_key });
       expect(list.status).toBe(200);
       expect(list.body.keys.map((k: { status: string }) => k.status)).toEqual(['expired', 'active']);
@@ -286,7 +286,7 @@ describe('rotation, listing, revocation, expiry', () => {
     }
     const past = await engine.request('POST', '/v1/keys/rotate', { key: newKey, body: { expires_at: '2001-01-01T00:00:00Z' } });
     expect(past.status).toBe(400);
-    expect(past.body.details[0].path).toBe('expires_at');
+    expect(errorOf(past).details?.[0].path).toBe('expires_at');
     const junk = await engine.request('POST', '/v1/keys/rotate', { key: newKey, body: { expires_at: 'tomorrow' } });
     expect(junk.status).toBe(400);
   });
@@ -344,7 +344,7 @@ describe('rotation, listing, revocation, expiry', () => {
       expect((await engine.request('POST', '/v1/keys/revoke', { key: second, body: { key_id: tenant.keyId } })).status).toBe(200);
       const next = await other.request('GET', '/v1/usage', { key: tenant.key });
       expect(next.status).toBe(401);
-      expect(next.body.code).toBe('UNAUTHORIZED');
+      expect(errorOf(next).code).toBe('UNAUTHORIZED');
       expect((await other.request('GET', '/health', { key: tenant.key })).status).toBe(401);
       // Counted on both instances, the refused request not: 5 + 1 + 1 (grace) there, rotate and
       // revoke here, and this report.
@@ -363,7 +363,7 @@ describe('a rotated-out key keeps data access but loses key management', () => {
     expect(rotated.status).toBe(200);
     const again = await engine.request('POST', '/v1/keys/rotate', { key: tenant.key });
     expect(again.status).toBe(403);
-    expect(again.body.code).toBe('FORBIDDEN');
+    expect(errorOf(again).code).toBe('FORBIDDEN');
     const lockout = await engine.request('POST', '/v1/keys/revoke', { key: tenant.key, body: { key_id: rotated.body.key_id } });
     expect(lockout.status).toBe(403);
     expect((await engine.request('GET', '/v1/usage', { key: rotated.body.new_key })).status).toBe(200);
@@ -381,7 +381,7 @@ describe('a rotated-out key keeps data access but loses key management', () => {
     expect(third.status).toBe(200);
     const first = await engine.request('GET', '/v1/usage', { key: tenant.key });
     expect(first.status).toBe(401);
-    expect(first.body.code).toBe('UNAUTHORIZED');
+    expect(errorOf(first).code).toBe('UNAUTHORIZED');
     expect((await engine.request('GET', '/v1/usage', { key: second.body.new_key })).status).toBe(200);
     expect((await engine.request('GET', '/v1/usage', { key: third.body.new_key })).status).toBe(200);
     const keys = await engine.request('GET', '/v1/keys', { key: third.body.new_key });

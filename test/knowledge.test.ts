@@ -5,7 +5,7 @@ import { loadMigrations, type MigrationSession, migrate } from '../shared/node/m
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /** The knowledge graph through HTTP: triples, entities, paths, and memories that mention entities. */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

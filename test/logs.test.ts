@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listen } from '../shared/node/http-server';
 import { createLogger } from '../shared/platform/log';
-import { createEngine, integration, type TestEngine } from './harness';
+import { createEngine, errorOf, integration, type TestEngine } from './harness';
 
 /**
  * Issue 9.5: a failed query logs the database error and a redacted statement, never the parameters;
@@ -74,14 +74,14 @@ describe('a failed query in the log', () => {
       body: { observation: `log-test-fail observation-${secret}`, tags: [`tag-${secret}`], agent_id: `agent-${secret}`, context: FORGED },
     });
     expect(res.status).toBe(500);
-    expect(res.body.code).toBe('INTERNAL_ERROR');
+    expect(errorOf(res).code).toBe('INTERNAL_ERROR');
     expect(res.text).not.toContain(secret);
 
     const lines = log.lines();
     expect(lines.filter((l) => l.msg === 'forged')).toEqual([]);
     const failure = lines.find((l) => l.msg === 'unhandled error');
     expect(failure, log.text()).toBeDefined();
-    expect(failure).toMatchObject({ level: 'error', request_id: res.body.request_id, pg_code: 'P0001' });
+    expect(failure).toMatchObject({ level: 'error', request_id: errorOf(res).request_id, pg_code: 'P0001' });
     expect(failure!.error).toContain('refused by the test trigger: nice\n{"level":"info","msg":"forged"}');
     expect(failure!.statement).toMatch(/^WITH stored AS \( INSERT INTO memories \(id, tenant_id, observation, .*FROM jsonb_to_recordset\(\$\d+::jsonb\)/);
     expect(failure!.stack).toMatch(/^at /);

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../shared/platform/log';
-import { createEngine, type TestEngine } from './harness';
+import { createEngine, errorOf, type TestEngine } from './harness';
 
 /**
  * Single stores of one tenant that arrive together commit together (functions/memories/store.ts,
@@ -71,7 +71,7 @@ describe('concurrent single stores of one tenant', () => {
     expect(stored).toHaveLength(1);
     for (const r of rejected.filter((r) => r.status !== 201)) {
       expect(r.status).toBe(409);
-      expect(r.body.details?.existing_ids ?? r.body.existing_ids).toEqual([stored[0].body.id]);
+      expect(errorOf(r).existing_ids).toEqual([stored[0].body.id]);
     }
 
     const lww = await Promise.all(Array.from({ length: 10 }, () => store(t.key, { observation: 'Latest wins: the office moved.', on_conflict: 'lww' })));

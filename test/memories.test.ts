@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { withMemoryDeletedOnFirstInsert } from './races';
 
 let engine: TestEngine;
@@ -89,8 +89,8 @@ describe('store', () => {
     for (const [body, field] of cases) {
       const res = await store(t, body);
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(field);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(field);
     }
   });
 
@@ -102,10 +102,10 @@ describe('store', () => {
     const pro = await engine.newTenant('pro');
     const malformed = await store(pro, { observation: 'x', space_id: 'space-1' });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.details[0].path).toBe('space_id');
+    expect(errorOf(malformed).details?.[0].path).toBe('space_id');
     const unknown = await store(pro, { observation: 'x', space_id: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.details[0].path).toBe('space_id');
+    expect(errorOf(unknown).details?.[0].path).toBe('space_id');
   });
 });
 
@@ -122,8 +122,8 @@ describe('conflicts', () => {
 
     const rejected = await store(t, { observation: 'Deploys happen on Tuesdays.', on_conflict: 'reject' });
     expect(rejected.status).toBe(409);
-    expect(rejected.body.code).toBe('CONFLICT');
-    expect(rejected.body.existing_ids).toEqual([second.body.id]);
+    expect(errorOf(rejected).code).toBe('CONFLICT');
+    expect(errorOf(rejected).existing_ids).toEqual([second.body.id]);
 
     const manual = await store(t, { observation: 'Deploys happen on Tuesdays.', on_conflict: 'manual' });
     expect(manual.body).toMatchObject({ conflict_detected: true, superseded: [] });
@@ -252,7 +252,7 @@ describe('list, get, patch, delete', () => {
     expect((await engine.request('PATCH', `/v1/memories/${m.body.id}`, { key: t.key, body: { importance: 0 } })).status).toBe(400);
     const self = await engine.request('PATCH', `/v1/memories/${m.body.id}`, { key: t.key, body: { superseded_by: m.body.id } });
     expect(self.status).toBe(400);
-    expect(self.body.details[0].path).toBe('superseded_by');
+    expect(errorOf(self).details?.[0].path).toBe('superseded_by');
   });
 
   it('concurrent patches: one wins, the other is 409, nothing lost', async () => {
@@ -266,7 +266,7 @@ describe('list, get, patch, delete', () => {
     const winner = a.status === 200 ? 'Version A' : 'Version B';
     expect((await engine.request('GET', `/v1/memories/${m.body.id}`, { key: t.key })).body.observation).toBe(winner);
     const loser = a.status === 409 ? a : b;
-    expect(loser.body.code).toBe('CONFLICT');
+    expect(errorOf(loser).code).toBe('CONFLICT');
   });
 
   it('delete is permanent, removes links, writes the event and audit entry', async () => {
@@ -292,7 +292,7 @@ describe('TTL', () => {
   it('an expired memory disappears from every read at once and maintenance purges it', async () => {
     const t = await engine.newTenant();
     const m = await store(t, { observation: 'Temporary door code 4711.', ttl_seconds: 60 });
-    expect(Date.parse(m.body.expires_at) - Date.parse(m.body.created_at)).toBe(60_000);
+    expect(Date.parse(m.body.expires_at ?? '') - Date.parse(m.body.created_at)).toBe(60_000);
     engine.clock.advance(61_000);
     try {
       expect((await engine.request('GET', `/v1/memories/${m.body.id}`, { key: t.key })).status).toBe(404);

@@ -36,7 +36,7 @@ let operations: { method: string; path: string; op: Operation; name: string }[];
 
 beforeAll(async () => {
   engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
-  const res = await engine.request('GET', '/openapi.json');
+  const res = await engine.request<Doc>('GET', '/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body;
   operations = Object.entries(doc.paths).flatMap(([path, item]) =>

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { patternStats } from '../shared/control/regex';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 let pro: Tenant;
 beforeAll(async () => {
   engine = await createEngine();

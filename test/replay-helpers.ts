@@ -5,7 +5,7 @@ import type { Tenant, TestEngine } from './harness';
  * Shared by the replay test files. The clock only ever moves forward in them, so every test's past
  * stays its own.
  */
-export function replayHelpers(engine: () => TestEngine) {
+export function replayHelpers(engine: () => TestEngine<'unchecked'>) {
   const tick = (ms = 1_000) => engine().clock.advance(ms);
   const now = () => engine().clock.now();
   const iso = (d: Date) => d.toISOString();

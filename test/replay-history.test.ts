@@ -3,7 +3,7 @@ import { hashEmbedder } from '../shared/memory/embeddings';
 import { createEngine, type TestEngine } from './harness';
 import { replayHelpers } from './replay-helpers';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

@@ -3,7 +3,7 @@ import { edgesAt } from '../shared/memory/edge-history';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 import { replayHelpers } from './replay-helpers';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 let engine: TestEngine;
 beforeAll(async () => {
@@ -146,7 +146,7 @@ describe('rollback', () => {
     for (const target of [future, 'yesterday-ish', '2026-13-45T00:00:00Z', '2026-02-30T10:00:00Z', '2025-02-29', '2026-01-01T24:00:00Z', '']) {
       const res = await engine.request('POST', '/v1/rollback', { key: t.key, body: { target } });
       expect(res.status, target).toBe(400);
-      expect(res.body.details[0].path).toBe('target');
+      expect(errorOf(res).details?.[0].path).toBe('target');
     }
     expect((await engine.request('POST', '/v1/rollback', { key: t.key, body: {} })).status).toBe(400);
     expect((await engine.request('GET', '/v1/rollback/preview', { key: t.key })).status).toBe(400);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformanceChecker } from './conformance';
-import { createEngine, type Tenant, type TestEngine, type TestResponse } from './harness';
+import { createEngine, type Tenant, type TestEngine, type TestResponse, type UncheckedBody } from './harness';
 import { SseReader } from './sse';
 import { PAYLOADS } from './actions-helpers';
 
@@ -9,13 +9,13 @@ import { PAYLOADS } from './actions-helpers';
  * each type's effect, its record, its audit entry, and the events on the live stream (the same
  * rows webhooks are delivered from).
  */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine({ env: { EVENT_STREAM_POLL_MS: '60000' } });
 });
 afterAll(() => engine.close());
 
-type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse>;
+type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse<UncheckedBody>>;
 const as = (t: Tenant): Call => (method, path, body) => engine.request(method, path, { key: t.key, body });
 async function ok(res: Promise<{ status: number; text: string; body: any }>, status: number) {
   const r = await res;

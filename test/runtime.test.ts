@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine, type TestResponse } from './harness';
+import { createEngine, type Tenant, type TestEngine, type TestResponse, type UncheckedBody } from './harness';
 
 /**
  * The agent runtime through the API (issue 13; spec §2.14, §3.4, §3.5, §4.15; DESIGN §5 Runtime):
@@ -7,14 +7,14 @@ import { createEngine, type Tenant, type TestEngine, type TestResponse } from '.
  * agent's memory writes reverted), and the helper the actions family uses. Interventions and the
  * event stream: test/runtime-interventions.test.ts.
  */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
 const SECOND = 1_000;
-type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse>;
+type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse<UncheckedBody>>;
 const as = (t: Tenant): Call => (method, path, body) => engine.request(method, path, { key: t.key, body });
 
 async function ok(res: Promise<{ status: number; text: string; body: any }>, status: number) {

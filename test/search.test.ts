@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { sharingHelpers } from './sharing-helpers';
 
 let engine: TestEngine;
@@ -67,8 +67,8 @@ describe('semantic search', () => {
   it('recency_weight favours newer memories and keeps similarity raw', async () => {
     const plain = await search('q=invoices%20sent&limit=5&tags=billing');
     const recent = await search('q=invoices%20sent&limit=5&tags=billing&recency_weight=1');
-    const oldPlain = plain.body.memories.find((m: { uuid: string }) => m.uuid === ids.old);
-    const oldRecent = recent.body.memories.find((m: { uuid: string }) => m.uuid === ids.old);
+    const oldPlain = plain.body.memories.find((m: { uuid: string }) => m.uuid === ids.old)!;
+    const oldRecent = recent.body.memories.find((m: { uuid: string }) => m.uuid === ids.old)!;
     expect(oldRecent.similarity).toBe(oldPlain.similarity);
     expect(oldRecent.score).toBeCloseTo(Math.exp(-120 / 30), 2);
     expect(recent.body.memories[0].uuid).toBe(ids.billing);
@@ -202,7 +202,7 @@ describe('keyword and hybrid modes', () => {
     const res = await search('q=Luna%20and%20Miso&mode=hybrid&limit=5');
     expect(res.body.memories[0].uuid).toBe(ids.pets);
     const semantic = await search('q=Luna%20and%20Miso&limit=5');
-    const pets = semantic.body.memories.find((m: { uuid: string }) => m.uuid === ids.pets);
+    const pets = semantic.body.memories.find((m: { uuid: string }) => m.uuid === ids.pets)!;
     expect(res.body.memories[0].similarity).toBe(pets.similarity);
     expect(res.body.memories[0].score).toBeLessThanOrEqual(1);
   });
@@ -224,7 +224,7 @@ describe('bad input', () => {
     for (const [query, field] of cases) {
       const res = await search(query);
       expect(res.status, query).toBe(400);
-      expect(res.body.details.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
     }
   });
 
@@ -234,7 +234,7 @@ describe('bad input', () => {
       const tenant = await broken.newTenant();
       const res = await broken.request('POST', '/v1/memories', { key: tenant.key, body: { observation: 'will not embed' } });
       expect(res.status).toBe(503);
-      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect(errorOf(res).code).toBe('SERVICE_UNAVAILABLE');
       expect((await broken.request('GET', '/v1/memories', { key: tenant.key })).body.total).toBe(0);
       expect((await broken.request('GET', '/v1/usage', { key: tenant.key })).body.memories.current).toBe(0);
     } finally {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { type IdKind, kindOf, makeResources, specNamedForbidden, unknownId } from './security/fixtures';
 import { fillPath, type RouteEntry, routeTable } from './security/route-table';
 
@@ -73,7 +73,7 @@ describe('every route that needs a key refuses requests without a valid one', ()
       for (const { label, key } of badKeys) {
         const res = await send(route, key, path);
         expect(res.status, label).toBe(401);
-        expect(res.body.code, label).toBe('UNAUTHORIZED');
+        expect(errorOf(res).code, label).toBe('UNAUTHORIZED');
       }
     });
   }
@@ -124,7 +124,7 @@ describe("another tenant's ids answer exactly as ids that name nothing", () => {
       }
       // A path id that names nothing must reach the lookup (404), or the comparison proves nothing.
       if (pathIds) expect(missing.status, where).toBe(404);
-      expect({ status: foreign.status, code: foreign.body.code }, where).toEqual({ status: missing.status, code: missing.body.code });
+      expect({ status: foreign.status, code: errorOf(foreign).code }, where).toEqual({ status: missing.status, code: errorOf(missing).code });
     });
   }
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BodyOf } from './client';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /** Issue 9.3: a request's Host header must never choose where an invitation mail links to. */
@@ -37,7 +38,7 @@ describe('share invitation links', () => {
     const owner = await plain.newTenant('starter');
     const email = `to-${crypto.randomUUID().slice(0, 8)}@example.com`;
     const { token, share_id } = await shareFromEvilHost(plain, owner, email);
-    const rotated = await plain.request('POST', `${EVIL}/v1/spaces/share/${share_id}/rotate`, { key: owner.key, headers: { host: 'evil.example' } });
+    const rotated = await plain.request<BodyOf<'POST', `/v1/spaces/share/${string}/rotate`>>('POST', `${EVIL}/v1/spaces/share/${share_id}/rotate`, { key: owner.key, headers: { host: 'evil.example' } });
     expect(rotated.status, rotated.text).toBe(200);
 
     const sent = await mails(plain, email);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 import { DAY, sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

@@ -6,7 +6,7 @@ import { DAY, sharingHelpers } from './sharing-helpers';
  * Sharing end to end across two tenants, through the memories endpoints: what a recipient can read
  * and write after joining, and what it loses on revoke, expiry and space deletion.
  */
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

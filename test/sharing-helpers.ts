@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { Tenant, TestEngine } from './harness';
 
 /** Helpers for the spaces, shares and sharing end-to-end tests (HTTP only, plus audit reads). */
-export function sharingHelpers(engine: () => TestEngine) {
+export function sharingHelpers(engine: () => TestEngine<'unchecked'>) {
   const e = () => engine();
   return {
     createSpace: (t: Tenant, body: Record<string, unknown>) => e().request('POST', '/v1/context-spaces', { key: t.key, body }),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type TestEngine } from './harness';
 import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

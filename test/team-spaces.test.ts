@@ -13,7 +13,7 @@ import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
  * read; removing a member or demoting them ends the writes at once.
  */
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -352,7 +352,7 @@ describe('a change that lands while a store is embedding', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-    const e = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bge-small', EMBEDDING_DIMENSIONS: '384' } });
+    const e: TestEngine<'unchecked'> = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bge-small', EMBEDDING_DIMENSIONS: '384' } });
     try {
       const call = (t: Tenant, method: string, path: string, body?: unknown) => e.request(method, path, { key: t.key, body });
       const [owner, member] = [await e.newTenant('pro'), await e.newTenant('pro')];

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 beforeAll(async () => {
   engine = await createEngine();
 });

@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 async function certificateOf(steps: { type: string; content: string; metadata?: object }[]) {
-  const post = (path: string, body: unknown = {}) => engine.request('POST', path, { key: t.key, body });
+  const post = <P extends string>(path: P, body: unknown = {}) => engine.request('POST', path, { key: t.key, body });
   const traceId = (await post('/v1/traces', { agent_id: 'auditor' })).body.trace_id;
   for (const s of steps) expect((await post(`/v1/traces/${traceId}/steps`, s)).status).toBe(201);
   expect((await post(`/v1/traces/${traceId}/complete`)).status).toBe(200);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configuredSigningKey, generateSigningKeyPem } from '../shared/platform/trace-signing';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
-let engine: TestEngine;
+let engine: TestEngine<'unchecked'>;
 let pro: Tenant;
 beforeAll(async () => {
   engine = await createEngine();

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type TestEngine } from './harness';
+import { createEngine, errorOf, type TestEngine } from './harness';
 
 let engine: TestEngine;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ async function setCounter(tenantId: string, metric: string, bucket: string, valu
 async function exhaustedCount(key: string): Promise<number> {
   const res = await engine.request('GET', '/v1/keys', { key });
   expect(res.status).toBe(429);
-  return res.body.usage.current;
+  return errorOf(res).usage!.current;
 }
 
 describe('GET /v1/usage', () => {
@@ -84,7 +84,7 @@ describe('monthly quota', () => {
       code: 'RATE_LIMITED',
       usage: { current: 5_000, limit: 5_000, plan: 'free' },
     });
-    expect(refused.body.upgrade_url).toMatch(/^https?:/);
+    expect(errorOf(refused).upgrade_url).toMatch(/^https?:/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await exhaustedCount(t.key)).toBe(5_000);
   });
@@ -130,7 +130,7 @@ describe('monthly quota', () => {
       expect(results.filter((r) => r.status === 200)).toHaveLength(100);
       expect(await exhaustedCount(t.key)).toBe(5_000);
       const elsewhere = await other.request('GET', '/v1/keys', { key: t.key });
-      expect(elsewhere.body.usage.current).toBe(5_000);
+      expect(errorOf(elsewhere).usage?.current).toBe(5_000);
     } finally {
       await other.close();
     }
@@ -252,8 +252,8 @@ describe('per-key request rate', () => {
       for (let i = 0; i < 8; i++) statuses.push((await small.request('GET', '/v1/keys', { key: t.key })).status);
       expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
       const refused = await small.request('GET', '/v1/keys', { key: t.key });
-      expect(refused.body.code).toBe('RATE_LIMITED');
-      expect(refused.body.usage).toMatchObject({ limit: 6, plan: 'free' });
+      expect(errorOf(refused).code).toBe('RATE_LIMITED');
+      expect(errorOf(refused).usage).toMatchObject({ limit: 6, plan: 'free' });
       const retry = Number(refused.headers.get('retry-after'));
       expect(retry).toBe(60); // 59.5 s to the next window, rounded up
       expect(refused.headers.get('x-ratelimit-limit')).toBe('6');

@@ -61,7 +61,7 @@ describe('vectors a rollback writes', () => {
     await db().execute(sql`UPDATE memories SET index_pending = true WHERE tenant_id = ${t.tenantId}`);
 
     expect((await search(t, 'the quarterly report is due on the fifth'))[0]).toBe(target);
-    const url = `/v1/context-spaces/${space}/memories?q=${encodeURIComponent('the quarterly report is due on the fifth')}`;
+    const url = `/v1/context-spaces/${space}/memories?q=${encodeURIComponent('the quarterly report is due on the fifth')}` as const;
     const first = await engine.request('GET', `${url}&limit=1`, { key: t.key });
     expect(first.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([target]);
     // A deep page (past what the graph alone yields without iterative scans) is still full.

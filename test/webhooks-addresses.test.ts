@@ -3,7 +3,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchAt } from '../shared/node/fetch-at';
-import { createEngine, type TestEngine } from './harness';
+import { createEngine, errorOf, type TestEngine } from './harness';
 import { testResolveHost } from './standins/dns';
 
 /**
@@ -55,7 +55,7 @@ describe('webhook URLs that write a local IPv4 address in IPv6', () => {
     for (const url of ['https://[::127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://[64:ff9b::169.254.169.254]/', 'https://[2002:a00:1::]/hook']) {
       const res = await engine.request('POST', '/v1/webhooks', { key: t.key, body: { url, events: ['memory.created'] } });
       expect(res.status, url).toBe(422);
-      expect(res.body.details, url).toEqual([{ path: 'url', message: expect.stringMatching(/loopback|private|linkLocal/) }]);
+      expect(errorOf(res).details, url).toEqual([{ path: 'url', message: expect.stringMatching(/loopback|private|linkLocal/) }]);
     }
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { setRecord } from './standins/dns';
 import { startReceiver, verifySignature } from './standins/webhook-receiver';
 
@@ -51,7 +51,7 @@ describe('registering', () => {
     const milestones = await strict.request('GET', '/v1/milestones', { key: t.key });
     expect(milestones.body.milestones.map((m: { milestone: string }) => m.milestone)).toContain('first_webhook');
     const audit = await strict.request('GET', '/v1/audit?limit=100', { key: t.key });
-    const entry = audit.body.entries.find((e: { operation: string }) => e.operation === 'webhook.created');
+    const entry = audit.body.entries.find((e: { operation: string }) => e.operation === 'webhook.created')!;
     expect(entry.metadata.url_origin).toBe('https://hooks.example.com');
   });
 
@@ -82,8 +82,8 @@ describe('registering', () => {
     for (const [body, field] of refused) {
       const res = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { events: ['memory.created'], ...body } });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(field);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(field);
     }
     const hook = await register(strict, t, { url: 'https://hooks.example.com/a' });
     const moved = await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: { url: 'https://169.254.169.254/' } });
@@ -97,15 +97,15 @@ describe('registering', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => register(strict, t, { url: `https://hooks.example.com/${i}` })));
     const over = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { url: 'https://hooks.example.com/51', events: ['memory.created'] } });
     expect(over.status).toBe(403);
-    expect(over.body).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', usage: { metric: 'webhooks', current: 50, limit: 50, plan: 'pro', resets_at: null } });
-    expect(over.body.message).toMatch(/50 webhooks/);
+    expect(errorOf(over)).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', usage: { metric: 'webhooks', current: 50, limit: 50, plan: 'pro', resets_at: null } });
+    expect(errorOf(over).message).toMatch(/50 webhooks/);
   });
 
   it('is Pro+: a Starter tenant gets 403 FEATURE_NOT_AVAILABLE', async () => {
     const t = await strict.newTenant('starter');
     const res = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { url: 'https://hooks.example.com/a', events: ['memory.created'] } });
     expect(res.status).toBe(403);
-    expect(res.body.code).toBe('FEATURE_NOT_AVAILABLE');
+    expect(errorOf(res).code).toBe('FEATURE_NOT_AVAILABLE');
   });
 });
 

@@ -22,10 +22,10 @@ const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
 const tags = ['Operator'];
 const base = { tags, middleware: [requireAdmin], security: [{ adminToken: [] }] };
 
-const createTenantRoute = createRoute({
+export const createTenantRoute = createRoute({
   ...base,
   operationId: 'admin.createTenant',
-  method: 'post',
+  method: 'post' as const,
   path: '/admin/v1/tenants',
   summary: 'Create a verified tenant with its first key',
   description: 'Creates a tenant whose e-mail counts as verified, at the given tier, and returns its first API key (shown only here). 409 when the e-mail is taken.',
@@ -33,10 +33,10 @@ const createTenantRoute = createRoute({
   responses: { 201: json(s.CreatedTenantSchema, 'Tenant created'), ...errors(400, 401, 404, 409, 413, 415), ...serverErrors() },
 });
 
-const getTenantRoute = createRoute({
+export const getTenantRoute = createRoute({
   ...base,
   operationId: 'admin.getTenant',
-  method: 'get',
+  method: 'get' as const,
   path: '/admin/v1/tenants/{tenant_id}',
   summary: 'Get a tenant',
   description: "The tenant's e-mail, tier and creation time.",
@@ -44,10 +44,10 @@ const getTenantRoute = createRoute({
   responses: { 200: json(s.TenantSchema, 'The tenant'), ...errors(400, 401, 404), ...serverErrors() },
 });
 
-const patchTenantRoute = createRoute({
+export const patchTenantRoute = createRoute({
   ...base,
   operationId: 'admin.setTier',
-  method: 'patch',
+  method: 'patch' as const,
   path: '/admin/v1/tenants/{tenant_id}',
   summary: "Change a tenant's tier",
   description: 'Sets the tier; limits and features follow at once. Answers the updated tenant.',
@@ -55,10 +55,10 @@ const patchTenantRoute = createRoute({
   responses: { 200: json(s.TenantSchema, 'The updated tenant'), ...errors(400, 401, 404, 413, 415), ...serverErrors() },
 });
 
-const mailRoute = createRoute({
+export const mailRoute = createRoute({
   ...base,
   operationId: 'admin.listMail',
-  method: 'get',
+  method: 'get' as const,
   path: '/admin/v1/mail',
   summary: 'Mail stored by the outbox transport, newest first',
   description: 'Messages the `outbox` mail transport stored for an address, with the token each carries (verification, invitations); for operators and tests, since that transport sends nothing.',

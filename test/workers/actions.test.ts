@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient } from '../client';
+import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -10,7 +10,7 @@ import worker from '../../functions/worker';
 const bindings = env as unknown as Record<string, string>;
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-const request = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
+const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
 const call = async (method: string, path: string, opts: RequestOptions = {}) => {
   const res = await request(method, path, opts);
   await Promise.all(pending.splice(0));

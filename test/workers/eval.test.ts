@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient } from '../client';
+import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -12,7 +12,7 @@ const bindings = env as unknown as Record<string, string>;
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 const clientFor = (b: Record<string, string>) => {
-  const request = testClient((req) => worker.fetch(req, b, ctx), { base: 'https://engram.test' });
+  const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, b, ctx), { base: 'https://engram.test' });
   return async (method: string, path: string, opts: RequestOptions = {}) => {
     const res = await request(method, path, opts);
     await Promise.all(pending.splice(0));

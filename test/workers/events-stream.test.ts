@@ -1,6 +1,6 @@
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { testClient } from '../client';
+import { testClient, type UncheckedRequestFn } from '../client';
 import { SseReader } from '../sse';
 
 /**
@@ -12,7 +12,7 @@ import { SseReader } from '../sse';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 const BASE = 'https://engram.test';
-const call = testClient((req) => worker.fetch(req), { base: BASE });
+const call: UncheckedRequestFn = testClient((req) => worker.fetch(req), { base: BASE });
 
 async function open(key: string, headers: Record<string, string> = {}) {
   return worker.fetch(new Request(`${BASE}/v1/events/stream`, { headers: { authorization: `Bearer ${key}`, ...headers } }));

@@ -1,12 +1,12 @@
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { testClient } from '../client';
+import { testClient, type UncheckedRequestFn } from '../client';
 
 /** Idempotency-Key inside workerd: per-request Neon pools, WebCrypto for the kept body's cipher. */
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 
-const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
+const call: UncheckedRequestFn = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 describe('worker in workerd: Idempotency-Key', () => {
   let key = '';

@@ -1,7 +1,7 @@
 import { neonConfig, Pool } from '@neondatabase/serverless';
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { testClient } from '../client';
+import { testClient, type UncheckedRequestFn } from '../client';
 
 /**
  * Memories and context spaces inside workerd (same setup as smoke.test.ts): every request goes
@@ -12,7 +12,7 @@ import { testClient } from '../client';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 
-const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
+const call: UncheckedRequestFn = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 async function newTenant(label: string, tier: 'free' | 'pro') {
   const res = await call('POST', '/admin/v1/tenants', {

@@ -1,7 +1,7 @@
 import { env, exports } from 'cloudflare:workers';
 import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { freshIp, testClient, uniqueEmail } from '../client';
+import { freshIp, testClient, type UncheckedRequestFn, uniqueEmail } from '../client';
 
 /**
  * Runs inside workerd, next to the worker from wrangler.toml (functions/worker.ts). Every request
@@ -12,7 +12,7 @@ import { freshIp, testClient, uniqueEmail } from '../client';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 
-const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
+const call: UncheckedRequestFn = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 describe('worker in workerd: public probes', () => {
   it('sees the bindings from global-setup over wrangler.toml [vars]', () => {

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient } from '../client';
+import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -14,7 +14,7 @@ const bindings = rest as Record<string, string>;
 
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-const request = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
+const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
 
 /** One request, then the work it left in waitUntil (the per-request pool closes there). */
 async function call(method: string, path: string, opts: RequestOptions = {}) {
