@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fuse, semanticMatch, spreadToNeighbours } from '../functions/memories/hybrid';
+import type { Ranked } from '../functions/memories/queries';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**
@@ -94,6 +96,35 @@ describe('hybrid ranking', () => {
     expect(hits[1].score).toBeGreaterThanOrEqual(hits[2].score);
     // Among memories that match nothing, the shares still decide: the neighbour comes back at all.
     expect(hits[2].score).toBeGreaterThan(0);
+  });
+});
+
+describe('a semantic match of its own', () => {
+  const row = (id: string, extra: Partial<Ranked> = {}): Ranked => ({ id, tenant_id: 't', agent_id: null, space_id: null, created_at: new Date(0), ...extra });
+
+  it("is a cosine of at least half the best candidate's, inside the candidate list or not", () => {
+    const semantic = [row('strong', { similarity: 0.8 }), row('faint', { similarity: 0.2 })];
+    const matches = semanticMatch(semantic);
+    expect(matches(row('x', { similarity: 0.4 }))).toBe(true);
+    expect(matches(row('x', { similarity: 0.3999 }))).toBe(false);
+    expect(matches(row('x'))).toBe(false); // no cosine known: a keyword candidate matches by its words
+    expect(semanticMatch([row('x', { similarity: 0 })])(row('x', { similarity: 0 }))).toBe(false);
+
+    const keyword = [row('strong', { bm25: 10 }), row('weak', { bm25: 4 }), row('weakest', { bm25: 1 })];
+    const fused = fuse(semantic, keyword);
+    // Two neighbours of the strong hit, outside both lists, take the same share of its score: the
+    // one at half the best cosine passes the weak keyword hits, the one just below ranks after them
+    // and after the weakest, with its score held to that one's.
+    const near = [
+      { ...row('at-half', { similarity: 0.4 }), hit_id: 'strong', distance: 1 },
+      { ...row('just-below', { similarity: 0.3999 }), hit_id: 'strong', distance: 1 },
+    ];
+    const ranked = spreadToNeighbours(fused, near, matches);
+    expect(ranked.map((s) => s.row.id)).toEqual(['strong', 'at-half', 'weak', 'weakest', 'just-below', 'faint']);
+    expect(ranked.map((s) => s.matched)).toEqual([true, true, true, true, false, false]);
+    const score = Object.fromEntries(ranked.map((s) => [s.row.id, s.score]));
+    expect(score['at-half']).toBeCloseTo(0.5, 6);
+    expect(score['just-below']).toBe(score.weakest);
   });
 });
 

@@ -4,17 +4,20 @@ import type { Ranked } from './queries';
  * The hybrid ranking. Each list's raw scores (cosine; BM25) are min-max normalised over its
  * candidates, so the best of a list is 1 and its weakest 0, then combined convexly with 0.3 on the
  * semantic side. The top fused hits then lend part of their score to the memories stored next to
- * them (same owner, agent and space, within NEIGHBOUR_GAP_MINUTES): 0.4 of it to the adjacent
- * memory, 0.2 to the one after that. Measured on LoCoMo (7 conversations, 1,033 questions, offline
+ * them (same owner, agent and space, within NEIGHBOUR_GAP_MINUTES): 0.5 of it to the adjacent
+ * memory, 0.4 to the one after that. Measured on LoCoMo (7 conversations, 1,033 questions, offline
  * USE embedder), each lever on its own over the previous hybrid (recall@10 0.689): neighbours ±2
  * +0.068, k1/b 0.9/0.4 +0.012, and with both, min-max instead of dividing by the best +0.024 and raw
  * BM25 instead of 1-exp(-s/10) +0.004. Tried and dropped: pseudo-relevance feedback (+0.020 alone,
  * -0.004 on top of the rest), reciprocal rank fusion, whole-store BM25 statistics for filtered
  * searches (-0.020), other semantic weights (0.2: -0.001, 0.4: -0.008, 0.5: -0.043).
- * A neighbour's share never ranks a memory that matches nothing of the query above one that
- * matches (a memory that matched nothing outranked real matches, the README's own example among
- * them); that costs LoCoMo recall@10 0.805 → 0.773: some answers there share nothing with their
- * question and only the turn before them does, and they now rank after weak matches.
+ * A neighbour's share never ranks a memory without a match of its own (no query word in it, and a
+ * cosine under half the best candidate's, a neighbour's read with it) above one with: a memory that
+ * matched nothing outranked real matches, the README's own example among them. LoCoMo recall@5 /
+ * @10: 0.703 / 0.805 without the rule, 0.701 / 0.797 with it. With "a cosine above the weakest
+ * candidate's" as the semantic match instead, 0.687 / 0.773: 43% of LoCoMo's evidence turns are no
+ * closer to their question than the 40th candidate, only 9% under half the best, so answers that
+ * share no word with their question and rank by its share fell behind every weak match.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
 export const NEIGHBOUR_SHARE = [0.5, 0.4];
@@ -26,11 +29,31 @@ export interface Scored {
   score: number;
   /**
    * Whether the memory matches the query by itself: a keyword hit (a query word is in it), or a
-   * semantic candidate with a positive cosine above the weakest candidate's (min-max puts that one
-   * at 0, as it does every memory outside the list). A share lent by a neighbour never ranks a memory without a match of its own
-   * above one with.
+   * semantic match (see semanticMatch). A share lent by a neighbour never ranks a memory without a
+   * match of its own above one with.
    */
   matched: boolean;
+}
+
+/**
+ * The share of the best semantic candidate's cosine a memory's own cosine needs for a semantic
+ * match. Relative, because an absolute floor holds for one embedder only (USE gives unrelated
+ * sentences 0.1-0.3, the hash embedder 0); not the weakest candidate's cosine, which follows how
+ * many candidates are fetched rather than the memory. With USE, the README's "The staging database
+ * is called pg-staging-2" has 0.43-0.45 of the best cosine for questions about the currency of
+ * invoices, so it stays without a match. LoCoMo recall@10 by share (locomo-levers.ts): 0.4 0.803,
+ * 0.45 0.802, 0.5 0.797, 0.55 0.796, 0.6 0.785, 0.7 0.777.
+ */
+export const SEMANTIC_MATCH_SHARE = 0.5;
+
+/**
+ * Whether a memory's own cosine (the row's `similarity`, on semantic candidates and on neighbours)
+ * is a semantic match: positive and at least SEMANTIC_MATCH_SHARE of the best semantic candidate's.
+ * A memory outside the candidate list is judged on its cosine too, not on being outside the list.
+ */
+export function semanticMatch(semantic: Ranked[]): (row: Ranked) => boolean {
+  const best = Math.max(0, ...semantic.map((c) => Number(c.similarity)));
+  return (row) => row.similarity != null && Number(row.similarity) > 0 && Number(row.similarity) >= SEMANTIC_MATCH_SHARE * best;
 }
 
 /** Min-max over a list; a list without spread counts its score where it is positive (a zero cosine matches nothing). */
@@ -45,10 +68,8 @@ export function fuse(semantic: Ranked[], keyword: Ranked[]): Scored[] {
   const fused = new Map<string, Scored>();
   const sim = minMax(semantic.map((c) => Number(c.similarity)));
   const text = minMax(keyword.map((c) => Number(c.bm25)));
-  for (const c of semantic) {
-    const score = HYBRID_SEMANTIC_WEIGHT * sim(Number(c.similarity));
-    fused.set(c.id, { row: c, score, matched: score > 0 && Number(c.similarity) > 0 });
-  }
+  const matches = semanticMatch(semantic);
+  for (const c of semantic) fused.set(c.id, { row: c, score: HYBRID_SEMANTIC_WEIGHT * sim(Number(c.similarity)), matched: matches(c) });
   for (const c of keyword) {
     const entry = fused.get(c.id) ?? { row: c, score: 0, matched: false };
     entry.score += (1 - HYBRID_SEMANTIC_WEIGHT) * text(Number(c.bm25));
@@ -62,21 +83,26 @@ export function fuse(semantic: Ranked[], keyword: Ranked[]): Scored[] {
 const bestFirst = (a: Scored, b: Scored) => Number(b.matched) - Number(a.matched) || b.score - a.score;
 
 /**
- * Adds each hit's share to its stored neighbours (rows from queries.neighbours; new ones join the
- * list) and scales the result back into [0,1] when the sums pass 1. Best first, where a memory
- * without a match of its own ranks after every memory with one (the shares order the memories
- * within each group: an answer stored beside the question it follows outranks other memories that
- * match nothing, never one that matches), and its score is held to the lowest of those above it so
+ * Adds each hit's share to its stored neighbours (rows from queries.neighbours with their cosine;
+ * new ones join the list, matched by `matches`, semanticMatch of the search's semantic candidates)
+ * and scales the result back into [0,1] when the sums pass 1. Best first, where a memory without a
+ * match of its own ranks after every memory with one (the shares order the memories within each
+ * group: an answer stored beside the question it follows outranks other memories that match
+ * nothing, never one that matches), and its score is held to the lowest of those above it so
  * scores never rise down the list.
  */
-export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: string; distance: number })[]): Scored[] {
+export function spreadToNeighbours(
+  fused: Scored[],
+  near: (Ranked & { hit_id: string; distance: number })[],
+  matches: (row: Ranked) => boolean,
+): Scored[] {
   const byId = new Map(fused.map((s) => [s.row.id, { ...s }]));
   const base = new Map(fused.map((s) => [s.row.id, s.score]));
   for (const n of near) {
     const share = NEIGHBOUR_SHARE[Number(n.distance) - 1] ?? 0;
     const from = base.get(n.hit_id) ?? 0;
     if (!share || !from) continue;
-    const entry = byId.get(n.id) ?? { row: n, score: 0, matched: false };
+    const entry = byId.get(n.id) ?? { row: n, score: 0, matched: matches(n) };
     entry.score += share * from;
     byId.set(n.id, entry);
   }

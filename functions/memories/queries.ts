@@ -633,16 +633,19 @@ export async function foldCorpusStats(db: DbOrTx, tenantId: string) {
  * Up to `window` memories on each side of every hit in the order they were stored: same owner,
  * agent and space, at most `gapMinutes` apart, inside `scope` (so a filter still holds). A memory
  * stored next to a strong hit is often the rest of the same exchange (a question and its answer, a
- * plan and its outcome). `distance` is 1 for the adjacent memory.
+ * plan and its outcome). `distance` is 1 for the adjacent memory. With `vector`, each carries its
+ * cosine to it (`similarity`): whether a neighbour matches the query by itself is judged on its own
+ * cosine, which a neighbour outside the semantic candidates has no other way to show (hybrid.ts).
  */
-export function neighbours(db: DbOrTx, storage: StorageKind, scope: TenantScope, hitIds: string[], window: number, gapMinutes: number) {
+export function neighbours(db: DbOrTx, storage: StorageKind, scope: TenantScope, hitIds: string[], window: number, gapMinutes: number, vector?: string) {
+  const cosine = vector ? sql`, 1 - (m.embedding <=> ${vector}::vector) AS similarity` : sql``;
   const side = (before: boolean) => {
     const order = before ? sql`m.created_at DESC, m.id DESC` : sql`m.created_at, m.id`;
     const near = before
       ? sql`(m.created_at, m.id) < (h.created_at, h.id) AND m.created_at >= h.created_at - make_interval(mins => ${gapMinutes})`
       : sql`(m.created_at, m.id) > (h.created_at, h.id) AND m.created_at <= h.created_at + make_interval(mins => ${gapMinutes})`;
     return sql`(
-      SELECT ${RANKED}, row_number() OVER (ORDER BY ${order}) AS distance FROM memories m
+      SELECT ${RANKED}${cosine}, row_number() OVER (ORDER BY ${order}) AS distance FROM memories m
       WHERE ${scope} AND m.tenant_id = h.tenant_id AND m.agent_id IS NOT DISTINCT FROM h.agent_id
         AND m.space_id IS NOT DISTINCT FROM h.space_id AND ${near}
       ORDER BY ${order} LIMIT ${window})`;

@@ -147,7 +147,7 @@ export const SearchQuery = z.object({
   include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
-      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.4 (adjacent) and 0.2 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, no cosine above the weakest candidate) above one that matches; the best retrieval (LoCoMo recall@10 0.773 vs 0.681 keyword, 0.452 semantic).',
+      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate\'s) above one that matches; the best retrieval (LoCoMo recall@10 0.797 vs 0.681 keyword, 0.452 semantic).',
   }),
   scope: Scope,
 });

@@ -7,7 +7,7 @@ import { oneConnectionPerRequest } from '../../shared/platform/services';
 import { toUrn } from '../../shared/platform/ids';
 import { requireFeature } from '../../shared/platform/tiers';
 import { DAY } from '../../shared/platform/time';
-import { fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, spreadToNeighbours } from './hybrid';
+import { fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, semanticMatch, spreadToNeighbours } from './hybrid';
 import * as q from './queries';
 import type { SearchQuery } from './schemas';
 
@@ -47,14 +47,14 @@ function corpusSource(tenantId: string, grants: unknown[], query: z.infer<typeof
 }
 
 /** Semantic: the cosine; keyword: BM25 mapped into [0,1); hybrid: see hybrid.ts. */
-async function rank(ctx: TenantCtx, mode: string, where: TenantScope, semantic: q.Ranked[], keyword: q.Ranked[]): Promise<Scored[]> {
+async function rank(ctx: TenantCtx, mode: string, where: TenantScope, vector: string, semantic: q.Ranked[], keyword: q.Ranked[]): Promise<Scored[]> {
   if (mode === 'semantic') return semantic.map((c) => ({ row: c, score: clamp01(Number(c.similarity)), matched: true }));
   if (mode === 'keyword') return keyword.map((c) => ({ row: c, score: clamp01(Number(c.text_rank)), matched: true }));
   const fused = fuse(semantic, keyword);
   const hits = fused.slice(0, NEIGHBOUR_HITS).map((s) => s.row.id);
   if (!hits.length) return fused;
-  const near = await q.neighbours(ctx.db, ctx.services.storage, where, hits, NEIGHBOUR_SHARE.length, NEIGHBOUR_GAP_MINUTES);
-  return spreadToNeighbours(fused, near);
+  const near = await q.neighbours(ctx.db, ctx.services.storage, where, hits, NEIGHBOUR_SHARE.length, NEIGHBOUR_GAP_MINUTES, vector);
+  return spreadToNeighbours(fused, near, semanticMatch(semantic));
 }
 
 /** A semantic search nothing re-ranks: its hits are its nearest rows, decided in SQL. */
@@ -149,7 +149,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
   if (query.scope === 'all' && found.grants.length) found = await candidatesFor(found.grants, false);
   const { where, vector, semantic, keyword } = found;
   if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);
-  const hits = withRecency(await rank(ctx, query.mode, where, semantic, keyword), query.recency_weight, now)
+  const hits = withRecency(await rank(ctx, query.mode, where, vector, semantic, keyword), query.recency_weight, now)
     .filter((h) => h.score >= query.min_score)
     .slice(0, query.limit);
 

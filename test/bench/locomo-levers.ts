@@ -4,6 +4,7 @@
  * lever costs seconds instead of a full locomo.ts run (minutes of storing through the API).
  *
  *   npx tsx test/bench/locomo-levers.ts [--data ../shared/data/locomo] [--cache /tmp/locomo-levers.json]
+ *                                       [--embedding-cache <locomo.ts's>] [--runs <regexp of names>]
  *
  * The first run computes every turn's and question's lexemes (to_tsvector('english') in PGlite,
  * exactly what the generated search_tsv holds) and USE vectors, and keeps them in --cache. The
@@ -25,6 +26,10 @@ const { values: args } = parseArgs({
   options: {
     data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
     cache: { type: 'string', default: '/tmp/locomo-levers.json' },
+    // locomo.ts's --embedding-cache: the same USE vectors per text, so the first run skips embedding.
+    'embedding-cache': { type: 'string' },
+    // only the configurations whose name matches this regular expression
+    runs: { type: 'string', default: '' },
   },
 });
 
@@ -39,7 +44,15 @@ async function prepare(): Promise<Conversation[]> {
     const r = await pg.query<{ lexeme: string; tf: number }>(`SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest(to_tsvector('english', $1))`, [text]);
     return Object.fromEntries(r.rows.map((x) => [x.lexeme, x.tf]));
   };
-  const embedder = useEmbedder();
+  const inner = useEmbedder();
+  const known: Record<string, number[]> = args['embedding-cache'] ? (JSON.parse(await readFile(args['embedding-cache'], 'utf8')) as Record<string, Record<string, number[]>>).use ?? {} : {};
+  const embedder = {
+    async embed(texts: string[]) {
+      const todo = texts.filter((t) => !known[t]);
+      if (todo.length) (await inner.embed(todo)).forEach((v, i) => (known[todo[i]] = v));
+      return texts.map((t) => known[t]);
+    },
+  };
   const out: Conversation[] = [];
   for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json')).sort()) {
     const raw = JSON.parse(await readFile(join(args.data, f), 'utf8')) as Record<string, any>;
@@ -75,6 +88,12 @@ interface Lever {
   prf?: boolean; // pseudo-relevance feedback: 10 terms of the top 5 at weight 0.2
   when?: boolean; // time words added at 0.2 to questions asking when
   only?: 'semantic' | 'keyword';
+  // Memories without a match of their own rank after every memory with one (hybrid.ts). A keyword
+  // hit matches when its BM25 reaches `kwFrac` of the best; a semantic candidate when its cosine
+  // passes the weakest candidate's, `cos`, and `frac` of the best one's. With `any`, a semantic
+  // match is the cosine alone, for every memory ranked (a neighbour outside the candidate list too),
+  // and the weakest candidate's plays no part.
+  match?: { cos?: number; frac?: number; kwFrac?: number; any?: boolean };
 }
 
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
@@ -149,15 +168,28 @@ function evaluate(data: Conversation[], o: Lever) {
         sem.forEach((x) => add(x.d, w * ns(x.s)));
         kw.forEach((x) => add(x.d, (1 - w) * nk(text(x.s))));
       }
+      const matched = new Set<Doc>();
+      const hi = sem[0]?.s ?? 0;
+      const lo = Math.min(...sem.map((x) => x.s));
+      const cosineMatch = (cos: number, candidate: boolean) =>
+        cos > 0 && cos >= (o.match?.cos ?? 0) && cos >= (o.match?.frac ?? 0) * hi && (!!o.match?.any || (candidate && (cos > lo || hi === lo)));
+      if (o.match) {
+        for (const x of kw) if (x.s >= (o.match.kwFrac ?? 0) * kw[0].s) matched.add(x.d);
+        for (const x of sem) if (cosineMatch(x.s, true)) matched.add(x.d);
+      }
+      const order = (x: [Doc, number], y: [Doc, number]) => Number(matched.has(y[0])) - Number(matched.has(x[0])) || y[1] - x[1];
       if (o.shares) {
-        const lenders = [...score].sort((x, y) => y[1] - x[1]).slice(0, o.top ?? 20);
+        const lenders = [...score].sort(order).slice(0, o.top ?? 20);
         for (const [d, s] of lenders) {
           for (const [k, share] of o.shares.entries()) {
-            for (const nb of [c.turns[d.i - k - 1], c.turns[d.i + k + 1]]) if (nb) add(nb, share * s);
+            for (const nb of [c.turns[d.i - k - 1], c.turns[d.i + k + 1]]) if (nb) {
+              add(nb, share * s);
+              if (o.match?.any && cosineMatch(dot(q.v, nb.v), false)) matched.add(nb);
+            }
           }
         }
       }
-      const top = [...score].sort((x, y) => y[1] - x[1]).slice(0, 10).map(([d]) => q.ev.includes(d.dia));
+      const top = [...score].sort(order).slice(0, 10).map(([d]) => q.ev.includes(d.dia));
       if (top.slice(0, 5).some(Boolean)) h5++;
       if (top.some(Boolean)) (h10++, c10++);
       total++;
@@ -195,9 +227,15 @@ const runs: [string, Lever][] = [
   ['  new hybrid + pseudo-relevance feedback', { ...final, prf: true }],
   ['  new hybrid + time words', { ...final, when: true }],
   ['  new hybrid + statistics of all conversations', { ...final, tenantStats: true }],
+  ['  match rule: keyword hit, or a candidate\'s cosine above the weakest candidate\'s', { ...final, match: {} }],
+  ['  match rule: keyword hit, or a candidate\'s cosine ≥ 0.5 × best', { ...final, match: { frac: 0.5 } }],
+  ['  match rule: BM25 ≥ 0.3 × best, or a candidate\'s cosine above the weakest', { ...final, match: { kwFrac: 0.3 } }],
+  ...[0.2, 0.3, 0.4].map((cos): [string, Lever] => [`  match rule: keyword hit, or any memory's cosine ≥ ${cos}`, { ...final, match: { cos, any: true } }]),
+  ...[0.4, 0.45, 0.5, 0.55, 0.6, 0.7].map((frac): [string, Lever] => [`  match rule: keyword hit, or any memory's cosine ≥ ${frac} × best`, { ...final, match: { frac, any: true } }]),
+  ['  match rule: keyword hit, or any memory\'s cosine ≥ 0.5 × best and ≥ 0.25', { ...final, match: { frac: 0.5, cos: 0.25, any: true } }],
 ];
 console.log('| configuration | recall@5 | recall@10 | recall@10 per conversation |\n|---|---|---|---|');
-for (const [name, lever] of runs) {
+for (const [name, lever] of runs.filter(([name]) => new RegExp(args.runs).test(name))) {
   const r = evaluate(data, lever);
   console.log(`| ${name} | ${r.r5.toFixed(3)} | ${r.r10.toFixed(3)} | ${r.per.join(', ')} |`);
 }
