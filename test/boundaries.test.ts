@@ -162,7 +162,7 @@ describe('import boundaries (DESIGN.md §2)', () => {
 
   it('the rules catch each kind of breach', () => {
     const breaches: Import[] = [
-      { file: 'functions/rollback/service.ts', specifier: '../memories/queries', target: 'functions/memories/queries.ts' },
+      { file: 'functions/rollback/service.ts', specifier: '../memories/queries', target: 'functions/memories/queries/index.ts' },
       { file: 'functions/memories/service.ts', specifier: '../registry', target: 'functions/registry.ts' },
       { file: 'functions/app.ts', specifier: './memories/routes', target: 'functions/memories/routes.ts' },
       { file: 'shared/platform/auth.ts', specifier: '../../functions/keys', target: 'functions/keys/index.ts' },

@@ -24,7 +24,7 @@ const router = createRouter()
   .openapi(routes.patchRoute, async (c) => c.json(await service.patch(ctxOf(c), { ...c.req.valid('param'), ...c.req.valid('json') }), 200))
   .openapi(routes.deleteRoute, async (c) => c.json(await service.remove(ctxOf(c), c.req.valid('param')), 200));
 
-/** The model family: copy its shape (see CONTRIBUTING.md). */
+/** Store, search, list and export memories, and purge expired ones. A new family copies rollback's shape, not this one (CONTRIBUTING.md). */
 export default defineFamily({
   name: 'memories',
   tag: { name: 'Memories', description: 'Store, search, list, export; modes semantic, keyword, hybrid' },

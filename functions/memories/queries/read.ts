@@ -1,0 +1,101 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../../shared/memory/access';
+import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
+import { type DbOrTx, pgArray, rows } from '../../../shared/platform/db';
+import { type PageInput, pageRows } from '../../../shared/platform/pagination';
+import type { Tier } from '../../../shared/platform/tiers';
+
+export interface Filters {
+  tags?: string[];
+  agentId?: string;
+  spaceId?: string;
+  includeSuperseded?: boolean;
+}
+
+/** Readability, liveness and the optional filters, as one scope over alias `m`. */
+export function whereReadable(tenantId: string, grants: Grant[], scope: Scope, now: Date, f: Filters): TenantScope {
+  const parts: SQL[] = [live(now)];
+  if (f.tags?.length) parts.push(sql`m.tags && ${pgArray(f.tags)}::text[]`);
+  if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
+  if (f.spaceId) parts.push(sql`m.space_id = ${f.spaceId}::uuid`);
+  if (f.includeSuperseded === false) parts.push(sql`m.superseded_by IS NULL`);
+  return narrow(readableBy(tenantId, grants, scope), ...parts);
+}
+
+export async function findIn(db: DbOrTx, scope: TenantScope, id: string): Promise<MemoryRow | null> {
+  const [row] = await rows<MemoryRow>(db, sql`SELECT ${COLUMNS} FROM memories m WHERE m.id = ${id}::uuid AND ${scope}`);
+  return row ?? null;
+}
+
+/** The tenant's own live memory; `lock` takes it FOR UPDATE for a write. */
+export async function findOwn(db: DbOrTx, tenantId: string, id: string, now: Date, lock = false): Promise<MemoryRow | null> {
+  const [row] = await rows<MemoryRow>(
+    db,
+    sql`SELECT ${COLUMNS} FROM memories m WHERE m.id = ${id}::uuid AND m.tenant_id = ${tenantId} AND ${live(now)} ${lock ? sql`FOR UPDATE` : sql``}`,
+  );
+  return row ?? null;
+}
+
+export function listPage(db: DbOrTx, scope: TenantScope, page: PageInput) {
+  return pageRows<MemoryRow>(
+    db,
+    sql`SELECT ${COLUMNS} FROM memories m WHERE ${scope} ORDER BY m.created_at DESC, m.id DESC`,
+    sql`SELECT count(*) AS n FROM memories m WHERE ${scope}`,
+    page,
+  );
+}
+
+/** A keyset page for exports: newest first, after the (created_at, id) of the last row sent. */
+export function pageAfter(db: DbOrTx, scope: TenantScope, after: { createdAt: string; id: string } | null, limit: number) {
+  const cursor = after ? sql`AND (m.created_at, m.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : sql``;
+  return rows<MemoryRow>(db, sql`SELECT ${COLUMNS} FROM memories m WHERE ${scope} ${cursor} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`);
+}
+
+export function linksOf(db: DbOrTx, tenantId: string, id: string) {
+  return rows<{ source_id: string; target_id: string; relation: string; weight: number }>(
+    db,
+    sql`SELECT source_id, target_id, relation, weight FROM memory_edges
+        WHERE tenant_id = ${tenantId} AND (source_id = ${id}::uuid OR target_id = ${id}::uuid)`,
+  );
+}
+
+export async function embeddingOf(db: DbOrTx, tenantId: string, id: string): Promise<number[]> {
+  const [row] = await rows<{ embedding: string }>(db, sql`SELECT embedding::text AS embedding FROM memories WHERE id = ${id}::uuid AND tenant_id = ${tenantId}`);
+  return JSON.parse(row.embedding) as number[];
+}
+
+export async function tierOf(db: DbOrTx, tenantId: string): Promise<Tier> {
+  const [t] = await rows<{ tier: Tier }>(db, sql`SELECT tier FROM tenants WHERE id = ${tenantId}`);
+  return t.tier;
+}
+
+/** A live space and who owns it (the caller compares the owner). */
+export async function spaceOf(db: DbOrTx, spaceId: string) {
+  const [space] = await rows<{ owner_tenant_id: string; allowed_agent_ids: string[] }>(
+    db,
+    sql`SELECT owner_tenant_id, allowed_agent_ids FROM context_spaces WHERE id = ${spaceId}::uuid AND deleted_at IS NULL`,
+  );
+  return space ?? null;
+}
+
+// --- context -----------------------------------------------------------------------------------
+
+export function recentMemories(db: DbOrTx, tenantId: string, now: Date, limit: number) {
+  return rows<MemoryRow>(
+    db,
+    sql`SELECT ${COLUMNS} FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`,
+  );
+}
+
+export async function countCreatedSince(db: DbOrTx, tenantId: string, since: Date, now: Date): Promise<number> {
+  const [{ n }] = await rows<{ n: string | number }>(
+    db,
+    sql`SELECT count(*) AS n FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)} AND m.created_at > ${since.toISOString()}`,
+  );
+  return Number(n);
+}
+
+export async function lastEventAt(db: DbOrTx, tenantId: string): Promise<Date | null> {
+  const [last] = await rows<{ at: Date | string }>(db, sql`SELECT at FROM memory_events WHERE tenant_id = ${tenantId} ORDER BY at DESC, id DESC LIMIT 1`);
+  return last ? new Date(last.at) : null;
+}

@@ -1,0 +1,2 @@
+export type { StoreOutcome, StoreResult } from './prepare';
+export { storeBatch, storeMemories, storeMemory } from './store';
