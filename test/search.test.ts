@@ -219,12 +219,16 @@ describe('bad input', () => {
       ['q=x&recency_weight=-0.1', 'recency_weight'],
       ['q=x&mode=fuzzy', 'mode'],
       ['q=x&include_superseded=maybe', 'include_superseded'],
-      ['q=x&space_id=nope', 'space_id'],
     ];
     for (const [query, field] of cases) {
       const res = await search(query);
       expect(res.status, query).toBe(400);
       expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
+    }
+    // A space id of any shape that names nothing filters to nothing, as an unknown one does.
+    for (const id of ['nope', 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f']) {
+      const res = await search(`q=x&space_id=${id}`);
+      expect([res.status, res.body.total_results], id).toEqual([200, 0]);
     }
   });
 
