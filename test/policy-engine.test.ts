@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_POLICIES } from '../shared/control/builtins';
-import { canonicalPayload, EVALUATION_BUDGET, evaluatePolicies, fieldAt, hostsIn } from '../shared/control/evaluate';
+import { EVALUATION_BUDGET } from '../shared/control/budget';
+import { evaluatePolicies } from '../shared/control/evaluate';
+import { canonicalPayload, fieldAt, hostsIn } from '../shared/control/payload';
 import { resolvePolicySet } from '../shared/control/policy-set';
 import { compilePattern, indexText, MAX_POLICIES_KEPT, mayMatch, PatternCache, patternProblem, patternStats, patternsKeptFor, requiredLiterals } from '../shared/control/regex';
 import type { PolicyDefinition } from '../shared/control/types';

@@ -1,6 +1,6 @@
 import { ErrorSchema, errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import { z } from '@hono/zod-openapi';
-import { TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/evaluate';
+import { TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import { CONNECTORS } from '../../shared/control/types';
 import * as s from './schemas';
 

@@ -1,5 +1,5 @@
 import { errors as errorsOf, json, keyRoute } from '../../shared/platform/openapi';
-import { MAX_EVALUATED_CHARS, TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/evaluate';
+import { MAX_EVALUATED_CHARS, TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import * as s from './schemas';
 
 const tags = ['Policies'];

@@ -1,7 +1,8 @@
 import type { z } from '@hono/zod-openapi';
 import { BUILTIN_POLICIES, builtinListedName, isBuiltinName } from '../../shared/control/builtins';
 import { cannotDeleteBuiltin, invalidPolicy, policyLimitExceeded, policyNotFound } from '../../shared/control/errors';
-import { EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { EVALUATION_BUDGET } from '../../shared/control/budget';
+import { evaluatePolicies } from '../../shared/control/evaluate';
 import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { readControlSettings } from '../../shared/control/settings';
 import { APPROVAL_MODES, CONNECTORS, type PolicyDefinition, type PolicyRule, type PolicyStepType } from '../../shared/control/types';

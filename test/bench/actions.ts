@@ -9,7 +9,8 @@
  * p95 ≤ 15 ms on the embedded default.
  *   npx tsx test/bench/actions.ts [--n N]
  */
-import { EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { EVALUATION_BUDGET } from '../../shared/control/budget';
+import { evaluatePolicies } from '../../shared/control/evaluate';
 import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { f0, f2, inProcessEngram, pct, pool, table } from './lib';
 

@@ -9,7 +9,9 @@
  *   npx tsx test/bench/policies.ts [--iterations N]
  */
 import { BUILTIN_POLICIES } from '../../shared/control/builtins';
-import { canonicalPayload, EVALUATION_BUDGET, evaluatePolicies } from '../../shared/control/evaluate';
+import { EVALUATION_BUDGET } from '../../shared/control/budget';
+import { evaluatePolicies } from '../../shared/control/evaluate';
+import { canonicalPayload } from '../../shared/control/payload';
 import { compilePattern, PatternCache } from '../../shared/control/regex';
 import type { PolicyDefinition, PolicyRule, Severity } from '../../shared/control/types';
 import { f2, pct, rng, table } from './lib';
