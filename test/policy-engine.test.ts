@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_POLICIES } from '../shared/control/builtins';
 import { EVALUATION_BUDGET } from '../shared/control/budget';
+import { BUILTIN_POLICIES } from '../shared/control/builtins';
 import { evaluatePolicies } from '../shared/control/evaluate';
+import { requiredLiterals } from '../shared/control/literals';
+import { MAX_POLICIES_KEPT, PatternCache, patternProblem, patternsKeptFor } from '../shared/control/pattern-cache';
 import { canonicalPayload, fieldAt, hostsIn } from '../shared/control/payload';
 import { resolvePolicySet } from '../shared/control/policy-set';
-import { compilePattern, indexText, MAX_POLICIES_KEPT, mayMatch, PatternCache, patternProblem, patternStats, patternsKeptFor, requiredLiterals } from '../shared/control/regex';
+import { compilePattern, indexText, mayMatch, patternStats } from '../shared/control/regex';
 import type { PolicyDefinition } from '../shared/control/types';
 
 /** The engine's pure parts, directly (the API tests in policies.test.ts cover them end to end). */

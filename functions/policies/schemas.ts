@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_PATTERN_LENGTH, MAX_RULES_PER_POLICY, patternProblem } from '../../shared/control/regex';
+import { patternProblem } from '../../shared/control/pattern-cache';
+import { MAX_PATTERN_LENGTH, MAX_RULES_PER_POLICY } from '../../shared/control/regex';
 import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES, OUTCOMES, POLICY_STEP_TYPES, SEVERITIES } from '../../shared/control/types';
 import { nestsAtMost } from '../../shared/platform/params';
 import type { PolicyRow } from './queries';

@@ -1,6 +1,7 @@
 import { BUDGET_REASON_PREFIX, EVALUATION_BUDGET, type EvaluationBudget, nextSlice } from './budget';
 import { canonicalPayload, fieldAt, hostsIn, locate, whitelisted } from './payload';
-import { type CompiledPattern, indexText, mayMatch, PatternCache } from './regex';
+import { PatternCache } from './pattern-cache';
+import { type CompiledPattern, indexText, mayMatch } from './regex';
 import type { ActionInput, Outcome, PolicyDefinition, PolicyResult, PolicyRule, RuleMatch, Severity } from './types';
 
 /**

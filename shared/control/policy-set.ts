@@ -3,7 +3,7 @@ import { policies } from '../../schema';
 import type { DbOrTx } from '../platform/db';
 import { type Tier, tiers } from '../platform/tiers';
 import { BUILTIN_POLICIES } from './builtins';
-import { type PatternCache, tenantPatterns } from './regex';
+import { type PatternCache, tenantPatterns } from './pattern-cache';
 import type { PolicyDefinition, PolicyRule, PolicyStepType } from './types';
 
 export type PolicyRow = typeof policies.$inferSelect;

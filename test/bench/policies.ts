@@ -12,7 +12,8 @@ import { BUILTIN_POLICIES } from '../../shared/control/builtins';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
 import { evaluatePolicies } from '../../shared/control/evaluate';
 import { canonicalPayload } from '../../shared/control/payload';
-import { compilePattern, PatternCache } from '../../shared/control/regex';
+import { PatternCache } from '../../shared/control/pattern-cache';
+import { compilePattern } from '../../shared/control/regex';
 import type { PolicyDefinition, PolicyRule, Severity } from '../../shared/control/types';
 import { f2, pct, rng, table } from './lib';
 
