@@ -1,0 +1,130 @@
+import { z } from '@hono/zod-openapi';
+import { ACTION_STATES } from '../../../schema/actions';
+import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES } from '../../../shared/control/types';
+import { PageQuery, paging } from '../../../shared/platform/pagination';
+import { PrefixedId } from '../../../shared/platform/params';
+import { TIERS } from '../../../shared/platform/tiers';
+import { ACTION_ID, TIME } from './actions';
+
+// Approvals -----------------------------------------------------------------------------------
+
+const QUEUE_STATES = ['pending_review', 'approved', 'denied', 'executed', 'failed'] as const;
+const QueueStatus = z.enum(QUEUE_STATES);
+export const QueueQuery = PageQuery({ max: 500, default: 50 }).extend({
+  status: QueueStatus.optional().openapi({ description: 'Only entries in this status' }),
+  status_filter: QueueStatus.optional().openapi({ description: 'The same as `status` (an older name); when both are sent they must agree' }),
+  scope: z
+    .enum(['own', 'team'])
+    .default('own')
+    .openapi({
+      description:
+        "`own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params`",
+      example: 'own',
+    }),
+});
+export const QueuePaging = paging({ totals: ['total'], hasMore: true });
+
+const ApprovalEntry = z
+  .object({
+    approval_id: z.string().openapi({ example: ACTION_ID }),
+    action: z.string().openapi({ example: 'http.post' }),
+    connector: z.enum(CONNECTORS).nullable(),
+    agent_id: z.string().nullable().openapi({ example: 'billing-agent' }),
+    status: z.enum(ACTION_STATES),
+    submitted_at: z.string().openapi({ example: TIME }),
+    risk_score: z.number().nullable().openapi({ example: 0.9 }),
+    approval_mode: z.enum(APPROVAL_MODES).nullable(),
+    decided_at: z.string().nullable().openapi({ example: null }),
+    reason: z.string().nullable().openapi({ example: 'Large transfer "amount": 250000' }),
+    tenant_id: z.string().optional().openapi({ description: '`scope=team` only: the submitting tenant', example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
+    params: z.record(z.string(), z.unknown()).optional().openapi({ description: '`scope=team` only: what the reviewer is asked to approve', example: { url: 'https://bank.example/wire', amount: 250000 } }),
+  })
+  .openapi('ApprovalEntry');
+
+export const QueueResponse = z.object({ approvals: z.array(ApprovalEntry), ...QueuePaging.fields }).openapi('ApprovalQueue');
+
+export const ApprovalParams = z.object({ approval_id: PrefixedId('action', 'The approval (the action id)') });
+
+const DecisionFields = {
+  decision: z
+    .string()
+    .max(64)
+    .optional()
+    .openapi({ description: '`approve` (default) or `deny`; anything else is 400 control.invalid_decision', example: 'approve' }),
+  reason: z.string().max(2_000).optional().openapi({ description: 'Why; recorded with the decision and shown to the polling agent', example: 'Vendor confirmed by phone' }),
+  approver_id: z.string().trim().min(1).max(254).optional().openapi({ description: "Who decides, as recorded; defaults to the deciding tenant's owner (its e-mail)", example: 'cfo@example.com' }),
+  confirmation: z.string().max(64).optional().openapi({ description: 'Solo mode: `ROLLBACK` to approve a destructive action', example: 'ROLLBACK' }),
+};
+/**
+ * In the body `decision` may be any JSON scalar: whatever is not approve or deny is answered 400
+ * control.invalid_decision by the verb (spec §7), not the router's VALIDATION_ERROR.
+ */
+export const DecisionBody = z
+  .object({
+    ...DecisionFields,
+    decision: z
+      .union([z.string().max(1_000), z.number(), z.boolean(), z.null()])
+      .optional()
+      .openapi({ type: 'string', description: '`approve` (default) or `deny`; anything else is 400 control.invalid_decision', example: 'approve' }),
+  })
+  .openapi('ApprovalDecision', { example: { decision: 'approve', reason: 'Vendor confirmed by phone', confirmation: 'ROLLBACK' } });
+export const DecisionQuery = z.object(DecisionFields);
+
+export const DecisionResponse = z
+  .object({
+    approval_id: z.string().openapi({ example: ACTION_ID }),
+    decision: z.enum(['approve', 'deny']),
+    reason: z.string().nullable().openapi({ example: 'Vendor confirmed by phone' }),
+    status: z.enum(['approved', 'denied', 'pending_review']).openapi({ description: '`pending_review` only in enterprise mode, while approvals are still short of `min_approvals`' }),
+    approver_id: z.string().openapi({ example: 'cfo@example.com' }),
+    approvals: z.number().int().openapi({ description: 'Distinct approvers so far', example: 1 }),
+    approvals_required: z.number().int().openapi({ description: 'Approvals needed (enterprise: min_approvals; else 1)', example: 1 }),
+    decided_at: z.string().nullable().openapi({ example: TIME }),
+  })
+  .openapi('ApprovalDecided');
+
+// Settings ------------------------------------------------------------------------------------
+
+/** Roles that may decide: a readonly member never decides, so it cannot be listed. */
+export const DECIDING_ROLES = ['owner', 'admin', 'member'] as const;
+
+export const SettingsSchema = z
+  .object({
+    approval_mode: z.enum(APPROVAL_MODES).openapi({ description: '`solo` (all tiers), `team` (Starter+), `enterprise` (Enterprise)' }),
+    evaluation_mode: z.enum(EVALUATION_MODES).openapi({ description: '`enforcement`, or `shadow`: evaluate and record, never block or hold' }),
+    min_approvals: z.number().int().openapi({ description: 'Enterprise mode: distinct approvers needed, 1 to 10', example: 2 }),
+    require_manager: z.boolean().openapi({ description: 'Enterprise mode: one approver must be an owner or admin of a team shared with the submitter' }),
+    allowed_roles: z.array(z.enum(DECIDING_ROLES)).openapi({ description: 'Enterprise mode: only approvers with one of these team roles decide; empty means any role but readonly', example: ['owner', 'admin'] }),
+    effective_approval_mode: z.enum(APPROVAL_MODES).openapi({ description: 'The mode new actions are decided in: always `approval_mode`, also after a downgrade (see `approval_mode_unavailable`)' }),
+    approval_mode_unavailable: z
+      .object({
+        code: z.string().openapi({ example: 'svc_ram.v1.tier.feature_required' }),
+        feature: z.enum(['team_approvals', 'enterprise_approvals']),
+        required_tier: z.enum(TIERS),
+        current_tier: z.enum(TIERS),
+        message: z.string(),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'Null, or (after a downgrade below `approval_mode`) the refusal every action that needs review gets, 403 with this code, until the mode is changed or the tier upgraded; actions no rule holds are still allowed',
+      }),
+    updated_at: z.string().nullable().openapi({ example: TIME }),
+  })
+  .openapi('ControlSettings');
+
+export const SettingsBody = z
+  .object({
+    approval_mode: z.enum(APPROVAL_MODES).optional(),
+    evaluation_mode: z.enum(EVALUATION_MODES).optional(),
+    min_approvals: z.number().int().min(1).max(10).optional().openapi({ description: '1 to 10' }),
+    require_manager: z.boolean().optional(),
+    allowed_roles: z
+      .array(z.enum(DECIDING_ROLES))
+      .max(3)
+      .optional()
+      .openapi({ description: 'Team roles allowed to approve in enterprise mode (owner, admin, member)' }),
+  })
+  .openapi('ControlSettingsUpdate', { example: { approval_mode: 'team', evaluation_mode: 'enforcement' } });
+export type DecisionInput = z.infer<typeof DecisionBody>;
+export type DecisionQueryInput = z.infer<typeof DecisionQuery>;
