@@ -112,15 +112,14 @@ describe('GET /v1/replay/memory/{memory_id}', () => {
     expect(purged.body.events.at(-1)).toMatchObject({ event_type: 'expire', detail: { reason: 'expired' } });
   });
 
-  it("is 404 for an unknown memory and for another tenant's, 400 for a malformed id", async () => {
+  it("is 404 for an unknown memory, for another tenant's and for an id of any other shape", async () => {
     const owner = await engine.newTenant('pro');
     const other = await engine.newTenant('pro');
     const m = await store(owner, { observation: 'Owner only.' });
     expect((await get(other, `/v1/replay/memory/${m.body.id}`)).status).toBe(404);
     expect((await get(owner, '/v1/replay/memory/urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f')).body.code).toBe('NOT_FOUND');
     const bad = await get(owner, '/v1/replay/memory/not-a-uuid');
-    expect(bad.status).toBe(400);
-    expect(bad.body.details[0].path).toBe('memory_id');
+    expect([bad.status, bad.body.code]).toEqual([404, 'NOT_FOUND']);
   });
 });
 

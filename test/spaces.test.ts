@@ -82,7 +82,7 @@ describe('create', () => {
 });
 
 describe('read access', () => {
-  it('owner reads by urn or bare uuid; a stranger gets 403; unknown 404; malformed 400 naming space_id', async () => {
+  it('owner reads by urn or bare uuid; a stranger gets 403; unknown and malformed 404', async () => {
     const [owner, stranger] = [await engine.newTenant('pro'), await engine.newTenant('pro')];
     const { space_id } = (await h.createSpace(owner, { name: 'mine' })).body;
     const bare = space_id.slice('urn:uuid:'.length);
@@ -100,8 +100,7 @@ describe('read access', () => {
     expect(unknown.body.code).toBe('NOT_FOUND');
     for (const path of ['/v1/context-spaces/nope', '/v1/context-spaces/urn:uuid:123/memories']) {
       const bad = await engine.request('GET', path, { key: owner.key });
-      expect(bad.status, path).toBe(400);
-      expect(bad.body.details[0].path).toBe('space_id');
+      expect([bad.status, bad.body.code], path).toEqual([404, 'NOT_FOUND']);
     }
     // Owner reads are not cross-tenant reads.
     expect((await h.audit(owner.tenantId)).map((a) => a.operation)).not.toContain('space.cross_tenant_read');
@@ -184,7 +183,7 @@ describe('update and delete', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.details[0].path).toBe(path);
     }
-    expect((await put(owner, { name: 'x' }, 'not-a-uuid')).body.details[0].path).toBe('space_id');
+    expect((await put(owner, { name: 'x' }, 'not-a-uuid')).status).toBe(404);
 
     const entry = (await h.audit(owner.tenantId)).find((a) => a.operation === 'space.updated');
     expect(entry?.metadata).toMatchObject({ changed: ['name', 'description'], before: { name: 'before', description: 'd' }, after: { name: 'after', description: null } });
