@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type TestEngine } from './harness';
+import type { BodyOf } from './client';
+import { createEngine, errorOf, type TestEngine } from './harness';
 import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -11,6 +12,7 @@ afterAll(() => engine.close());
 const h = sharingHelpers(() => engine);
 const SPACE_FIELDS = ['access', 'allowed_agent_ids', 'allowed_tenant_ids', 'created_at', 'description', 'memory_count', 'name', 'owner_tenant_id', 'space_id', 'tags', 'team_write', 'updated_at'];
 
+type SpaceMemories = BodyOf<'GET', `/v1/context-spaces/${string}/memories`>;
 describe('create', () => {
   it('any tier creates a space it owns; ids are urn:uuid v7; audited; first_space milestone', async () => {
     const t = await engine.newTenant('free');
@@ -76,7 +78,7 @@ describe('create', () => {
       expect(space.status).toBe(201);
       const put = await engine.request('PUT', `/v1/context-spaces/${space.body.space_id}`, { key: t.key, body: { allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8'] } });
       expect(put.status).toBe(403);
-      expect(put.body.code).toBe('FEATURE_NOT_AVAILABLE');
+      expect(errorOf(put).code).toBe('FEATURE_NOT_AVAILABLE');
     }
   });
 });
@@ -93,14 +95,14 @@ describe('read access', () => {
     }
     const foreign = await engine.request('GET', `/v1/context-spaces/${space_id}`, { key: stranger.key });
     expect(foreign.status).toBe(403);
-    expect(foreign.body.code).toBe('FORBIDDEN');
+    expect(errorOf(foreign).code).toBe('FORBIDDEN');
     expect((await engine.request('GET', `/v1/context-spaces/${space_id}/memories`, { key: stranger.key })).status).toBe(403);
     const unknown = await engine.request('GET', `/v1/context-spaces/urn:uuid:${UNKNOWN_UUID}`, { key: owner.key });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.code).toBe('NOT_FOUND');
+    expect(errorOf(unknown).code).toBe('NOT_FOUND');
     for (const path of ['/v1/context-spaces/nope', '/v1/context-spaces/urn:uuid:123/memories']) {
       const bad = await engine.request('GET', path, { key: owner.key });
-      expect([bad.status, bad.body.code], path).toEqual([404, 'NOT_FOUND']);
+      expect([bad.status, errorOf(bad).code], path).toEqual([404, 'NOT_FOUND']);
     }
     // Owner reads are not cross-tenant reads.
     expect((await h.audit(owner.tenantId)).map((a) => a.operation)).not.toContain('space.cross_tenant_read');
@@ -150,7 +152,7 @@ describe('read access', () => {
     const page = await engine.request('GET', '/v1/context-spaces?limit=2&offset=1', { key: me.key });
     expect(page.body.spaces.map((s: { name: string }) => s.name)).toEqual(['own2', 'granted']);
     expect(page.body.total_count).toBe(4);
-    expect((await engine.request('GET', '/v1/context-spaces?limit=0', { key: me.key })).body.details[0].path).toBe('limit');
+    expect(errorOf(await engine.request('GET', '/v1/context-spaces?limit=0', { key: me.key })).details?.[0].path).toBe('limit');
 
     // The share grants the space itself; revoking it takes the space away at once.
     expect((await engine.request('GET', `/v1/context-spaces/${viaShare}`, { key: me.key })).body.access).toBe('share');
@@ -175,13 +177,13 @@ describe('update and delete', () => {
     for (const t of [reader, stranger]) {
       const res = await put(t, { name: 'hijack' });
       expect(res.status).toBe(403);
-      expect(res.body.code).toBe('OWNER_ONLY');
+      expect(errorOf(res).code).toBe('OWNER_ONLY');
     }
     expect((await put(owner, { name: 'x' }, `urn:uuid:${UNKNOWN_UUID}`)).status).toBe(404);
     for (const [body, path] of [[{}, '(body)'], [{ name: '' }, 'name'], [{ tags: ['x'.repeat(65)] }, 'tags.0'], [{ allowed_tenant_ids: ['nobody'] }, 'allowed_tenant_ids.0']] as const) {
       const res = await put(owner, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.details[0].path).toBe(path);
+      expect(errorOf(res).details?.[0].path).toBe(path);
     }
     expect((await put(owner, { name: 'x' }, 'not-a-uuid')).status).toBe(404);
 
@@ -197,7 +199,7 @@ describe('update and delete', () => {
 
     const denied = await engine.request('DELETE', `/v1/context-spaces/${space_id}`, { key: reader.key });
     expect(denied.status).toBe(403);
-    expect(denied.body.code).toBe('OWNER_ONLY');
+    expect(errorOf(denied).code).toBe('OWNER_ONLY');
     const del = await engine.request('DELETE', `/v1/context-spaces/${space_id}`, { key: owner.key });
     expect(del.status).toBe(204);
     expect(del.text).toBe('');
@@ -236,7 +238,7 @@ describe('memories of a space', () => {
     await h.store(owner, { observation: 'cats with no space at all' });
 
     const url = (qs = '') => `/v1/context-spaces/${space_id}/memories${qs}`;
-    const all = await h.later(61_000, () => engine.request('GET', url(), { key: owner.key }));
+    const all = await h.later(61_000, () => engine.request<SpaceMemories>('GET', url(), { key: owner.key }));
     expect(all.status).toBe(200);
     expect(all.body.total_count).toBe(3);
     expect(all.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([tax, dogs, cats]);
@@ -246,19 +248,19 @@ describe('memories of a space', () => {
     expect((await h.later(61_000, () => engine.request('GET', `/v1/context-spaces/${space_id}`, { key: owner.key }))).body.memory_count).toBe(3);
     expect((await engine.request('GET', `/v1/context-spaces/${space_id}`, { key: owner.key })).body.memory_count).toBe(4);
 
-    const tagged = await engine.request('GET', url('?tags=noise,money'), { key: owner.key });
+    const tagged = await engine.request<SpaceMemories>('GET', url('?tags=noise,money'), { key: owner.key });
     expect(tagged.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([tax, dogs]);
     expect(tagged.body.filters.tags).toEqual(['noise', 'money']);
-    expect((await engine.request('GET', url('?agent_id=a1'), { key: owner.key })).body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([cats]);
-    const page = await h.later(61_000, () => engine.request('GET', url('?limit=1&offset=1'), { key: owner.key }));
+    expect((await engine.request<SpaceMemories>('GET', url('?agent_id=a1'), { key: owner.key })).body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([cats]);
+    const page = await h.later(61_000, () => engine.request<SpaceMemories>('GET', url('?limit=1&offset=1'), { key: owner.key }));
     expect(page.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([dogs]);
     expect(page.body.total_count).toBe(3);
 
-    const search = await engine.request('GET', url(`?q=${encodeURIComponent('do cats purr')}&tags=pets`), { key: owner.key });
+    const search = await engine.request<SpaceMemories>('GET', url(`?q=${encodeURIComponent('do cats purr')}&tags=pets`), { key: owner.key });
     expect(search.status).toBe(200);
     expect(search.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([cats, dogs]);
     const [best, next] = search.body.memories;
-    expect(best.similarity).toBeGreaterThan(next.similarity);
+    expect(best.similarity).toBeGreaterThan(next.similarity as number);
     expect(best.score).toBe(best.similarity);
     for (const m of search.body.memories) expect(m.similarity).toBeGreaterThanOrEqual(0), expect(m.similarity).toBeLessThanOrEqual(1);
     expect(search.body.filters).toEqual({ space_id, q: 'do cats purr', tags: ['pets'], agent_id: null });
@@ -266,7 +268,7 @@ describe('memories of a space', () => {
     for (const [qs, path] of [['?limit=1001', 'limit'], ['?limit=0', 'limit'], ['?offset=-1', 'offset'], ['?q=', 'q']]) {
       const bad = await engine.request('GET', url(qs), { key: owner.key });
       expect(bad.status, qs).toBe(400);
-      expect(bad.body.details[0].path).toBe(path);
+      expect(errorOf(bad).details?.[0].path).toBe(path);
     }
     expect((await engine.request('GET', url('?limit=1000'), { key: owner.key })).status).toBe(200);
   });
