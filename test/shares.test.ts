@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { DAY, sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -172,7 +172,7 @@ describe('token check and join', () => {
     expect(refused.body).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'starter', current_tier: 'free' });
     const missing = await engine.request('POST', '/v1/spaces/join', { key: recipient.key, body: {} });
     expect(missing.status).toBe(400);
-    expect(missing.body.details[0].path).toBe('token');
+    expect(errorOf(missing).details?.[0].path).toBe('token');
   });
 });
 
@@ -250,7 +250,7 @@ describe('rotate and revoke', () => {
       for (const [method, path] of [['POST', `/v1/spaces/share/${ref}/rotate`], ['DELETE', `/v1/spaces/share/${ref}`]] as const) {
         const res = await engine.request(method, path, { key: recipient.key });
         expect(res.status, `${method} ${path}`).toBe(403);
-        expect(res.body.code).toBe('FORBIDDEN');
+        expect(errorOf(res).code).toBe('FORBIDDEN');
       }
     }
     for (const ref of ['st_unknown', 'shr_unknown']) {
@@ -279,7 +279,7 @@ describe('auth', () => {
   });
 
   it('the OpenAPI document lists the spaces and sharing routes', async () => {
-    const doc = await engine.request('GET', '/openapi.json');
+    const doc = await engine.request<{ paths: Record<string, { get: { security: unknown } }> }>('GET', '/openapi.json');
     expect(doc.status).toBe(200);
     for (const p of ['/v1/context-spaces', '/v1/context-spaces/{space_id}', '/v1/context-spaces/{space_id}/memories', '/v1/spaces/share', '/v1/spaces/shared', '/v1/spaces/token/{token}', '/v1/spaces/join', '/v1/spaces/share/{token}/rotate', '/v1/spaces/share/{token}']) {
       expect(doc.body.paths[p], p).toBeDefined();
