@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbedder } from '../shared/memory/embeddings';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
 /**
@@ -13,19 +13,19 @@ import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
  * read; removing a member or demoting them ends the writes at once.
  */
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
 const h = sharingHelpers(() => engine);
-const call = (t: Tenant, method: string, path: string, body?: unknown) => engine.request(method, path, { key: t.key, body });
+const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => engine.request<T, M, P>(method, path, { key: t.key, body });
 const uuids = (res: { body: { memories: { uuid: string }[] } }) => res.body.memories.map((m) => m.uuid);
 const period = () => engine.clock.now().toISOString().slice(0, 7);
 
 async function addMember(owner: Tenant, teamId: string, who: Tenant, role = 'member', e = engine) {
-  const call = (t: Tenant, method: string, path: string, body?: unknown) => e.request(method, path, { key: t.key, body });
+  const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => e.request<T, M, P>(method, path, { key: t.key, body });
   const invited = await call(owner, 'POST', `/v1/teams/${teamId}/invite`, { email: who.email, role });
   expect(invited.status, invited.text).toBe(201);
   const joined = await call(who, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
@@ -75,10 +75,10 @@ describe('the team_write field of a space', () => {
     expect(seen.body).toMatchObject({ team_write: true, access: 'allowed_tenant' });
     const bad = await call(owner, 'PUT', `/v1/context-spaces/${plain.body.space_id}`, { team_write: 'yes' });
     expect(bad.status).toBe(400);
-    expect(bad.body.details[0].path).toBe('team_write');
+    expect(errorOf(bad).details?.[0].path).toBe('team_write');
     const notOwner = await call(member, 'PUT', `/v1/context-spaces/${plain.body.space_id}`, { team_write: false });
     expect(notOwner.status).toBe(403);
-    expect(notOwner.body.code).toBe('OWNER_ONLY');
+    expect(errorOf(notOwner).code).toBe('OWNER_ONLY');
   });
 });
 
@@ -174,10 +174,10 @@ describe('who may grant a team a space', () => {
     const unknown = await h.createSpace(readonly, { name: 'x', allowed_tenant_ids: ['team:team_doesnotexist00'] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.code).toBe('VALIDATION_ERROR');
-    const answer = (res: { status: number; body: { code: string; details: { path: string; message: string }[] } }) => ({
+    const answer = (res: TestResponse<unknown>) => ({
       status: res.status,
-      code: res.body.code,
-      details: res.body.details.map((d) => ({ ...d, message: d.message.replace(team, '<team>').replace('team_doesnotexist00', '<team>') })),
+      code: errorOf(res).code,
+      details: errorOf(res).details?.map((d) => ({ ...d, message: d.message.replace(team, '<team>').replace('team_doesnotexist00', '<team>') })),
     });
     for (const who of [readonly, outsider]) {
       const pushed = await h.createSpace(who, { name: 'push', allowed_tenant_ids: [`team:${team}`] });
@@ -352,9 +352,9 @@ describe('a change that lands while a store is embedding', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-    const e: TestEngine<'unchecked'> = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bge-small', EMBEDDING_DIMENSIONS: '384' } });
+    const e: TestEngine = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bge-small', EMBEDDING_DIMENSIONS: '384' } });
     try {
-      const call = (t: Tenant, method: string, path: string, body?: unknown) => e.request(method, path, { key: t.key, body });
+      const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => e.request<T, M, P>(method, path, { key: t.key, body });
       const [owner, member] = [await e.newTenant('pro'), await e.newTenant('pro')];
       const team = (await call(owner, 'POST', '/v1/teams', { name: 'Racers' })).body.team_id;
       await addMember(owner, team, member, 'member', e);
@@ -368,7 +368,7 @@ describe('a change that lands while a store is embedding', () => {
       release();
       const late = await store;
       expect(late.status, late.text).toBe(403);
-      expect(late.body.code).toBe('FORBIDDEN');
+      expect(errorOf(late).code).toBe('FORBIDDEN');
       const inSpace = (await call(owner, 'GET', `/v1/context-spaces/${spaceId}/memories`)).body.memories.map((m: { observation: string }) => m.observation);
       expect(inSpace).toEqual(['Before the change.']);
     } finally {
