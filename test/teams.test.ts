@@ -1,14 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
-const call = (t: Tenant, method: string, path: string, body?: unknown) => engine.request(method, path, { key: t.key, body });
+const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => engine.request<T, M, P>(method, path, { key: t.key, body });
 
 /** Owner invites `who` with `role`; `who` joins with the invitation id from the mail. */
 async function addMember(owner: Tenant, teamId: string, who: Tenant, role = 'member') {
@@ -51,18 +51,18 @@ describe('teams', () => {
     expect(Date.parse(invited.body.expires_at)).toBe(engine.clock.now().getTime() + 7 * 86_400_000);
     const stolen = await call(mallory, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
     expect(stolen.status).toBe(400);
-    expect(stolen.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(stolen).code).toBe('INVALID_TOKEN');
     const joined = await call(grace, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
     expect(joined.body).toMatchObject({ team_id: team, team_name: 'Ops', role: 'member' });
     const twice = await call(grace, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
-    expect(twice.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(twice).code).toBe('INVALID_TOKEN');
     expect((await call(grace, 'GET', `/v1/teams/${team}`)).body.member_count).toBe(2);
 
     const late = await call(owner, 'POST', `/v1/teams/${team}/invite`, { email: mallory.email });
     engine.clock.advance(7 * 86_400_000 + 1);
     try {
       const expired = await call(mallory, 'POST', '/v1/teams/join', { invitation_id: late.body.invitation_id });
-      expect(expired.body.code).toBe('INVALID_TOKEN');
+      expect(errorOf(expired).code).toBe('INVALID_TOKEN');
       expect(expired.body.message).toMatch(/expired/);
     } finally {
       engine.clock.advance(-(7 * 86_400_000 + 1));
@@ -82,7 +82,7 @@ describe('teams', () => {
     for (const who of [member, readonly]) {
       const refused = await call(who, 'PUT', `/v1/teams/${team}`, { name: 'Nope' });
       expect(refused.status).toBe(403);
-      expect(refused.body.code).toBe('FORBIDDEN');
+      expect(errorOf(refused).code).toBe('FORBIDDEN');
       expect((await call(who, 'POST', `/v1/teams/${team}/invite`, { email: outsider.email })).status).toBe(403);
       expect((await call(who, 'GET', `/v1/teams/${team}`)).status).toBe(200);
     }
@@ -91,7 +91,7 @@ describe('teams', () => {
 
     const demoted = await call(admin, 'PUT', `/v1/teams/${team}/members/${member.tenantId}`, { role: 'readonly' });
     expect(demoted.status, demoted.text).toBe(200);
-    expect(demoted.body.members.find((m: { tenant_id: string }) => m.tenant_id === member.tenantId).role).toBe('readonly');
+    expect(demoted.body.members.find((m: { tenant_id: string }) => m.tenant_id === member.tenantId)?.role).toBe('readonly');
     expect((await call(admin, 'PUT', `/v1/teams/${team}/members/${owner.tenantId}`, { role: 'member' })).status).toBe(403);
     expect((await call(admin, 'DELETE', `/v1/teams/${team}/members/${owner.tenantId}`)).status).toBe(403);
     expect((await call(admin, 'PUT', `/v1/teams/${team}/members/${member.tenantId}`, { role: 'owner' })).status).toBe(400);
@@ -162,8 +162,8 @@ describe('invitations and rosters reveal no more than they must', () => {
     const unknown = await call(mallory, 'POST', '/v1/teams/join', { invitation_id: UNKNOWN_INVITATION });
     const stolen = await call(mallory, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.code).toBe('INVALID_TOKEN');
-    expect({ status: stolen.status, code: stolen.body.code, message: stolen.body.message }).toEqual({ status: unknown.status, code: unknown.body.code, message: unknown.body.message });
+    expect(errorOf(unknown).code).toBe('INVALID_TOKEN');
+    expect({ status: stolen.status, code: errorOf(stolen).code, message: errorOf(stolen).message }).toEqual({ status: unknown.status, code: errorOf(unknown).code, message: errorOf(unknown).message });
     // Spent or expired, it still says nothing to anyone else.
     expect((await call(grace, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id })).status).toBe(200);
     expect((await call(mallory, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id })).body.message).toBe(unknown.body.message);
@@ -180,12 +180,12 @@ describe('invitations and rosters reveal no more than they must', () => {
     expect((await call(owner, 'PUT', `/v1/teams/${team}/members/${admin.tenantId}`, { role: 'member' })).status).toBe(200);
     const demoted = await call(third, 'POST', '/v1/teams/join', { invitation_id: toThird.body.invitation_id });
     expect(demoted.status).toBe(400);
-    expect(demoted.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(demoted).code).toBe('INVALID_TOKEN');
 
     expect((await call(owner, 'DELETE', `/v1/teams/${team}/members/${admin.tenantId}`)).status).toBe(204);
     const removed = await call(second, 'POST', '/v1/teams/join', { invitation_id: toSecond.body.invitation_id });
     expect(removed.status).toBe(400);
-    expect(removed.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(removed).code).toBe('INVALID_TOKEN');
     expect((await call(second, 'GET', `/v1/teams/${team}`)).status).toBe(404);
     expect((await call(owner, 'GET', `/v1/teams/${team}`)).body.member_count).toBe(1);
   });
