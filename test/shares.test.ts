@@ -73,8 +73,8 @@ describe('create', () => {
     for (const [body, path] of cases) {
       const res = await h.share(owner, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details[0].path).toBe(path);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.[0].path).toBe(path);
     }
     expect((await h.share(owner, { tag: 'x'.repeat(50), email: 'a@example.com' })).status).toBe(201);
   });
@@ -133,9 +133,9 @@ describe('token check and join', () => {
 
     const wrong = await h.join(intruder, token);
     expect(wrong.status).toBe(400);
-    expect(wrong.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(wrong).code).toBe('INVALID_TOKEN');
     const self = await h.join(owner, token);
-    expect(self.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(self).code).toBe('INVALID_TOKEN');
 
     const joined = await h.join(recipient, token);
     expect(joined.status).toBe(200);
@@ -144,7 +144,7 @@ describe('token check and join', () => {
     const again = await h.join(recipient, token);
     expect(again.status).toBe(200);
     expect(again.body.message).toMatch(/already/);
-    expect((await h.join(intruder, token)).body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(await h.join(intruder, token)).code).toBe('INVALID_TOKEN');
 
     expect((await h.audit(owner.tenantId)).filter((a) => a.operation === 'share.accepted')).toHaveLength(1);
     const mine = (await h.audit(recipient.tenantId)).filter((a) => a.operation === 'share.joined');
@@ -154,14 +154,14 @@ describe('token check and join', () => {
 
   it('join refuses unknown, expired and revoked tokens, free tiers, and a missing token', async () => {
     const [owner, recipient] = await pair();
-    expect((await h.join(recipient, 'st_unknown')).body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(await h.join(recipient, 'st_unknown')).code).toBe('INVALID_TOKEN');
     const a = (await h.share(owner, { tag: 'a', email: recipient.email })).body.token;
     const late = await h.later(30 * DAY + 1000, () => h.join(recipient, a));
     expect(late.status).toBe(400);
-    expect(late.body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(late).code).toBe('INVALID_TOKEN');
     const b = (await h.share(owner, { tag: 'b', email: recipient.email })).body;
     await engine.request('DELETE', `/v1/spaces/share/${b.token}`, { key: owner.key });
-    expect((await h.join(recipient, b.token)).body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(await h.join(recipient, b.token)).code).toBe('INVALID_TOKEN');
     expect((await check(b.token)).body).toMatchObject({ valid: false, error: 'revoked' });
     expect((await check(b.token)).body.owner_tenant_id).toBeUndefined();
 
@@ -228,7 +228,7 @@ describe('rotate and revoke', () => {
     expect(rotated.body.token).not.toBe(first.token);
     expect(await engine.latestMailToken(recipient.email)).toBe(rotated.body.token);
     expect((await check(first.token)).body.error).toBe('not_found');
-    expect((await h.join(recipient, first.token)).body.code).toBe('INVALID_TOKEN');
+    expect(errorOf(await h.join(recipient, first.token)).code).toBe('INVALID_TOKEN');
     expect((await h.join(recipient, rotated.body.token)).status).toBe(200);
 
     const byId = await engine.request('POST', `/v1/spaces/share/${first.share_id}/rotate`, { key: owner.key });

@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { DAY, sharingHelpers } from './sharing-helpers';
 
 /**
  * Sharing end to end across two tenants, through the memories endpoints: what a recipient can read
  * and write after joining, and what it loses on revoke, expiry and space deletion.
  */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
 const h = sharingHelpers(() => engine);
-const get = (t: Tenant, path: string) => engine.request('GET', path, { key: t.key });
+const get = <T = never, P extends string = string>(t: Tenant, path: P) => engine.request<T, 'GET', P>('GET', path, { key: t.key });
 const uuids = (res: { body: { memories: { uuid: string }[] } }) => res.body.memories.map((m) => m.uuid);
 
 async function seed(owner: Tenant, tag: string) {
@@ -173,7 +173,7 @@ describe('a write share reveals nothing outside what it grants', () => {
     // Inside the share the rules still hold: a duplicate in the shared tag is a conflict.
     const inside = await h.store(writer, { observation: text, tags: ['inbox'], owner_tenant_id: owner.tenantId, on_conflict: 'reject' });
     expect(inside.status).toBe(409);
-    expect(inside.body.existing_ids).toEqual([lww.body.id]);
+    expect(errorOf(inside).existing_ids).toEqual([lww.body.id]);
   });
 });
 

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { Tenant, TestEngine } from './harness';
 
 /** Helpers for the spaces, shares and sharing end-to-end tests (HTTP only, plus audit reads). */
-export function sharingHelpers(engine: () => TestEngine<'unchecked'>) {
+export function sharingHelpers(engine: () => TestEngine) {
   const e = () => engine();
   return {
     createSpace: (t: Tenant, body: Record<string, unknown>) => e().request('POST', '/v1/context-spaces', { key: t.key, body }),
@@ -17,7 +17,7 @@ export function sharingHelpers(engine: () => TestEngine<'unchecked'>) {
       expect(created.status, created.text).toBe(201);
       const joined = await e().request('POST', '/v1/spaces/join', { key: recipient.key, body: { token: created.body.token } });
       expect(joined.status, joined.text).toBe(200);
-      return created.body as { share_id: string; token: string };
+      return created.body;
     },
 
     async audit(tenantId: string) {

@@ -57,8 +57,8 @@ describe('create', () => {
     for (const [body, path] of cases) {
       const res = await h.createSpace(t, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(path);
     }
     const team = (await engine.request('POST', '/v1/teams', { key: t.key, body: { name: 'mine' } })).body.team_id;
     const ok = await h.createSpace(t, { name: 'x'.repeat(100), description: 'd'.repeat(500), allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8', `team:${team}`] });

@@ -48,7 +48,7 @@ async function teamSpace(opts: { teamWrite?: boolean } = {}) {
 async function unknownSpaceAnswer(t: Tenant) {
   const res = await h.store(t, { observation: 'Into nowhere.', space_id: `urn:uuid:${UNKNOWN_UUID}` });
   expect(res.status).toBe(400);
-  return { status: res.status, code: res.body.code, details: res.body.details };
+  return { status: res.status, code: errorOf(res).code, details: errorOf(res).details };
 }
 
 async function memoryCreates(tenantId: string) {
@@ -173,7 +173,7 @@ describe('who may grant a team a space', () => {
     }
     const unknown = await h.createSpace(readonly, { name: 'x', allowed_tenant_ids: ['team:team_doesnotexist00'] });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.code).toBe('VALIDATION_ERROR');
+    expect(errorOf(unknown).code).toBe('VALIDATION_ERROR');
     const answer = (res: TestResponse<unknown>) => ({
       status: res.status,
       code: errorOf(res).code,
@@ -194,8 +194,8 @@ describe('who may not store', () => {
     const { owner, team, readonly, spaceId } = await teamSpace();
     const refused = await h.store(readonly, { observation: 'Readonly tries to write.', space_id: spaceId });
     expect(refused.status).toBe(403);
-    expect(refused.body.code).toBe('FORBIDDEN');
-    expect(refused.body.message).toMatch(/read this context space but not store/);
+    expect(errorOf(refused).code).toBe('FORBIDDEN');
+    expect(errorOf(refused).message).toMatch(/read this context space but not store/);
     const explicit = await h.store(readonly, { observation: 'Readonly names the owner.', space_id: spaceId, owner_tenant_id: owner.tenantId });
     expect(explicit.status).toBe(403);
 
@@ -204,12 +204,12 @@ describe('who may not store', () => {
     expect((await call(listed, 'GET', `/v1/context-spaces/${spaceId}/memories`)).status).toBe(200);
     const byListed = await h.store(listed, { observation: 'Listed tenants only read.', space_id: spaceId });
     expect(byListed.status).toBe(403);
-    expect(byListed.body.code).toBe('FORBIDDEN');
+    expect(errorOf(byListed).code).toBe('FORBIDDEN');
 
     const closed = await teamSpace({ teamWrite: false });
     const noOptIn = await h.store(closed.member, { observation: 'No opt-in.', space_id: closed.spaceId });
     expect(noOptIn.status).toBe(403);
-    expect(noOptIn.body.code).toBe('FORBIDDEN');
+    expect(errorOf(noOptIn).code).toBe('FORBIDDEN');
     expect(uuids(await call(closed.owner, 'GET', `/v1/context-spaces/${closed.spaceId}/memories`))).toEqual([]);
 
     expect((await memoryCreates(owner.tenantId)).length + (await memoryCreates(closed.owner.tenantId)).length).toBe(0);
@@ -218,10 +218,10 @@ describe('who may not store', () => {
   it('a tenant outside the team gets exactly the answer of an unknown space; naming the owner is 403 as without a share', async () => {
     const { owner, outsider, spaceId } = await teamSpace();
     const foreign = await h.store(outsider, { observation: 'Outsider tries.', space_id: spaceId });
-    expect({ status: foreign.status, code: foreign.body.code, details: foreign.body.details }).toEqual(await unknownSpaceAnswer(outsider));
+    expect({ status: foreign.status, code: errorOf(foreign).code, details: errorOf(foreign).details }).toEqual(await unknownSpaceAnswer(outsider));
     const named = await h.store(outsider, { observation: 'Outsider names the owner.', space_id: spaceId, owner_tenant_id: owner.tenantId });
     expect(named.status).toBe(403);
-    expect(named.body.message).toMatch(/No write share/);
+    expect(errorOf(named).message).toMatch(/No write share/);
     expect(await memoryCreates(owner.tenantId)).toEqual([]);
   });
 });
@@ -234,14 +234,14 @@ describe('membership changes take effect at once', () => {
     expect((await call(admin, 'PUT', `/v1/teams/${team}/members/${member.tenantId}`, { role: 'readonly' })).status).toBe(200);
     const demoted = await h.store(member, { observation: 'Second note.', space_id: spaceId });
     expect(demoted.status).toBe(403);
-    expect(demoted.body.code).toBe('FORBIDDEN');
+    expect(errorOf(demoted).code).toBe('FORBIDDEN');
 
     expect((await call(admin, 'PUT', `/v1/teams/${team}/members/${member.tenantId}`, { role: 'member' })).status).toBe(200);
     expect((await h.store(member, { observation: 'Third note.', space_id: spaceId })).status).toBe(201);
 
     expect((await call(owner, 'DELETE', `/v1/teams/${team}/members/${member.tenantId}`)).status).toBe(204);
     const removed = await h.store(member, { observation: 'Fourth note.', space_id: spaceId });
-    expect({ status: removed.status, code: removed.body.code, details: removed.body.details }).toEqual(await unknownSpaceAnswer(member));
+    expect({ status: removed.status, code: errorOf(removed).code, details: errorOf(removed).details }).toEqual(await unknownSpaceAnswer(member));
     expect((await h.store(member, { observation: 'Fifth note.', space_id: spaceId, owner_tenant_id: owner.tenantId })).status).toBe(403);
 
     const observations = (await call(owner, 'GET', `/v1/context-spaces/${spaceId}/memories`)).body.memories.map((m: { observation: string }) => m.observation);
@@ -257,13 +257,13 @@ describe('membership changes take effect at once', () => {
 
     expect((await call(owner, 'PUT', `/v1/context-spaces/${spaceId}`, { allowed_tenant_ids: [] })).status).toBe(200);
     const ungranted = await h.store(member, { observation: 'Not granted.', space_id: spaceId });
-    expect({ status: ungranted.status, code: ungranted.body.code, details: ungranted.body.details }).toEqual(await unknownSpaceAnswer(member));
+    expect({ status: ungranted.status, code: errorOf(ungranted).code, details: errorOf(ungranted).details }).toEqual(await unknownSpaceAnswer(member));
 
     expect((await call(owner, 'PUT', `/v1/context-spaces/${spaceId}`, { allowed_tenant_ids: [`team:${team}`] })).status).toBe(200);
     expect((await h.store(member, { observation: 'Granted again.', space_id: spaceId })).status).toBe(201);
     expect((await call(owner, 'DELETE', `/v1/context-spaces/${spaceId}`)).status).toBe(204);
     const deleted = await h.store(member, { observation: 'Deleted space.', space_id: spaceId });
-    expect({ status: deleted.status, code: deleted.body.code, details: deleted.body.details }).toEqual(await unknownSpaceAnswer(member));
+    expect({ status: deleted.status, code: errorOf(deleted).code, details: errorOf(deleted).details }).toEqual(await unknownSpaceAnswer(member));
   });
 });
 
@@ -299,7 +299,7 @@ describe('a team write reveals nothing outside the space', () => {
     // Inside the space the rules hold: a duplicate there is a 409 naming only the space's copy.
     const inside = await h.store(member, { observation: text, space_id: spaceId, on_conflict: 'reject' });
     expect(inside.status).toBe(409);
-    expect(inside.body.existing_ids).toEqual([lww.body.id]);
+    expect(errorOf(inside).existing_ids).toEqual([lww.body.id]);
 
     // And the member still reads nothing of the owner's beyond the space.
     const shared = uuids(await call(member, 'GET', '/v1/memories?scope=shared&limit=100'));
@@ -313,14 +313,14 @@ describe('tenant isolation', () => {
     const { owner, member } = await teamSpace();
     const otherSpace = (await h.createSpace(owner, { name: 'not granted' })).body.space_id;
     const other = await h.store(member, { observation: 'Into a space not granted.', space_id: otherSpace });
-    expect({ status: other.status, code: other.body.code, details: other.body.details }).toEqual(await unknownSpaceAnswer(member));
+    expect({ status: other.status, code: errorOf(other).code, details: errorOf(other).details }).toEqual(await unknownSpaceAnswer(member));
     expect((await h.store(member, { observation: 'Naming the owner.', space_id: otherSpace, owner_tenant_id: owner.tenantId })).status).toBe(403);
     expect((await h.store(member, { observation: 'No space at all.', owner_tenant_id: owner.tenantId })).status).toBe(403);
 
     // A space granting another team, whose members the writer is not among.
     const stranger = await teamSpace();
     const cross = await h.store(member, { observation: 'Into a stranger team space.', space_id: stranger.spaceId });
-    expect({ status: cross.status, code: cross.body.code, details: cross.body.details }).toEqual(await unknownSpaceAnswer(member));
+    expect({ status: cross.status, code: errorOf(cross).code, details: errorOf(cross).details }).toEqual(await unknownSpaceAnswer(member));
 
     // A memory stored without space_id stays the writer's own, however many team spaces it can write.
     const own = await h.store(member, { observation: 'My own note.' });
