@@ -5,11 +5,11 @@ import type { Tenant, TestEngine } from './harness';
  * Shared by the replay test files. The clock only ever moves forward in them, so every test's past
  * stays its own.
  */
-export function replayHelpers(engine: () => TestEngine<'unchecked'>) {
+export function replayHelpers(engine: () => TestEngine) {
   const tick = (ms = 1_000) => engine().clock.advance(ms);
   const now = () => engine().clock.now();
   const iso = (d: Date) => d.toISOString();
-  const get = (t: Tenant, path: string) => engine().request('GET', path, { key: t.key });
+  const get = <T = never, P extends string = string>(t: Tenant, path: P) => engine().request<T, 'GET', P>('GET', path, { key: t.key });
   const store = (t: Tenant, body: Record<string, unknown>) => engine().request('POST', '/v1/memories', { key: t.key, body });
   const patch = (t: Tenant, id: string, body: Record<string, unknown>) => engine().request('PATCH', `/v1/memories/${id}`, { key: t.key, body });
   const del = (t: Tenant, id: string) => engine().request('DELETE', `/v1/memories/${id}`, { key: t.key });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { edgesAt } from '../shared/memory/edge-history';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { replayHelpers } from './replay-helpers';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -30,7 +30,7 @@ describe('GET /v1/replay/timeline', () => {
     expect(update.metadata.changed).toEqual(['observation', 'importance']);
     expect(update.content_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(res.body.entries[1]).toMatchObject({ observation_preview: 'The office plant needs water on Mondays.', importance: 5 });
-    expect(Date.parse(res.body.period_start)).toBe(Date.parse(res.body.entries[4].timestamp));
+    expect(Date.parse(res.body.period_start as string)).toBe(Date.parse(res.body.entries[4].timestamp));
     expect(Date.parse(res.body.period_end)).toBeLessThanOrEqual(now().getTime());
     const milestones = await get(t, '/v1/milestones');
     expect(milestones.body.milestones.map((m: { milestone: string }) => m.milestone)).toContain('first_replay');
@@ -84,8 +84,8 @@ describe('GET /v1/replay/timeline', () => {
     for (const [query, field] of cases) {
       const res = await get(t, `/v1/replay/timeline?${query}`);
       expect(res.status, query).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
     }
     const range = await get(t, '/v1/replay/timeline?since=2026-11-22T10:00:00Z&until=2026-11-22T09:00:00Z');
     expect(range.status).toBe(422);
@@ -212,8 +212,8 @@ describe('GET /v1/replay/snapshot', () => {
     for (const [query, field] of cases) {
       const res = await get(t, `/v1/replay/snapshot?${query}`);
       expect(res.status, query).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
     }
     expect((await get(t, `/v1/replay/snapshot?at=${iso(now())}&limit=5000`)).status).toBe(200);
   });
@@ -270,7 +270,7 @@ describe('tenant isolation', () => {
 
 describe('OpenAPI', () => {
   it('documents the replay routes under the Replay tag', async () => {
-    const res = await engine.request('GET', '/openapi.json');
+    const res = await engine.request<{ paths: Record<string, { get?: { tags?: string[] } }>; tags: { name: string }[] }>('GET', '/openapi.json');
     for (const path of ROUTES.map((p) => p.replace('{id}', '{memory_id}'))) {
       expect(res.body.paths[path]?.get?.tags, path).toEqual(['Replay']);
     }
