@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbedder } from '../shared/memory/embeddings';
-import { createEngine, type TestEngine } from './harness';
+import { createEngine, errorOf, type TestEngine } from './harness';
 import { replayHelpers } from './replay-helpers';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -49,11 +49,11 @@ describe('GET /v1/replay/diff', () => {
     for (const [query, field] of [['', 'from'], [`from=${stamp}`, 'to'], [`to=${stamp}`, 'from'], [`from=x&to=${stamp}`, 'from']] as const) {
       const res = await get(t, `/v1/replay/diff?${query}`);
       expect(res.status, query).toBe(400);
-      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(field);
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(field);
     }
     const future = await get(t, `/v1/replay/diff?from=${stamp}&to=${iso(new Date(now().getTime() + 3_600_000))}`);
     expect(future.status).toBe(400);
-    expect(future.body.details[0].path).toBe('to');
+    expect(errorOf(future).details?.[0].path).toBe('to');
     for (const to of [stamp, iso(new Date(Date.parse(stamp) - 1_000))]) {
       const res = await get(t, `/v1/replay/diff?from=${stamp}&to=${to}`);
       expect(res.status).toBe(422);
@@ -117,9 +117,9 @@ describe('GET /v1/replay/memory/{memory_id}', () => {
     const other = await engine.newTenant('pro');
     const m = await store(owner, { observation: 'Owner only.' });
     expect((await get(other, `/v1/replay/memory/${m.body.id}`)).status).toBe(404);
-    expect((await get(owner, '/v1/replay/memory/urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f')).body.code).toBe('NOT_FOUND');
+    expect(errorOf(await get(owner, '/v1/replay/memory/urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f')).code).toBe('NOT_FOUND');
     const bad = await get(owner, '/v1/replay/memory/not-a-uuid');
-    expect([bad.status, bad.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([bad.status, errorOf(bad).code]).toEqual([404, 'NOT_FOUND']);
   });
 });
 
@@ -225,7 +225,7 @@ describe('GET /v1/replay/recall', () => {
     for (const [query, field] of cases) {
       const res = await get(t, `/v1/replay/recall?${query}`);
       expect(res.status, query).toBe(400);
-      expect(res.body.details.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
     }
   });
 });
