@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { insertTrace, type StepInput } from './trace-fixture';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -14,11 +14,11 @@ const now = () => engine.clock.now();
 const iso = (d: Date) => d.toISOString();
 const later = (d: Date, ms: number) => new Date(d.getTime() + ms);
 /** The frozen test clock makes service timestamps exact: the time the clock read when the request ran. */
-const at = (value: string, when: Date) => expect(value).toBe(when.toISOString());
+const at = (value: string | null, when: Date) => expect(value).toBe(when.toISOString());
 const action = (content: string, at: Date, metadata?: Record<string, unknown>): StepInput => ({ type: 'ACTION', content, at, metadata });
 
 const preview = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/compensations/preview', { key: t.key, body });
-const get = (t: Tenant, path: string) => engine.request('GET', path, { key: t.key });
+const get = <Path extends string>(t: Tenant, path: Path) => engine.request('GET', path, { key: t.key });
 const ack = (t: Tenant, planId: string, index: number | string, body: Record<string, unknown>) =>
   engine.request('PATCH', `/v1/compensations/${planId}/actions/${index}`, { key: t.key, body });
 
@@ -44,7 +44,7 @@ describe('tier gate', () => {
       const t = await engine.newTenant(tier);
       for (const res of [await preview(t, body), await get(t, '/v1/compensations'), await get(t, `/v1/compensations/${id}`), await ack(t, id, 0, { status: 'completed' })]) {
         expect(res.status, `${tier} ${res.text}`).toBe(403);
-        expect(res.body).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'pro', current_tier: tier });
+        expect(errorOf(res)).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'pro', current_tier: tier });
       }
     }
     for (const tier of ['pro', 'enterprise'] as const) {
@@ -170,7 +170,7 @@ describe('POST /v1/compensations/preview', () => {
     const t = await engine.newTenant('pro');
     const res = await preview(t, { rollback_from: '2 hours ago', rollback_to: '1 hours ago' });
     expect(res.status).toBe(422);
-    expect(res.body).toMatchObject({ code: 'INVALID_RANGE', details: [{ path: 'rollback_to' }] });
+    expect(errorOf(res)).toMatchObject({ code: 'INVALID_RANGE', details: [{ path: 'rollback_to' }] });
     expect((await get(t, '/v1/compensations')).body.total).toBe(0);
   });
 
@@ -188,8 +188,8 @@ describe('POST /v1/compensations/preview', () => {
     for (const [body, field] of cases) {
       const res = await preview(t, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(field);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(field);
     }
   });
 });
@@ -210,7 +210,7 @@ describe('GET /v1/compensations', () => {
     expect(all.body.compensations.map((p: { plan_id: string }) => p.plan_id)).toEqual([one.plan_id, two.plan_id, empty.plan_id]);
     expect(all.body.compensations[0]).toMatchObject({ status: 'completed', action_count: 1, counts: { pending: 0, skipped: 1 } });
     expect(all.body.compensations[1]).toMatchObject({ status: 'pending', action_count: 2, counts: { pending: 2, completed: 0 } });
-    expect(all.body.compensations[0].actions).toBeUndefined();
+    expect((all.body.compensations[0] as { actions?: unknown }).actions).toBeUndefined();
 
     const page = await get(t, '/v1/compensations?limit=1&offset=1');
     expect(page.body).toMatchObject({ total: 3, has_more: true });
@@ -237,13 +237,13 @@ describe('GET /v1/compensations', () => {
     ]) {
       const res = await get(t, `/v1/compensations?${query}`);
       expect(res.status, query).toBe(400);
-      expect(res.body.details[0].path, query).toBe(field);
+      expect(errorOf(res).details?.[0].path, query).toBe(field);
     }
     // An id of any shape names nothing: answered as an unknown plan is.
     for (const path of ['/v1/compensations/not-a-plan', '/v1/compensations/comp_short']) {
       const res = await get(t, path);
       expect(res.status, path).toBe(404);
-      expect(res.body.code).toBe('NOT_FOUND');
+      expect(errorOf(res).code).toBe('NOT_FOUND');
     }
   });
 
@@ -251,10 +251,10 @@ describe('GET /v1/compensations', () => {
     const t = await engine.newTenant('pro');
     const other = await engine.newTenant('pro');
     const plan = await planWith(t, 1);
-    expect((await get(t, '/v1/compensations/comp_4f9Qw2b8Zr1LmT0aXcVe3K')).body.code).toBe('NOT_FOUND');
+    expect(errorOf(await get(t, '/v1/compensations/comp_4f9Qw2b8Zr1LmT0aXcVe3K')).code).toBe('NOT_FOUND');
     const theirs = await get(other, `/v1/compensations/${plan.plan_id}`);
     expect(theirs.status).toBe(404);
-    expect(theirs.body.code).toBe('NOT_FOUND');
+    expect(errorOf(theirs).code).toBe('NOT_FOUND');
     expect((await ack(other, plan.plan_id, 0, { status: 'completed' })).status).toBe(404);
     expect((await get(t, `/v1/compensations/${plan.plan_id}`)).body.actions[0].status).toBe('pending');
   });
@@ -314,7 +314,7 @@ describe('PATCH /v1/compensations/{id}/actions/{index}', () => {
       for (const status of ['completed', 'failed', 'skipped']) {
         const res = await ack(t, plan.plan_id, index, { status });
         expect(res.status, `${was} → ${status}`).toBe(409);
-        expect(res.body).toMatchObject({ code: 'CONFLICT', action_status: was });
+        expect(errorOf(res)).toMatchObject({ code: 'CONFLICT', action_status: was });
       }
     }
     const stored = await get(t, `/v1/compensations/${plan.plan_id}`);
@@ -328,7 +328,7 @@ describe('PATCH /v1/compensations/{id}/actions/{index}', () => {
     for (const index of [2, 9_999_999]) {
       const res = await ack(t, plan.plan_id, index, { status: 'completed' });
       expect(res.status, String(index)).toBe(404);
-      expect(res.body.code).toBe('NOT_FOUND');
+      expect(errorOf(res).code).toBe('NOT_FOUND');
     }
     const cases: [string | number, Record<string, unknown>, string][] = [
       ['-1', { status: 'completed' }, 'index'],
@@ -343,7 +343,7 @@ describe('PATCH /v1/compensations/{id}/actions/{index}', () => {
     for (const [index, body, field] of cases) {
       const res = await ack(t, plan.plan_id, index, body);
       expect(res.status, `${index} ${JSON.stringify(body).slice(0, 60)}`).toBe(400);
-      expect(res.body.details[0].path).toBe(field);
+      expect(errorOf(res).details?.[0].path).toBe(field);
     }
     expect((await ack(t, 'comp_nope', 0, { status: 'completed' })).status).toBe(404);
     expect((await ack(t, plan.plan_id, 1, { status: 'completed', detail: 'x'.repeat(2_000) })).status).toBe(200);
@@ -444,7 +444,9 @@ describe('rollback and compensations', () => {
 
 describe('OpenAPI', () => {
   it('documents the four routes under the Compensations tag, and the plan id on rollback', async () => {
-    const res = await engine.request('GET', '/openapi.json');
+    type Op = { tags: string[]; responses: Record<string, unknown> };
+    type Doc = { paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+    const res = await engine.request<Doc>('GET', '/openapi.json');
     const paths = res.body.paths;
     expect(paths['/v1/compensations/preview'].post.tags).toEqual(['Compensations']);
     expect(paths['/v1/compensations'].get.tags).toEqual(['Compensations']);

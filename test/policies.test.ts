@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { patternStats } from '../shared/control/regex';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 let pro: Tenant;
 beforeAll(async () => {
   engine = await createEngine();
@@ -12,10 +12,10 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 const P = '/v1/control/policies';
-const post = (t: Tenant, path: string, body: unknown) => engine.request('POST', path, { key: t.key, body });
-const get = (t: Tenant, path: string) => engine.request('GET', path, { key: t.key });
-const put = (t: Tenant, path: string, body: unknown) => engine.request('PUT', path, { key: t.key, body });
-const del = (t: Tenant, path: string) => engine.request('DELETE', path, { key: t.key });
+const post = <Path extends string>(t: Tenant, path: Path, body: unknown) => engine.request('POST', path, { key: t.key, body });
+const get = <Path extends string>(t: Tenant, path: Path) => engine.request('GET', path, { key: t.key });
+const put = <Path extends string>(t: Tenant, path: Path, body: unknown) => engine.request('PUT', path, { key: t.key, body });
+const del = <Path extends string>(t: Tenant, path: Path) => engine.request('DELETE', path, { key: t.key });
 const dryRun = (t: Tenant, body: Record<string, unknown>) => post(t, `${P}/test`, body);
 
 const noDrops = (name = 'NoProdDrops', extra: Record<string, unknown> = {}) => ({
@@ -44,7 +44,7 @@ describe('policy CRUD, upsert and versions', () => {
     const one = await get(t, `${P}/NoProdDrops`);
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ name: 'NoProdDrops', source: 'custom', scope: 'tenant', version: 2, description: 'v2', step_types: ['action'], enabled: true });
-    expect(one.body.config.rules).toEqual([{ match: String.raw`\bdrop\s+(table|database)\b`, context_requires: 'prod', severity: 'high', reason: 'Destructive SQL: {match}' }]);
+    expect(one.body.config?.rules).toEqual([{ match: String.raw`\bdrop\s+(table|database)\b`, context_requires: 'prod', severity: 'high', reason: 'Destructive SQL: {match}' }]);
 
     const replaced = await put(t, `${P}/NoProdDrops`, { rules: [{ match: 'truncate', severity: 'critical' }], step_types: ['ACTION', 'output'] });
     expect(replaced.status, replaced.text).toBe(200);
@@ -63,7 +63,7 @@ describe('policy CRUD, upsert and versions', () => {
     expect(await create(t, noDrops(), 200)).toMatchObject({ action: 'updated', version: 5, enabled: true });
 
     const audit = await get(t, '/v1/audit?limit=50');
-    const ops = audit.body.entries?.map((e: { operation: string }) => e.operation) ?? audit.body.logs?.map((e: { operation: string }) => e.operation);
+    const ops = audit.body.entries.map((e) => e.operation);
     expect(ops.filter((o: string) => o.startsWith('policy.'))).toEqual(expect.arrayContaining(['policy.created', 'policy.updated', 'policy.disabled']));
   });
 
@@ -77,10 +77,10 @@ describe('policy CRUD, upsert and versions', () => {
       { name: 'FinancialSafety', enabled: true, description: expect.any(String), source: 'builtin', agent_id: null },
       { name: 'DataExfiltration', enabled: true, description: expect.any(String), source: 'builtin', agent_id: null },
     ]);
-    expect(list.body.policies.slice(2).map((p: { name: string; scope: string }) => [p.name, p.scope])).toEqual([['Alpha', 'tenant']]);
+    expect(list.body.policies.slice(2).map((p) => [p.name, p.scope])).toEqual([['Alpha', 'tenant']]);
     expect(list.body).toMatchObject({ mode: 'enforcement', approval_mode: 'solo', connectors: ['github', 'slack', 'linear', 'pagerduty', 'http'], approval_modes: ['solo', 'team', 'enterprise'] });
     const withAgent = await get(t, `${P}?agent_id=billing-agent`);
-    expect(withAgent.body.policies.slice(2).map((p: { name: string; scope: string; agent_id: string | null }) => [p.name, p.scope, p.agent_id])).toEqual([
+    expect(withAgent.body.policies.slice(2).map((p) => [p.name, p.scope, p.agent_id])).toEqual([
       ['Alpha', 'tenant', null],
       ['Alpha', 'agent', 'billing-agent'],
     ]);
@@ -101,7 +101,7 @@ describe('policy CRUD, upsert and versions', () => {
     for (const path of [`${P}/Nope`, `${P}/${'x'.repeat(100)}`, `${P}/Nope?agent_id=a`]) {
       const res = await get(t, path);
       expect(res.status, path).toBe(404);
-      expect(res.body.code).toBe('svc_ram.v1.control.policy_not_found');
+      expect(errorOf(res).code).toBe('svc_ram.v1.control.policy_not_found');
     }
     const other = await engine.newTenant('pro');
     await create(other, noDrops('OnlyMine'));
@@ -114,14 +114,14 @@ describe('policy CRUD, upsert and versions', () => {
     for (const name of ['FinancialSafety', 'DataExfiltrationPolicy']) {
       const res = await del(pro, `${P}/${name}`);
       expect(res.status).toBe(403);
-      expect(res.body.code).toBe('svc_ram.v1.control.cannot_delete_builtin');
+      expect(errorOf(res).code).toBe('svc_ram.v1.control.cannot_delete_builtin');
     }
     const shadow = await post(pro, P, noDrops('financialsafety'));
     expect(shadow.status).toBe(400);
-    expect(shadow.body).toMatchObject({ code: 'svc_ram.v1.control.invalid_policy', details: [{ path: 'name' }] });
+    expect(errorOf(shadow)).toMatchObject({ code: 'svc_ram.v1.control.invalid_policy', details: [{ path: 'name' }] });
     const change = await put(pro, `${P}/FinancialSafety`, { rules: [{ match: 'x', severity: 'low' }] });
     expect(change.status).toBe(400);
-    expect(change.body.code).toBe('svc_ram.v1.control.invalid_policy');
+    expect(errorOf(change).code).toBe('svc_ram.v1.control.invalid_policy');
   });
 
   it('PUT answers 404 at a scope where the policy does not exist; a body name must match the path', async () => {
@@ -129,10 +129,10 @@ describe('policy CRUD, upsert and versions', () => {
     await create(t, noDrops('Scoped'));
     const res = await put(t, `${P}/Scoped?agent_id=someone`, { rules: [{ match: 'x', severity: 'low' }] });
     expect(res.status).toBe(404);
-    expect(res.body.code).toBe('svc_ram.v1.control.policy_not_found');
+    expect(errorOf(res).code).toBe('svc_ram.v1.control.policy_not_found');
     const renamed = await put(t, `${P}/Scoped`, { name: 'Other', rules: [{ match: 'x', severity: 'low' }] });
     expect(renamed.status).toBe(400);
-    expect(renamed.body.details).toEqual([{ path: 'name', message: expect.any(String) }]);
+    expect(errorOf(renamed).details).toEqual([{ path: 'name', message: expect.any(String) }]);
   });
 });
 
@@ -155,7 +155,7 @@ rules:
     const res = await engine.request('POST', P, { key: t.key, raw: yaml, headers: { 'content-type': 'application/yaml' } });
     expect(res.status, res.text).toBe(201);
     expect(res.body.policy).toMatchObject({ name: 'YamlPolicy', description: 'from YAML', step_types: ['action'], whitelisted_domains: ['internal.example.com'], rule_count: 2 });
-    expect(res.body.policy.config.rules[0]).toEqual({ match: String.raw`\brm\s+-rf\b`, severity: 'critical', reason: 'Shell wipe: {match}' });
+    expect(res.body.policy.config?.rules[0]).toEqual({ match: String.raw`\brm\s+-rf\b`, severity: 'critical', reason: 'Shell wipe: {match}' });
 
     const again = await engine.request('PUT', `${P}/YamlPolicy`, { key: t.key, raw: 'rules:\n  - match: shutdown\n    severity: high\n', headers: { 'content-type': 'text/yaml; charset=utf-8' } });
     expect(again.status, again.text).toBe(200);
@@ -173,7 +173,7 @@ rules:
     ]) {
       const res = await engine.request('POST', P, { key: pro.key, raw, headers: { 'content-type': type } });
       expect(res.status, raw).toBe(400);
-      expect(res.body.code, raw).toBe('svc_ram.v1.control.invalid_policy');
+      expect(errorOf(res).code, raw).toBe('svc_ram.v1.control.invalid_policy');
     }
   });
 });
@@ -202,24 +202,24 @@ describe('bad policy bodies: 400 invalid_policy naming the field', () => {
     it(label, async () => {
       const res = await post(pro, P, body);
       expect(res.status, res.text).toBe(400);
-      expect(res.body.code).toBe('svc_ram.v1.control.invalid_policy');
-      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(field);
+      expect(errorOf(res).code).toBe('svc_ram.v1.control.invalid_policy');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(field);
     });
   }
 
   it('invalid JSON', async () => {
     const res = await engine.request('POST', P, { key: pro.key, raw: '{"name": "A", rules: }', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe('svc_ram.v1.control.invalid_policy');
+    expect(errorOf(res).code).toBe('svc_ram.v1.control.invalid_policy');
   });
 
   it('a bad draft in the dry run names policy.<field>', async () => {
     const res = await dryRun(pro, { action: 'a.b', policy: { name: 'A', rules: [{ match: '(', severity: 'low' }] } });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'svc_ram.v1.control.invalid_policy', details: [{ path: 'policy.rules[0].match' }] });
+    expect(errorOf(res)).toMatchObject({ code: 'svc_ram.v1.control.invalid_policy', details: [{ path: 'policy.rules[0].match' }] });
     const noAction = await dryRun(pro, { params: {} });
     expect(noAction.status).toBe(400);
-    expect(noAction.body.code).toBe('VALIDATION_ERROR');
+    expect(errorOf(noAction).code).toBe('VALIDATION_ERROR');
   });
 });
 
@@ -228,15 +228,15 @@ describe('tiers and limits', () => {
     const t = await engine.newTenant('free');
     const res = await post(t, P, noDrops());
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ code: 'svc_ram.v1.tier.feature_required', required_tier: 'starter', current_tier: 'free' });
-    expect((await put(t, `${P}/X`, { rules: [{ match: 'x', severity: 'low' }] })).body.code).toBe('svc_ram.v1.tier.feature_required');
+    expect(errorOf(res)).toMatchObject({ code: 'svc_ram.v1.tier.feature_required', required_tier: 'starter', current_tier: 'free' });
+    expect(errorOf(await put(t, `${P}/X`, { rules: [{ match: 'x', severity: 'low' }] })).code).toBe('svc_ram.v1.tier.feature_required');
     expect((await get(t, P)).body.policies).toHaveLength(2);
     const run = await dryRun(t, { action: 'http.post', params: { url: 'https://pastebin.com/api' } });
     expect(run.status).toBe(200);
     expect(run.body.status).toBe('pending_review');
     const draft = await dryRun(t, { action: 'x', policy: noDrops() });
     expect(draft.status).toBe(403);
-    expect(draft.body.code).toBe('svc_ram.v1.tier.feature_required');
+    expect(errorOf(draft).code).toBe('svc_ram.v1.tier.feature_required');
   });
 
   it('starter: five enabled custom policies, the sixth is limit_exceeded; disabled ones do not count; agent_id needs Pro', async () => {
@@ -244,7 +244,7 @@ describe('tiers and limits', () => {
     for (let i = 0; i < 5; i++) await create(t, noDrops(`P${i}`));
     const sixth = await post(t, P, noDrops('P5'));
     expect(sixth.status).toBe(403);
-    expect(sixth.body).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded' });
+    expect(errorOf(sixth)).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded' });
     // Updating an existing one is fine at the limit.
     await create(t, noDrops('P0', { description: 'still fine' }), 200);
     // A disabled policy frees its place, and re-enabling needs room again.
@@ -252,15 +252,15 @@ describe('tiers and limits', () => {
     await create(t, noDrops('P5'));
     const reenable = await put(t, `${P}/P1`, { rules: [{ match: 'x', severity: 'low' }] });
     expect(reenable.status).toBe(403);
-    expect(reenable.body.code).toBe('svc_ram.v1.tier.limit_exceeded');
+    expect(errorOf(reenable).code).toBe('svc_ram.v1.tier.limit_exceeded');
     // Creating one disabled does not need room.
     await create(t, noDrops('P6', { enabled: false }));
 
     const scoped = await post(t, P, noDrops('Scoped', { agent_id: 'billing-agent' }));
     expect(scoped.status).toBe(403);
-    expect(scoped.body).toMatchObject({ code: 'svc_ram.v1.tier.feature_required', required_tier: 'pro' });
+    expect(errorOf(scoped)).toMatchObject({ code: 'svc_ram.v1.tier.feature_required', required_tier: 'pro' });
     const scopedDraft = await dryRun(t, { action: 'x', policy: noDrops('D', { agent_id: 'a' }) });
-    expect(scopedDraft.body.code).toBe('svc_ram.v1.tier.feature_required');
+    expect(errorOf(scopedDraft).code).toBe('svc_ram.v1.tier.feature_required');
   });
 
   it('pro: 25 across scopes; enterprise: unlimited', async () => {
@@ -269,7 +269,7 @@ describe('tiers and limits', () => {
     for (let i = 0; i < 5; i++) await create(t, noDrops('T0', { agent_id: `agent-${i}` }));
     const over = await post(t, P, noDrops('T0', { agent_id: 'agent-6' }));
     expect(over.status).toBe(403);
-    expect(over.body.code).toBe('svc_ram.v1.tier.limit_exceeded');
+    expect(errorOf(over).code).toBe('svc_ram.v1.tier.limit_exceeded');
     const e = await engine.newTenant('enterprise');
     for (let i = 0; i < 27; i++) await create(e, noDrops(`E${i}`));
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformanceChecker } from './conformance';
-import { createEngine, type Tenant, type TestEngine, type TestResponse, type UncheckedBody } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 import { SseReader } from './sse';
 import { PAYLOADS } from './actions-helpers';
 
@@ -9,15 +9,18 @@ import { PAYLOADS } from './actions-helpers';
  * each type's effect, its record, its audit entry, and the events on the live stream (the same
  * rows webhooks are delivered from).
  */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine({ env: { EVENT_STREAM_POLL_MS: '60000' } });
 });
 afterAll(() => engine.close());
 
-type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse<UncheckedBody>>;
-const as = (t: Tenant): Call => (method, path, body) => engine.request(method, path, { key: t.key, body });
-async function ok(res: Promise<{ status: number; text: string; body: any }>, status: number) {
+const as =
+  (t: Tenant) =>
+  <T = never, M extends string = string, P extends string = string>(method: M, path: P, body?: unknown) =>
+    engine.request<T, M, P>(method, path, { key: t.key, body });
+type Call = ReturnType<typeof as>;
+async function ok<T>(res: Promise<TestResponse<T>>, status: number): Promise<T> {
   const r = await res;
   expect(r.status, r.text).toBe(status);
   return r.body;
@@ -88,11 +91,11 @@ describe('POST /v1/interventions', () => {
     expect(events[1].data).toEqual(itv);
 
     const again = await call('POST', '/v1/interventions', { intervention_type: 'pause', mission_id: m });
-    expect([again.status, again.body.code, again.body.mission_status]).toEqual([409, 'CONFLICT', 'paused']);
+    expect([again.status, errorOf(again).code, errorOf(again).mission_status]).toEqual([409, 'CONFLICT', 'paused']);
     // A refused intervention leaves nothing behind.
     expect((await ok(call('GET', `/v1/interventions?mission_id=${m}`), 200)).total).toBe(1);
     const audit = await ok(call('GET', '/v1/audit?limit=100'), 200);
-    expect(audit.entries.filter((e: any) => e.operation === 'intervention.recorded').map((e: any) => e.metadata.intervention_id)).toEqual([itv.intervention_id]);
+    expect(audit.entries.filter((e) => e.operation === 'intervention.recorded').map((e) => e.metadata.intervention_id)).toEqual([itv.intervention_id]);
   });
 
   it('rollback_request rolls the mission back to its latest checkpoint; 409 without one; 404 for an unknown mission', async () => {
@@ -100,7 +103,7 @@ describe('POST /v1/interventions', () => {
     const call = as(t);
     const m = await runningMission(call);
     const none = await call('POST', '/v1/interventions', { intervention_type: 'rollback_request', mission_id: m });
-    expect([none.status, none.body.code]).toEqual([409, 'CONFLICT']);
+    expect([none.status, errorOf(none).code]).toEqual([409, 'CONFLICT']);
     await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label: 'first', state: { n: 1 } }), 201);
     const latest = await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label: 'second', state: { n: 2 } }), 201);
     engine.clock.advance(1_000);
@@ -108,9 +111,9 @@ describe('POST /v1/interventions', () => {
     expect(itv.effect).toEqual({ type: 'rolled_back', checkpoint_id: latest.checkpoint_id, checkpoints_discarded: 0 });
     expect((await ok(call('GET', `/v1/missions/${m}`), 200)).state).toEqual({ n: 2 });
     const unknown = await call('POST', '/v1/interventions', { intervention_type: 'rollback_request', mission_id: 'msn_4f9Qw2b8Zr1LmT0aXcVe3K' });
-    expect([unknown.status, unknown.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([unknown.status, errorOf(unknown).code]).toEqual([404, 'NOT_FOUND']);
     const missing = await call('POST', '/v1/interventions', { intervention_type: 'rollback_request' });
-    expect([missing.status, missing.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([missing.status, errorOf(missing).code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 
   it('escalate and reroute emit their events; annotate only records; approve decides the pending action', async () => {
@@ -129,7 +132,7 @@ describe('POST /v1/interventions', () => {
     const approve = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: held.action_id, rationale: 'Looks right' }), 201);
     expect(approve).toMatchObject({ action_id: held.action_id, effect: { type: 'decided', action_id: held.action_id, decision: 'approve', status: 'approved' } });
     const noAction = await call('POST', '/v1/interventions', { intervention_type: 'reject' });
-    expect([noAction.status, noAction.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([noAction.status, errorOf(noAction).code]).toEqual([400, 'VALIDATION_ERROR']);
     expect((await ok(call('GET', `/v1/missions/${m}`), 200)).status).toBe('running');
 
     const events = await payloads(s, 6);
@@ -144,22 +147,22 @@ describe('POST /v1/interventions', () => {
     const call = as(t);
     const held = await ok(call('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
     const early = await call('POST', '/v1/interventions', { intervention_type: 'reject', action_id: held.action_id });
-    expect([early.status, early.body.code, early.body.retry_after]).toEqual([409, 'CONFLICT', 5]);
+    expect([early.status, errorOf(early).code, errorOf(early).retry_after]).toEqual([409, 'CONFLICT', 5]);
     engine.clock.advance(6_000);
     const foreign = await as(other)('POST', '/v1/interventions', { intervention_type: 'reject', action_id: held.action_id });
-    expect([foreign.status, foreign.body.code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
+    expect([foreign.status, errorOf(foreign).code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
     const rejected = await ok(call('POST', '/v1/interventions', { intervention_type: 'reject', action_id: held.action_id, rationale: 'Not this week' }), 201);
     expect(rejected.effect).toEqual({ type: 'decided', action_id: held.action_id, decision: 'deny', status: 'denied' });
     expect(await ok(call('GET', `/v1/actions/${held.action_id}`), 200)).toMatchObject({ status: 'denied', reason: 'Not this week' });
     const again = await call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: held.action_id });
-    expect([again.status, again.body.code]).toEqual([409, 'svc_ram.v1.control.approval_already_decided']);
+    expect([again.status, errorOf(again).code]).toEqual([409, 'svc_ram.v1.control.approval_already_decided']);
 
     const wire = await ok(call('POST', '/v1/actions', PAYLOADS.pending), 200);
     engine.clock.advance(6_000);
     const unconfirmed = await call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: wire.action_id });
-    expect([unconfirmed.status, unconfirmed.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([unconfirmed.status, errorOf(unconfirmed).code]).toEqual([400, 'VALIDATION_ERROR']);
     const confirmed = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: wire.action_id, confirmation: 'ROLLBACK' }), 201);
-    expect(confirmed.effect.status).toBe('approved');
+    expect(confirmed.effect?.status).toBe('approved');
     const listed = await ok(call('GET', '/v1/interventions?limit=10'), 200);
     expect(listed.interventions.map((i: { intervention_id: string }) => i.intervention_id).sort()).toEqual([rejected.intervention_id, confirmed.intervention_id].sort());
   });
@@ -170,10 +173,10 @@ describe('POST /v1/interventions', () => {
     const m = await runningMission(call);
     await ok(call('POST', '/v1/agents', { agent_id: 'other', name: 'Other', provider: 'openai', model: 'gpt-4.1' }), 201);
     const badType = await call('POST', '/v1/interventions', { intervention_type: 'nudge', mission_id: m });
-    expect([badType.status, badType.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([badType.status, errorOf(badType).code]).toEqual([400, 'VALIDATION_ERROR']);
     expect((await call('POST', '/v1/interventions', { intervention_type: 'annotate', agent_id: 'ghost' })).status).toBe(404);
     const mismatch = await call('POST', '/v1/interventions', { intervention_type: 'annotate', mission_id: m, agent_id: 'other' });
-    expect([mismatch.status, mismatch.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([mismatch.status, errorOf(mismatch).code]).toEqual([400, 'VALIDATION_ERROR']);
 
     await ok(call('POST', '/v1/interventions', { intervention_type: 'annotate', mission_id: m }), 201);
     await ok(call('POST', '/v1/interventions', { intervention_type: 'escalate', agent_id: 'other' }), 201);
@@ -182,7 +185,7 @@ describe('POST /v1/interventions', () => {
     expect(all).toMatchObject({ total: 3, limit: 100, offset: 0, has_more: false });
     expect((await ok(call('GET', '/v1/interventions?agent_id=other'), 200)).total).toBe(2);
     expect((await ok(call('GET', '/v1/interventions?agent_id=other&intervention_type=annotate'), 200)).total).toBe(1);
-    expect((await ok(call('GET', `/v1/interventions?mission_id=${m}`), 200)).interventions.map((i: any) => i.intervention_type)).toEqual(['annotate']);
+    expect((await ok(call('GET', `/v1/interventions?mission_id=${m}`), 200)).interventions.map((i) => i.intervention_type)).toEqual(['annotate']);
     expect((await ok(call('GET', '/v1/interventions?limit=1'), 200)).has_more).toBe(true);
     expect((await call('GET', '/v1/interventions?limit=1001')).status).toBe(400);
     expect((await call('GET', '/v1/interventions?intervention_type=nudge')).status).toBe(400);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine, type TestResponse, type UncheckedBody } from './harness';
+import type { BodyOf } from './client';
+import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 
 /**
  * The agent runtime through the API (issue 13; spec §2.14, §3.4, §3.5, §4.15; DESIGN §5 Runtime):
@@ -7,17 +8,22 @@ import { createEngine, type Tenant, type TestEngine, type TestResponse, type Unc
  * agent's memory writes reverted), and the helper the actions family uses. Interventions and the
  * event stream: test/runtime-interventions.test.ts.
  */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
 const SECOND = 1_000;
-type Call = (method: string, path: string, body?: unknown) => Promise<TestResponse<UncheckedBody>>;
-const as = (t: Tenant): Call => (method, path, body) => engine.request(method, path, { key: t.key, body });
+const as =
+  (t: Tenant) =>
+  <T = never, M extends string = string, P extends string = string>(method: M, path: P, body?: unknown) =>
+    engine.request<T, M, P>(method, path, { key: t.key, body });
+type Call = ReturnType<typeof as>;
+/** The transition routes (`/v1/missions/{id}/start` ...) are built per verb, so the route table does not see them. */
+type Mission = BodyOf<'GET', '/v1/missions/msn_x'>;
 
-async function ok(res: Promise<{ status: number; text: string; body: any }>, status: number) {
+async function ok<T>(res: Promise<TestResponse<T>>, status: number): Promise<T> {
   const r = await res;
   expect(r.status, r.text).toBe(status);
   return r.body;
@@ -47,16 +53,16 @@ describe('capability packs', () => {
 
     const unknownTool = await call('POST', '/v1/capabilities', { name: 'p2', tools: [{ name: 'a', description: 'A' }], risk_levels: { b: 'low' } });
     expect(unknownTool.status).toBe(400);
-    expect(unknownTool.body.code).toBe('VALIDATION_ERROR');
+    expect(errorOf(unknownTool).code).toBe('VALIDATION_ERROR');
     expect(unknownTool.text).toContain('risk_levels');
     const badLevel = await call('POST', '/v1/capabilities', { name: 'p3', tools: [{ name: 'a', description: 'A' }], risk_levels: { a: 'extreme' } });
-    expect([badLevel.status, badLevel.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([badLevel.status, errorOf(badLevel).code]).toEqual([400, 'VALIDATION_ERROR']);
     const noDescription = await call('POST', '/v1/capabilities', { name: 'p4', tools: [{ name: 'a' }] });
     expect(noDescription.status).toBe(400);
     const twice = await call('POST', '/v1/capabilities', { name: 'p5', tools: [{ name: 'a', description: 'A' }, { name: 'a', description: 'B' }] });
     expect(twice.status).toBe(400);
     const duplicate = await call('POST', '/v1/capabilities', { name: 'github-ops' });
-    expect([duplicate.status, duplicate.body.code]).toEqual([409, 'CONFLICT']);
+    expect([duplicate.status, errorOf(duplicate).code]).toEqual([409, 'CONFLICT']);
 
     const list = await ok(call('GET', '/v1/capabilities'), 200);
     expect(list).toMatchObject({ total: 1, limit: 100, offset: 0, has_more: false });
@@ -94,7 +100,7 @@ describe('agents', () => {
     const paused = await ok(call('PATCH', `/v1/agents/${generated.agent_id}`, { status: 'paused' }), 200);
     expect(paused).toMatchObject({ status: 'paused', updated_at: engine.clock.now().toISOString() });
     const list = await ok(call('GET', '/v1/agents?status=paused'), 200);
-    expect(list.agents.map((a: any) => a.agent_id)).toEqual([generated.agent_id]);
+    expect(list.agents.map((a) => a.agent_id)).toEqual([generated.agent_id]);
     expect(list.total).toBe(1);
     const all = await ok(call('GET', '/v1/agents?limit=1'), 200);
     expect(all).toMatchObject({ total: 2, has_more: true, limit: 1 });
@@ -106,14 +112,14 @@ describe('agents', () => {
     const call = as(await engine.newTenant('free'));
     for (const body of [{ name: 'a', model: 'gpt-4.1' }, { name: 'a', provider: 'openai' }, { name: 'a', provider: 'mistral', model: 'large' }, { provider: 'openai', model: 'x' }]) {
       const res = await call('POST', '/v1/agents', body);
-      expect([res.status, res.body.code], JSON.stringify(body)).toEqual([400, 'VALIDATION_ERROR']);
+      expect([res.status, errorOf(res).code], JSON.stringify(body)).toEqual([400, 'VALIDATION_ERROR']);
     }
     await ok(call('POST', '/v1/agents', agentBody({ agent_id: 'dup' })), 201);
     const dup = await call('POST', '/v1/agents', agentBody({ agent_id: 'dup' }));
-    expect([dup.status, dup.body.code]).toEqual([409, 'CONFLICT']);
+    expect([dup.status, errorOf(dup).code]).toEqual([409, 'CONFLICT']);
     const unknownPack = await call('POST', '/v1/agents', agentBody({ capabilities: ['nope'] }));
-    expect([unknownPack.status, unknownPack.body.code]).toEqual([404, 'NOT_FOUND']);
-    expect(unknownPack.body.error).toContain('nope');
+    expect([unknownPack.status, errorOf(unknownPack).code]).toEqual([404, 'NOT_FOUND']);
+    expect(errorOf(unknownPack).error).toContain('nope');
     const badId = await call('POST', '/v1/agents', agentBody({ agent_id: 'has space' }));
     expect(badId.status).toBe(400);
   });
@@ -138,7 +144,7 @@ describe('agents', () => {
     expect((await call('GET', '/v1/agents/doomed')).status).toBe(404);
     expect((await call('DELETE', '/v1/agents/doomed')).status).toBe(404);
     const resume = await call('POST', `/v1/missions/${running.mission_id}/resume`);
-    expect([resume.status, resume.body.code, resume.body.mission_status]).toEqual([409, 'CONFLICT', 'cancelled']);
+    expect([resume.status, errorOf(resume).code, errorOf(resume).mission_status]).toEqual([409, 'CONFLICT', 'cancelled']);
     const audit = await ok(call('GET', '/v1/audit?limit=100'), 200);
     expect(JSON.stringify(audit)).toContain('agent.deleted');
   });
@@ -160,7 +166,7 @@ describe('agents', () => {
     await ok(other('POST', '/v1/agents', agentBody({ agent_id: 'shared-name' })), 201);
     const theirs = await missionOf(other, 'shared-name');
     const foreign = await other('POST', `/v1/missions/${theirs.mission_id}/rollback`, { checkpoint_id: checkpoint.checkpoint_id });
-    expect([foreign.status, foreign.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([foreign.status, errorOf(foreign).code]).toEqual([404, 'NOT_FOUND']);
   });
 });
 
@@ -191,14 +197,14 @@ describe('missions', () => {
     const id = created.mission_id;
     const step = async (verb: string, status: string) => {
       engine.clock.advance(SECOND);
-      const m = await ok(call('POST', `/v1/missions/${id}/${verb}`), 200);
+      const m = await ok(call<Mission>('POST', `/v1/missions/${id}/${verb}`), 200);
       expect(m).toMatchObject({ mission_id: id, status, updated_at: engine.clock.now().toISOString() });
       return m;
     };
     const illegal = async (verb: string, current: string) => {
       const res = await call('POST', `/v1/missions/${id}/${verb}`);
-      expect([res.status, res.body.code, res.body.mission_status], `${verb} from ${current}`).toEqual([409, 'CONFLICT', current]);
-      expect(res.body.error).toContain(current);
+      expect([res.status, errorOf(res).code, errorOf(res).mission_status], `${verb} from ${current}`).toEqual([409, 'CONFLICT', current]);
+      expect(errorOf(res).error).toContain(current);
     };
     await illegal('pause', 'queued');
     await illegal('resume', 'queued');
@@ -214,14 +220,14 @@ describe('missions', () => {
     for (const verb of ['start', 'pause', 'resume', 'complete', 'fail', 'cancel']) await illegal(verb, 'completed');
 
     const other = (await missionOf(call, 'bot')).mission_id;
-    expect((await ok(call('POST', `/v1/missions/${other}/fail`), 200)).status).toBe('failed');
+    expect((await ok(call<Mission>('POST', `/v1/missions/${other}/fail`), 200)).status).toBe('failed');
     const cancelMe = (await missionOf(call, 'bot')).mission_id;
-    expect((await ok(call('POST', `/v1/missions/${cancelMe}/cancel`), 200)).status).toBe('cancelled');
+    expect((await ok(call<Mission>('POST', `/v1/missions/${cancelMe}/cancel`), 200)).status).toBe('cancelled');
     const afterCancel = await call('POST', `/v1/missions/${cancelMe}/resume`);
-    expect([afterCancel.status, afterCancel.body.mission_status]).toEqual([409, 'cancelled']);
+    expect([afterCancel.status, errorOf(afterCancel).mission_status]).toEqual([409, 'cancelled']);
 
     const list = await ok(call('GET', '/v1/missions?agent_id=bot&status=failed'), 200);
-    expect(list.missions.map((m: any) => m.mission_id)).toEqual([other]);
+    expect(list.missions.map((m) => m.mission_id)).toEqual([other]);
     expect((await ok(call('GET', '/v1/missions?agent_id=nobody'), 200)).total).toBe(0);
     expect((await call('GET', '/v1/missions/msn_4f9Qw2b8Zr1LmT0aXcVe3K')).status).toBe(404);
     expect((await call('GET', '/v1/missions/not-an-id')).status).toBe(404);
@@ -233,25 +239,25 @@ describe('missions', () => {
     await ok(call('POST', '/v1/capabilities', { name: 'prod-db' }), 201);
     await ok(call('POST', '/v1/agents', agentBody({ agent_id: 'bot', capabilities: ['github-ops'] })), 201);
     const noGoal = await call('POST', '/v1/missions', { agent_id: 'bot' });
-    expect([noGoal.status, noGoal.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([noGoal.status, errorOf(noGoal).code]).toEqual([400, 'VALIDATION_ERROR']);
     const blank = await call('POST', '/v1/missions', { agent_id: 'bot', goal: '   ' });
     expect(blank.status).toBe(400);
     const unknown = await call('POST', '/v1/missions', { agent_id: 'ghost', goal: 'x' });
-    expect([unknown.status, unknown.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([unknown.status, errorOf(unknown).code]).toEqual([404, 'NOT_FOUND']);
     const outside = await call('POST', '/v1/missions', { agent_id: 'bot', goal: 'x', allowed_capabilities: ['github-ops', 'prod-db'] });
-    expect([outside.status, outside.body.code]).toEqual([400, 'VALIDATION_ERROR']);
-    expect(outside.body.error).toContain('prod-db');
+    expect([outside.status, errorOf(outside).code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(errorOf(outside).error).toContain('prod-db');
 
     const running = await missionOf(call, 'bot');
     await ok(call('POST', `/v1/missions/${running.mission_id}/start`), 200);
     await ok(call('PATCH', '/v1/agents/bot', { status: 'paused' }), 200);
     const resumePaused = await call('POST', `/v1/missions/${(await missionOf(call, 'bot')).mission_id}/start`);
-    expect([resumePaused.status, resumePaused.body.agent_status]).toEqual([409, 'paused']);
+    expect([resumePaused.status, errorOf(resumePaused).agent_status]).toEqual([409, 'paused']);
     const archived = await ok(call('PATCH', '/v1/agents/bot', { status: 'archived' }), 200);
     expect(archived.active_missions).toEqual([]);
     expect((await ok(call('GET', `/v1/missions/${running.mission_id}`), 200)).status).toBe('cancelled');
     const toArchived = await call('POST', '/v1/missions', { agent_id: 'bot', goal: 'x' });
-    expect([toArchived.status, toArchived.body.code, toArchived.body.agent_status]).toEqual([409, 'CONFLICT', 'archived']);
+    expect([toArchived.status, errorOf(toArchived).code, errorOf(toArchived).agent_status]).toEqual([409, 'CONFLICT', 'archived']);
   });
 });
 
@@ -267,9 +273,9 @@ describe('checkpoints and mission rollback', () => {
     expect(made[0]).toEqual({ checkpoint_id: made[0].checkpoint_id, mission_id: m, label: 'one', state: { step: 1 }, created_at: engine.clock.now().toISOString() });
     expect(made[0].checkpoint_id).toMatch(/^chk_/);
     const list = await ok(call('GET', `/v1/missions/${m}/checkpoints`), 200);
-    expect(list.checkpoints.map((c: any) => c.label)).toEqual(labels);
+    expect(list.checkpoints.map((c) => c.label)).toEqual(labels);
     expect(list.total).toBe(4);
-    expect((await ok(call('GET', `/v1/missions/${m}/checkpoints?limit=2&offset=1`), 200)).checkpoints.map((c: any) => c.label)).toEqual(['two', 'three']);
+    expect((await ok(call('GET', `/v1/missions/${m}/checkpoints?limit=2&offset=1`), 200)).checkpoints.map((c) => c.label)).toEqual(['two', 'three']);
 
     const noState = await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label: 'bare' }), 201);
     expect(noState.state).toEqual({});
@@ -289,10 +295,10 @@ describe('checkpoints and mission rollback', () => {
       mission: { mission_id: m, status: 'running', state: { step: 2 }, updated_at: engine.clock.now().toISOString() },
     });
     expect((await ok(call('GET', `/v1/missions/${m}`), 200)).state).toEqual({ step: 2 });
-    expect((await ok(call('GET', `/v1/missions/${m}/checkpoints`), 200)).checkpoints.map((c: any) => c.label)).toEqual(['one', 'two']);
+    expect((await ok(call('GET', `/v1/missions/${m}/checkpoints`), 200)).checkpoints.map((c) => c.label)).toEqual(['one', 'two']);
     // A discarded checkpoint, another mission's, an unknown one: 404.
     const gone = await call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: made[3].checkpoint_id });
-    expect([gone.status, gone.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([gone.status, errorOf(gone).code]).toEqual([404, 'NOT_FOUND']);
     const other = (await missionOf(call, 'bot')).mission_id;
     const ofOther = await ok(call('POST', `/v1/missions/${other}/checkpoints`, { label: 'theirs' }), 201);
     expect((await call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: ofOther.checkpoint_id })).status).toBe(404);
@@ -300,12 +306,12 @@ describe('checkpoints and mission rollback', () => {
     expect((await call('POST', `/v1/missions/${m}/rollback`, {})).status).toBe(400);
 
     const audit = await ok(call('GET', '/v1/audit?limit=200'), 200);
-    const entry = audit.entries.find((e: any) => e.operation === 'mission.rolled_back');
-    expect(entry.metadata).toMatchObject({ mission_id: m, checkpoint_id: made[1].checkpoint_id, reason: 'step 3 went wrong', checkpoints_discarded: 3 });
+    const entry = audit.entries.find((e) => e.operation === 'mission.rolled_back');
+    expect(entry!.metadata).toMatchObject({ mission_id: m, checkpoint_id: made[1].checkpoint_id, reason: 'step 3 went wrong', checkpoints_discarded: 3 });
 
     await ok(call('POST', `/v1/missions/${m}/complete`), 200);
     const late = await call('POST', `/v1/missions/${m}/checkpoints`, { label: 'late' });
-    expect([late.status, late.body.mission_status]).toEqual([409, 'completed']);
+    expect([late.status, errorOf(late).mission_status]).toEqual([409, 'completed']);
   });
 
   it("revert_memories undoes exactly the agent's memory writes after the checkpoint (create, update, delete), not other agents'", async () => {
@@ -340,11 +346,11 @@ describe('checkpoints and mission rollback', () => {
     expect(latest).toMatchObject({ checkpoints_discarded: 0, state: { step: 2 }, memories_reverted: 0 });
     const fresh = (await missionOf(call, 'writer')).mission_id;
     const none = await call('GET', `/v1/missions/${fresh}/rollback/preview`);
-    expect([none.status, none.body.code]).toEqual([409, 'CONFLICT']);
+    expect([none.status, errorOf(none).code]).toEqual([409, 'CONFLICT']);
     const rolled = await ok(call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: checkpoint.checkpoint_id, reason: 'wrong deploy day', revert_memories: true }), 200);
     expect(rolled).toMatchObject({ checkpoints_discarded: 1, memories_reverted: 3, mission: { state: { step: 1 } } });
     expect(rolled.memory_rollback).toMatchObject({ removed: 1, restored: 1, reverted: 1 });
-    expect(rolled.memory_rollback.rollback_id).toMatch(/^rb_/);
+    expect(rolled.memory_rollback?.rollback_id).toMatch(/^rb_/);
 
     expect((await get(created)).status).toBe(404);
     expect((await get(edited)).body.observation).toBe('The deploy window is Tuesday.');
@@ -356,10 +362,10 @@ describe('checkpoints and mission rollback', () => {
 
     // As a rollback: history row, audit entry, counted.
     const history = await ok(call('GET', '/v1/rollback/history'), 200);
-    expect(history.rollbacks[0]).toMatchObject({ rollback_id: rolled.memory_rollback.rollback_id, target: checkpoint.created_at, operations_undone: 1, artifacts_restored: 1, memories_reverted: 1 });
+    expect(history.rollbacks[0]).toMatchObject({ rollback_id: rolled.memory_rollback?.rollback_id, target: checkpoint.created_at, operations_undone: 1, artifacts_restored: 1, memories_reverted: 1 });
     const audit = await ok(call('GET', '/v1/audit?limit=200'), 200);
-    const rollbackEntry = audit.entries.find((e: any) => e.operation === 'rollback');
-    expect(rollbackEntry.metadata).toMatchObject({ scope: 'agent', agent_id: 'writer', mission_id: m, reason: 'wrong deploy day', removed: 1, restored: 1, reverted: 1 });
+    const rollbackEntry = audit.entries.find((e) => e.operation === 'rollback');
+    expect(rollbackEntry!.metadata).toMatchObject({ scope: 'agent', agent_id: 'writer', mission_id: m, reason: 'wrong deploy day', removed: 1, restored: 1, reverted: 1 });
     expect((await ok(call('GET', '/v1/usage'), 200)).rollbacks.used).toBe(1);
 
     // Nothing left to undo: a second revert changes nothing.
