@@ -3,9 +3,9 @@ import canonicalize from 'canonicalize';
 import { type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendAudit } from '../shared/platform/audit';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -14,7 +14,7 @@ afterAll(() => engine.close());
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const get = (t: Tenant, path: string) => engine.request('GET', path, { key: t.key });
+const get = <T = never, P extends string = string>(t: Tenant, path: P) => engine.request<T, 'GET', P>('GET', path, { key: t.key });
 const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/memories', { key: t.key, body });
 
 async function query<T = any>(q: SQL): Promise<T[]> {
@@ -89,7 +89,7 @@ describe('GET /v1/audit', () => {
     expect(cre.entry_id).toMatch(/^aud_/);
     expect(Date.parse(cre.timestamp)).not.toBeNaN();
     expect(upd).toMatchObject({ operation: 'update', memory_id: id, content_hash: sha256('The user prefers invoices in USD.'), agent_id: 'billing-agent' });
-    expect(upd.metadata.changed.sort()).toEqual(['importance', 'observation']);
+    expect((upd.metadata.changed as string[]).sort()).toEqual(['importance', 'observation']);
     expect(del).toMatchObject({ operation: 'delete', memory_id: id, content_hash: sha256('The user prefers invoices in USD.'), agent_id: 'billing-agent', source_operation: 'memory.delete' });
     // Other audited events keep their own name and carry no memory fields.
     expect(key).toMatchObject({ operation: 'key.created', memory_id: null, content_hash: null, agent_id: null, resource_type: 'api_key', resource_id: t.keyId });
@@ -152,12 +152,12 @@ describe('GET /v1/audit', () => {
     for (const [qs, field] of cases) {
       const res = await get(t, `/v1/audit?${qs}`);
       expect(res.status, qs).toBe(400);
-      expect(res.body.code, qs).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path), qs).toContain(field);
+      expect(errorOf(res).code, qs).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path), qs).toContain(field);
     }
     const range = await get(t, '/v1/audit?since=2026-06-02T00:00:00Z&until=2026-06-01T00:00:00Z');
     expect(range.status).toBe(422);
-    expect(range.body.code).toBe('INVALID_RANGE');
+    expect(errorOf(range).code).toBe('INVALID_RANGE');
   });
 
   it('since and until bound the period (inclusive)', async () => {
@@ -289,7 +289,7 @@ describe('GET /v1/audit/export', () => {
     for (const [qs, field] of [['format=xml', 'format'], ['since=soon', 'since'], ['until=2026-13-01', 'until']]) {
       const res = await get(t, `/v1/audit/export?${qs}`);
       expect(res.status, qs).toBe(400);
-      expect(res.body.details[0].path).toBe(field);
+      expect(errorOf(res).details?.[0].path).toBe(field);
     }
   });
 
@@ -411,10 +411,10 @@ describe('GET /v1/audit/summary', () => {
     const t = await engine.newTenant();
     const future = await get(t, `/v1/audit/summary?since=${new Date(engine.clock.now().getTime() + HOUR).toISOString()}`);
     expect(future.status).toBe(422);
-    expect(future.body.code).toBe('INVALID_RANGE');
+    expect(errorOf(future).code).toBe('INVALID_RANGE');
     const bad = await get(t, '/v1/audit/summary?since=last-week');
     expect(bad.status).toBe(400);
-    expect(bad.body.details[0].path).toBe('since');
+    expect(errorOf(bad).details?.[0].path).toBe('since');
   });
 });
 
@@ -574,7 +574,7 @@ describe('retention pruning (scheduled maintenance)', () => {
 
 describe('OpenAPI', () => {
   it('documents the four audit routes under the Audit tag', async () => {
-    const res = await engine.request('GET', '/openapi.json');
+    const res = await engine.request<{ paths: Record<string, Record<string, { tags?: string[]; description?: string }>>; tags: { name: string }[] }>('GET', '/openapi.json');
     expect(res.status).toBe(200);
     for (const path of ['/v1/audit', '/v1/audit/export', '/v1/audit/summary', '/v1/audit/verify']) {
       expect(res.body.paths[path]?.get?.tags, path).toEqual(['Audit']);

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 /** Eval (issue 14, spec §4.13, DESIGN §5) through the API, with the experimental flag on. */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
 });
 afterAll(() => engine.close());
 
 const DAY = 86_400_000;
-const post = (t: Tenant, path: string, body?: unknown) => engine.request('POST', path, { key: t.key, body });
-const get = (t: Tenant, path: string) => engine.request('GET', path, { key: t.key });
+const post = <T = never, P extends string = string>(t: Tenant, path: P, body?: unknown) => engine.request<T, 'POST', P>('POST', path, { key: t.key, body });
+const get = <T = never, P extends string = string>(t: Tenant, path: P) => engine.request<T, 'GET', P>('GET', path, { key: t.key });
 async function remember(t: Tenant, observation: string, extra: Record<string, unknown> = {}) {
   const res = await post(t, '/v1/memories', { observation, auto_link: false, on_conflict: 'manual', ...extra });
   expect(res.status, res.text).toBe(201);
@@ -132,8 +132,8 @@ describe('gate', () => {
     expect(ok.body.passed).toBe(true);
     const fail = await post(t, '/v1/eval/gate', { min_score: 100 });
     expect(fail.status, fail.text).toBe(422);
-    expect(fail.body.code).toBe('GATE_FAILED');
-    expect(fail.body.eval).toMatchObject({ passed: false, memory_count: 5, conflict_count: 2, breakdown: { conflict_score: 60 } });
+    expect(errorOf(fail).code).toBe('GATE_FAILED');
+    expect(errorOf(fail).eval).toMatchObject({ passed: false, memory_count: 5, conflict_count: 2, breakdown: { conflict_score: 60 } });
     expect((await get(t, '/v1/eval/history')).body.total_count).toBe(2);
     expect((await post(t, '/v1/eval/gate', {})).status).toBe(400);
   });
@@ -154,7 +154,7 @@ describe('limits and tiers', () => {
     const res = await post(t, '/v1/eval/run');
     expect(res.status).toBe(429);
     expect(res.body).toMatchObject({ code: 'RATE_LIMITED', usage: { current: 3, limit: 3, plan: 'free' } });
-    const midnight = new Date(res.body.usage.resets_at);
+    const midnight = new Date(errorOf(res).usage?.resets_at ?? '');
     expect(midnight.getUTCHours()).toBe(0);
     engine.clock.set(midnight);
     await evalRun(t);
@@ -178,7 +178,7 @@ describe('limits and tiers', () => {
     const body = { query: 'q', expected_observation: 'e' };
     const free = await engine.newTenant('free');
     expect((await post(free, '/v1/eval/baselines', body)).status).toBe(201);
-    expect((await post(free, '/v1/eval/baselines', body)).body.code).toBe('RATE_LIMITED');
+    expect(errorOf(await post(free, '/v1/eval/baselines', body)).code).toBe('RATE_LIMITED');
     const starter = await engine.newTenant('starter');
     for (let i = 0; i < 5; i++) expect((await post(starter, '/v1/eval/baselines', body)).status).toBe(201);
     expect((await post(starter, '/v1/eval/baselines', body)).status).toBe(429);
@@ -268,7 +268,7 @@ describe('bad input', () => {
     for (const [method, path, body] of cases) {
       const res = await engine.request(method, path, { key: t.key, body });
       expect(res.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
     }
     // An id of another shape names nothing: 404, as an unknown id of ours.
     expect((await engine.request('DELETE', '/v1/eval/baselines/not-an-id', { key: t.key })).status).toBe(404);
@@ -287,7 +287,7 @@ describe('bad input', () => {
 
 describe('the experimental flag', () => {
   it('off (the default): every experimental route is 403 svc_ram.v1.experimental.disabled before any tier check; 401 still first', async () => {
-    const off: TestEngine<'unchecked'> = await createEngine();
+    const off: TestEngine = await createEngine();
     try {
       const free = await off.newTenant('free');
       const spec = (await off.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { 'x-experimental'?: boolean }>> };
@@ -298,7 +298,7 @@ describe('the experimental flag', () => {
         const body = method === 'POST' ? { min_score: 10, query: 'q', expected_observation: 'e' } : method === 'PATCH' || method === 'PUT' ? { enabled: true } : undefined;
         const res = await off.request(method, concrete, { key: free.key, body });
         expect(res.status, `${method} ${path}`).toBe(403);
-        expect(res.body.code).toBe('svc_ram.v1.experimental.disabled');
+        expect(errorOf(res).code).toBe('svc_ram.v1.experimental.disabled');
         expect((await off.request(method, concrete, { body })).status).toBe(401);
       }
     } finally {

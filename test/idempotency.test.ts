@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../shared/platform/crypto';
-import { createEngine, type Tenant, type TestEngine, type TestResponse, type UncheckedBody } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 
 /** Issue 9.11: `Idempotency-Key` makes retries of POSTs safe (DESIGN §5, shared/platform/idempotency.ts). */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -12,9 +12,9 @@ afterAll(() => engine.close());
 
 const DAY = 86_400_000;
 const newKey = () => `idem-${crypto.randomUUID()}`;
-const post = (t: Tenant, path: string, body: unknown, key?: string) =>
-  engine.request('POST', path, { key: t.key, body, headers: key === undefined ? {} : { 'idempotency-key': key } });
-const replayed = (res: TestResponse<UncheckedBody>) => res.headers.get('idempotent-replayed');
+const post = <T = never, P extends string = string>(t: Tenant, path: P, body: unknown, key?: string) =>
+  engine.request<T, 'POST', P>('POST', path, { key: t.key, body, headers: key === undefined ? {} : { 'idempotency-key': key } });
+const replayed = (res: TestResponse<unknown>) => res.headers.get('idempotent-replayed');
 
 async function count(query: ReturnType<typeof sql>): Promise<number> {
   const res = await engine.sql<{ n: number | string }>(query);
@@ -123,7 +123,7 @@ describe('Idempotency-Key on stores', () => {
     for (const key of ['', 'x'.repeat(256), 'with space', 'naïve']) {
       const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x' }, headers: { 'idempotency-key': key } });
       expect(res.status, JSON.stringify(key)).toBe(400);
-      expect(res.body.details[0].path).toBe('Idempotency-Key');
+      expect(errorOf(res).details?.[0].path).toBe('Idempotency-Key');
     }
     expect(await memoriesOf(t)).toBe(0);
     expect((await post(t, '/v1/memories', { observation: 'x' }, 'x'.repeat(255))).status).toBe(201);
@@ -144,7 +144,7 @@ describe('Idempotency-Key on stores', () => {
     const started = Date.now();
     const waited = await post(t, '/v1/memories', body, busy);
     expect(waited.status).toBe(409);
-    expect(waited.body.code).toBe('CONFLICT');
+    expect(errorOf(waited).code).toBe('CONFLICT');
     expect(waited.headers.get('retry-after')).toBe('1');
     expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
     expect(await memoriesOf(t)).toBe(0);
@@ -170,7 +170,7 @@ describe('Idempotency-Key on stores', () => {
     try {
       const retry = await post(t, '/v1/memories', body, key);
       expect(retry.status).toBe(409);
-      expect(retry.body.message).toMatch(/completed, but its response was lost/);
+      expect(errorOf(retry).message).toMatch(/completed, but its response was lost/);
       expect(await memoriesOf(t)).toBe(1);
       expect(await auditOf(t, 'memory.create')).toBe(1);
     } finally {
@@ -265,7 +265,7 @@ describe('Idempotency-Key on key rotation', () => {
 
 describe('Idempotency-Key in the API description', () => {
   it('documents the header on POST routes that need a key, and only there', async () => {
-    const doc = (await engine.request('GET', '/openapi.json')).body;
+    const doc = (await engine.request<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: object }>> }>('GET', '/openapi.json')).body;
     const header = (op: { parameters?: { name: string; in: string }[] }) => op.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
     for (const [path, method] of [['/v1/memories', 'post'], ['/v1/rollback', 'post'], ['/v1/spaces/share', 'post'], ['/v1/spaces/join', 'post']]) {
       const op = doc.paths[path][method];

@@ -2,16 +2,17 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../shared/node/database';
 import { loadMigrations, type MigrationSession, migrate } from '../shared/node/migrate';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 /** The knowledge graph through HTTP: triples, entities, paths, and memories that mention entities. */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
 afterAll(() => engine.close());
 
-const call = (t: Tenant, method: string, path: string, body?: unknown) => engine.request(method, path, { key: t.key, body });
+const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) =>
+  engine.request<T, M, P>(method, path, { key: t.key, body });
 
 async function triple(t: Tenant, body: Record<string, unknown>) {
   const res = await call(t, 'POST', '/v1/knowledge/triples', body);
@@ -138,8 +139,8 @@ describe('triples', () => {
     for (const [body, field] of bad) {
       const res = await call(t, 'POST', '/v1/knowledge/triples', body);
       expect(res.status, `${field}: ${res.text}`).toBe(400);
-      expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(field);
+      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(field);
     }
     // Just under the metadata caps is fine (16 KB of JSON, 32 levels).
     expect((await call(t, 'POST', '/v1/knowledge/triples', { ...ok, metadata: { blob: 'x'.repeat(16 * 1024 - 20) } })).status).toBe(201);
@@ -150,7 +151,7 @@ describe('triples', () => {
     // A memory id of any shape that names nothing: no triples cite it, and a triple cannot cite it.
     expect((await call(t, 'GET', '/v1/knowledge/triples?source_memory_id=nope')).body.total).toBe(0);
     const unknownSource = await call(t, 'POST', '/v1/knowledge/triples', { ...ok, source_memory_id: 'memory-1' });
-    expect([unknownSource.status, unknownSource.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect([unknownSource.status, errorOf(unknownSource).code]).toEqual([404, 'NOT_FOUND']);
     for (const query of ['limit=501', 'q=' + 'x'.repeat(201)]) expect((await call(t, 'GET', `/v1/knowledge/entities?${query}`)).status, query).toBe(400);
     expect((await call(t, 'GET', '/v1/knowledge/triples/not-a-urn')).status).toBe(404);
     expect((await call(t, 'GET', '/v1/knowledge/triples?limit=500')).status).toBe(200);
@@ -340,13 +341,13 @@ describe('tenants and tiers', () => {
       for (const method of ['GET', 'DELETE']) {
         const res = await call(other, method, path);
         expect(res.status, `${method} ${path}`).toBe(404);
-        expect(res.body.code).toBe('NOT_FOUND');
+        expect(errorOf(res).code).toBe('NOT_FOUND');
       }
     }
     const foreign = await call(other, 'POST', '/v1/knowledge/triples', { subject: 'a', predicate: 'p', object: 'b', source_memory_id: memory.id });
     const missing = await call(other, 'POST', '/v1/knowledge/triples', { subject: 'a', predicate: 'p', object: 'b', source_memory_id: unknown });
     expect(foreign.status).toBe(404);
-    expect({ code: foreign.body.code, error: foreign.body.error }).toEqual({ code: missing.body.code, error: missing.body.error });
+    expect({ code: errorOf(foreign).code, error: errorOf(foreign).error }).toEqual({ code: errorOf(missing).code, error: errorOf(missing).error });
     // The refused triple left nothing behind, not even its entities.
     expect((await call(other, 'GET', '/v1/knowledge/entities')).body.total).toBe(0);
     expect((await call(other, 'GET', '/v1/knowledge/triples')).body.total).toBe(0);
@@ -563,7 +564,7 @@ describe('paths', () => {
     );
     expect(multi.paths.map((p: unknown[]) => p.length)).toEqual([2, 3, 3]);
     const backwards = multi.paths.find((p: { triple_id: string }[]) => p[0].triple_id === g.v.triple_id);
-    expect(backwards.map((s: { subject: { name: string }; object: { name: string } }) => `${s.subject.name}>${s.object.name}`)).toEqual(['ada>paris', 'carol>paris', 'carol>acme']);
+    expect(backwards?.map((s: { subject: { name: string }; object: { name: string } }) => `${s.subject.name}>${s.object.name}`)).toEqual(['ada>paris', 'carol>paris', 'carol>acme']);
 
     // The reverse question finds the same paths, walked from the other end.
     const reverse = (await paths(t, 'from=acme&to=ada')).body;
@@ -595,7 +596,7 @@ describe('paths', () => {
     expect((await paths(t, `from=urn:uuid:${crypto.randomUUID()}&to=ada`)).status).toBe(404);
     const same = await paths(t, `from=ada&to=${g.k1.subject.entity_id}`);
     expect(same.status).toBe(400);
-    expect(same.body.code).toBe('VALIDATION_ERROR');
+    expect(errorOf(same).code).toBe('VALIDATION_ERROR');
   });
 
   it('returns at most 10 paths', async () => {
