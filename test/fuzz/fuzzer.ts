@@ -205,8 +205,10 @@ export async function fuzz(target: FuzzTarget, doc: any, opts: FuzzOptions): Pro
       record('5xx', o, req, res);
     } else if (res.status >= 400) {
       const b = res.body;
+      // A blocked action is the one error whose `status` is the action's own ("blocked"), as on the route's other answers.
+      const statusField = b?.code === 'BLOCKED' && res.status === 403 ? 'blocked' : res.status;
       const ok =
-        b && typeof b === 'object' && typeof b.code === 'string' && b.status === res.status && typeof b.message === 'string' && typeof b.request_id === 'string';
+        b && typeof b === 'object' && typeof b.code === 'string' && b.status === statusField && typeof b.message === 'string' && typeof b.request_id === 'string';
       if (!ok) record('error-body', o, req, res);
       // A tenant whose key stopped working (revoked by the fuzzer itself) is replaced.
       if (res.status === 401 && req.tier && req.headers.authorization === `Bearer ${tenants.get(req.tier)!.key}`) {
