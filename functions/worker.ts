@@ -59,7 +59,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN
       ? upstashRedis(config.UPSTASH_REDIS_REST_URL, config.UPSTASH_REDIS_REST_TOKEN)
       : null;
-  const counters = new CounterStore(db, async (text, params) => (await pool.query(text, params)).rows);
+  const counters = new CounterStore(async (text, params) => (await pool.query(text, params)).rows);
   const ai = env.AI as Parameters<typeof configuredEmbedder>[1];
   // Built on first use: a provider that is not configured breaks only what embeds (503 with the
   // reason, reported by /health), not every route.

@@ -396,7 +396,7 @@ describe('GET /v1/audit/summary', () => {
     summary = await get(t, '/v1/audit/summary');
     expect(summary.body).toMatchObject({ error_count: 3, anomaly_count: 1 });
     // Requests without a valid key belong to no tenant and are not counted.
-    await engine.request('GET', '/v1/audit/summary', { key: 'sk_' + 'B'.repeat(43) });
+    await engine.request('GET', '/v1/audit/summary', { key: `sk_${'B'.repeat(43)}` });
     expect((await get(other, '/v1/audit/summary')).body).toMatchObject({ error_count: 0, anomaly_count: 0 });
     // Error counts are per UTC day, from the day of period_start.
     const tomorrow = new Date(engine.clock.now().getTime() + DAY).toISOString().slice(0, 10);

@@ -152,7 +152,7 @@ describe('triples', () => {
     expect((await call(t, 'GET', '/v1/knowledge/triples?source_memory_id=nope')).body.total).toBe(0);
     const unknownSource = await call(t, 'POST', '/v1/knowledge/triples', { ...ok, source_memory_id: 'memory-1' });
     expect([unknownSource.status, errorOf(unknownSource).code]).toEqual([404, 'NOT_FOUND']);
-    for (const query of ['limit=501', 'q=' + 'x'.repeat(201)]) expect((await call(t, 'GET', `/v1/knowledge/entities?${query}`)).status, query).toBe(400);
+    for (const query of ['limit=501', `q=${'x'.repeat(201)}`]) expect((await call(t, 'GET', `/v1/knowledge/entities?${query}`)).status, query).toBe(400);
     expect((await call(t, 'GET', '/v1/knowledge/triples/not-a-urn')).status).toBe(404);
     expect((await call(t, 'GET', '/v1/knowledge/triples?limit=500')).status).toBe(200);
   });

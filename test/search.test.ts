@@ -6,7 +6,6 @@ import { sharingHelpers } from './sharing-helpers';
 let engine: TestEngine;
 let t: Tenant;
 const ids: Record<string, string> = {};
-const DAY = 86_400_000;
 
 const search = (query: string, key = t.key) => engine.request('GET', `/v1/memories/search?${query}`, { key });
 

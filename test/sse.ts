@@ -46,7 +46,7 @@ export class SseReader {
       this.pending = null;
       if (result.done) {
         this.ended = true;
-        this.parse(this.decoder.decode() + '\n\n');
+        this.parse(`${this.decoder.decode()}\n\n`);
       } else this.parse(this.decoder.decode(result.value, { stream: true }));
     }
   }

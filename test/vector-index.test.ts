@@ -21,7 +21,6 @@ const store = async (t: Tenant, observation: string, extra: Record<string, unkno
 };
 const pendingOf = async (tenantId: string) =>
   (await rows<{ id: string }>(db(), sql`SELECT id::text FROM memories WHERE tenant_id = ${tenantId} AND index_pending ORDER BY id`)).map((r) => r.id);
-const bare = (urn: string) => urn.replace('urn:uuid:', '');
 const search = async (t: Tenant, q: string) =>
   (await engine.request('GET', `/v1/memories/search?q=${encodeURIComponent(q)}&limit=3`, { key: t.key })).body.memories.map((m: { uuid: string }) => m.uuid);
 

@@ -218,13 +218,13 @@ describe('delivering', { timeout: 60_000 }, () => {
     const rotated = await local.request('POST', `/v1/webhooks/${hook.webhook_id}/rotate-secret`, { key: t.key });
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).not.toBe(hook.secret);
-    await local.request('POST', '/v1/webhooks/' + hook.webhook_id + '/test', { key: t.key });
+    await local.request('POST', `/v1/webhooks/${hook.webhook_id}/test`, { key: t.key });
     await drain(local);
     const [during] = at('/rotated');
     expect(verifySignature(hook.secret, during.headers, during.body)).toBe(true);
     expect(verifySignature(rotated.body.secret, during.headers, during.body)).toBe(true);
     local.clock.advance(DAY + 1000);
-    await local.request('POST', '/v1/webhooks/' + hook.webhook_id + '/test', { key: t.key });
+    await local.request('POST', `/v1/webhooks/${hook.webhook_id}/test`, { key: t.key });
     await drain(local);
     const after = at('/rotated')[1];
     expect(verifySignature(rotated.body.secret, after.headers, after.body)).toBe(true);

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, eq, lt, type SQL, sql } from 'drizzle-orm';
 import { actions, auditLog, controlSettings } from '../../schema';
 import type { ActionState } from '../../schema/actions';
 import { reviewerMemberships } from '../../shared/control/approvals';

@@ -273,7 +273,7 @@ export async function decide(ctx: TenantCtx, input: { approvalId: string; body?:
 export async function expirePending(ctx: Ctx, target: { id: string; tenantId: string }, before: Date): Promise<boolean> {
   return write(ctx, async (work) => {
     const row = await q.actionOf(work.tx, target.tenantId, target.id, true);
-    if (!row || row.status !== 'pending_review' || row.submittedAt >= before) return false;
+    if (row?.status !== 'pending_review' || row.submittedAt >= before) return false;
     const facts = { action_id: row.id, action: row.action, agent_id: row.agentId, decision: 'deny', reason: 'expired', approval_mode: row.approvalMode, status: 'denied' };
     const audit = await work.audit({ tenantId: row.tenantId, operation: 'action.denied', resourceType: 'action', resourceId: row.id, metadata: facts });
     await q.updateAction(work.tx, row.tenantId, row.id, { status: 'denied', decidedAt: ctx.now, reason: 'expired', lastSeq: audit.seq });

@@ -21,7 +21,7 @@ export interface Lease {
 
 export const leaseTtlMs = (heartbeatMs: number) => 4 * heartbeatMs;
 
-function limitReached(ctx: TenantCtx, limit: number, heartbeatMs: number) {
+function limitReached(limit: number, heartbeatMs: number) {
   return new AppError(
     'RATE_LIMITED',
     `At most ${limit} event streams may be open at once per API key; close one and retry (a stream whose client went away without closing stops counting within ${Math.ceil(leaseTtlMs(heartbeatMs) / 1000)} s)`,
@@ -43,7 +43,7 @@ export async function takeLease(ctx: TenantCtx): Promise<Lease> {
     const count = await redis.addToSlidingWindow(key, id, clock.now().getTime(), ttlMs);
     if (count > limit) {
       await release().catch(() => undefined);
-      throw limitReached(ctx, limit, config.EVENT_STREAM_HEARTBEAT_MS);
+      throw limitReached(limit, config.EVENT_STREAM_HEARTBEAT_MS);
     }
     return {
       id,
@@ -66,7 +66,7 @@ export async function takeLease(ctx: TenantCtx): Promise<Lease> {
       if (renewing && (await q.extendLease(work.tx, { id, tenantId: ctx.tenantId, expiresAt }))) return true;
       return q.insertLeaseIfRoom(work.tx, { id, tenantId: ctx.tenantId, keyId, expiresAt, now, limit });
     });
-  if (!(await hold(false))) throw limitReached(ctx, limit, config.EVENT_STREAM_HEARTBEAT_MS);
+  if (!(await hold(false))) throw limitReached(limit, config.EVENT_STREAM_HEARTBEAT_MS);
   return {
     id,
     renew: () => hold(true),

@@ -1,6 +1,6 @@
 import { PageQuery, paging } from '../../shared/platform/pagination';
 import { UrnId } from '../../shared/platform/params';
-import { parseUrn, toUrn } from '../../shared/platform/ids';
+import { toUrn } from '../../shared/platform/ids';
 import { z } from '@hono/zod-openapi';
 import { MemorySchema } from '../../shared/memory/rows';
 

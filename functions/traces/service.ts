@@ -140,7 +140,7 @@ export async function completeTrace(ctx: TenantCtx, input: { traceId: string }) 
 export async function interruptIdleTrace(ctx: Ctx, trace: { id: string; tenantId: string }, idleBefore: Date, key: SigningKey): Promise<boolean> {
   return write(ctx, async (work) => {
     const current = await q.traceOf(work.tx, trace.tenantId, trace.id, true);
-    if (!current || current.status !== 'active' || current.lastActivityAt >= idleBefore) return false;
+    if (current?.status !== 'active' || current.lastActivityAt >= idleBefore) return false;
     await seal(work, current, 'interrupted', key);
     return true;
   });

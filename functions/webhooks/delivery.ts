@@ -154,7 +154,7 @@ export const deliverJob: JobHandler = async (job, { db, now, services }) => {
   if (!job.tenant_id) return;
   const hook = await q.webhookOf(db, job.tenant_id, webhook_id);
   const stored = await q.eventOf(db, job.tenant_id, event_id);
-  if (!hook || !hook.active || !stored) return;
+  if (!hook?.active || !stored) return;
   const event = stored.payload as unknown as EventPayload;
   const outcome = await send(services, hook, event, now);
   const attemptId = job.attempts === 1 ? delivery_id : newId('delivery');

@@ -5,7 +5,7 @@ const excerpt = (text: string) => (text.length > EXCERPT ? `${text.slice(0, EXCE
 
 /** One line a person reads in a chat channel: what happened, to what. */
 export function summary(event: EventPayload): string {
-  const d = event.data as Record<string, any>;
+  const d = event.data as Record<string, unknown>;
   const memory = d.memory as { observation?: string; id?: string } | undefined;
   const what =
     event.type.startsWith('memory.') && memory?.observation !== undefined

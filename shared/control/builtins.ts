@@ -46,7 +46,7 @@ export const FINANCIAL_SAFETY_RULES: PolicyRule[] = [
   },
   {
     match: money(AMOUNT_10K),
-    context_requires: String.raw`refund`,
+    context_requires: 'refund',
     severity: 'high',
     on_violation: 'require_approval',
     confidence: 0.85,
@@ -54,7 +54,7 @@ export const FINANCIAL_SAFETY_RULES: PolicyRule[] = [
   },
   {
     match: money(AMOUNT_1K),
-    context_requires: String.raw`refund`,
+    context_requires: 'refund',
     severity: 'medium',
     on_violation: 'warn',
     confidence: 0.75,
@@ -62,15 +62,15 @@ export const FINANCIAL_SAFETY_RULES: PolicyRule[] = [
   },
   {
     match: String.raw`\b(?:0x[0-9a-f]{40}|bc1[02-9ac-hj-np-z]{25,59})\b`,
-    context_requires: String.raw`send|transfer|withdraw|payout`,
+    context_requires: 'send|transfer|withdraw|payout',
     severity: 'high',
     on_violation: 'require_approval',
     confidence: 0.85,
     reason: 'Crypto transfer to wallet {match} needs approval',
   },
   {
-    match: String.raw`"(?:iban|routing_number|account_number|external_account|beneficiary|bank_account)"`,
-    context_requires: String.raw`update|change|add|create|set|replace|modify`,
+    match: '"(?:iban|routing_number|account_number|external_account|beneficiary|bank_account)"',
+    context_requires: 'update|change|add|create|set|replace|modify',
     severity: 'medium',
     on_violation: 'warn',
     confidence: 0.7,
@@ -82,7 +82,7 @@ const redacted = { redact: true } as const;
 
 export const DATA_EXFILTRATION_RULES: PolicyRule[] = [
   {
-    match: String.raw`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`,
+    match: '-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----',
     severity: 'critical',
     on_violation: 'block',
     confidence: 0.99,

@@ -13,7 +13,7 @@ const MAX_SET = 16;
 const MAX_LIT = 64;
 class Bail extends Error {}
 
-const exactToReq = (exact: Set<string> | null): Set<string> | null => (exact && exact.size && ![...exact].some((s) => s.length === 0) ? exact : null);
+const exactToReq = (exact: Set<string> | null): Set<string> | null => (exact?.size && ![...exact].some((s) => s.length === 0) ? exact : null);
 const minLen = (s: Set<string> | null) => (s ? Math.min(...[...s].map((x) => x.length)) : 0);
 const withRun = (reqs: Set<string>[], run: Set<string> | null) => {
   const r = exactToReq(run);

@@ -47,7 +47,7 @@ export function compilePattern(source: string): CompiledPattern {
     throw new PatternError(`is not a valid RE2 regular expression (${message}); backreferences and lookarounds are not supported`);
   }
   const required = requiredLiterals(source);
-  return { source, re, required, grams: required && required.map((set) => set.map(literalGrams)), anchored: /[\^$]|\\[Az]/.test(source) };
+  return { source, re, required, grams: required ? required.map((set) => set.map(literalGrams)) : null, anchored: /[\^$]|\\[Az]/.test(source) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { type Db, type DbOrTx, rows } from '../platform/db';
+import { type Db, rows } from '../platform/db';
 import type { MaintenanceTask } from '../jobs/maintenance';
 import { enqueueJob, type JobHandler } from '../jobs/outbox';
 import type { Work } from '../platform/unit-of-work';

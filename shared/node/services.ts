@@ -54,7 +54,7 @@ export async function createNodeServices(
   const applied = await database.migrate();
   if (applied.length) log.info('migrations applied', { applied });
   const redis = config.REDIS_URL ? ioredisOps(config.REDIS_URL) : null;
-  const counters = new CounterStore(database.db, database.query);
+  const counters = new CounterStore(database.query);
   const embedder = opts.embedder ?? configuredEmbedder(config) ?? useEmbedder();
   assertFits(embedder);
   const embedded = database.storage === 'embedded';

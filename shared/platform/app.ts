@@ -4,7 +4,6 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Result, Router } from 'hono/router';
 import { TrieRouter } from 'hono/router/trie-router';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ZodError } from 'zod';
 import type { AppEnv } from './context';
 import { errorFields } from './error-fields';

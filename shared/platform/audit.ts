@@ -1,7 +1,7 @@
 import canonicalize from 'canonicalize';
 import { type SQL, sql } from 'drizzle-orm';
 import { sha256Hex } from './crypto';
-import { type DbOrTx, pgArray, rows, rowsOf } from './db';
+import { type DbOrTx, rows, rowsOf } from './db';
 import { newId } from './ids';
 
 export interface AuditInput {
@@ -57,7 +57,7 @@ export function canonicalJson(value: unknown): string {
       const v = value[i];
       out += (i ? ',' : '') + (v === undefined || typeof v === 'function' ? 'null' : canonicalJson(v));
     }
-    return out + ']';
+    return `${out}]`;
   }
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalize(value) ?? '';
   const keys = Object.keys(value).sort();
@@ -66,10 +66,10 @@ export function canonicalJson(value: unknown): string {
   for (const k of keys) {
     const v = (value as Record<string, unknown>)[k];
     if (v === undefined || typeof v === 'function') continue;
-    out += (first ? '' : ',') + jsonString(k) + ':' + canonicalJson(v);
+    out += `${(first ? '' : ',') + jsonString(k)}:${canonicalJson(v)}`;
     first = false;
   }
-  return out + '}';
+  return `${out}}`;
 }
 
 export const chainHash = (prevHash: string, canonicalEntry: string) => sha256Hex(prevHash + canonicalEntry);
@@ -86,7 +86,7 @@ const TAIL_KEY = ',"tenant_id":';
 function canonicalAroundSeq(entry: Omit<Parameters<typeof auditHashInput>[0], 'seq'>): [string, string] {
   const text = auditHashInput({ ...entry, seq: SEQ_MARK });
   const at = text.lastIndexOf(`,"seq":${SEQ_MARK}${TAIL_KEY}`);
-  return [text.slice(0, at) + ',"seq":', text.slice(at + `,"seq":${SEQ_MARK}`.length)];
+  return [`${text.slice(0, at)},"seq":`, text.slice(at + `,"seq":${SEQ_MARK}`.length)];
 }
 
 /** What `chainSql` appends for one entry, computed before any lock is taken. */

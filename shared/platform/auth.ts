@@ -179,7 +179,7 @@ const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
           read = await services.counters.read(auth.tenantId, report);
           if (outcome.usageWriters === 0) gate.rememberReport(cacheKey, outcome.usageEpoch, read, at);
         }
-        read.forEach((v, i) => values.set(`${report[i].metric} ${report[i].bucket}`, v));
+        for (const [i, v] of read.entries()) values.set(`${report[i].metric} ${report[i].bucket}`, v);
       }
       c.set('counted', {
         allowed: outcome.quota.allowed,

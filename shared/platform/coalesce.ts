@@ -31,7 +31,7 @@ export class Coalescer<I, O> {
     while (batch.length) {
       try {
         const results = await this.run(batch.map((w) => w.item));
-        batch.forEach((w, i) => w.resolve(results[i]));
+        for (const [i, w] of batch.entries()) w.resolve(results[i]);
       } catch (err) {
         for (const w of batch) w.reject(err);
       }

@@ -1,4 +1,4 @@
-import { type Db, pgArray, type RawQuery } from './db';
+import { pgArray, type RawQuery } from './db';
 
 export interface CounterHit {
   tenantId: string;
@@ -92,10 +92,7 @@ export class CounterStore {
   private readsInFlight = 0;
   private flushing: Promise<void> | null = null;
 
-  constructor(
-    private readonly db: Db,
-    private readonly query: RawQuery,
-  ) {}
+  constructor(private readonly query: RawQuery) {}
 
   consume(hit: CounterHit): Promise<CounterOutcome> {
     return new Promise((resolve, reject) => {

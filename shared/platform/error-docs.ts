@@ -26,8 +26,8 @@ const defaults: Partial<Record<number, ErrorCode>> = {
   503: 'SERVICE_UNAVAILABLE',
 };
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const mentions = (text: string, code: string) => new RegExp(`(?<![\\w.])${escape(code)}(?![\\w])`).test(text);
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const mentions = (text: string, code: string) => new RegExp(`(?<![\\w.])${escapeRegExp(code)}(?![\\w])`).test(text);
 
 /** The codes a response of `status` can carry: those its texts name, else the status's own; 400 is always also VALIDATION_ERROR. */
 export function codesFor(status: number, texts: string[]): ErrorCode[] {

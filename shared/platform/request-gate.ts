@@ -337,10 +337,16 @@ export class RequestGate {
       args.push(...ended);
       const at = Date.now();
       const replies = (await this.redis.eval(GATE, args)) as (string | number)[][];
-      batch.forEach(({ hit, resolve }, i) => {
+      for (const [i, { hit, resolve }] of batch.entries()) {
         const [code, epoch, rate, allowed, month, day, usageEpoch, writers] = replies[i];
-        if (Number(code) === 0) return resolve({ kind: 'stale', epoch: String(epoch ?? '') });
-        if (Number(code) === 2) return resolve({ kind: 'seed' });
+        if (Number(code) === 0) {
+          resolve({ kind: 'stale', epoch: String(epoch ?? '') });
+          continue;
+        }
+        if (Number(code) === 2) {
+          resolve({ kind: 'seed' });
+          continue;
+        }
         const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
         resolve({
           kind: 'counted',
@@ -351,7 +357,7 @@ export class RequestGate {
           usageWriters: Number(writers ?? 0),
           usageWrite: hit.writes && Number(allowed) === 1 ? { tenantId: hit.tenantId, at, ended: false } : null,
         });
-      });
+      }
     } catch (err) {
       // Whether the script ran is unknown: counts it may have left too high expire (sending the ended
       // writes again could take a count below the writers still in flight).

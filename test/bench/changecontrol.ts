@@ -521,7 +521,7 @@ try {
   progress('staging the history');
   await bulk.query(`DROP INDEX IF EXISTS ${INDEX}`);
   const [staged, stageMs] = await timed(() => stageHistory(bulk!, tid));
-  load.push(['generate snapshots in Node + stage (unlogged)', n0(EVENTS) + ' events, ' + n0(MEMORIES) + ' rows', f1(stageMs / 1000), f0(EVENTS / (stageMs / 1000)), `${n0(staged.updates)} updates, ${n0(staged.recalls)} recalls`]);
+  load.push(['generate snapshots in Node + stage (unlogged)', `${n0(EVENTS)} events, ${n0(MEMORIES)} rows`, f1(stageMs / 1000), f0(EVENTS / (stageMs / 1000)), `${n0(staged.updates)} updates, ${n0(staged.recalls)} recalls`]);
   const vectorCount = staged.vectorsUsed + (VIA === 'sql' ? CHANGED : 0);
   progress(`making ${vectorCount} vectors`);
   const [, vecMs] = await timed(() => makeVectors(vectorCount));

@@ -76,7 +76,7 @@ function payload(extra: Record<string, unknown>) {
     meta: { trace: 'abc123', nested: { depth: { level: [1, 2, 3, { k: sentence(10) }] } } },
     ...extra,
   };
-  let p = { action: 'email.send', params };
+  const p = { action: 'email.send', params };
   while (canonicalPayload(p).text.length < 10_000) (params.attachments as unknown[]).push({ name: 'extra.txt', size: 1, note: sentence(8) });
   return p;
 }

@@ -132,7 +132,7 @@ describe('fake qstash', () => {
     const receiver = new Receiver(keys);
     const signature = String(second.headers['upstash-signature']);
     expect(await receiver.verify({ signature, body: second.body, url })).toBe(true);
-    await expect(receiver.verify({ signature, body: second.body + ' ', url })).rejects.toThrow(/body hash/);
+    await expect(receiver.verify({ signature, body: `${second.body} `, url })).rejects.toThrow(/body hash/);
     await expect(new Receiver({ currentSigningKey: 'x', nextSigningKey: 'y' }).verify({ signature, body: second.body, url })).rejects.toThrow();
   });
 });

@@ -142,7 +142,7 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
   }
   if (prepared.length) {
     const vectors = await embedAll(ctx.services.embedder, prepared.map((p) => p.input.observation));
-    prepared.forEach((p, i) => (p.embedding = vectors[i]));
+    for (const [i, p] of prepared.entries()) p.embedding = vectors[i];
   }
   return { prepared, outcomes };
 }

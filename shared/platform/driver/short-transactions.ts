@@ -53,7 +53,11 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
     };
     const query = (config: QueryConfig, values?: unknown[]): Promise<unknown> => {
       if (committed) return Promise.reject(new Error('this transaction has already committed with its last statement'));
-      if (first) return first.then(() => (sendWaiting(), client.query(config, values)));
+      if (first)
+        return first.then(() => {
+          sendWaiting();
+          return client.query(config, values);
+        });
       let queued!: () => void;
       first = new Promise((resolve) => (queued = resolve));
       // Statements asked for before this one and waiting for it: after BEGIN, before it. (Rows in
@@ -77,7 +81,7 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
             for (const w of earlier) w.settle(err);
             throw err;
           });
-          earlier.forEach((w, i) => w.settle(null, results[1 + i].rows));
+          for (const [i, w] of earlier.entries()) w.settle(null, results[1 + i].rows);
           return results[1 + earlier.length];
         } finally {
           queued();
@@ -113,7 +117,7 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
       }
       committed = true;
       const offset = alone ? 1 : 0;
-      along.forEach((w, i) => w.settle(null, results[offset + i].rows));
+      for (const [i, w] of along.entries()) w.settle(null, results[offset + i].rows);
       return results[offset + along.length].rows;
     };
     hooks[COMMIT_WITH] = commitWith;
