@@ -2,7 +2,6 @@ import { createApp } from '../shared/platform/app';
 import { DOCS_SCRIPT_PATH, docsPage, docsScript } from '../shared/platform/docs';
 import { withErrorCodes } from '../shared/platform/error-docs';
 import { withFieldExamples } from '../shared/platform/openapi-examples';
-import type { Services } from '../shared/platform/services';
 import { VERSION } from '../shared/platform/services';
 import { families } from './families';
 
@@ -25,23 +24,25 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
   // Building the document walks every schema; do it once per process, on first request.
   let document: unknown;
   app.get('/openapi.json', (c) => {
-    document ??= withErrorCodes(withFieldExamples(app.getOpenAPI31Document({
-      openapi: '3.1.0',
-      info: {
-        title: 'engram',
-        version: VERSION,
-        license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
-        description:
-          'Agent memory and change control: memories with semantic search, audit, rollback, replay and governed actions. Errors share one body: `{error, code, status, message, request_id, details?}`; each operation lists its codes in `x-error-codes` (the table: docs/errors.md).',
-      },
-      servers: [{ url: c.get('services').config.PUBLIC_URL ?? '/', description: 'This deployment' }],
-      tags: families.flatMap((f) => (f.tag ? [f.tag] : [])),
-    })));
+    document ??= withErrorCodes(
+      withFieldExamples(
+        app.getOpenAPI31Document({
+          openapi: '3.1.0',
+          info: {
+            title: 'engram',
+            version: VERSION,
+            license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+            description:
+              'Agent memory and change control: memories with semantic search, audit, rollback, replay and governed actions. Errors share one body: `{error, code, status, message, request_id, details?}`; each operation lists its codes in `x-error-codes` (the table: docs/errors.md).',
+          },
+          servers: [{ url: c.get('services').config.PUBLIC_URL ?? '/', description: 'This deployment' }],
+          tags: families.flatMap((f) => (f.tag ? [f.tag] : [])),
+        }),
+      ),
+    );
     return c.json(document);
   });
   app.get('/docs', docsPage);
   app.get(DOCS_SCRIPT_PATH, docsScript);
   return app;
 }
-
-export type { Services };

@@ -26,4 +26,27 @@ import webhooks from './webhooks';
  * the job registry takes their job topics and the schedule their maintenance tasks from this one
  * list: adding a family is adding a line here.
  */
-export const families = [system, keys, memories, spaces, shares, teams, webhooks, traces, audit, replay, rollback, compensations, knowledge, policies, actions, runtime, evals, cortex, events, usage, admin, internal];
+export const families = [
+  system,
+  keys,
+  memories,
+  spaces,
+  shares,
+  teams,
+  webhooks,
+  traces,
+  audit,
+  replay,
+  rollback,
+  compensations,
+  knowledge,
+  policies,
+  actions,
+  runtime,
+  evals,
+  cortex,
+  events,
+  usage,
+  admin,
+  internal,
+];

@@ -14,7 +14,9 @@ async function main() {
   const log = createLogger(config.LOG_LEVEL);
 
   if (process.argv[2] === 'migrate') {
-    const database = config.DATABASE_URL ? openPostgres(config.DATABASE_URL, 1, { shortcuts: config.DB_DRIVER_SHORTCUTS }) : await openPglite({ dataDir: config.DATA_DIR, durable: config.PGLITE_FSYNC, shortcuts: config.DB_DRIVER_SHORTCUTS });
+    const database = config.DATABASE_URL
+      ? openPostgres(config.DATABASE_URL, 1, { shortcuts: config.DB_DRIVER_SHORTCUTS })
+      : await openPglite({ dataDir: config.DATA_DIR, durable: config.PGLITE_FSYNC, shortcuts: config.DB_DRIVER_SHORTCUTS });
     const applied = await database.migrate();
     log.info('migrations', { applied, storage: database.storage });
     await database.close();

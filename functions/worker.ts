@@ -56,9 +56,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
   installShortcuts(db, { kind: 'pool', pool, Session: NeonSession, Transaction: NeonTransaction, prepare: false }, config.DB_DRIVER_SHORTCUTS);
   const log = createLogger(config.LOG_LEVEL);
   const redis =
-    config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN
-      ? upstashRedis(config.UPSTASH_REDIS_REST_URL, config.UPSTASH_REDIS_REST_TOKEN)
-      : null;
+    config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN ? upstashRedis(config.UPSTASH_REDIS_REST_URL, config.UPSTASH_REDIS_REST_TOKEN) : null;
   const counters = new CounterStore(async (text, params) => (await pool.query(text, params)).rows);
   const ai = env.AI as Parameters<typeof configuredEmbedder>[1];
   // Built on first use: a provider that is not configured breaks only what embeds (503 with the

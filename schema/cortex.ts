@@ -48,5 +48,9 @@ export const memoryNeighbours = pgTable(
     tenantId: text('tenant_id').notNull(),
     distance: doublePrecision('distance').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.memoryId, t.neighbourId] }), index('memory_neighbours_neighbour_idx').on(t.neighbourId), index('memory_neighbours_tenant_idx').on(t.tenantId, t.distance)],
+  (t) => [
+    primaryKey({ columns: [t.memoryId, t.neighbourId] }),
+    index('memory_neighbours_neighbour_idx').on(t.neighbourId),
+    index('memory_neighbours_tenant_idx').on(t.tenantId, t.distance),
+  ],
 );

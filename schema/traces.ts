@@ -57,8 +57,5 @@ export const traceSteps = pgTable(
     wasInterrupted: boolean('was_interrupted').notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [
-    unique().on(t.traceId, t.stepIndex),
-    index('trace_steps_actions_idx').on(t.tenantId, t.createdAt, t.stepIndex).where(sql`type = 'ACTION'`),
-  ],
+  (t) => [unique().on(t.traceId, t.stepIndex), index('trace_steps_actions_idx').on(t.tenantId, t.createdAt, t.stepIndex).where(sql`type = 'ACTION'`)],
 );

@@ -19,14 +19,20 @@ const HOUR = 3_600_000;
 describe('explain', () => {
   it('tells the policy result, the approval, the memories the agent had then, the audit trail and a summary', async () => {
     const t = await engine.newTenant('pro');
-    const before = await h.call(t, 'POST', '/v1/memories', { observation: 'Vendor ACME GmbH is paid by wire; the IBAN is on file.', tags: ['vendors'], importance: 7 });
+    const before = await h.call(t, 'POST', '/v1/memories', {
+      observation: 'Vendor ACME GmbH is paid by wire; the IBAN is on file.',
+      tags: ['vendors'],
+      importance: 7,
+    });
     expect(before.status, before.text).toBe(201);
     engine.clock.advance(1_000);
     const id = await h.pending(t, { ...PAYLOADS.pending, agent_id: 'billing-agent' });
     engine.clock.advance(1_000);
     expect((await h.call(t, 'POST', '/v1/memories', { observation: 'Stored after the action was submitted.' })).status).toBe(201);
     engine.clock.advance(6_000);
-    expect((await h.decide(t, id, { reason: 'vendor confirmed by phone', confirmation: 'ROLLBACK', approver_id: 'cfo@example.com' })).body.status).toBe('approved');
+    expect((await h.decide(t, id, { reason: 'vendor confirmed by phone', confirmation: 'ROLLBACK', approver_id: 'cfo@example.com' })).body.status).toBe(
+      'approved',
+    );
     await h.call(t, 'POST', `/v1/actions/${id}/result`, { status: 'executed' });
 
     const res = await h.call(t, 'GET', `/v1/actions/${id}/explain`);
@@ -40,9 +46,17 @@ describe('explain', () => {
       status: 'executed',
       params: PAYLOADS.pending.params,
       policy_result: { status: 'pending_review', action_id: id },
-      approval: { approval_id: id, status: 'executed', approval_mode: 'solo', reason: 'vendor confirmed by phone', decisions: [{ decision: 'approve', approver_id: 'cfo@example.com', approver_tenant_id: t.tenantId }] },
+      approval: {
+        approval_id: id,
+        status: 'executed',
+        approval_mode: 'solo',
+        reason: 'vendor confirmed by phone',
+        decisions: [{ decision: 'approve', approver_id: 'cfo@example.com', approver_tenant_id: t.tenantId }],
+      },
       memories_at_time_total: 1,
-      memories_at_time: [{ memory_id: before.body.id, observation: 'Vendor ACME GmbH is paid by wire; the IBAN is on file.', importance: 7, tags: ['vendors'] }],
+      memories_at_time: [
+        { memory_id: before.body.id, observation: 'Vendor ACME GmbH is paid by wire; the IBAN is on file.', importance: 7, tags: ['vendors'] },
+      ],
     });
     expect(res.body.audit_trail.map((e: { event: string }) => e.event)).toEqual(['action.pending_review', 'action.approved', 'action.executed']);
     const seqs = res.body.audit_trail.map((e: { sequence_number: number }) => e.sequence_number);
@@ -60,7 +74,10 @@ describe('explain', () => {
     const res = await h.call(t, 'GET', `/v1/actions/${allowed}/explain`);
     expect(res.body).toMatchObject({ approval: null, memories_at_time: [], memories_at_time_total: 0, status: 'allowed' });
     expect(res.body.summary).toContain('allowed');
-    for (const [who, id] of [[other, allowed], [t, 'act_0000000000000000000000']] as const) {
+    for (const [who, id] of [
+      [other, allowed],
+      [t, 'act_0000000000000000000000'],
+    ] as const) {
       const missing = await h.call(who, 'GET', `/v1/actions/${id}/explain`);
       expect([missing.status, missing.body.code]).toEqual([404, 'actions.not_found']);
     }
@@ -80,7 +97,12 @@ describe('dashboard', () => {
     await h.submit(t, { ...PAYLOADS.pending, agent_id: 'billing-agent' });
     const res = await h.call(t, 'GET', '/v1/control/dashboard?window=24h');
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ window: '24h', bucket: 'hour', backend: 'postgres', totals: { actions: 4, allowed: 1, blocked: 1, pending_review: 2, shadow: 0 } });
+    expect(res.body).toMatchObject({
+      window: '24h',
+      bucket: 'hour',
+      backend: 'postgres',
+      totals: { actions: 4, allowed: 1, blocked: 1, pending_review: 2, shadow: 0 },
+    });
     expect(res.body.totals.violations).toBeGreaterThanOrEqual(3);
     expect(res.body.by_status).toMatchObject({ allowed: 1, blocked: 1, pending_review: 2 });
     const agents = Object.fromEntries(res.body.violations_by_agent.map((a: { agent_id: string; actions: number }) => [a.agent_id, a.actions]));
@@ -120,7 +142,11 @@ describe("an agent's violations", () => {
     const since = new Date(engine.clock.now().getTime() - 30 * 60_000).toISOString();
     expect((await h.call(t, 'GET', `/v1/control/agents/billing-agent/violations?since=${since}`)).body.total).toBe(1);
     expect((await h.call(t, 'GET', '/v1/control/agents/nobody/violations')).body.total).toBe(0);
-    for (const [query, field] of [['since=yesterday', 'since'], ['until=2026-13-01', 'until'], ['since=2026-11-20T00:00:00Z&until=2026-11-01T00:00:00Z', 'since']]) {
+    for (const [query, field] of [
+      ['since=yesterday', 'since'],
+      ['until=2026-13-01', 'until'],
+      ['since=2026-11-20T00:00:00Z&until=2026-11-01T00:00:00Z', 'since'],
+    ]) {
       const bad = await h.call(t, 'GET', `/v1/control/agents/billing-agent/violations?${query}`);
       expect([bad.status, bad.body.code, bad.body.field], query).toEqual([400, 'svc_ram.v1.control.invalid_violations_param', field]);
     }

@@ -24,7 +24,9 @@ async function auditOf(t: Tenant, actionId: string) {
   const res = await h.call(t, 'GET', '/v1/audit?limit=1000');
   expect(res.status, res.text).toBe(200);
   // Newest first on the wire; oldest first here.
-  return (res.body.entries as { operation: string; resource_id: string | null; metadata: Record<string, unknown> }[]).filter((e) => e.resource_id === actionId).reverse();
+  return (res.body.entries as { operation: string; resource_id: string | null; metadata: Record<string, unknown> }[])
+    .filter((e) => e.resource_id === actionId)
+    .reverse();
 }
 
 describe('submitting actions', () => {
@@ -62,7 +64,19 @@ describe('submitting actions', () => {
     const polled = await h.poll(t, res.body.action_id);
     expect(polled.body).toMatchObject({ status: 'pending_review', approval_mode: 'solo', decided_at: null });
     const queue = await h.call(t, 'GET', '/v1/approvals');
-    expect(queue.body).toMatchObject({ total: 1, approvals: [{ approval_id: res.body.action_id, action: 'http.post', connector: 'http', agent_id: 'billing-agent', status: 'pending_review', submitted_at: res.body.submitted_at }] });
+    expect(queue.body).toMatchObject({
+      total: 1,
+      approvals: [
+        {
+          approval_id: res.body.action_id,
+          action: 'http.post',
+          connector: 'http',
+          agent_id: 'billing-agent',
+          status: 'pending_review',
+          submitted_at: res.body.submitted_at,
+        },
+      ],
+    });
     expect((await auditOf(t, res.body.action_id)).map((e) => e.operation)).toEqual(['action.pending_review']);
   });
 
@@ -70,7 +84,13 @@ describe('submitting actions', () => {
     const t = await engine.newTenant('free');
     const res = await h.submit(t, { ...PAYLOADS.blocked, agent_id: 'chatty-agent' });
     expect(res.status, res.text).toBe(403);
-    expect(res.body).toMatchObject({ code: 'BLOCKED', status: 'blocked', action: 'slack.post_message', agent_id: 'chatty-agent', policy_result: { status: 'blocked' } });
+    expect(res.body).toMatchObject({
+      code: 'BLOCKED',
+      status: 'blocked',
+      action: 'slack.post_message',
+      agent_id: 'chatty-agent',
+      policy_result: { status: 'blocked' },
+    });
     expect(res.body.error).toBe(res.body.message);
     expect(res.body.request_id).toMatch(/^req_/);
     expect(res.body.action_id).toMatch(/^act_/);
@@ -113,7 +133,10 @@ describe('submitting actions', () => {
     };
     await made('/v1/capabilities', {
       name: 'triage',
-      tools: [{ name: 'github.create_issue', description: 'Open an issue' }, { name: 'slack', description: 'Any Slack action' }],
+      tools: [
+        { name: 'github.create_issue', description: 'Open an issue' },
+        { name: 'slack', description: 'Any Slack action' },
+      ],
       risk_levels: { 'github.create_issue': 'high' },
     });
     await made('/v1/agents', { agent_id: 'triager', name: 'Triager', provider: 'openai', model: 'gpt-4o', capabilities: ['triage'] });
@@ -121,13 +144,21 @@ describe('submitting actions', () => {
 
     const byTool = await h.submit(t, { ...issue, agent_id: 'triager' });
     expect(byTool.status, byTool.text).toBe(200);
-    expect(byTool.body.policy_result).toMatchObject({ status: 'allowed', risk_score: 0.375, policies_evaluated: expect.arrayContaining(['AgentCapabilities']) });
+    expect(byTool.body.policy_result).toMatchObject({
+      status: 'allowed',
+      risk_score: 0.375,
+      policies_evaluated: expect.arrayContaining(['AgentCapabilities']),
+    });
     const byConnector = await h.submit(t, { ...PAYLOADS.allowed, agent_id: 'triager' });
     expect([byConnector.status, byConnector.body.policy_result.risk_score]).toEqual([200, 0]);
 
     const outside = await h.submit(t, { action: 'github.delete_repo', params: { repo: 'engram' }, agent_id: 'triager' });
     expect(outside.status, outside.text).toBe(403);
-    expect(outside.body).toMatchObject({ code: 'BLOCKED', status: 'blocked', policy_result: { triggered_policy: 'AgentCapabilities', severity: 'critical', risk_score: 1 } });
+    expect(outside.body).toMatchObject({
+      code: 'BLOCKED',
+      status: 'blocked',
+      policy_result: { triggered_policy: 'AgentCapabilities', severity: 'critical', risk_score: 1 },
+    });
     expect(outside.body.policy_result.reason).toBe('Agent triager has no capability pack with a tool for github.delete_repo or github');
 
     const unregistered = await h.submit(t, { action: 'github.delete_repo', params: { repo: 'engram' }, agent_id: 'someone-else' });
@@ -174,7 +205,11 @@ describe('submitting actions', () => {
     expect([blocked.status, blocked.body.code, blocked.body.status]).toEqual([403, 'BLOCKED', 'blocked']);
     // An operation literally named "result" is still an action, and results still reach their route.
     // (Sent past the test client: its conformance check reads this path as the result route's.)
-    const named = await engine.app.request('/v1/actions/github/result', { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: '{"a":1}' });
+    const named = await engine.app.request('/v1/actions/github/result', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(((await named.json()) as { action: string }).action).toBe('github.result');
     expect((await h.call(t, 'POST', `/v1/actions/${res.body.action_id}/result`, { status: 'executed' })).body.status).toBe('executed');
 
@@ -210,7 +245,10 @@ describe('submitting actions', () => {
     const t = await engine.newTenant('free');
     const res = await h.submit(t, { action: 'db.query', params: { sql: 'SELECT *\nFROM customers' } });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ status: 'pending_review', policy_result: { triggered_policy: 'DataExfiltrationPolicy', violations: [{ match: 'SELECT *\nFROM', field: '$.params.sql' }] } });
+    expect(res.body).toMatchObject({
+      status: 'pending_review',
+      policy_result: { triggered_policy: 'DataExfiltrationPolicy', violations: [{ match: 'SELECT *\nFROM', field: '$.params.sql' }] },
+    });
   });
 });
 
@@ -235,7 +273,10 @@ describe('the evaluation budget', () => {
     expect(res.body.status).toBe('pending_review');
     expect(res.body.policy_result.reason).toMatch(/^Policy evaluation budget exceeded: /);
     expect(res.body.policy_result.action_id).toBe(res.body.action_id);
-    expect((await h.poll(t, res.body.action_id)).body).toMatchObject({ status: 'pending_review', reason: expect.stringMatching(/^Policy evaluation budget exceeded/) });
+    expect((await h.poll(t, res.body.action_id)).body).toMatchObject({
+      status: 'pending_review',
+      reason: expect.stringMatching(/^Policy evaluation budget exceeded/),
+    });
     // The same action, small, runs every rule and is allowed.
     expect((await h.submit(t, { action: 'http.post', params: { text: 'lorem ipsum' } })).body.status).toBe('allowed');
   });
@@ -274,7 +315,10 @@ describe('polling and outcomes', () => {
     expect((await h.call(t, 'POST', `/v1/actions/${id}/result`, { status: 'failed' })).status).toBe(409);
     expect((await auditOf(t, id)).map((e) => e.operation)).toEqual(['action.pending_review', 'action.approved', 'action.executed']);
     const allowed = (await h.submit(t, PAYLOADS.allowed)).body.action_id;
-    expect((await h.call(t, 'POST', `/v1/actions/${allowed}/result`, { status: 'failed', detail: 'slack was down' })).body).toMatchObject({ status: 'failed', result_detail: 'slack was down' });
+    expect((await h.call(t, 'POST', `/v1/actions/${allowed}/result`, { status: 'failed', detail: 'slack was down' })).body).toMatchObject({
+      status: 'failed',
+      result_detail: 'slack was down',
+    });
     const blocked = (await h.submit(t, PAYLOADS.blocked)).body.action_id;
     expect((await h.call(t, 'POST', `/v1/actions/${blocked}/result`, { status: 'executed' })).body.action_status).toBe('blocked');
     expect((await h.call(t, 'POST', `/v1/actions/${allowed}/result`, { status: 'done' })).status).toBe(400);
@@ -303,7 +347,12 @@ describe('the approval queue', () => {
     const all = await h.call(t, 'GET', '/v1/approvals');
     expect(all.body.approvals.map((x: { approval_id: string }) => x.approval_id)).toEqual([b, c, a]);
     expect(all.body).toMatchObject({ total: 3, limit: 50, offset: 0, has_more: false });
-    expect(all.body.approvals[2]).toMatchObject({ status: 'denied', decided_at: engine.clock.now().toISOString(), approval_mode: 'solo', risk_score: expect.any(Number) });
+    expect(all.body.approvals[2]).toMatchObject({
+      status: 'denied',
+      decided_at: engine.clock.now().toISOString(),
+      approval_mode: 'solo',
+      risk_score: expect.any(Number),
+    });
     const pendingOnly = await h.call(t, 'GET', '/v1/approvals?status=pending_review');
     expect(pendingOnly.body.approvals.map((x: { approval_id: string }) => x.approval_id)).toEqual([b, c]);
     const denied = await h.call(t, 'GET', '/v1/approvals?status_filter=denied');
@@ -329,7 +378,15 @@ describe('decisions (solo mode, the default)', () => {
     engine.clock.advance(4 * SECOND);
     const ok = await h.decide(t, id, { reason: 'expected invoice run' });
     expect(ok.status, ok.text).toBe(200);
-    expect(ok.body).toMatchObject({ approval_id: id, decision: 'approve', reason: 'expected invoice run', status: 'approved', approver_id: t.email, approvals: 1, approvals_required: 1 });
+    expect(ok.body).toMatchObject({
+      approval_id: id,
+      decision: 'approve',
+      reason: 'expected invoice run',
+      status: 'approved',
+      approver_id: t.email,
+      approvals: 1,
+      approvals_required: 1,
+    });
   });
 
   it('approving a destructive action needs confirmation ROLLBACK (400 VALIDATION_ERROR without); denying does not', async () => {
@@ -394,10 +451,18 @@ describe('decisions (solo mode, the default)', () => {
     for (const raw of [undefined, '', '  ']) {
       const c = await h.pending(t, PAYLOADS.pendingPlain);
       engine.clock.advance(6 * SECOND);
-      const res = await engine.request('POST', `/v1/approvals/${c}/decision?decision=deny`, { key: t.key, raw, headers: { 'content-type': 'application/json' } });
+      const res = await engine.request('POST', `/v1/approvals/${c}/decision?decision=deny`, {
+        key: t.key,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       expect([res.status, res.body.status], res.text).toEqual([200, 'denied']);
     }
-    const broken = await engine.request('POST', `/v1/approvals/${b}/decision`, { key: t.key, raw: '{"decision":', headers: { 'content-type': 'application/json' } });
+    const broken = await engine.request('POST', `/v1/approvals/${b}/decision`, {
+      key: t.key,
+      raw: '{"decision":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([broken.status, broken.body.code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 
@@ -418,19 +483,61 @@ describe('settings', () => {
   it('defaults, partial updates, tier checks per mode, bounds, audit', async () => {
     const free = await engine.newTenant('free');
     const got = await h.call(free, 'GET', '/v1/control/settings');
-    expect(got.body).toEqual({ approval_mode: 'solo', evaluation_mode: 'enforcement', min_approvals: 2, require_manager: false, allowed_roles: [], effective_approval_mode: 'solo', approval_mode_unavailable: null, updated_at: null });
+    expect(got.body).toEqual({
+      approval_mode: 'solo',
+      evaluation_mode: 'enforcement',
+      min_approvals: 2,
+      require_manager: false,
+      allowed_roles: [],
+      effective_approval_mode: 'solo',
+      approval_mode_unavailable: null,
+      updated_at: null,
+    });
     // The control plane's code, the same POST /v1/actions answers for the same missing feature.
     const team = await h.settings(free, { approval_mode: 'team' });
-    expect([team.status, team.body.code, team.body.feature, team.body.required_tier, team.body.current_tier]).toEqual([403, 'svc_ram.v1.tier.feature_required', 'team_approvals', 'starter', 'free']);
+    expect([team.status, team.body.code, team.body.feature, team.body.required_tier, team.body.current_tier]).toEqual([
+      403,
+      'svc_ram.v1.tier.feature_required',
+      'team_approvals',
+      'starter',
+      'free',
+    ]);
     const starter = await engine.newTenant('starter');
-    expect((await h.settings(starter, { approval_mode: 'team' })).body).toMatchObject({ approval_mode: 'team', effective_approval_mode: 'team', updated_at: engine.clock.now().toISOString() });
+    expect((await h.settings(starter, { approval_mode: 'team' })).body).toMatchObject({
+      approval_mode: 'team',
+      effective_approval_mode: 'team',
+      updated_at: engine.clock.now().toISOString(),
+    });
     const ent = await h.settings(starter, { approval_mode: 'enterprise' });
-    expect([ent.status, ent.body.code, ent.body.feature, ent.body.required_tier]).toEqual([403, 'svc_ram.v1.tier.feature_required', 'enterprise_approvals', 'enterprise']);
+    expect([ent.status, ent.body.code, ent.body.feature, ent.body.required_tier]).toEqual([
+      403,
+      'svc_ram.v1.tier.feature_required',
+      'enterprise_approvals',
+      'enterprise',
+    ]);
     const enterprise = await engine.newTenant('enterprise');
     const set = await h.settings(enterprise, { approval_mode: 'enterprise', min_approvals: 3, require_manager: true, allowed_roles: ['owner', 'admin'] });
-    expect(set.body).toMatchObject({ approval_mode: 'enterprise', min_approvals: 3, require_manager: true, allowed_roles: ['owner', 'admin'], evaluation_mode: 'enforcement' });
-    expect((await h.settings(enterprise, { evaluation_mode: 'shadow' })).body).toMatchObject({ approval_mode: 'enterprise', min_approvals: 3, evaluation_mode: 'shadow' });
-    for (const body of [{ min_approvals: 0 }, { min_approvals: 11 }, { min_approvals: 1.5 }, { allowed_roles: ['readonly'] }, { allowed_roles: ['boss'] }, { approval_mode: 'anarchy' }, { evaluation_mode: 'off' }]) {
+    expect(set.body).toMatchObject({
+      approval_mode: 'enterprise',
+      min_approvals: 3,
+      require_manager: true,
+      allowed_roles: ['owner', 'admin'],
+      evaluation_mode: 'enforcement',
+    });
+    expect((await h.settings(enterprise, { evaluation_mode: 'shadow' })).body).toMatchObject({
+      approval_mode: 'enterprise',
+      min_approvals: 3,
+      evaluation_mode: 'shadow',
+    });
+    for (const body of [
+      { min_approvals: 0 },
+      { min_approvals: 11 },
+      { min_approvals: 1.5 },
+      { allowed_roles: ['readonly'] },
+      { allowed_roles: ['boss'] },
+      { approval_mode: 'anarchy' },
+      { evaluation_mode: 'off' },
+    ]) {
       expect((await h.settings(enterprise, body)).status, JSON.stringify(body)).toBe(400);
     }
     const audit = await h.call(enterprise, 'GET', '/v1/audit?limit=100');
@@ -446,7 +553,13 @@ describe('settings', () => {
       expect((await h.settings(t, { approval_mode: mode })).status).toBe(200);
       expect((await engine.admin('PATCH', `/admin/v1/tenants/${t.tenantId}`, { tier: lower })).status).toBe(200);
       const held = await h.submit(t, PAYLOADS.pending);
-      expect([held.status, held.body.code, held.body.feature, held.body.required_tier, held.body.current_tier]).toEqual([403, 'svc_ram.v1.tier.feature_required', feature, required, lower]);
+      expect([held.status, held.body.code, held.body.feature, held.body.required_tier, held.body.current_tier]).toEqual([
+        403,
+        'svc_ram.v1.tier.feature_required',
+        feature,
+        required,
+        lower,
+      ]);
       // The settings tell the same story: the chosen mode is still in force, and it is refused.
       const settings = await h.call(t, 'GET', '/v1/control/settings');
       expect(settings.body).toMatchObject({
@@ -515,7 +628,10 @@ describe('team mode', () => {
     expect((await h.poll(member, id)).status).toBe(404);
     // ...but finds it in its review queue, with what it approved.
     const review = await h.call(member, 'GET', '/v1/approvals?scope=team');
-    expect(review.body).toMatchObject({ total: 1, approvals: [{ approval_id: id, tenant_id: owner.tenantId, status: 'approved', params: PAYLOADS.pending.params }] });
+    expect(review.body).toMatchObject({
+      total: 1,
+      approvals: [{ approval_id: id, tenant_id: owner.tenantId, status: 'approved', params: PAYLOADS.pending.params }],
+    });
     expect((await h.call(member, 'GET', '/v1/approvals?scope=team&status=pending_review')).body.total).toBe(0);
     expect((await h.call(member, 'GET', '/v1/approvals')).body.total).toBe(0);
     expect((await h.call(outsider, 'GET', '/v1/approvals?scope=team')).body.total).toBe(0);
@@ -564,7 +680,9 @@ describe('whose approval team a reviewer is in', () => {
 
 describe('enterprise mode', () => {
   async function enterpriseSetup(settings: Record<string, unknown> = {}) {
-    const [owner, admin, member, member2, readonly] = await Promise.all(['enterprise', 'pro', 'pro', 'pro', 'pro'].map((tier) => engine.newTenant(tier as 'pro')));
+    const [owner, admin, member, member2, readonly] = await Promise.all(
+      ['enterprise', 'pro', 'pro', 'pro', 'pro'].map((tier) => engine.newTenant(tier as 'pro')),
+    );
     await h.team(owner, [
       [admin, 'admin'],
       [member, 'member'],
@@ -660,11 +778,18 @@ describe('events', () => {
       const id = await h.pending(t, PAYLOADS.pendingPlain);
       const [pending] = await stream.events(1);
       expect(pending.event).toBe('action.pending_review');
-      expect(JSON.parse(pending.data!)).toMatchObject({ type: 'action.pending_review', tenant_id: t.tenantId, data: { action_id: id, action: 'http.post', approval_mode: 'solo' } });
+      expect(JSON.parse(pending.data!)).toMatchObject({
+        type: 'action.pending_review',
+        tenant_id: t.tenantId,
+        data: { action_id: id, action: 'http.post', approval_mode: 'solo' },
+      });
       engine.clock.advance(6 * SECOND);
       await h.decide(t, id, { reason: 'fine' });
       const [decided] = await stream.events(1);
-      expect(JSON.parse(decided.data!)).toMatchObject({ type: 'action.decided', data: { action_id: id, status: 'approved', decision: 'approve', reason: 'fine' } });
+      expect(JSON.parse(decided.data!)).toMatchObject({
+        type: 'action.decided',
+        data: { action_id: id, status: 'approved', decision: 'approve', reason: 'fine' },
+      });
     } finally {
       await stream.close();
     }
@@ -674,7 +799,10 @@ describe('events', () => {
     const [owner, member] = await Promise.all([engine.newTenant('pro'), engine.newTenant('pro')]);
     await h.team(owner, [[member, 'member']]);
     await h.settings(owner, { approval_mode: 'team' });
-    const hook = await h.call(owner, 'POST', '/v1/webhooks', { url: 'https://hooks.example.com/approvals', events: ['action.pending_review', 'action.decided'] });
+    const hook = await h.call(owner, 'POST', '/v1/webhooks', {
+      url: 'https://hooks.example.com/approvals',
+      events: ['action.pending_review', 'action.decided'],
+    });
     expect(hook.status, hook.text).toBe(201);
     const id = await h.pending(owner);
     await h.decide(member, id);

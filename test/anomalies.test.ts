@@ -11,7 +11,7 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
 const MINUTE = 60_000;
 
 async function query<T = any>(engine: TestEngine, q: SQL): Promise<T[]> {
-  return (await engine.sql<T>(q));
+  return await engine.sql<T>(q);
 }
 
 /** The tenant's anomaly events as stored (and as a webhook receives them), in seq order. */
@@ -106,7 +106,11 @@ describe('memory anomalies', () => {
     const summary = await engine.request('GET', '/v1/audit/summary', { key: t.key });
     expect(summary.body.anomalies).toEqual({ bulk_delete: 2, rapid_writes: 0, server_errors: 0 });
     expect(summary.body.by_operation['anomaly.bulk_delete']).toBe(2);
-    expect((await engine.request('GET', '/v1/audit/summary', { key: other.key })).body.anomalies).toEqual({ bulk_delete: 0, rapid_writes: 0, server_errors: 0 });
+    expect((await engine.request('GET', '/v1/audit/summary', { key: other.key })).body.anomalies).toEqual({
+      bulk_delete: 0,
+      rapid_writes: 0,
+      server_errors: 0,
+    });
   });
 
   it('bulk_delete under concurrency: 80 simultaneous deletes give exactly one event, at the 50th', async () => {
@@ -170,10 +174,15 @@ describe('memory anomalies', () => {
     await engine.node.services.db.execute(sql`
       INSERT INTO usage_counters (tenant_id, metric, bucket, value, expires_at)
       VALUES (${t.tenantId}, 'anomaly:rapid_writes', ${start.toISOString()}, 480, ${new Date(start.getTime() + 2 * MINUTE).toISOString()})`);
-    const res = await engine.request('POST', '/v1/memories/batch', { key: t.key, body: { memories: Array.from({ length: 40 }, (_, i) => ({ observation: `batch burst ${i}` })) } });
+    const res = await engine.request('POST', '/v1/memories/batch', {
+      key: t.key,
+      body: { memories: Array.from({ length: 40 }, (_, i) => ({ observation: `batch burst ${i}` })) },
+    });
     expect(res.body).toMatchObject({ stored: 40 });
     const events = await anomalies(engine, t);
-    expect(events.map((e) => e.payload.data)).toEqual([{ ...windowOf(engine.clock.now()), count: 500, threshold: 500, request_id: res.headers.get('x-request-id') }]);
+    expect(events.map((e) => e.payload.data)).toEqual([
+      { ...windowOf(engine.clock.now()), count: 500, threshold: 500, request_id: res.headers.get('x-request-id') },
+    ]);
   });
 });
 
@@ -199,7 +208,8 @@ describe('server_errors', () => {
   it('the 10th response ≥ 500 in a window emits one event; 4xx do not count; other tenants are unaffected', async () => {
     const t = await engine.newTenant('pro');
     const other = await engine.newTenant('pro');
-    for (let i = 0; i < 20; i++) expect((await engine.request('GET', '/v1/memories/urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f', { key: t.key })).status).toBe(404);
+    for (let i = 0; i < 20; i++)
+      expect((await engine.request('GET', '/v1/memories/urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f', { key: t.key })).status).toBe(404);
     for (let i = 0; i < 9; i++) await failing(t);
     for (let i = 0; i < 9; i++) await failing(other);
     expect(await anomalies(engine, t)).toEqual([]);
@@ -223,7 +233,10 @@ describe('server_errors', () => {
     expect(summary.body).toMatchObject({ error_count: 20 + 30, anomaly_count: 30, anomalies: { bulk_delete: 0, rapid_writes: 0, server_errors: 2 } });
     const audit = await engine.request('GET', '/v1/audit?limit=1000', { key: t.key });
     const entries = audit.body.entries.filter((e: { operation: string }) => e.operation === 'anomaly.server_errors');
-    expect(entries.map((e) => [e.actor, e.resource_type])).toEqual([['system', 'tenant'], ['system', 'tenant']]);
+    expect(entries.map((e) => [e.actor, e.resource_type])).toEqual([
+      ['system', 'tenant'],
+      ['system', 'tenant'],
+    ]);
     expect((await engine.request('GET', '/v1/audit/summary', { key: other.key })).body).toMatchObject({ anomaly_count: 9, anomalies: { server_errors: 0 } });
   });
 
@@ -247,7 +260,9 @@ describe('server_errors', () => {
       const crossing = await failing(t);
       expect(crossing.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
       const lines = logged.mock.calls.map((c) => JSON.parse(String(c[0])));
-      expect(lines).toEqual([expect.objectContaining({ level: 'error', msg: 'could not record anomaly.server_errors', request_id: crossing.headers.get('x-request-id') })]);
+      expect(lines).toEqual([
+        expect.objectContaining({ level: 'error', msg: 'could not record anomaly.server_errors', request_id: crossing.headers.get('x-request-id') }),
+      ]);
       expect(await anomalies(engine, t)).toEqual([]);
       // Nothing half-written: no audit entry without its event.
       expect((await engine.request('GET', '/v1/audit/summary', { key: t.key })).body.anomalies.server_errors).toBe(0);

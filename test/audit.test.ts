@@ -18,7 +18,7 @@ const get = <T = never, P extends string = string>(t: Tenant, path: P) => engine
 const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/memories', { key: t.key, body });
 
 async function query<T = any>(q: SQL): Promise<T[]> {
-  return (await engine.sql<T>(q));
+  return await engine.sql<T>(q);
 }
 
 /** Runs `fn` with the clock moved by `ms`, then moves it back (the engine is shared by the file). */
@@ -49,7 +49,11 @@ async function deleteAudit(tenantId: string, seq: number) {
 }
 
 const entryAt = async (tenantId: string, seq: number) =>
-  (await query<{ id: string; prev_hash: string; entry_hash: string }>(sql`SELECT id, prev_hash, entry_hash FROM audit_log WHERE tenant_id = ${tenantId} AND seq = ${seq}`))[0];
+  (
+    await query<{ id: string; prev_hash: string; entry_hash: string }>(
+      sql`SELECT id, prev_hash, entry_hash FROM audit_log WHERE tenant_id = ${tenantId} AND seq = ${seq}`,
+    )
+  )[0];
 
 async function headOf(tenantId: string) {
   const [h] = await query<{ seq: unknown; hash: string; first_seq: unknown; first_prev_hash: string }>(
@@ -63,7 +67,10 @@ describe('GET /v1/audit', () => {
     const t = await engine.newTenant();
     const created = await store(t, { observation: 'The user prefers invoices in EUR.', agent_id: 'billing-agent' });
     const id = created.body.id;
-    const patched = await engine.request('PATCH', `/v1/memories/${id}`, { key: t.key, body: { observation: 'The user prefers invoices in USD.', importance: 7 } });
+    const patched = await engine.request('PATCH', `/v1/memories/${id}`, {
+      key: t.key,
+      body: { observation: 'The user prefers invoices in USD.', importance: 7 },
+    });
     expect(patched.status).toBe(200);
     expect((await engine.request('DELETE', `/v1/memories/${id}`, { key: t.key })).status).toBe(200);
 
@@ -90,9 +97,22 @@ describe('GET /v1/audit', () => {
     expect(Date.parse(cre.timestamp)).not.toBeNaN();
     expect(upd).toMatchObject({ operation: 'update', memory_id: id, content_hash: sha256('The user prefers invoices in USD.'), agent_id: 'billing-agent' });
     expect((upd.metadata.changed as string[]).sort()).toEqual(['importance', 'observation']);
-    expect(del).toMatchObject({ operation: 'delete', memory_id: id, content_hash: sha256('The user prefers invoices in USD.'), agent_id: 'billing-agent', source_operation: 'memory.delete' });
+    expect(del).toMatchObject({
+      operation: 'delete',
+      memory_id: id,
+      content_hash: sha256('The user prefers invoices in USD.'),
+      agent_id: 'billing-agent',
+      source_operation: 'memory.delete',
+    });
     // Other audited events keep their own name and carry no memory fields.
-    expect(key).toMatchObject({ operation: 'key.created', memory_id: null, content_hash: null, agent_id: null, resource_type: 'api_key', resource_id: t.keyId });
+    expect(key).toMatchObject({
+      operation: 'key.created',
+      memory_id: null,
+      content_hash: null,
+      agent_id: null,
+      resource_type: 'api_key',
+      resource_id: t.keyId,
+    });
     expect(tenant).toMatchObject({ operation: 'tenant.created', memory_id: null, resource_id: t.tenantId, actor: 'admin' });
     // The chain: each entry points at the one before it.
     expect(tenant.prev_hash).toBe('');
@@ -153,7 +173,10 @@ describe('GET /v1/audit', () => {
       const res = await get(t, `/v1/audit?${qs}`);
       expect(res.status, qs).toBe(400);
       expect(errorOf(res).code, qs).toBe('VALIDATION_ERROR');
-      expect(errorOf(res).details?.map((d: { path: string }) => d.path), qs).toContain(field);
+      expect(
+        errorOf(res).details?.map((d: { path: string }) => d.path),
+        qs,
+      ).toContain(field);
     }
     const range = await get(t, '/v1/audit?since=2026-06-02T00:00:00Z&until=2026-06-01T00:00:00Z');
     expect(range.status).toBe(422);
@@ -271,7 +294,12 @@ describe('GET /v1/audit/export', () => {
     expect(jsonl.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
     expect(jsonl.headers.get('content-disposition')).toMatch(/\.jsonl"$/);
     expect(jsonl.text.endsWith('\n')).toBe(true);
-    expect(jsonl.text.trimEnd().split('\n').map((l) => JSON.parse(l))).toEqual(listed);
+    expect(
+      jsonl.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(listed);
   });
 
   it('since/until filter it; since after until is 422 INVALID_RANGE; bad input is 400', async () => {
@@ -279,14 +307,23 @@ describe('GET /v1/audit/export', () => {
     await store(t, { observation: 'recent' });
     const since = new Date(engine.clock.now().getTime() - HOUR).toISOString();
     const recent = await get(t, `/v1/audit/export?format=jsonl&since=${since}`);
-    expect(recent.text.trimEnd().split('\n').map((l) => JSON.parse(l).operation)).toEqual(['create']);
+    expect(
+      recent.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).operation),
+    ).toEqual(['create']);
     const old = await get(t, `/v1/audit/export?format=json&until=${since}`);
     expect(old.body.map((e: any) => e.operation)).toEqual(['tenant.created', 'key.created']);
 
     const range = await get(t, '/v1/audit/export?since=2026-06-02T00:00:00Z&until=2026-06-01T00:00:00Z');
     expect(range.status).toBe(422);
     expect(range.body).toMatchObject({ code: 'INVALID_RANGE', status: 422 });
-    for (const [qs, field] of [['format=xml', 'format'], ['since=soon', 'since'], ['until=2026-13-01', 'until']]) {
+    for (const [qs, field] of [
+      ['format=xml', 'format'],
+      ['since=soon', 'since'],
+      ['until=2026-13-01', 'until'],
+    ]) {
       const res = await get(t, `/v1/audit/export?${qs}`);
       expect(res.status, qs).toBe(400);
       expect(errorOf(res).details?.[0].path).toBe(field);
@@ -298,11 +335,22 @@ describe('GET /v1/audit/export', () => {
     await engine.node.services.db.transaction(async (tx) => {
       const now = engine.clock.now();
       for (let i = 0; i < 1_100; i++) {
-        await appendAudit(tx, { tenantId: t.tenantId, operation: 'test.bulk', resourceType: 'test', resourceId: `r${i}`, actor: 'system', metadata: { i, note: 'ü "quoted" \u2028' }, at: now });
+        await appendAudit(tx, {
+          tenantId: t.tenantId,
+          operation: 'test.bulk',
+          resourceType: 'test',
+          resourceId: `r${i}`,
+          actor: 'system',
+          metadata: { i, note: 'ü "quoted" \u2028' },
+          at: now,
+        });
       }
     });
     const res = await get(t, '/v1/audit/export?format=jsonl');
-    const entries = res.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const entries = res.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(entries).toHaveLength(1_102);
     let prev = '';
     entries.forEach((e, i) => {
@@ -379,7 +427,9 @@ describe('GET /v1/audit/summary', () => {
         get: (s, p) =>
           p === 'prepareQuery'
             ? (q: { sql: string }, ...rest: unknown[]) =>
-                q.sql.includes('FROM memories m WHERE m.id =') ? { execute: () => Promise.reject(new Error('could not read block 42')) } : s.prepareQuery(q, ...rest)
+                q.sql.includes('FROM memories m WHERE m.id =')
+                  ? { execute: () => Promise.reject(new Error('could not read block 42')) }
+                  : s.prepareQuery(q, ...rest)
             : Reflect.get(s, p),
       });
     services.db = new Proxy(realDb, {
@@ -574,7 +624,10 @@ describe('retention pruning (scheduled maintenance)', () => {
 
 describe('OpenAPI', () => {
   it('documents the four audit routes under the Audit tag', async () => {
-    const res = await engine.request<{ paths: Record<string, Record<string, { tags?: string[]; description?: string }>>; tags: { name: string }[] }>('GET', '/openapi.json');
+    const res = await engine.request<{ paths: Record<string, Record<string, { tags?: string[]; description?: string }>>; tags: { name: string }[] }>(
+      'GET',
+      '/openapi.json',
+    );
     expect(res.status).toBe(200);
     for (const path of ['/v1/audit', '/v1/audit/export', '/v1/audit/summary', '/v1/audit/verify']) {
       expect(res.body.paths[path]?.get?.tags, path).toEqual(['Audit']);
@@ -583,4 +636,3 @@ describe('OpenAPI', () => {
     expect(res.body.paths['/v1/audit/summary'].get.description).toMatch(/5xx/);
   });
 });
-

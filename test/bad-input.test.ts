@@ -30,7 +30,10 @@ describe('text Postgres cannot store', () => {
 
   it('a lone UTF-16 surrogate is 400 naming the field', async () => {
     const t = await engine.newTenant('pro');
-    expectValidation(await engine.request('POST', '/v1/context-spaces', { key: t.key, raw: '{"name":"research \\ud800"}', headers: { 'content-type': 'application/json' } }), 'name');
+    expectValidation(
+      await engine.request('POST', '/v1/context-spaces', { key: t.key, raw: '{"name":"research \\ud800"}', headers: { 'content-type': 'application/json' } }),
+      'name',
+    );
     expectValidation(await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x\udfffy' } }), 'observation');
     // A well-formed pair is fine.
     expect((await engine.request('POST', '/v1/context-spaces', { key: t.key, body: { name: 'research 💥' } })).status).toBe(201);
@@ -77,7 +80,10 @@ describe(`check-then-insert races (${storageName})`, () => {
     const email = uniqueEmail('race');
     const answers = await Promise.all(Array.from({ length: 12 }, () => engine.admin('POST', '/admin/v1/tenants', { email, tier: 'free' })));
     const statuses = answers.map((a) => a.status).sort();
-    expect(statuses.filter((s) => s === 201), JSON.stringify(statuses)).toHaveLength(1);
+    expect(
+      statuses.filter((s) => s === 201),
+      JSON.stringify(statuses),
+    ).toHaveLength(1);
     for (const a of answers.filter((x) => x.status !== 201)) expect(a.body).toMatchObject({ code: 'CONFLICT', status: 409 });
   });
 
@@ -101,7 +107,15 @@ describe('the closed error contract', () => {
     const viaConnector = await engine.request('POST', '/v1/actions/slack/post_message', { key: t.key, body: { text } });
     for (const res of [viaAction, viaConnector]) {
       expect(res.status, res.text).toBe(403);
-      expect(res.body).toMatchObject({ code: 'BLOCKED', status: 'blocked', error: expect.any(String), message: expect.any(String), request_id: expect.any(String), action: 'slack.post_message', policy_result: { status: 'blocked' } });
+      expect(res.body).toMatchObject({
+        code: 'BLOCKED',
+        status: 'blocked',
+        error: expect.any(String),
+        message: expect.any(String),
+        request_id: expect.any(String),
+        action: 'slack.post_message',
+        policy_result: { status: 'blocked' },
+      });
       expect(res.body.action_id).toEqual(expect.any(String));
       expect(res.body).not.toHaveProperty('action_status');
     }
@@ -113,7 +127,13 @@ describe('the closed error contract', () => {
     for (let i = 0; i < 5; i++) expect((await engine.request('POST', '/v1/control/policies', { key: t.key, body: policy(i) })).status).toBe(201);
     const sixth = await engine.request('POST', '/v1/control/policies', { key: t.key, body: policy(5) });
     expect(sixth.status, sixth.text).toBe(403);
-    expect(sixth.body).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', status: 403, usage: { metric: 'custom_policies', current: 5, limit: 5, plan: 'starter', resets_at: null }, current_tier: 'starter', upgrade_url: expect.any(String) });
+    expect(sixth.body).toMatchObject({
+      code: 'svc_ram.v1.tier.limit_exceeded',
+      status: 403,
+      usage: { metric: 'custom_policies', current: 5, limit: 5, plan: 'starter', resets_at: null },
+      current_tier: 'starter',
+      upgrade_url: expect.any(String),
+    });
 
     const headers = { 'idempotency-key': 'contract-1' };
     expect((await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'one' }, headers })).status).toBe(201);
@@ -157,7 +177,10 @@ describe('bad input as a new user meets it', () => {
     expect(errorOf(res).message).toMatch(/^Invalid body: tag:/);
     expect((await engine.request('GET', '/v1/memories', { key: t.key })).body.total).toBe(0);
     // Also on a public route.
-    expectValidation(await engine.request('POST', '/v1/keys', { body: { email: uniqueEmail(), emial: 'x' }, headers: { 'x-forwarded-for': freshIp() } }), 'emial');
+    expectValidation(
+      await engine.request('POST', '/v1/keys', { body: { email: uniqueEmail(), emial: 'x' }, headers: { 'x-forwarded-for': freshIp() } }),
+      'emial',
+    );
   });
 
   it('a schema error on valid JSON says "Invalid body", never "Invalid json"; a 415 says what to send', async () => {

@@ -53,14 +53,7 @@ const posix = (p: string) => p.split('\\').join('/');
 /** A relative specifier as TypeScript's bundler resolution finds it: x.ts, x.tsx, x/index.ts, or .js → .ts. */
 function resolveRelative(fromFile: string, specifier: string): string | undefined {
   const base = resolve(ROOT, dirname(fromFile), specifier);
-  const candidates = [
-    base,
-    `${base}.ts`,
-    `${base}.tsx`,
-    base.replace(/\.(m|c)?js$/, '.$1ts'),
-    join(base, 'index.ts'),
-    join(base, 'index.tsx'),
-  ];
+  const candidates = [base, `${base}.ts`, `${base}.tsx`, base.replace(/\.(m|c)?js$/, '.$1ts'), join(base, 'index.ts'), join(base, 'index.tsx')];
   const hit = candidates.find((c) => existsSync(c) && statSync(c).isFile());
   return hit && posix(relative(ROOT, hit));
 }
@@ -95,7 +88,11 @@ const familyOf = (path: string) => /^functions\/([^/]+)\//.exec(path)?.[1] ?? nu
 const isRootFile = (path: string) => /^functions\/[^/]+\.tsx?$/.test(path);
 
 /** The npm package a bare specifier names: `@scope/name` or `name`, without the subpath. */
-const packageOf = (specifier: string) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (specifier: string) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 
 function isNodeOnly(specifier: string): boolean {
   if (specifier.startsWith('node:') || builtins.has(packageOf(specifier))) return true;
@@ -149,7 +146,7 @@ describe('import boundaries (DESIGN.md §2)', () => {
       "export * from './d';",
       "const e = await import('./e');",
       "// import f from './not-an-import';",
-      "const g = 'import h from \"./not-either\"';",
+      'const g = \'import h from "./not-either"\';',
     ].join('\n');
     expect(specifiersOf(text)).toEqual(['./a', './b', './c', './d', './e']);
     expect(files.length).toBeGreaterThan(50);

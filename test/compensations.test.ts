@@ -26,7 +26,12 @@ const ack = (t: Tenant, planId: string, index: number | string, body: Record<str
 async function planWith(t: Tenant, n: number) {
   const start = now();
   tick();
-  await insertTrace(engine, t, 'ops-agent', Array.from({ length: n }, (_, i) => action(`step ${i}`, now())));
+  await insertTrace(
+    engine,
+    t,
+    'ops-agent',
+    Array.from({ length: n }, (_, i) => action(`step ${i}`, now())),
+  );
   tick();
   const res = await preview(t, { rollback_from: iso(now()), rollback_to: iso(start) });
   expect(res.status, res.text).toBe(201);
@@ -34,7 +39,9 @@ async function planWith(t: Tenant, n: number) {
 }
 
 const outboxEvents = async (tenantId: string, type: string) =>
-  (await engine.sql<{ data: Record<string, unknown> }>(sql`SELECT payload->'data' AS data FROM events WHERE tenant_id = ${tenantId} AND type = ${type}`)).map((r) => r.data);
+  (await engine.sql<{ data: Record<string, unknown> }>(sql`SELECT payload->'data' AS data FROM events WHERE tenant_id = ${tenantId} AND type = ${type}`)).map(
+    (r) => r.data,
+  );
 
 describe('tier gate', () => {
   it('free and starter are 403 FEATURE_NOT_AVAILABLE on every endpoint; pro and enterprise pass', async () => {
@@ -42,7 +49,12 @@ describe('tier gate', () => {
     const body = { rollback_from: '1 minutes ago', rollback_to: '1 hours ago' };
     for (const tier of ['free', 'starter'] as const) {
       const t = await engine.newTenant(tier);
-      for (const res of [await preview(t, body), await get(t, '/v1/compensations'), await get(t, `/v1/compensations/${id}`), await ack(t, id, 0, { status: 'completed' })]) {
+      for (const res of [
+        await preview(t, body),
+        await get(t, '/v1/compensations'),
+        await get(t, `/v1/compensations/${id}`),
+        await ack(t, id, 0, { status: 'completed' }),
+      ]) {
         expect(res.status, `${tier} ${res.text}`).toBe(403);
         expect(errorOf(res)).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'pro', current_tier: tier });
       }
@@ -157,7 +169,12 @@ describe('POST /v1/compensations/preview', () => {
     const start = now();
     tick();
     const base = now();
-    await insertTrace(engine, t, 'bulk-agent', Array.from({ length: 1_001 }, (_, i) => action(`call ${i}`, later(base, i))));
+    await insertTrace(
+      engine,
+      t,
+      'bulk-agent',
+      Array.from({ length: 1_001 }, (_, i) => action(`call ${i}`, later(base, i))),
+    );
     tick(5_000);
     const res = await preview(t, { rollback_from: iso(now()), rollback_to: iso(start) });
     expect(res.status, res.text).toBe(201);
@@ -189,7 +206,10 @@ describe('POST /v1/compensations/preview', () => {
       const res = await preview(t, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
-      expect(errorOf(res).details?.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(field);
+      expect(
+        errorOf(res).details?.map((d: { path: string }) => d.path),
+        JSON.stringify(body),
+      ).toContain(field);
     }
   });
 });
@@ -276,7 +296,10 @@ describe('PATCH /v1/compensations/{id}/actions/{index}', () => {
       counts: { pending: 2, completed: 1, failed: 0, skipped: 0 },
       action: { index: 0, status: 'completed', detail: 'Refund re_1 reversed', acknowledged_by: t.keyId, content: 'step 0' },
     });
-    expect((await ack(t, plan.plan_id, 1, { status: 'skipped' })).body).toMatchObject({ plan_status: 'in_progress', action: { status: 'skipped', detail: null } });
+    expect((await ack(t, plan.plan_id, 1, { status: 'skipped' })).body).toMatchObject({
+      plan_status: 'in_progress',
+      action: { status: 'skipped', detail: null },
+    });
     tick();
     const beforeLast = now();
     const last = await ack(t, plan.plan_id, 2, { status: 'failed', detail: 'Provider refused' });
@@ -300,7 +323,13 @@ describe('PATCH /v1/compensations/{id}/actions/{index}', () => {
     const audit = await get(t, '/v1/audit?limit=100');
     const acks = audit.body.entries.filter((e: { operation: string }) => e.operation === 'compensation.acknowledged');
     expect(acks).toHaveLength(4);
-    expect(acks[0].metadata).toMatchObject({ action_index: 2, status: 'completed', previous_status: 'failed', detail: 'Retried by hand', plan_status: 'completed' });
+    expect(acks[0].metadata).toMatchObject({
+      action_index: 2,
+      status: 'completed',
+      previous_status: 'failed',
+      detail: 'Retried by hand',
+      plan_status: 'completed',
+    });
     const verify = await get(t, '/v1/audit/verify');
     expect(verify.body.valid, verify.text).toBe(true);
   });
@@ -310,7 +339,10 @@ describe('PATCH /v1/compensations/{id}/actions/{index}', () => {
     const plan = await planWith(t, 3);
     await ack(t, plan.plan_id, 0, { status: 'completed' });
     await ack(t, plan.plan_id, 1, { status: 'skipped' });
-    for (const [index, was] of [[0, 'completed'], [1, 'skipped']] as const) {
+    for (const [index, was] of [
+      [0, 'completed'],
+      [1, 'skipped'],
+    ] as const) {
       for (const status of ['completed', 'failed', 'skipped']) {
         const res = await ack(t, plan.plan_id, index, { status });
         expect(res.status, `${was} → ${status}`).toBe(409);
@@ -395,7 +427,10 @@ describe('rollback and compensations', () => {
     const plan = await get(t, `/v1/compensations/${res.body.compensation_plan_id}`);
     expect(plan.body).toMatchObject({ rollback_id: res.body.rollback_id, rollback_to: iso(target), status: 'pending', action_count: 2 });
     at(plan.body.rollback_from, before);
-    expect(plan.body.actions.map((a: { suggested: string }) => a.suggested)).toEqual(['Charge order 42 again', 'Review and reverse: send mail "refund issued"']);
+    expect(plan.body.actions.map((a: { suggested: string }) => a.suggested)).toEqual([
+      'Charge order 42 again',
+      'Review and reverse: send mail "refund issued"',
+    ]);
     expect(await outboxEvents(t.tenantId, 'rollback.compensations')).toEqual([
       { rollback_id: res.body.rollback_id, target: iso(target), action_steps: 2, plan_id: res.body.compensation_plan_id },
     ]);
@@ -456,4 +491,3 @@ describe('OpenAPI', () => {
     expect(res.body.components.schemas.RollbackResponse.properties.compensation_plan_id).toBeDefined();
   });
 });
-

@@ -26,7 +26,9 @@ async function run(t: Tenant, dry = false) {
   return res.body;
 }
 const cortexAudit = async (t: Tenant) =>
-  ((await get(t, '/v1/audit?limit=1000')).body.entries as { actor: string; source_operation: string; memory_id: string | null }[]).filter((e) => e.actor === 'cortex');
+  ((await get(t, '/v1/audit?limit=1000')).body.entries as { actor: string; source_operation: string; memory_id: string | null }[]).filter(
+    (e) => e.actor === 'cortex',
+  );
 const A = 'The customer prefers invoices by email every Monday.';
 const B = 'Kubernetes cluster upgrades happen during the quarterly maintenance window.';
 const C = 'Alice from finance approves refunds above five hundred euros.';
@@ -48,12 +50,21 @@ describe('config and status', () => {
       last_run_at: null,
       run_stats: {},
     });
-    for (const bad of [{ consolidation_threshold: 0.49 }, { consolidation_threshold: 1.01 }, { decay_age_days: 0 }, { decay_age_days: 366 }, { decay_age_days: 2.5 }, { tenant_id: 'x' }, { last_run_at: null }]) {
+    for (const bad of [
+      { consolidation_threshold: 0.49 },
+      { consolidation_threshold: 1.01 },
+      { decay_age_days: 0 },
+      { decay_age_days: 366 },
+      { decay_age_days: 2.5 },
+      { tenant_id: 'x' },
+      { last_run_at: null },
+    ]) {
       const res = await patch(t, bad);
       expect(res.status, JSON.stringify(bad)).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
     }
-    for (const ok of [{ consolidation_threshold: 0.5 }, { consolidation_threshold: 1 }, { decay_age_days: 1 }, { decay_age_days: 365 }]) expect((await patch(t, ok)).status).toBe(200);
+    for (const ok of [{ consolidation_threshold: 0.5 }, { consolidation_threshold: 1 }, { decay_age_days: 1 }, { decay_age_days: 365 }])
+      expect((await patch(t, ok)).status).toBe(200);
     const changed = await patch(t, { enabled: true, consolidation_threshold: 0.95, decay_age_days: 45 });
     expect(changed.body).toMatchObject({ enabled: true, consolidation_threshold: 0.95, decay_age_days: 45, reinforcement_enabled: true });
     const put = await engine.request('PUT', '/v1/cortex/config', { key: t.key, body: { decay_enabled: false } });
@@ -72,7 +83,12 @@ describe('config and status', () => {
     const ent = await engine.newTenant('enterprise');
     expect((await patch(ent, { insight_generation_enabled: true })).body.insight_generation_enabled).toBe(true);
     const starter = await engine.newTenant('starter');
-    for (const [method, path] of [['GET', '/v1/cortex/config'], ['GET', '/v1/cortex/status'], ['POST', '/v1/cortex/run'], ['PATCH', '/v1/cortex/config']] as const) {
+    for (const [method, path] of [
+      ['GET', '/v1/cortex/config'],
+      ['GET', '/v1/cortex/status'],
+      ['POST', '/v1/cortex/run'],
+      ['PATCH', '/v1/cortex/config'],
+    ] as const) {
       const res = await engine.request(method, path, { key: starter.key, body: method === 'PATCH' ? { enabled: true } : undefined });
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'pro', current_tier: 'starter' });
@@ -162,7 +178,13 @@ describe('run', () => {
     expect((await run(t)).decayed).toBe(0);
     engine.clock.advance(2 * DAY);
     const dry = await run(t, true);
-    expect(dry.changes).toEqual([{ memory_id: before.uuid, pass: 'decay', detail: { importance: { from: 2, to: 1 }, confidence: { from: before.confidence, to: Math.round(before.confidence * 0.9 * 1e6) / 1e6 } } }]);
+    expect(dry.changes).toEqual([
+      {
+        memory_id: before.uuid,
+        pass: 'decay',
+        detail: { importance: { from: 2, to: 1 }, confidence: { from: before.confidence, to: Math.round(before.confidence * 0.9 * 1e6) / 1e6 } },
+      },
+    ]);
     expect((await run(t)).decayed).toBe(1);
     const after = await memory(t, id);
     expect(after.importance).toBe(1);
@@ -284,7 +306,10 @@ describe('the near-duplicate index in the background (maintenance)', () => {
     return (await own.node.runner.maintain()).near_duplicate_index as number;
   };
   const store = async (t: Tenant, texts: string[]) => {
-    const res = await own.request('POST', '/v1/memories/batch', { key: t.key, body: { memories: texts.map((observation) => ({ observation, auto_link: false })) } });
+    const res = await own.request('POST', '/v1/memories/batch', {
+      key: t.key,
+      body: { memories: texts.map((observation) => ({ observation, auto_link: false })) },
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.stored).toBe(texts.length);
   };
@@ -394,7 +419,11 @@ describe('a large run', () => {
       expect(await runOf(true)).toMatchObject({ decayed: 11, queued_changes: 0 });
       expect(await runOf(false)).toMatchObject({ decayed: 11, queued_changes: 7, dry_run: false });
       await small.node.runner.drain();
-      const entries = (await small.request('GET', '/v1/audit?limit=1000', { key: t.key })).body.entries as { actor: string; source_operation: string; memory_id: string }[];
+      const entries = (await small.request('GET', '/v1/audit?limit=1000', { key: t.key })).body.entries as {
+        actor: string;
+        source_operation: string;
+        memory_id: string;
+      }[];
       const decayed = entries.filter((e) => e.actor === 'cortex' && e.source_operation === 'memory.update');
       expect(new Set(decayed.map((e) => e.memory_id)).size).toBe(11);
       expect(decayed).toHaveLength(11);

@@ -10,7 +10,15 @@ import { openPglite } from '../shared/node/database';
 import { ConfigError, parseConfig } from '../shared/platform/config';
 import type { Db } from '../shared/platform/db';
 import { DRIZZLE_VERSION_CHECKED, hooksOf, SHORTCUTS } from '../shared/platform/driver';
-import { dialectOf, inlinesParams, missingInternals, replaceTransaction, sessionOf, transactionClientOf, transactionOver } from '../shared/platform/driver/internals';
+import {
+  dialectOf,
+  inlinesParams,
+  missingInternals,
+  replaceTransaction,
+  sessionOf,
+  transactionClientOf,
+  transactionOver,
+} from '../shared/platform/driver/internals';
 import { createEngine, type TestEngine } from './harness';
 
 /**
@@ -21,17 +29,23 @@ import { createEngine, type TestEngine } from './harness';
  * meanwhile).
  */
 const FIX = 'update shared/platform/driver/internals.ts for this drizzle-orm (DB_DRIVER_SHORTCUTS=off runs without it meanwhile)';
-const installedDrizzle = (JSON.parse(readFileSync(new URL('../node_modules/drizzle-orm/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const installedDrizzle = (JSON.parse(readFileSync(new URL('../node_modules/drizzle-orm/package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 
 /** A driver client that answers every query with one row and remembers what it was sent. */
 function recordingClient() {
   const sent: { config: unknown; values: unknown }[] = [];
-  return { sent, query: async (config: unknown, values?: unknown) => (sent.push({ config, values }), { rows: [{ ok: 1 }], fields: [], command: 'SELECT', rowCount: 1 }) };
+  return {
+    sent,
+    query: async (config: unknown, values?: unknown) => (sent.push({ config, values }), { rows: [{ ok: 1 }], fields: [], command: 'SELECT', rowCount: 1 }),
+  };
 }
 
 describe("drizzle's internals the driver shortcuts use", () => {
   it('drizzle-orm is the version the shortcuts were checked against', () => {
-    const pinned = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies['drizzle-orm'];
+    const pinned = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies[
+      'drizzle-orm'
+    ];
     const why = `drizzle-orm ${installedDrizzle} (package.json: ${pinned}), but the driver shortcuts were checked against ${DRIZZLE_VERSION_CHECKED}: run this file, ${FIX}, then set DRIZZLE_VERSION_CHECKED`;
     expect(installedDrizzle, why).toBe(DRIZZLE_VERSION_CHECKED);
     expect(pinned, why).toBe(DRIZZLE_VERSION_CHECKED);
@@ -53,7 +67,9 @@ describe("drizzle's internals the driver shortcuts use", () => {
         const why = `drizzle-orm/${driver}'s ${Session.name}/${Transaction.name} constructors or prepareQuery(query, fields, name, arrayMode) changed: ${FIX}`;
         expect(tx, why).toBeInstanceOf(PgTransaction);
         // The session sends a named statement through the client it was built over.
-        const result = await sessionOf(tx).prepareQuery({ sql: 'SELECT $1::int AS ok', params: [1] }, undefined, 'engram_check', false).execute();
+        const result = await sessionOf(tx)
+          .prepareQuery({ sql: 'SELECT $1::int AS ok', params: [1] }, undefined, 'engram_check', false)
+          .execute();
         expect(result, why).toMatchObject({ rows: [{ ok: 1 }] });
         expect(client.sent, why).toEqual([{ config: expect.objectContaining({ text: 'SELECT $1::int AS ok', name: 'engram_check' }), values: [1] }]);
         // And the transaction handle's own queries go there too.
@@ -63,9 +79,12 @@ describe("drizzle's internals the driver shortcuts use", () => {
     });
   }
 
-  it("compiles raw SQL with db.dialect.sqlToQuery and marks inlined parameters with SQL.shouldInlineParams", () => {
+  it('compiles raw SQL with db.dialect.sqlToQuery and marks inlined parameters with SQL.shouldInlineParams', () => {
     const db = pools[0].db();
-    expect(dialectOf(db).sqlToQuery(sql`SELECT ${1}::int, ${'a'}`), `db.dialect.sqlToQuery: ${FIX}`).toMatchObject({ sql: 'SELECT $1::int, $2', params: [1, 'a'] });
+    expect(dialectOf(db).sqlToQuery(sql`SELECT ${1}::int, ${'a'}`), `db.dialect.sqlToQuery: ${FIX}`).toMatchObject({
+      sql: 'SELECT $1::int, $2',
+      params: [1, 'a'],
+    });
     expect(inlinesParams(sql`SELECT ${1}`.inlineParams()), `SQL.shouldInlineParams: ${FIX}`).toBe(true);
     expect(inlinesParams(sql`SELECT ${1}`), `SQL.shouldInlineParams: ${FIX}`).toBe(false);
   });
@@ -91,7 +110,7 @@ describe("drizzle's internals the driver shortcuts use", () => {
       const seen = await database.db.transaction(async (tx) => {
         const client = transactionClientOf<{ exec?: unknown; query?: unknown }>(tx);
         expect(typeof client?.exec, `drizzle-orm/pglite: tx.session.client is not PGlite's Transaction: ${FIX}`).toBe('function');
-        return ((await (client as { query(q: string): Promise<{ rows: { n: number }[] }> }).query('SELECT 41 + 1 AS n')).rows[0].n);
+        return (await (client as { query(q: string): Promise<{ rows: { n: number }[] }> }).query('SELECT 41 + 1 AS n')).rows[0].n;
       });
       expect(seen).toBe(42);
     });
@@ -125,7 +144,10 @@ describe('DB_DRIVER_SHORTCUTS=off', () => {
       return res.body.id as string;
     };
     const kept = await store('The user prefers invoices in EUR.');
-    const batch = await engine.request('POST', '/v1/memories/batch', { key: t.key, body: { memories: [{ observation: 'Deploys happen on Tuesdays.' }, { observation: 'The cat is called Luna.' }] } });
+    const batch = await engine.request('POST', '/v1/memories/batch', {
+      key: t.key,
+      body: { memories: [{ observation: 'Deploys happen on Tuesdays.' }, { observation: 'The cat is called Luna.' }] },
+    });
     expect(batch.status, batch.text).toBe(200);
     engine.clock.advance(1000);
     const target = engine.clock.now().toISOString();

@@ -39,7 +39,13 @@ afterAll(() => new Promise((r) => server.close(r)));
 describe('OpenAI-compatible provider', () => {
   it('stores and searches through the remote endpoint, zero-padding 384-d vectors', async () => {
     const engine = await createEngine({
-      env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: baseUrl, EMBEDDING_API_KEY: 'sk-local', EMBEDDING_MODEL: 'bge-small', EMBEDDING_DIMENSIONS: '384' },
+      env: {
+        EMBEDDING_PROVIDER: 'openai',
+        EMBEDDING_BASE_URL: baseUrl,
+        EMBEDDING_API_KEY: 'sk-local',
+        EMBEDDING_MODEL: 'bge-small',
+        EMBEDDING_DIMENSIONS: '384',
+      },
     });
     try {
       const t = await engine.newTenant();
@@ -73,10 +79,7 @@ describe('offline Universal Sentence Encoder (the embedded default)', () => {
     const engine = await createEngine({ env: { EMBEDDING_PROVIDER: 'use' } });
     try {
       const t = await engine.newTenant();
-      for (const observation of [
-        'I forgot my login credentials and need to change them.',
-        'The recipe calls for two cups of flour and an egg.',
-      ]) {
+      for (const observation of ['I forgot my login credentials and need to change them.', 'The recipe calls for two cups of flour and an egg.']) {
         await engine.request('POST', '/v1/memories', { key: t.key, body: { observation, auto_link: false } });
       }
       const res = await engine.request('GET', '/v1/memories/search?q=How%20do%20I%20reset%20my%20account%20password%3F&limit=2', { key: t.key });

@@ -115,7 +115,14 @@ describe('eval run', () => {
     const d = await get(t, '/v1/eval/drift?days=7');
     expect(d.status, d.text).toBe(200);
     expect(d.body.drift_score).toBeLessThan(100);
-    expect(d.body).toMatchObject({ period_days: 7, memory_count_delta: -1, avg_importance_delta: 0, top_new_topics: [{ topic: 'wildlife', count: 1 }], top_lost_topics: [{ topic: 'ops', count: 2 }], tag_shifts: { ops: -2, wildlife: 1 } });
+    expect(d.body).toMatchObject({
+      period_days: 7,
+      memory_count_delta: -1,
+      avg_importance_delta: 0,
+      top_new_topics: [{ topic: 'wildlife', count: 1 }],
+      top_lost_topics: [{ topic: 'ops', count: 2 }],
+      tag_shifts: { ops: -2, wildlife: 1 },
+    });
     const r = await evalRun(t);
     expect(r.breakdown.drift_score).toBe(d.body.drift_score);
     expect(r.drift_detail).toEqual(d.body);
@@ -192,7 +199,15 @@ describe('limits and tiers', () => {
     expect((await evalRun(free)).drift_detail).toBeNull();
     const starter = await engine.newTenant('starter');
     const d = await get(starter, '/v1/eval/drift');
-    expect(d.body).toEqual({ drift_score: 100, period_days: 7, memory_count_delta: 0, avg_importance_delta: null, top_new_topics: null, top_lost_topics: null, tag_shifts: null });
+    expect(d.body).toEqual({
+      drift_score: 100,
+      period_days: 7,
+      memory_count_delta: 0,
+      avg_importance_delta: null,
+      top_new_topics: null,
+      top_lost_topics: null,
+      tag_shifts: null,
+    });
   });
 
   it('embeds the baselines before taking the daily run lock: another run of the tenant goes through meanwhile', async () => {
@@ -291,11 +306,16 @@ describe('the experimental flag', () => {
     try {
       const free = await off.newTenant('free');
       const spec = (await off.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { 'x-experimental'?: boolean }>> };
-      const routes = Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op['x-experimental']).map(([method]) => [method.toUpperCase(), path] as const));
+      const routes = Object.entries(spec.paths).flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op['x-experimental'])
+          .map(([method]) => [method.toUpperCase(), path] as const),
+      );
       expect(routes.length).toBe(13); // eval 7, cortex 6
       for (const [method, path] of routes) {
         const concrete = path.replace('{baseline_id}', 'bl_4f9Qw2b8Zr1LmT0aXcVe3K');
-        const body = method === 'POST' ? { min_score: 10, query: 'q', expected_observation: 'e' } : method === 'PATCH' || method === 'PUT' ? { enabled: true } : undefined;
+        const body =
+          method === 'POST' ? { min_score: 10, query: 'q', expected_observation: 'e' } : method === 'PATCH' || method === 'PUT' ? { enabled: true } : undefined;
         const res = await off.request(method, concrete, { key: free.key, body });
         expect(res.status, `${method} ${path}`).toBe(403);
         expect(errorOf(res).code).toBe('svc_ram.v1.experimental.disabled');

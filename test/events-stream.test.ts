@@ -271,9 +271,7 @@ describe('GET /v1/events/stream', () => {
     expect(bus.size).toBe(before + 2);
     await Promise.all(streams.map((s) => s.close()));
     await eventually(async () => {
-      const leases = await engine.sql<{ n: number }>(
-        sql`SELECT count(*)::int AS n FROM event_stream_leases WHERE tenant_id = ${t.tenantId}`,
-      );
+      const leases = await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM event_stream_leases WHERE tenant_id = ${t.tenantId}`);
       // Redis (integration run) holds them there instead; the table stays empty then.
       expect(leases[0].n).toBe(0);
       expect(bus.size).toBe(before);

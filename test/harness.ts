@@ -3,7 +3,18 @@ import type { SQL } from 'drizzle-orm';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp } from '../functions/app';
-import { type ErrorBody, errorOf, freshIp, type RequestFn, testClient, type TestResponse, type Typed, type UncheckedBody, type UncheckedRequestFn, uniqueEmail } from './client';
+import {
+  type ErrorBody,
+  errorOf,
+  freshIp,
+  type RequestFn,
+  testClient,
+  type TestResponse,
+  type Typed,
+  type UncheckedBody,
+  type UncheckedRequestFn,
+  uniqueEmail,
+} from './client';
 import { conformanceChecker } from './conformance';
 import { jobHandlers, maintenanceTasks } from '../functions/registry';
 import { parseConfig } from '../shared/platform/config';

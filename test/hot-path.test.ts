@@ -14,7 +14,7 @@ describe('prepared statements on PGlite', () => {
   afterAll(() => database.close());
 
   it('passes every literal through unchanged, whatever it contains', async () => {
-    const nasty = ["it's", 'back\\slash', "\\'; DROP TABLE x; --", 'E\'\\x41\'', 'ünïcødé ✓', '', '$1', '{"a","b"}'];
+    const nasty = ["it's", 'back\\slash', "\\'; DROP TABLE x; --", "E'\\x41'", 'ünïcødé ✓', '', '$1', '{"a","b"}'];
     const query = preparedQuery(database.client);
     for (const s of nasty) {
       const [row] = await query<{ v: string }>('SELECT $1::text AS v', [s]);
@@ -55,13 +55,26 @@ describe('CachedTrieRouter', () => {
     router.add('GET', '/v1/memories/:id', 'one');
     const names = (r: ReturnType<typeof router.match>) => (r[0] as [string, Record<string, string>][]).map(([h, p]) => [h, { ...p }]);
     const search = router.match('GET', '/v1/memories/search');
-    expect(names(search)).toEqual([['mw', {}], ['search', {}], ['one', { id: 'search' }]]);
-    expect(names(router.match('GET', '/v1/memories/abc'))).toEqual([['mw', {}], ['one', { id: 'abc' }]]);
-    expect(names(router.match('GET', '/v1/memories/def'))).toEqual([['mw', {}], ['one', { id: 'def' }]]);
+    expect(names(search)).toEqual([
+      ['mw', {}],
+      ['search', {}],
+      ['one', { id: 'search' }],
+    ]);
+    expect(names(router.match('GET', '/v1/memories/abc'))).toEqual([
+      ['mw', {}],
+      ['one', { id: 'abc' }],
+    ]);
+    expect(names(router.match('GET', '/v1/memories/def'))).toEqual([
+      ['mw', {}],
+      ['one', { id: 'def' }],
+    ]);
     expect(names(router.match('GET', '/healthz'))).toEqual([['mw', {}]]);
     expect(router.match('GET', '/healthz')).toBe(router.match('GET', '/healthz'));
     router.add('GET', '/healthz', 'health'); // a late route empties the cache
-    expect(names(router.match('GET', '/healthz'))).toEqual([['mw', {}], ['health', {}]]);
+    expect(names(router.match('GET', '/healthz'))).toEqual([
+      ['mw', {}],
+      ['health', {}],
+    ]);
   });
 });
 
@@ -74,7 +87,14 @@ describe('cheaper helpers', () => {
   });
 
   it('names the UTC day and month of any date, across day and month boundaries', () => {
-    for (const iso of ['2026-01-31T23:59:59.999Z', '2026-02-01T00:00:00.000Z', '2026-01-31T12:00:00.000Z', '1969-12-31T23:00:00.000Z', '2026-12-31T23:59:59.999Z', '2027-01-01T00:00:00.000Z']) {
+    for (const iso of [
+      '2026-01-31T23:59:59.999Z',
+      '2026-02-01T00:00:00.000Z',
+      '2026-01-31T12:00:00.000Z',
+      '1969-12-31T23:00:00.000Z',
+      '2026-12-31T23:59:59.999Z',
+      '2027-01-01T00:00:00.000Z',
+    ]) {
       const d = new Date(iso);
       expect([dayOf(d), periodOf(d)]).toEqual([iso.slice(0, 10), iso.slice(0, 7)]);
     }

@@ -21,8 +21,7 @@ async function count(query: ReturnType<typeof sql>): Promise<number> {
   return Number(res[0].n);
 }
 const memoriesOf = (t: Tenant) => count(sql`SELECT count(*) AS n FROM memories WHERE tenant_id = ${t.tenantId}`);
-const auditOf = (t: Tenant, operation: string) =>
-  count(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = ${operation}`);
+const auditOf = (t: Tenant, operation: string) => count(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = ${operation}`);
 
 describe('Idempotency-Key on stores', () => {
   it('replays the first response without storing again; a different body is 422', async () => {
@@ -219,9 +218,7 @@ describe('Idempotency-Key on rollback and shares', () => {
     expect(mails.body.messages).toHaveLength(1);
     expect(await auditOf(owner, 'share.created')).toBe(1);
     // The kept response holds the share token: the table has neither it nor the key in the clear.
-    const stored = await engine.sql<{ row: string }>(
-      sql`SELECT k::text AS row FROM idempotency_keys k WHERE tenant_id = ${owner.tenantId}`,
-    );
+    const stored = await engine.sql<{ row: string }>(sql`SELECT k::text AS row FROM idempotency_keys k WHERE tenant_id = ${owner.tenantId}`);
     expect(stored).toHaveLength(1);
     expect(stored[0].row).not.toContain(first.body.token);
     expect(stored[0].row).not.toContain(key);
@@ -255,9 +252,7 @@ describe('Idempotency-Key on key rotation', () => {
     expect(replayed(again)).toBe('true');
     expect(again.body).toEqual(first.body);
     const secret = JSON.stringify(first.body).match(/sk_[0-9A-Za-z]{20,}/)![0];
-    const stored = await engine.sql<{ row: string }>(
-      sql`SELECT k::text AS row FROM idempotency_keys k WHERE tenant_id = ${t.tenantId}`,
-    );
+    const stored = await engine.sql<{ row: string }>(sql`SELECT k::text AS row FROM idempotency_keys k WHERE tenant_id = ${t.tenantId}`);
     expect(stored[0].row).not.toContain(secret);
     expect(await count(sql`SELECT count(*) AS n FROM api_keys WHERE tenant_id = ${t.tenantId}`)).toBe(2);
   });
@@ -265,9 +260,19 @@ describe('Idempotency-Key on key rotation', () => {
 
 describe('Idempotency-Key in the API description', () => {
   it('documents the header on POST routes that need a key, and only there', async () => {
-    const doc = (await engine.request<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: object }>> }>('GET', '/openapi.json')).body;
+    const doc = (
+      await engine.request<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: object }>> }>(
+        'GET',
+        '/openapi.json',
+      )
+    ).body;
     const header = (op: { parameters?: { name: string; in: string }[] }) => op.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
-    for (const [path, method] of [['/v1/memories', 'post'], ['/v1/rollback', 'post'], ['/v1/spaces/share', 'post'], ['/v1/spaces/join', 'post']]) {
+    for (const [path, method] of [
+      ['/v1/memories', 'post'],
+      ['/v1/rollback', 'post'],
+      ['/v1/spaces/share', 'post'],
+      ['/v1/spaces/join', 'post'],
+    ]) {
       const op = doc.paths[path][method];
       expect(header(op), `${method} ${path}`).toMatchObject({ required: false, schema: { type: 'string', maxLength: 255 } });
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['400', '409']));

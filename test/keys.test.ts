@@ -68,7 +68,8 @@ describe('signup and verification', () => {
     expect(all).not.toContain(key);
     expect(all).toContain(key.slice(0, 12)); // the prefix is kept for revocation by prefix
     const tokens = await engine.sql<{ all: string }>(
-      (await import('drizzle-orm')).sql`SELECT string_agg(t::text, ' ') AS all FROM signup_tokens t JOIN tenants n ON n.id = t.tenant_id WHERE n.email = ${email}`,
+      (await import('drizzle-orm'))
+        .sql`SELECT string_agg(t::text, ' ') AS all FROM signup_tokens t JOIN tenants n ON n.id = t.tenant_id WHERE n.email = ${email}`,
     );
     expect(tokens[0].all).not.toMatch(/vt_/);
   });
@@ -158,9 +159,13 @@ describe('signup and verification', () => {
     await signup(email);
     const second = await engine.latestMailToken(email);
     expect(second).not.toBe(first);
-    expect(errorOf(await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: first, email } })).code).toBe('INVALID_TOKEN');
+    expect(errorOf(await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: first, email } })).code).toBe(
+      'INVALID_TOKEN',
+    );
     expect((await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).status).toBe(200);
-    expect(errorOf(await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).code).toBe('INVALID_TOKEN');
+    expect(errorOf(await engine.request('POST', '/v1/verify', { headers: { 'x-forwarded-for': freshIp() }, body: { token: second, email } })).code).toBe(
+      'INVALID_TOKEN',
+    );
 
     const late = uniqueEmail();
     await signup(late);
@@ -211,7 +216,10 @@ describe('signup and verification', () => {
   it('maintenance purges the verification windows of the Postgres limiter once they expired', async () => {
     const subject = `verify-ip:test-${crypto.randomUUID()}`;
     const now = engine.clock.now().getTime();
-    for (const [start, expires] of [[now - 3 * HOUR, now - HOUR], [now, now + 2 * HOUR]]) {
+    for (const [start, expires] of [
+      [now - 3 * HOUR, now - HOUR],
+      [now, now + 2 * HOUR],
+    ]) {
       await engine.node.services.db.execute(
         sql`INSERT INTO rate_windows (subject, window_start, hits, expires_at) VALUES (${subject}, ${new Date(start).toISOString()}, 3, ${new Date(expires).toISOString()})`,
       );
@@ -262,9 +270,7 @@ describe('rotation, listing, revocation, expiry', () => {
     expect(list.status).toBe(200);
     expect(list.body.keys).toHaveLength(2);
     const [old, current] = list.body.keys;
-    expect(Object.keys(old).sort()).toEqual(
-      ['created_at', 'expires_at', 'grace_expires_at', 'key_id', 'key_prefix', 'revoked_at', 'status', 'tier'].sort(),
-    );
+    expect(Object.keys(old).sort()).toEqual(['created_at', 'expires_at', 'grace_expires_at', 'key_id', 'key_prefix', 'revoked_at', 'status', 'tier'].sort());
     expect(old).toMatchObject({ key_id: tenant.keyId, status: 'grace', tier: 'pro', key_prefix: tenant.key.slice(0, 12) });
     expect(current.status).toBe('active');
     expect(list.text).not.toContain(tenant.key);
@@ -311,13 +317,7 @@ describe('rotation, listing, revocation, expiry', () => {
 
     const { sql } = await import('drizzle-orm');
     const audit = await engine.sql<{ operation: string }>(sql`SELECT operation FROM audit_log WHERE tenant_id = ${a.tenantId} ORDER BY seq`);
-    expect(audit.map((r) => r.operation)).toEqual([
-      'tenant.created',
-      'key.created',
-      'key.created',
-      'key.rotated',
-      'key.revoked',
-    ]);
+    expect(audit.map((r) => r.operation)).toEqual(['tenant.created', 'key.created', 'key.created', 'key.rotated', 'key.revoked']);
   });
 
   it('revocation takes effect on the very next request, even right after the key was used', async () => {
@@ -418,4 +418,3 @@ describe('a rotated-out key keeps data access but loses key management', () => {
     expect(keys.body.keys.filter((k: { status: string }) => k.status === 'active')).toHaveLength(1);
   });
 });
-

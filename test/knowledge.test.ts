@@ -83,7 +83,9 @@ describe('triples', () => {
   it('parallel triples that create the same entity create it once', async () => {
     const t = await engine.newTenant('pro');
     const made = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => call(t, 'POST', '/v1/knowledge/triples', { subject: 'Acme Corp', predicate: 'employs', object: i % 2 ? 'Shared Person' : `Person ${i}` })),
+      Array.from({ length: 12 }, (_, i) =>
+        call(t, 'POST', '/v1/knowledge/triples', { subject: 'Acme Corp', predicate: 'employs', object: i % 2 ? 'Shared Person' : `Person ${i}` }),
+      ),
     );
     expect(made.map((r) => r.status)).toEqual(Array(12).fill(201));
     expect(new Set(made.map((r) => r.body.subject.entity_id)).size).toBe(1);
@@ -166,7 +168,10 @@ describe('triples', () => {
     expect((await call(t, 'GET', `/v1/knowledge/triples/${x.triple_id}`)).status).toBe(404);
     expect((await call(t, 'DELETE', `/v1/knowledge/triples/${x.triple_id}`)).status).toBe(404);
     const entities = (await call(t, 'GET', '/v1/knowledge/entities')).body.entities;
-    expect(entities.map((e: { name: string; triple_count: number }) => [e.name, e.triple_count])).toEqual([['alan turing', 0], ['turing test', 0]]);
+    expect(entities.map((e: { name: string; triple_count: number }) => [e.name, e.triple_count])).toEqual([
+      ['alan turing', 0],
+      ['turing test', 0],
+    ]);
     expect((await auditOps(t.tenantId)).map((o) => o.operation)).toEqual(['knowledge.triple_created', 'knowledge.triple_deleted']);
   });
 });
@@ -288,7 +293,9 @@ describe('an entity is its name within the tenant, whatever type a triple gives 
   it('parallel triples naming one entity with and without a type create it once', async () => {
     const t = await engine.newTenant('pro');
     const made = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => call(t, 'POST', '/v1/knowledge/triples', { subject: 'Globex', subject_type: i % 2 ? 'company' : undefined, predicate: 'has', object: `Part ${i}` })),
+      Array.from({ length: 8 }, (_, i) =>
+        call(t, 'POST', '/v1/knowledge/triples', { subject: 'Globex', subject_type: i % 2 ? 'company' : undefined, predicate: 'has', object: `Part ${i}` }),
+      ),
     );
     expect(made.map((r) => r.status)).toEqual(Array(8).fill(201));
     expect(new Set(made.map((r) => r.body.subject.entity_id)).size).toBe(1);
@@ -297,7 +304,10 @@ describe('an entity is its name within the tenant, whatever type a triple gives 
   it('the migration merges the duplicates an older graph has: one entity per name, triples and links moved to it', async () => {
     const database = await openPglite({ dataDir: 'memory://' });
     try {
-      const session: MigrationSession = { query: <T,>(t: string, p?: unknown[]) => database.client.query<T>(t, p), exec: (t: string) => database.client.exec(t) };
+      const session: MigrationSession = {
+        query: <T>(t: string, p?: unknown[]) => database.client.query<T>(t, p),
+        exec: (t: string) => database.client.exec(t),
+      };
       const all = await loadMigrations();
       const merging = all.findIndex((m) => m.sql.includes('knowledge_entities_tenant_id_name_key'));
       await migrate(session, all.slice(0, merging));
@@ -324,7 +334,11 @@ describe('an entity is its name within the tenant, whatever type a triple gives 
         { subject_id: other, predicate: 'works_at', object_id: typed },
       ]);
       expect(await rowsOf('SELECT target_id FROM edge_states')).toEqual([{ target_id: typed }]);
-      await expect(database.client.exec(`INSERT INTO knowledge_entities (id, tenant_id, name, entity_type, created_at) VALUES (gen_random_uuid(), 't1', 'bob', 'person', now())`)).rejects.toThrow(/unique/);
+      await expect(
+        database.client.exec(
+          `INSERT INTO knowledge_entities (id, tenant_id, name, entity_type, created_at) VALUES (gen_random_uuid(), 't1', 'bob', 'person', now())`,
+        ),
+      ).rejects.toThrow(/unique/);
     } finally {
       await database.close();
     }
@@ -398,7 +412,9 @@ describe('the source memory of a triple', () => {
     expect((await call(t, 'GET', `/v1/knowledge/triples?source_memory_id=${expiring.id}`)).body.total).toBe(0);
     await engine.node.runner.maintain();
     expect(await source(x2)).toBeNull();
-    const [{ n }] = (await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_triples WHERE tenant_id = ${t.tenantId} AND source_memory_id IS NOT NULL`));
+    const [{ n }] = await engine.sql<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM knowledge_triples WHERE tenant_id = ${t.tenantId} AND source_memory_id IS NOT NULL`,
+    );
     expect(n).toBe(0);
 
     const before = engine.clock.now().toISOString();
@@ -417,7 +433,9 @@ describe('memories mention entities', () => {
     await triple(t, { subject: 'Ada Lovelace', subject_type: 'person', predicate: 'worked_on', object: 'Analytical Engine' });
     await triple(t, { subject: 'Bob', predicate: 'knows', object: 'AL' });
     await triple(t, { subject: 'Node.js', predicate: 'runs', object: 'C++' });
-    return Object.fromEntries((await call(t, 'GET', '/v1/knowledge/entities')).body.entities.map((e: { name: string; entity_id: string }) => [e.name, e.entity_id]));
+    return Object.fromEntries(
+      (await call(t, 'GET', '/v1/knowledge/entities')).body.entities.map((e: { name: string; entity_id: string }) => [e.name, e.entity_id]),
+    );
   }
 
   it('links a stored memory to the entities its text names: whole words, case-insensitive, punctuation and possessives ignored', async () => {
@@ -441,12 +459,20 @@ describe('memories mention entities', () => {
     ]);
     const links = life.events.filter((e: { event_type: string }) => e.event_type === 'link');
     expect(links).toHaveLength(5);
-    expect(links[0].detail).toMatchObject({ target_id: id['ada lovelace'], relation: 'mentions', weight: 1, entity: { name: 'ada lovelace', entity_type: 'person' } });
+    expect(links[0].detail).toMatchObject({
+      target_id: id['ada lovelace'],
+      relation: 'mentions',
+      weight: 1,
+      entity: { name: 'ada lovelace', entity_type: 'person' },
+    });
     // The snapshot's edges carry them as `mentions` edges from the memory to the entity.
     const snap = (await call(t, 'GET', `/v1/replay/snapshot?at=${encodeURIComponent(engine.clock.now().toISOString())}`)).body;
     const mentions = snap.edges.filter((e: { relation: string }) => e.relation === 'mentions');
     expect(mentions.map((e: { source_id: string; target_id: string; weight: number }) => [e.source_id, e.target_id, e.weight])).toEqual(
-      expect.arrayContaining([[m.id, id.bob, 1], [m.id, id['node.js'], 1]]),
+      expect.arrayContaining([
+        [m.id, id.bob, 1],
+        [m.id, id['node.js'], 1],
+      ]),
     );
     expect(mentions).toHaveLength(5);
     expect(snap.total_edges).toBe(5);
@@ -494,7 +520,10 @@ describe('memories mention entities', () => {
     const life = (await call(t, 'GET', `/v1/replay/memory/${m.id}`)).body;
     expect(life.entities.map((e: { name: string }) => e.name)).toEqual(['cliff']);
     const unlink = life.events.find((e: { event_type: string }) => e.event_type === 'unlink');
-    expect(unlink).toMatchObject({ timestamp: engine.clock.now().toISOString(), detail: { target_id: x.subject.entity_id, relation: 'mentions', reason: 'entity deleted' } });
+    expect(unlink).toMatchObject({
+      timestamp: engine.clock.now().toISOString(),
+      detail: { target_id: x.subject.entity_id, relation: 'mentions', reason: 'entity deleted' },
+    });
     const edgesAt = async (at: string) =>
       (await call(t, 'GET', `/v1/replay/snapshot?at=${encodeURIComponent(at)}`)).body.edges.map((e: { target_id: string }) => e.target_id).sort();
     expect(await edgesAt(linkedAt)).toEqual([x.subject.entity_id, x.object.entity_id].sort());
@@ -559,16 +588,26 @@ describe('paths', () => {
 
     // ada to acme: ada-bob-acme (2), ada-dave-bob-acme (3), ada-paris-carol-acme (3, two triples walked backwards).
     const multi = (await paths(t, 'from=Ada&to=ACME')).body;
-    expect(multi.paths.map(steps)).toEqual(
-      [[g.k1.triple_id, g.w.triple_id], ...[[g.k3.triple_id, g.k2.triple_id, g.w.triple_id], [g.v.triple_id, g.l.triple_id, g.o.triple_id]].sort((a, b) => (a.join() < b.join() ? -1 : 1))],
-    );
+    expect(multi.paths.map(steps)).toEqual([
+      [g.k1.triple_id, g.w.triple_id],
+      ...[
+        [g.k3.triple_id, g.k2.triple_id, g.w.triple_id],
+        [g.v.triple_id, g.l.triple_id, g.o.triple_id],
+      ].sort((a, b) => (a.join() < b.join() ? -1 : 1)),
+    ]);
     expect(multi.paths.map((p: unknown[]) => p.length)).toEqual([2, 3, 3]);
     const backwards = multi.paths.find((p: { triple_id: string }[]) => p[0].triple_id === g.v.triple_id);
-    expect(backwards?.map((s: { subject: { name: string }; object: { name: string } }) => `${s.subject.name}>${s.object.name}`)).toEqual(['ada>paris', 'carol>paris', 'carol>acme']);
+    expect(backwards?.map((s: { subject: { name: string }; object: { name: string } }) => `${s.subject.name}>${s.object.name}`)).toEqual([
+      'ada>paris',
+      'carol>paris',
+      'carol>acme',
+    ]);
 
     // The reverse question finds the same paths, walked from the other end.
     const reverse = (await paths(t, 'from=acme&to=ada')).body;
-    expect(reverse.paths.map((p: { triple_id: string }[]) => steps(p).reverse().join()).sort()).toEqual(multi.paths.map((p: { triple_id: string }[]) => steps(p).join()).sort());
+    expect(reverse.paths.map((p: { triple_id: string }[]) => steps(p).reverse().join()).sort()).toEqual(
+      multi.paths.map((p: { triple_id: string }[]) => steps(p).join()).sort(),
+    );
   });
 
   it('respects max_hops, and answers an empty list when no path exists', async () => {

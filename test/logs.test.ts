@@ -62,7 +62,8 @@ function captureLog(on: TestEngine) {
   };
 }
 
-const FORGED = 'nice\n{"level":"info","msg":"forged"}\r{"level":"info","msg":"forged"}\u2028{"level":"info","msg":"forged"}\u0085{"level":"info","msg":"forged"}\u2029';
+const FORGED =
+  'nice\n{"level":"info","msg":"forged"}\r{"level":"info","msg":"forged"}\u2028{"level":"info","msg":"forged"}\u0085{"level":"info","msg":"forged"}\u2029';
 
 describe('a failed query in the log', () => {
   it('logs the database error, its code and the statement without parameters, on one JSON line', async () => {
@@ -96,7 +97,13 @@ describe('a failed query in the log', () => {
     const log = captureLog(engine);
     const cyclic: Record<string, unknown> = { name: FORGED };
     cyclic.self = cyclic;
-    engine.node.services.log.warn(FORGED, { msg: FORGED, level: 'info', count: 10n, cyclic, nested: { api_key: 'sk_live', deeper: [{ password: 'hunter2' }] } });
+    engine.node.services.log.warn(FORGED, {
+      msg: FORGED,
+      level: 'info',
+      count: 10n,
+      cyclic,
+      nested: { api_key: 'sk_live', deeper: [{ password: 'hunter2' }] },
+    });
     const lines = log.lines();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 'warn', msg: FORGED, field_msg: FORGED, field_level: 'info', count: '10' });
@@ -144,7 +151,13 @@ describe('a request its client aborted', () => {
   /** Sends the start of a body over a real socket, then goes away before sending the rest. */
   function abortMidBody(port: number, key: string, headers: Record<string, string>) {
     return new Promise<void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path: '/v1/memories', method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers } });
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        path: '/v1/memories',
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      });
       req.on('error', () => undefined);
       req.write('{"observation": "cut sho');
       setTimeout(() => {

@@ -13,10 +13,15 @@ const batch = (t: Tenant, memories: unknown[], headers?: Record<string, string>)
 const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/memories', { key: t.key, body });
 
 async function query<T>(q: ReturnType<typeof sql>): Promise<T[]> {
-  return (await engine.sql<T>(q));
+  return await engine.sql<T>(q);
 }
 const count = async (q: ReturnType<typeof sql>) => Number((await query<{ n: string | number }>(q))[0].n);
-const live = async (t: Tenant) => (await engine.request('GET', '/v1/memories?limit=100', { key: t.key })).body.memories as { uuid: string; observation: string; superseded_by: string | null }[];
+const live = async (t: Tenant) =>
+  (await engine.request('GET', '/v1/memories?limit=100', { key: t.key })).body.memories as {
+    uuid: string;
+    observation: string;
+    superseded_by: string | null;
+  }[];
 
 describe('POST /v1/memories/batch', () => {
   it('stores each memory with the response a single store gives, one audit entry, memory event and stream event each', async () => {
@@ -28,7 +33,11 @@ describe('POST /v1/memories/batch', () => {
     ]);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ stored: 3, failed: 0 });
-    expect(res.body.results.map((r: { index: number; status: number }) => [r.index, r.status])).toEqual([[0, 201], [1, 201], [2, 201]]);
+    expect(res.body.results.map((r: { index: number; status: number }) => [r.index, r.status])).toEqual([
+      [0, 201],
+      [1, 201],
+      [2, 201],
+    ]);
     const single = await store(t, { observation: 'Single: for the shape.' });
     for (const r of res.body.results) expect(Object.keys(r.memory ?? {}).sort()).toEqual(Object.keys(single.body).sort());
     const { createHash } = await import('node:crypto');
@@ -38,10 +47,22 @@ describe('POST /v1/memories/batch', () => {
     const got = await engine.request('GET', `/v1/memories/${res.body.results[0].memory?.id}`, { key: t.key });
     expect(got.body).toMatchObject({ observation: 'Batch: the user prefers tea.', tags: ['drinks'], importance: 7, superseded_by: null });
     const ids = res.body.results.map((r: { memory?: { id: string } }) => r.memory?.id.slice('urn:uuid:'.length));
-    expect(await count(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = 'memory.create' AND resource_id = ANY(${`{${res.body.results.map((r: { memory?: { id: string } }) => r.memory?.id).join(',')}}`}::text[])`)).toBe(3);
-    expect(await count(sql`SELECT count(*) AS n FROM memory_events WHERE tenant_id = ${t.tenantId} AND kind = 'create' AND memory_id = ANY(${`{${ids.join(',')}}`}::uuid[])`)).toBe(3);
+    expect(
+      await count(
+        sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = 'memory.create' AND resource_id = ANY(${`{${res.body.results.map((r: { memory?: { id: string } }) => r.memory?.id).join(',')}}`}::text[])`,
+      ),
+    ).toBe(3);
+    expect(
+      await count(
+        sql`SELECT count(*) AS n FROM memory_events WHERE tenant_id = ${t.tenantId} AND kind = 'create' AND memory_id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
+      ),
+    ).toBe(3);
     // Each create event recorded its own memory's embedding (taken from the row written with it).
-    expect(await count(sql`SELECT count(*) AS n FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE e.tenant_id = ${t.tenantId} AND e.kind = 'create' AND e.embedding = m.embedding AND m.id = ANY(${`{${ids.join(',')}}`}::uuid[])`)).toBe(3);
+    expect(
+      await count(
+        sql`SELECT count(*) AS n FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE e.tenant_id = ${t.tenantId} AND e.kind = 'create' AND e.embedding = m.embedding AND m.id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
+      ),
+    ).toBe(3);
     const events = await query<{ seq: string | number; type: string }>(sql`SELECT seq, type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`);
     expect(events.map((e) => e.type)).toEqual(['memory.created', 'memory.created', 'memory.created', 'memory.created']);
     expect(events.map((e) => Number(e.seq))).toEqual([1, 2, 3, 4]);
@@ -79,7 +100,14 @@ describe('POST /v1/memories/batch', () => {
     const t = await engine.newTenant();
     expect((await engine.request('POST', '/v1/memories/batch', { key: t.key, body: { observation: 'x' } })).status).toBe(400);
     expect((await batch(t, [])).status).toBe(400);
-    expect((await batch(t, Array.from({ length: 101 }, (_, i) => ({ observation: `m${i}` })))).status).toBe(400);
+    expect(
+      (
+        await batch(
+          t,
+          Array.from({ length: 101 }, (_, i) => ({ observation: `m${i}` })),
+        )
+      ).status,
+    ).toBe(400);
     expect((await batch(t, ['not an object'])).status).toBe(400);
     expect(await live(t)).toEqual([]);
   });
@@ -165,7 +193,10 @@ describe('POST /v1/memories/batch', () => {
     const target = engine.clock.now().toISOString();
     engine.clock.advance(1_000);
     try {
-      const res = await batch(t, Array.from({ length: 20 }, (_, i) => ({ observation: `imported fact ${i}` })));
+      const res = await batch(
+        t,
+        Array.from({ length: 20 }, (_, i) => ({ observation: `imported fact ${i}` })),
+      );
       expect(res.body.stored).toBe(20);
       engine.clock.advance(1_000);
       const rolled = await engine.request('POST', '/v1/rollback', { key: t.key, body: { target } });

@@ -16,7 +16,7 @@ afterAll(() => engine.close());
 const store = (key: string, body: Record<string, unknown>, requestId?: string) =>
   engine.request('POST', '/v1/memories', { key, body, headers: requestId ? { 'x-request-id': requestId } : undefined });
 async function query<T>(q: ReturnType<typeof sql>): Promise<T[]> {
-  return (await engine.sql<T>(q));
+  return await engine.sql<T>(q);
 }
 const bare = (urn: string) => urn.slice('urn:uuid:'.length);
 const ids = (list: string[]) => `{${list.join(',')}}`;
@@ -30,7 +30,12 @@ describe('concurrent single stores of one tenant', () => {
       { key: rotated.body.new_key as string, id: rotated.body.key_id as string },
     ];
     const n = 24;
-    const sent = Array.from({ length: n }, (_, i) => ({ i, ...keys[i % 2], requestId: `req-together-${i}`, observation: `Together ${i}: the build runs on runner ${i}.` }));
+    const sent = Array.from({ length: n }, (_, i) => ({
+      i,
+      ...keys[i % 2],
+      requestId: `req-together-${i}`,
+      observation: `Together ${i}: the build runs on runner ${i}.`,
+    }));
     const res = await Promise.all(sent.map((s) => store(s.key, { observation: s.observation, tags: ['together'], agent_id: `agent-${s.i}` }, s.requestId)));
     for (const r of res) expect(r.status, r.text).toBe(201);
     const memoryIds = res.map((r) => bare(r.body.id));
@@ -52,7 +57,9 @@ describe('concurrent single stores of one tenant', () => {
       expect(res[i].headers.get('x-request-id')).toBe(s.requestId);
     }
     // They did commit together: rows written by one transaction share its id (xmin).
-    const transactions = await query<{ n: string | number }>(sql`SELECT count(DISTINCT xmin::text) AS n FROM memories WHERE id = ANY(${ids(memoryIds)}::uuid[])`);
+    const transactions = await query<{ n: string | number }>(
+      sql`SELECT count(DISTINCT xmin::text) AS n FROM memories WHERE id = ANY(${ids(memoryIds)}::uuid[])`,
+    );
     expect(Number(transactions[0].n)).toBeLessThan(n);
 
     expect((await engine.request('GET', '/v1/audit/verify', { key: t.key })).body).toMatchObject({ valid: true, checked: { memories: n } });
@@ -66,7 +73,9 @@ describe('concurrent single stores of one tenant', () => {
 
   it('answers duplicates among them as stores one after another would: one stored, the rest 409 naming it (reject), or one current (lww)', async () => {
     const t = await engine.newTenant();
-    const rejected = await Promise.all(Array.from({ length: 10 }, () => store(t.key, { observation: 'Only once: the invoice is due Friday.', on_conflict: 'reject' })));
+    const rejected = await Promise.all(
+      Array.from({ length: 10 }, () => store(t.key, { observation: 'Only once: the invoice is due Friday.', on_conflict: 'reject' })),
+    );
     const stored = rejected.filter((r) => r.status === 201);
     expect(stored).toHaveLength(1);
     for (const r of rejected.filter((r) => r.status !== 201)) {
@@ -102,22 +111,33 @@ describe('concurrent single stores of one tenant', () => {
     const usage = await query<{ value: string | number }>(sql`SELECT value FROM usage_counters WHERE tenant_id = ${t.tenantId} AND metric = 'memories'`);
     expect(Number(usage[0].value)).toBe(5000);
     expect((await engine.request('GET', '/v1/memories?limit=100', { key: t.key })).body.memories).toHaveLength(4);
-    expect(Number((await query<{ n: string | number }>(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = 'memory.create'`))[0].n)).toBe(4);
+    expect(
+      Number(
+        (await query<{ n: string | number }>(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId} AND operation = 'memory.create'`))[0].n,
+      ),
+    ).toBe(4);
   });
 
   it('a store that fails the shared transaction fails alone: the others run again and are stored', async () => {
     const t = await engine.newTenant('pro');
     // A fault only this test's texts meet: the database refuses one memory.
-    await engine.node.services.db.execute(sql.raw(`
+    await engine.node.services.db.execute(
+      sql.raw(`
       CREATE OR REPLACE FUNCTION engram_test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.observation LIKE 'Poison pill%' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`));
-    await engine.node.services.db.execute(sql.raw('CREATE OR REPLACE TRIGGER engram_test_refuse_poison BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION engram_test_refuse_poison()'));
+        BEGIN IF NEW.observation LIKE 'Poison pill%' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`),
+    );
+    await engine.node.services.db.execute(
+      sql.raw('CREATE OR REPLACE TRIGGER engram_test_refuse_poison BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION engram_test_refuse_poison()'),
+    );
     let logged = '';
-    for (const level of ['log', 'warn', 'error'] as const) vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void (logged += `${args.join(' ')}\n`));
+    for (const level of ['log', 'warn', 'error'] as const)
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void (logged += `${args.join(' ')}\n`));
     const quiet = engine.node.services.log;
     engine.node.services.log = createLogger('debug');
     try {
-      const texts = Array.from({ length: 16 }, (_, i) => (i === 8 ? 'Poison pill: the database refuses this one.' : `Healthy ${i}: stored whatever its neighbour does.`));
+      const texts = Array.from({ length: 16 }, (_, i) =>
+        i === 8 ? 'Poison pill: the database refuses this one.' : `Healthy ${i}: stored whatever its neighbour does.`,
+      );
       const res = await Promise.all(texts.map((observation) => store(t.key, { observation })));
       expect(res.map((r) => r.status)).toEqual(texts.map((_, i) => (i === 8 ? 500 : 201)));
       // The failure is logged (the shared transaction's, then the store's own), without the memories' text.
@@ -139,14 +159,21 @@ describe('concurrent single stores of one tenant', () => {
     const a = await engine.newTenant('pro');
     const b = await engine.newTenant('pro');
     const text = 'Two tenants: the same words at the same time.';
-    const res = await Promise.all(Array.from({ length: 12 }, (_, i) => store(i % 2 ? b.key : a.key, { observation: `${text} ${i % 3}`, on_conflict: 'reject' })));
+    const res = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => store(i % 2 ? b.key : a.key, { observation: `${text} ${i % 3}`, on_conflict: 'reject' })),
+    );
     // Each tenant stores its three texts once; its own repeats are 409, the other's copies are no duplicates.
-    for (const [who, odd] of [[a, 0], [b, 1]] as const) {
+    for (const [who, odd] of [
+      [a, 0],
+      [b, 1],
+    ] as const) {
       const mine = res.filter((_, i) => i % 2 === odd);
       expect(mine.filter((r) => r.status === 201)).toHaveLength(3);
       expect(mine.filter((r) => r.status === 409)).toHaveLength(3);
       expect((await engine.request('GET', '/v1/audit/verify', { key: who.key })).body).toMatchObject({ valid: true, checked: { memories: 3 } });
-      const owners = await query<{ tenant_id: string }>(sql`SELECT DISTINCT tenant_id FROM memories WHERE id = ANY(${ids(mine.filter((r) => r.status === 201).map((r) => bare(r.body.id)))}::uuid[])`);
+      const owners = await query<{ tenant_id: string }>(
+        sql`SELECT DISTINCT tenant_id FROM memories WHERE id = ANY(${ids(mine.filter((r) => r.status === 201).map((r) => bare(r.body.id)))}::uuid[])`,
+      );
       expect(owners).toEqual([{ tenant_id: who.tenantId }]);
     }
   });

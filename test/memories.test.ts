@@ -11,7 +11,6 @@ afterAll(() => engine.close());
 
 const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/memories', { key: t.key, body });
 
-
 async function eventsOf(tenantId: string) {
   const res = await engine.sql<{ kind: string; memory_id: string; before: any; after: any; has_embedding: boolean; embedding_matches: boolean }>(
     sql`SELECT kind, memory_id::text AS memory_id, before, after, embedding IS NOT NULL AS has_embedding,
@@ -21,9 +20,7 @@ async function eventsOf(tenantId: string) {
 }
 
 async function auditOps(tenantId: string) {
-  const res = await engine.sql<{ operation: string }>(
-    sql`SELECT operation FROM audit_log WHERE tenant_id = ${tenantId} ORDER BY seq`,
-  );
+  const res = await engine.sql<{ operation: string }>(sql`SELECT operation FROM audit_log WHERE tenant_id = ${tenantId} ORDER BY seq`);
   return res.map((r) => r.operation);
 }
 
@@ -63,9 +60,7 @@ describe('store', () => {
     const usage = await engine.request('GET', '/v1/usage', { key: t.key });
     expect(usage.body.memories.current).toBe(1);
     expect((await engine.request('GET', '/v1/dashboard', { key: t.key })).body.memory_count).toBe(1);
-    const jobs = await engine.sql<{ type: string }>(
-      sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
-    );
+    const jobs = await engine.sql<{ type: string }>(sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`);
     expect(jobs.map((r) => r.type)).toEqual(['memory.created']);
   });
 
@@ -133,9 +128,7 @@ describe('conflicts', () => {
 
   it('concurrent identical stores with reject: exactly one succeeds', async () => {
     const t = await engine.newTenant();
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () => store(t, { observation: 'Only once, please.', on_conflict: 'reject' })),
-    );
+    const results = await Promise.all(Array.from({ length: 5 }, () => store(t, { observation: 'Only once, please.', on_conflict: 'reject' })));
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(4);
   });
@@ -382,7 +375,9 @@ describe('context/now and export', () => {
     for (const [i, context] of sneaky.entries()) await store(t, { observation: `sneaky ${i}`, tags: ['g'], context, agent_id: context.trim() || 'x' });
     await store(t, { observation: 'harmless', tags: ['g'], context: 'a = b', agent_id: 'x=1' });
     const csv = await engine.request('GET', '/v1/memories/export?format=csv&tags=g', { key: t.key });
-    const cells = parseCsv(csv.text).slice(1).flatMap((row) => [row[6], row[8]]);
+    const cells = parseCsv(csv.text)
+      .slice(1)
+      .flatMap((row) => [row[6], row[8]]);
     for (const value of sneaky) {
       expect(cells, JSON.stringify(value)).toContain(`'${value}`);
       expect(cells, JSON.stringify(value)).not.toContain(value);
@@ -393,18 +388,23 @@ describe('context/now and export', () => {
 
   it('exports more than one page in order', async () => {
     const t = await engine.newTenant('pro');
-    const values = Array.from({ length: 520 }, (_, i) => `('${crypto.randomUUID()}', '${t.tenantId}', 'bulk ${i}', '{}', 5, 1, 0, 'h${i}', (SELECT embedding FROM memories LIMIT 1), now() - interval '${i} seconds', now())`);
+    const values = Array.from(
+      { length: 520 },
+      (_, i) =>
+        `('${crypto.randomUUID()}', '${t.tenantId}', 'bulk ${i}', '{}', 5, 1, 0, 'h${i}', (SELECT embedding FROM memories LIMIT 1), now() - interval '${i} seconds', now())`,
+    );
     await store(t, { observation: 'seed' });
-    await engine.node.services.db.execute(sql.raw(`INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, content_hash, embedding, created_at, updated_at) VALUES ${values.join(',')}`));
+    await engine.node.services.db.execute(
+      sql.raw(
+        `INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, content_hash, embedding, created_at, updated_at) VALUES ${values.join(',')}`,
+      ),
+    );
     const json = await engine.request('GET', '/v1/memories/export?format=json', { key: t.key });
     expect(json.body).toHaveLength(521);
     const times = json.body.map((m: { created_at: string }) => Date.parse(m.created_at));
     expect([...times].sort((x, y) => y - x)).toEqual(times);
   });
 });
-
-
-
 
 /** RFC 4180 rows (quoted fields may hold commas, quotes and line breaks). */
 function parseCsv(text: string): string[][] {

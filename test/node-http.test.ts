@@ -17,11 +17,11 @@ import { freePort } from './server-process';
 const root = new URL('..', import.meta.url).pathname;
 const sh = promisify(execFile);
 
-
 /** The environment of someone who typed only `npm start`: none of our settings inherited. */
 const plainEnv = (extra: Record<string, string>) => {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|ADMIN_TOKEN|HOST|TRUST_PROXY|MAIL_TRANSPORT)$/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|ADMIN_TOKEN|HOST|TRUST_PROXY|MAIL_TRANSPORT)$/.test(k)) env[k] = v;
   return { ...env, EMBEDDING_PROVIDER: 'hash', ...extra };
 };
 
@@ -59,7 +59,10 @@ afterAll(async () => {
 
 describe('first run: plain npm start', () => {
   it('prints one command that returns a working API key', async () => {
-    const command = out.split('\n').find((l) => l.includes('/admin/v1/tenants'))!.trim();
+    const command = out
+      .split('\n')
+      .find((l) => l.includes('/admin/v1/tenants'))!
+      .trim();
     expect(command).toMatch(/^curl /);
     const { stdout } = await sh('sh', ['-c', command]);
     const created = JSON.parse(stdout) as { api_key: string };
@@ -124,7 +127,14 @@ interface Answer {
 function send(agent: http.Agent, method: string, path: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method, path, agent, headers: { 'content-type': 'application/json', ...(body ? { 'content-length': String(body.length) } : {}), ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers: { 'content-type': 'application/json', ...(body ? { 'content-length': String(body.length) } : {}), ...headers },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, socket: req.socket }));

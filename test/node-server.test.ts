@@ -12,8 +12,6 @@ const ADMIN = 'node-server-admin-token-123';
 const start = (env: Record<string, string>) => startServer({ ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info', ...env }, { timeoutMs: 30_000 });
 const stop = (server: Awaited<ReturnType<typeof start>>) => stopServer(server);
 
-
-
 const post = (base: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 

@@ -23,11 +23,13 @@ export async function lintOpenApi(document: unknown): Promise<LintResult> {
   const configProblems = (await lintConfig({ config })).filter((p) => p.severity === 'error');
   if (configProblems.length) throw new Error(`test/redocly.yaml is invalid:\n${configProblems.map(line).join('\n')}`);
   // No `absoluteRef`: the document is self-contained, nothing outside it may be resolved.
-  const problems = (await lintFromString({ source: JSON.stringify(document, null, 2), absoluteRef: 'openapi.json', config })).filter(
-    (p) => !p.ignored,
-  );
+  const problems = (await lintFromString({ source: JSON.stringify(document, null, 2), absoluteRef: 'openapi.json', config })).filter((p) => !p.ignored);
   const errors = problems.filter((p) => p.severity === 'error');
   const warnings = problems.filter((p) => p.severity === 'warn');
-  const report = [...errors.map(line), ...warnings.map(line), `OpenAPI lint (rules: test/redocly.yaml): ${errors.length} error(s), ${warnings.length} warning(s)`].join('\n');
+  const report = [
+    ...errors.map(line),
+    ...warnings.map(line),
+    `OpenAPI lint (rules: test/redocly.yaml): ${errors.length} error(s), ${warnings.length} warning(s)`,
+  ].join('\n');
   return { errors, warnings, report };
 }

@@ -139,7 +139,9 @@ describe('OpenAPI document', () => {
       const n = node as Record<string, unknown>;
       if ('default' in n && ('type' in n || 'enum' in n)) {
         const types = ([] as unknown[]).concat(n.type ?? []) as string[];
-        const ok = (!types.length || types.some((t) => fits(t, n.default))) && (!Array.isArray(n.enum) || n.enum.some((e) => JSON.stringify(e) === JSON.stringify(n.default)));
+        const ok =
+          (!types.length || types.some((t) => fits(t, n.default))) &&
+          (!Array.isArray(n.enum) || n.enum.some((e) => JSON.stringify(e) === JSON.stringify(n.default)));
         if (!ok) problems.push(`${at}: default ${JSON.stringify(n.default)} does not fit ${JSON.stringify({ type: n.type, enum: n.enum })}`);
       }
       for (const [k, v] of Object.entries(n)) walk(v, `${at}/${k}`);
@@ -163,12 +165,16 @@ describe('OpenAPI document', () => {
     const submit = doc.paths['/v1/actions']!.post!;
     expect(submit['x-error-codes']).toEqual(expect.arrayContaining(['BLOCKED', 'UNAUTHORIZED', 'VALIDATION_ERROR', 'RATE_LIMITED']));
     const decide = doc.paths['/v1/approvals/{approval_id}/decision']!.post!;
-    expect(decide['x-error-codes']).toEqual(expect.arrayContaining(['control.invalid_decision', 'svc_ram.v1.control.approval_not_found', 'svc_ram.v1.control.approval_already_decided']));
+    expect(decide['x-error-codes']).toEqual(
+      expect.arrayContaining(['control.invalid_decision', 'svc_ram.v1.control.approval_not_found', 'svc_ram.v1.control.approval_already_decided']),
+    );
   });
 
   it('docs/errors.md is the error table (npm run openapi:snapshot rewrites it)', () => {
     const committed = readFileSync(ERRORS_DOC_PATH, 'utf8');
-    expect(committed, 'docs/errors.md differs from the error table in shared/platform/errors.ts: run `npm run openapi:snapshot` and commit the result').toBe(errorsMarkdown());
+    expect(committed, 'docs/errors.md differs from the error table in shared/platform/errors.ts: run `npm run openapi:snapshot` and commit the result').toBe(
+      errorsMarkdown(),
+    );
   });
 
   it('the served document is the committed snapshot (npm run openapi:snapshot rewrites it)', () => {

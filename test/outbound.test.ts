@@ -72,7 +72,13 @@ describe('outbound address rule', () => {
     expect(blockedRange('::ffff:8.8.8.8')).toBeNull();
     expect(blockedRange('64:ff9b::808:808')).toBe('rfc6052');
     expect(blockedRange('2002:808:808::1')).toBe('6to4');
-    for (const url of ['https://[::127.0.0.1]/', 'https://[::ffff:127.0.0.1]/', 'https://[64:ff9b::127.0.0.1]/', 'https://[::10.1.2.3]:8443/x', 'https://[2002:7f00:1::]/']) {
+    for (const url of [
+      'https://[::127.0.0.1]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://[64:ff9b::127.0.0.1]/',
+      'https://[::10.1.2.3]:8443/x',
+      'https://[2002:7f00:1::]/',
+    ]) {
       expect(await destinationProblem(url, { allowInsecure: false, resolveHost }), url).toMatch(/loopback|private/);
     }
   });

@@ -38,8 +38,8 @@ afterAll(async () => {
 
 const jobsFor = async (email: string) =>
   await engine.sql<{ id: string; status: string; attempts: number; run_at: string; last_error: string | null }>(
-      sql`SELECT id, status, attempts, run_at, last_error FROM outbox WHERE topic = 'mail.send' AND payload->>'to' = ${email}`,
-    );
+    sql`SELECT id, status, attempts, run_at, last_error FROM outbox WHERE topic = 'mail.send' AND payload->>'to' = ${email}`,
+  );
 
 describe('transactional outbox and its dispatcher', () => {
   it('writes the verification mail as a job in the signup transaction and delivers it once', async () => {
@@ -111,9 +111,7 @@ describe('audit chain', () => {
   it('links every entry to the previous one and refuses updates and deletes', async () => {
     const t = await engine.newTenant();
     await engine.request('POST', '/v1/keys/rotate', { key: t.key });
-    const rows = await engine.sql<any>(
-      sql`SELECT * FROM audit_log WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
-    );
+    const rows = await engine.sql<any>(sql`SELECT * FROM audit_log WHERE tenant_id = ${t.tenantId} ORDER BY seq`);
     expect(rows.map((r) => Number(r.seq))).toEqual([1, 2, 3, 4]);
     let prev = '';
     for (const r of rows) {
@@ -132,9 +130,7 @@ describe('audit chain', () => {
       expect(r.entry_hash).toBe(await chainHash(prev, canonical));
       prev = r.entry_hash;
     }
-    await expect(
-      engine.node.services.db.execute(sql`UPDATE audit_log SET operation = 'x' WHERE tenant_id = ${t.tenantId}`),
-    ).rejects.toThrow();
+    await expect(engine.node.services.db.execute(sql`UPDATE audit_log SET operation = 'x' WHERE tenant_id = ${t.tenantId}`)).rejects.toThrow();
     await expect(engine.node.services.db.execute(sql`DELETE FROM audit_log WHERE tenant_id = ${t.tenantId}`)).rejects.toThrow();
   });
 });

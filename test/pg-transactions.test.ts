@@ -114,7 +114,12 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
       expect(first).toEqual(later);
       expect(first).toEqual([expect.objectContaining({ s: awkward, n: 42 })]);
       await db.insert(rowsTable).values({ k: `${tag}-array-mode`, n: 7 });
-      const selected = await db.transaction((tx) => tx.select().from(rowsTable).where(sql`${rowsTable.k} = ${`${tag}-array-mode`}`));
+      const selected = await db.transaction((tx) =>
+        tx
+          .select()
+          .from(rowsTable)
+          .where(sql`${rowsTable.k} = ${`${tag}-array-mode`}`),
+      );
       expect(selected).toEqual([{ k: `${tag}-array-mode`, n: 7 }]);
     });
 
@@ -150,7 +155,9 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
     });
 
     it('a last statement that is also the first carries BEGIN and COMMIT both', async () => {
-      const answered = await db.transaction((tx) => rowsAndCommit<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-alone`}, ${1}) RETURNING k`));
+      const answered = await db.transaction((tx) =>
+        rowsAndCommit<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-alone`}, ${1}) RETURNING k`),
+      );
       expect(answered).toEqual([{ k: `${tag}-alone` }]);
       expect(await committedRows()).toContain(`${tag}-alone`);
     });
@@ -159,8 +166,14 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
     it('a statement sent with the next travels in the same message, and both commit', async () => {
       const [waited, last] = await db.transaction(async (tx) => {
         await tx.insert(rowsTable).values({ k: `${tag}-opens`, n: 1 });
-        const waiting = preparedRowsWithNext<{ k: string; at: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-waited`}, ${1}) RETURNING k, statement_timestamp()::text AS at`);
-        const answered = await rowsAndCommit<{ k: string; at: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-after-waited`}, ${2}) RETURNING k, statement_timestamp()::text AS at`);
+        const waiting = preparedRowsWithNext<{ k: string; at: string }>(
+          tx,
+          sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-waited`}, ${1}) RETURNING k, statement_timestamp()::text AS at`,
+        );
+        const answered = await rowsAndCommit<{ k: string; at: string }>(
+          tx,
+          sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-after-waited`}, ${2}) RETURNING k, statement_timestamp()::text AS at`,
+        );
         return [(await waiting)[0], answered![0]];
       });
       expect([waited.k, last.k]).toEqual([`${tag}-waited`, `${tag}-after-waited`]);
@@ -187,22 +200,34 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
 
     it('statements waiting before anything was sent go after BEGIN, in the message of the statement that follows them', async () => {
       const [waited, last] = await db.transaction(async (tx) => {
-        const setting = preparedRowsWithNext<{ v: string; at: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'before BEGIN'}, true) AS v, statement_timestamp()::text AS at`, { planEachTime: true });
-        const answered = await rowsAndCommit<{ v: string; at: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`);
+        const setting = preparedRowsWithNext<{ v: string; at: string }>(
+          tx,
+          sql`SELECT set_config('engram.tx_test', ${'before BEGIN'}, true) AS v, statement_timestamp()::text AS at`,
+          { planEachTime: true },
+        );
+        const answered = await rowsAndCommit<{ v: string; at: string }>(
+          tx,
+          sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`,
+        );
         return [(await setting)[0], answered![0]];
       });
       // Local to the transaction, so it did run inside it; one arrival time, so one message.
       expect([waited.v, last.v]).toEqual(['before BEGIN', 'before BEGIN']);
       expect(waited.at).toBe(last.at);
       const [first, next] = await db.transaction(async (tx) => {
-        const setting = preparedRowsWithNext<{ at: string }>(tx, sql`SELECT set_config('engram.tx_test', ${'first'}, true) AS v, statement_timestamp()::text AS at`);
+        const setting = preparedRowsWithNext<{ at: string }>(
+          tx,
+          sql`SELECT set_config('engram.tx_test', ${'first'}, true) AS v, statement_timestamp()::text AS at`,
+        );
         const current = await read<{ v: string; at: string }>(tx, sql`SELECT current_setting('engram.tx_test', true) AS v, statement_timestamp()::text AS at`);
         return [(await setting)[0], current[0]];
       });
       expect(next.v).toBe('first');
       expect(first.at).toBe(next.at);
       // Nothing after it: it goes with BEGIN on its own, and commits.
-      const alone = await db.transaction((tx) => preparedRowsWithNext<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-only-waiting`}, ${1}) RETURNING k`));
+      const alone = await db.transaction((tx) =>
+        preparedRowsWithNext<{ k: string }>(tx, sql`INSERT INTO tx_rows (k, n) VALUES (${`${tag}-only-waiting`}, ${1}) RETURNING k`),
+      );
       expect(alone).toEqual([{ k: `${tag}-only-waiting` }]);
       expect(await committedRows()).toContain(`${tag}-only-waiting`);
     });

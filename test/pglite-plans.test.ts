@@ -18,13 +18,17 @@ afterAll(async () => database?.close());
 
 /** The prepared statements of the PGlite session whose text mentions `marker`. */
 const preparedWith = async (marker: string) =>
-  (await database.client.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE statement LIKE '%' || $1 || '%' AND statement NOT LIKE '%pg_prepared_statements%'`, [marker])).rows.map(
-    (r) => r.name,
-  );
+  (
+    await database.client.query<{ name: string }>(
+      `SELECT name FROM pg_prepared_statements WHERE statement LIKE '%' || $1 || '%' AND statement NOT LIKE '%pg_prepared_statements%'`,
+      [marker],
+    )
+  ).rows.map((r) => r.name);
 
 describe('kept plans on PGlite', () => {
   it('prepares a statement once and answers what running it the usual way answers, timestamps as text', async () => {
-    const query = (id: number) => sql`SELECT id, body, at, tags, ${"it's"}::text AS quoted, now() - at > interval '1 day' AS old /* kept-1 */ FROM notes WHERE id = ${id}`;
+    const query = (id: number) =>
+      sql`SELECT id, body, at, tags, ${"it's"}::text AS quoted, now() - at > interval '1 day' AS old /* kept-1 */ FROM notes WHERE id = ${id}`;
     const usual = await rows(database.db, query(1));
     expect(await preparedRows(database.db, query(1))).toEqual(usual);
     expect(await preparedRows(database.db, query(2))).toEqual(await rows(database.db, query(2)));

@@ -78,7 +78,10 @@ class PgliteConnection extends Duplex {
   }
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void) {
-    this.cleanUp().then(() => done(err), () => done(err));
+    this.cleanUp().then(
+      () => done(err),
+      () => done(err),
+    );
   }
 
   private exchange(message: Buffer) {

@@ -22,7 +22,31 @@ describe('the literal prefilter never hides a match', () => {
   it('holds for random patterns over random texts (property)', () => {
     const r = rng(7);
     const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
-    const atoms = ['ab', 'ba', 'abc', 'K', 's', 'x', '.', '\\s', '\\d', '[ab]', '\\b', '^', '$', 'a*', 'b+', 'c?', '(?:ab|ca)', '(ab|b)+', 'a{2}', 'b{1,3}', '\\.', '-', ' '];
+    const atoms = [
+      'ab',
+      'ba',
+      'abc',
+      'K',
+      's',
+      'x',
+      '.',
+      '\\s',
+      '\\d',
+      '[ab]',
+      '\\b',
+      '^',
+      '$',
+      'a*',
+      'b+',
+      'c?',
+      '(?:ab|ca)',
+      '(ab|b)+',
+      'a{2}',
+      'b{1,3}',
+      '\\.',
+      '-',
+      ' ',
+    ];
     const pattern = () => {
       const n = 1 + Math.floor(r() * 5);
       let p = Array.from({ length: n }, () => pick(atoms)).join('');
@@ -56,7 +80,10 @@ describe('the literal prefilter never hides a match', () => {
   });
 
   it('folds the two non-ASCII letters RE2 case-folds to ASCII', () => {
-    for (const [pattern, text] of [['kelvin', '\u212aelvin'], ['pass', 'pa\u017f\u017f']]) {
+    for (const [pattern, text] of [
+      ['kelvin', '\u212aelvin'],
+      ['pass', 'pa\u017f\u017f'],
+    ]) {
       const compiled = compilePattern(pattern);
       expect(compiled.re.test(text)).toBe(true);
       expect(mayMatch(compiled, indexText(text))).toBe(true);
@@ -85,7 +112,10 @@ describe('payload text and paths', () => {
   });
 
   it('finds URL hosts and e-mail domains without regexes', () => {
-    expect(hostsIn(JSON.stringify({ u: 'https://user:pw@Files.Example.com:8443/x?y', m: 'ops@corp.example.org', bare: '@nothing' })).sort()).toEqual(['corp.example.org', 'files.example.com']);
+    expect(hostsIn(JSON.stringify({ u: 'https://user:pw@Files.Example.com:8443/x?y', m: 'ops@corp.example.org', bare: '@nothing' })).sort()).toEqual([
+      'corp.example.org',
+      'files.example.com',
+    ]);
     // Many URLs without userinfo: each is read on its own (no scan back to the start of the text).
     expect(hostsIn(`${'x://a.io/'.repeat(50_000)}`)).toEqual(['a.io']);
   });
@@ -100,16 +130,27 @@ describe('payload text and paths', () => {
 
 describe('evaluation', () => {
   const policy = (name: string, rules: PolicyDefinition['rules'], extra: Partial<PolicyDefinition> = {}): PolicyDefinition => ({
-    name, description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'custom', version: 1, ...extra,
+    name,
+    description: null,
+    step_types: ['action'],
+    whitelisted_domains: [],
+    rules,
+    enabled: true,
+    agent_id: null,
+    source: 'custom',
+    version: 1,
+    ...extra,
   });
 
   it('takes the most severe outcome, keeps warnings apart and computes the risk score', async () => {
     const result = await evaluatePolicies(
-      [policy('P', [
-        { match: 'alpha', severity: 'low' },
-        { match: 'beta', severity: 'high', confidence: 0.5 },
-        { match: 'gamma', severity: 'medium', on_violation: 'block', reason: 'Gamma: {match} and {match}' },
-      ])],
+      [
+        policy('P', [
+          { match: 'alpha', severity: 'low' },
+          { match: 'beta', severity: 'high', confidence: 0.5 },
+          { match: 'gamma', severity: 'medium', on_violation: 'block', reason: 'Gamma: {match} and {match}' },
+        ]),
+      ],
       { action: 'a.b', params: { text: 'alpha beta gamma' }, agent_id: null },
     );
     expect(result.status).toBe('blocked');
@@ -132,7 +173,18 @@ describe('evaluation', () => {
 
   it('resolves the agent override among enabled rows only', () => {
     const row = (agentId: string | null, enabled = true) => ({
-      id: `pol_${agentId}`, tenantId: 't', name: 'Same', agentId, description: null, stepTypes: ['action'], whitelistedDomains: [], rules: [{ match: agentId ?? 'tenant', severity: 'low' }], enabled, version: 1, createdAt: new Date(0), updatedAt: new Date(0),
+      id: `pol_${agentId}`,
+      tenantId: 't',
+      name: 'Same',
+      agentId,
+      description: null,
+      stepTypes: ['action'],
+      whitelistedDomains: [],
+      rules: [{ match: agentId ?? 'tenant', severity: 'low' }],
+      enabled,
+      version: 1,
+      createdAt: new Date(0),
+      updatedAt: new Date(0),
     });
     const forAgent = resolvePolicySet([row(null), row('a1')], 'a1');
     expect(forAgent.map((p) => p.name)).toEqual([...BUILTIN_POLICIES.map((p) => p.name), 'Same']);
@@ -144,13 +196,25 @@ describe('evaluation', () => {
 
 describe('decoded values', () => {
   const policy = (rules: PolicyDefinition['rules']): PolicyDefinition => ({
-    name: 'P', description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'custom', version: 1,
+    name: 'P',
+    description: null,
+    step_types: ['action'],
+    whitelisted_domains: [],
+    rules,
+    enabled: true,
+    agent_id: null,
+    source: 'custom',
+    version: 1,
   });
 
   it('lays strings out decoded, so \\s matches a newline or a tab inside a value', async () => {
     const payload = canonicalPayload({ action: 'db.query', params: { sql: 'DROP\tTABLE x', 'a\nb': 'SELECT *\nFROM customers' } });
     expect(payload.text).toBe('{"action":"db.query","params":{"sql":"DROP\tTABLE x","a\nb":"SELECT *\nFROM customers"}}');
-    const result = await evaluatePolicies([policy([{ match: String.raw`drop\s+table`, severity: 'high' }])], { action: 'db.query', params: { note: 'ok', sql: 'DROP\tTABLE customers' }, agent_id: null });
+    const result = await evaluatePolicies([policy([{ match: String.raw`drop\s+table`, severity: 'high' }])], {
+      action: 'db.query',
+      params: { note: 'ok', sql: 'DROP\tTABLE customers' },
+      agent_id: null,
+    });
     expect(result.matches).toMatchObject([{ match: 'DROP\tTABLE', field: '$.params.sql' }]);
     const builtin = await evaluatePolicies([...BUILTIN_POLICIES], { action: 'db.query', params: { sql: 'SELECT *\nFROM customers' }, agent_id: null });
     expect(builtin.matches).toMatchObject([{ policy: 'DataExfiltrationPolicy', match: 'SELECT *\nFROM', field: '$.params.sql' }]);
@@ -160,10 +224,19 @@ describe('decoded values', () => {
 
 describe('the evaluation budget', () => {
   const policy = (name: string, rules: PolicyDefinition['rules']): PolicyDefinition => ({
-    name, description: null, step_types: ['action'], whitelisted_domains: [], rules, enabled: true, agent_id: null, source: 'custom', version: 1,
+    name,
+    description: null,
+    step_types: ['action'],
+    whitelisted_domains: [],
+    rules,
+    enabled: true,
+    agent_id: null,
+    source: 'custom',
+    version: 1,
   });
   /** Rules with no literal the prefilter can look for: each one runs the engine over the whole text. */
-  const literalFree = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ match: String.raw`\d{${from + i + 3}}[xyz]`, severity: 'critical' as const }));
+  const literalFree = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) => ({ match: String.raw`\d{${from + i + 3}}[xyz]`, severity: 'critical' as const }));
   const bigText = 'lorem ipsum dolor sit amet '.repeat(2_000);
 
   it('holds the action for review, saying why, when the work budget runs out; never allowed', async () => {
@@ -182,7 +255,11 @@ describe('the evaluation budget', () => {
     expect(held).toMatchObject({ status: 'pending_review', budget_exceeded: `the rules took more than 0 ms` });
     expect(held.reason).toMatch(/^Policy evaluation budget exceeded/);
     // The built-ins run first and in full: a private key blocks whatever the custom rules' budget.
-    const key = { action: 'a.b', params: { text: bigText, key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----' }, agent_id: null };
+    const key = {
+      action: 'a.b',
+      params: { text: bigText, key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----' },
+      agent_id: null,
+    };
     const blocked = await evaluatePolicies([...BUILTIN_POLICIES, policy('Slow', literalFree(5))], key, { ...EVALUATION_BUDGET, timeMs: 0 });
     expect(blocked).toMatchObject({ status: 'blocked', triggered_policy: 'DataExfiltrationPolicy' });
     expect(blocked.budget_exceeded).not.toBeNull();
@@ -192,7 +269,11 @@ describe('the evaluation budget', () => {
     const long = await evaluatePolicies([...BUILTIN_POLICIES], { action: 'a.b', params: { text: 'x'.repeat(70_000) }, agent_id: null });
     expect(long).toMatchObject({ status: 'pending_review', policies_evaluated: [] });
     expect(long.budget_exceeded).toMatch(/more than the 66560 evaluated per action/);
-    const builtins = await evaluatePolicies([...BUILTIN_POLICIES], { action: 'db.query', params: { text: bigText, sql: 'SELECT * FROM customers' } , agent_id: null }, { ...EVALUATION_BUDGET, workChars: 0, timeMs: 0 });
+    const builtins = await evaluatePolicies(
+      [...BUILTIN_POLICIES],
+      { action: 'db.query', params: { text: bigText, sql: 'SELECT * FROM customers' }, agent_id: null },
+      { ...EVALUATION_BUDGET, workChars: 0, timeMs: 0 },
+    );
     expect([builtins.status, builtins.budget_exceeded, builtins.triggered_policy]).toEqual(['pending_review', null, 'DataExfiltrationPolicy']);
   });
 

@@ -130,49 +130,53 @@ describe.skipIf(!integration.databaseUrl)(`Postgres drops connections or goes aw
   }, 90_000);
 
   const pgBin = '/usr/lib/postgresql/15/bin/pg_ctl';
-  it.skipIf(!existsSync(pgBin))('a private Postgres stopped mid-load: 503 fast and unhealthy while away, recovery by itself', async () => {
-    // Our own Postgres (and Redis, which the script also manages) on free ports, so stopping it touches no one else.
-    const env = {
-      ...process.env,
-      ENGRAM_CI_DIR: `/tmp/engram-outage-${crypto.randomUUID().slice(0, 8)}`,
-      ENGRAM_CI_PG_PORT: String(await freePort()),
-      ENGRAM_CI_REDIS_PORT: String(await freePort()),
-    };
-    const services = (cmd: string) => run('bash', ['.ci/services.sh', cmd], { cwd: root, env, timeout: 120_000 });
-    try {
-      const { stdout } = await services('start');
-      const databaseUrl = /DATABASE_URL=(\S+)/.exec(stdout)![1];
-      const server = await startServer(databaseUrl);
-      const key = await newKey(server.base);
-      const traffic = load(server.base, key);
-      await sleep(1500);
-      await services('stop');
-      const downAt = traffic.outcomes.length;
-      await sleep(3000);
+  it.skipIf(!existsSync(pgBin))(
+    'a private Postgres stopped mid-load: 503 fast and unhealthy while away, recovery by itself',
+    async () => {
+      // Our own Postgres (and Redis, which the script also manages) on free ports, so stopping it touches no one else.
+      const env = {
+        ...process.env,
+        ENGRAM_CI_DIR: `/tmp/engram-outage-${crypto.randomUUID().slice(0, 8)}`,
+        ENGRAM_CI_PG_PORT: String(await freePort()),
+        ENGRAM_CI_REDIS_PORT: String(await freePort()),
+      };
+      const services = (cmd: string) => run('bash', ['.ci/services.sh', cmd], { cwd: root, env, timeout: 120_000 });
+      try {
+        const { stdout } = await services('start');
+        const databaseUrl = /DATABASE_URL=(\S+)/.exec(stdout)![1];
+        const server = await startServer(databaseUrl);
+        const key = await newKey(server.base);
+        const traffic = load(server.base, key);
+        await sleep(1500);
+        await services('stop');
+        const downAt = traffic.outcomes.length;
+        await sleep(3000);
 
-      // While it is away: answers come quickly and say 503; /health says unhealthy.
-      const health = await fetch(`${server.base}/health`, { signal: AbortSignal.timeout(10_000) });
-      expect(health.status).toBe(503);
-      expect(await health.json()).toMatchObject({ status: 'unhealthy' });
-      const during = traffic.outcomes.slice(downAt);
-      tally('while Postgres is stopped', during);
-      expect(during.length).toBeGreaterThan(0);
-      expect(during.filter((o) => o.status !== 503)).toEqual([]);
-      expect(Math.max(...during.map((o) => o.ms))).toBeLessThan(6000);
+        // While it is away: answers come quickly and say 503; /health says unhealthy.
+        const health = await fetch(`${server.base}/health`, { signal: AbortSignal.timeout(10_000) });
+        expect(health.status).toBe(503);
+        expect(await health.json()).toMatchObject({ status: 'unhealthy' });
+        const during = traffic.outcomes.slice(downAt);
+        tally('while Postgres is stopped', during);
+        expect(during.length).toBeGreaterThan(0);
+        expect(during.filter((o) => o.status !== 503)).toEqual([]);
+        expect(Math.max(...during.map((o) => o.ms))).toBeLessThan(6000);
 
-      await services('start');
-      expect(await waitFor(async () => (await fetch(`${server.base}/health`)).status === 200, 20_000)).toBe(true);
-      const after = traffic.outcomes.length;
-      await sleep(1500);
-      const outcomes = await traffic.stop();
-      tally('restart, whole run', outcomes);
-      tally('after recovery', outcomes.slice(after));
-      expect(server.proc.exitCode).toBeNull();
-      expect(outcomes.slice(after).filter((o) => o.status !== 200 && o.status !== 201)).toEqual([]);
-      expect(outcomes.filter((o) => ![200, 201, 503].includes(o.status))).toEqual([]);
-    } finally {
-      await services('stop').catch(() => undefined);
-      await rm(env.ENGRAM_CI_DIR, { recursive: true, force: true });
-    }
-  }, 180_000);
+        await services('start');
+        expect(await waitFor(async () => (await fetch(`${server.base}/health`)).status === 200, 20_000)).toBe(true);
+        const after = traffic.outcomes.length;
+        await sleep(1500);
+        const outcomes = await traffic.stop();
+        tally('restart, whole run', outcomes);
+        tally('after recovery', outcomes.slice(after));
+        expect(server.proc.exitCode).toBeNull();
+        expect(outcomes.slice(after).filter((o) => o.status !== 200 && o.status !== 201)).toEqual([]);
+        expect(outcomes.filter((o) => ![200, 201, 503].includes(o.status))).toEqual([]);
+      } finally {
+        await services('stop').catch(() => undefined);
+        await rm(env.ENGRAM_CI_DIR, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
 });

@@ -22,7 +22,9 @@ describe('GET /v1/replay/diff', () => {
       to_timestamp: iso(t3),
       added: [{ memory_id: c, change_type: 'added', observation_preview: 'Standups start at 9:30.', importance: 5 }],
       removed: [{ memory_id: b, change_type: 'removed', observation_preview: 'The office plant needs water on Mondays.' }],
-      modified: [{ memory_id: a, change_type: 'modified', observation_preview: 'Invoices go out in USD.', importance: 7, changed: ['observation', 'importance'] }],
+      modified: [
+        { memory_id: a, change_type: 'modified', observation_preview: 'Invoices go out in USD.', importance: 7, changed: ['observation', 'importance'] },
+      ],
       summary: { added: 1, removed: 1, modified: 1 },
     });
     const quiet = await get(t, `/v1/replay/diff?from=${iso(t3)}&to=${iso(now())}`);
@@ -46,7 +48,12 @@ describe('GET /v1/replay/diff', () => {
   it('from and to are required (400); from not before to is 422 INVALID_RANGE; the future is 400', async () => {
     const t = await engine.newTenant('pro');
     const stamp = iso(now());
-    for (const [query, field] of [['', 'from'], [`from=${stamp}`, 'to'], [`to=${stamp}`, 'from'], [`from=x&to=${stamp}`, 'from']] as const) {
+    for (const [query, field] of [
+      ['', 'from'],
+      [`from=${stamp}`, 'to'],
+      [`to=${stamp}`, 'from'],
+      [`from=x&to=${stamp}`, 'from'],
+    ] as const) {
       const res = await get(t, `/v1/replay/diff?${query}`);
       expect(res.status, query).toBe(400);
       expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(field);
@@ -154,14 +161,17 @@ describe('GET /v1/replay/recall', () => {
     const t = await engine.newTenant('pro');
     const embedder = hashEmbedder();
     const words = 'cat sofa red garden gate invoice server deploy tuesday coffee budget cache queue index backup token report'.split(' ');
-    const text = (i: number, round: number) => `${words[i % words.length]} ${words[(i * 7 + round) % words.length]} ${words[(i * 3 + 2 * round) % words.length]} note ${i}`;
+    const text = (i: number, round: number) =>
+      `${words[i % words.length]} ${words[(i * 7 + round) % words.length]} ${words[(i * 3 + 2 * round) % words.length]} note ${i}`;
     const live = new Map<string, string>();
     const moments: { at: Date; state: Map<string, string> }[] = [];
     const q = 'red cat in the garden with coffee';
     const [qv] = await embedder.embed([q]);
     const cosine = async (observation: string) => {
       const [v] = await embedder.embed([observation]);
-      let dot = 0, a = 0, b = 0;
+      let dot = 0,
+        a = 0,
+        b = 0;
       for (let i = 0; i < v.length; i++) [dot, a, b] = [dot + v[i] * qv[i], a + qv[i] * qv[i], b + v[i] * v[i]];
       return dot / Math.sqrt(a * b); // the route ranks by this and then clamps it to [0, 1]
     };
@@ -225,7 +235,10 @@ describe('GET /v1/replay/recall', () => {
     for (const [query, field] of cases) {
       const res = await get(t, `/v1/replay/recall?${query}`);
       expect(res.status, query).toBe(400);
-      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(
+        errorOf(res).details?.map((d: { path: string }) => d.path),
+        query,
+      ).toContain(field);
     }
   });
 });

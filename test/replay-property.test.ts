@@ -152,8 +152,14 @@ async function randomHistory(t: Tenant, seed: number, rollbacks: boolean) {
 async function expectIntervalsRebuildTheSame(t: Tenant) {
   const db = engine.node.services.db;
   const read = async () => ({
-    memories: await rows(db, sql`SELECT event_id, memory_id::text, valid_from, valid_to, created_at, expires_at FROM memory_states WHERE tenant_id = ${t.tenantId} ORDER BY event_id`),
-    edges: await rows(db, sql`SELECT event_id, source_id::text, target_id::text, relation, weight, valid_from, valid_to FROM edge_states WHERE tenant_id = ${t.tenantId} ORDER BY event_id`),
+    memories: await rows(
+      db,
+      sql`SELECT event_id, memory_id::text, valid_from, valid_to, created_at, expires_at FROM memory_states WHERE tenant_id = ${t.tenantId} ORDER BY event_id`,
+    ),
+    edges: await rows(
+      db,
+      sql`SELECT event_id, source_id::text, target_id::text, relation, weight, valid_from, valid_to FROM edge_states WHERE tenant_id = ${t.tenantId} ORDER BY event_id`,
+    ),
   });
   const incremental = await read();
   expect(incremental.memories.length).toBeGreaterThan(0);

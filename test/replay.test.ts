@@ -85,7 +85,10 @@ describe('GET /v1/replay/timeline', () => {
       const res = await get(t, `/v1/replay/timeline?${query}`);
       expect(res.status, query).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
-      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(
+        errorOf(res).details?.map((d: { path: string }) => d.path),
+        query,
+      ).toContain(field);
     }
     const range = await get(t, '/v1/replay/timeline?since=2026-11-22T10:00:00Z&until=2026-11-22T09:00:00Z');
     expect(range.status).toBe(422);
@@ -113,7 +116,10 @@ describe('GET /v1/replay/snapshot', () => {
     });
     expect(at1.body.memories[1].uuid).toBe(b);
     const at2 = await snapshotAt(t, t2);
-    expect(at2.body.memories.map((m: { observation: string }) => m.observation)).toEqual(['Invoices go out in USD.', 'The office plant needs water on Mondays.']);
+    expect(at2.body.memories.map((m: { observation: string }) => m.observation)).toEqual([
+      'Invoices go out in USD.',
+      'The office plant needs water on Mondays.',
+    ]);
     const at3 = await snapshotAt(t, t3);
     expect(at3.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([a, c]);
     const before = await snapshotAt(t, new Date(Date.parse(at1.body.memories[0].created_at) - 1));
@@ -213,7 +219,10 @@ describe('GET /v1/replay/snapshot', () => {
       const res = await get(t, `/v1/replay/snapshot?${query}`);
       expect(res.status, query).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
-      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(
+        errorOf(res).details?.map((d: { path: string }) => d.path),
+        query,
+      ).toContain(field);
     }
     expect((await get(t, `/v1/replay/snapshot?at=${iso(now())}&limit=5000`)).status).toBe(200);
   });

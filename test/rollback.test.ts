@@ -16,9 +16,7 @@ const store = async (t: Tenant, observation: string, extra: Record<string, unkno
 const tick = (ms = 1000) => engine.clock.advance(ms);
 const now = () => engine.clock.now().toISOString();
 const observations = async (t: Tenant) =>
-  ((await engine.request('GET', '/v1/memories?limit=100', { key: t.key })).body.memories as { observation: string }[])
-    .map((m) => m.observation)
-    .sort();
+  ((await engine.request('GET', '/v1/memories?limit=100', { key: t.key })).body.memories as { observation: string }[]).map((m) => m.observation).sort();
 
 describe('rollback', () => {
   it('removes what was created, restores what was deleted, reverts what changed; preview has no side effects', async () => {
@@ -36,7 +34,14 @@ describe('rollback', () => {
 
     const preview = await engine.request('GET', `/v1/rollback/preview?target=${encodeURIComponent(target)}`, { key: t.key });
     expect(preview.status).toBe(200);
-    expect(preview.body).toMatchObject({ target_timestamp: target, artifacts_deleted: 1, artifacts_modified: 2, artifacts_restored: 1, memories_reverted: 1, safe_rollback: false });
+    expect(preview.body).toMatchObject({
+      target_timestamp: target,
+      artifacts_deleted: 1,
+      artifacts_modified: 2,
+      artifacts_restored: 1,
+      memories_reverted: 1,
+      safe_rollback: false,
+    });
     expect(preview.body.size_bytes).toBeGreaterThan(0);
     expect(preview.body.warnings.join(' ')).toMatch(/removed/);
     expect(await observations(t)).toEqual(['created after the target', 'kept as it was', 'new wording']);
@@ -96,9 +101,7 @@ describe('rollback', () => {
     const audit = await engine.request('GET', '/v1/audit?event_type=rollback', { key: t.key });
     expect(audit.body.entries).toHaveLength(1);
     expect(audit.body.entries[0].metadata).toMatchObject({ target, removed: 1, restored: 0, reverted: 0, rollback_id: res.body.rollback_id });
-    const jobs = await engine.sql<{ type: string }>(
-      sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`,
-    );
+    const jobs = await engine.sql<{ type: string }>(sql`SELECT type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`);
     expect(jobs.map((r) => r.type)).toContain('rollback.completed');
     const milestones = await engine.request('GET', '/v1/milestones', { key: t.key });
     expect(milestones.body.milestones.map((m: { milestone: string }) => m.milestone)).toContain('first_rollback');
@@ -124,10 +127,13 @@ describe('rollback', () => {
           const id = ids[(worker + n) % ids.length];
           const op = (worker + n) % 4;
           const res =
-            op === 0 ? await engine.request('POST', '/v1/rollback', { key: t.key, body: { target: '1 days ago' } })
-            : op === 1 ? await engine.request('DELETE', `/v1/memories/${id}`, { key: t.key })
-            : op === 2 ? await engine.request('PATCH', `/v1/memories/${id}`, { key: t.key, body: { importance: 0.9 } })
-            : await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: `new ${worker} ${n}`, auto_link: false } });
+            op === 0
+              ? await engine.request('POST', '/v1/rollback', { key: t.key, body: { target: '1 days ago' } })
+              : op === 1
+                ? await engine.request('DELETE', `/v1/memories/${id}`, { key: t.key })
+                : op === 2
+                  ? await engine.request('PATCH', `/v1/memories/${id}`, { key: t.key, body: { importance: 0.9 } })
+                  : await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: `new ${worker} ${n}`, auto_link: false } });
           statuses.push(res.status);
         }
       }),
@@ -172,5 +178,4 @@ describe('rollback', () => {
     const res = await engine.request('GET', '/v1/rollback/preview?target=30%20days%20ago', { key: t.key });
     expect(res.body.warnings.join(' ')).toMatch(/7-day audit retention/);
   });
-
 });

@@ -38,10 +38,27 @@ import type { ErrorSchema } from '../shared/platform/openapi';
 export type ErrorBody = z.output<typeof ErrorSchema> & { [extra: string]: unknown };
 
 type Modules =
-  | typeof actions | typeof admin | typeof audit | typeof compensations | typeof cortex | typeof evals | typeof events
-  | typeof keys | typeof knowledge | typeof memories | typeof policies | typeof replay | typeof rollback
-  | typeof runtime | typeof shares | typeof spaces | typeof system | typeof teams | typeof traces
-  | typeof usage | typeof webhooks;
+  | typeof actions
+  | typeof admin
+  | typeof audit
+  | typeof compensations
+  | typeof cortex
+  | typeof evals
+  | typeof events
+  | typeof keys
+  | typeof knowledge
+  | typeof memories
+  | typeof policies
+  | typeof replay
+  | typeof rollback
+  | typeof runtime
+  | typeof shares
+  | typeof spaces
+  | typeof system
+  | typeof teams
+  | typeof traces
+  | typeof usage
+  | typeof webhooks;
 
 type RouteLike = { method: string; path: string; responses: object };
 /** Every exported route definition (helpers and constants a routes.ts also exports drop out). */

@@ -62,7 +62,14 @@ describe('mission events', () => {
     const got = await payloads(s, 5);
     expect(got.map((e) => e.type)).toEqual(['mission.started', 'mission.paused', 'mission.rolled_back', 'mission.resumed', 'mission.completed']);
     expect(got[1].data).toEqual({ mission_id: m, agent_id: 'bot', status: 'paused', previous_status: 'running' });
-    expect(got[2].data).toMatchObject({ mission_id: m, checkpoint_id: cp.checkpoint_id, reason: 'looping', checkpoints_discarded: 0, memories_reverted: 0, rollback_id: null });
+    expect(got[2].data).toMatchObject({
+      mission_id: m,
+      checkpoint_id: cp.checkpoint_id,
+      reason: 'looping',
+      checkpoints_discarded: 0,
+      memories_reverted: 0,
+      rollback_id: null,
+    });
   });
 });
 
@@ -130,15 +137,27 @@ describe('POST /v1/interventions', () => {
     const held = await ok(call('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
     engine.clock.advance(6_000); // solo mode decides 5 s after submission at the earliest
     const approve = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: held.action_id, rationale: 'Looks right' }), 201);
-    expect(approve).toMatchObject({ action_id: held.action_id, effect: { type: 'decided', action_id: held.action_id, decision: 'approve', status: 'approved' } });
+    expect(approve).toMatchObject({
+      action_id: held.action_id,
+      effect: { type: 'decided', action_id: held.action_id, decision: 'approve', status: 'approved' },
+    });
     const noAction = await call('POST', '/v1/interventions', { intervention_type: 'reject' });
     expect([noAction.status, errorOf(noAction).code]).toEqual([400, 'VALIDATION_ERROR']);
     expect((await ok(call('GET', `/v1/missions/${m}`), 200)).status).toBe('running');
 
     const events = await payloads(s, 6);
-    expect(events.map((e) => e.type)).toEqual(['intervention.escalated', 'intervention.recorded', 'intervention.rerouted', 'intervention.recorded', 'intervention.recorded', 'intervention.recorded']);
+    expect(events.map((e) => e.type)).toEqual([
+      'intervention.escalated',
+      'intervention.recorded',
+      'intervention.rerouted',
+      'intervention.recorded',
+      'intervention.recorded',
+      'intervention.recorded',
+    ]);
     expect(events[0].data).toMatchObject({ intervention_id: escalated.intervention_id, mission_id: m, agent_id: 'bot', rationale: 'Needs a human' });
-    expect(events.filter((e) => e.type === 'intervention.recorded').map((e) => e.data.intervention_id)).toEqual([escalated, rerouted, note, approve].map((i) => i.intervention_id));
+    expect(events.filter((e) => e.type === 'intervention.recorded').map((e) => e.data.intervention_id)).toEqual(
+      [escalated, rerouted, note, approve].map((i) => i.intervention_id),
+    );
   });
 
   it('approve and reject decide through the approval rules: timing, confirmation, immutability; a refused decision records nothing', async () => {
@@ -164,10 +183,12 @@ describe('POST /v1/interventions', () => {
     const confirmed = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: wire.action_id, confirmation: 'ROLLBACK' }), 201);
     expect(confirmed.effect?.status).toBe('approved');
     const listed = await ok(call('GET', '/v1/interventions?limit=10'), 200);
-    expect(listed.interventions.map((i: { intervention_id: string }) => i.intervention_id).sort()).toEqual([rejected.intervention_id, confirmed.intervention_id].sort());
+    expect(listed.interventions.map((i: { intervention_id: string }) => i.intervention_id).sort()).toEqual(
+      [rejected.intervention_id, confirmed.intervention_id].sort(),
+    );
   });
 
-  it('refuses an unknown type, an unknown agent, an agent other than the mission\'s; lists with filters and a capped limit', async () => {
+  it("refuses an unknown type, an unknown agent, an agent other than the mission's; lists with filters and a capped limit", async () => {
     const t = await engine.newTenant('free');
     const call = as(t);
     const m = await runningMission(call);

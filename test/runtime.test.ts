@@ -42,14 +42,25 @@ describe('capability packs', () => {
       call('POST', '/v1/capabilities', {
         name: 'github-ops',
         description: 'Triage issues',
-        tools: [{ name: 'github.create_issue', description: 'Open an issue' }, { name: 'slack', description: 'Any Slack action' }],
+        tools: [
+          { name: 'github.create_issue', description: 'Open an issue' },
+          { name: 'slack', description: 'Any Slack action' },
+        ],
         risk_levels: { 'github.create_issue': 'medium', slack: 'high' },
       }),
       201,
     );
-    expect(pack).toMatchObject({ name: 'github-ops', description: 'Triage issues', risk_levels: { 'github.create_issue': 'medium', slack: 'high' }, created_at: engine.clock.now().toISOString() });
+    expect(pack).toMatchObject({
+      name: 'github-ops',
+      description: 'Triage issues',
+      risk_levels: { 'github.create_issue': 'medium', slack: 'high' },
+      created_at: engine.clock.now().toISOString(),
+    });
     expect(pack.capability_id).toMatch(/^cap_/);
-    expect(pack.tools).toEqual([{ name: 'github.create_issue', description: 'Open an issue' }, { name: 'slack', description: 'Any Slack action' }]);
+    expect(pack.tools).toEqual([
+      { name: 'github.create_issue', description: 'Open an issue' },
+      { name: 'slack', description: 'Any Slack action' },
+    ]);
 
     const unknownTool = await call('POST', '/v1/capabilities', { name: 'p2', tools: [{ name: 'a', description: 'A' }], risk_levels: { b: 'low' } });
     expect(unknownTool.status).toBe(400);
@@ -59,7 +70,13 @@ describe('capability packs', () => {
     expect([badLevel.status, errorOf(badLevel).code]).toEqual([400, 'VALIDATION_ERROR']);
     const noDescription = await call('POST', '/v1/capabilities', { name: 'p4', tools: [{ name: 'a' }] });
     expect(noDescription.status).toBe(400);
-    const twice = await call('POST', '/v1/capabilities', { name: 'p5', tools: [{ name: 'a', description: 'A' }, { name: 'a', description: 'B' }] });
+    const twice = await call('POST', '/v1/capabilities', {
+      name: 'p5',
+      tools: [
+        { name: 'a', description: 'A' },
+        { name: 'a', description: 'B' },
+      ],
+    });
     expect(twice.status).toBe(400);
     const duplicate = await call('POST', '/v1/capabilities', { name: 'github-ops' });
     expect([duplicate.status, errorOf(duplicate).code]).toEqual([409, 'CONFLICT']);
@@ -74,7 +91,10 @@ describe('agents', () => {
   it('create (agent_id given or generated), get with active missions, list by status, PATCH status', async () => {
     const call = as(await engine.newTenant('free'));
     await ok(call('POST', '/v1/capabilities', { name: 'github-ops', tools: [{ name: 'github', description: 'GitHub' }] }), 201);
-    const agent = await ok(call('POST', '/v1/agents', agentBody({ agent_id: 'release-bot', capabilities: ['github-ops'], instructions: 'Never push to main.' })), 201);
+    const agent = await ok(
+      call('POST', '/v1/agents', agentBody({ agent_id: 'release-bot', capabilities: ['github-ops'], instructions: 'Never push to main.' })),
+      201,
+    );
     const now = engine.clock.now().toISOString();
     expect(agent).toEqual({
       agent_id: 'release-bot',
@@ -110,7 +130,12 @@ describe('agents', () => {
 
   it('refuses an agent without provider or model, an unknown provider, a duplicate agent_id, an unknown capability pack', async () => {
     const call = as(await engine.newTenant('free'));
-    for (const body of [{ name: 'a', model: 'gpt-4.1' }, { name: 'a', provider: 'openai' }, { name: 'a', provider: 'mistral', model: 'large' }, { provider: 'openai', model: 'x' }]) {
+    for (const body of [
+      { name: 'a', model: 'gpt-4.1' },
+      { name: 'a', provider: 'openai' },
+      { name: 'a', provider: 'mistral', model: 'large' },
+      { provider: 'openai', model: 'x' },
+    ]) {
       const res = await call('POST', '/v1/agents', body);
       expect([res.status, errorOf(res).code], JSON.stringify(body)).toEqual([400, 'VALIDATION_ERROR']);
     }
@@ -233,7 +258,7 @@ describe('missions', () => {
     expect((await call('GET', '/v1/missions/not-an-id')).status).toBe(404);
   });
 
-  it('refuses a mission without a goal, for an unknown agent (404), an archived agent (409), capabilities outside the agent\'s (400)', async () => {
+  it("refuses a mission without a goal, for an unknown agent (404), an archived agent (409), capabilities outside the agent's (400)", async () => {
     const call = as(await engine.newTenant('free'));
     await ok(call('POST', '/v1/capabilities', { name: 'github-ops' }), 201);
     await ok(call('POST', '/v1/capabilities', { name: 'prod-db' }), 201);
@@ -270,7 +295,13 @@ describe('checkpoints and mission rollback', () => {
     const labels = ['one', 'two', 'three', 'four'];
     const made = [];
     for (const [i, label] of labels.entries()) made.push(await ok(call('POST', `/v1/missions/${m}/checkpoints`, { label, state: { step: i + 1 } }), 201));
-    expect(made[0]).toEqual({ checkpoint_id: made[0].checkpoint_id, mission_id: m, label: 'one', state: { step: 1 }, created_at: engine.clock.now().toISOString() });
+    expect(made[0]).toEqual({
+      checkpoint_id: made[0].checkpoint_id,
+      mission_id: m,
+      label: 'one',
+      state: { step: 1 },
+      created_at: engine.clock.now().toISOString(),
+    });
     expect(made[0].checkpoint_id).toMatch(/^chk_/);
     const list = await ok(call('GET', `/v1/missions/${m}/checkpoints`), 200);
     expect(list.checkpoints.map((c) => c.label)).toEqual(labels);
@@ -340,14 +371,24 @@ describe('checkpoints and mission rollback', () => {
 
     engine.clock.advance(SECOND);
     const preview = await ok(call('GET', `/v1/missions/${m}/rollback/preview?checkpoint_id=${checkpoint.checkpoint_id}`), 200);
-    expect(preview).toMatchObject({ mission_id: m, target_timestamp: checkpoint.created_at, state: { step: 1 }, checkpoints_discarded: 1, memories: { removed: 1, restored: 1, reverted: 1 }, memories_reverted: 3 });
+    expect(preview).toMatchObject({
+      mission_id: m,
+      target_timestamp: checkpoint.created_at,
+      state: { step: 1 },
+      checkpoints_discarded: 1,
+      memories: { removed: 1, restored: 1, reverted: 1 },
+      memories_reverted: 3,
+    });
     expect((await get(created)).status).toBe(200);
     const latest = await ok(call('GET', `/v1/missions/${m}/rollback/preview`), 200);
     expect(latest).toMatchObject({ checkpoints_discarded: 0, state: { step: 2 }, memories_reverted: 0 });
     const fresh = (await missionOf(call, 'writer')).mission_id;
     const none = await call('GET', `/v1/missions/${fresh}/rollback/preview`);
     expect([none.status, errorOf(none).code]).toEqual([409, 'CONFLICT']);
-    const rolled = await ok(call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: checkpoint.checkpoint_id, reason: 'wrong deploy day', revert_memories: true }), 200);
+    const rolled = await ok(
+      call('POST', `/v1/missions/${m}/rollback`, { checkpoint_id: checkpoint.checkpoint_id, reason: 'wrong deploy day', revert_memories: true }),
+      200,
+    );
     expect(rolled).toMatchObject({ checkpoints_discarded: 1, memories_reverted: 3, mission: { state: { step: 1 } } });
     expect(rolled.memory_rollback).toMatchObject({ removed: 1, restored: 1, reverted: 1 });
     expect(rolled.memory_rollback?.rollback_id).toMatch(/^rb_/);
@@ -362,10 +403,24 @@ describe('checkpoints and mission rollback', () => {
 
     // As a rollback: history row, audit entry, counted.
     const history = await ok(call('GET', '/v1/rollback/history'), 200);
-    expect(history.rollbacks[0]).toMatchObject({ rollback_id: rolled.memory_rollback?.rollback_id, target: checkpoint.created_at, operations_undone: 1, artifacts_restored: 1, memories_reverted: 1 });
+    expect(history.rollbacks[0]).toMatchObject({
+      rollback_id: rolled.memory_rollback?.rollback_id,
+      target: checkpoint.created_at,
+      operations_undone: 1,
+      artifacts_restored: 1,
+      memories_reverted: 1,
+    });
     const audit = await ok(call('GET', '/v1/audit?limit=200'), 200);
     const rollbackEntry = audit.entries.find((e) => e.operation === 'rollback');
-    expect(rollbackEntry!.metadata).toMatchObject({ scope: 'agent', agent_id: 'writer', mission_id: m, reason: 'wrong deploy day', removed: 1, restored: 1, reverted: 1 });
+    expect(rollbackEntry!.metadata).toMatchObject({
+      scope: 'agent',
+      agent_id: 'writer',
+      mission_id: m,
+      reason: 'wrong deploy day',
+      removed: 1,
+      restored: 1,
+      reverted: 1,
+    });
     expect((await ok(call('GET', '/v1/usage'), 200)).rollbacks.used).toBe(1);
 
     // Nothing left to undo: a second revert changes nothing.
@@ -379,7 +434,17 @@ describe('the capability helper for actions (shared/runtime)', () => {
     const { runtimeAgentTools, toolFor } = await import('../shared/runtime/tools');
     const tenant = await engine.newTenant('free');
     const call = as(tenant);
-    await ok(call('POST', '/v1/capabilities', { name: 'gh', tools: [{ name: 'github', description: 'All of GitHub' }, { name: 'linear.create_issue', description: 'File in Linear' }], risk_levels: { github: 'high' } }), 201);
+    await ok(
+      call('POST', '/v1/capabilities', {
+        name: 'gh',
+        tools: [
+          { name: 'github', description: 'All of GitHub' },
+          { name: 'linear.create_issue', description: 'File in Linear' },
+        ],
+        risk_levels: { github: 'high' },
+      }),
+      201,
+    );
     await ok(call('POST', '/v1/agents', agentBody({ agent_id: 'bot', capabilities: ['gh'] })), 201);
     const db = engine.node.services.db;
     expect(await runtimeAgentTools(db, tenant.tenantId, 'not-registered')).toBeNull();

@@ -26,7 +26,12 @@ describe('schema/ and the migrated database agree', () => {
     const declared = new Map<string, string[]>();
     for (const value of Object.values(schema)) {
       if (!isTable(value)) continue;
-      declared.set(getTableName(value), Object.values(getTableColumns(value)).map((c) => c.name).sort());
+      declared.set(
+        getTableName(value),
+        Object.values(getTableColumns(value))
+          .map((c) => c.name)
+          .sort(),
+      );
     }
     expect([...declared.keys()].sort()).toEqual([...database.keys()].sort());
     for (const [table, columns] of database) expect(declared.get(table), table).toEqual(columns.sort());

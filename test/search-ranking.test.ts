@@ -30,7 +30,12 @@ const scores = (hits: Hit[]) => Object.fromEntries(hits.map((h) => [h.uuid, h.sc
 describe('hybrid ranking', () => {
   it('finds the memory stored next to a hit, which keyword and semantic search miss', async () => {
     const t = await engine.newTenant();
-    for (const filler of ['The printer on floor two jams on glossy paper.', 'Lunch orders go in before eleven.', 'The VPN certificate renews in March.', 'Parking permits are handed out by reception.']) {
+    for (const filler of [
+      'The printer on floor two jams on glossy paper.',
+      'Lunch orders go in before eleven.',
+      'The VPN certificate renews in March.',
+      'Parking permits are handed out by reception.',
+    ]) {
       await store(t, filler);
     }
     engine.clock.advance(2 * 3_600_000); // a new conversation: the fillers are not its neighbours
@@ -80,7 +85,10 @@ describe('hybrid ranking', () => {
       const storeStaging = () => store(t, 'The staging database is called pg-staging-2');
       const [eur, staging] = first === 'eur' ? [await storeEur(), await storeStaging()] : [await storeStaging(), await storeEur()].reverse();
       const hits = await search(t, { q: 'which currency for invoices', mode: 'hybrid', limit: '5' });
-      expect(hits.map((h) => h.uuid), first).toEqual([eur, staging]);
+      expect(
+        hits.map((h) => h.uuid),
+        first,
+      ).toEqual([eur, staging]);
       expect(hits[0].score).toBeGreaterThan(hits[1].score);
     }
   });
@@ -155,7 +163,10 @@ describe('BM25 statistics per tenant', () => {
     const grown = await agree(t, 'zebra crossing');
     expect(grown[zebra]).toBeGreaterThan(before[zebra]);
 
-    await engine.request('PATCH', `/v1/memories/${others[0]}`, { key: t.key, body: { observation: 'Meeting note: the long budget review about travel, hardware, hiring and rent moved to Thursday.' } });
+    await engine.request('PATCH', `/v1/memories/${others[0]}`, {
+      key: t.key,
+      body: { observation: 'Meeting note: the long budget review about travel, hardware, hiring and rent moved to Thursday.' },
+    });
     await agree(t, 'zebra crossing');
     await engine.request('DELETE', `/v1/memories/${others[1]}`, { key: t.key });
     await agree(t, 'zebra crossing');
@@ -178,7 +189,9 @@ describe('BM25 statistics per tenant', () => {
     engine.clock.advance(1000);
     expect(await ids('marble')).toEqual([edited, deleted].sort());
 
-    expect((await engine.request('PATCH', `/v1/memories/${edited}`, { key: t.key, body: { observation: 'The bronze statue needs polishing.' } })).status).toBe(200);
+    expect((await engine.request('PATCH', `/v1/memories/${edited}`, { key: t.key, body: { observation: 'The bronze statue needs polishing.' } })).status).toBe(
+      200,
+    );
     expect((await engine.request('DELETE', `/v1/memories/${deleted}`, { key: t.key })).status).toBe(200);
     expect(await ids('marble')).toEqual([]);
     expect(await ids('bronze statue')).toEqual([edited]);
@@ -205,8 +218,7 @@ describe('BM25 statistics per tenant', () => {
   it('folds the running totals when they pile up, without changing a score', async () => {
     const t = await engine.newTenant();
     for (let i = 0; i < 70; i++) await store(t, `Inventory line ${i}: ${i % 7 === 0 ? 'walnut' : 'pine'} shelf number ${i}.`, { tags: ['all'] });
-    const parts = async () =>
-      (await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`))[0].n;
+    const parts = async () => (await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`))[0].n;
     expect(await parts()).toBeGreaterThan(64);
     const first = await agree(t, 'walnut shelf');
     expect(await parts()).toBe(1);

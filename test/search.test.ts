@@ -24,9 +24,7 @@ beforeAll(async () => {
     ids[name] = res.body.id;
   }
   // Make 'old' 120 days old, so recency has something to weigh.
-  await engine.node.services.db.execute(
-    sql`UPDATE memories SET created_at = created_at - interval '120 days' WHERE id = ${ids.old.slice(9)}::uuid`,
-  );
+  await engine.node.services.db.execute(sql`UPDATE memories SET created_at = created_at - interval '120 days' WHERE id = ${ids.old.slice(9)}::uuid`);
 });
 afterAll(() => engine.close());
 
@@ -42,7 +40,9 @@ describe('semantic search', () => {
       expect(m.similarity).toBeLessThanOrEqual(1);
       expect(m.match_confidence).toBeGreaterThanOrEqual(0);
       expect(m.match_confidence).toBeLessThanOrEqual(1);
-      expect(Object.keys(m)).toEqual(expect.arrayContaining(['uuid', 'observation', 'score', 'similarity', 'match_confidence', 'tags', 'importance', 'created_at']));
+      expect(Object.keys(m)).toEqual(
+        expect.arrayContaining(['uuid', 'observation', 'score', 'similarity', 'match_confidence', 'tags', 'importance', 'created_at']),
+      );
     }
     const scores = res.body.memories.map((m: { score: number }) => m.score);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
@@ -100,9 +100,13 @@ describe('semantic search', () => {
     const h = sharingHelpers(() => engine);
     const [owner, reader] = [await engine.newTenant('pro'), await engine.newTenant('pro')];
     const store = async (who: Tenant, observation: string, tags: string[]) => (await h.store(who, { observation, tags, auto_link: false })).body.id as string;
-    const mine = [await store(reader, 'The reader keeps the ferry timetable in a red folder.', ['notes']), await store(reader, 'Unrelated: the office plant needs water on Fridays.', ['notes'])];
+    const mine = [
+      await store(reader, 'The reader keeps the ferry timetable in a red folder.', ['notes']),
+      await store(reader, 'Unrelated: the office plant needs water on Fridays.', ['notes']),
+    ];
     const theirs = await store(owner, 'The ferry timetable changes in winter.', ['ferry']);
-    const counts = async () => Promise.all(mine.map(async (id) => (await engine.request('GET', `/v1/memories/${id}`, { key: reader.key })).body.recall_count as number));
+    const counts = async () =>
+      Promise.all(mine.map(async (id) => (await engine.request('GET', `/v1/memories/${id}`, { key: reader.key })).body.recall_count as number));
     const ownerCount = async () => (await engine.request('GET', `/v1/memories/${theirs}`, { key: owner.key })).body.recall_count as number;
     const answered = async (query: string) => {
       const res = await search(query, reader.key);
@@ -148,13 +152,21 @@ describe('a store of hundreds: whole-store search and auto-link (on Postgres a k
   it('finds the nearest memory, fills the page, and links a near-duplicate to it', async () => {
     const big = await engine.newTenant('pro');
     // The same text in another tenant's store: the walk passes its row and must leave it out.
-    const elsewhere = (await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'The lighthouse keeper retires next spring.', auto_link: false } })).body.id;
+    const elsewhere = (
+      await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'The lighthouse keeper retires next spring.', auto_link: false } })
+    ).body.id;
     const topics = ['hiking in the alps', 'sourdough baking', 'tax filing deadlines', 'jazz piano lessons', 'garden tomatoes', 'train timetables'];
     for (let batch = 0; batch < 4; batch++) {
-      const memories = Array.from({ length: 100 }, (_, i) => ({ observation: `note ${batch * 100 + i}: ${topics[i % topics.length]} and item ${i * 7 + batch}`, auto_link: false, tags: [`t${i % 3}`] }));
+      const memories = Array.from({ length: 100 }, (_, i) => ({
+        observation: `note ${batch * 100 + i}: ${topics[i % topics.length]} and item ${i * 7 + batch}`,
+        auto_link: false,
+        tags: [`t${i % 3}`],
+      }));
       expect((await engine.request('POST', '/v1/memories/batch', { key: big.key, body: { memories } })).body.stored).toBe(100);
     }
-    const target = (await engine.request('POST', '/v1/memories', { key: big.key, body: { observation: 'The lighthouse keeper retires next spring.', auto_link: false } })).body.id;
+    const target = (
+      await engine.request('POST', '/v1/memories', { key: big.key, body: { observation: 'The lighthouse keeper retires next spring.', auto_link: false } })
+    ).body.id;
 
     const found = await search(`q=${encodeURIComponent('The lighthouse keeper retires next spring.')}&limit=50`, big.key);
     expect(found.body.memories[0].uuid).toBe(target);
@@ -222,7 +234,10 @@ describe('bad input', () => {
     for (const [query, field] of cases) {
       const res = await search(query);
       expect(res.status, query).toBe(400);
-      expect(errorOf(res).details?.map((d: { path: string }) => d.path), query).toContain(field);
+      expect(
+        errorOf(res).details?.map((d: { path: string }) => d.path),
+        query,
+      ).toContain(field);
     }
     // A space id of any shape that names nothing filters to nothing, as an unknown one does.
     for (const id of ['nope', 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f']) {

@@ -99,7 +99,10 @@ describe("another tenant's ids answer exactly as ids that name nothing", () => {
     const ids = idsOf(route);
     it(`${route.method} ${route.path}: ${ids.map((i) => `${i.in} ${i.name}`).join(', ')}`, async () => {
       const unknownKinds = ids.filter((i) => i.kind === 'unknown');
-      expect(unknownKinds.map((i) => i.name), 'an id kind test/security/fixtures.ts does not know: add it there').toEqual([]);
+      expect(
+        unknownKinds.map((i) => i.name),
+        'an id kind test/security/fixtures.ts does not know: add it there',
+      ).toEqual([]);
       const request = (choose: (kind: IdKind) => string) => {
         const params: Record<string, string> = {};
         const body = exampleBody(route);

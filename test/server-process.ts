@@ -42,7 +42,13 @@ export async function startServer(env: Record<string, string>, opts: { timeoutMs
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}: ${out}`);
-    if (await fetch(`${server.base}/healthz`).then((r) => r.ok, () => false)) return server;
+    if (
+      await fetch(`${server.base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return server;
     await new Promise((r) => setTimeout(r, 200));
   }
   proc.kill('SIGKILL');

@@ -38,7 +38,10 @@ describe('share invitation links', () => {
     const owner = await plain.newTenant('starter');
     const email = `to-${crypto.randomUUID().slice(0, 8)}@example.com`;
     const { token, share_id } = await shareFromEvilHost(plain, owner, email);
-    const rotated = await plain.request<BodyOf<'POST', `/v1/spaces/share/${string}/rotate`>>('POST', `${EVIL}/v1/spaces/share/${share_id}/rotate`, { key: owner.key, headers: { host: 'evil.example' } });
+    const rotated = await plain.request<BodyOf<'POST', `/v1/spaces/share/${string}/rotate`>>('POST', `${EVIL}/v1/spaces/share/${share_id}/rotate`, {
+      key: owner.key,
+      headers: { host: 'evil.example' },
+    });
     expect(rotated.status, rotated.text).toBe(200);
 
     const sent = await mails(plain, email);

@@ -234,7 +234,11 @@ describe('rotate and revoke', () => {
     const byId = await engine.request('POST', `/v1/spaces/share/${first.share_id}/rotate`, { key: owner.key });
     expect(byId.status).toBe(200);
     expect(byId.body.message).toMatch(/keeps access/);
-    expect((await listOf(owner)).body.shared_by_me[0]).toMatchObject({ accepted: true, accepted_by_tenant: recipient.tenantId, token_prefix: byId.body.token.slice(0, 10) });
+    expect((await listOf(owner)).body.shared_by_me[0]).toMatchObject({
+      accepted: true,
+      accepted_by_tenant: recipient.tenantId,
+      token_prefix: byId.body.token.slice(0, 10),
+    });
     // A rotation renews the lifetime: the share outlives the first 30 days.
     const renewed = await h.later(20 * DAY, () => engine.request('POST', `/v1/spaces/share/${first.share_id}/rotate`, { key: owner.key }));
     expect(await h.later(40 * DAY, () => check(renewed.body.token).then((r) => r.body.valid))).toBe(true);
@@ -247,7 +251,10 @@ describe('rotate and revoke', () => {
     const [owner, recipient] = await pair();
     const { token, share_id } = await h.shareAndJoin(owner, recipient, 'ops');
     for (const ref of [token, share_id]) {
-      for (const [method, path] of [['POST', `/v1/spaces/share/${ref}/rotate`], ['DELETE', `/v1/spaces/share/${ref}`]] as const) {
+      for (const [method, path] of [
+        ['POST', `/v1/spaces/share/${ref}/rotate`],
+        ['DELETE', `/v1/spaces/share/${ref}`],
+      ] as const) {
         const res = await engine.request(method, path, { key: recipient.key });
         expect(res.status, `${method} ${path}`).toBe(403);
         expect(errorOf(res).code).toBe('FORBIDDEN');
@@ -281,7 +288,17 @@ describe('auth', () => {
   it('the OpenAPI document lists the spaces and sharing routes', async () => {
     const doc = await engine.request<{ paths: Record<string, { get: { security: unknown } }> }>('GET', '/openapi.json');
     expect(doc.status).toBe(200);
-    for (const p of ['/v1/context-spaces', '/v1/context-spaces/{space_id}', '/v1/context-spaces/{space_id}/memories', '/v1/spaces/share', '/v1/spaces/shared', '/v1/spaces/token/{token}', '/v1/spaces/join', '/v1/spaces/share/{token}/rotate', '/v1/spaces/share/{token}']) {
+    for (const p of [
+      '/v1/context-spaces',
+      '/v1/context-spaces/{space_id}',
+      '/v1/context-spaces/{space_id}/memories',
+      '/v1/spaces/share',
+      '/v1/spaces/shared',
+      '/v1/spaces/token/{token}',
+      '/v1/spaces/join',
+      '/v1/spaces/share/{token}/rotate',
+      '/v1/spaces/share/{token}',
+    ]) {
       expect(doc.body.paths[p], p).toBeDefined();
     }
     expect(doc.body.paths['/v1/spaces/token/{token}'].get.security).toEqual([]);

@@ -55,7 +55,9 @@ describe('the Node signing key', () => {
     const oneLine = pem.trim().replace(/\n/g, '\\n');
     const fromSecret = await nodeSigningKey(config({ DATA_DIR: dir, TRACE_SIGNING_KEY: oneLine }), recordingLog(), { sharedDatabase: true })();
     expect(fromSecret.keyId).not.toBe(fromFile.keyId);
-    expect(await nodeSigningKey(config({ DATA_DIR: dir, TRACE_SIGNING_KEY: pem }), recordingLog(), { sharedDatabase: true })()).toMatchObject({ keyId: fromSecret.keyId });
+    expect(await nodeSigningKey(config({ DATA_DIR: dir, TRACE_SIGNING_KEY: pem }), recordingLog(), { sharedDatabase: true })()).toMatchObject({
+      keyId: fromSecret.keyId,
+    });
   });
 
   it('warns on a shared database without TRACE_SIGNING_KEY', async () => {

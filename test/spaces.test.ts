@@ -10,7 +10,20 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 const h = sharingHelpers(() => engine);
-const SPACE_FIELDS = ['access', 'allowed_agent_ids', 'allowed_tenant_ids', 'created_at', 'description', 'memory_count', 'name', 'owner_tenant_id', 'space_id', 'tags', 'team_write', 'updated_at'];
+const SPACE_FIELDS = [
+  'access',
+  'allowed_agent_ids',
+  'allowed_tenant_ids',
+  'created_at',
+  'description',
+  'memory_count',
+  'name',
+  'owner_tenant_id',
+  'space_id',
+  'tags',
+  'team_write',
+  'updated_at',
+];
 
 type SpaceMemories = BodyOf<'GET', `/v1/context-spaces/${string}/memories`>;
 describe('create', () => {
@@ -61,7 +74,11 @@ describe('create', () => {
       expect(errorOf(res).details?.map((d: { path: string }) => d.path)).toContain(path);
     }
     const team = (await engine.request('POST', '/v1/teams', { key: t.key, body: { name: 'mine' } })).body.team_id;
-    const ok = await h.createSpace(t, { name: 'x'.repeat(100), description: 'd'.repeat(500), allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8', `team:${team}`] });
+    const ok = await h.createSpace(t, {
+      name: 'x'.repeat(100),
+      description: 'd'.repeat(500),
+      allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8', `team:${team}`],
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.allowed_tenant_ids).toEqual(['ten_2aB9xQ7mLp0cRt5VwZ1yK8', `team:${team}`]);
     const junk = await engine.request('POST', '/v1/context-spaces', { key: t.key, raw: '{nope', headers: { 'content-type': 'application/json' } });
@@ -76,7 +93,10 @@ describe('create', () => {
       expect(res.body).toMatchObject({ code: 'FEATURE_NOT_AVAILABLE', required_tier: 'pro', current_tier: tier });
       const space = await h.createSpace(t, { name: 's', allowed_tenant_ids: [] });
       expect(space.status).toBe(201);
-      const put = await engine.request('PUT', `/v1/context-spaces/${space.body.space_id}`, { key: t.key, body: { allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8'] } });
+      const put = await engine.request('PUT', `/v1/context-spaces/${space.body.space_id}`, {
+        key: t.key,
+        body: { allowed_tenant_ids: ['ten_2aB9xQ7mLp0cRt5VwZ1yK8'] },
+      });
       expect(put.status).toBe(403);
       expect(errorOf(put).code).toBe('FEATURE_NOT_AVAILABLE');
     }
@@ -124,7 +144,11 @@ describe('read access', () => {
 
     const reads = (await h.audit(owner.tenantId)).filter((a) => a.operation === 'space.cross_tenant_read');
     expect(reads).toHaveLength(2);
-    expect(reads[0]).toMatchObject({ resource_id: space_id, actor: reader.keyId, metadata: { reader_tenant_id: reader.tenantId, via: 'allowed_tenant', read: 'space' } });
+    expect(reads[0]).toMatchObject({
+      resource_id: space_id,
+      actor: reader.keyId,
+      metadata: { reader_tenant_id: reader.tenantId, via: 'allowed_tenant', read: 'space' },
+    });
     expect(reads[1].metadata.read).toBe('memories');
     expect((await h.audit(reader.tenantId)).map((a) => a.operation)).not.toContain('space.cross_tenant_read');
   });
@@ -180,7 +204,12 @@ describe('update and delete', () => {
       expect(errorOf(res).code).toBe('OWNER_ONLY');
     }
     expect((await put(owner, { name: 'x' }, `urn:uuid:${UNKNOWN_UUID}`)).status).toBe(404);
-    for (const [body, path] of [[{}, '(body)'], [{ name: '' }, 'name'], [{ tags: ['x'.repeat(65)] }, 'tags.0'], [{ allowed_tenant_ids: ['nobody'] }, 'allowed_tenant_ids.0']] as const) {
+    for (const [body, path] of [
+      [{}, '(body)'],
+      [{ name: '' }, 'name'],
+      [{ tags: ['x'.repeat(65)] }, 'tags.0'],
+      [{ allowed_tenant_ids: ['nobody'] }, 'allowed_tenant_ids.0'],
+    ] as const) {
       const res = await put(owner, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(errorOf(res).details?.[0].path).toBe(path);
@@ -188,7 +217,11 @@ describe('update and delete', () => {
     expect((await put(owner, { name: 'x' }, 'not-a-uuid')).status).toBe(404);
 
     const entry = (await h.audit(owner.tenantId)).find((a) => a.operation === 'space.updated');
-    expect(entry?.metadata).toMatchObject({ changed: ['name', 'description'], before: { name: 'before', description: 'd' }, after: { name: 'after', description: null } });
+    expect(entry?.metadata).toMatchObject({
+      changed: ['name', 'description'],
+      before: { name: 'before', description: 'd' },
+      after: { name: 'after', description: null },
+    });
   });
 
   it('DELETE: owner only, soft delete (204), memories untouched, then 404 everywhere; audited', async () => {
@@ -251,7 +284,9 @@ describe('memories of a space', () => {
     const tagged = await engine.request<SpaceMemories>('GET', url('?tags=noise,money'), { key: owner.key });
     expect(tagged.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([tax, dogs]);
     expect(tagged.body.filters.tags).toEqual(['noise', 'money']);
-    expect((await engine.request<SpaceMemories>('GET', url('?agent_id=a1'), { key: owner.key })).body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([cats]);
+    expect((await engine.request<SpaceMemories>('GET', url('?agent_id=a1'), { key: owner.key })).body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([
+      cats,
+    ]);
     const page = await h.later(61_000, () => engine.request<SpaceMemories>('GET', url('?limit=1&offset=1'), { key: owner.key }));
     expect(page.body.memories.map((m: { uuid: string }) => m.uuid)).toEqual([dogs]);
     expect(page.body.total_count).toBe(3);
@@ -265,7 +300,12 @@ describe('memories of a space', () => {
     for (const m of search.body.memories) expect(m.similarity).toBeGreaterThanOrEqual(0), expect(m.similarity).toBeLessThanOrEqual(1);
     expect(search.body.filters).toEqual({ space_id, q: 'do cats purr', tags: ['pets'], agent_id: null });
 
-    for (const [qs, path] of [['?limit=1001', 'limit'], ['?limit=0', 'limit'], ['?offset=-1', 'offset'], ['?q=', 'q']]) {
+    for (const [qs, path] of [
+      ['?limit=1001', 'limit'],
+      ['?limit=0', 'limit'],
+      ['?offset=-1', 'offset'],
+      ['?q=', 'q'],
+    ]) {
       const bad = await engine.request('GET', url(qs), { key: owner.key });
       expect(bad.status, qs).toBe(400);
       expect(errorOf(bad).details?.[0].path).toBe(path);
@@ -273,4 +313,3 @@ describe('memories of a space', () => {
     expect((await engine.request('GET', url('?limit=1000'), { key: owner.key })).status).toBe(200);
   });
 });
-

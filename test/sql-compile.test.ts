@@ -17,7 +17,10 @@ describe('SQL compile', () => {
     'nested, joined and raw': sql`WITH x AS (${sql`SELECT ${'t'} AS t`}) SELECT ${sql.join([sql`${1}`, sql.raw('2'), sql`${'three'}`], sql`, `)} FROM x`,
     'a list of values': sql`SELECT 1 WHERE 2 IN ${[1, 2, 3]} AND ${'x'} = ANY(${pgArray(['x', 'y'])}::text[])`,
     'nothing between chunks': sql`SELECT 1${undefined} ${sql``}`,
-    'many parameters in order': sql`SELECT ${sql.join(Array.from({ length: 12 }, (_, i) => sql`${i}`), sql`, `)}`,
+    'many parameters in order': sql`SELECT ${sql.join(
+      Array.from({ length: 12 }, (_, i) => sql`${i}`),
+      sql`, `,
+    )}`,
   };
   for (const [name, query] of Object.entries(cases)) {
     it(`gives drizzle's text and parameters: ${name}`, () => {
@@ -26,7 +29,11 @@ describe('SQL compile', () => {
   }
 
   it('leaves tables, columns and inlined parameters to drizzle', () => {
-    for (const query of [sql`SELECT ${memories.id} FROM ${memories} WHERE ${memories.tenantId} = ${'t'}`, sql`SELECT ${sql.identifier('x')}`, sql`SELECT ${'a'}`.inlineParams()]) {
+    for (const query of [
+      sql`SELECT ${memories.id} FROM ${memories} WHERE ${memories.tenantId} = ${'t'}`,
+      sql`SELECT ${sql.identifier('x')}`,
+      sql`SELECT ${'a'}`.inlineParams(),
+    ]) {
       expect(compile(db, query)).toEqual(drizzleOf(query));
     }
     expect(compile(db, sql`SELECT ${memories.id} FROM ${memories}`).sql).toBe('SELECT "memories"."id" FROM "memories"');

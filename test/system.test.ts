@@ -158,7 +158,21 @@ describe('API documentation', () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
     const paths = Object.keys(res.body.paths);
-    for (const p of ['/v1/keys', '/v1/verify', '/v1/keys/rotate', '/v1/keys/revoke', '/v1/usage', '/v1/dashboard', '/healthz', '/health', '/v1/status', '/v1/milestones', '/admin/v1/tenants', '/admin/v1/tenants/{tenant_id}', '/admin/v1/mail']) {
+    for (const p of [
+      '/v1/keys',
+      '/v1/verify',
+      '/v1/keys/rotate',
+      '/v1/keys/revoke',
+      '/v1/usage',
+      '/v1/dashboard',
+      '/healthz',
+      '/health',
+      '/v1/status',
+      '/v1/milestones',
+      '/admin/v1/tenants',
+      '/admin/v1/tenants/{tenant_id}',
+      '/admin/v1/mail',
+    ]) {
       expect(paths, p).toContain(p);
     }
     expect(res.body.paths['/v1/usage'].get.security).toEqual([{ bearerAuth: [] }]);
@@ -184,7 +198,13 @@ describe('the worker with a broken configuration', () => {
     const res = await worker.fetch(new Request('https://engram.example/v1/usage'), {} as Parameters<typeof worker.fetch>[1], ctx);
     expect(res.status).toBe(500);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ code: 'INTERNAL_ERROR', status: 500, error: 'Service misconfigured', message: 'Service misconfigured', request_id: expect.any(String) });
+    expect(body).toMatchObject({
+      code: 'INTERNAL_ERROR',
+      status: 500,
+      error: 'Service misconfigured',
+      message: 'Service misconfigured',
+      request_id: expect.any(String),
+    });
     expect(res.headers.get('x-request-id')).toBe(body.request_id);
   });
 });

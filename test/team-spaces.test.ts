@@ -20,12 +20,14 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 const h = sharingHelpers(() => engine);
-const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => engine.request<T, M, P>(method, path, { key: t.key, body });
+const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) =>
+  engine.request<T, M, P>(method, path, { key: t.key, body });
 const uuids = (res: { body: { memories: { uuid: string }[] } }) => res.body.memories.map((m) => m.uuid);
 const period = () => engine.clock.now().toISOString().slice(0, 7);
 
 async function addMember(owner: Tenant, teamId: string, who: Tenant, role = 'member', e = engine) {
-  const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => e.request<T, M, P>(method, path, { key: t.key, body });
+  const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) =>
+    e.request<T, M, P>(method, path, { key: t.key, body });
   const invited = await call(owner, 'POST', `/v1/teams/${teamId}/invite`, { email: who.email, role });
   expect(invited.status, invited.text).toBe(201);
   const joined = await call(who, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
@@ -87,7 +89,12 @@ describe('a team member stores into a space that grants the team', () => {
     const { owner, admin, member, team, spaceId } = await teamSpace();
     const before = (await call(owner, 'GET', '/v1/usage')).body.memories.current;
 
-    const written = await h.store(member, { observation: 'Refunds over 500 EUR need a second pair of eyes.', space_id: spaceId, agent_id: 'support-bot', tags: ['refunds'] });
+    const written = await h.store(member, {
+      observation: 'Refunds over 500 EUR need a second pair of eyes.',
+      space_id: spaceId,
+      agent_id: 'support-bot',
+      tags: ['refunds'],
+    });
     expect(written.status, written.text).toBe(201);
     const id = written.body.id;
 
@@ -352,9 +359,12 @@ describe('a change that lands while a store is embedding', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-    const e: TestEngine = await createEngine({ env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bge-small', EMBEDDING_DIMENSIONS: '384' } });
+    const e: TestEngine = await createEngine({
+      env: { EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: url, EMBEDDING_MODEL: 'bge-small', EMBEDDING_DIMENSIONS: '384' },
+    });
     try {
-      const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => e.request<T, M, P>(method, path, { key: t.key, body });
+      const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) =>
+        e.request<T, M, P>(method, path, { key: t.key, body });
       const [owner, member] = [await e.newTenant('pro'), await e.newTenant('pro')];
       const team = (await call(owner, 'POST', '/v1/teams', { name: 'Racers' })).body.team_id;
       await addMember(owner, team, member, 'member', e);

@@ -8,7 +8,8 @@ beforeAll(async () => {
 });
 afterAll(() => engine.close());
 
-const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) => engine.request<T, M, P>(method, path, { key: t.key, body });
+const call = <T = never, M extends string = string, P extends string = string>(t: Tenant, method: M, path: P, body?: unknown) =>
+  engine.request<T, M, P>(method, path, { key: t.key, body });
 
 /** Owner invites `who` with `role`; `who` joins with the invitation id from the mail. */
 async function addMember(owner: Tenant, teamId: string, who: Tenant, role = 'member') {
@@ -124,7 +125,10 @@ describe('teams', () => {
     await addMember(owner, team, member, 'readonly');
     const space = await call(owner, 'POST', '/v1/context-spaces', { name: 'handbook', allowed_tenant_ids: [`team:${team}`] });
     expect(space.status, space.text).toBe(201);
-    const stored = await call(owner, 'POST', '/v1/memories', { observation: 'Refunds over 500 EUR need a second pair of eyes.', space_id: space.body.space_id });
+    const stored = await call(owner, 'POST', '/v1/memories', {
+      observation: 'Refunds over 500 EUR need a second pair of eyes.',
+      space_id: space.body.space_id,
+    });
     expect(stored.status, stored.text).toBe(201);
 
     const viaSpace = await call(member, 'GET', `/v1/context-spaces/${space.body.space_id}/memories`);
@@ -163,7 +167,11 @@ describe('invitations and rosters reveal no more than they must', () => {
     const stolen = await call(mallory, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id });
     expect(unknown.status).toBe(400);
     expect(errorOf(unknown).code).toBe('INVALID_TOKEN');
-    expect({ status: stolen.status, code: errorOf(stolen).code, message: errorOf(stolen).message }).toEqual({ status: unknown.status, code: errorOf(unknown).code, message: errorOf(unknown).message });
+    expect({ status: stolen.status, code: errorOf(stolen).code, message: errorOf(stolen).message }).toEqual({
+      status: unknown.status,
+      code: errorOf(unknown).code,
+      message: errorOf(unknown).message,
+    });
     // Spent or expired, it still says nothing to anyone else.
     expect((await call(grace, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id })).status).toBe(200);
     expect((await call(mallory, 'POST', '/v1/teams/join', { invitation_id: invited.body.invitation_id })).body.message).toBe(unknown.body.message);

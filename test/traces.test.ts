@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => engine.close());
 
-const post = <T = never, P extends string = string>(t: Tenant, path: P, body?: unknown) => engine.request<T, 'POST', P>('POST', path, { key: t.key, body: body ?? {} });
+const post = <T = never, P extends string = string>(t: Tenant, path: P, body?: unknown) =>
+  engine.request<T, 'POST', P>('POST', path, { key: t.key, body: body ?? {} });
 const get = <T = never, P extends string = string>(t: Tenant, path: P) => engine.request<T, 'GET', P>('GET', path, { key: t.key });
 const exec = (query: ReturnType<typeof sql>) => engine.node.services.db.execute(query);
 
@@ -39,14 +40,20 @@ const verifyOf = async (t: Tenant, traceId: string) => {
   expect(res.status, res.text).toBe(200);
   return res.body;
 };
-const problems = (v: { discrepancies: { problem: string; step_index: number | null }[] | null }) => (v.discrepancies ?? []).map((d) => `${d.step_index}:${d.problem}`);
+const problems = (v: { discrepancies: { problem: string; step_index: number | null }[] | null }) =>
+  (v.discrepancies ?? []).map((d) => `${d.step_index}:${d.problem}`);
 
 // DESIGN §5 "Traces", recomputed here with node:crypto and the canonicalize package, not the service's code.
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const integrity = (traceId: string, index: number, s: { type: string; content: string; metadata?: object }) =>
   sha256(canonicalize({ trace_id: traceId, step_index: index, type: s.type, content: s.content, metadata: s.metadata ?? {} })!);
 const pssVerify = (pem: string, root: string, signature: string) =>
-  verify('sha256', Buffer.from(root, 'utf8'), { key: createPublicKey(pem), padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, Buffer.from(signature, 'base64'));
+  verify(
+    'sha256',
+    Buffer.from(root, 'utf8'),
+    { key: createPublicKey(pem), padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+    Buffer.from(signature, 'base64'),
+  );
 
 const STEPS = [
   { type: 'THOUGHT', content: 'The customer asked for a refund of order 42.' },
@@ -74,14 +81,24 @@ describe('a trace from start to a verified seal', () => {
 
     const done = await post(pro, `/v1/traces/${traceId}/complete`);
     expect(done.status, done.text).toBe(200);
-    expect(done.body).toMatchObject({ trace_id: traceId, status: 'completed', integrity_root_hash: previous, signature_algorithm: 'RSA-PSS-SHA256', step_count: 4 });
+    expect(done.body).toMatchObject({
+      trace_id: traceId,
+      status: 'completed',
+      integrity_root_hash: previous,
+      signature_algorithm: 'RSA-PSS-SHA256',
+      step_count: 4,
+    });
     expect(done.body.signed_at).toBe(engine.clock.now().toISOString());
 
     const key = await get(pro, '/v1/traces/public-key');
     expect(key.status).toBe(200);
     expect(key.body.algorithm).toBe('RSA-PSS-SHA256');
     expect(createPublicKey(key.body.public_key).asymmetricKeyDetails?.modulusLength).toBe(4096);
-    expect(key.body.key_id).toBe(createHash('sha256').update(createPublicKey(key.body.public_key).export({ type: 'spki', format: 'der' })).digest('hex'));
+    expect(key.body.key_id).toBe(
+      createHash('sha256')
+        .update(createPublicKey(key.body.public_key).export({ type: 'spki', format: 'der' }))
+        .digest('hex'),
+    );
     expect(done.body.key_id).toBe(key.body.key_id);
     expect(pssVerify(key.body.public_key, done.body.integrity_root_hash, done.body.signature)).toBe(true);
     expect(pssVerify(key.body.public_key, sha256('another root'), done.body.signature)).toBe(false);
@@ -90,13 +107,28 @@ describe('a trace from start to a verified seal', () => {
 
     const cert = await get(pro, `/v1/traces/${traceId}/certificate`);
     expect(cert.status).toBe(200);
-    expect(cert.body).toMatchObject({ trace_id: traceId, agent_id: 'refund-agent', status: 'completed', integrity_root_hash: previous, signature: done.body.signature, public_key: key.body.public_key, key_id: key.body.key_id });
+    expect(cert.body).toMatchObject({
+      trace_id: traceId,
+      agent_id: 'refund-agent',
+      status: 'completed',
+      integrity_root_hash: previous,
+      signature: done.body.signature,
+      public_key: key.body.public_key,
+      key_id: key.body.key_id,
+    });
     expect(cert.body.steps.map((s: { step_index: number }) => s.step_index)).toEqual([0, 1, 2, 3]);
     expect(cert.body.steps.reduce((chain: string, s: { integrity_hash: string }) => sha256(chain + s.integrity_hash), '')).toBe(previous);
 
     const got = await get(pro, `/v1/traces/${traceId}`);
     expect(got.status).toBe(200);
-    expect(got.body.trace).toMatchObject({ trace_id: traceId, agent_id: 'refund-agent', status: 'completed', description: 'Refund order 42', tags: ['refunds'], step_count: 4 });
+    expect(got.body.trace).toMatchObject({
+      trace_id: traceId,
+      agent_id: 'refund-agent',
+      status: 'completed',
+      description: 'Refund order 42',
+      tags: ['refunds'],
+      step_count: 4,
+    });
     expect(got.body.steps.map((s: { content: string }) => s.content)).toEqual(STEPS.map((s) => s.content));
     expect(got.body.steps[1].metadata).toEqual(STEPS[1].metadata);
     expect(got.body.steps[0]).toMatchObject({ previous_chain_hash: null, was_interrupted: false, metadata: {} });
@@ -139,7 +171,12 @@ describe('a trace from start to a verified seal', () => {
     const fatal = await step(pro, traceId, { type: 'ERROR', content: 'card declined', metadata: { fatal: true, code: 'card_declined' } });
     expect(fatal).toMatchObject({ step_index: 1, trace_status: 'failed' });
     const got = await get(pro, `/v1/traces/${traceId}`);
-    expect(got.body.trace).toMatchObject({ status: 'failed', step_count: 2, integrity_root_hash: fatal.integrity_chain_hash, signature_algorithm: 'RSA-PSS-SHA256' });
+    expect(got.body.trace).toMatchObject({
+      status: 'failed',
+      step_count: 2,
+      integrity_root_hash: fatal.integrity_chain_hash,
+      signature_algorithm: 'RSA-PSS-SHA256',
+    });
     expect(got.body.trace.completed_at).toBe(engine.clock.now().toISOString());
     expect(await verifyOf(pro, traceId)).toMatchObject({ valid: true });
     expect((await post(pro, `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'after' })).status).toBe(409);
@@ -186,7 +223,9 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
   });
 
   it('metadata and type', async () => {
-    expect(problems(await tampered((id) => exec(sql`UPDATE trace_steps SET metadata = '{"tool":"paypal"}' WHERE ${at(id, 1)}`)))).toEqual(['1:integrity_hash_mismatch']);
+    expect(problems(await tampered((id) => exec(sql`UPDATE trace_steps SET metadata = '{"tool":"paypal"}' WHERE ${at(id, 1)}`)))).toEqual([
+      '1:integrity_hash_mismatch',
+    ]);
     expect(problems(await tampered((id) => exec(sql`UPDATE trace_steps SET type = 'THOUGHT' WHERE ${at(id, 1)}`)))).toEqual(['1:integrity_hash_mismatch']);
   });
 
@@ -210,13 +249,17 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
 
   it('a step rewritten with a consistent chain still breaks the signed root', async () => {
     const v = await tampered(async (id) => {
-      const rows = await engine.sql<{ step_index: number; type: string; content: string; metadata: object }>(sql`SELECT step_index, type, content, metadata, previous_chain_hash FROM trace_steps WHERE trace_id = ${id} ORDER BY step_index`);
+      const rows = await engine.sql<{ step_index: number; type: string; content: string; metadata: object }>(
+        sql`SELECT step_index, type, content, metadata, previous_chain_hash FROM trace_steps WHERE trace_id = ${id} ORDER BY step_index`,
+      );
       let previous: string | null = null;
       for (const r of rows) {
         const content = r.step_index === 3 ? 'Refunded 4200 EUR.' : r.content;
         const ih = integrity(id, r.step_index, { ...r, content });
         const ch = sha256((previous ?? '') + ih);
-        await exec(sql`UPDATE trace_steps SET content = ${content}, integrity_hash = ${ih}, chain_hash = ${ch}, previous_chain_hash = ${previous} WHERE ${at(id, r.step_index)}`);
+        await exec(
+          sql`UPDATE trace_steps SET content = ${content}, integrity_hash = ${ih}, chain_hash = ${ch}, previous_chain_hash = ${previous} WHERE ${at(id, r.step_index)}`,
+        );
         previous = ch;
       }
     });
@@ -327,7 +370,13 @@ describe('listing, limits, tiers and tenants', () => {
     const traceId = await start(pro);
     await step(pro, traceId, { type: 'THOUGHT', content: 'private' });
     const unknown = 'trc_0000000000000000000000';
-    for (const [method, suffix] of [['GET', ''], ['POST', '/steps'], ['POST', '/complete'], ['POST', '/verify'], ['GET', '/certificate']] as const) {
+    for (const [method, suffix] of [
+      ['GET', ''],
+      ['POST', '/steps'],
+      ['POST', '/complete'],
+      ['POST', '/verify'],
+      ['GET', '/certificate'],
+    ] as const) {
       const body = suffix === '/steps' ? { type: 'THOUGHT', content: 'x' } : {};
       const theirs = await engine.request(method, `/v1/traces/${traceId}${suffix}`, { key: other.key, body: method === 'POST' ? body : undefined });
       const none = await engine.request(method, `/v1/traces/${unknown}${suffix}`, { key: other.key, body: method === 'POST' ? body : undefined });

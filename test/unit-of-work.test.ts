@@ -83,7 +83,7 @@ describe('write(ctx, work => ...)', () => {
     expect(wakes).toBe(before + 1);
   });
 
-  it("wakes the live event streams of the tenants that got events, once, after the outermost commit, never after a rollback", async () => {
+  it('wakes the live event streams of the tenants that got events, once, after the outermost commit, never after a rollback', async () => {
     const other = await engine.newTenant('pro');
     const woken: string[] = [];
     const bus = engine.node.services.eventBus!;

@@ -219,9 +219,7 @@ describe('usage reports across instances (Postgres and Redis)', () => {
       await blocker.query('SELECT 1 FROM audit_heads WHERE tenant_id = $1 FOR UPDATE', [t.tenantId]);
       const storing = store(engine, t.key, 1);
       for (let waited = 0; ; waited += 20) {
-        const { rows } = await blocker.query(
-          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
-        );
+        const { rows } = await blocker.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
         if (rows[0].n > 0) break;
         if (waited > 10_000) throw new Error('the store never waited for the chain head');
         await new Promise((r) => setTimeout(r, 20));
@@ -300,5 +298,4 @@ describe('GET /v1/dashboard and /v1/milestones', () => {
     expect(res.body.total).toBe(1);
     expect(res.body.milestones[0]).toEqual({ milestone: 'first_memory', achieved_at: at.toISOString(), metadata: { memory_id: 'urn:uuid:x' } });
   });
-
 });

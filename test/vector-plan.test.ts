@@ -28,7 +28,9 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
    */
   const tenantWith = async (n: number) => {
     const tenantId = `ten_plan${crypto.randomUUID().slice(0, 8)}`;
-    await database.db.execute(sql`INSERT INTO tenants (id, email, tier, created_at, updated_at) VALUES (${tenantId}, ${`${tenantId}@example.com`}, 'pro', now(), now())`);
+    await database.db.execute(
+      sql`INSERT INTO tenants (id, email, tier, created_at, updated_at) VALUES (${tenantId}, ${`${tenantId}@example.com`}, 'pro', now(), now())`,
+    );
     await database.db.execute(sql`
       INSERT INTO memories (id, tenant_id, observation, tags, content_hash, embedding, created_at, updated_at)
       SELECT gen_random_uuid(), ${tenantId}, 'Memory ' || g || ': ' || repeat('the user said something about the weather and their plans. ', 3),
@@ -91,7 +93,9 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
       await tx.execute(sql.raw(`SET LOCAL plan_cache_mode = force_generic_plan`));
       await tx.execute(sql.raw(`PREPARE ${name} AS ${query.sql}`));
       const args = query.params.map(sqlLiteral).join(', ');
-      const plan = (await rows<{ 'QUERY PLAN': string }>(tx, sql.raw(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE ${name}(${args})`))).map((r) => r['QUERY PLAN']).join('\n');
+      const plan = (await rows<{ 'QUERY PLAN': string }>(tx, sql.raw(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE ${name}(${args})`)))
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
       const found = await rows<{ id: string; tags: string[] }>(tx, sql.raw(`EXECUTE ${name}(${args})`));
       await tx.execute(sql.raw(`DEALLOCATE ${name}`));
       return { plan, found };
@@ -129,4 +133,3 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
     expect(found.map((f) => f.id).sort()).toEqual(tagged.map((t) => t.id).sort());
   });
 });
-

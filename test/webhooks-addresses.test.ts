@@ -75,7 +75,9 @@ describe('fetchAt (Node)', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
     const port = (server.address() as net.AddressInfo).port;
     try {
-      const res = await fetchAt(`http://pinned.invalid:${port}/in?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' }, ['127.0.0.2']);
+      const res = await fetchAt(`http://pinned.invalid:${port}/in?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' }, [
+        '127.0.0.2',
+      ]);
       expect(res.status).toBe(201);
       expect(res.headers.get('x-answer')).toBe('yes');
       expect(await res.text()).toBe('stored');
@@ -111,7 +113,9 @@ describe('fetchAt (Node)', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.2', r));
     const port = (silent.address() as net.AddressInfo).port;
     try {
-      const err = await fetchAt(`http://slow.invalid:${port}/`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(100) }, ['127.0.0.2']).catch((e: Error) => e);
+      const err = await fetchAt(`http://slow.invalid:${port}/`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(100) }, ['127.0.0.2']).catch(
+        (e: Error) => e,
+      );
       expect((err as Error).name).toBe('TimeoutError');
     } finally {
       for (const socket of sockets) socket.destroy();

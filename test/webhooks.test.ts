@@ -40,9 +40,19 @@ const deliveries = async (engine: TestEngine, t: Tenant, id: string) =>
 describe('registering', () => {
   it('creates a webhook whose secret is shown once, lists it, and records the first_webhook milestone', async () => {
     const t = await strict.newTenant('pro');
-    const created = await register(strict, t, { url: 'https://hooks.example.com/a', events: ['memory.created', 'memory.created', 'rollback.completed'], description: 'CRM sync' });
+    const created = await register(strict, t, {
+      url: 'https://hooks.example.com/a',
+      events: ['memory.created', 'memory.created', 'rollback.completed'],
+      description: 'CRM sync',
+    });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    expect(created).toMatchObject({ active: true, format: 'raw', events: ['memory.created', 'rollback.completed'], description: 'CRM sync', failing_since: null });
+    expect(created).toMatchObject({
+      active: true,
+      format: 'raw',
+      events: ['memory.created', 'rollback.completed'],
+      description: 'CRM sync',
+      failing_since: null,
+    });
     const got = await strict.request('GET', `/v1/webhooks/${created.webhook_id}`, { key: t.key });
     expect(got.status).toBe(200);
     expect(got.body).not.toHaveProperty('secret');
@@ -83,7 +93,10 @@ describe('registering', () => {
       const res = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { events: ['memory.created'], ...body } });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
-      expect(errorOf(res).details?.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(field);
+      expect(
+        errorOf(res).details?.map((d: { path: string }) => d.path),
+        JSON.stringify(body),
+      ).toContain(field);
     }
     const hook = await register(strict, t, { url: 'https://hooks.example.com/a' });
     const moved = await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: { url: 'https://169.254.169.254/' } });
@@ -97,7 +110,10 @@ describe('registering', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => register(strict, t, { url: `https://hooks.example.com/${i}` })));
     const over = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { url: 'https://hooks.example.com/51', events: ['memory.created'] } });
     expect(over.status).toBe(403);
-    expect(errorOf(over)).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', usage: { metric: 'webhooks', current: 50, limit: 50, plan: 'pro', resets_at: null } });
+    expect(errorOf(over)).toMatchObject({
+      code: 'svc_ram.v1.tier.limit_exceeded',
+      usage: { metric: 'webhooks', current: 50, limit: 50, plan: 'pro', resets_at: null },
+    });
     expect(errorOf(over).message).toMatch(/50 webhooks/);
   });
 
@@ -122,7 +138,12 @@ describe('delivering', { timeout: 60_000 }, () => {
     expect(verifySignature(hook.secret, delivery.headers, delivery.body)).toBe(true);
     expect(verifySignature(hook.secret, delivery.headers, delivery.body.replace('e-mail', 'phone'))).toBe(false);
     expect(delivery.headers['webhook-timestamp']).toBe(String(Math.floor(local.clock.now().getTime() / 1000)));
-    expect(delivery.json).toMatchObject({ id: delivery.headers['webhook-id'], type: 'memory.created', tenant_id: t.tenantId, data: { memory: { uuid: stored.body.id, observation: 'The customer prefers e-mail.' } } });
+    expect(delivery.json).toMatchObject({
+      id: delivery.headers['webhook-id'],
+      type: 'memory.created',
+      tenant_id: t.tenantId,
+      data: { memory: { uuid: stored.body.id, observation: 'The customer prefers e-mail.' } },
+    });
     expect(delivery.json.id).toMatch(/^evt_/);
     const log = await deliveries(local, t, hook.webhook_id);
     expect(log).toHaveLength(1);
@@ -282,7 +303,8 @@ describe('delivering', { timeout: 60_000 }, () => {
     const t = await local.newTenant('pro');
     const hook = await register(local, t, { url: receiver.url('/anomalies'), events: ['anomaly.bulk_delete'] });
     const ids: string[] = [];
-    for (let i = 0; i < 55; i++) ids.push((await local.request('POST', '/v1/memories', { key: t.key, body: { observation: `doomed ${i}`, auto_link: false } })).body.id);
+    for (let i = 0; i < 55; i++)
+      ids.push((await local.request('POST', '/v1/memories', { key: t.key, body: { observation: `doomed ${i}`, auto_link: false } })).body.id);
     for (const id of ids) await local.request('DELETE', `/v1/memories/${id}`, { key: t.key });
     await drain(local);
     const got = at('/anomalies');
@@ -299,8 +321,11 @@ describe('delivering', { timeout: 60_000 }, () => {
     await drain(local);
     expect(at('/tenant-a')).toHaveLength(1);
     expect(at('/tenant-b')).toHaveLength(0);
-    const foreign = await local.request('GET', `/v1/webhooks/${(await local.request('GET', '/v1/webhooks', { key: a.key })).body.webhooks[0].webhook_id}/deliveries`, { key: b.key });
+    const foreign = await local.request(
+      'GET',
+      `/v1/webhooks/${(await local.request('GET', '/v1/webhooks', { key: a.key })).body.webhooks[0].webhook_id}/deliveries`,
+      { key: b.key },
+    );
     expect(foreign.status).toBe(404);
   });
 });
-

@@ -29,7 +29,16 @@ export function applyCapabilities(evaluated: Evaluated, agent: RuntimeAgentTools
     agent.status === 'active'
       ? `Agent ${agent.agentId} has no capability pack with a tool for ${action}${connector ? ` or ${connector}` : ''}`
       : `Agent ${agent.agentId} is ${agent.status}`;
-  const violation: RuleMatch = { policy: CAPABILITY_POLICY, rule_index: 0, severity: 'critical', on_violation: 'block', reason, confidence: 1, match: action, field: '$.action' };
+  const violation: RuleMatch = {
+    policy: CAPABILITY_POLICY,
+    rule_index: 0,
+    severity: 'critical',
+    on_violation: 'block',
+    reason,
+    confidence: 1,
+    match: action,
+    field: '$.action',
+  };
   return {
     ...evaluated,
     status: 'blocked',

@@ -36,7 +36,9 @@ async function submitByConnector(c: Context<AppEnv>) {
   const header = c.req.header('x-agent-id');
   const fromHeader = header === undefined ? undefined : parsed('param', s.ConnectorQuery.shape.agent_id.safeParse(header));
   if (query.agent_id && fromHeader && query.agent_id !== fromHeader) {
-    throw new AppError('VALIDATION_ERROR', 'agent_id: the query parameter and the X-Agent-Id header disagree', { details: [{ path: 'agent_id', message: 'disagrees with X-Agent-Id' }] });
+    throw new AppError('VALIDATION_ERROR', 'agent_id: the query parameter and the X-Agent-Id header disagree', {
+      details: [{ path: 'agent_id', message: 'disagrees with X-Agent-Id' }],
+    });
   }
   if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(c.req.header('content-type') ?? '')) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json');
@@ -64,9 +66,13 @@ router
   })
   .openapi(routes.explainRoute, async (c) => c.json(await insights.explain(ctxOf(c), { actionId: c.req.valid('param').action_id }), 200))
   .openapi(routes.dashboardRoute, async (c) => c.json(await insights.dashboard(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.violationsRoute, async (c) => c.json(await insights.agentViolations(ctxOf(c), { agentId: c.req.valid('param').agent_id, ...c.req.valid('query') }), 200))
+  .openapi(routes.violationsRoute, async (c) =>
+    c.json(await insights.agentViolations(ctxOf(c), { agentId: c.req.valid('param').agent_id, ...c.req.valid('query') }), 200),
+  )
   .openapi(routes.getRoute, async (c) => c.json(await service.getAction(ctxOf(c), { actionId: c.req.valid('param').action_id }), 200))
-  .openapi(routes.resultRoute, async (c) => c.json(await service.reportResult(ctxOf(c), { actionId: c.req.valid('param').action_id, ...c.req.valid('json') }), 200))
+  .openapi(routes.resultRoute, async (c) =>
+    c.json(await service.reportResult(ctxOf(c), { actionId: c.req.valid('param').action_id, ...c.req.valid('json') }), 200),
+  )
   .openapi(routes.queueRoute, async (c) => c.json(await service.approvalQueue(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.decideRoute, async (c) => {
     const body = c.req.valid('json') as s.DecisionInput | undefined;

@@ -12,7 +12,9 @@ type Connector = 'github' | 'slack' | 'linear' | 'pagerduty' | 'http';
 function summarize(row: q.ActionRow, decisions: q.DecisionRow[], memoriesThen: number): string {
   const pr = row.policyResult as unknown as PolicyResult;
   const who = row.agentId ? `Agent ${row.agentId}` : 'An agent';
-  const parts = [`${who} asked to run ${row.action} on ${row.submittedAt.toISOString()}, with ${memoriesThen} ${memoriesThen === 1 ? 'memory' : 'memories'} in the store.`];
+  const parts = [
+    `${who} asked to run ${row.action} on ${row.submittedAt.toISOString()}, with ${memoriesThen} ${memoriesThen === 1 ? 'memory' : 'memories'} in the store.`,
+  ];
   const evaluated = `${pr.policies_evaluated.length} ${pr.policies_evaluated.length === 1 ? 'policy was' : 'policies were'} evaluated`;
   const why = `${pr.reason ?? 'no reason given'}; severity ${pr.severity ?? 'n/a'}, risk ${pr.risk_score.toFixed(2)}`;
   if (row.outcome === 'allowed') {
@@ -31,11 +33,15 @@ function summarize(row: q.ActionRow, decisions: q.DecisionRow[], memoriesThen: n
     } else if (final) {
       const denied = decisions.find((d) => d.decision === 'deny');
       const by = denied ? denied.approverId : approvals.map((d) => d.approverId).join(', ');
-      parts.push(`${by || 'The reviewer'} ${denied ? 'denied' : 'approved'} it in ${row.approvalMode} mode on ${row.decidedAt!.toISOString()}${row.reason ? `: "${row.reason}"` : ''}.`);
+      parts.push(
+        `${by || 'The reviewer'} ${denied ? 'denied' : 'approved'} it in ${row.approvalMode} mode on ${row.decidedAt!.toISOString()}${row.reason ? `: "${row.reason}"` : ''}.`,
+      );
     }
   } else if (row.status === 'pending_review') {
     const rules = row.approvalRules;
-    parts.push(`It is still pending review in ${row.approvalMode} mode${approvals.length ? ` with ${approvals.length} of ${rules?.min_approvals ?? 1} approvals` : ''}.`);
+    parts.push(
+      `It is still pending review in ${row.approvalMode} mode${approvals.length ? ` with ${approvals.length} of ${rules?.min_approvals ?? 1} approvals` : ''}.`,
+    );
   }
   if (row.status === 'executed' || row.status === 'failed') parts.push(`The agent reported it ${row.status}.`);
   return parts.join(' ');
@@ -84,7 +90,13 @@ export async function explain(ctx: TenantCtx, input: { actionId: string }) {
     params: row.params,
     policy_result: row.policyResult as unknown as PolicyResult,
     approval,
-    memories_at_time: memories.memories.map((m) => ({ memory_id: m.uuid, observation: m.observation, importance: m.importance, tags: m.tags, created_at: m.created_at })),
+    memories_at_time: memories.memories.map((m) => ({
+      memory_id: m.uuid,
+      observation: m.observation,
+      importance: m.importance,
+      tags: m.tags,
+      created_at: m.created_at,
+    })),
     memories_at_time_total: memories.total,
     audit_trail: trail.map((e) => ({
       sequence_number: e.seq,
@@ -174,7 +186,7 @@ export async function agentViolations(ctx: TenantCtx, input: { agentId: string }
       evaluation_mode: row.evaluationMode,
       submitted_at: row.submittedAt.toISOString(),
       risk_score: row.riskScore,
-      violations: ((row.policyResult as unknown as PolicyResult).violations ?? []),
+      violations: (row.policyResult as unknown as PolicyResult).violations ?? [],
     })),
     ...ViolationsPaging.meta(found.total, input, found.page.length),
   };

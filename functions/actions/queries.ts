@@ -20,7 +20,10 @@ export async function insertAction(db: DbOrTx, row: ActionRow): Promise<ActionRo
 
 /** An action of the tenant; `lock` holds its row until the transaction ends (one decision at a time). */
 export async function actionOf(db: DbOrTx, tenantId: string, actionId: string, lock = false): Promise<ActionRow | null> {
-  const query = db.select().from(actions).where(and(eq(actions.tenantId, tenantId), eq(actions.id, actionId)));
+  const query = db
+    .select()
+    .from(actions)
+    .where(and(eq(actions.tenantId, tenantId), eq(actions.id, actionId)));
   const [found] = lock ? await query.for('update') : await query;
   return found ?? null;
 }
@@ -30,8 +33,17 @@ export async function queue(db: DbOrTx, tenantId: string, status: ActionState | 
   const where: SQL[] = [eq(actions.tenantId, tenantId), eq(actions.reviewable, true)];
   if (status) where.push(eq(actions.status, status));
   const [found, [{ n }]] = await Promise.all([
-    db.select().from(actions).where(and(...where)).orderBy(asc(actions.lastSeq)).limit(page.limit).offset(page.offset),
-    db.select({ n: count() }).from(actions).where(and(...where)),
+    db
+      .select()
+      .from(actions)
+      .where(and(...where))
+      .orderBy(asc(actions.lastSeq))
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ n: count() })
+      .from(actions)
+      .where(and(...where)),
   ]);
   return { page: found, total: Number(n) };
 }
@@ -46,8 +58,17 @@ export async function teamQueue(db: DbOrTx, reviewerTenantId: string, status: Ac
   const where: SQL[] = [eq(actions.reviewable, true), sql`${actions.approvalMode} IN ('team', 'enterprise')`, teammates];
   if (status) where.push(eq(actions.status, status));
   const [found, [{ n }]] = await Promise.all([
-    db.select().from(actions).where(and(...where)).orderBy(asc(actions.submittedAt), asc(actions.id)).limit(page.limit).offset(page.offset),
-    db.select({ n: count() }).from(actions).where(and(...where)),
+    db
+      .select()
+      .from(actions)
+      .where(and(...where))
+      .orderBy(asc(actions.submittedAt), asc(actions.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ n: count() })
+      .from(actions)
+      .where(and(...where)),
   ]);
   return { page: found, total: Number(n) };
 }
@@ -71,7 +92,10 @@ export async function saveSettings(db: DbOrTx, tenantId: string, s: ControlSetti
     allowedRoles: s.allowed_roles,
     updatedAt: now,
   };
-  await db.insert(controlSettings).values({ tenantId, ...values }).onConflictDoUpdate({ target: controlSettings.tenantId, set: values });
+  await db
+    .insert(controlSettings)
+    .values({ tenantId, ...values })
+    .onConflictDoUpdate({ target: controlSettings.tenantId, set: values });
 }
 
 export async function settingsRow(db: DbOrTx, tenantId: string) {
@@ -82,7 +106,14 @@ export async function settingsRow(db: DbOrTx, tenantId: string) {
 /** The audit entries about an action, in chain order (the partial index audit_log_action_idx). */
 export async function auditTrail(db: DbOrTx, tenantId: string, actionId: string) {
   return db
-    .select({ seq: auditLog.seq, createdAt: auditLog.createdAt, operation: auditLog.operation, entryHash: auditLog.entryHash, actor: auditLog.actor, metadata: auditLog.metadata })
+    .select({
+      seq: auditLog.seq,
+      createdAt: auditLog.createdAt,
+      operation: auditLog.operation,
+      entryHash: auditLog.entryHash,
+      actor: auditLog.actor,
+      metadata: auditLog.metadata,
+    })
     .from(auditLog)
     .where(and(eq(auditLog.tenantId, tenantId), eq(auditLog.resourceType, 'action'), eq(auditLog.resourceId, actionId)))
     .orderBy(asc(auditLog.seq));
@@ -154,7 +185,10 @@ export async function agentViolations(db: DbOrTx, tenantId: string, agentId: str
   );
   const [found, [{ n, violations }]] = await Promise.all([
     db.select().from(actions).where(where).orderBy(sql`${actions.submittedAt} DESC`, sql`${actions.id} DESC`).limit(page.limit).offset(page.offset),
-    db.select({ n: count(), violations: sql<number | string>`coalesce(sum(${actions.violationCount}), 0)` }).from(actions).where(where),
+    db
+      .select({ n: count(), violations: sql<number | string>`coalesce(sum(${actions.violationCount}), 0)` })
+      .from(actions)
+      .where(where),
   ]);
   return { page: found, total: Number(n), violations: Number(violations) };
 }

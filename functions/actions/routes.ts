@@ -6,8 +6,7 @@ import * as s from './schemas';
 
 const tags = ['Actions'];
 
-const statuses =
-  `A rule that blocks wins over one that asks for approval, which wins over a warning. \`blocked\` is answered 403 with code \`BLOCKED\` and the whole action body; \`allowed\` and \`pending_review\` are answered 200. In \`shadow\` evaluation mode (PUT /v1/control/settings) the action is evaluated and recorded but always \`allowed\`; what enforcement would have answered is \`policy_result.shadow_status\`. Every submission is in the audit chain (resource id = action id); a pending one emits \`action.pending_review\`. An action that would be held for review while the approval mode is \`team\` or \`enterprise\` and the tier no longer has that mode is refused 403 svc_ram.v1.tier.feature_required (nothing is recorded). Evaluation is bounded per action: your rules may scan at most ${WORK_BUDGET_CHARS / 1024 / 1024} Mi characters of the action (each rule without a literal the prefilter finds scans the whole action once) and take at most ${TIME_BUDGET_MS} ms; the built-ins always run in full. When a budget runs out the action is held for review (\`pending_review\`, \`policy_result.reason\` starting with "Policy evaluation budget exceeded"), never allowed; a rule that already blocked still blocks.`;
+const statuses = `A rule that blocks wins over one that asks for approval, which wins over a warning. \`blocked\` is answered 403 with code \`BLOCKED\` and the whole action body; \`allowed\` and \`pending_review\` are answered 200. In \`shadow\` evaluation mode (PUT /v1/control/settings) the action is evaluated and recorded but always \`allowed\`; what enforcement would have answered is \`policy_result.shadow_status\`. Every submission is in the audit chain (resource id = action id); a pending one emits \`action.pending_review\`. An action that would be held for review while the approval mode is \`team\` or \`enterprise\` and the tier no longer has that mode is refused 403 svc_ram.v1.tier.feature_required (nothing is recorded). Evaluation is bounded per action: your rules may scan at most ${WORK_BUDGET_CHARS / 1024 / 1024} Mi characters of the action (each rule without a literal the prefilter finds scans the whole action once) and take at most ${TIME_BUDGET_MS} ms; the built-ins always run in full. When a budget runs out the action is held for review (\`pending_review\`, \`policy_result.reason\` starting with "Policy evaluation budget exceeded"), never allowed; a rule that already blocked still blocks.`;
 
 export const submitRoute = keyRoute({
   operationId: 'actions.submit',
@@ -19,7 +18,10 @@ export const submitRoute = keyRoute({
   request: { body: jsonBody(s.SubmitBody) },
   responses: {
     200: json(s.SubmitResponse, 'Allowed, or held for review (`policy_result.action_id` to poll)'),
-    403: json(z.union([s.BlockedResponse, ErrorSchema]), 'Blocked by a policy (BLOCKED): the error fields and the action body; or held for review under an approval mode the tier lacks (svc_ram.v1.tier.feature_required)'),
+    403: json(
+      z.union([s.BlockedResponse, ErrorSchema]),
+      'Blocked by a policy (BLOCKED): the error fields and the action body; or held for review under an approval mode the tier lacks (svc_ram.v1.tier.feature_required)',
+    ),
   },
 });
 
@@ -36,7 +38,10 @@ export const submitConnectorRoute = keyRoute({
   request: { params: s.ConnectorParams, query: s.ConnectorQuery, body: jsonBody(s.ConnectorBody) },
   responses: {
     200: json(s.SubmitResponse, 'Allowed, or held for review'),
-    403: json(z.union([s.BlockedResponse, ErrorSchema]), 'Blocked by a policy (BLOCKED); or held for review under an approval mode the tier lacks (svc_ram.v1.tier.feature_required)'),
+    403: json(
+      z.union([s.BlockedResponse, ErrorSchema]),
+      'Blocked by a policy (BLOCKED); or held for review under an approval mode the tier lacks (svc_ram.v1.tier.feature_required)',
+    ),
     404: { ...errors(404)[404], description: 'No such connector (NOT_FOUND): only the known connectors have a path' },
   },
 });
@@ -47,7 +52,8 @@ export const getRoute = keyRoute({
   path: '/v1/actions/{action_id}',
   tags,
   summary: "Poll an action's status",
-  description: 'What an agent polls after `pending_review`: `approved` (and later `executed`) mean go; `denied` means stop, with the `reason` (`expired` when nobody decided within ACTION_APPROVAL_TTL_HOURS).',
+  description:
+    'What an agent polls after `pending_review`: `approved` (and later `executed`) mean go; `denied` means stop, with the `reason` (`expired` when nobody decided within ACTION_APPROVAL_TTL_HOURS).',
   request: { params: s.ActionParams },
   responses: { 200: json(s.ActionStatusSchema, 'The action and its status'), ...errors(404) },
 });
@@ -58,7 +64,8 @@ export const resultRoute = keyRoute({
   path: '/v1/actions/{action_id}/result',
   tags,
   summary: 'Report what happened when the agent acted',
-  description: 'Only an `allowed` or `approved` action may report `executed` or `failed`, once; anything else is 409 CONFLICT naming the `action_status`. Audited.',
+  description:
+    'Only an `allowed` or `approved` action may report `executed` or `failed`, once; anything else is 409 CONFLICT naming the `action_status`. Audited.',
   request: { params: s.ActionParams, body: jsonBody(s.ResultBody) },
   responses: { 200: json(s.ActionStatusSchema, 'The action with its final status'), ...errors(404, 409) },
 });
@@ -69,7 +76,8 @@ export const queueRoute = keyRoute({
   path: '/v1/approvals',
   tags,
   summary: 'The approval queue',
-  description: 'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params.',
+  description:
+    'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params.',
   request: { query: s.QueueQuery },
   responses: { 200: json(s.QueueResponse, 'Approvals and their total') },
 });
@@ -100,7 +108,8 @@ export const getSettingsRoute = keyRoute({
   path: '/v1/control/settings',
   tags,
   summary: 'Approval and evaluation settings',
-  description: 'The approval mode new actions are decided under (`effective_approval_mode` is `solo` when the tier no longer has the mode\'s feature), the evaluation mode, and the enterprise rules.',
+  description:
+    "The approval mode new actions are decided under (`effective_approval_mode` is `solo` when the tier no longer has the mode's feature), the evaluation mode, and the enterprise rules.",
   responses: { 200: json(s.SettingsSchema, 'The settings (defaults until set)') },
 });
 
@@ -134,7 +143,8 @@ export const dashboardRoute = keyRoute({
   path: '/v1/control/dashboard',
   tags,
   summary: 'Governed actions at a glance',
-  description: 'Over the last `window` (24h, 7d, 30d): totals by what evaluation decided, current statuses, violations by policy and by agent, and a time series by `bucket` (hour or day, UTC) with empty buckets as zeros.',
+  description:
+    'Over the last `window` (24h, 7d, 30d): totals by what evaluation decided, current statuses, violations by policy and by agent, and a time series by `bucket` (hour or day, UTC) with empty buckets as zeros.',
   request: { query: s.DashboardQuery },
   responses: { 200: json(s.DashboardResponse, 'Totals, violations and the series') },
 });
@@ -145,7 +155,8 @@ export const violationsRoute = keyRoute({
   path: '/v1/control/agents/{agent_id}/violations',
   tags,
   summary: "An agent's violation history",
-  description: 'The agent\'s actions with at least one violation between `since` (default 30 days ago) and `until` (default now), newest first, each with its violations. A bad `since` or `until` (or `since` after `until`) is 400 `svc_ram.v1.control.invalid_violations_param` naming the field in `field`.',
+  description:
+    "The agent's actions with at least one violation between `since` (default 30 days ago) and `until` (default now), newest first, each with its violations. A bad `since` or `until` (or `since` after `until`) is 400 `svc_ram.v1.control.invalid_violations_param` naming the field in `field`.",
   request: { params: s.AgentParams, query: s.ViolationsQuery },
   responses: { 200: json(s.ViolationsResponse, 'The violations') },
 });

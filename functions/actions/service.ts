@@ -117,7 +117,11 @@ export async function submit(ctx: TenantCtx, input: Submission) {
     input.agent_id ? runtimeAgentTools(ctx.db, ctx.tenantId, input.agent_id) : null,
   ]);
   const { connector, operation } = splitAction(input.action);
-  const { matches: _matches, budget_exceeded: _budget, ...policyOutcome } = await evaluatePolicies(policies, input, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
+  const {
+    matches: _matches,
+    budget_exceeded: _budget,
+    ...policyOutcome
+  } = await evaluatePolicies(policies, input, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
   const evaluated = applyCapabilities(policyOutcome, agent, input.action, connector);
   const outcome = evaluated.status;
   const shadow = settings.evaluation_mode === 'shadow';
@@ -125,7 +129,9 @@ export async function submit(ctx: TenantCtx, input: Submission) {
   const id = newId('action');
   const pending = status === 'pending_review';
   const mode = pending ? approvalModeFor(settings.approval_mode, ctx.tier) : null;
-  const rules: ApprovalRules | null = mode ? { min_approvals: mode === 'enterprise' ? settings.min_approvals : 1, require_manager: settings.require_manager, allowed_roles: settings.allowed_roles } : null;
+  const rules: ApprovalRules | null = mode
+    ? { min_approvals: mode === 'enterprise' ? settings.min_approvals : 1, require_manager: settings.require_manager, allowed_roles: settings.allowed_roles }
+    : null;
   const policyResult = {
     ...evaluated,
     evaluation_mode: settings.evaluation_mode,
@@ -213,7 +219,12 @@ export async function reportResult(ctx: TenantCtx, input: { actionId: string } &
       resourceId: row.id,
       metadata: { action: row.action, agent_id: row.agentId, previous_status: row.status, detail: input.detail ?? null },
     });
-    const updated = await q.updateAction(work.tx, ctx.tenantId, row.id, { status: input.status, resultDetail: input.detail ?? null, resultAt: ctx.now, lastSeq: audit.seq });
+    const updated = await q.updateAction(work.tx, ctx.tenantId, row.id, {
+      status: input.status,
+      resultDetail: input.detail ?? null,
+      resultAt: ctx.now,
+      lastSeq: audit.seq,
+    });
     return statusDto(updated);
   });
 }
@@ -274,7 +285,15 @@ export async function expirePending(ctx: Ctx, target: { id: string; tenantId: st
   return write(ctx, async (work) => {
     const row = await q.actionOf(work.tx, target.tenantId, target.id, true);
     if (row?.status !== 'pending_review' || row.submittedAt >= before) return false;
-    const facts = { action_id: row.id, action: row.action, agent_id: row.agentId, decision: 'deny', reason: 'expired', approval_mode: row.approvalMode, status: 'denied' };
+    const facts = {
+      action_id: row.id,
+      action: row.action,
+      agent_id: row.agentId,
+      decision: 'deny',
+      reason: 'expired',
+      approval_mode: row.approvalMode,
+      status: 'denied',
+    };
     const audit = await work.audit({ tenantId: row.tenantId, operation: 'action.denied', resourceType: 'action', resourceId: row.id, metadata: facts });
     await q.updateAction(work.tx, row.tenantId, row.id, { status: 'denied', decidedAt: ctx.now, reason: 'expired', lastSeq: audit.seq });
     await work.event('action.decided', { ...facts, decided_at: ctx.now.toISOString() }, { tenantId: row.tenantId });
@@ -307,7 +326,12 @@ export async function putSettings(ctx: TenantCtx, input: z.infer<typeof Settings
     const before = await readControlSettings(work.tx, ctx.tenantId);
     const next: ControlSettings = { ...before, ...defined(input) };
     await q.saveSettings(work.tx, ctx.tenantId, next, ctx.now);
-    await work.audit({ operation: 'control.settings_updated', resourceType: 'control_settings', resourceId: ctx.tenantId, metadata: { changes: defined(input), settings: next } });
+    await work.audit({
+      operation: 'control.settings_updated',
+      resourceType: 'control_settings',
+      resourceId: ctx.tenantId,
+      metadata: { changes: defined(input), settings: next },
+    });
     return settingsDto(next, ctx.tier, ctx.now);
   });
 }

@@ -28,7 +28,8 @@ export const createTenantRoute = createRoute({
   method: 'post' as const,
   path: '/admin/v1/tenants',
   summary: 'Create a verified tenant with its first key',
-  description: 'Creates a tenant whose e-mail counts as verified, at the given tier, and returns its first API key (shown only here). 409 when the e-mail is taken.',
+  description:
+    'Creates a tenant whose e-mail counts as verified, at the given tier, and returns its first API key (shown only here). 409 when the e-mail is taken.',
   request: { body: jsonBody(s.CreateTenantBody) },
   responses: { 201: json(s.CreatedTenantSchema, 'Tenant created'), ...errors(400, 401, 404, 409, 413, 415), ...serverErrors() },
 });
@@ -61,7 +62,8 @@ export const mailRoute = createRoute({
   method: 'get' as const,
   path: '/admin/v1/mail',
   summary: 'Mail stored by the outbox transport, newest first',
-  description: 'Messages the `outbox` mail transport stored for an address, with the token each carries (verification, invitations); for operators and tests, since that transport sends nothing.',
+  description:
+    'Messages the `outbox` mail transport stored for an address, with the token each carries (verification, invitations); for operators and tests, since that transport sends nothing.',
   request: { query: s.MailQuery },
   responses: { 200: json(s.MailList, 'Messages to that address'), ...errors(400, 401, 404), ...serverErrors() },
 });

@@ -22,13 +22,20 @@ export const CreatedTenantSchema = TenantSchema.extend({
 }).openapi('AdminCreatedTenant');
 
 export const TenantParams = z.object({
-  tenant_id: z.string().min(1).max(64).openapi({ param: { name: 'tenant_id', in: 'path' }, description: 'The tenant (ten_...)', example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
+  tenant_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'tenant_id', in: 'path' }, description: 'The tenant (ten_...)', example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
 });
 
 export const PatchTenantBody = z.object({ tier: Tier }).openapi('AdminPatchTenant', { example: { tier: 'enterprise' } });
 
 export const MailQuery = z.object({
-  to: z.email().max(254).openapi({ param: { name: 'to', in: 'query' }, description: 'Recipient address', example: 'ada@example.com' }),
+  to: z
+    .email()
+    .max(254)
+    .openapi({ param: { name: 'to', in: 'query' }, description: 'Recipient address', example: 'ada@example.com' }),
 });
 
 export const MailList = z

@@ -33,7 +33,13 @@ export async function setTier(ctx: Ctx, input: { tenantId: string; tier: Tier })
     if (!before) throw notFound('Tenant');
     const after = await q.setTier(tx, input.tenantId, input.tier, ctx.now);
     if (before.tier !== input.tier) {
-      await audit({ tenantId: input.tenantId, operation: 'tenant.tier_changed', resourceType: 'tenant', resourceId: input.tenantId, metadata: { from: before.tier, to: input.tier } });
+      await audit({
+        tenantId: input.tenantId,
+        operation: 'tenant.tier_changed',
+        resourceType: 'tenant',
+        resourceId: input.tenantId,
+        metadata: { from: before.tier, to: input.tier },
+      });
     }
     return after;
   });

@@ -17,7 +17,6 @@ export const contentTypes = {
 /** The columns of spec §2.11; `artifact_id` is the memory id, else the audited resource's id. */
 export const CSV_COLUMNS = ['timestamp', 'operation', 'agent_id', 'artifact_id', 'content_hash'] as const;
 
-
 function formatOf(format: keyof typeof contentTypes): FileFormat<AuditEntry> {
   const contentType = contentTypes[format];
   switch (format) {

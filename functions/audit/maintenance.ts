@@ -86,7 +86,12 @@ export const pruneAuditRetention: MaintenanceTask = async ({ services, now }) =>
     after = due[due.length - 1].tenant_id;
   }
   if (failed.length) {
-    throw new Error(`audit retention failed for ${failed.length} tenant(s): ${failed.slice(0, 5).map((f) => `${f.tenantId}: ${f.error}`).join('; ')}`);
+    throw new Error(
+      `audit retention failed for ${failed.length} tenant(s): ${failed
+        .slice(0, 5)
+        .map((f) => `${f.tenantId}: ${f.error}`)
+        .join('; ')}`,
+    );
   }
   return deleted;
 };

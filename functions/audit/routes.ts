@@ -5,7 +5,8 @@ import * as s from './schemas';
 
 const tags = ['Audit'];
 
-const retention = 'Only entries inside your retention window are returned (Free 7 days, Starter 14, Pro 30, Enterprise 90); older ones are pruned by scheduled maintenance.';
+const retention =
+  'Only entries inside your retention window are returned (Free 7 days, Starter 14, Pro 30, Enterprise 90); older ones are pruned by scheduled maintenance.';
 
 export const listRoute = keyRoute({
   operationId: 'audit.list',

@@ -17,9 +17,7 @@ export const STORED_OPERATIONS: Record<SpecOperation, readonly string[]> = {
   rollback: ['rollback', 'memory.rollback'],
 };
 
-const specOperationOf = new Map<string, SpecOperation>(
-  SPEC_OPERATIONS.flatMap((spec) => STORED_OPERATIONS[spec].map((stored) => [stored, spec] as const)),
-);
+const specOperationOf = new Map<string, SpecOperation>(SPEC_OPERATIONS.flatMap((spec) => STORED_OPERATIONS[spec].map((stored) => [stored, spec] as const)));
 
 /** `create`/`update`/`delete`/`rollback` for memory-layer entries; other entries keep their own name. */
 export const publicOperation = (stored: string): string => specOperationOf.get(stored) ?? stored;
@@ -59,7 +57,8 @@ export const AuditEntrySchema = z
   .object({
     timestamp: z.string().openapi({ example: '2026-11-22T10:00:00.000Z' }),
     operation: z.string().openapi({
-      description: '`create`, `update`, `delete` or `rollback` for memory operations; other audited events keep their name (`key.created`, `share.accepted`, ...)',
+      description:
+        '`create`, `update`, `delete` or `rollback` for memory operations; other audited events keep their name (`key.created`, `share.accepted`, ...)',
       example: 'create',
     }),
     memory_id: z.string().nullable().openapi({ example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
@@ -70,7 +69,9 @@ export const AuditEntrySchema = z
     }),
     entry_id: z.string().openapi({ example: 'aud_3Zk9Qm2x8PzLr4Kd0aWc7T' }),
     seq: z.number().int().openapi({ description: 'Position in your hash chain (gapless, from 1)' }),
-    source_operation: z.string().openapi({ description: 'The operation as stored and hashed (`memory.create`, `memory.expire`, ...)', example: 'memory.create' }),
+    source_operation: z
+      .string()
+      .openapi({ description: 'The operation as stored and hashed (`memory.create`, `memory.expire`, ...)', example: 'memory.create' }),
     resource_type: z.string(),
     resource_id: z.string().nullable(),
     actor: z.string().nullable().openapi({ description: 'Key id, `admin` or `system`' }),
@@ -159,8 +160,7 @@ export function toEntryDto(r: AuditRow): AuditEntry {
   const memoryLayer = specOperationOf.has(r.operation);
   const expired = r.operation === 'memory.expire';
   const ids = Array.isArray(meta.memory_ids) ? meta.memory_ids : [];
-  const memoryId =
-    operation === 'rollback' || r.resource_type !== 'memory' ? null : (r.resource_id ?? (ids.length === 1 ? str(ids[0]) : null));
+  const memoryId = operation === 'rollback' || r.resource_type !== 'memory' ? null : (r.resource_id ?? (ids.length === 1 ? str(ids[0]) : null));
   return {
     timestamp: isoOrNull(new Date(r.created_at))!,
     operation,

@@ -42,13 +42,7 @@ export async function summary(ctx: TenantCtx, query: z.infer<typeof SummaryQuery
     by_operation[name] = (by_operation[name] ?? 0) + c.count;
     total += c.count;
   }
-  const responses = await q.sumDailyCounters(
-    ctx.db,
-    tenantId,
-    [RESPONSE_METRICS.clientErrors, RESPONSE_METRICS.serverErrors],
-    dayOf(window.from),
-    dayOf(now),
-  );
+  const responses = await q.sumDailyCounters(ctx.db, tenantId, [RESPONSE_METRICS.clientErrors, RESPONSE_METRICS.serverErrors], dayOf(window.from), dayOf(now));
   const clientErrors = responses[RESPONSE_METRICS.clientErrors] ?? 0;
   const serverErrors = responses[RESPONSE_METRICS.serverErrors] ?? 0;
   return {

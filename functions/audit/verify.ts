@@ -75,7 +75,8 @@ export async function verifyChain(db: DbOrTx, tenantId: string, hash: ReturnType
   if (!head) {
     // No entry was ever appended through the head; any row is a stray.
     const stray = await q.chainPage(db, where, 0, 1);
-    for (const r of stray) report({ kind: 'audit_head', id: r.id, seq: Number(r.seq), expected: 'no entries (no chain head)', actual: `entry at seq ${r.seq}` });
+    for (const r of stray)
+      report({ kind: 'audit_head', id: r.id, seq: Number(r.seq), expected: 'no entries (no chain head)', actual: `entry at seq ${r.seq}` });
     return stray.length;
   }
   /** The start moved forward since we looked: every entry before `seq` was pruned. */

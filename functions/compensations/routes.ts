@@ -3,7 +3,7 @@ import { MAX_PLAN_ACTIONS } from '../../shared/memory/compensations';
 import * as s from './schemas';
 
 const tags = ['Compensations'];
-const ids = 'A malformed plan id is 400; an unknown one, or another tenant\'s, is 404.';
+const ids = "A malformed plan id is 400; an unknown one, or another tenant's, is 404.";
 
 export const previewRoute = keyRoute({
   operationId: 'compensations.preview',

@@ -37,7 +37,11 @@ export const ActionParams = PlanParams.extend({
 export const AckBody = z
   .object({
     status: z.enum(ACK_STATUSES).openapi({ description: 'What became of the reversal', example: 'completed' }),
-    detail: z.string().max(DETAIL_MAX).optional().openapi({ description: `Free text, at most ${DETAIL_MAX} characters`, example: 'Refund re_3Nq8 issued' }),
+    detail: z
+      .string()
+      .max(DETAIL_MAX)
+      .optional()
+      .openapi({ description: `Free text, at most ${DETAIL_MAX} characters`, example: 'Refund re_3Nq8 issued' }),
   })
   .openapi('CompensationAcknowledgment', { example: { status: 'completed', detail: 'Refund re_3Nq8 issued' } });
 
@@ -53,12 +57,19 @@ const Counts = z
 
 const PlanSummary = z.object({
   plan_id: z.string().openapi({ example: EXAMPLE_ID }),
-  rollback_id: z.string().nullable().openapi({ description: 'The rollback that created the plan; null for a plan made through the preview endpoint', example: null }),
+  rollback_id: z
+    .string()
+    .nullable()
+    .openapi({ description: 'The rollback that created the plan; null for a plan made through the preview endpoint', example: null }),
   rollback_from: z.string().openapi({ example: EXAMPLE_FROM }),
   rollback_to: z.string().openapi({ example: EXAMPLE_TO }),
-  status: z.enum(PLAN_STATUSES).openapi({ description: '`pending` until the first acknowledgment, `in_progress` while any action is pending, then `completed`', example: 'in_progress' }),
+  status: z
+    .enum(PLAN_STATUSES)
+    .openapi({ description: '`pending` until the first acknowledgment, `in_progress` while any action is pending, then `completed`', example: 'in_progress' }),
   action_count: z.number().int().openapi({ example: 2 }),
-  truncated: z.boolean().openapi({ description: `More than ${MAX_PLAN_ACTIONS} ACTION steps lay in the window; the plan holds the oldest ${MAX_PLAN_ACTIONS}`, example: false }),
+  truncated: z
+    .boolean()
+    .openapi({ description: `More than ${MAX_PLAN_ACTIONS} ACTION steps lay in the window; the plan holds the oldest ${MAX_PLAN_ACTIONS}`, example: false }),
   counts: Counts,
   created_at: z.string().openapi({ example: '2026-11-22T12:00:00.000Z' }),
   completed_at: z.string().nullable().openapi({ example: null }),

@@ -14,7 +14,11 @@ const router = createRouter()
 
 export default defineFamily({
   name: 'cortex',
-  tag: { name: 'Cortex', description: 'Experimental (SVC_ENABLE_EXPERIMENTAL=1), Pro+: memory maintenance (consolidate near duplicates, reinforce, decay) as ordinary memory updates by the actor `cortex`' },
+  tag: {
+    name: 'Cortex',
+    description:
+      'Experimental (SVC_ENABLE_EXPERIMENTAL=1), Pro+: memory maintenance (consolidate near duplicates, reinforce, decay) as ordinary memory updates by the actor `cortex`',
+  },
   router,
   jobs: { [service.CORTEX_APPLY_TOPIC]: service.applyJob },
   maintenance: { cortex_daily: service.dailyRuns, near_duplicate_index: service.neighbourProbes },

@@ -86,7 +86,11 @@ export async function writeInsights(ctx: TenantCtx, clusters: Cluster[]): Promis
     for (const [i, c] of clusters.entries()) {
       const id = uuidv7();
       const importance = Math.max(...c.members.map((m) => m.importance));
-      const row = await q.insertInsight(work.tx, { id, tenantId: ctx.tenantId, observation: texts[i], importance, spaceId: c.spaceId, hash: hashes[i], embedding: embeddings[i] }, ctx.now);
+      const row = await q.insertInsight(
+        work.tx,
+        { id, tenantId: ctx.tenantId, observation: texts[i], importance, spaceId: c.spaceId, hash: hashes[i], embedding: embeddings[i] },
+        ctx.now,
+      );
       await q.linkSources(work.tx, ctx.tenantId, id, c.members, ctx.now);
       const memory = toMemoryDto(row);
       await work.memoryEvents([

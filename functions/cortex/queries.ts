@@ -1,4 +1,4 @@
-import { eq, type SQL, sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { cortexConfigs } from '../../schema/cortex';
 import { tenants } from '../../schema/accounts';
 import { COLUMNS, type MemoryRow, vectorLiteral } from '../../shared/memory/rows';
@@ -36,7 +36,10 @@ export const candidatePage = (db: DbOrTx, where: SQL, afterId: string | null, li
 
 /** Locks one memory if it still matches `where` (re-checked inside the write). */
 export async function lockIf(tx: DbOrTx, tenantId: string, id: string, where: SQL) {
-  const [row] = await rows<MemoryRow>(tx, sql`SELECT ${COLUMNS} FROM memories m WHERE m.tenant_id = ${tenantId} AND m.id = ${id}::uuid AND ${where} FOR UPDATE`);
+  const [row] = await rows<MemoryRow>(
+    tx,
+    sql`SELECT ${COLUMNS} FROM memories m WHERE m.tenant_id = ${tenantId} AND m.id = ${id}::uuid AND ${where} FOR UPDATE`,
+  );
   return row ?? null;
 }
 
@@ -55,11 +58,12 @@ export const dueTenants = (db: DbOrTx, before: Date, tiers: string[]) =>
   rows<{ id: string; tier: string; email: string }>(
     db,
     sql`SELECT t.id, t.tier, t.email FROM ${cortexConfigs} c JOIN ${tenants} t ON t.id = c.tenant_id
-        WHERE c.enabled AND (c.last_run_at IS NULL OR c.last_run_at < ${before.toISOString()}) AND t.tier IN ${sql`(${sql.join(tiers.map((x) => sql`${x}`), sql`, `)})`}
+        WHERE c.enabled AND (c.last_run_at IS NULL OR c.last_run_at < ${before.toISOString()}) AND t.tier IN ${sql`(${sql.join(
+          tiers.map((x) => sql`${x}`),
+          sql`, `,
+        )})`}
         ORDER BY t.id`,
   );
-
-export const configOf = (db: DbOrTx, tenantId: string) => db.select().from(cortexConfigs).where(eq(cortexConfigs.tenantId, tenantId));
 
 /** The tenant's near-duplicate pairs at `threshold`, after bringing the index up to date. */
 export async function nearDuplicates(db: Db, tenantId: string, now: Date, threshold: number) {

@@ -22,7 +22,8 @@ const updateDoc = {
   experimental,
   feature,
   summary: 'Change the Cortex config',
-  description: 'Any field may be left out. `consolidation_threshold` 0.5 to 1.0, `decay_age_days` 1 to 365; enabling insights needs Enterprise (403 FEATURE_NOT_AVAILABLE).',
+  description:
+    'Any field may be left out. `consolidation_threshold` 0.5 to 1.0, `decay_age_days` 1 to 365; enabling insights needs Enterprise (403 FEATURE_NOT_AVAILABLE).',
   request: { body: jsonBody(s.ConfigPatch) },
   responses: { 200: json(s.Config, 'The config as changed') },
 } as const;

@@ -18,7 +18,9 @@ export const Config = z
     decay_age_days: z.number().int().openapi({ description: 'Age (and days without recall) after which a memory decays, 1 to 365', example: 30 }),
     insight_generation_enabled: z.boolean().openapi({ description: 'Enterprise only', example: false }),
     last_run_at: z.string().nullable().openapi({ example: TIME }),
-    run_stats: z.record(z.string(), z.unknown()).openapi({ description: 'Counts of the last run', example: { consolidated: 2, boosted: 1, decayed: 4, insights_generated: 0 } }),
+    run_stats: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'Counts of the last run', example: { consolidated: 2, boosted: 1, decayed: 4, insights_generated: 0 } }),
   })
   .openapi('CortexConfig');
 
@@ -54,7 +56,9 @@ export const RunQuery = z.object({
 const Change = z
   .object({
     memory_id: z.string().openapi({ example: 'urn:uuid:0d5c4a52-4d3f-4f36-9d59-3c1c1d7d8a11' }),
-    pass: z.enum(['consolidate', 'reinforce', 'decay', 'insights']).openapi({ description: '`insights`: `memory_id` is the most central memory of the cluster the insight would come from' }),
+    pass: z
+      .enum(['consolidate', 'reinforce', 'decay', 'insights'])
+      .openapi({ description: '`insights`: `memory_id` is the most central memory of the cluster the insight would come from' }),
     detail: z.record(z.string(), z.unknown()).openapi({ example: { superseded_by: 'urn:uuid:7a1e1a43-2a80-4a8e-8d53-6b2c8c1f9e02' } }),
   })
   .openapi('CortexChange');
@@ -66,10 +70,11 @@ export const RunResult = z
     decayed: z.number().int().openapi({ description: 'Old unused memories whose importance fell by 1 and confidence ×0.9', example: 4 }),
     insights_generated: z.number().int().openapi({ description: 'Enterprise only; 0 otherwise', example: 0 }),
     dry_run: z.boolean(),
-    queued_changes: z
-      .number()
-      .int()
-      .openapi({ description: 'Changes beyond the first 500 (CORTEX_BATCH) are applied by background jobs, as many a job, shortly after the answer; the counts above are what the run planned (a change whose memory no longer qualifies when its job runs is skipped). 0 on a dry run', example: 0 }),
+    queued_changes: z.number().int().openapi({
+      description:
+        'Changes beyond the first 500 (CORTEX_BATCH) are applied by background jobs, as many a job, shortly after the answer; the counts above are what the run planned (a change whose memory no longer qualifies when its job runs is skipped). 0 on a dry run',
+      example: 0,
+    }),
     changes: z.array(Change).optional().openapi({ description: 'Dry run only: every change the run would make' }),
   })
   .openapi('CortexRunResult');

@@ -81,7 +81,8 @@ function changeOf(tenantId: string, now: Date, p: Planned, window: RunWindow): {
   return { where: q.decayWhere(tenantId, now, new Date(window.decayBefore)), sets: [sql`importance = m.importance - 1`, sql`confidence = m.confidence * 0.9`] };
 }
 
-const newer = (a: { createdAt: number; id: string }, b: { createdAt: number; id: string }) => a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
+const newer = (a: { createdAt: number; id: string }, b: { createdAt: number; id: string }) =>
+  a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
 
 /**
  * Consolidate (DESIGN §5): near-duplicate pairs in a space (same content hash, or the near-duplicate
@@ -167,8 +168,20 @@ async function apply(ctx: TenantCtx, planned: Planned[], window: RunWindow): Pro
         const row = await q.update(work.tx, ctx.tenantId, p.id, sets, ctx.now);
         const [before, after] = [toMemoryDto(current), toMemoryDto(row)];
         const changed = CHANGED[p.pass];
-        events.push({ memoryId: p.id, kind: 'update' as const, before, after, embedding: JSON.parse(row.embedding_text) as number[], metadata: { pass: p.pass } });
-        await work.audit({ operation: 'memory.update', resourceType: 'memory', resourceId: after.uuid, metadata: { changed, pass: p.pass, hash: after.hash, agent_id: after.agent_id } });
+        events.push({
+          memoryId: p.id,
+          kind: 'update' as const,
+          before,
+          after,
+          embedding: JSON.parse(row.embedding_text) as number[],
+          metadata: { pass: p.pass },
+        });
+        await work.audit({
+          operation: 'memory.update',
+          resourceType: 'memory',
+          resourceId: after.uuid,
+          metadata: { changed, pass: p.pass, hash: after.hash, agent_id: after.agent_id },
+        });
         await work.event('memory.updated', { memory: after, changed });
       }
       await work.memoryEvents(events);
@@ -188,7 +201,10 @@ export const CORTEX_APPLY_TOPIC = 'cortex_apply';
 export async function runPasses(ctx: TenantCtx, dryRun: boolean) {
   const config = s.toConfig(ctx.tenantId, await cortexConfigRow(ctx.db, ctx.tenantId));
   const { threshold, decayAgeDays } = await cortexSettings(ctx.db, ctx.tenantId);
-  const window: RunWindow = { weekAgo: new Date(ctx.now.getTime() - WEEK).toISOString(), decayBefore: new Date(ctx.now.getTime() - decayAgeDays * DAY).toISOString() };
+  const window: RunWindow = {
+    weekAgo: new Date(ctx.now.getTime() - WEEK).toISOString(),
+    decayBefore: new Date(ctx.now.getTime() - decayAgeDays * DAY).toISOString(),
+  };
   const cortex: TenantCtx = { ...ctx, actor: 'cortex', idempotency: undefined };
   const changes: Planned[] = [];
   const touched = new Set<string>();
@@ -199,13 +215,23 @@ export async function runPasses(ctx: TenantCtx, dryRun: boolean) {
   };
   const counts = { consolidated: 0, boosted: 0, decayed: 0, insights_generated: 0 };
   if (config.consolidation_enabled) counts.consolidated = plan(await planConsolidate(ctx, threshold));
-  if (config.reinforcement_enabled) counts.boosted = plan(await planPass(ctx, 'reinforce', q.reinforceWhere(ctx.tenantId, ctx.now, new Date(window.weekAgo)), touched));
+  if (config.reinforcement_enabled)
+    counts.boosted = plan(await planPass(ctx, 'reinforce', q.reinforceWhere(ctx.tenantId, ctx.now, new Date(window.weekAgo)), touched));
   if (config.decay_enabled) counts.decayed = plan(await planPass(ctx, 'decay', q.decayWhere(ctx.tenantId, ctx.now, new Date(window.decayBefore)), touched));
   const clusters = config.insight_generation_enabled && hasFeature(ctx.tier, 'cortex_insights') ? await planInsights(ctx, touched) : [];
   counts.insights_generated = clusters.length;
   if (dryRun) {
-    const insights = clusters.map((c) => ({ memory_id: toUrn(c.central.id), pass: 'insights' as const, detail: { observation: insightText(c), sources: c.members.map((m) => toUrn(m.id)) } }));
-    return { ...counts, dry_run: true, queued_changes: 0, changes: [...changes.map((c) => ({ memory_id: toUrn(c.id), pass: c.pass, detail: c.detail })), ...insights] };
+    const insights = clusters.map((c) => ({
+      memory_id: toUrn(c.central.id),
+      pass: 'insights' as const,
+      detail: { observation: insightText(c), sources: c.members.map((m) => toUrn(m.id)) },
+    }));
+    return {
+      ...counts,
+      dry_run: true,
+      queued_changes: 0,
+      changes: [...changes.map((c) => ({ memory_id: toUrn(c.id), pass: c.pass, detail: c.detail })), ...insights],
+    };
   }
   const batch = ctx.services.config.CORTEX_BATCH;
   await apply(cortex, changes.slice(0, batch), window);
@@ -213,7 +239,10 @@ export async function runPasses(ctx: TenantCtx, dryRun: boolean) {
   await writeInsights(cortex, clusters);
   await write({ ...cortex, idempotency: ctx.idempotency }, async (work) => {
     for (let i = 0; i < queued.length; i += batch) {
-      await work.enqueue({ topic: CORTEX_APPLY_TOPIC, payload: { tier: ctx.tier, window, changes: queued.slice(i, i + batch).map(({ id, pass, keep }) => ({ id, pass, keep })) } });
+      await work.enqueue({
+        topic: CORTEX_APPLY_TOPIC,
+        payload: { tier: ctx.tier, window, changes: queued.slice(i, i + batch).map(({ id, pass, keep }) => ({ id, pass, keep })) },
+      });
     }
     await q.recordRun(work.tx, ctx.tenantId, ctx.now, { ...counts, queued_changes: queued.length });
     await work.audit({ operation: 'cortex.run', resourceType: 'memory_store', metadata: { ...counts, queued_changes: queued.length } });

@@ -42,11 +42,13 @@ export async function bestMatch(db: DbOrTx, tenantId: string, now: Date, query: 
     SELECT m.embedding, m.embedding <=> ${query}::vector AS distance FROM memories m
     WHERE ${pending ? sql`m.index_pending` : sql`NOT m.index_pending`} AND ${liveOf(tenantId, now)}
     ORDER BY distance LIMIT ${k})`;
-  const [r] = await withGraphProbes(db, k, () => rows<{ best: string | number | null }>(
-    db,
-    sql`SELECT max(1 - (t.embedding <=> ${expected}::vector)) AS best
+  const [r] = await withGraphProbes(db, k, () =>
+    rows<{ best: string | number | null }>(
+      db,
+      sql`SELECT max(1 - (t.embedding <=> ${expected}::vector)) AS best
         FROM (SELECT * FROM (${branch(false)} UNION ALL ${branch(true)}) u ORDER BY u.distance LIMIT ${k}) t`,
-  ));
+    ),
+  );
   return r.best === null ? 0 : Number(r.best);
 }
 
@@ -55,9 +57,10 @@ export async function bestMatch(db: DbOrTx, tenantId: string, now: Date, query: 
  * embedding) is searched among the live memories (ties on distance break on id, as search does).
  */
 export async function selfRecall(db: DbOrTx, tenantId: string, now: Date, n: number) {
-  const [r] = await withGraphProbes(db, 40, () => rows<{ sampled: string | number; first: string | number }>(
-    db,
-    sql`SELECT count(*) AS sampled, count(*) FILTER (WHERE top.id = s.id) AS first
+  const [r] = await withGraphProbes(db, 40, () =>
+    rows<{ sampled: string | number; first: string | number }>(
+      db,
+      sql`SELECT count(*) AS sampled, count(*) FILTER (WHERE top.id = s.id) AS first
         FROM (SELECT m.id, m.embedding FROM memories m WHERE ${liveOf(tenantId, now)}
               ORDER BY m.recall_count DESC, m.created_at DESC, m.id LIMIT ${n}) s
         CROSS JOIN LATERAL (
@@ -66,7 +69,8 @@ export async function selfRecall(db: DbOrTx, tenantId: string, now: Date, n: num
             UNION ALL
             (SELECT m.id, m.embedding <=> s.embedding AS distance FROM memories m WHERE m.index_pending AND ${liveOf(tenantId, now)} ORDER BY distance LIMIT 5)
           ) u ORDER BY u.distance, u.id LIMIT 1) top`,
-  ));
+    ),
+  );
   return { sampled: Number(r.sampled), first: Number(r.first) };
 }
 
@@ -119,7 +123,10 @@ export async function insertRun(db: DbOrTx, row: typeof evalRuns.$inferInsert) {
 }
 
 export async function runsSince(db: DbOrTx, tenantId: string, since: Date): Promise<number> {
-  const [r] = await rows<{ n: string | number }>(db, sql`SELECT count(*) AS n FROM eval_runs WHERE tenant_id = ${tenantId} AND created_at >= ${since.toISOString()}`);
+  const [r] = await rows<{ n: string | number }>(
+    db,
+    sql`SELECT count(*) AS n FROM eval_runs WHERE tenant_id = ${tenantId} AND created_at >= ${since.toISOString()}`,
+  );
   return Number(r.n);
 }
 

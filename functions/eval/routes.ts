@@ -25,9 +25,13 @@ export const gateRoute = keyRoute({
   experimental,
   feature: 'eval_gate',
   summary: 'Pass or fail a deploy on memory health',
-  description: 'Runs an eval and compares its health score with `min_score`: 200 when it passes, 422 GATE_FAILED with the whole eval under `eval` when it does not, so a CI step can stop a deploy.',
+  description:
+    'Runs an eval and compares its health score with `min_score`: 200 when it passes, 422 GATE_FAILED with the whole eval under `eval` when it does not, so a CI step can stop a deploy.',
   request: { body: jsonBody(s.GateBody) },
-  responses: { 200: json(s.EvalResult, 'Passed (`passed: true`)'), 422: json(s.GateFailure, 'GATE_FAILED: the health score is below min_score; the eval is in `eval`') },
+  responses: {
+    200: json(s.EvalResult, 'Passed (`passed: true`)'),
+    422: json(s.GateFailure, 'GATE_FAILED: the health score is below min_score; the eval is in `eval`'),
+  },
 });
 
 export const historyRoute = keyRoute({
@@ -50,7 +54,8 @@ export const driftRoute = keyRoute({
   experimental,
   feature: 'eval_drift',
   summary: 'How what the store holds has shifted',
-  description: 'Compares the memories created in the last `days` with those of the `days` before: `drift_score` and the change in count; on Pro+ also importance, topics and tag shifts (null below Pro).',
+  description:
+    'Compares the memories created in the last `days` with those of the `days` before: `drift_score` and the change in count; on Pro+ also importance, topics and tag shifts (null below Pro).',
   request: { query: s.DriftQuery },
   responses: { 200: json(s.Drift, 'The drift report') },
 });
@@ -62,7 +67,8 @@ export const createBaselineRoute = keyRoute({
   tags,
   experimental,
   summary: 'Add a recall baseline',
-  description: 'A query and the observation searching it should find; baselines drive `recall_consistency`. Free 1, starter 5, pro+ unlimited (429 RATE_LIMITED beyond).',
+  description:
+    'A query and the observation searching it should find; baselines drive `recall_consistency`. Free 1, starter 5, pro+ unlimited (429 RATE_LIMITED beyond).',
   request: { body: jsonBody(s.BaselineBody) },
   responses: { 201: json(s.Baseline, 'Created') },
 });

@@ -14,7 +14,9 @@ export const GateBody = z.object({ min_score: MinScore }).openapi('EvalGateInput
 
 export const Breakdown = z
   .object({
-    recall_consistency: Score('With baselines: mean best cosine (×100) between each expected observation and the top 5 results of its query; without: share of the most-recalled memories found first by their own text'),
+    recall_consistency: Score(
+      'With baselines: mean best cosine (×100) between each expected observation and the top 5 results of its query; without: share of the most-recalled memories found first by their own text',
+    ),
     drift_score: Score('100 × (1 − min(1, 2 × (1 − cos(centroid of the last 7 days, centroid of the 7 days before)))); 100 when a window is empty'),
     conflict_score: Score('100 × (1 − conflicting / live): live memories with a duplicate (same content, or cosine ≥ 0.90) in the same space'),
     staleness_score: Score('100 × (1 − stale / live): live memories older than 30 days not recalled in 30 days'),
@@ -27,11 +29,20 @@ export const Drift = z
   .object({
     drift_score: Score('As the breakdown, with `period_days` for both windows'),
     period_days: z.number().int().openapi({ example: 7 }),
-    memory_count_delta: z.number().int().openapi({ description: 'Live memories created in the last window minus those created in the window before', example: 12 }),
-    avg_importance_delta: z.number().nullable().openapi({ description: 'Pro+: mean importance of the last window minus the window before (null when a window is empty, or below Pro)', example: 0.5 }),
+    memory_count_delta: z
+      .number()
+      .int()
+      .openapi({ description: 'Live memories created in the last window minus those created in the window before', example: 12 }),
+    avg_importance_delta: z
+      .number()
+      .nullable()
+      .openapi({ description: 'Pro+: mean importance of the last window minus the window before (null when a window is empty, or below Pro)', example: 0.5 }),
     top_new_topics: z.array(TopicCount).nullable().openapi({ description: 'Pro+: tags (or, with no tags, the most frequent content words) that grew most' }),
     top_lost_topics: z.array(TopicCount).nullable().openapi({ description: 'Pro+: tags (or content words) that shrank most' }),
-    tag_shifts: z.record(z.string(), z.number().int()).nullable().openapi({ description: 'Pro+: tag → change in count between the windows (changed tags only)', example: { billing: 3, onboarding: -2 } }),
+    tag_shifts: z
+      .record(z.string(), z.number().int())
+      .nullable()
+      .openapi({ description: 'Pro+: tag → change in count between the windows (changed tags only)', example: { billing: 3, onboarding: -2 } }),
   })
   .openapi('EvalDrift');
 
@@ -49,7 +60,9 @@ export const EvalResult = z
   })
   .openapi('EvalResult');
 
-export const GateFailure = ErrorSchema.extend({ eval: EvalResult.optional().openapi({ description: 'On GATE_FAILED: the full eval' }) }).openapi('EvalGateFailure');
+export const GateFailure = ErrorSchema.extend({ eval: EvalResult.optional().openapi({ description: 'On GATE_FAILED: the full eval' }) }).openapi(
+  'EvalGateFailure',
+);
 
 export const HistoryQuery = PageQuery({ max: 200, default: 50 });
 const HistoryPaging = paging({ totals: ['total_count'], hasMore: true });
@@ -69,13 +82,29 @@ export const HistoryEntry = z
 export const HistoryResponse = z.object({ entries: z.array(HistoryEntry), ...HistoryPaging.fields }).openapi('EvalHistory');
 
 export const DriftQuery = z.object({
-  days: z.coerce.number().int().min(1).max(90).default(7).openapi({ description: 'Length of each of the two windows compared, 1 to 90 (default 7)', example: 7 }),
+  days: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(90)
+    .default(7)
+    .openapi({ description: 'Length of each of the two windows compared, 1 to 90 (default 7)', example: 7 }),
 });
 
 export const BaselineBody = z
   .object({
-    query: z.string().trim().min(1).max(500).openapi({ description: 'What an agent would search, 1 to 500 characters', example: 'Which plan is the customer on?' }),
-    expected_observation: z.string().trim().min(1).max(2000).openapi({ description: 'The observation that search should find, 1 to 2000 characters', example: 'The customer is on the Pro plan.' }),
+    query: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .openapi({ description: 'What an agent would search, 1 to 500 characters', example: 'Which plan is the customer on?' }),
+    expected_observation: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2000)
+      .openapi({ description: 'The observation that search should find, 1 to 2000 characters', example: 'The customer is on the Pro plan.' }),
   })
   .openapi('EvalBaselineInput', { example: { query: 'Which plan is the customer on?', expected_observation: 'The customer is on the Pro plan.' } });
 

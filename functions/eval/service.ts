@@ -56,8 +56,16 @@ async function drift(ctx: TenantCtx, days: number, detail: boolean): Promise<Dri
   for (const r of t.rows) change.set(r.topic, (change.get(r.topic) ?? 0) + (r.side === 'c' ? 1 : -1) * Number(r.n));
   const shifts = [...change].filter(([, d]) => d !== 0);
   const byTopic = (a: [string, number], b: [string, number]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
-  report.top_new_topics = shifts.filter(([, d]) => d > 0).sort((a, b) => b[1] - a[1] || byTopic(a, b)).slice(0, TOP_TOPICS).map(([topic, d]) => ({ topic, count: d }));
-  report.top_lost_topics = shifts.filter(([, d]) => d < 0).sort((a, b) => a[1] - b[1] || byTopic(a, b)).slice(0, TOP_TOPICS).map(([topic, d]) => ({ topic, count: -d }));
+  report.top_new_topics = shifts
+    .filter(([, d]) => d > 0)
+    .sort((a, b) => b[1] - a[1] || byTopic(a, b))
+    .slice(0, TOP_TOPICS)
+    .map(([topic, d]) => ({ topic, count: d }));
+  report.top_lost_topics = shifts
+    .filter(([, d]) => d < 0)
+    .sort((a, b) => a[1] - b[1] || byTopic(a, b))
+    .slice(0, TOP_TOPICS)
+    .map(([topic, d]) => ({ topic, count: -d }));
   report.tag_shifts = t.byTags ? Object.fromEntries(shifts.sort(byTopic)) : {};
   return report;
 }
@@ -71,7 +79,12 @@ type EmbeddedBaselines = { baselines: Awaited<ReturnType<typeof q.baselines>>; v
  */
 async function embedBaselines(ctx: TenantCtx): Promise<EmbeddedBaselines> {
   const baselines = await q.baselines(ctx.db, ctx.tenantId);
-  const vectors = baselines.length ? await embedAll(ctx.services.embedder, baselines.flatMap((b) => [b.query, b.expectedObservation])) : [];
+  const vectors = baselines.length
+    ? await embedAll(
+        ctx.services.embedder,
+        baselines.flatMap((b) => [b.query, b.expectedObservation]),
+      )
+    : [];
   return { baselines, vectors };
 }
 
@@ -103,7 +116,11 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
       const used = await q.runsSince(work.tx, ctx.tenantId, day);
       if (used >= limit) {
         const resets = new Date(day.getTime() + DAY).toISOString();
-        throw limitReached(`Daily eval run limit of ${limit} reached`, { metric: 'eval_runs', current: used, limit, plan: ctx.tier, resets_at: resets }, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
+        throw limitReached(
+          `Daily eval run limit of ${limit} reached`,
+          { metric: 'eval_runs', current: used, limit, plan: ctx.tier, resets_at: resets },
+          { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL },
+        );
       }
     }
     // The tenant's Cortex threshold and decay age (the defaults without a Cortex config).
@@ -120,7 +137,9 @@ async function evaluate(ctx: TenantCtx, minScore: number | undefined) {
       conflict_score: counts.live ? pct(1 - counts.conflicts / counts.live) : 100,
       staleness_score: counts.live ? pct(1 - counts.stale / counts.live) : 100,
     };
-    const health = Math.round(0.35 * breakdown.recall_consistency + 0.25 * breakdown.conflict_score + 0.2 * breakdown.staleness_score + 0.2 * breakdown.drift_score);
+    const health = Math.round(
+      0.35 * breakdown.recall_consistency + 0.25 * breakdown.conflict_score + 0.2 * breakdown.staleness_score + 0.2 * breakdown.drift_score,
+    );
     const row = await q.insertRun(work.tx, {
       id: newId('eval'),
       tenantId: ctx.tenantId,
@@ -161,7 +180,12 @@ export async function createBaseline(ctx: TenantCtx, input: { query: string; exp
       await work.lock(`eval-baselines:${ctx.tenantId}`);
       const n = await q.countBaselines(work.tx, ctx.tenantId);
       // A count cap, but the contract names RATE_LIMITED for it.
-      if (n >= limit) throw limitReached(`Baseline limit of ${limit} reached on the ${ctx.tier} tier`, { metric: 'eval_baselines', current: n, limit, plan: ctx.tier, resets_at: null }, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL, code: 'RATE_LIMITED' });
+      if (n >= limit)
+        throw limitReached(
+          `Baseline limit of ${limit} reached on the ${ctx.tier} tier`,
+          { metric: 'eval_baselines', current: n, limit, plan: ctx.tier, resets_at: null },
+          { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL, code: 'RATE_LIMITED' },
+        );
     }
     const row = await q.insertBaseline(work.tx, {
       id: newId('baseline'),

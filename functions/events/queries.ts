@@ -83,6 +83,9 @@ export async function deleteLease(db: DbOrTx, l: { id: string; tenantId: string 
 
 /** Maintenance: leases of streams whose instance went away without releasing them. */
 export async function deleteLapsedLeases(db: DbOrTx, now: Date): Promise<number> {
-  const result = (await db.execute(sql`DELETE FROM event_stream_leases WHERE expires_at <= ${now.toISOString()}`)) as { rowCount?: number | null; affectedRows?: number };
+  const result = (await db.execute(sql`DELETE FROM event_stream_leases WHERE expires_at <= ${now.toISOString()}`)) as {
+    rowCount?: number | null;
+    affectedRows?: number;
+  };
   return Number(result.rowCount ?? result.affectedRows ?? 0);
 }

@@ -11,7 +11,11 @@ const EventNumber = (description: string, example: string) =>
     .openapi({ description, example });
 
 export const StreamQuery = z.object({
-  types: CsvEnum(EVENT_TYPES, `Comma-separated event types to receive, any of ${EVENT_TYPES.join(', ')}; all when absent`, 'memory.created,memory.deleted').optional(),
+  types: CsvEnum(
+    EVENT_TYPES,
+    `Comma-separated event types to receive, any of ${EVENT_TYPES.join(', ')}; all when absent`,
+    'memory.created,memory.deleted',
+  ).optional(),
   last_event_id: EventNumber(
     'Resume after this event, for clients that cannot send the `Last-Event-ID` header; the header wins when both are sent (an EventSource reconnecting keeps the URL and sends the header). `0`: every event still stored',
     '0',
@@ -19,7 +23,10 @@ export const StreamQuery = z.object({
 });
 
 export const StreamHeaders = z.object({
-  'last-event-id': EventNumber('Resume after this event: the stream sends every later one. Without it the stream starts with the next event to commit. A number above your latest event is 400.', '42').optional(),
+  'last-event-id': EventNumber(
+    'Resume after this event: the stream sends every later one. Without it the stream starts with the next event to commit. A number above your latest event is 400.',
+    '42',
+  ).optional(),
 });
 
 const EXAMPLE_EVENT = {
@@ -32,6 +39,6 @@ const EXAMPLE_EVENT = {
 
 export const StreamBody = z.string().openapi({
   description:
-    'Server-Sent Events. Each event: `id: <seq>` (the tenant\'s event number, increasing in commit order), `event: <type>`, `data: <the raw webhook body: {id, type, created_at, tenant_id, data}>`. A comment line `: keepalive` every 15 s.',
+    "Server-Sent Events. Each event: `id: <seq>` (the tenant's event number, increasing in commit order), `event: <type>`, `data: <the raw webhook body: {id, type, created_at, tenant_id, data}>`. A comment line `: keepalive` every 15 s.",
   example: `id: 42\nevent: memory.created\ndata: ${JSON.stringify(EXAMPLE_EVENT)}\n\n: keepalive\n\n`,
 });

@@ -68,7 +68,10 @@ export async function markVerified(tx: DbOrTx, tenantId: string, now: Date) {
 }
 
 export async function moveToGrace(tx: DbOrTx, tenantId: string, keyId: string, change: { graceExpiresAt: Date; replacedBy: string }) {
-  await tx.update(apiKeys).set({ status: 'grace', ...change }).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
+  await tx
+    .update(apiKeys)
+    .set({ status: 'grace', ...change })
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
 }
 
 /** Ends the grace period of the tenant's keys still in one; returns their ids. */
@@ -76,13 +79,22 @@ export async function endGrace(tx: DbOrTx, tenantId: string, now: Date): Promise
   const ended = await tx
     .update(apiKeys)
     .set({ graceExpiresAt: now })
-    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.status, 'grace'), sql`(${apiKeys.graceExpiresAt} IS NULL OR ${apiKeys.graceExpiresAt} > ${now.toISOString()})`))
+    .where(
+      and(
+        eq(apiKeys.tenantId, tenantId),
+        eq(apiKeys.status, 'grace'),
+        sql`(${apiKeys.graceExpiresAt} IS NULL OR ${apiKeys.graceExpiresAt} > ${now.toISOString()})`,
+      ),
+    )
     .returning({ id: apiKeys.id });
   return ended.map((k) => k.id);
 }
 
 export async function markRevoked(tx: DbOrTx, tenantId: string, keyId: string, now: Date) {
-  await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now }).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
+  await tx
+    .update(apiKeys)
+    .set({ status: 'revoked', revokedAt: now })
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
 }
 
 /** Request windows of no tenant (shared/platform/ratelimit.ts) once they can no longer refuse anything. */

@@ -22,7 +22,7 @@ export const verifyRoute = publicRoute({
   tags,
   summary: 'Verify e-mail and receive the first key',
   description:
-    'Exchanges the token from the verification mail (valid 24 hours, single use) for the account\'s first API key, which is shown only in this response. At most 20 attempts per client IP and 10 per e-mail address every hour (429 RATE_LIMITED with Retry-After).',
+    "Exchanges the token from the verification mail (valid 24 hours, single use) for the account's first API key, which is shown only in this response. At most 20 attempts per client IP and 10 per e-mail address every hour (429 RATE_LIMITED with Retry-After).",
   request: { body: jsonBody(s.VerifyBody) },
   responses: { 200: json(s.VerifyResponse, 'Account verified; the key is shown once'), ...errors(400, 404, 429) },
 });
@@ -33,7 +33,8 @@ export const rotateRoute = keyRoute({
   path: '/v1/keys/rotate',
   tags,
   summary: 'Rotate the calling key',
-  description: 'Issues a new key. The calling key moves to `grace` and keeps working for data for 24 hours, but can no longer rotate or revoke keys (403 FORBIDDEN); only an active key manages keys.',
+  description:
+    'Issues a new key. The calling key moves to `grace` and keeps working for data for 24 hours, but can no longer rotate or revoke keys (403 FORBIDDEN); only an active key manages keys.',
   request: { body: { required: false, content: { 'application/json': { schema: s.RotateBody } } } },
   responses: { 200: json(s.RotateResponse, 'New key issued; shown once'), ...errors(400, 403) },
 });

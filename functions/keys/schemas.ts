@@ -70,9 +70,7 @@ export const RevokeBody = z
   })
   .openapi('RevokeRequest', { example: { key_id: 'key_5hG2mQ9rT1xVb8Lc0Zp4Wd' } });
 
-export const RevokeResponse = z
-  .object({ revoked_key_id: z.string(), message: z.string() })
-  .openapi('RevokeResponse');
+export const RevokeResponse = z.object({ revoked_key_id: z.string(), message: z.string() }).openapi('RevokeResponse');
 
 export interface KeyRow {
   id: string;

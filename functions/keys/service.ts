@@ -51,7 +51,11 @@ async function countSignupInTx(work: Work, ipHash: string) {
 /** A fresh single-use token, replacing any earlier unused one, mailed to the address. */
 async function mailVerificationToken(work: Work, tenantId: string, email: string) {
   const token = `vt_${randomBase62(32)}`;
-  await q.replaceSignupToken(work.tx, { id: newId('token'), tenantId, tokenHash: await sha256Hex(token), expiresAt: new Date(work.ctx.now.getTime() + VERIFICATION_TTL_MS) }, work.ctx.now);
+  await q.replaceSignupToken(
+    work.tx,
+    { id: newId('token'), tenantId, tokenHash: await sha256Hex(token), expiresAt: new Date(work.ctx.now.getTime() + VERIFICATION_TTL_MS) },
+    work.ctx.now,
+  );
   await sendMail(work, {
     to: email,
     subject: 'Verify your engram account',
@@ -213,7 +217,12 @@ export async function revoke(ctx: TenantCtx, input: { keyId: string }) {
     const [key] = matches;
     if (key.status === 'revoked') return { key, already: true };
     await q.markRevoked(tx, auth.tenantId, key.id, now);
-    await work.audit({ operation: 'key.revoked', resourceType: 'api_key', resourceId: key.id, metadata: { key_prefix: key.keyPrefix, self: key.id === auth.keyId } });
+    await work.audit({
+      operation: 'key.revoked',
+      resourceType: 'api_key',
+      resourceId: key.id,
+      metadata: { key_prefix: key.keyPrefix, self: key.id === auth.keyId },
+    });
     return { key, already: false };
   });
   await forgetKeys(ctx.services, auth.tenantId);

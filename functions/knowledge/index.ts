@@ -19,6 +19,9 @@ const router = createRouter()
 
 export default defineFamily({
   name: 'knowledge',
-  tag: { name: 'Knowledge graph', description: 'Entities and subject-predicate-object triples between them, entity neighbourhoods, paths; memories link to the entities they name' },
+  tag: {
+    name: 'Knowledge graph',
+    description: 'Entities and subject-predicate-object triples between them, entity neighbourhoods, paths; memories link to the entities they name',
+  },
   router,
 });

@@ -60,7 +60,13 @@ const tripleSelect = (tenantId: string, now: Date) => sql`
  * (FOR NO KEY UPDATE: memory links to it go on) until commit, so an entity delete running at the
  * same time waits and then removes the new triple with it.
  */
-export async function upsertEntities(tx: DbOrTx, tenantId: string, wanted: { id: string; name: string; entity_type: string }[], defaultType: string, now: Date) {
+export async function upsertEntities(
+  tx: DbOrTx,
+  tenantId: string,
+  wanted: { id: string; name: string; entity_type: string }[],
+  defaultType: string,
+  now: Date,
+) {
   return rows<EntityRow & { created: boolean }>(
     tx,
     sql`INSERT INTO knowledge_entities AS e (id, tenant_id, name, entity_type, metadata, created_at)
@@ -81,7 +87,16 @@ export async function lockSourceMemory(tx: DbOrTx, tenantId: string, memoryId: s
 
 export async function insertTriple(
   tx: DbOrTx,
-  t: { id: string; tenantId: string; subjectId: string; predicate: string; objectId: string; confidence: number; sourceMemoryId: string | null; metadata: Record<string, unknown> },
+  t: {
+    id: string;
+    tenantId: string;
+    subjectId: string;
+    predicate: string;
+    objectId: string;
+    confidence: number;
+    sourceMemoryId: string | null;
+    metadata: Record<string, unknown>;
+  },
   now: Date,
 ) {
   await tx.execute(sql`
@@ -116,7 +131,8 @@ function whereTriples(tenantId: string, f: TripleFilter): SQL {
 /** A page newest first, and the total. */
 export async function listTriples(db: DbOrTx, tenantId: string, f: TripleFilter, page: PageInput, now: Date) {
   const where = whereTriples(tenantId, f);
-  const memoryJoin = f.sourceMemoryId !== undefined ? sql`LEFT JOIN memories m ON m.id = t.source_memory_id AND m.tenant_id = ${tenantId} AND ${live(now)}` : sql``;
+  const memoryJoin =
+    f.sourceMemoryId !== undefined ? sql`LEFT JOIN memories m ON m.id = t.source_memory_id AND m.tenant_id = ${tenantId} AND ${live(now)}` : sql``;
   const [found, [{ n }]] = await Promise.all([
     rows<TripleRow>(db, sql`${tripleSelect(tenantId, now)} WHERE ${where} ORDER BY t.created_at DESC, t.id DESC LIMIT ${page.limit} OFFSET ${page.offset}`),
     rows<{ n: number | string }>(db, sql`SELECT count(*) AS n FROM knowledge_triples t ${memoryJoin} WHERE ${where}`),
@@ -192,7 +208,16 @@ export async function neighbourhood(db: DbOrTx, tenantId: string, entityId: stri
   const count = (here: string) => sql`(SELECT count(*) FROM knowledge_triples t WHERE t.${sql.raw(here)} = e.id AND t.tenant_id = ${tenantId})`;
   const mentions = sql`FROM memory_entities me JOIN memories m ON m.id = me.memory_id AND m.tenant_id = ${tenantId} AND ${live(now)}
                        WHERE me.entity_id = e.id AND me.tenant_id = ${tenantId}`;
-  const [found] = await rows<EntityRow & { as_subject: Json<ConnectionRow[]>; as_object: Json<ConnectionRow[]>; subjects: number | string; objects: number | string; mentioned_in: Json<string[]>; mention_count: number | string }>(
+  const [found] = await rows<
+    EntityRow & {
+      as_subject: Json<ConnectionRow[]>;
+      as_object: Json<ConnectionRow[]>;
+      subjects: number | string;
+      objects: number | string;
+      mentioned_in: Json<string[]>;
+      mention_count: number | string;
+    }
+  >(
     db,
     sql`SELECT ${ENTITY_COLUMNS}, ${side('subject_id', 'object_id')} AS as_subject, ${side('object_id', 'subject_id')} AS as_object,
                ${count('subject_id')} AS subjects, ${count('object_id')} AS objects,
@@ -296,4 +321,8 @@ export async function shortestPaths(db: DbOrTx, tenantId: string, from: string, 
 }
 
 /** A one-dimensional Postgres text array of uuids, `{a,b}`, as a driver may leave it. */
-const parsePgArray = (text: string) => text.replace(/^\{|\}$/g, '').split(',').filter(Boolean);
+const parsePgArray = (text: string) =>
+  text
+    .replace(/^\{|\}$/g, '')
+    .split(',')
+    .filter(Boolean);

@@ -25,7 +25,8 @@ export const listTriplesRoute = keyRoute({
   path: '/v1/knowledge/triples',
   tags,
   summary: 'Triples, newest first',
-  description: '`subject` and `object` match entity names, case-insensitively; `predicate` matches exactly; `source_memory_id` finds the triples taken from a memory.',
+  description:
+    '`subject` and `object` match entity names, case-insensitively; `predicate` matches exactly; `source_memory_id` finds the triples taken from a memory.',
   request: { query: s.TripleListQuery },
   responses: { 200: json(s.TripleList, 'A page of triples') },
 });

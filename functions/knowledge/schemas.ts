@@ -19,10 +19,29 @@ const TIME = '2026-11-22T10:00:00.000Z';
 
 const names = 'Stored trimmed, with runs of whitespace as one space, and lowercased; so `Ada  Lovelace` and `ada lovelace` are one entity.';
 const Name = (description: string, example: string) =>
-  z.string().trim().min(1).max(ENTITY_NAME_MAX).openapi({ description: `${description}, 1 to ${ENTITY_NAME_MAX} characters. ${names}`, example });
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(ENTITY_NAME_MAX)
+    .openapi({ description: `${description}, 1 to ${ENTITY_NAME_MAX} characters. ${names}`, example });
 const Type = (description: string) =>
-  z.string().trim().min(1).max(TYPE_MAX).optional().openapi({ description: `${description}, 1 to ${TYPE_MAX} characters, lowercased; default \`${DEFAULT_TYPE}\`. An entity is unique by name: the type is set when it is created or while it still has the default type.`, example: 'person' });
-const Predicate = z.string().trim().min(1).max(PREDICATE_MAX).openapi({ description: `1 to ${PREDICATE_MAX} characters, stored as given (trimmed); filters match it exactly`, example: 'works_at' });
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(TYPE_MAX)
+    .optional()
+    .openapi({
+      description: `${description}, 1 to ${TYPE_MAX} characters, lowercased; default \`${DEFAULT_TYPE}\`. An entity is unique by name: the type is set when it is created or while it still has the default type.`,
+      example: 'person',
+    });
+const Predicate = z
+  .string()
+  .trim()
+  .min(1)
+  .max(PREDICATE_MAX)
+  .openapi({ description: `1 to ${PREDICATE_MAX} characters, stored as given (trimmed); filters match it exactly`, example: 'works_at' });
 const Confidence = z.number().min(0).max(1).openapi({ description: '0.0 to 1.0', example: 0.9 });
 
 export const CreateTripleBody = z
@@ -31,20 +50,36 @@ export const CreateTripleBody = z
     predicate: Predicate,
     object: Name('Object entity name', 'Analytical Engine'),
     confidence: Confidence.default(1),
-    source_memory_id: UrnId('A memory of yours this fact came from (404 when there is no such memory). When that memory is later deleted, purged after its TTL or removed by a rollback, the triple stays and this becomes null').optional(),
+    source_memory_id: UrnId(
+      'A memory of yours this fact came from (404 when there is no such memory). When that memory is later deleted, purged after its TTL or removed by a rollback, the triple stays and this becomes null',
+    ).optional(),
     subject_type: Type('Type of the subject entity'),
     object_type: Type('Type of the object entity'),
     metadata: Metadata('Stored with the triple.', { extracted_by: 'billing-agent' }).default({}),
   })
   .openapi('CreateTripleRequest', {
-    example: { subject: 'Ada Lovelace', predicate: 'worked_on', object: 'Analytical Engine', confidence: 0.9, subject_type: 'person', object_type: 'machine', metadata: { extracted_by: 'research-agent' } },
+    example: {
+      subject: 'Ada Lovelace',
+      predicate: 'worked_on',
+      object: 'Analytical Engine',
+      confidence: 0.9,
+      subject_type: 'person',
+      object_type: 'machine',
+      metadata: { extracted_by: 'research-agent' },
+    },
   });
 
 export const TripleParams = z.object({ triple_id: UrnId('The triple (urn:uuid:<uuid>)').openapi({ example: TRIPLE_EXAMPLE }) });
 export const EntityParams = z.object({ entity_id: UrnId('The entity (urn:uuid:<uuid>)').openapi({ example: ENTITY_EXAMPLE }) });
 
 const NameFilter = (description: string) =>
-  z.string().trim().min(1).max(ENTITY_NAME_MAX).optional().openapi({ description: `${description} case-insensitive, normalized as names are`, example: 'ada lovelace' });
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(ENTITY_NAME_MAX)
+    .optional()
+    .openapi({ description: `${description} case-insensitive, normalized as names are`, example: 'ada lovelace' });
 
 export const TripleListQuery = PageQuery({ max: LIST_MAX, default: 50 }).extend({
   subject: NameFilter('Only triples whose subject has this name'),
@@ -59,13 +94,28 @@ export const EntityListQuery = PageQuery({ max: LIST_MAX, default: 50 }).extend(
 });
 
 export const EntityQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(LIST_MAX).default(50).openapi({ description: `Newest triples shown in each of as_subject and as_object, 1 to ${LIST_MAX} (default 50); total_connections counts them all`, example: 50 }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(LIST_MAX)
+    .default(50)
+    .openapi({
+      description: `Newest triples shown in each of as_subject and as_object, 1 to ${LIST_MAX} (default 50); total_connections counts them all`,
+      example: 50,
+    }),
 });
 
 export const PathsQuery = z.object({
   from: z.string().trim().min(1).max(ENTITY_NAME_MAX).openapi({ description: 'Start: an entity_id, or an entity name', example: 'ada lovelace' }),
   to: z.string().trim().min(1).max(ENTITY_NAME_MAX).openapi({ description: 'End: an entity_id or an entity name', example: 'charles babbage' }),
-  max_hops: z.coerce.number().int().min(1).max(MAX_HOPS).default(3).openapi({ description: `Longest path, in triples, 1 to ${MAX_HOPS} (default 3)`, example: 3 }),
+  max_hops: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_HOPS)
+    .default(3)
+    .openapi({ description: `Longest path, in triples, 1 to ${MAX_HOPS} (default 3)`, example: 3 }),
 });
 
 export const EntityRef = z
@@ -83,7 +133,10 @@ export const TripleSchema = z
     predicate: z.string().openapi({ example: 'worked_on' }),
     object: EntityRef,
     confidence: z.number().openapi({ example: 0.9 }),
-    source_memory_id: z.string().nullable().openapi({ description: 'Null when none was given, or once that memory was deleted, purged or rolled away (or its TTL ran out)', example: MEMORY_EXAMPLE }),
+    source_memory_id: z.string().nullable().openapi({
+      description: 'Null when none was given, or once that memory was deleted, purged or rolled away (or its TTL ran out)',
+      example: MEMORY_EXAMPLE,
+    }),
     metadata: z.record(z.string(), z.unknown()).openapi({ example: { extracted_by: 'research-agent' } }),
     created_at: z.string().openapi({ example: TIME }),
   })
@@ -100,7 +153,9 @@ export const EntitySchema = EntityRef.extend({
 export const EntityPaging = paging({ totals: ['total'], hasMore: true });
 export const EntityList = z
   .object({
-    entities: z.array(EntitySchema.extend({ triple_count: z.number().int().openapi({ description: 'Triples naming the entity as subject or object', example: 4 }) })),
+    entities: z.array(
+      EntitySchema.extend({ triple_count: z.number().int().openapi({ description: 'Triples naming the entity as subject or object', example: 4 }) }),
+    ),
     ...EntityPaging.fields,
   })
   .openapi('KnowledgeEntityList');
@@ -115,17 +170,29 @@ const Connection = {
 export const EntityDetail = z
   .object({
     entity: EntitySchema,
-    as_subject: z.array(z.object({ ...Connection, object: EntityRef })).openapi({ description: 'Triples with this entity as subject, newest first (at most `limit`)' }),
-    as_object: z.array(z.object({ ...Connection, subject: EntityRef })).openapi({ description: 'Triples with this entity as object, newest first (at most `limit`)' }),
-    total_connections: z.number().int().openapi({ description: 'All triples with this entity as subject plus all with it as object (a triple from the entity to itself counts in both)', example: 2 }),
-    mentioned_in: z.array(z.string()).openapi({ description: 'The newest memories (at most `limit`) whose text names this entity, linked when they were stored', example: [MEMORY_EXAMPLE] }),
+    as_subject: z
+      .array(z.object({ ...Connection, object: EntityRef }))
+      .openapi({ description: 'Triples with this entity as subject, newest first (at most `limit`)' }),
+    as_object: z
+      .array(z.object({ ...Connection, subject: EntityRef }))
+      .openapi({ description: 'Triples with this entity as object, newest first (at most `limit`)' }),
+    total_connections: z.number().int().openapi({
+      description: 'All triples with this entity as subject plus all with it as object (a triple from the entity to itself counts in both)',
+      example: 2,
+    }),
+    mentioned_in: z
+      .array(z.string())
+      .openapi({ description: 'The newest memories (at most `limit`) whose text names this entity, linked when they were stored', example: [MEMORY_EXAMPLE] }),
     mention_count: z.number().int().openapi({ description: 'Live memories linked to this entity', example: 1 }),
   })
   .openapi('KnowledgeEntityDetail');
 
 export const DeletedTriple = z.object({ deleted: z.literal(true) }).openapi('KnowledgeTripleDeleted');
 export const DeletedEntity = z
-  .object({ deleted: z.literal(true), triples_removed: z.number().int().openapi({ description: 'Triples that named the entity, deleted with it', example: 3 }) })
+  .object({
+    deleted: z.literal(true),
+    triples_removed: z.number().int().openapi({ description: 'Triples that named the entity, deleted with it', example: 3 }),
+  })
   .openapi('KnowledgeEntityDeleted');
 
 const Step = z.object({
@@ -139,14 +206,23 @@ export const PathsResponse = z
   .object({
     from: EntityRef,
     to: EntityRef.openapi({ example: { entity_id: OTHER_ENTITY_EXAMPLE, name: 'charles babbage', entity_type: 'person' } }),
-    paths: z.array(z.array(Step)).openapi({ description: 'Each path is its triples in order from `from` to `to`; a triple walked against its direction keeps its own subject and object' }),
-    total: z.number().int().openapi({ description: `Paths returned (at most ${MAX_PATHS})`, example: 1 }),
+    paths: z.array(z.array(Step)).openapi({
+      description: 'Each path is its triples in order from `from` to `to`; a triple walked against its direction keeps its own subject and object',
+    }),
+    total: z
+      .number()
+      .int()
+      .openapi({ description: `Paths returned (at most ${MAX_PATHS})`, example: 1 }),
   })
   .openapi('KnowledgePaths');
 
 const iso = (v: Date | string) => new Date(v).toISOString();
 
-export const toRef = (e: { entity_id: string; name: string; entity_type: string }): z.infer<typeof EntityRef> => ({ entity_id: e.entity_id, name: e.name, entity_type: e.entity_type });
+export const toRef = (e: { entity_id: string; name: string; entity_type: string }): z.infer<typeof EntityRef> => ({
+  entity_id: e.entity_id,
+  name: e.name,
+  entity_type: e.entity_type,
+});
 
 export const toEntityDto = (e: EntityRow): z.infer<typeof EntitySchema> => ({ ...toRef(e), metadata: e.metadata ?? {}, created_at: iso(e.created_at) });
 

@@ -36,22 +36,45 @@ export async function createTriple(ctx: TenantCtx, input: z.infer<typeof CreateT
   const wanted =
     subjectName === objectName
       ? [{ name: subjectName, entity_type: typeOf(input.subject_type ?? input.object_type) }]
-      : [{ name: subjectName, entity_type: typeOf(input.subject_type) }, { name: objectName, entity_type: typeOf(input.object_type) }];
+      : [
+          { name: subjectName, entity_type: typeOf(input.subject_type) },
+          { name: objectName, entity_type: typeOf(input.object_type) },
+        ];
   const tripleId = uuidv7();
   const sourceMemoryId = input.source_memory_id ?? null;
   return write(ctx, async (work) => {
     const { tx } = work;
-    const entities = await q.upsertEntities(tx, ctx.tenantId, wanted.map((e) => ({ id: uuidv7(), ...e })), DEFAULT_TYPE, ctx.now);
+    const entities = await q.upsertEntities(
+      tx,
+      ctx.tenantId,
+      wanted.map((e) => ({ id: uuidv7(), ...e })),
+      DEFAULT_TYPE,
+      ctx.now,
+    );
     const entity = (name: string) => entities.find((r) => r.name === name)!;
     if (sourceMemoryId && !(await q.lockSourceMemory(tx, ctx.tenantId, sourceMemoryId, ctx.now))) throw notFound('Memory');
     const [s, o] = [entity(subjectName), entity(objectName)];
-    const triple = { id: tripleId, tenantId: ctx.tenantId, subjectId: bare(s.entity_id), predicate: input.predicate, objectId: bare(o.entity_id), confidence: input.confidence, sourceMemoryId, metadata: input.metadata };
+    const triple = {
+      id: tripleId,
+      tenantId: ctx.tenantId,
+      subjectId: bare(s.entity_id),
+      predicate: input.predicate,
+      objectId: bare(o.entity_id),
+      confidence: input.confidence,
+      sourceMemoryId,
+      metadata: input.metadata,
+    };
     await q.insertTriple(tx, triple, ctx.now);
     await work.audit({
       operation: 'knowledge.triple_created',
       resourceType: 'knowledge_triple',
       resourceId: toUrn(tripleId),
-      metadata: { subject_id: s.entity_id, object_id: o.entity_id, entities_created: entities.filter((e) => e.created).map((e) => e.entity_id), source_memory_id: sourceMemoryId && toUrn(sourceMemoryId) },
+      metadata: {
+        subject_id: s.entity_id,
+        object_id: o.entity_id,
+        entities_created: entities.filter((e) => e.created).map((e) => e.entity_id),
+        source_memory_id: sourceMemoryId && toUrn(sourceMemoryId),
+      },
     });
     return {
       triple_id: toUrn(tripleId),
@@ -67,7 +90,12 @@ export async function createTriple(ctx: TenantCtx, input: z.infer<typeof CreateT
 }
 
 export async function listTriples(ctx: TenantCtx, query: z.infer<typeof TripleListQuery>) {
-  const filter = { subject: normalizedOrUndefined(query.subject), object: normalizedOrUndefined(query.object), predicate: query.predicate, sourceMemoryId: query.source_memory_id };
+  const filter = {
+    subject: normalizedOrUndefined(query.subject),
+    object: normalizedOrUndefined(query.object),
+    predicate: query.predicate,
+    sourceMemoryId: query.source_memory_id,
+  };
   const { page, total } = await q.listTriples(ctx.db, ctx.tenantId, filter, query, ctx.now);
   return { triples: page.map(toTripleDto), ...TriplePaging.meta(total, query, page.length) };
 }
@@ -88,7 +116,12 @@ export async function deleteTriple(ctx: TenantCtx, input: { tripleId: string }) 
 }
 
 export async function listEntities(ctx: TenantCtx, query: z.infer<typeof EntityListQuery>) {
-  const { page, total } = await q.listEntities(ctx.db, ctx.tenantId, { entityType: normalizedOrUndefined(query.entity_type), prefix: normalizedOrUndefined(query.q) }, query);
+  const { page, total } = await q.listEntities(
+    ctx.db,
+    ctx.tenantId,
+    { entityType: normalizedOrUndefined(query.entity_type), prefix: normalizedOrUndefined(query.q) },
+    query,
+  );
   return { entities: page.map((e) => ({ ...toEntityDto(e), triple_count: Number(e.triple_count) })), ...EntityPaging.meta(total, query, page.length) };
 }
 

@@ -9,7 +9,20 @@ const PAGE = 500;
 
 const contentTypes = { md: 'text/markdown; charset=utf-8', json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
 
-const CSV_COLUMNS = ['uuid', 'observation', 'tags', 'importance', 'confidence', 'recall_count', 'agent_id', 'space_id', 'context', 'hash', 'created_at', 'updated_at'] as const;
+const CSV_COLUMNS = [
+  'uuid',
+  'observation',
+  'tags',
+  'importance',
+  'confidence',
+  'recall_count',
+  'agent_id',
+  'space_id',
+  'context',
+  'hash',
+  'created_at',
+  'updated_at',
+] as const;
 
 type Exported = q.MemoryDto & { cursor: { createdAt: string; id: string } };
 

@@ -91,11 +91,7 @@ const bestFirst = (a: Scored, b: Scored) => Number(b.matched) - Number(a.matched
  * nothing, never one that matches), and its score is held to the lowest of those above it so
  * scores never rise down the list.
  */
-export function spreadToNeighbours(
-  fused: Scored[],
-  near: (Ranked & { hit_id: string; distance: number })[],
-  matches: (row: Ranked) => boolean,
-): Scored[] {
+export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: string; distance: number })[], matches: (row: Ranked) => boolean): Scored[] {
   const byId = new Map(fused.map((s) => [s.row.id, { ...s }]));
   const base = new Map(fused.map((s) => [s.row.id, s.score]));
   for (const n of near) {

@@ -18,11 +18,26 @@ export const purgeExpiredMemories: MaintenanceTask = async (ctx) => {
       const byTenant = new Map<string, typeof expired>();
       for (const m of expired) byTenant.set(m.tenant_id, [...(byTenant.get(m.tenant_id) ?? []), m]);
       for (const [tenantId, list] of byTenant) {
-        await q.deleteMemories(work.tx, tenantId, list.map((m) => m.id));
-        await work.memoryEvents(
-          list.map((m) => ({ tenantId, memoryId: m.id, kind: 'expire' as const, before: q.toMemoryDto(m), embedding: JSON.parse(m.embedding_text) as number[] })),
+        await q.deleteMemories(
+          work.tx,
+          tenantId,
+          list.map((m) => m.id),
         );
-        await work.audit({ tenantId, operation: 'memory.expire', resourceType: 'memory', metadata: { count: list.length, memory_ids: list.map((m) => toUrn(m.id)) } });
+        await work.memoryEvents(
+          list.map((m) => ({
+            tenantId,
+            memoryId: m.id,
+            kind: 'expire' as const,
+            before: q.toMemoryDto(m),
+            embedding: JSON.parse(m.embedding_text) as number[],
+          })),
+        );
+        await work.audit({
+          tenantId,
+          operation: 'memory.expire',
+          resourceType: 'memory',
+          metadata: { count: list.length, memory_ids: list.map((m) => toUrn(m.id)) },
+        });
         await adjustLiveMemories(work.tx, tenantId, -list.length);
       }
       return expired.length;

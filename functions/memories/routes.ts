@@ -38,7 +38,8 @@ export const listRoute = keyRoute({
   path: '/v1/memories',
   tags,
   summary: 'List memories, newest first',
-  description: 'Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent and space, one page at a time; expired memories never appear. `total` and `total_count` count every match.',
+  description:
+    'Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent and space, one page at a time; expired memories never appear. `total` and `total_count` count every match.',
   request: { query: s.ListQuery },
   responses: { 200: json(s.ListResponse, 'A page of memories'), ...errors(400, 403) },
 });

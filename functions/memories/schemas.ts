@@ -14,7 +14,10 @@ export const MAX_TAG_LENGTH = 64;
 const urn = UrnId;
 
 const tag = z.string().trim().min(1).max(MAX_TAG_LENGTH);
-const Tags = z.array(tag).max(MAX_TAGS).openapi({ example: ['preferences', 'billing'] });
+const Tags = z
+  .array(tag)
+  .max(MAX_TAGS)
+  .openapi({ example: ['preferences', 'billing'] });
 
 export const StoreBody = z
   .object({
@@ -27,7 +30,8 @@ export const StoreBody = z
     ttl_seconds: z.number().int().min(60).max(7_776_000).optional().openapi({ description: 'Expiry after this many seconds (60 to 90 days)' }),
     auto_link: z.boolean().default(true),
     on_conflict: z.enum(['lww', 'reject', 'manual']).default('lww').openapi({
-      description: 'When the same observation already exists in the same space: `lww` stores and supersedes the older one, `reject` answers 409, `manual` stores both and flags it',
+      description:
+        'When the same observation already exists in the same space: `lww` stores and supersedes the older one, `reject` answers 409, `manual` stores both and flags it',
     }),
     owner_tenant_id: z.string().min(1).max(64).optional().openapi({
       description:
@@ -47,7 +51,10 @@ export const StoreResponse = z
     conflict_detected: z.boolean(),
     superseded: z.array(z.string()).openapi({ description: 'Older duplicates this memory superseded (lww)' }),
     auto_links: z.array(z.string()),
-    entities: z.array(z.string()).openapi({ description: 'Knowledge graph entities (ids) the observation names, linked to the memory; always empty below Pro', example: ['urn:uuid:01935f80-3b4c-7d5e-8f6a-7b8c9d0e1f2a'] }),
+    entities: z.array(z.string()).openapi({
+      description: 'Knowledge graph entities (ids) the observation names, linked to the memory; always empty below Pro',
+      example: ['urn:uuid:01935f80-3b4c-7d5e-8f6a-7b8c9d0e1f2a'],
+    }),
     expires_at: z.string().nullable(),
   })
   .openapi('StoreMemoryResponse');
@@ -68,7 +75,12 @@ export const BatchStoreBody = z
       .openapi({ description: `1 to ${MAX_BATCH} memories, stored in this order` }),
   })
   .openapi('BatchStoreRequest', {
-    example: { memories: [{ observation: 'The user prefers invoices in EUR.', tags: ['billing'] }, { observation: 'The user lives in Lisbon.', importance: 6 }] },
+    example: {
+      memories: [
+        { observation: 'The user prefers invoices in EUR.', tags: ['billing'] },
+        { observation: 'The user lives in Lisbon.', importance: 6 },
+      ],
+    },
   });
 
 export const BatchStoreResponse = z
@@ -91,7 +103,12 @@ export const BatchStoreResponse = z
 const csv = z
   .string()
   .max(2_000)
-  .transform((v) => v.split(',').map((t) => t.trim()).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(tag).max(MAX_TAGS));
 
 const Scope = z.enum(['all', 'own', 'shared']).default('all').openapi({
@@ -137,17 +154,27 @@ export const DeleteResponse = z.object({ deleted: z.boolean(), memory_id: z.stri
 const booleanQuery = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const SearchQuery = z.object({
-  q: z.string().trim().min(1).max(2_000).openapi({ description: 'What to search for, in natural language (or keywords for mode `keyword`)', example: 'which currency for invoices' }),
+  q: z
+    .string()
+    .trim()
+    .min(1)
+    .max(2_000)
+    .openapi({ description: 'What to search for, in natural language (or keywords for mode `keyword`)', example: 'which currency for invoices' }),
   limit: z.coerce.number().int().min(1).max(100).default(5).openapi({ description: 'At most this many memories' }),
   min_score: z.coerce.number().min(0).max(1).default(0).openapi({ description: 'Leave out memories whose `score` is below this' }),
   tags: csv.optional().openapi({ description: 'Comma-separated; candidates must have at least one' }),
   agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space (Pro+)').optional(),
-  recency_weight: z.coerce.number().min(0).max(1).default(0).openapi({ description: 'Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30); 0 ranks by relevance alone' }),
+  recency_weight: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(0)
+    .openapi({ description: 'Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30); 0 ranks by relevance alone' }),
   include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
-      '`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate\'s) above one that matches; the best retrieval (LoCoMo recall@10 0.797 vs 0.681 keyword, 0.452 semantic).',
+      "`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the best retrieval (LoCoMo recall@10 0.797 vs 0.681 keyword, 0.452 semantic).",
   }),
   scope: Scope,
 });
@@ -155,7 +182,10 @@ export const SearchQuery = z.object({
 export const SearchHit = z.object({
   uuid: z.string(),
   observation: z.string(),
-  score: z.number().openapi({ description: 'Ranking score in [0,1]: cosine (semantic), mapped BM25 (keyword) or the fusion with neighbour shares, scaled so the best is at most 1 (hybrid), blended with recency when recency_weight > 0' }),
+  score: z.number().openapi({
+    description:
+      'Ranking score in [0,1]: cosine (semantic), mapped BM25 (keyword) or the fusion with neighbour shares, scaled so the best is at most 1 (hybrid), blended with recency when recency_weight > 0',
+  }),
   similarity: z.number().openapi({ description: 'Raw cosine similarity, clamped to [0,1]' }),
   match_confidence: z.number().openapi({
     description: 'similarity × (0.85 + 0.015·importance) × (1 + 0.05·ln(1 + recall_count)), clamped to [0,1]',

@@ -134,8 +134,20 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
     // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
     const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? grantReader(ctx, query) : null);
     const none: q.CandidateList = { rows: [] };
-    const semanticList = async () => (query.mode === 'keyword' ? none : q.semanticCandidates(ctx.db, ctx.services.storage, where, await embedding, n, grantsOf('semantic'), query.scope !== 'shared' && !grants.length && unfiltered(query) ? tenantId : null));
-    const keywordList = async () => (query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword')));
+    const semanticList = async () =>
+      query.mode === 'keyword'
+        ? none
+        : q.semanticCandidates(
+            ctx.db,
+            ctx.services.storage,
+            where,
+            await embedding,
+            n,
+            grantsOf('semantic'),
+            query.scope !== 'shared' && !grants.length && unfiltered(query) ? tenantId : null,
+          );
+    const keywordList = async () =>
+      query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword'));
     // Side by side they would take two connections; where a request's connection is its own (a
     // Worker's), the keyword list goes first, while the embedding is computed.
     const [semantic, keyword] = oneConnectionPerRequest(ctx.services)
@@ -145,7 +157,9 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
   };
   // Most tenants have no grants: a search of everything readable starts with the caller's own store
   // and reads the grants in the same statement; it searches again only when grants turn up.
-  let found = await (query.scope === 'shared' ? candidatesFor(await activeGrants(ctx.db, grantReader(ctx, query)), false) : candidatesFor([], query.scope === 'all'));
+  let found = await (query.scope === 'shared'
+    ? candidatesFor(await activeGrants(ctx.db, grantReader(ctx, query)), false)
+    : candidatesFor([], query.scope === 'all'));
   if (query.scope === 'all' && found.grants.length) found = await candidatesFor(found.grants, false);
   const { where, vector, semantic, keyword } = found;
   if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);

@@ -40,7 +40,8 @@ export async function get(ctx: TenantCtx, input: { id: string }) {
 /** The SET list of a patch; the new embedding and hash when the observation changed. */
 function patchSets(body: z.infer<typeof PatchBody>, change: { embedding: number[] | null; hash: string }, now: Date) {
   const sets = [sql`version = m.version + 1`, sql`updated_at = ${now.toISOString()}`];
-  if (change.embedding) sets.push(sql`observation = ${body.observation!}`, sql`content_hash = ${change.hash}`, sql`embedding = ${q.vectorLiteral(change.embedding)}::vector`);
+  if (change.embedding)
+    sets.push(sql`observation = ${body.observation!}`, sql`content_hash = ${change.hash}`, sql`embedding = ${q.vectorLiteral(change.embedding)}::vector`);
   if (body.importance !== undefined) sets.push(sql`importance = ${body.importance}`);
   if (body.tags !== undefined) sets.push(sql`tags = ${pgArray(body.tags)}::text[]`);
   if (body.superseded_by !== undefined) sets.push(sql`superseded_by = ${body.superseded_by}::uuid`);
@@ -69,7 +70,12 @@ export async function patch(ctx: TenantCtx, input: { id: string } & z.infer<type
     const [before, after] = [q.toMemoryDto(current), q.toMemoryDto(row)];
     await work.memoryEvents([{ memoryId: id, kind: 'update', before, after, embedding: JSON.parse(row.embedding_text) as number[] }]);
     const changed = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-    await work.audit({ operation: 'memory.update', resourceType: 'memory', resourceId: after.uuid, metadata: { changed, hash: after.hash, agent_id: after.agent_id } });
+    await work.audit({
+      operation: 'memory.update',
+      resourceType: 'memory',
+      resourceId: after.uuid,
+      metadata: { changed, hash: after.hash, agent_id: after.agent_id },
+    });
     await work.event('memory.updated', { memory: after, changed });
     return after;
   });
@@ -93,11 +99,22 @@ export async function remove(ctx: TenantCtx, input: { id: string }) {
     await work.memoryEvents([
       ...revived.map((r) => {
         const after = q.toMemoryDto(r);
-        return { memoryId: r.id, kind: 'update' as const, before: { ...after, superseded_by: before.uuid }, after, metadata: { reason: 'superseding memory deleted' } };
+        return {
+          memoryId: r.id,
+          kind: 'update' as const,
+          before: { ...after, superseded_by: before.uuid },
+          after,
+          metadata: { reason: 'superseding memory deleted' },
+        };
       }),
       { memoryId: id, kind: 'delete', before, embedding, metadata: { links: linkRecords } },
     ]);
-    await work.audit({ operation: 'memory.delete', resourceType: 'memory', resourceId: before.uuid, metadata: { hash: before.hash, agent_id: before.agent_id, links_removed: links.length } });
+    await work.audit({
+      operation: 'memory.delete',
+      resourceType: 'memory',
+      resourceId: before.uuid,
+      metadata: { hash: before.hash, agent_id: before.agent_id, links_removed: links.length },
+    });
     await work.event('memory.deleted', { memory_id: before.uuid, memory: before });
     await adjustLiveMemories(work.tx, tenantId, -1);
   });

@@ -45,9 +45,13 @@ export const policyBodyParser: MiddlewareHandler<AppEnv> = async (c, next) => {
       const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
       throw invalidPolicy(`Invalid YAML: ${message}`, [{ path: '(body)', message: `is not valid YAML: ${message}` }]);
     }
-    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw invalidPolicy('The YAML document must be a mapping of policy fields', [{ path: '(body)', message: 'must be a mapping' }]);
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+      throw invalidPolicy('The YAML document must be a mapping of policy fields', [{ path: '(body)', message: 'must be a mapping' }]);
     const bad = unsafeText(doc);
-    if (bad) throw invalidPolicy(`${bad} must not contain NUL characters or unpaired surrogates`, [{ path: bad, message: 'must not contain NUL characters or unpaired surrogates' }]);
+    if (bad)
+      throw invalidPolicy(`${bad} must not contain NUL characters or unpaired surrogates`, [
+        { path: bad, message: 'must not contain NUL characters or unpaired surrogates' },
+      ]);
     const headers = new Headers(c.req.raw.headers);
     headers.set('content-type', 'application/json');
     c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: JSON.stringify(doc) });
@@ -63,7 +67,8 @@ export const policyBodyParser: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /** `rules.3.match` → `rules[3].match`. */
-const pathOf = (path: PropertyKey[]) => path.reduce<string>((at, p) => (typeof p === 'number' ? `${at}[${p}]` : at ? `${at}.${String(p)}` : String(p)), '') || '(body)';
+const pathOf = (path: PropertyKey[]) =>
+  path.reduce<string>((at, p) => (typeof p === 'number' ? `${at}[${p}]` : at ? `${at}.${String(p)}` : String(p)), '') || '(body)';
 
 const fallback = validationHook();
 

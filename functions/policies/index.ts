@@ -15,20 +15,40 @@ const parsingBody = <R extends { middleware: readonly unknown[] }>(route: R): R 
 // /test before /{policy_name}: the static path must win.
 const router = createRouter()
   .openapi(routes.testRoute, async (c) => c.json(await service.testPolicies(ctxOf(c), c.req.valid('json')), 200), draftHook)
-  .openapi(parsingBody(routes.createRoute), async (c) => {
-    const { status, body } = await service.createPolicy(ctxOf(c), c.req.valid('json') as PolicyInput);
-    return status === 201 ? c.json(body, 201) : c.json(body, 200);
-  }, policyHook)
-  .openapi(routes.listRoute, async (c) => c.json(await service.listPolicies(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.getRoute, async (c) => c.json(await service.getPolicy(ctxOf(c), { name: c.req.valid('param').policy_name, agentId: c.req.valid('query').agent_id ?? null }), 200))
-  .openapi(parsingBody(routes.replaceRoute), async (c) =>
-    c.json(await service.replacePolicy(ctxOf(c), { policyName: c.req.valid('param').policy_name, queryAgentId: c.req.valid('query').agent_id, body: c.req.valid('json') as ReplaceInput }), 200),
+  .openapi(
+    parsingBody(routes.createRoute),
+    async (c) => {
+      const { status, body } = await service.createPolicy(ctxOf(c), c.req.valid('json') as PolicyInput);
+      return status === 201 ? c.json(body, 201) : c.json(body, 200);
+    },
     policyHook,
   )
-  .openapi(routes.deleteRoute, async (c) => c.json(await service.disablePolicy(ctxOf(c), { name: c.req.valid('param').policy_name, agentId: c.req.valid('query').agent_id ?? null }), 200));
+  .openapi(routes.listRoute, async (c) => c.json(await service.listPolicies(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.getRoute, async (c) =>
+    c.json(await service.getPolicy(ctxOf(c), { name: c.req.valid('param').policy_name, agentId: c.req.valid('query').agent_id ?? null }), 200),
+  )
+  .openapi(
+    parsingBody(routes.replaceRoute),
+    async (c) =>
+      c.json(
+        await service.replacePolicy(ctxOf(c), {
+          policyName: c.req.valid('param').policy_name,
+          queryAgentId: c.req.valid('query').agent_id,
+          body: c.req.valid('json') as ReplaceInput,
+        }),
+        200,
+      ),
+    policyHook,
+  )
+  .openapi(routes.deleteRoute, async (c) =>
+    c.json(await service.disablePolicy(ctxOf(c), { name: c.req.valid('param').policy_name, agentId: c.req.valid('query').agent_id ?? null }), 200),
+  );
 
 export default defineFamily({
   name: 'policies',
-  tag: { name: 'Policies', description: 'Rules that decide governed actions: the built-ins, your custom policies per tenant or agent, and a dry run (custom policies Starter+)' },
+  tag: {
+    name: 'Policies',
+    description: 'Rules that decide governed actions: the built-ins, your custom policies per tenant or agent, and a dry run (custom policies Starter+)',
+  },
   router,
 });

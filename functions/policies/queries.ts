@@ -9,7 +9,10 @@ const scope = (agentId: string | null) => (agentId === null ? isNull(policies.ag
 
 /** The tenant's policy of that name at one scope (tenant-wide when `agentId` is null), enabled or not. */
 export async function policyAt(db: DbOrTx, tenantId: string, name: string, agentId: string | null): Promise<PolicyRow | null> {
-  const [found] = await db.select().from(policies).where(and(eq(policies.tenantId, tenantId), eq(policies.name, name), scope(agentId)));
+  const [found] = await db
+    .select()
+    .from(policies)
+    .where(and(eq(policies.tenantId, tenantId), eq(policies.name, name), scope(agentId)));
   return found ?? null;
 }
 
@@ -25,7 +28,10 @@ export async function listPolicies(db: DbOrTx, tenantId: string, agentId: string
 
 /** Enabled custom policies of the tenant, every scope: what the tier's custom policy limit counts. */
 export async function countEnabled(db: DbOrTx, tenantId: string): Promise<number> {
-  const [{ n }] = await db.select({ n: count() }).from(policies).where(and(eq(policies.tenantId, tenantId), eq(policies.enabled, true)));
+  const [{ n }] = await db
+    .select({ n: count() })
+    .from(policies)
+    .where(and(eq(policies.tenantId, tenantId), eq(policies.enabled, true)));
   return Number(n);
 }
 
@@ -40,6 +46,10 @@ export async function updatePolicy(
   id: string,
   changes: Partial<Pick<PolicyRow, 'description' | 'stepTypes' | 'whitelistedDomains' | 'rules' | 'enabled' | 'version' | 'updatedAt'>>,
 ): Promise<PolicyRow> {
-  const [updated] = await db.update(policies).set(changes).where(and(eq(policies.tenantId, tenantId), eq(policies.id, id))).returning();
+  const [updated] = await db
+    .update(policies)
+    .set(changes)
+    .where(and(eq(policies.tenantId, tenantId), eq(policies.id, id)))
+    .returning();
   return updated;
 }

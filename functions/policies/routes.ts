@@ -3,8 +3,18 @@ import { MAX_EVALUATED_CHARS, TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../sh
 import * as s from './schemas';
 
 const tags = ['Policies'];
-const invalid = { 400: { description: 'Invalid policy (svc_ram.v1.control.invalid_policy, `details` names each bad field such as `rules[3].match`), or other invalid input', content: { 'application/json': { schema: errorsOf(400)[400].content['application/json'].schema } } } };
-const notFound = { 404: { description: 'No policy of that name at that scope (svc_ram.v1.control.policy_not_found)', content: { 'application/json': { schema: errorsOf(404)[404].content['application/json'].schema } } } };
+const invalid = {
+  400: {
+    description: 'Invalid policy (svc_ram.v1.control.invalid_policy, `details` names each bad field such as `rules[3].match`), or other invalid input',
+    content: { 'application/json': { schema: errorsOf(400)[400].content['application/json'].schema } },
+  },
+};
+const notFound = {
+  404: {
+    description: 'No policy of that name at that scope (svc_ram.v1.control.policy_not_found)',
+    content: { 'application/json': { schema: errorsOf(404)[404].content['application/json'].schema } },
+  },
+};
 
 /** JSON (the documented default) or the same document as YAML. */
 const policyBody = <T extends typeof s.PolicyBody | typeof s.ReplaceBody>(schema: T) => ({
@@ -37,7 +47,8 @@ export const listRoute = keyRoute({
   path: '/v1/control/policies',
   tags,
   summary: 'Built-in and custom policies, with the evaluation and approval modes',
-  description: 'Built-ins first (only name, enabled, description, source, agent_id), then the tenant-wide custom policies, enabled or disabled, and with `agent_id` that agent\'s scoped ones. `mode` is the evaluation mode (`enforcement` or `shadow`), `approval_mode` the approval mode held actions are decided under. Every tier may list.',
+  description:
+    "Built-ins first (only name, enabled, description, source, agent_id), then the tenant-wide custom policies, enabled or disabled, and with `agent_id` that agent's scoped ones. `mode` is the evaluation mode (`enforcement` or `shadow`), `approval_mode` the approval mode held actions are decided under. Every tier may list.",
   request: { query: s.ListQuery },
   responses: { 200: json(s.PolicyList, 'The policies') },
 });
@@ -48,8 +59,7 @@ export const testRoute = keyRoute({
   path: '/v1/control/policies/test',
   tags,
   summary: 'Dry run: which rule would match where',
-  description:
-    `Evaluates the action against the current policy set (for \`agent_id\`, with its overrides) plus an optional draft \`policy\`, which replaces a policy of the same name for this test. Nothing is stored, audited or counted as an action. Every tier may test the current set; a draft needs Starter+ (403 svc_ram.v1.tier.feature_required), an agent-scoped draft Pro+. A bad draft is 400 svc_ram.v1.control.invalid_policy naming \`policy.<field>\`. Bounded as POST /v1/actions is: an action longer than ${MAX_EVALUATED_CHARS / 1024} Ki characters as evaluated is not read, custom rules may scan at most ${WORK_BUDGET_CHARS / 1024 / 1024} Mi characters and take at most ${TIME_BUDGET_MS} ms; past a budget the answer is \`pending_review\` with \`policy_result.reason\` starting "Policy evaluation budget exceeded" and \`budget_exceeded\` saying which budget ran out (null when every rule ran).`,
+  description: `Evaluates the action against the current policy set (for \`agent_id\`, with its overrides) plus an optional draft \`policy\`, which replaces a policy of the same name for this test. Nothing is stored, audited or counted as an action. Every tier may test the current set; a draft needs Starter+ (403 svc_ram.v1.tier.feature_required), an agent-scoped draft Pro+. A bad draft is 400 svc_ram.v1.control.invalid_policy naming \`policy.<field>\`. Bounded as POST /v1/actions is: an action longer than ${MAX_EVALUATED_CHARS / 1024} Ki characters as evaluated is not read, custom rules may scan at most ${WORK_BUDGET_CHARS / 1024 / 1024} Mi characters and take at most ${TIME_BUDGET_MS} ms; past a budget the answer is \`pending_review\` with \`policy_result.reason\` starting "Policy evaluation budget exceeded" and \`budget_exceeded\` saying which budget ran out (null when every rule ran).`,
   request: { body: { required: true, content: { 'application/json': { schema: s.TestBody } } } },
   responses: { 200: json(s.TestResult, 'The outcome, the policy result and each match with its JSON path'), ...errorsOf(403), ...invalid },
 });
@@ -71,7 +81,7 @@ export const replaceRoute = keyRoute({
   method: 'put',
   path: '/v1/control/policies/{policy_name}',
   tags,
-  summary: 'Replace a policy\'s rules and metadata',
+  summary: "Replace a policy's rules and metadata",
   description: `Same fields as create (the name comes from the path); fields left out take their defaults. The version is incremented; 200 \`action: "updated"\`. The scope is \`agent_id\` from the body or the query (tenant-wide without). 404 when no policy of that name exists at that scope. Re-enabling a disabled policy needs room under the tier's limit. ${bodies}`,
   request: { params: s.NameParams, query: s.ScopeQuery, body: policyBody(s.ReplaceBody) },
   responses: { 200: json(s.PolicyWrite, 'Updated'), ...invalid, ...notFound },
@@ -83,11 +93,15 @@ export const deleteRoute = keyRoute({
   path: '/v1/control/policies/{policy_name}',
   tags,
   summary: 'Disable a policy (soft delete)',
-  description: 'Sets `enabled` false and increments the version; 200 `action: "disabled"` (again for an already disabled policy, which is left as it is). Built-ins cannot be deleted: 403 svc_ram.v1.control.cannot_delete_builtin.',
+  description:
+    'Sets `enabled` false and increments the version; 200 `action: "disabled"` (again for an already disabled policy, which is left as it is). Built-ins cannot be deleted: 403 svc_ram.v1.control.cannot_delete_builtin.',
   request: { params: s.NameParams, query: s.ScopeQuery },
   responses: {
     200: json(s.PolicyWrite, 'Disabled'),
-    403: { description: 'A built-in policy (svc_ram.v1.control.cannot_delete_builtin)', content: { 'application/json': { schema: errorsOf(403)[403].content['application/json'].schema } } },
+    403: {
+      description: 'A built-in policy (svc_ram.v1.control.cannot_delete_builtin)',
+      content: { 'application/json': { schema: errorsOf(403)[403].content['application/json'].schema } },
+    },
     ...notFound,
   },
 });

@@ -34,10 +34,20 @@ const Pattern = (description: string, example: string) =>
 
 export const RuleSchema = z
   .object({
-    match: Pattern('RE2 regular expression, case-insensitive, searched anywhere in the action as compact JSON `{"action":...,"params":{...}}`', String.raw`\bdrop\s+(table|database)\b`),
+    match: Pattern(
+      'RE2 regular expression, case-insensitive, searched anywhere in the action as compact JSON `{"action":...,"params":{...}}`',
+      String.raw`\bdrop\s+(table|database)\b`,
+    ),
     severity: z.enum(SEVERITIES).openapi({ example: 'critical' }),
-    on_violation: z.enum(OUTCOMES).optional().openapi({ description: 'Default from severity: critical → block, high → require_approval, medium and low → warn' }),
-    reason: z.string().max(500).optional().openapi({ description: 'Message template; `{match}` is replaced by the matched text', example: 'Destructive SQL: {match}' }),
+    on_violation: z
+      .enum(OUTCOMES)
+      .optional()
+      .openapi({ description: 'Default from severity: critical → block, high → require_approval, medium and low → warn' }),
+    reason: z
+      .string()
+      .max(500)
+      .optional()
+      .openapi({ description: 'Message template; `{match}` is replaced by the matched text', example: 'Destructive SQL: {match}' }),
     context_requires: Pattern('A second RE2 pattern that must also be found somewhere in the action for the rule to fire', 'prod').optional(),
     confidence: z.number().min(0).max(1).optional().openapi({ description: '0.0 to 1.0, default 0.85; weighs the rule in `risk_score`', example: 0.95 }),
   })
@@ -62,8 +72,16 @@ const policyFields = {
     .array(Domain)
     .max(MAX_WHITELISTED_DOMAINS)
     .optional()
-    .openapi({ description: 'The policy is skipped when every host the action names (URL hosts, e-mail domains) is one of these or a subdomain; an action naming no host is evaluated', example: ['internal.example.com'] }),
-  rules: z.array(RuleSchema).min(1).max(MAX_RULES).openapi({ description: `1 to ${MAX_RULES} rules` }),
+    .openapi({
+      description:
+        'The policy is skipped when every host the action names (URL hosts, e-mail domains) is one of these or a subdomain; an action naming no host is evaluated',
+      example: ['internal.example.com'],
+    }),
+  rules: z
+    .array(RuleSchema)
+    .min(1)
+    .max(MAX_RULES)
+    .openapi({ description: `1 to ${MAX_RULES} rules` }),
   enabled: z.boolean().optional().openapi({ description: 'Default true', example: true }),
   agent_id: AgentId.optional(),
 };
@@ -98,11 +116,21 @@ export const YamlBody = z.string().openapi({ description: 'The same fields as th
 
 export const NameParams = z.object({
   // Names that cannot exist (too long, odd characters) are simply not found (404).
-  policy_name: z.string().min(1).max(256).openapi({ description: 'The policy name; built-ins are `FinancialSafety` and `DataExfiltration`', example: 'NoProdDeletes' }),
+  policy_name: z
+    .string()
+    .min(1)
+    .max(256)
+    .openapi({ description: 'The policy name; built-ins are `FinancialSafety` and `DataExfiltration`', example: 'NoProdDeletes' }),
 });
 
 export const ScopeQuery = z.object({
-  agent_id: z.string().trim().min(1).max(128).optional().openapi({ description: 'Select the agent-scoped policy of this agent instead of the tenant-wide one', example: 'billing-agent' }),
+  agent_id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(128)
+    .optional()
+    .openapi({ description: 'Select the agent-scoped policy of this agent instead of the tenant-wide one', example: 'billing-agent' }),
 });
 export const ListQuery = z.object({
   agent_id: z.string().trim().min(1).max(128).optional().openapi({ description: "Also list this agent's scoped policies", example: 'billing-agent' }),
@@ -124,7 +152,10 @@ export const PolicySummary = z
     version: z.number().int().optional().openapi({ example: 2 }),
     created_at: z.string().optional().openapi({ example: TIME }),
     updated_at: z.string().optional().openapi({ example: TIME }),
-    step_types: z.array(z.string()).optional().openapi({ example: ['action'] }),
+    step_types: z
+      .array(z.string())
+      .optional()
+      .openapi({ example: ['action'] }),
     whitelisted_domains: z.array(z.string()).optional().openapi({ example: [] }),
     rule_count: z.number().int().optional().openapi({ example: 1 }),
   })
@@ -133,7 +164,10 @@ export const PolicySummary = z
 export const PolicyList = z
   .object({
     policies: z.array(PolicySummary).openapi({ description: 'Built-ins first, then custom policies by name (tenant-wide before agent-scoped)' }),
-    mode: z.enum(EVALUATION_MODES).openapi({ description: "The tenant's evaluation mode: `enforcement` (outcomes apply) or `shadow` (recorded, every action allowed)", example: 'enforcement' }),
+    mode: z.enum(EVALUATION_MODES).openapi({
+      description: "The tenant's evaluation mode: `enforcement` (outcomes apply) or `shadow` (recorded, every action allowed)",
+      example: 'enforcement',
+    }),
     approval_mode: z.enum(APPROVAL_MODES).openapi({ description: "The tenant's approval mode, under which held actions are decided", example: 'solo' }),
     connectors: z.array(z.string()).openapi({ example: [...CONNECTORS] }),
     approval_modes: z.array(z.string()).openapi({ example: [...APPROVAL_MODES] }),
@@ -143,7 +177,10 @@ export const PolicyList = z
 const StoredRule = RuleSchema.extend({ match: z.string(), context_requires: z.string().optional() });
 
 export const PolicyDetail = PolicySummary.extend({
-  config: z.object({ rules: z.array(StoredRule) }).optional().openapi({ description: 'Custom policies: the full configuration; the rules are under `config.rules`' }),
+  config: z
+    .object({ rules: z.array(StoredRule) })
+    .optional()
+    .openapi({ description: 'Custom policies: the full configuration; the rules are under `config.rules`' }),
 }).openapi('PolicyDetail');
 
 export const PolicyWrite = z
@@ -170,8 +207,16 @@ export const TestBody = z
       .refine((p) => nestsAtMost(p, MAX_PARAMS_DEPTH), { message: `must nest at most ${MAX_PARAMS_DEPTH} levels deep` })
       .optional()
       .openapi({ description: 'The action payload', example: { database: 'prod-main', sql: 'DROP TABLE customers' } }),
-    agent_id: z.string().trim().min(1).max(128).optional().openapi({ description: "Evaluate with this agent's policy set (its agent-scoped policies override)", example: 'billing-agent' }),
-    policy: PolicyBody.optional().openapi({ description: 'A draft policy in the create body\'s shape, not saved; it replaces a policy of the same name for this test (Starter+)' }),
+    agent_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(128)
+      .optional()
+      .openapi({ description: "Evaluate with this agent's policy set (its agent-scoped policies override)", example: 'billing-agent' }),
+    policy: PolicyBody.optional().openapi({
+      description: "A draft policy in the create body's shape, not saved; it replaces a policy of the same name for this test (Starter+)",
+    }),
   })
   .openapi('PolicyTestBody', {
     example: { action: 'db.query', params: { database: 'prod-main', sql: 'DROP TABLE customers' }, policy: example },
@@ -191,7 +236,10 @@ const Violation = z.object({
 export const PolicyResultSchema = z
   .object({
     status: z.enum(['allowed', 'blocked', 'pending_review']),
-    risk_score: z.number().openapi({ description: '1 − Π(1 − weight(severity) × confidence) over the rules that fired; weights critical 1, high 0.75, medium 0.5, low 0.25', example: 0.713 }),
+    risk_score: z.number().openapi({
+      description: '1 − Π(1 − weight(severity) × confidence) over the rules that fired; weights critical 1, high 0.75, medium 0.5, low 0.25',
+      example: 0.713,
+    }),
     evaluation_time_ms: z.number().openapi({ example: 0.084 }),
     triggered_policy: z.string().optional().openapi({ example: 'NoProdDeletes' }),
     reason: z.string().optional().openapi({ example: 'Destructive SQL: DROP TABLE' }),
@@ -206,10 +254,10 @@ export const TestResult = z
   .object({
     status: z.enum(['allowed', 'blocked', 'pending_review']).openapi({ description: 'What POST /v1/actions would answer in enforcement mode' }),
     policy_result: PolicyResultSchema,
-    budget_exceeded: z
-      .string()
-      .nullable()
-      .openapi({ description: 'Null when every rule ran; else which evaluation budget ran out (POST /v1/actions would hold the action for review, as `status` says)', example: null }),
+    budget_exceeded: z.string().nullable().openapi({
+      description: 'Null when every rule ran; else which evaluation budget ran out (POST /v1/actions would hold the action for review, as `status` says)',
+      example: null,
+    }),
     matches: z.array(
       z.object({
         policy: z.string().openapi({ example: 'NoProdDeletes' }),

@@ -25,7 +25,8 @@ type Normalized = {
 
 /** A validated body in stored form: step types lower-cased and unique, rules without unknown keys. */
 function normalize(input: Omit<PolicyInput, 'name'> & { name: string }, at = ''): Normalized {
-  if (isBuiltinName(input.name)) throw invalidPolicy(`${input.name} is the name of a built-in policy`, [{ path: `${at}name`, message: 'is the name of a built-in policy' }]);
+  if (isBuiltinName(input.name))
+    throw invalidPolicy(`${input.name} is the name of a built-in policy`, [{ path: `${at}name`, message: 'is the name of a built-in policy' }]);
   const rules = input.rules.map((r) => {
     const rule: PolicyRule = { match: r.match, severity: r.severity };
     if (r.on_violation !== undefined) rule.on_violation = r.on_violation;
@@ -88,15 +89,31 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
     if (p.enabled && !existing?.enabled) {
       const limit = tiers[ctx.tier].limits.custom_policies;
       const enabled = limit === null ? 0 : await q.countEnabled(work.tx, ctx.tenantId);
-      if (limit !== null && enabled >= limit) throw policyLimitExceeded(enabled, limit, ctx.tier, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
+      if (limit !== null && enabled >= limit)
+        throw policyLimitExceeded(enabled, limit, ctx.tier, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
     }
-    const fields = { description: p.description, stepTypes: p.stepTypes, whitelistedDomains: p.whitelistedDomains, rules: p.rules as unknown as Record<string, unknown>[], enabled: p.enabled };
+    const fields = {
+      description: p.description,
+      stepTypes: p.stepTypes,
+      whitelistedDomains: p.whitelistedDomains,
+      rules: p.rules as unknown as Record<string, unknown>[],
+      enabled: p.enabled,
+    };
     if (existing) {
       const row = await q.updatePolicy(work.tx, ctx.tenantId, existing.id, { ...fields, version: existing.version + 1, updatedAt: ctx.now });
       await work.audit({ operation: 'policy.updated', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
       return { status: 200 as const, body: writeResult(row, 'updated') };
     }
-    const row = await q.insertPolicy(work.tx, { id: newId('policy'), tenantId: ctx.tenantId, name: p.name, agentId: p.agentId, ...fields, version: 1, createdAt: ctx.now, updatedAt: ctx.now });
+    const row = await q.insertPolicy(work.tx, {
+      id: newId('policy'),
+      tenantId: ctx.tenantId,
+      name: p.name,
+      agentId: p.agentId,
+      ...fields,
+      version: 1,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    });
     await work.audit({ operation: 'policy.created', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
     return { status: 201 as const, body: writeResult(row, 'created') };
   });
@@ -111,9 +128,12 @@ export async function createPolicy(ctx: TenantCtx, input: PolicyInput) {
 
 export async function replacePolicy(ctx: TenantCtx, input: { policyName: string; queryAgentId?: string; body: z.infer<typeof ReplaceBody> }) {
   const { policyName, queryAgentId, body } = input;
-  if (isBuiltinName(policyName)) throw invalidPolicy(`${policyName} is built in and cannot be changed`, [{ path: 'name', message: 'is the name of a built-in policy' }]);
-  if (body.name !== undefined && body.name !== policyName) throw invalidPolicy(`name ${body.name} differs from the policy in the path (${policyName})`, [{ path: 'name', message: 'must be the name in the path' }]);
-  if (queryAgentId !== undefined && body.agent_id !== undefined && queryAgentId !== body.agent_id) throw invalidPolicy('agent_id in the query and in the body differ', [{ path: 'agent_id', message: 'differs from the agent_id query parameter' }]);
+  if (isBuiltinName(policyName))
+    throw invalidPolicy(`${policyName} is built in and cannot be changed`, [{ path: 'name', message: 'is the name of a built-in policy' }]);
+  if (body.name !== undefined && body.name !== policyName)
+    throw invalidPolicy(`name ${body.name} differs from the policy in the path (${policyName})`, [{ path: 'name', message: 'must be the name in the path' }]);
+  if (queryAgentId !== undefined && body.agent_id !== undefined && queryAgentId !== body.agent_id)
+    throw invalidPolicy('agent_id in the query and in the body differ', [{ path: 'agent_id', message: 'differs from the agent_id query parameter' }]);
   return (await save(ctx, normalize({ ...body, name: policyName, agent_id: body.agent_id ?? queryAgentId }), 'replace')).body;
 }
 
@@ -170,11 +190,23 @@ export async function testPolicies(ctx: TenantCtx, input: z.infer<typeof TestBod
   const agentId = input.agent_id ?? null;
   let set = await loadPolicySet(ctx.db, ctx.tenantId, agentId);
   if (draft) set = [...set.filter((p) => p.source === 'builtin' || p.name !== draft!.name), draft];
-  const { matches, budget_exceeded, ...result } = await evaluatePolicies(set, { action: input.action, params: input.params ?? {}, agent_id: agentId }, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
+  const { matches, budget_exceeded, ...result } = await evaluatePolicies(
+    set,
+    { action: input.action, params: input.params ?? {}, agent_id: agentId },
+    EVALUATION_BUDGET,
+    policyPatterns(ctx.tenantId, ctx.tier),
+  );
   return {
     status: result.status,
     policy_result: result,
     budget_exceeded,
-    matches: matches.map((m) => ({ policy: m.policy, rule_index: m.rule_index, severity: m.severity, on_violation: m.on_violation, match: m.match, field: m.field })),
+    matches: matches.map((m) => ({
+      policy: m.policy,
+      rule_index: m.rule_index,
+      severity: m.severity,
+      on_violation: m.on_violation,
+      match: m.match,
+      field: m.field,
+    })),
   };
 }

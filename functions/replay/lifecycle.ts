@@ -17,7 +17,11 @@ function detailOf(e: q.EventRow): Record<string, unknown> {
   const base = { actor: e.actor };
   switch (e.kind) {
     case 'create':
-      return { ...base, ...meta, ...(e.after ? pick(e.after, ['observation', 'tags', 'importance', 'context', 'agent_id', 'space_id', 'hash', 'expires_at']) : {}) };
+      return {
+        ...base,
+        ...meta,
+        ...(e.after ? pick(e.after, ['observation', 'tags', 'importance', 'context', 'agent_id', 'space_id', 'hash', 'expires_at']) : {}),
+      };
     case 'update': {
       const changed = e.before && e.after ? changedFields(e.before, e.after) : [];
       return {

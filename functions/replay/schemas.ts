@@ -26,16 +26,20 @@ export const TimelinePaging = paging({ totals: ['total_count'], hasMore: true })
 /** The spec names the snapshot's total `total_memories`; the page fields add only has_more, limit and offset. */
 export const SnapshotPaging = paging({ totals: [], hasMore: true });
 
-export const TimelineQuery = z.object({
-  since: Instant('Events at or after this time').optional(),
-  until: Instant('Events at or before this time').optional(),
-  operations: Operations.optional(),
-  agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only events of memories stored by this agent' }),
-}).extend(PageQuery({ max: TIMELINE_MAX, default: 100 }).shape);
+export const TimelineQuery = z
+  .object({
+    since: Instant('Events at or after this time').optional(),
+    until: Instant('Events at or before this time').optional(),
+    operations: Operations.optional(),
+    agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only events of memories stored by this agent' }),
+  })
+  .extend(PageQuery({ max: TIMELINE_MAX, default: 100 }).shape);
 
-export const SnapshotQuery = z.object({
-  at: Instant('The moment to look at (inclusive: changes made at exactly this time are in); not in the future'),
-}).extend(PageQuery({ max: SNAPSHOT_MAX, default: 500 }).shape);
+export const SnapshotQuery = z
+  .object({
+    at: Instant('The moment to look at (inclusive: changes made at exactly this time are in); not in the future'),
+  })
+  .extend(PageQuery({ max: SNAPSHOT_MAX, default: 500 }).shape);
 
 export const DiffQuery = z.object({
   from: Instant('Start (the store as it was at this moment)'),
@@ -56,7 +60,10 @@ const TimelineEntry = z.object({
   timestamp: z.string(),
   operation: z.enum(OPERATIONS),
   memory_id: z.string(),
-  observation_preview: z.string().nullable().openapi({ description: `First ${PREVIEW_CHARS} characters of the observation after the change (before it, for a delete)` }),
+  observation_preview: z
+    .string()
+    .nullable()
+    .openapi({ description: `First ${PREVIEW_CHARS} characters of the observation after the change (before it, for a delete)` }),
   agent_id: z.string().nullable(),
   importance: z.number().int().nullable(),
   content_hash: z.string().nullable(),
@@ -102,7 +109,8 @@ export const SnapshotResponse = z
     total_memories: z.number().int().openapi({ description: 'Memories that existed at `at`, over all pages' }),
     memories: z.array(SnapshotMemory),
     edges: z.array(EdgeSchema).openapi({
-      description: 'Edges that existed at `at` whose source memory is on this page (every edge appears on exactly one page). An edge with relation `mentions` links the memory to a knowledge graph entity it named (`target_id` is the entity_id), weight 1.',
+      description:
+        'Edges that existed at `at` whose source memory is on this page (every edge appears on exactly one page). An edge with relation `mentions` links the memory to a knowledge graph entity it named (`target_id` is the entity_id), weight 1.',
     }),
     total_edges: z.number().int().openapi({ description: 'Edges that existed at `at`, over all pages' }),
     ...SnapshotPaging.fields,
@@ -152,7 +160,10 @@ export const LifecycleResponse = z
           linked_at: z.string().openapi({ example: '2026-11-22T10:00:00.000Z' }),
         }),
       )
-      .openapi({ description: 'Knowledge graph entities the memory mentions now (linked when it was stored); their history is the `link`/`unlink` events with relation `mentions`' }),
+      .openapi({
+        description:
+          'Knowledge graph entities the memory mentions now (linked when it was stored); their history is the `link`/`unlink` events with relation `mentions`',
+      }),
     recall_count: z.number().int(),
     last_recalled_at: z.string().nullable(),
   })

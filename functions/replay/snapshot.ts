@@ -42,9 +42,11 @@ export async function snapshotPage(db: DbOrTx, tenantId: string, at: Date, limit
 export function snapshotQuery(tenantId: string, at: Date, limit: number, offset: number): SQL {
   return sql`
     WITH ${presentCtes(tenantId, at)},
-    page AS (${offset === 0
-      ? sql`${statesHolding(tenantId, at)} ORDER BY s.created_at, s.memory_id LIMIT ${limit} OFFSET ${offset}`
-      : sql`SELECT p.memory_id, p.id, p.created_at FROM present p ORDER BY p.created_at, p.memory_id LIMIT ${limit} OFFSET ${offset}`}),
+    page AS (${
+      offset === 0
+        ? sql`${statesHolding(tenantId, at)} ORDER BY s.created_at, s.memory_id LIMIT ${limit} OFFSET ${offset}`
+        : sql`SELECT p.memory_id, p.id, p.created_at FROM present p ORDER BY p.created_at, p.memory_id LIMIT ${limit} OFFSET ${offset}`
+    }),
     ${edgeCtes(tenantId, at)},
     page_edges AS (
       SELECT d.source_id, d.target_id, d.relation,

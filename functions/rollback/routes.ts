@@ -21,7 +21,8 @@ export const previewRoute = keyRoute({
   path: '/v1/rollback/preview',
   tags,
   summary: 'What a rollback would change (no side effects)',
-  description: 'The plan a rollback to `target` would carry out (memories removed, restored and reverted, bytes involved) and its warnings: audit retention, memories that cannot be restored, ACTION trace steps whose external effects a rollback does not undo.',
+  description:
+    'The plan a rollback to `target` would carry out (memories removed, restored and reverted, bytes involved) and its warnings: audit retention, memories that cannot be restored, ACTION trace steps whose external effects a rollback does not undo.',
   request: { query: s.PreviewQuery },
   responses: { 200: json(s.PreviewResponse, 'The plan and its warnings') },
 });
@@ -32,7 +33,8 @@ export const historyRoute = keyRoute({
   path: '/v1/rollback/history',
   tags,
   summary: 'Past rollbacks, newest first',
-  description: 'Every rollback of the account with its target time, when and by whom it ran, and how many memories it removed, restored and reverted; one page at a time.',
+  description:
+    'Every rollback of the account with its target time, when and by whom it ran, and how many memories it removed, restored and reverted; one page at a time.',
   request: { query: s.HistoryQuery },
   responses: { 200: json(s.HistoryResponse, 'Rollbacks with target, counts and who ran them') },
 });

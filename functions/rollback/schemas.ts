@@ -1,11 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { PageQuery, paging } from '../../shared/platform/pagination';
 
-const target = z
-  .string()
-  .min(1)
-  .max(64)
-  .openapi({ description: 'ISO 8601 time, or `N minutes|hours|days ago`', example: '2026-11-01T10:00:00Z' });
+const target = z.string().min(1).max(64).openapi({ description: 'ISO 8601 time, or `N minutes|hours|days ago`', example: '2026-11-01T10:00:00Z' });
 
 export const RollbackBody = z.object({ target }).openapi('RollbackRequest', { example: { target: '2 hours ago' } });
 export const PreviewQuery = z.object({ target });
@@ -34,7 +30,9 @@ export const PreviewResponse = z
     artifacts_restored: z.number().int(),
     memories_reverted: z.number().int(),
     size_bytes: z.number().int().openapi({ description: 'UTF-8 bytes of the observations that would change' }),
-    safe_rollback: z.boolean().openapi({ description: 'False when memories would be removed or lost, or ACTION trace steps after the target may have had side effects' }),
+    safe_rollback: z
+      .boolean()
+      .openapi({ description: 'False when memories would be removed or lost, or ACTION trace steps after the target may have had side effects' }),
     warnings: z.array(z.string()),
   })
   .openapi('RollbackPreview');

@@ -36,18 +36,22 @@ export async function preview(ctx: TenantCtx, input: { target: string }) {
   const warnings: string[] = [];
   const retentionDays = tiers[auth.tier].limits.audit_retention_days;
   if (now.getTime() - target.getTime() > retentionDays * DAY) {
-    warnings.push(`The target is older than the ${retentionDays}-day audit retention of the ${auth.tier} tier; the rollback itself is recorded, but the audit trail of that period is gone.`);
+    warnings.push(
+      `The target is older than the ${retentionDays}-day audit retention of the ${auth.tier} tier; the rollback itself is recorded, but the audit trail of that period is gone.`,
+    );
   }
   const missing = plan.restore.filter((c) => !c.pastHasEmbedding).length;
   if (missing) warnings.push(`${missing} memories have no stored embedding for their state at the target and cannot be restored.`);
-  if (plan.remove.length) warnings.push(`${plan.remove.length} memories created after the target will be removed permanently (a later rollback to a time before this one brings them back).`);
+  if (plan.remove.length)
+    warnings.push(
+      `${plan.remove.length} memories created after the target will be removed permanently (a later rollback to a time before this one brings them back).`,
+    );
   const sideEffects = actionSteps
-    ? [`${actionSteps} ACTION trace steps after the target may have had external side effects that a rollback does not undo; see POST /v1/compensations/preview.`]
+    ? [
+        `${actionSteps} ACTION trace steps after the target may have had external side effects that a rollback does not undo; see POST /v1/compensations/preview.`,
+      ]
     : [];
-  const size = [...plan.remove, ...plan.restore, ...plan.revert].reduce(
-    (n, c) => n + new TextEncoder().encode((c.current ?? c.past)!.observation).length,
-    0,
-  );
+  const size = [...plan.remove, ...plan.restore, ...plan.revert].reduce((n, c) => n + new TextEncoder().encode((c.current ?? c.past)!.observation).length, 0);
   return {
     target_timestamp: target.toISOString(),
     artifacts_modified: plan.restore.length + plan.revert.length,
@@ -89,7 +93,10 @@ export async function rollback(ctx: TenantCtx, input: { target: string }) {
     operations_undone: result.removed,
     memories_reverted: result.reverted,
     compensation_plan_id: planId,
-    message: (changed ? `Rolled back to ${target.toISOString()}: ${result.removed} removed, ${result.restored} restored, ${result.reverted} reverted.` : 'Nothing changed since the target; the store already matches it.') + sideEffects,
+    message:
+      (changed
+        ? `Rolled back to ${target.toISOString()}: ${result.removed} removed, ${result.restored} restored, ${result.reverted} reverted.`
+        : 'Nothing changed since the target; the store already matches it.') + sideEffects,
   };
 }
 
@@ -108,4 +115,3 @@ export async function history(ctx: TenantCtx, query: PageInput) {
     ...HistoryPaging.meta(total, query, page.length),
   };
 }
-

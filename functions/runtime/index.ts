@@ -22,19 +22,30 @@ const router = createRouter()
   .openapi(routes.createMissionRoute, async (c) => c.json(await missions.createMission(ctxOf(c), c.req.valid('json')), 201))
   .openapi(routes.listMissionsRoute, async (c) => c.json(await missions.listMissions(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.getMissionRoute, async (c) => c.json(await missions.getMission(ctxOf(c), { missionId: missionId(c) }), 200))
-  .openapi(routes.createCheckpointRoute, async (c) => c.json(await missions.createCheckpoint(ctxOf(c), { missionId: missionId(c), ...c.req.valid('json') }), 201))
-  .openapi(routes.listCheckpointsRoute, async (c) => c.json(await missions.listCheckpoints(ctxOf(c), { missionId: missionId(c), ...c.req.valid('query') }), 200))
+  .openapi(routes.createCheckpointRoute, async (c) =>
+    c.json(await missions.createCheckpoint(ctxOf(c), { missionId: missionId(c), ...c.req.valid('json') }), 201),
+  )
+  .openapi(routes.listCheckpointsRoute, async (c) =>
+    c.json(await missions.listCheckpoints(ctxOf(c), { missionId: missionId(c), ...c.req.valid('query') }), 200),
+  )
   .openapi(routes.rollbackRoute, async (c) => c.json(await missions.rollback(ctxOf(c), { missionId: missionId(c), ...c.req.valid('json') }), 200))
-  .openapi(routes.previewRollbackRoute, async (c) => c.json(await missions.previewRollback(ctxOf(c), { missionId: missionId(c), ...c.req.valid('query') }), 200))
+  .openapi(routes.previewRollbackRoute, async (c) =>
+    c.json(await missions.previewRollback(ctxOf(c), { missionId: missionId(c), ...c.req.valid('query') }), 200),
+  )
   .openapi(routes.recordInterventionRoute, async (c) => c.json(await recordIntervention(ctxOf(c), c.req.valid('json')), 201))
   .openapi(routes.listInterventionsRoute, async (c) => c.json(await listInterventions(ctxOf(c), c.req.valid('query')), 200));
 
 for (const verb of VERBS) {
-  router.openapi(routes.transitionRoute(verb), async (c) => c.json(await missions.transition(ctxOf(c), { missionId: c.req.valid('param').mission_id, verb }), 200));
+  router.openapi(routes.transitionRoute(verb), async (c) =>
+    c.json(await missions.transition(ctxOf(c), { missionId: c.req.valid('param').mission_id, verb }), 200),
+  );
 }
 
 export default defineFamily({
   name: 'runtime',
-  tag: { name: 'Runtime', description: 'Agents with capability packs, missions with a lifecycle and checkpoints, mission rollback and supervisor interventions (all plans)' },
+  tag: {
+    name: 'Runtime',
+    description: 'Agents with capability packs, missions with a lifecycle and checkpoints, mission rollback and supervisor interventions (all plans)',
+  },
   router,
 });

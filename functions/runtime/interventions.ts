@@ -28,7 +28,14 @@ export async function recordIntervention(ctx: TenantCtx, input: z.infer<typeof I
     const id = newId('intervention');
     const agentId = input.agent_id ?? mission?.agentId ?? null;
     const rationale = input.rationale || null;
-    const effect = await act(work, input.intervention_type, { id, missionId: mission?.id ?? null, agentId, actionId: input.action_id ?? null, rationale, confirmation: input.confirmation });
+    const effect = await act(work, input.intervention_type, {
+      id,
+      missionId: mission?.id ?? null,
+      agentId,
+      actionId: input.action_id ?? null,
+      rationale,
+      confirmation: input.confirmation,
+    });
     const row = await q.insertIntervention(work.tx, {
       id,
       tenantId: ctx.tenantId,
@@ -58,7 +65,13 @@ async function act(
       return { type: 'paused', mission_status: mission.status };
     }
     case 'rollback_request': {
-      const done = await rollbackMission(work, { missionId: i.missionId!, checkpointId: null, reason: i.rationale, revertMemories: false, interventionId: i.id });
+      const done = await rollbackMission(work, {
+        missionId: i.missionId!,
+        checkpointId: null,
+        reason: i.rationale,
+        revertMemories: false,
+        interventionId: i.id,
+      });
       return { type: 'rolled_back', checkpoint_id: done.checkpoint_id, checkpoints_discarded: done.checkpoints_discarded };
     }
     case 'escalate':
@@ -69,7 +82,15 @@ async function act(
     }
     case 'approve':
     case 'reject':
-      return decideActionFromIntervention(work, { actionId: i.actionId!, decision: type, rationale: i.rationale, interventionId: i.id, missionId: i.missionId, agentId: i.agentId, confirmation: i.confirmation });
+      return decideActionFromIntervention(work, {
+        actionId: i.actionId!,
+        decision: type,
+        rationale: i.rationale,
+        interventionId: i.id,
+        missionId: i.missionId,
+        agentId: i.agentId,
+        confirmation: i.confirmation,
+      });
     case 'annotate':
       return null;
   }

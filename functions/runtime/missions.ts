@@ -31,7 +31,8 @@ export async function createMission(ctx: TenantCtx, input: z.infer<typeof Missio
     if (agent.status === 'archived') throw conflict(`Agent ${agent.agentId} is archived and takes no new missions`, { agent_status: agent.status });
     const allowed = input.allowed_capabilities ?? agent.capabilities;
     const outside = allowed.filter((c) => !agent.capabilities.includes(c));
-    if (outside.length) throw validationError('allowed_capabilities', `not among the agent's capabilities (${agent.capabilities.join(', ') || 'none'}): ${outside.join(', ')}`);
+    if (outside.length)
+      throw validationError('allowed_capabilities', `not among the agent's capabilities (${agent.capabilities.join(', ') || 'none'}): ${outside.join(', ')}`);
     const mission = await q.insertMission(work.tx, {
       id: newId('mission'),
       tenantId: ctx.tenantId,
@@ -45,7 +46,12 @@ export async function createMission(ctx: TenantCtx, input: z.infer<typeof Missio
       createdAt: ctx.now,
       updatedAt: ctx.now,
     });
-    await work.audit({ operation: 'mission.created', resourceType: 'mission', resourceId: mission.id, metadata: { agent_id: mission.agentId, goal: mission.goal, allowed_capabilities: allowed } });
+    await work.audit({
+      operation: 'mission.created',
+      resourceType: 'mission',
+      resourceId: mission.id,
+      metadata: { agent_id: mission.agentId, goal: mission.goal, allowed_capabilities: allowed },
+    });
     return toMissionDto(mission);
   });
 }
@@ -70,7 +76,10 @@ export async function transition(ctx: TenantCtx, input: { missionId: string; ver
     const { mission, agentStatus } = found;
     const t = assertTransition(input.verb, mission.status);
     if ((input.verb === 'start' || input.verb === 'resume') && agentStatus && agentStatus !== 'active') {
-      throw conflict(`Agent ${mission.agentId} is ${agentStatus}; ${input.verb} needs it active`, { agent_status: agentStatus, mission_status: mission.status });
+      throw conflict(`Agent ${mission.agentId} is ${agentStatus}; ${input.verb} needs it active`, {
+        agent_status: agentStatus,
+        mission_status: mission.status,
+      });
     }
     const now = ctx.now;
     const updated = await q.updateMission(work.tx, ctx.tenantId, mission.id, {
@@ -79,7 +88,14 @@ export async function transition(ctx: TenantCtx, input: { missionId: string; ver
       ...(input.verb === 'start' ? { startedAt: now } : {}),
       ...(FINAL.includes(t.to) ? { endedAt: now } : {}),
     });
-    await missionEvent(work, input.verb, { missionId: mission.id, agentId: mission.agentId, from: mission.status, to: t.to, reason: input.reason, interventionId: input.interventionId });
+    await missionEvent(work, input.verb, {
+      missionId: mission.id,
+      agentId: mission.agentId,
+      from: mission.status,
+      to: t.to,
+      reason: input.reason,
+      interventionId: input.interventionId,
+    });
     return toMissionDto(updated);
   });
 }
@@ -93,9 +109,22 @@ export async function createCheckpoint(ctx: TenantCtx, input: { missionId: strin
   return write(ctx, async (work) => {
     const mission = await missionFor(work.ctx, input.missionId, true);
     sameMission(mission.id, input.mission_id);
-    if (FINAL.includes(mission.status)) throw conflict(`Mission is ${mission.status}; checkpoints are taken while it is queued, running or paused`, { mission_status: mission.status });
-    const checkpoint = await q.insertCheckpoint(work.tx, { id: newId('checkpoint'), tenantId: ctx.tenantId, missionId: mission.id, label: input.label, state: input.state, createdAt: ctx.now });
-    await work.audit({ operation: 'checkpoint.created', resourceType: 'mission', resourceId: mission.id, metadata: { checkpoint_id: checkpoint.id, label: checkpoint.label } });
+    if (FINAL.includes(mission.status))
+      throw conflict(`Mission is ${mission.status}; checkpoints are taken while it is queued, running or paused`, { mission_status: mission.status });
+    const checkpoint = await q.insertCheckpoint(work.tx, {
+      id: newId('checkpoint'),
+      tenantId: ctx.tenantId,
+      missionId: mission.id,
+      label: input.label,
+      state: input.state,
+      createdAt: ctx.now,
+    });
+    await work.audit({
+      operation: 'checkpoint.created',
+      resourceType: 'mission',
+      resourceId: mission.id,
+      metadata: { checkpoint_id: checkpoint.id, label: checkpoint.label },
+    });
     return toCheckpointDto(checkpoint);
   });
 }
@@ -133,7 +162,14 @@ export async function rollbackMission(
   const discarded = await q.discardCheckpointsAfter(tx, ctx.tenantId, mission.id, checkpoint.seq);
   const updated = await q.updateMission(tx, ctx.tenantId, mission.id, { state: checkpoint.state, updatedAt: ctx.now });
   const reason = input.reason || null;
-  const facts = { mission_id: mission.id, agent_id: mission.agentId, checkpoint_id: checkpoint.id, label: checkpoint.label, reason, ...(input.interventionId ? { intervention_id: input.interventionId } : {}) };
+  const facts = {
+    mission_id: mission.id,
+    agent_id: mission.agentId,
+    checkpoint_id: checkpoint.id,
+    label: checkpoint.label,
+    reason,
+    ...(input.interventionId ? { intervention_id: input.interventionId } : {}),
+  };
   let memory: { rollback_id: string; removed: number; restored: number; reverted: number } | null = null;
   if (input.revertMemories) {
     const rollbackId = newId('rollback');
@@ -144,7 +180,14 @@ export async function rollbackMission(
   const summary = { ...facts, checkpoints_discarded: discarded, memories_reverted: reverted, rollback_id: memory?.rollback_id ?? null };
   await work.audit({ operation: 'mission.rolled_back', resourceType: 'mission', resourceId: mission.id, metadata: summary });
   await work.event('mission.rolled_back', summary);
-  return { mission: toMissionDto(updated), checkpoint_id: checkpoint.id, reason, checkpoints_discarded: discarded, memories_reverted: reverted, memory_rollback: memory };
+  return {
+    mission: toMissionDto(updated),
+    checkpoint_id: checkpoint.id,
+    reason,
+    checkpoints_discarded: discarded,
+    memories_reverted: reverted,
+    memory_rollback: memory,
+  };
 }
 
 /** What a rollback to the checkpoint would do, with `revert_memories` and without; writes nothing. */
@@ -156,7 +199,9 @@ export async function previewRollback(ctx: TenantCtx, input: { missionId: string
   const missing = plan.restore.filter((c) => !c.pastHasEmbedding).length;
   const warnings = [
     ...(missing ? [`${missing} memories have no stored embedding for their state at the checkpoint and cannot be restored.`] : []),
-    ...(plan.remove.length ? [`${plan.remove.length} memories the agent created after the checkpoint will be removed (a rollback to a time before this one brings them back).`] : []),
+    ...(plan.remove.length
+      ? [`${plan.remove.length} memories the agent created after the checkpoint will be removed (a rollback to a time before this one brings them back).`]
+      : []),
   ];
   return {
     mission_id: mission.id,
@@ -170,6 +215,9 @@ export async function previewRollback(ctx: TenantCtx, input: { missionId: string
   };
 }
 
-export async function rollback(ctx: TenantCtx, input: { missionId: string; mission_id?: string; checkpoint_id: string; reason?: string; revert_memories: boolean }) {
+export async function rollback(
+  ctx: TenantCtx,
+  input: { missionId: string; mission_id?: string; checkpoint_id: string; reason?: string; revert_memories: boolean },
+) {
   return write(ctx, (work) => rollbackMission(work, { ...input, checkpointId: input.checkpoint_id, revertMemories: input.revert_memories }));
 }

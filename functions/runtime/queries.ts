@@ -58,7 +58,10 @@ export async function insertAgent(db: DbOrTx, row: typeof runtimeAgents.$inferIn
 
 /** An agent of the tenant; `lock` holds its row until the transaction ends (missions of it serialize on it). */
 export async function agentOf(db: DbOrTx, tenantId: string, agentId: string, lock = false): Promise<AgentRow | null> {
-  const query = db.select().from(runtimeAgents).where(and(eq(runtimeAgents.tenantId, tenantId), eq(runtimeAgents.agentId, agentId)));
+  const query = db
+    .select()
+    .from(runtimeAgents)
+    .where(and(eq(runtimeAgents.tenantId, tenantId), eq(runtimeAgents.agentId, agentId)));
   const [found] = lock ? await query.for('update') : await query;
   return found ?? null;
 }
@@ -90,7 +93,9 @@ export async function activeMissionsOf(db: DbOrTx, tenantId: string, agentIds: s
   return db
     .select({ agentId: runtimeMissions.agentId, mission_id: runtimeMissions.id, goal: runtimeMissions.goal, status: runtimeMissions.status })
     .from(runtimeMissions)
-    .where(and(eq(runtimeMissions.tenantId, tenantId), inArray(runtimeMissions.agentId, agentIds), inArray(runtimeMissions.status, [...ACTIVE_MISSION_STATUSES])))
+    .where(
+      and(eq(runtimeMissions.tenantId, tenantId), inArray(runtimeMissions.agentId, agentIds), inArray(runtimeMissions.status, [...ACTIVE_MISSION_STATUSES])),
+    )
     .orderBy(desc(runtimeMissions.createdAt), desc(runtimeMissions.id));
 }
 
@@ -106,7 +111,15 @@ export async function cancelActiveMissions(db: DbOrTx, tenantId: string, agentId
   await db
     .update(runtimeMissions)
     .set({ status: 'cancelled', updatedAt: at, endedAt: at })
-    .where(and(eq(runtimeMissions.tenantId, tenantId), inArray(runtimeMissions.id, active.map((m) => m.id))));
+    .where(
+      and(
+        eq(runtimeMissions.tenantId, tenantId),
+        inArray(
+          runtimeMissions.id,
+          active.map((m) => m.id),
+        ),
+      ),
+    );
   return active;
 }
 
@@ -119,7 +132,10 @@ export async function insertMission(db: DbOrTx, row: typeof runtimeMissions.$inf
 
 /** A mission of the tenant; `lock` holds its row (transitions, checkpoints and rollbacks serialize on it). */
 export async function missionOf(db: DbOrTx, tenantId: string, missionId: string, lock = false): Promise<MissionRow | null> {
-  const query = db.select().from(runtimeMissions).where(and(eq(runtimeMissions.tenantId, tenantId), eq(runtimeMissions.id, missionId)));
+  const query = db
+    .select()
+    .from(runtimeMissions)
+    .where(and(eq(runtimeMissions.tenantId, tenantId), eq(runtimeMissions.id, missionId)));
   const [found] = lock ? await query.for('update') : await query;
   return found ?? null;
 }
@@ -140,8 +156,17 @@ export function listMissions(db: DbOrTx, tenantId: string, filter: { agent_id?: 
   if (filter.agent_id) where.push(eq(runtimeMissions.agentId, filter.agent_id));
   if (filter.status) where.push(eq(runtimeMissions.status, filter.status));
   return paged(
-    db.select().from(runtimeMissions).where(and(...where)).orderBy(desc(runtimeMissions.createdAt), desc(runtimeMissions.id)).limit(page.limit).offset(page.offset),
-    db.select({ n: count() }).from(runtimeMissions).where(and(...where)),
+    db
+      .select()
+      .from(runtimeMissions)
+      .where(and(...where))
+      .orderBy(desc(runtimeMissions.createdAt), desc(runtimeMissions.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ n: count() })
+      .from(runtimeMissions)
+      .where(and(...where)),
   );
 }
 
@@ -213,13 +238,27 @@ export async function insertIntervention(db: DbOrTx, row: typeof runtimeInterven
   return created;
 }
 
-export function listInterventions(db: DbOrTx, tenantId: string, filter: { mission_id?: string; agent_id?: string; intervention_type?: InterventionType }, page: PageInput) {
+export function listInterventions(
+  db: DbOrTx,
+  tenantId: string,
+  filter: { mission_id?: string; agent_id?: string; intervention_type?: InterventionType },
+  page: PageInput,
+) {
   const where: SQL[] = [eq(runtimeInterventions.tenantId, tenantId)];
   if (filter.mission_id) where.push(eq(runtimeInterventions.missionId, filter.mission_id));
   if (filter.agent_id) where.push(eq(runtimeInterventions.agentId, filter.agent_id));
   if (filter.intervention_type) where.push(eq(runtimeInterventions.interventionType, filter.intervention_type));
   return paged(
-    db.select().from(runtimeInterventions).where(and(...where)).orderBy(desc(runtimeInterventions.createdAt), desc(runtimeInterventions.id)).limit(page.limit).offset(page.offset),
-    db.select({ n: count() }).from(runtimeInterventions).where(and(...where)),
+    db
+      .select()
+      .from(runtimeInterventions)
+      .where(and(...where))
+      .orderBy(desc(runtimeInterventions.createdAt), desc(runtimeInterventions.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ n: count() })
+      .from(runtimeInterventions)
+      .where(and(...where)),
   );
 }

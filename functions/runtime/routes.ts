@@ -60,7 +60,7 @@ export const getAgentRoute = keyRoute({
   path: '/v1/agents/{agent_id}',
   tags,
   summary: 'An agent with its status, capabilities and active missions',
-  description: 'The full agent record; `active_missions` lists its queued, running and paused missions, newest first. Another account\'s agent is 404.',
+  description: "The full agent record; `active_missions` lists its queued, running and paused missions, newest first. Another account's agent is 404.",
   request: { params: s.AgentParams },
   responses: { 200: json(s.Agent, 'The agent'), ...errorsOf(404) },
 });
@@ -97,7 +97,7 @@ export const createMissionRoute = keyRoute({
   tags,
   summary: 'Give an agent a mission',
   description:
-    'The mission starts `queued`. An unknown agent is 404 (so is another account\'s); an archived one is 409 CONFLICT with `agent_status`. `allowed_capabilities` outside the agent\'s capabilities is 400.',
+    "The mission starts `queued`. An unknown agent is 404 (so is another account's); an archived one is 409 CONFLICT with `agent_status`. `allowed_capabilities` outside the agent's capabilities is 400.",
   request: { body: jsonBody(s.MissionBody) },
   responses: { 201: json(s.Mission, 'The mission'), ...errorsOf(404, 409) },
 });
@@ -154,7 +154,8 @@ export const createCheckpointRoute = keyRoute({
   path: '/v1/missions/{mission_id}/checkpoints',
   tags,
   summary: "Checkpoint a mission's progress",
-  description: "`state` is the agent's progress (any JSON object up to 16 KB), restored by a rollback to this checkpoint. 409 once the mission is completed, failed or cancelled.",
+  description:
+    "`state` is the agent's progress (any JSON object up to 16 KB), restored by a rollback to this checkpoint. 409 once the mission is completed, failed or cancelled.",
   request: { params: s.MissionParams, body: jsonBody(s.CheckpointBody) },
   responses: { 201: json(s.Checkpoint, 'The checkpoint'), ...errorsOf(404, 409) },
 });
@@ -188,7 +189,8 @@ export const previewRollbackRoute = keyRoute({
   path: '/v1/missions/{mission_id}/rollback/preview',
   tags,
   summary: 'What a mission rollback would do (no side effects)',
-  description: "To `checkpoint_id`, or to the latest checkpoint when it is omitted (what a `rollback_request` intervention does; 409 without one). The state the mission would get, the checkpoints that would be deleted, and the memory writes of its agent after the checkpoint that `revert_memories: true` would undo, with the rollback engine's warnings.",
+  description:
+    "To `checkpoint_id`, or to the latest checkpoint when it is omitted (what a `rollback_request` intervention does; 409 without one). The state the mission would get, the checkpoints that would be deleted, and the memory writes of its agent after the checkpoint that `revert_memories: true` would undo, with the rollback engine's warnings.",
   request: { params: s.MissionParams, query: s.PreviewQuery },
   responses: { 200: json(s.RollbackPreview, 'The plan'), ...errorsOf(404, 409) },
 });
@@ -202,7 +204,7 @@ export const recordInterventionRoute = keyRoute({
   tags,
   summary: 'Step in: pause, roll back, escalate, reroute, annotate, approve or reject',
   description:
-    'Recorded in the audit trail and announced as `intervention.recorded`, and acted on in the same transaction: `pause` pauses the mission (409 unless running), `rollback_request` rolls it back to its latest checkpoint (409 without one), `escalate` and `reroute` emit `intervention.escalated` / `intervention.rerouted`, `annotate` only records, `approve` and `reject` decide the pending action `action_id` through the approval rules. `effect` says what happened. A `mission_id` or `agent_id` that names nothing is 404; an `agent_id` other than the mission\'s is 400.',
+    "Recorded in the audit trail and announced as `intervention.recorded`, and acted on in the same transaction: `pause` pauses the mission (409 unless running), `rollback_request` rolls it back to its latest checkpoint (409 without one), `escalate` and `reroute` emit `intervention.escalated` / `intervention.rerouted`, `annotate` only records, `approve` and `reject` decide the pending action `action_id` through the approval rules. `effect` says what happened. A `mission_id` or `agent_id` that names nothing is 404; an `agent_id` other than the mission's is 400.",
   request: { body: jsonBody(s.InterventionBody) },
   responses: { 201: json(s.Intervention, 'The intervention and its effect'), ...errorsOf(404, 409) },
 });

@@ -25,12 +25,31 @@ const PACK_CHARS = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** An agent id: the caller's own (letters, digits, `._:@-`, up to 128) or a generated `agt_...`; unique per tenant. */
 export const AgentId = (description = 'The agent') =>
-  z.string().min(1).max(128).regex(ID_CHARS, 'must start with a letter or digit and hold only letters, digits and . _ : @ -').openapi({ description, example: AGENT });
-const PackName = z.string().min(1).max(64).regex(PACK_CHARS, 'must start with a letter or digit and hold only letters, digits and . _ -').openapi({ example: 'github-ops' });
-const ToolName = z.string().min(1).max(128).regex(ID_CHARS, 'must start with a letter or digit and hold only letters, digits and . _ : @ -').openapi({ example: 'github.create_issue' });
+  z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(ID_CHARS, 'must start with a letter or digit and hold only letters, digits and . _ : @ -')
+    .openapi({ description, example: AGENT });
+const PackName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(PACK_CHARS, 'must start with a letter or digit and hold only letters, digits and . _ -')
+  .openapi({ example: 'github-ops' });
+const ToolName = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(ID_CHARS, 'must start with a letter or digit and hold only letters, digits and . _ : @ -')
+  .openapi({ example: 'github.create_issue' });
 const Text = (max: number, description: string, example: string) => z.string().trim().max(max).openapi({ description, example });
 const Lines = (description: string, example: string[]) =>
-  z.array(z.string().trim().min(1).max(2_000)).max(50).default([]).openapi({ description: `${description} Up to 50 items of 1 to 2,000 characters.`, example });
+  z
+    .array(z.string().trim().min(1).max(2_000))
+    .max(50)
+    .default([])
+    .openapi({ description: `${description} Up to 50 items of 1 to 2,000 characters.`, example });
 const uniqueList = <T extends z.ZodType<string[]>>(list: T) => list.refine((l) => new Set(l).size === l.length, 'must not repeat a name');
 
 // ---- capability packs
@@ -47,13 +66,17 @@ export const CapabilityBody = z
     risk_levels: z
       .record(z.string(), z.enum(RISK_LEVELS))
       .default({})
-      .openapi({ description: 'Risk of each tool: tool name → `low`, `medium`, `high` or `critical`; every key must name one of `tools`', example: { 'github.create_issue': 'medium' } }),
+      .openapi({
+        description: 'Risk of each tool: tool name → `low`, `medium`, `high` or `critical`; every key must name one of `tools`',
+        example: { 'github.create_issue': 'medium' },
+      }),
   })
   .superRefine((pack, ctx) => {
     const names = pack.tools.map((t) => t.name);
     if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', path: ['tools'], message: 'must not name a tool twice' });
     for (const tool of Object.keys(pack.risk_levels)) {
-      if (!names.includes(tool)) ctx.addIssue({ code: 'custom', path: ['risk_levels', tool], message: `names no tool of the pack (tools: ${names.join(', ') || 'none'})` });
+      if (!names.includes(tool))
+        ctx.addIssue({ code: 'custom', path: ['risk_levels', tool], message: `names no tool of the pack (tools: ${names.join(', ') || 'none'})` });
     }
   })
   .openapi('RuntimeCapabilityInput', {
@@ -99,7 +122,9 @@ export const AgentParams = z.object({ agent_id: AgentId().openapi({ param: { nam
 export const AgentBody = z
   .object({
     name: z.string().trim().min(1).max(100).openapi({ description: '1 to 100 characters', example: 'Release bot' }),
-    agent_id: AgentId('Your id for the agent (the `agent_id` it writes memories, traces and actions under); `agt_...` generated when omitted; unique per account').optional(),
+    agent_id: AgentId(
+      'Your id for the agent (the `agent_id` it writes memories, traces and actions under); `agt_...` generated when omitted; unique per account',
+    ).optional(),
     description: Text(2_000, 'What the agent does', 'Cuts releases and files their follow-up issues').optional(),
     provider: z.enum(AGENT_PROVIDERS).openapi({ description: 'Required (no default since the release that made provider and model required)' }),
     model: z.string().trim().min(1).max(200).openapi({ description: 'Required, as the provider names it', example: 'gpt-4.1' }),
@@ -109,11 +134,19 @@ export const AgentBody = z
       .openapi({ description: 'Names of capability packs (POST /v1/capabilities) the agent may use; an unknown name is 404' }),
   })
   .openapi('RuntimeAgentInput', {
-    example: { name: 'Release bot', agent_id: AGENT, description: 'Cuts releases', provider: 'openai', model: 'gpt-4.1', instructions: 'Never push to main.', capabilities: [] },
+    example: {
+      name: 'Release bot',
+      agent_id: AGENT,
+      description: 'Cuts releases',
+      provider: 'openai',
+      model: 'gpt-4.1',
+      instructions: 'Never push to main.',
+      capabilities: [],
+    },
   });
 
 export const AgentPatch = z
-  .object({ status: z.enum(AGENT_STATUSES).openapi({ description: '`archived` cancels the agent\'s active missions; an archived agent gets no new missions' }) })
+  .object({ status: z.enum(AGENT_STATUSES).openapi({ description: "`archived` cancels the agent's active missions; an archived agent gets no new missions" }) })
   .openapi('RuntimeAgentPatch', { example: { status: 'paused' } });
 
 const MissionSummary = z.object({
@@ -138,7 +171,9 @@ export const Agent = z
   })
   .openapi('RuntimeAgent');
 
-export const AgentListQuery = PageQuery({ max: 1000, default: 100 }).extend({ status: z.enum(AGENT_STATUSES).optional().openapi({ description: 'Only agents in this status' }) });
+export const AgentListQuery = PageQuery({ max: 1000, default: 100 }).extend({
+  status: z.enum(AGENT_STATUSES).optional().openapi({ description: 'Only agents in this status' }),
+});
 export const AgentPaging = paging({ totals: ['total'], hasMore: true });
 export const AgentList = z.object({ agents: z.array(Agent), ...AgentPaging.fields }).openapi('RuntimeAgentList');
 
@@ -179,7 +214,9 @@ export const MissionBody = z
       .optional()
       .openapi({ description: "Capability packs the mission may use, a subset of the agent's (400 otherwise); the agent's when omitted", example: [] }),
   })
-  .openapi('RuntimeMissionInput', { example: { agent_id: AGENT, goal: 'Ship release 1.4', constraints: ['No force pushes'], success_criteria: ['Tag v1.4 exists'] } });
+  .openapi('RuntimeMissionInput', {
+    example: { agent_id: AGENT, goal: 'Ship release 1.4', constraints: ['No force pushes'], success_criteria: ['Tag v1.4 exists'] },
+  });
 
 export const Mission = z
   .object({
@@ -190,7 +227,9 @@ export const Mission = z
     success_criteria: z.array(z.string()).openapi({ example: ['Tag v1.4 exists'] }),
     allowed_capabilities: z.array(z.string()).openapi({ example: ['github-ops'] }),
     status: z.enum(MISSION_STATUSES),
-    state: z.record(z.string(), z.unknown()).openapi({ description: 'The progress of the latest checkpoint rolled back to; `{}` until then', example: { step: 3 } }),
+    state: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'The progress of the latest checkpoint rolled back to; `{}` until then', example: { step: 3 } }),
     created_at: z.string().openapi({ example: TIME }),
     updated_at: z.string().openapi({ example: TIME }),
     started_at: z.string().nullable().openapi({ example: TIME }),
@@ -228,7 +267,10 @@ export const CheckpointBody = z
   .object({
     mission_id: SameMission,
     label: z.string().trim().min(1).max(200).openapi({ description: '1 to 200 characters', example: 'tests green' }),
-    state: Metadata("The agent's progress at this point, restored by a rollback to the checkpoint; `{}` when absent.", { step: 3, branch: 'release/1.4' }).default({}),
+    state: Metadata("The agent's progress at this point, restored by a rollback to the checkpoint; `{}` when absent.", {
+      step: 3,
+      branch: 'release/1.4',
+    }).default({}),
   })
   .openapi('RuntimeCheckpointInput', { example: { label: 'tests green', state: { step: 3, branch: 'release/1.4' } } });
 
@@ -259,10 +301,10 @@ export const RollbackBody = z
     mission_id: SameMission,
     checkpoint_id: PrefixedId('checkpoint', 'A checkpoint of this mission (404 otherwise)'),
     reason: Text(2_000, 'Why, kept in the audit trail and the event', 'Opened duplicate issues').optional(),
-    revert_memories: z
-      .boolean()
-      .default(false)
-      .openapi({ description: "Also undo the memory writes of the mission's agent after the checkpoint (created → removed, updated and deleted → restored), as a rollback: it counts against the monthly rollback limit" }),
+    revert_memories: z.boolean().default(false).openapi({
+      description:
+        "Also undo the memory writes of the mission's agent after the checkpoint (created → removed, updated and deleted → restored), as a rollback: it counts against the monthly rollback limit",
+    }),
   })
   .openapi('RuntimeMissionRollbackInput', { example: { checkpoint_id: CHECKPOINT, reason: 'Opened duplicate issues', revert_memories: true } });
 
@@ -275,7 +317,9 @@ export const MemoryRollback = z
   })
   .openapi('RuntimeMemoryRollback');
 
-export const PreviewQuery = z.object({ checkpoint_id: PrefixedId('checkpoint', 'A checkpoint of this mission (404 otherwise); its latest checkpoint when omitted (409 without one)').optional() });
+export const PreviewQuery = z.object({
+  checkpoint_id: PrefixedId('checkpoint', 'A checkpoint of this mission (404 otherwise); its latest checkpoint when omitted (409 without one)').optional(),
+});
 
 export const RollbackPreview = z
   .object({
@@ -284,11 +328,13 @@ export const RollbackPreview = z
     target_timestamp: z.string().openapi({ description: "The checkpoint's time: the agent's memory writes after it would be undone", example: TIME }),
     state: z.record(z.string(), z.unknown()).openapi({ description: 'The state the mission would get', example: { step: 3 } }),
     checkpoints_discarded: z.number().int().openapi({ description: 'Later checkpoints that would be deleted', example: 1 }),
-    memories: z.object({
-      removed: z.number().int().openapi({ example: 1 }),
-      restored: z.number().int().openapi({ example: 0 }),
-      reverted: z.number().int().openapi({ example: 1 }),
-    }).openapi({ description: 'What `revert_memories: true` would do' }),
+    memories: z
+      .object({
+        removed: z.number().int().openapi({ example: 1 }),
+        restored: z.number().int().openapi({ example: 0 }),
+        reverted: z.number().int().openapi({ example: 1 }),
+      })
+      .openapi({ description: 'What `revert_memories: true` would do' }),
     memories_reverted: z.number().int().openapi({ example: 2 }),
     warnings: z.array(z.string()).openapi({ example: [] }),
   })
@@ -314,14 +360,26 @@ export const InterventionBody = z
         '`pause` pauses the mission (409 unless running); `rollback_request` rolls it back to its latest checkpoint (409 without one); `escalate` and `reroute` emit events; `annotate` only records; `approve`/`reject` decide the pending action `action_id`',
     }),
     mission_id: PrefixedId('mission', 'The mission it concerns (404 when unknown); required for pause and rollback_request').optional(),
-    action_id: z.string().trim().min(1).max(128).optional().openapi({ description: 'The pending action; required for approve and reject', example: 'act_4f9Qw2b8Zr1LmT0aXcVe3K' }),
-    agent_id: AgentId('A registered agent (404 when unknown); defaults to the mission\'s').optional(),
+    action_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(128)
+      .optional()
+      .openapi({ description: 'The pending action; required for approve and reject', example: 'act_4f9Qw2b8Zr1LmT0aXcVe3K' }),
+    agent_id: AgentId("A registered agent (404 when unknown); defaults to the mission's").optional(),
     rationale: Text(4_000, 'Why', 'Looping on the same failing test').optional(),
-    confirmation: z.string().max(32).optional().openapi({ description: 'For `approve` in solo mode: `ROLLBACK` approves a destructive action (as on the decision endpoint)', example: 'ROLLBACK' }),
+    confirmation: z
+      .string()
+      .max(32)
+      .optional()
+      .openapi({ description: 'For `approve` in solo mode: `ROLLBACK` approves a destructive action (as on the decision endpoint)', example: 'ROLLBACK' }),
   })
   .superRefine((b, ctx) => {
-    if ((b.intervention_type === 'pause' || b.intervention_type === 'rollback_request') && !b.mission_id) ctx.addIssue({ code: 'custom', path: ['mission_id'], message: `is required for ${b.intervention_type}` });
-    if ((b.intervention_type === 'approve' || b.intervention_type === 'reject') && !b.action_id) ctx.addIssue({ code: 'custom', path: ['action_id'], message: `is required for ${b.intervention_type}` });
+    if ((b.intervention_type === 'pause' || b.intervention_type === 'rollback_request') && !b.mission_id)
+      ctx.addIssue({ code: 'custom', path: ['mission_id'], message: `is required for ${b.intervention_type}` });
+    if ((b.intervention_type === 'approve' || b.intervention_type === 'reject') && !b.action_id)
+      ctx.addIssue({ code: 'custom', path: ['action_id'], message: `is required for ${b.intervention_type}` });
   })
   .openapi('RuntimeInterventionInput', { example: { intervention_type: 'pause', mission_id: MISSION, rationale: 'Looping on the same failing test' } });
 

@@ -26,7 +26,12 @@ export async function createCapability(ctx: TenantCtx, input: z.infer<typeof Cap
       createdAt: ctx.now,
     });
     if (!pack) throw conflict(`A capability pack named ${input.name} exists already`);
-    await work.audit({ operation: 'capability.created', resourceType: 'capability', resourceId: pack.id, metadata: { name: pack.name, tools: pack.tools.map((t) => t.name), risk_levels: pack.riskLevels } });
+    await work.audit({
+      operation: 'capability.created',
+      resourceType: 'capability',
+      resourceId: pack.id,
+      metadata: { name: pack.name, tools: pack.tools.map((t) => t.name), risk_levels: pack.riskLevels },
+    });
     return toCapabilityDto(pack);
   });
 }
@@ -40,11 +45,18 @@ export async function listCapabilities(ctx: TenantCtx, query: PageInput) {
 export async function assertCapabilities(ctx: TenantCtx, names: string[]) {
   const known = await q.existingCapabilities(ctx.db, ctx.tenantId, names);
   const missing = names.filter((n) => !known.has(n));
-  if (missing.length) throw new AppError('NOT_FOUND', `Capability pack not found: ${missing.join(', ')}`, { details: [{ path: 'capabilities', message: `unknown capability packs: ${missing.join(', ')}` }] });
+  if (missing.length)
+    throw new AppError('NOT_FOUND', `Capability pack not found: ${missing.join(', ')}`, {
+      details: [{ path: 'capabilities', message: `unknown capability packs: ${missing.join(', ')}` }],
+    });
 }
 
 async function withActive(ctx: TenantCtx, agents: q.AgentRow[]) {
-  const active = await q.activeMissionsOf(ctx.db, ctx.tenantId, agents.map((a) => a.agentId));
+  const active = await q.activeMissionsOf(
+    ctx.db,
+    ctx.tenantId,
+    agents.map((a) => a.agentId),
+  );
   const byAgent = new Map<string, MissionSummaryDto[]>();
   for (const { agentId, ...m } of active) byAgent.set(agentId, [...(byAgent.get(agentId) ?? []), m]);
   return agents.map((a) => toAgentDto(a, byAgent.get(a.agentId) ?? []));
@@ -73,7 +85,12 @@ export async function createAgent(ctx: TenantCtx, input: z.infer<typeof AgentBod
       updatedAt: ctx.now,
     });
     if (!agent) throw conflict(`An agent with agent_id ${input.agent_id} exists already`, { agent_id: input.agent_id });
-    await work.audit({ operation: 'agent.created', resourceType: 'agent', resourceId: agent.agentId, metadata: { name: agent.name, provider: agent.provider, model: agent.model, capabilities: agent.capabilities } });
+    await work.audit({
+      operation: 'agent.created',
+      resourceType: 'agent',
+      resourceId: agent.agentId,
+      metadata: { name: agent.name, provider: agent.provider, model: agent.model, capabilities: agent.capabilities },
+    });
     return toAgentDto(agent, []);
   });
 }
@@ -101,7 +118,12 @@ export async function updateAgent(ctx: TenantCtx, input: { agentId: string; stat
     const before = await agentFor(work.ctx, input.agentId, true);
     const agent = await q.setAgentStatus(work.tx, ctx.tenantId, input.agentId, input.status, ctx.now);
     const cancelled = input.status === 'archived' && before.status !== 'archived' ? await cancelMissionsOf(work, agent.agentId, 'agent archived') : [];
-    await work.audit({ operation: 'agent.updated', resourceType: 'agent', resourceId: agent.agentId, metadata: { status: agent.status, previous_status: before.status, missions_cancelled: cancelled } });
+    await work.audit({
+      operation: 'agent.updated',
+      resourceType: 'agent',
+      resourceId: agent.agentId,
+      metadata: { status: agent.status, previous_status: before.status, missions_cancelled: cancelled },
+    });
     const [dto] = await withActive(work.ctx, [agent]);
     return dto;
   });
@@ -113,7 +135,12 @@ export async function deleteAgent(ctx: TenantCtx, input: { agentId: string }) {
     const agent = await agentFor(work.ctx, input.agentId, true);
     const cancelled = await cancelMissionsOf(work, agent.agentId, 'agent deleted');
     await q.deleteAgent(work.tx, ctx.tenantId, agent.agentId);
-    await work.audit({ operation: 'agent.deleted', resourceType: 'agent', resourceId: agent.agentId, metadata: { name: agent.name, missions_cancelled: cancelled } });
+    await work.audit({
+      operation: 'agent.deleted',
+      resourceType: 'agent',
+      resourceId: agent.agentId,
+      metadata: { name: agent.name, missions_cancelled: cancelled },
+    });
     return { deleted: true as const, agent_id: agent.agentId, missions_cancelled: cancelled };
   });
 }

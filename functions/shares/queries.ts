@@ -4,10 +4,7 @@ import { type DbOrTx, rows } from '../../shared/platform/db';
 
 /** The caller's own live space, if `id` names one. */
 export async function ownSpaceExists(db: DbOrTx, owner: string, id: string): Promise<boolean> {
-  const found = await rows<{ id: string }>(
-    db,
-    sql`SELECT id FROM context_spaces WHERE id = ${id}::uuid AND owner_tenant_id = ${owner} AND deleted_at IS NULL`,
-  );
+  const found = await rows<{ id: string }>(db, sql`SELECT id FROM context_spaces WHERE id = ${id}::uuid AND owner_tenant_id = ${owner} AND deleted_at IS NULL`);
   return found.length > 0;
 }
 

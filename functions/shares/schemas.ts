@@ -71,7 +71,11 @@ export const TokenParams = z.object({
 });
 
 export const ShareRefParams = z.object({
-  token: TokenText.openapi({ param: { name: 'token', in: 'path' }, description: 'The share token (st_...) or the share id (shr_...)', example: 'shr_4f9Qw2b8Zr1LmT0aXcVe3K' }),
+  token: TokenText.openapi({
+    param: { name: 'token', in: 'path' },
+    description: 'The share token (st_...) or the share id (shr_...)',
+    example: 'shr_4f9Qw2b8Zr1LmT0aXcVe3K',
+  }),
 });
 
 export const TokenCheck = z

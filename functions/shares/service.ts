@@ -33,8 +33,7 @@ function shareUrl({ services }: Ctx, origin: string, token: string) {
  * header is the caller's to choose); without SHARE_BASE_URL or PUBLIC_URL the mail carries the token
  * and no link, and start-up warns (shared/platform/startup.ts).
  */
-const mailUrl = (ctx: Ctx, token: string) =>
-  ctx.services.config.SHARE_BASE_URL || ctx.services.config.PUBLIC_URL ? shareUrl(ctx, '', token) : null;
+const mailUrl = (ctx: Ctx, token: string) => (ctx.services.config.SHARE_BASE_URL || ctx.services.config.PUBLIC_URL ? shareUrl(ctx, '', token) : null);
 
 const invalidToken = (why: string) => new AppError('INVALID_TOKEN', `Share token ${why}`);
 
@@ -103,7 +102,9 @@ export async function createShare(ctx: TenantCtx, input: z.infer<typeof ShareBod
       expiresAt: token.expiresAt,
     });
     await sendMail(work, invitationMail(auth, share, token.token, mailUrl(ctx, token.token)));
-    await work.audit(shareAudit(share, 'share.created', { space_id: share.spaceId ? toUrn(share.spaceId) : null, shared_with_email: email, token_prefix: token.prefix }));
+    await work.audit(
+      shareAudit(share, 'share.created', { space_id: share.spaceId ? toUrn(share.spaceId) : null, shared_with_email: email, token_prefix: token.prefix }),
+    );
     await work.milestone('first_share', { share_id: share.id });
     return share;
   });
@@ -112,10 +113,7 @@ export async function createShare(ctx: TenantCtx, input: z.infer<typeof ShareBod
 
 export async function listShares(ctx: TenantCtx) {
   const { auth, now } = ctx;
-  const [byMe, withMe] = await Promise.all([
-    q.listByOwner(ctx.db, auth.tenantId),
-    q.listForRecipient(ctx.db, auth.tenantId, normalizeEmail(auth.email), now),
-  ]);
+  const [byMe, withMe] = await Promise.all([q.listByOwner(ctx.db, auth.tenantId), q.listForRecipient(ctx.db, auth.tenantId, normalizeEmail(auth.email), now)]);
   return { shared_by_me: byMe.map((s) => toShareEntry(s, now)), shared_with_me: withMe.map((s) => toShareEntry(s, now)) };
 }
 

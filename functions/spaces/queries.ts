@@ -10,8 +10,7 @@ const SPACE_COLUMNS = sql.raw(
 );
 
 /** Live memories of the owner in the space (memories of other tenants never count). */
-const memoryCount = (now: Date) =>
-  sql`(SELECT count(*) FROM memories m WHERE m.space_id = cs.id AND m.tenant_id = cs.owner_tenant_id AND ${live(now)})`;
+const memoryCount = (now: Date) => sql`(SELECT count(*) FROM memories m WHERE m.space_id = cs.id AND m.tenant_id = cs.owner_tenant_id AND ${live(now)})`;
 
 /** An accepted, unrevoked, unexpired share of this space (alias `cs`) held by the tenant. */
 const sharedWith = (tenantId: string, now: Date) =>
@@ -114,7 +113,16 @@ export interface MemoryFilter {
 }
 
 /** The owner's live memories in a space, newest first, or by cosine distance when a vector is given. */
-export async function spaceMemories(db: DbOrTx, storage: StorageKind, owner: string, spaceId: string, now: Date, f: MemoryFilter, limit: number, offset: number) {
+export async function spaceMemories(
+  db: DbOrTx,
+  storage: StorageKind,
+  owner: string,
+  spaceId: string,
+  now: Date,
+  f: MemoryFilter,
+  limit: number,
+  offset: number,
+) {
   const parts: SQL[] = [sql`m.tenant_id = ${owner}`, sql`m.space_id = ${spaceId}::uuid`, live(now)];
   if (f.tags?.length) parts.push(sql`m.tags && ${pgArray(f.tags)}::text[]`);
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);

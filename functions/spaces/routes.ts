@@ -46,7 +46,7 @@ export const updateRoute = keyRoute({
   tags,
   summary: 'Update a context space (owner only)',
   description:
-    'Any of the fields; omitted ones keep their value, `description: null` clears it. Returns the updated space. Turning `team_write` off, or removing a team from `allowed_tenant_ids`, ends its members\' writes at once.',
+    "Any of the fields; omitted ones keep their value, `description: null` clears it. Returns the updated space. Turning `team_write` off, or removing a team from `allowed_tenant_ids`, ends its members' writes at once.",
   request: { params: s.SpaceParams, body: jsonBody(s.UpdateSpaceBody) },
   responses: { 200: json(s.SpaceSchema, 'The updated space'), ...errors(400, 403, 404) },
 });
@@ -67,7 +67,7 @@ export const memoriesRoute = keyRoute({
   method: 'get',
   path: '/v1/context-spaces/{space_id}/memories',
   tags,
-  summary: "List or search the memories of a space",
+  summary: 'List or search the memories of a space',
   description:
     "The owner's live memories in the space, newest first; with `q`, ranked by cosine similarity with `score` and `similarity` on each item. Readable by the owner and by granted tenants; a non-owner read is recorded in the owner's audit trail.",
   request: { params: s.SpaceParams, query: s.SpaceMemoriesQuery },

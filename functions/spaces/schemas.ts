@@ -105,14 +105,29 @@ export const SpaceListResponse = z.object({ spaces: z.array(SpaceSchema), ...Lis
 const csv = z
   .string()
   .max(2_000)
-  .transform((v) => dedupe(v.split(',').map((t) => t.trim()).filter(Boolean)))
+  .transform((v) =>
+    dedupe(
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  )
   .pipe(z.array(z.string().max(MAX_TAG_LENGTH)).max(MAX_TAGS));
 
-export const SpaceMemoriesQuery = z.object({
-  q: z.string().trim().min(1).max(2_000).optional().openapi({ description: 'Semantic query: results are ordered by cosine similarity and carry score and similarity' }),
-  tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
-  agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
-}).extend(PageQuery({ max: 1000, default: 100 }).shape);
+export const SpaceMemoriesQuery = z
+  .object({
+    q: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2_000)
+      .optional()
+      .openapi({ description: 'Semantic query: results are ordered by cosine similarity and carry score and similarity' }),
+    tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
+    agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
+  })
+  .extend(PageQuery({ max: 1000, default: 100 }).shape);
 export const MemoriesPaging = paging({ totals: ['total_count'], hasMore: true });
 
 export const SpaceMemorySchema = MemorySchema.extend({

@@ -70,14 +70,20 @@ export async function createSpace(ctx: TenantCtx, input: CreateInput) {
   const id = uuidv7();
   const row = await write(ctx, async (work) => {
     await checkTeamGrants(ctx, work.tx, input.allowed_tenant_ids);
-    const row = await q.insertSpace(work.tx, id, ctx.tenantId, {
-      name: input.name,
-      description: input.description ?? null,
-      allowedAgentIds: input.allowed_agent_ids,
-      allowedTenantIds: input.allowed_tenant_ids,
-      tags: input.tags,
-      teamWrite: input.team_write,
-    }, ctx.now);
+    const row = await q.insertSpace(
+      work.tx,
+      id,
+      ctx.tenantId,
+      {
+        name: input.name,
+        description: input.description ?? null,
+        allowedAgentIds: input.allowed_agent_ids,
+        allowedTenantIds: input.allowed_tenant_ids,
+        tags: input.tags,
+        teamWrite: input.team_write,
+      },
+      ctx.now,
+    );
     await work.audit({
       operation: 'space.created',
       resourceType: 'context_space',
@@ -112,14 +118,20 @@ export async function updateSpace(ctx: TenantCtx, input: { spaceId: string } & U
     const before = await ownedForUpdate(work.ctx, spaceId);
     await checkTeamGrants(ctx, work.tx, change.allowed_tenant_ids, before.allowed_tenant_ids);
     const changed = (Object.keys(change) as (keyof UpdateInput)[]).filter((k) => change[k] !== undefined);
-    const after = await q.updateSpace(work.tx, ctx.tenantId, spaceId, {
-      name: change.name ?? before.name,
-      description: change.description === undefined ? before.description : change.description,
-      allowedAgentIds: change.allowed_agent_ids ?? before.allowed_agent_ids,
-      allowedTenantIds: change.allowed_tenant_ids ?? before.allowed_tenant_ids,
-      tags: change.tags ?? before.tags,
-      teamWrite: change.team_write ?? before.team_write,
-    }, ctx.now);
+    const after = await q.updateSpace(
+      work.tx,
+      ctx.tenantId,
+      spaceId,
+      {
+        name: change.name ?? before.name,
+        description: change.description === undefined ? before.description : change.description,
+        allowedAgentIds: change.allowed_agent_ids ?? before.allowed_agent_ids,
+        allowedTenantIds: change.allowed_tenant_ids ?? before.allowed_tenant_ids,
+        tags: change.tags ?? before.tags,
+        teamWrite: change.team_write ?? before.team_write,
+      },
+      ctx.now,
+    );
     await work.audit({
       operation: 'space.updated',
       resourceType: 'context_space',

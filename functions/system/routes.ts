@@ -19,7 +19,8 @@ export const healthRoute = optionalKeyRoute({
   path: '/health',
   tags,
   summary: 'Readiness and dependency health',
-  description: 'Public: overall status only. With a key: database and Redis checks with latencies, the embedding provider\'s configuration, and warnings. `degraded` when Redis is unreachable or the embedding provider is not configured; 503 when the database is unreachable.',
+  description:
+    "Public: overall status only. With a key: database and Redis checks with latencies, the embedding provider's configuration, and warnings. `degraded` when Redis is unreachable or the embedding provider is not configured; 503 when the database is unreachable.",
   responses: { 200: json(s.Health, 'Healthy or degraded'), 503: json(s.Health, 'Unhealthy') },
 });
 

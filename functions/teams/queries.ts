@@ -38,7 +38,10 @@ export async function teamsOfMember(db: DbOrTx, tenantId: string, page: PageInpu
 }
 
 export async function insertTeam(tx: DbOrTx, team: { id: string; ownerTenantId: string; name: string }, now: Date) {
-  const [row] = await tx.insert(teams).values({ ...team, createdAt: now, updatedAt: now }).returning();
+  const [row] = await tx
+    .insert(teams)
+    .values({ ...team, createdAt: now, updatedAt: now })
+    .returning();
   await tx.insert(teamMembers).values({ teamId: team.id, tenantId: team.ownerTenantId, role: 'owner', joinedAt: now });
   return row;
 }
@@ -53,12 +56,18 @@ export async function deleteTeam(tx: DbOrTx, ownerTenantId: string, teamId: stri
 }
 
 export async function memberOf(db: DbOrTx, teamId: string, tenantId: string) {
-  const [row] = await db.select().from(teamMembers).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.tenantId, tenantId)));
+  const [row] = await db
+    .select()
+    .from(teamMembers)
+    .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.tenantId, tenantId)));
   return row ?? null;
 }
 
 export async function setRole(tx: DbOrTx, teamId: string, tenantId: string, role: Role) {
-  await tx.update(teamMembers).set({ role }).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.tenantId, tenantId)));
+  await tx
+    .update(teamMembers)
+    .set({ role })
+    .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.tenantId, tenantId)));
 }
 
 export async function removeMember(tx: DbOrTx, teamId: string, tenantId: string) {

@@ -7,7 +7,12 @@ import { INVITABLE_ROLES, PERMISSIONS, ROLES } from './roles';
 export const MAX_NAME = 100;
 const TEAM_EXAMPLE = 'team_4f9Qw2b8Zr1LmT0aXcVe3K';
 const TENANT_EXAMPLE = 'ten_2aB9xQ7mLp0cRt5VwZ1yK8';
-const Name = z.string().trim().min(1).max(MAX_NAME).openapi({ description: `1 to ${MAX_NAME} characters`, example: 'Support agents' });
+const Name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(MAX_NAME)
+  .openapi({ description: `1 to ${MAX_NAME} characters`, example: 'Support agents' });
 
 export const CreateTeamBody = z.object({ name: Name }).openapi('CreateTeamRequest', { example: { name: 'Support agents' } });
 export const RenameTeamBody = z.object({ name: Name }).openapi('RenameTeamRequest', { example: { name: 'Support and billing agents' } });
@@ -40,7 +45,9 @@ export const TeamSchema = z
     team_id: z.string().openapi({ example: TEAM_EXAMPLE }),
     name: z.string().openapi({ example: 'Support agents' }),
     owner_tenant_id: z.string().openapi({ example: TENANT_EXAMPLE }),
-    members: z.array(Member).openapi({ description: 'The whole roster for the owner and admins; a member or readonly member sees itself and the owner (member_count counts everyone)' }),
+    members: z.array(Member).openapi({
+      description: 'The whole roster for the owner and admins; a member or readonly member sees itself and the owner (member_count counts everyone)',
+    }),
     member_count: z.number().int().openapi({ example: 3 }),
     created_at: z.string().openapi({ example: '2026-11-01T10:00:00.000Z' }),
     updated_at: z.string().openapi({ example: '2026-11-01T10:00:00.000Z' }),

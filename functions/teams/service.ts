@@ -32,7 +32,13 @@ async function teamDto(ctx: TenantCtx, team: q.TeamRow) {
 
 /** Every change to a team is in its owner's audit chain, whoever made it. */
 const teamAudit = (work: Work, team: q.TeamRow, operation: string, metadata: Record<string, unknown> = {}) =>
-  work.audit({ tenantId: team.ownerTenantId, operation, resourceType: 'team', resourceId: team.id, metadata: { by_tenant_id: work.ctx.auth?.tenantId, ...metadata } });
+  work.audit({
+    tenantId: team.ownerTenantId,
+    operation,
+    resourceType: 'team',
+    resourceId: team.id,
+    metadata: { by_tenant_id: work.ctx.auth?.tenantId, ...metadata },
+  });
 
 export async function createTeam(ctx: TenantCtx, input: { name: string }) {
   return write(ctx, async (work) => {
@@ -45,8 +51,17 @@ export async function createTeam(ctx: TenantCtx, input: { name: string }) {
 
 export async function listTeams(ctx: TenantCtx, page: PageInput) {
   const { page: found, total } = await q.teamsOfMember(ctx.db, ctx.tenantId, page);
-  const members = await q.membersOf(ctx.db, found.map((t) => t.id));
-  const teams = found.map((t) => toTeamDto(t, members.filter((m) => m.teamId === t.id), ctx.tenantId));
+  const members = await q.membersOf(
+    ctx.db,
+    found.map((t) => t.id),
+  );
+  const teams = found.map((t) =>
+    toTeamDto(
+      t,
+      members.filter((m) => m.teamId === t.id),
+      ctx.tenantId,
+    ),
+  );
   return { teams, ...ListPaging.meta(total, page, found.length) };
 }
 
@@ -76,7 +91,15 @@ export async function invite(ctx: TenantCtx, input: { teamId: string } & z.infer
   const email = normalizeEmail(input.email);
   return write(ctx, async (work) => {
     const { team } = await teamFor(work.ctx, input.teamId, 'invite', true);
-    const invitation = { id: newId('invitation'), teamId: team.id, email, role: input.role, invitedBy: ctx.tenantId, createdAt: ctx.now, expiresAt: new Date(ctx.now.getTime() + INVITATION_TTL_MS) };
+    const invitation = {
+      id: newId('invitation'),
+      teamId: team.id,
+      email,
+      role: input.role,
+      invitedBy: ctx.tenantId,
+      createdAt: ctx.now,
+      expiresAt: new Date(ctx.now.getTime() + INVITATION_TTL_MS),
+    };
     await q.insertInvitation(work.tx, invitation);
     await sendMail(work, {
       to: email,
@@ -106,7 +129,8 @@ export async function join(ctx: TenantCtx, input: { invitation_id: string }) {
   return write(ctx, async (work) => {
     const found = await q.lockInvitation(work.tx, input.invitation_id);
     const email = found && (await q.verifiedEmailOf(work.tx, ctx.tenantId));
-    if (!found || !email || normalizeEmail(email) !== found.invitation.email) throw invalidInvitation('is invalid, or was not sent to the verified e-mail address of this account');
+    if (!found || !email || normalizeEmail(email) !== found.invitation.email)
+      throw invalidInvitation('is invalid, or was not sent to the verified e-mail address of this account');
     const { invitation, team } = found;
     if (invitation.usedAt) throw invalidInvitation('has already been used');
     if (invitation.expiresAt <= ctx.now) throw invalidInvitation('has expired');
@@ -117,7 +141,12 @@ export async function join(ctx: TenantCtx, input: { invitation_id: string }) {
     await q.acceptInvitation(work.tx, { id: invitation.id, teamId: team.id, role: invitation.role }, ctx.tenantId, ctx.now);
     const role: Role = already?.role ?? invitation.role;
     await teamAudit(work, team, 'team.joined', { invitation_id: invitation.id, tenant_id: ctx.tenantId, role });
-    return { team_id: team.id, team_name: team.name, role, message: already ? `You were already in ${team.name} as ${role}.` : `You joined ${team.name} as ${role}.` };
+    return {
+      team_id: team.id,
+      team_name: team.name,
+      role,
+      message: already ? `You were already in ${team.name} as ${role}.` : `You joined ${team.name} as ${role}.`,
+    };
   });
 }
 

@@ -15,7 +15,10 @@ export async function insertTrace(db: DbOrTx, row: typeof traces.$inferInsert): 
 
 /** A trace of the tenant; `lock` holds its row (the chain head) until the transaction ends. */
 export async function traceOf(db: DbOrTx, tenantId: string, traceId: string, lock = false): Promise<TraceRow | null> {
-  const query = db.select().from(traces).where(and(eq(traces.tenantId, tenantId), eq(traces.id, traceId)));
+  const query = db
+    .select()
+    .from(traces)
+    .where(and(eq(traces.tenantId, tenantId), eq(traces.id, traceId)));
   const [found] = lock ? await query.for('update') : await query;
   return found ?? null;
 }
@@ -25,8 +28,17 @@ export async function listTraces(db: DbOrTx, tenantId: string, filter: { agent_i
   if (filter.agent_id) where.push(eq(traces.agentId, filter.agent_id));
   if (filter.status) where.push(eq(traces.status, filter.status));
   const [found, [{ n }]] = await Promise.all([
-    db.select().from(traces).where(and(...where)).orderBy(desc(traces.createdAt), desc(traces.id)).limit(page.limit).offset(page.offset),
-    db.select({ n: count() }).from(traces).where(and(...where)),
+    db
+      .select()
+      .from(traces)
+      .where(and(...where))
+      .orderBy(desc(traces.createdAt), desc(traces.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ n: count() })
+      .from(traces)
+      .where(and(...where)),
   ]);
   return { page: found, total: Number(n) };
 }
@@ -44,7 +56,12 @@ export async function advanceTrace(db: DbOrTx, tenantId: string, traceId: string
     .where(and(eq(traces.tenantId, tenantId), eq(traces.id, traceId)));
 }
 
-export async function sealTrace(db: DbOrTx, tenantId: string, traceId: string, sealed: SealedFields & { stepCount: number; lastChainHash: string | null }): Promise<TraceRow> {
+export async function sealTrace(
+  db: DbOrTx,
+  tenantId: string,
+  traceId: string,
+  sealed: SealedFields & { stepCount: number; lastChainHash: string | null },
+): Promise<TraceRow> {
   const [updated] = await db
     .update(traces)
     .set({ ...sealed, lastActivityAt: sealed.completedAt! })

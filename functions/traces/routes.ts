@@ -4,7 +4,7 @@ import * as s from './schemas';
 const tags = ['Traces'];
 const feature = 'traces' as const;
 const hashing =
-  'Each step\'s `integrity_hash` is the SHA-256 hex of the RFC 8785 (JCS) bytes of `{trace_id, step_index, type, content, metadata}`; its `chain_hash` is the SHA-256 hex of the previous chain hash (empty for the first step) followed by its integrity hash.';
+  "Each step's `integrity_hash` is the SHA-256 hex of the RFC 8785 (JCS) bytes of `{trace_id, step_index, type, content, metadata}`; its `chain_hash` is the SHA-256 hex of the previous chain hash (empty for the first step) followed by its integrity hash.";
 const sealing =
   'The root hash is the last chain hash (SHA-256 of the empty string without steps); the signature is RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) with a 4096-bit key over the UTF-8 bytes of the root hash hex, in base64. The README verifies one with openssl.';
 
@@ -83,7 +83,8 @@ export const verifyRoute = keyRoute({
   path: '/v1/traces/{trace_id}/verify',
   tags,
   summary: 'Recompute a sealed trace and check its signature',
-  description: 'Rehashes every stored step, checks the links, the indexes, the count and the root, and verifies the signature with the key that made it. `discrepancies` names each step that fails and what failed. 400 TRACE_NOT_COMPLETED while the trace is active.',
+  description:
+    'Rehashes every stored step, checks the links, the indexes, the count and the root, and verifies the signature with the key that made it. `discrepancies` names each step that fails and what failed. 400 TRACE_NOT_COMPLETED while the trace is active.',
   request: { params: s.TraceParams },
   responses: { 200: json(s.VerifyResult, 'Validity and what broke'), ...errorsOf(404) },
 });

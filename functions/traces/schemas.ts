@@ -32,13 +32,15 @@ export const StartBody = z
   .object({
     agent_id: AgentId,
     description: z.string().max(2_000).optional().openapi({ example: 'Refund order 42' }),
-    tags: z.array(z.string().trim().min(1).max(50)).max(20).default([]).openapi({ description: 'Up to 20 labels of 1 to 50 characters', example: ['refunds'] }),
+    tags: z
+      .array(z.string().trim().min(1).max(50))
+      .max(20)
+      .default([])
+      .openapi({ description: 'Up to 20 labels of 1 to 50 characters', example: ['refunds'] }),
   })
   .openapi('TraceStart', { example: { agent_id: 'refund-agent', description: 'Refund order 42', tags: ['refunds'] } });
 
-export const StartedTrace = z
-  .object({ trace_id: Id, status: z.literal('active'), created_at: z.string().openapi({ example: TIME }) })
-  .openapi('TraceStarted');
+export const StartedTrace = z.object({ trace_id: Id, status: z.literal('active'), created_at: z.string().openapi({ example: TIME }) }).openapi('TraceStarted');
 
 export const StepBody = z
   .object({
@@ -49,7 +51,9 @@ export const StepBody = z
       .openapi({ description: `The step's text, up to ${MAX_CONTENT_BYTES / 1024} KB`, example: 'POST /v1/refunds {"order": 42}' }),
     metadata: Metadata('Hashed with the step; `{}` when absent.', { tool: 'stripe', undo: 'Charge order 42 again' }).default({}),
   })
-  .openapi('TraceStepInput', { example: { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}', metadata: { tool: 'stripe', undo: 'Charge order 42 again' } } });
+  .openapi('TraceStepInput', {
+    example: { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}', metadata: { tool: 'stripe', undo: 'Charge order 42 again' } },
+  });
 
 export const AddedStep = z
   .object({
@@ -66,8 +70,14 @@ export const AddedStep = z
   .openapi('TraceStepAdded');
 
 const Sealed = {
-  integrity_root_hash: z.string().nullable().openapi({ description: "The last step's chain hash (SHA-256 of the empty string for a trace without steps); null while active", example: CHAIN }),
-  signature: z.string().nullable().openapi({ description: 'Base64 RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the UTF-8 bytes of integrity_root_hash', example: SIGNATURE }),
+  integrity_root_hash: z
+    .string()
+    .nullable()
+    .openapi({ description: "The last step's chain hash (SHA-256 of the empty string for a trace without steps); null while active", example: CHAIN }),
+  signature: z
+    .string()
+    .nullable()
+    .openapi({ description: 'Base64 RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the UTF-8 bytes of integrity_root_hash', example: SIGNATURE }),
   signature_algorithm: z.literal(SIGNATURE_ALGORITHM).nullable(),
   key_id: z.string().nullable().openapi({ description: "Hex SHA-256 of the signing key's SPKI DER", example: HASH }),
   signed_at: z.string().nullable().openapi({ example: TIME }),
@@ -124,7 +134,13 @@ export const StepSchema = z
 
 export const GetQuery = z.object({
   steps_offset: z.coerce.number().int().min(0).max(MAX_STEPS).default(0).openapi({ description: 'Skip this many steps' }),
-  steps_limit: z.coerce.number().int().min(1).max(MAX_STEPS_PAGE).default(MAX_STEPS_PAGE).openapi({ description: `At most this many steps (1 to ${MAX_STEPS_PAGE})` }),
+  steps_limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_STEPS_PAGE)
+    .default(MAX_STEPS_PAGE)
+    .openapi({ description: `At most this many steps (1 to ${MAX_STEPS_PAGE})` }),
 });
 
 export const TraceWithSteps = z
@@ -140,7 +156,17 @@ export const Discrepancy = z
   .object({
     step_index: z.number().int().nullable().openapi({ description: 'The step at fault; null for the trace as a whole', example: 2 }),
     step_id: z.string().nullable().openapi({ example: step.example }),
-    problem: z.enum(['integrity_hash_mismatch', 'previous_chain_hash_mismatch', 'chain_hash_mismatch', 'missing_step', 'unexpected_step', 'step_count_mismatch', 'root_hash_mismatch', 'signature_invalid', 'signing_key_unknown']),
+    problem: z.enum([
+      'integrity_hash_mismatch',
+      'previous_chain_hash_mismatch',
+      'chain_hash_mismatch',
+      'missing_step',
+      'unexpected_step',
+      'step_count_mismatch',
+      'root_hash_mismatch',
+      'signature_invalid',
+      'signing_key_unknown',
+    ]),
     detail: z.string().openapi({ example: 'type, content or metadata do not hash to the stored integrity hash: the step was changed after it was recorded' }),
   })
   .openapi('TraceDiscrepancy');
@@ -149,7 +175,9 @@ export const VerifyResult = z
   .object({
     trace_id: Id,
     valid: z.boolean().openapi({ description: 'chain_valid and signature_valid' }),
-    chain_valid: z.boolean().openapi({ description: 'Every stored step hashes to its integrity hash, the chain links, indexes run 0..n-1 and end at the signed root' }),
+    chain_valid: z
+      .boolean()
+      .openapi({ description: 'Every stored step hashes to its integrity hash, the chain links, indexes run 0..n-1 and end at the signed root' }),
     signature_valid: z.boolean().openapi({ description: 'The signature verifies over the stored root hash with the key of key_id' }),
     discrepancies: z.array(Discrepancy).nullable().openapi({ description: 'What broke, step by step; null when nothing did' }),
     step_count: z.number().int(),
@@ -157,7 +185,10 @@ export const VerifyResult = z
   })
   .openapi('TraceVerification');
 
-const PublicKeyPem = z.string().openapi({ description: 'SPKI PEM', example: '-----BEGIN PUBLIC KEY-----\nMIICIjANBgkqhkiG9w0BAQEFAAOCAg8AMIICCgKCAgEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----\n' });
+const PublicKeyPem = z.string().openapi({
+  description: 'SPKI PEM',
+  example: '-----BEGIN PUBLIC KEY-----\nMIICIjANBgkqhkiG9w0BAQEFAAOCAg8AMIICCgKCAgEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----\n',
+});
 
 export const Certificate = z
   .object({
@@ -172,8 +203,15 @@ export const Certificate = z
     key_id: Hash("Hex SHA-256 of the signing key's SPKI DER"),
     public_key: PublicKeyPem.openapi({ description: 'SPKI PEM of the key that signed this trace (kept after the key is rotated)' }),
     steps: z
-      .array(z.object({ step_index: z.number().int(), type: z.enum(STEP_TYPES), integrity_hash: Hash('The step\'s integrity hash'), chain_hash: z.string().openapi({ example: CHAIN }) }))
-      .openapi({ description: 'Each step\'s hashes, in order: enough to recompute the chain to the root without the contents' }),
+      .array(
+        z.object({
+          step_index: z.number().int(),
+          type: z.enum(STEP_TYPES),
+          integrity_hash: Hash("The step's integrity hash"),
+          chain_hash: z.string().openapi({ example: CHAIN }),
+        }),
+      )
+      .openapi({ description: "Each step's hashes, in order: enough to recompute the chain to the root without the contents" }),
   })
   .openapi('TraceCertificate');
 

@@ -53,10 +53,17 @@ export async function addStep(ctx: TenantCtx, input: { traceId: string } & z.inf
   return write(ctx, async (work) => {
     const trace = await traceFor(work.ctx, input.traceId, true);
     if (trace.status !== 'active') throw notActive(trace);
-    if (trace.stepCount >= MAX_STEPS) throw conflict(`A trace holds at most ${MAX_STEPS} steps; complete this one and start another`, { trace_status: trace.status });
+    if (trace.stepCount >= MAX_STEPS)
+      throw conflict(`A trace holds at most ${MAX_STEPS} steps; complete this one and start another`, { trace_status: trace.status });
     const stepIndex = trace.stepCount;
     const digest = digestOf(ctx.services);
-    const integrity = await integrityHash(digest, { trace_id: trace.id, step_index: stepIndex, type: input.type, content: input.content, metadata: input.metadata });
+    const integrity = await integrityHash(digest, {
+      trace_id: trace.id,
+      step_index: stepIndex,
+      type: input.type,
+      content: input.content,
+      metadata: input.metadata,
+    });
     const chain = await chainHash(digest, trace.lastChainHash, integrity);
     const step = await q.insertStep(work.tx, {
       id: newId('step'),

@@ -38,7 +38,11 @@ export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
         at(step, 'integrity_hash_mismatch', 'type, content or metadata do not hash to the stored integrity hash: the step was changed after it was recorded');
       }
       if (step.previousChainHash !== previousChain) {
-        at(step, 'previous_chain_hash_mismatch', step.stepIndex === 0 ? 'the first step must not name a previous chain hash' : 'does not link to the chain hash of the step before it');
+        at(
+          step,
+          'previous_chain_hash_mismatch',
+          step.stepIndex === 0 ? 'the first step must not name a previous chain hash' : 'does not link to the chain hash of the step before it',
+        );
       }
       if ((await chainHash(digest, step.previousChainHash, step.integrityHash)) !== step.chainHash) {
         at(step, 'chain_hash_mismatch', 'is not the SHA-256 of previous_chain_hash + integrity_hash');
@@ -51,8 +55,20 @@ export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
   }
 
   if (seen !== trace.stepCount || expected !== trace.stepCount) {
-    if (expected < trace.stepCount) found.push({ step_index: expected, step_id: null, problem: 'missing_step', detail: `the trace was sealed with ${trace.stepCount} steps; steps from ${expected} on are missing` });
-    else if (expected > trace.stepCount) found.push({ step_index: trace.stepCount, step_id: null, problem: 'unexpected_step', detail: `the trace was sealed with ${trace.stepCount} steps; later steps were added` });
+    if (expected < trace.stepCount)
+      found.push({
+        step_index: expected,
+        step_id: null,
+        problem: 'missing_step',
+        detail: `the trace was sealed with ${trace.stepCount} steps; steps from ${expected} on are missing`,
+      });
+    else if (expected > trace.stepCount)
+      found.push({
+        step_index: trace.stepCount,
+        step_id: null,
+        problem: 'unexpected_step',
+        detail: `the trace was sealed with ${trace.stepCount} steps; later steps were added`,
+      });
     found.push({ step_index: null, step_id: null, problem: 'step_count_mismatch', detail: `${seen} steps stored, ${trace.stepCount} sealed` });
   }
   if ((previousChain ?? EMPTY_ROOT) !== trace.integrityRootHash) {
@@ -63,7 +79,13 @@ export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
   const publicKey = await q.publicKeyOf(ctx.db, trace.keyId);
   const signatureValid = publicKey !== null && (await verifySignature(publicKey, trace.integrityRootHash, trace.signature));
   if (!publicKey) found.push({ step_index: null, step_id: null, problem: 'signing_key_unknown', detail: `no public key on record for key_id ${trace.keyId}` });
-  else if (!signatureValid) found.push({ step_index: null, step_id: null, problem: 'signature_invalid', detail: 'the signature does not verify over integrity_root_hash with the key of key_id' });
+  else if (!signatureValid)
+    found.push({
+      step_index: null,
+      step_id: null,
+      problem: 'signature_invalid',
+      detail: 'the signature does not verify over integrity_root_hash with the key of key_id',
+    });
 
   return {
     trace_id: trace.id,

@@ -19,7 +19,8 @@ export const dashboardRoute = keyRoute({
   path: '/v1/dashboard',
   tags,
   summary: 'Account overview',
-  description: 'Tier, features, memories stored, API calls today, the period\'s limits and how much of each is used (percent and pressure), for the current billing period (YYYY-MM, UTC).',
+  description:
+    "Tier, features, memories stored, API calls today, the period's limits and how much of each is used (percent and pressure), for the current billing period (YYYY-MM, UTC).",
   responses: { 200: json(s.Dashboard, 'Dashboard') },
 });
 

@@ -21,7 +21,7 @@ export const Usage = z
     period: z.string().openapi({ example: '2026-11' }),
     resets_at: z.string().nullable(),
     usage_pressure_level: Pressure.openapi({ description: 'From the highest quota percentage: <50 low, <80 medium, <95 high, else critical' }),
-    projected_limit_date: z.string().nullable().openapi({ description: 'When api_calls reach the limit at this period\'s pace, if before the reset' }),
+    projected_limit_date: z.string().nullable().openapi({ description: "When api_calls reach the limit at this period's pace, if before the reset" }),
     budget_alert: z.boolean(),
     spend_estimate: z
       .object({ spend_estimate_usd: z.number(), projected_spend_estimate_usd: z.number(), storage_estimate_usd: z.number() })
@@ -43,7 +43,6 @@ export const Dashboard = z
     period: z.string(),
   })
   .openapi('Dashboard');
-
 
 export const MilestoneList = z
   .object({

@@ -119,7 +119,6 @@ export async function dashboardReport(ctx: TenantCtx, counted?: CounterOutcome) 
   };
 }
 
-
 export async function milestones(ctx: TenantCtx) {
   const list = await q.listMilestones(ctx.db, ctx.tenantId);
   return {

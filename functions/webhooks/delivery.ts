@@ -89,7 +89,9 @@ async function send(services: Services, hook: q.WebhookRow, event: EventPayload,
     return { statusCode: res.status, success: false, error: `${why}${text ? `: ${text.slice(0, 500)}` : ''}`, durationMs: took() };
   } catch (err) {
     const timeout = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    const message = timeout ? `no answer within ${services.config.WEBHOOK_TIMEOUT_MS / 1000} s` : `request failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message = timeout
+      ? `no answer within ${services.config.WEBHOOK_TIMEOUT_MS / 1000} s`
+      : `request failed: ${err instanceof Error ? err.message : String(err)}`;
     return { statusCode: 0, success: false, error: message, durationMs: took() };
   }
 }

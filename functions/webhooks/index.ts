@@ -29,5 +29,8 @@ export default defineFamily({
   tag: { name: 'Webhooks', description: 'Signed, retried, logged deliveries of your events (Pro+)' },
   router,
   jobs: { [WEBHOOK_DELIVERY_TOPIC]: deliverJob },
-  maintenance: { old_webhook_deliveries: async ({ db, now }) => Number(((await q.pruneDeliveries(db, new Date(now.getTime() - 30 * DAY))) as { rowCount?: number }).rowCount ?? 0) },
+  maintenance: {
+    old_webhook_deliveries: async ({ db, now }) =>
+      Number(((await q.pruneDeliveries(db, new Date(now.getTime() - 30 * DAY))) as { rowCount?: number }).rowCount ?? 0),
+  },
 });

@@ -5,10 +5,15 @@ import type { PageInput } from '../../shared/platform/pagination';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
-type WebhookChange = Partial<Pick<WebhookRow, 'url' | 'events' | 'active' | 'description' | 'format' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'>>;
+type WebhookChange = Partial<
+  Pick<WebhookRow, 'url' | 'events' | 'active' | 'description' | 'format' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'>
+>;
 
 export async function webhookOf(db: DbOrTx, tenantId: string, webhookId: string, lock = false): Promise<WebhookRow | null> {
-  const query = db.select().from(webhooks).where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, webhookId)));
+  const query = db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, webhookId)));
   const [found] = lock ? await query.for('update') : await query;
   return found ?? null;
 }
@@ -34,7 +39,10 @@ export async function updateWebhook(db: DbOrTx, tenantId: string, webhookId: str
 
 /** Delivery bookkeeping (failing streak) that is not a change the user made: `updated_at` stays. */
 export async function setFailingSince(db: DbOrTx, tenantId: string, webhookId: string, since: Date | null): Promise<void> {
-  await db.update(webhooks).set({ failingSince: since }).where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, webhookId)));
+  await db
+    .update(webhooks)
+    .set({ failingSince: since })
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, webhookId)));
 }
 
 /** Clears the failing streak after a success; touches (and locks) the row only when there is one. */
@@ -46,7 +54,10 @@ export async function endFailingStreak(db: DbOrTx, tenantId: string, webhookId: 
 }
 
 export async function deleteWebhook(db: DbOrTx, tenantId: string, webhookId: string): Promise<boolean> {
-  const deleted = await db.delete(webhooks).where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, webhookId))).returning({ id: webhooks.id });
+  const deleted = await db
+    .delete(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, webhookId)))
+    .returning({ id: webhooks.id });
   return deleted.length > 0;
 }
 
@@ -61,7 +72,13 @@ export async function listWebhooks(db: DbOrTx, tenantId: string, page: PageInput
 export async function listDeliveries(db: DbOrTx, tenantId: string, webhookId: string, page: PageInput) {
   const where = and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.webhookId, webhookId));
   const [found, [{ n }]] = await Promise.all([
-    db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.attempt), desc(webhookDeliveries.id)).limit(page.limit).offset(page.offset),
+    db
+      .select()
+      .from(webhookDeliveries)
+      .where(where)
+      .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.attempt), desc(webhookDeliveries.id))
+      .limit(page.limit)
+      .offset(page.offset),
     db.select({ n: sql<number>`count(*)::int` }).from(webhookDeliveries).where(where),
   ]);
   return { page: found, total: Number(n) };
@@ -81,7 +98,10 @@ export async function insertDelivery(db: DbOrTx, row: typeof webhookDeliveries.$
 }
 
 export async function eventOf(db: DbOrTx, tenantId: string, eventId: string) {
-  const [found] = await db.select().from(events).where(and(eq(events.tenantId, tenantId), eq(events.id, eventId)));
+  const [found] = await db
+    .select()
+    .from(events)
+    .where(and(eq(events.tenantId, tenantId), eq(events.id, eventId)));
   return found ?? null;
 }
 

@@ -82,7 +82,8 @@ export const deliveriesRoute = keyRoute({
   path: '/v1/webhooks/{webhook_id}/deliveries',
   tags,
   summary: 'Delivery attempts, newest first',
-  description: 'One row per attempt, kept 30 days. Failed deliveries are retried after about 30 s, 2 min, 10 min, 1 h, 6 h and 24 h; a webhook failing for 3 days straight is deactivated (event `webhook.deactivated` and a mail to you).',
+  description:
+    'One row per attempt, kept 30 days. Failed deliveries are retried after about 30 s, 2 min, 10 min, 1 h, 6 h and 24 h; a webhook failing for 3 days straight is deactivated (event `webhook.deactivated` and a mail to you).',
   request: { params: s.WebhookParams, query: s.DeliveriesQuery },
   responses: { 200: json(s.DeliveryList, 'A page of attempts'), ...errorsOf(404) },
 });

@@ -11,28 +11,38 @@ const WEBHOOK_EXAMPLE = 'wh_4f9Qw2b8Zr1LmT0aXcVe3K';
 const DELIVERY_EXAMPLE = 'del_7TqL2mXc9RbV0eWz4YkA1s';
 const TIME = '2026-11-01T10:00:00.000Z';
 
-const Url = z
-  .string()
-  .max(2048)
-  .url()
-  .openapi({
-    description: 'HTTPS URL that must not resolve to a loopback, private, link-local or metadata address (checked now and before every delivery)',
-    example: 'https://hooks.example.com/engram',
-  });
+const Url = z.string().max(2048).url().openapi({
+  description: 'HTTPS URL that must not resolve to a loopback, private, link-local or metadata address (checked now and before every delivery)',
+  example: 'https://hooks.example.com/engram',
+});
 const Events = z
   .array(z.enum(EVENT_TYPES))
   .min(1)
   .max(EVENT_TYPES.length)
   .openapi({ description: `Event types to receive, at least one of: ${EVENT_TYPES.join(', ')}`, example: ['memory.created', 'rollback.completed'] });
-const Description = z.string().max(MAX_DESCRIPTION).nullable().openapi({ description: `At most ${MAX_DESCRIPTION} characters`, example: 'Sync to the CRM' });
-const Format = z.enum(FORMATS).openapi({ description: '`raw` (the event JSON, default), `slack` or `discord` (a text summary those services accept)', example: 'raw' });
+const Description = z
+  .string()
+  .max(MAX_DESCRIPTION)
+  .nullable()
+  .openapi({ description: `At most ${MAX_DESCRIPTION} characters`, example: 'Sync to the CRM' });
+const Format = z
+  .enum(FORMATS)
+  .openapi({ description: '`raw` (the event JSON, default), `slack` or `discord` (a text summary those services accept)', example: 'raw' });
 
 export const CreateWebhookBody = z
   .object({ url: Url, events: Events, description: Description.optional(), format: Format.default('raw') })
-  .openapi('CreateWebhookRequest', { example: { url: 'https://hooks.example.com/engram', events: ['memory.created', 'rollback.completed'], description: 'Sync to the CRM', format: 'raw' } });
+  .openapi('CreateWebhookRequest', {
+    example: { url: 'https://hooks.example.com/engram', events: ['memory.created', 'rollback.completed'], description: 'Sync to the CRM', format: 'raw' },
+  });
 
 export const UpdateWebhookBody = z
-  .object({ url: Url, events: Events, active: z.boolean().openapi({ description: 'false pauses deliveries; true resumes them' }), description: Description, format: Format })
+  .object({
+    url: Url,
+    events: Events,
+    active: z.boolean().openapi({ description: 'false pauses deliveries; true resumes them' }),
+    description: Description,
+    format: Format,
+  })
   .partial()
   .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of url, events, active, description, format' })
   .openapi('UpdateWebhookRequest', { example: { active: false } });
@@ -57,7 +67,10 @@ export const WebhookSchema = z
   })
   .openapi('Webhook');
 
-const Secret = z.string().openapi({ description: 'The signing secret (Standard Webhooks `whsec_` form). Shown only here: store it now.', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+const Secret = z.string().openapi({
+  description: 'The signing secret (Standard Webhooks `whsec_` form). Shown only here: store it now.',
+  example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+});
 
 export const CreatedWebhook = WebhookSchema.extend({ secret: Secret }).openapi('CreatedWebhook');
 
@@ -65,20 +78,22 @@ export const RotatedSecret = z
   .object({
     webhook_id: z.string().openapi({ example: WEBHOOK_EXAMPLE }),
     secret: Secret,
-    previous_secret_expires_at: z.string().openapi({ description: 'Until then every delivery carries a signature with each secret', example: '2026-11-02T10:00:00.000Z' }),
+    previous_secret_expires_at: z
+      .string()
+      .openapi({ description: 'Until then every delivery carries a signature with each secret', example: '2026-11-02T10:00:00.000Z' }),
   })
   .openapi('RotatedWebhookSecret');
 
 export const WebhookList = z.object({ webhooks: z.array(WebhookSchema), ...ListPaging.fields }).openapi('WebhookList');
 
-export const DeletedWebhook = z
-  .object({ success: z.literal(true), webhook_id: z.string().openapi({ example: WEBHOOK_EXAMPLE }) })
-  .openapi('DeletedWebhook');
+export const DeletedWebhook = z.object({ success: z.literal(true), webhook_id: z.string().openapi({ example: WEBHOOK_EXAMPLE }) }).openapi('DeletedWebhook');
 
 export const DeliverySchema = z
   .object({
     delivery_id: z.string().openapi({ example: DELIVERY_EXAMPLE }),
-    event_id: z.string().openapi({ description: 'Also the `webhook-id` header the receiver got; the same on every attempt', example: 'evt_0Hc8LwQ1mZp4TfY7sRb2Vn' }),
+    event_id: z
+      .string()
+      .openapi({ description: 'Also the `webhook-id` header the receiver got; the same on every attempt', example: 'evt_0Hc8LwQ1mZp4TfY7sRb2Vn' }),
     event_type: z.string().openapi({ example: 'memory.created' }),
     status_code: z.number().int().openapi({ description: "The receiver's HTTP status; 0 when none came (refused, timed out, blocked address)", example: 200 }),
     success: z.boolean(),

@@ -44,7 +44,11 @@ export async function createWebhook(ctx: TenantCtx, input: z.infer<typeof Create
     await work.lock(`webhooks:${ctx.tenantId}`); // the count below holds under concurrent creates
     const count = await q.countWebhooks(work.tx, ctx.tenantId);
     if (count >= MAX_WEBHOOKS) {
-      throw limitReached(`At most ${MAX_WEBHOOKS} webhooks per tenant; delete one first`, { metric: 'webhooks', current: count, limit: MAX_WEBHOOKS, plan: ctx.tier, resets_at: null }, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
+      throw limitReached(
+        `At most ${MAX_WEBHOOKS} webhooks per tenant; delete one first`,
+        { metric: 'webhooks', current: count, limit: MAX_WEBHOOKS, plan: ctx.tier, resets_at: null },
+        { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL },
+      );
     }
     const secret = newSecret();
     const hook = await q.insertWebhook(work.tx, {
@@ -89,7 +93,11 @@ export async function updateWebhook(ctx: TenantCtx, input: { webhookId: string }
       ctx.now,
     );
     const changed = Object.keys(change);
-    await audit(work, 'webhook.updated', webhookId, { changed, ...(change.url ? { url_origin: originOf(change.url) } : {}), ...(change.active !== undefined ? { active: change.active } : {}) });
+    await audit(work, 'webhook.updated', webhookId, {
+      changed,
+      ...(change.url ? { url_origin: originOf(change.url) } : {}),
+      ...(change.active !== undefined ? { active: change.active } : {}),
+    });
     return toWebhookDto(updated);
   });
 }

@@ -77,4 +77,3 @@ export async function updateAction(
     .returning();
   return updated;
 }
-

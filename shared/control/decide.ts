@@ -53,7 +53,8 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
   let role: TeamRole | null = null;
 
   if (mode === 'solo') {
-    if (elapsed < SOLO_DELAY_MS) throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest; retry after retry_after seconds');
+    if (elapsed < SOLO_DELAY_MS)
+      throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest; retry after retry_after seconds');
     if (decision === 'approve' && isDestructive(row) && input.confirmation !== CONFIRMATION_PHRASE) {
       throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
     }
@@ -61,7 +62,10 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
     role = bestRole(await reviewerRoles(work.tx, row.tenantId, ctx.tenantId));
     if (!own && (role === null || role === 'readonly')) throw forbidden('A readonly team member may not decide approvals');
     if (mode === 'team' && own && decision === 'approve' && elapsed < TEAM_SELF_APPROVAL_MS) {
-      throw tooEarly(TEAM_SELF_APPROVAL_MS - elapsed, 'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest');
+      throw tooEarly(
+        TEAM_SELF_APPROVAL_MS - elapsed,
+        'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest',
+      );
     }
     if (mode === 'enterprise' && rules.allowed_roles.length && !(role && rules.allowed_roles.includes(role))) {
       throw forbidden(`Enterprise mode: only ${rules.allowed_roles.join(', ')} of a team shared with the submitter may decide (your role: ${role ?? 'none'})`);
@@ -90,7 +94,9 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
   const required = mode === 'enterprise' ? rules.min_approvals : 1;
   // The submitter never counts as its own manager, whatever teams it owns.
   const managerOk =
-    mode !== 'enterprise' || !rules.require_manager || approvals.some((d) => d.approverTenantId !== row.tenantId && d.approverRole && MANAGER_ROLES.includes(d.approverRole));
+    mode !== 'enterprise' ||
+    !rules.require_manager ||
+    approvals.some((d) => d.approverTenantId !== row.tenantId && d.approverRole && MANAGER_ROLES.includes(d.approverRole));
   const status: 'approved' | 'denied' | 'pending_review' = decision === 'deny' ? 'denied' : approvers >= required && managerOk ? 'approved' : 'pending_review';
   const final = status !== 'pending_review';
 
@@ -108,7 +114,13 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
     approvals_required: required,
     status,
   };
-  const audit = await work.audit({ tenantId: row.tenantId, operation: final ? `action.${status}` : 'action.approval_recorded', resourceType: 'action', resourceId: row.id, metadata: facts });
+  const audit = await work.audit({
+    tenantId: row.tenantId,
+    operation: final ? `action.${status}` : 'action.approval_recorded',
+    resourceType: 'action',
+    resourceId: row.id,
+    metadata: facts,
+  });
   await updateAction(work.tx, row.tenantId, row.id, final ? { status, decidedAt: ctx.now, reason, lastSeq: audit.seq } : { lastSeq: audit.seq });
   if (final) await work.event('action.decided', { ...facts, decided_at: ctx.now.toISOString() }, { tenantId: row.tenantId });
   return {

@@ -1,14 +1,12 @@
 import { AppError, type ErrorDetail, limitReached } from '../platform/errors';
 
 /** The control plane's errors; their statuses are in the one table (shared/platform/errors.ts). */
-export const invalidPolicy = (message: string, details: ErrorDetail[] = []) =>
-  new AppError('svc_ram.v1.control.invalid_policy', message, { details });
+export const invalidPolicy = (message: string, details: ErrorDetail[] = []) => new AppError('svc_ram.v1.control.invalid_policy', message, { details });
 
 export const policyNotFound = (name: string, agentId: string | null) =>
   new AppError('svc_ram.v1.control.policy_not_found', agentId ? `No policy ${name} for agent ${agentId}` : `No policy ${name}`, {});
 
-export const cannotDeleteBuiltin = (name: string) =>
-  new AppError('svc_ram.v1.control.cannot_delete_builtin', `${name} is built in and cannot be deleted`, {});
+export const cannotDeleteBuiltin = (name: string) => new AppError('svc_ram.v1.control.cannot_delete_builtin', `${name} is built in and cannot be deleted`, {});
 
 export const policyLimitExceeded = (current: number, limit: number, tier: string, opts: { now: Date; upgradeUrl: string }) =>
   limitReached(`The ${tier} tier allows ${limit} custom policies`, { metric: 'custom_policies', current, limit, plan: tier, resets_at: null }, opts);
@@ -19,8 +17,7 @@ export const invalidDecision = (value: unknown) =>
     alias: 'svc_ram.v1.control.invalid_decision',
   });
 
-export const approvalNotFound = (id: string) =>
-  new AppError('svc_ram.v1.control.approval_not_found', `No pending approval ${id}`, {});
+export const approvalNotFound = (id: string) => new AppError('svc_ram.v1.control.approval_not_found', `No pending approval ${id}`, {});
 
 export const approvalAlreadyDecided = (id: string, status: string) =>
   new AppError('svc_ram.v1.control.approval_already_decided', `Approval ${id} is already ${status}`, { approval_status: status });

@@ -184,37 +184,37 @@ export async function evaluatePolicies(
       if (!(await checkpoint())) break evaluation;
       let ruleStart = performance.now();
       try {
-      // Both prefilters first: most rules end here, without running the engine.
-      if (!mayMatch(r.match, index!) || (r.context && !mayMatch(r.context, index!))) continue;
-      const hitMatch = test(r.match);
-      if (hitMatch === null) break evaluation;
-      if (!hitMatch) continue;
-      if (r.context) {
-        const hitContext = test(r.context);
-        if (hitContext === null) break evaluation;
-        if (!hitContext) continue;
-      }
-      // The position search is the costly part: it starts a slice of its own.
-      if (metered) spent += performance.now() - ruleStart;
-      const resumed = await checkpoint(true);
-      ruleStart = performance.now();
-      if (!resumed) break evaluation;
-      const found = locate(r.match, payload, index!);
-      work += found.scanned;
-      const hit = found.hit;
-      if (!hit) continue;
-      const raw = text.slice(hit.start, hit.end);
-      const matchText = r.rule.redact ? redactedText(raw) : shown(raw);
-      matches.push({
-        policy: def.name,
-        rule_index: r.index,
-        severity: r.rule.severity,
-        on_violation: r.outcome,
-        reason: (r.rule.reason ?? `${def.name} rule ${r.index} matched "{match}"`).replaceAll('{match}', matchText),
-        confidence: r.confidence,
-        match: matchText,
-        field: fieldAt(payload, hit.start),
-      });
+        // Both prefilters first: most rules end here, without running the engine.
+        if (!mayMatch(r.match, index!) || (r.context && !mayMatch(r.context, index!))) continue;
+        const hitMatch = test(r.match);
+        if (hitMatch === null) break evaluation;
+        if (!hitMatch) continue;
+        if (r.context) {
+          const hitContext = test(r.context);
+          if (hitContext === null) break evaluation;
+          if (!hitContext) continue;
+        }
+        // The position search is the costly part: it starts a slice of its own.
+        if (metered) spent += performance.now() - ruleStart;
+        const resumed = await checkpoint(true);
+        ruleStart = performance.now();
+        if (!resumed) break evaluation;
+        const found = locate(r.match, payload, index!);
+        work += found.scanned;
+        const hit = found.hit;
+        if (!hit) continue;
+        const raw = text.slice(hit.start, hit.end);
+        const matchText = r.rule.redact ? redactedText(raw) : shown(raw);
+        matches.push({
+          policy: def.name,
+          rule_index: r.index,
+          severity: r.rule.severity,
+          on_violation: r.outcome,
+          reason: (r.rule.reason ?? `${def.name} rule ${r.index} matched "{match}"`).replaceAll('{match}', matchText),
+          confidence: r.confidence,
+          match: matchText,
+          field: fieldAt(payload, hit.start),
+        });
       } finally {
         if (metered) spent += performance.now() - ruleStart;
       }
@@ -243,7 +243,11 @@ export async function evaluatePolicies(
     status: blocked ? 'blocked' : top || held ? 'pending_review' : 'allowed',
     risk_score: risk,
     evaluation_time_ms: 0,
-    ...(held ? { reason: `${BUDGET_REASON_PREFIX}: ${stopped}; not every rule ran, so the action is held for review` } : top ? { triggered_policy: top.policy, reason: top.reason, severity: top.severity } : {}),
+    ...(held
+      ? { reason: `${BUDGET_REASON_PREFIX}: ${stopped}; not every rule ran, so the action is held for review` }
+      : top
+        ? { triggered_policy: top.policy, reason: top.reason, severity: top.severity }
+        : {}),
     warnings: matches.filter((m) => m.on_violation === 'warn').map((m) => m.reason),
     policies_evaluated: evaluated,
     violations: matches.length ? matches : null,

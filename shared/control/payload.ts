@@ -39,7 +39,8 @@ export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>):
   };
   const value = (v: unknown, path: string, depth: number): void => {
     if (v === null || typeof v !== 'object') {
-      const s = typeof v === 'string' ? `"${v}"` : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : typeof v === 'boolean' ? String(v) : 'null';
+      const s =
+        typeof v === 'string' ? `"${v}"` : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : typeof v === 'boolean' ? String(v) : 'null';
       emit(s, path);
       return;
     }
@@ -111,7 +112,8 @@ export function locate(p: CompiledPattern, payload: CanonicalPayload, index: Tex
   if (p.required && !p.anchored && index.folded.length === text.length) {
     const tokens = new Set<number>();
     for (const literal of p.required[0]) {
-      for (let at = index.folded.indexOf(literal); at >= 0 && tokens.size < MAX_CANDIDATES; at = index.folded.indexOf(literal, at + 1)) tokens.add(tokenAt(payload, at));
+      for (let at = index.folded.indexOf(literal); at >= 0 && tokens.size < MAX_CANDIDATES; at = index.folded.indexOf(literal, at + 1))
+        tokens.add(tokenAt(payload, at));
     }
     for (const t of [...tokens].sort((a, b) => a - b)) {
       const from = starts[Math.max(0, t - 1)];

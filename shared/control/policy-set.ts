@@ -46,7 +46,10 @@ export function resolvePolicySet(rows: PolicyRow[], agentId: string | null): Pol
  */
 export async function loadPolicySet(db: DbOrTx, tenantId: string, agentId: string | null): Promise<PolicyDefinition[]> {
   const scope = agentId === null ? isNull(policies.agentId) : or(isNull(policies.agentId), eq(policies.agentId, agentId));
-  const rows = await db.select().from(policies).where(and(eq(policies.tenantId, tenantId), eq(policies.enabled, true), scope));
+  const rows = await db
+    .select()
+    .from(policies)
+    .where(and(eq(policies.tenantId, tenantId), eq(policies.enabled, true), scope));
   return resolvePolicySet(rows, agentId);
 }
 

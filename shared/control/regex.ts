@@ -103,11 +103,3 @@ export function mayMatch(p: CompiledPattern, index: TextIndex): boolean {
   }
   return true;
 }
-
-/** The leftmost match in `text`: its start and end offsets (UTF-16 units), or null. */
-export function findMatch(p: CompiledPattern, text: string, index: TextIndex = indexText(text)): { start: number; end: number } | null {
-  if (!mayMatch(p, index) || !p.re.test(text)) return null;
-  const m = p.re.matcher(text);
-  if (!m.find()) return null;
-  return { start: m.start(), end: m.end() };
-}

@@ -25,10 +25,7 @@ export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000,
 const LEASE_MS = 60_000;
 
 /** Writes a job in the caller's transaction; it exists exactly when the change it belongs to does. */
-export async function enqueueJob(
-  tx: DbOrTx,
-  job: { tenantId?: string | null; topic: string; payload: Record<string, unknown>; runAt: Date },
-): Promise<string> {
+export async function enqueueJob(tx: DbOrTx, job: { tenantId?: string | null; topic: string; payload: Record<string, unknown>; runAt: Date }): Promise<string> {
   const id = newId('job');
   await tx.insert(outbox).values({
     id,

@@ -80,7 +80,15 @@ export async function activeGrants(db: DbOrTx, reader: GrantReader): Promise<Gra
   return (await rows<GrantRow>(db, grantRows(reader))).map(toGrant);
 }
 
-type GrantRow = { id: string; owner_tenant_id: string; kind: 'tag' | 'space'; tag: string; space_id: string | null; permission: 'read' | 'write'; via: 'share' | 'space' };
+type GrantRow = {
+  id: string;
+  owner_tenant_id: string;
+  kind: 'tag' | 'space';
+  tag: string;
+  space_id: string | null;
+  permission: 'read' | 'write';
+  via: 'share' | 'space';
+};
 const toGrant = (g: GrantRow): Grant => ({
   shareId: g.id,
   ownerTenantId: g.owner_tenant_id,

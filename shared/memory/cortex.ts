@@ -79,26 +79,33 @@ const unprobed = (tenantId: string, now: Date) => sql`${liveOf(tenantId, now)} A
 export async function probeNeighbours(db: Db, tenantId: string, now: Date, limit = Number.POSITIVE_INFINITY): Promise<number> {
   let probed = 0;
   while (probed < limit) {
-    const n = await retriedIfDeletedMeanwhile(() => db.transaction(async (tx) => {
-      await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`neighbours:${tenantId}`}, 0))`);
-      await vectorSearchSettings(tx, 40);
-      // The tenant filter selects most of a single-tenant table, and then the planner prefers a
-      // sequential scan and a sort per probe (80 ms at 10k) to the HNSW graph (1-3 ms).
-      await tx.execute(sql`SELECT set_config('enable_seqscan', 'off', true)`);
-      const todo = (await rows<{ id: string }>(tx, sql`SELECT m.id FROM memories m WHERE ${unprobed(tenantId, now)} ORDER BY m.id LIMIT ${Math.min(PROBE_BATCH, limit - probed)}`)).map((r) => r.id);
-      if (!todo.length) return 0;
-      const ids = sql`${pgArray(todo)}::uuid[]`;
-      await tx.execute(sql`DELETE FROM memory_neighbours WHERE memory_id = ANY(${ids})
+    const n = await retriedIfDeletedMeanwhile(() =>
+      db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`neighbours:${tenantId}`}, 0))`);
+        await vectorSearchSettings(tx, 40);
+        // The tenant filter selects most of a single-tenant table, and then the planner prefers a
+        // sequential scan and a sort per probe (80 ms at 10k) to the HNSW graph (1-3 ms).
+        await tx.execute(sql`SELECT set_config('enable_seqscan', 'off', true)`);
+        const todo = (
+          await rows<{ id: string }>(
+            tx,
+            sql`SELECT m.id FROM memories m WHERE ${unprobed(tenantId, now)} ORDER BY m.id LIMIT ${Math.min(PROBE_BATCH, limit - probed)}`,
+          )
+        ).map((r) => r.id);
+        if (!todo.length) return 0;
+        const ids = sql`${pgArray(todo)}::uuid[]`;
+        await tx.execute(sql`DELETE FROM memory_neighbours WHERE memory_id = ANY(${ids})
         OR neighbour_id IN (SELECT memory_id FROM memory_neighbour_probes WHERE memory_id = ANY(${ids}))`);
-      await tx.execute(sql`INSERT INTO memory_neighbours (memory_id, neighbour_id, tenant_id, distance)
+        await tx.execute(sql`INSERT INTO memory_neighbours (memory_id, neighbour_id, tenant_id, distance)
         SELECT m.id, x.id, ${tenantId}, x.distance FROM memories m CROSS JOIN LATERAL ${nearestNeighbours(tenantId, now)} x
         WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${ids})
         ON CONFLICT (memory_id, neighbour_id) DO UPDATE SET distance = excluded.distance`);
-      await tx.execute(sql`INSERT INTO memory_neighbour_probes (memory_id, tenant_id, content_hash, space_id, probed_at)
+        await tx.execute(sql`INSERT INTO memory_neighbour_probes (memory_id, tenant_id, content_hash, space_id, probed_at)
         SELECT m.id, m.tenant_id, m.content_hash, m.space_id, ${now.toISOString()} FROM memories m WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${ids})
         ON CONFLICT (memory_id) DO UPDATE SET content_hash = excluded.content_hash, space_id = excluded.space_id, probed_at = excluded.probed_at`);
-      return todo.length;
-    }));
+        return todo.length;
+      }),
+    );
     probed += n;
     if (n < PROBE_BATCH) break;
   }

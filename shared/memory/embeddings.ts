@@ -40,7 +40,8 @@ export async function embedAll(embedder: Embedder, texts: string[]): Promise<num
     if (err instanceof AppError) throw err;
     throw new AppError('SERVICE_UNAVAILABLE', `embedding provider ${embedder.name} unavailable: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (vectors.length !== texts.length) throw new AppError('UPSTREAM_ERROR', `embedding provider ${embedder.name} returned ${vectors.length} vectors for ${texts.length} texts`);
+  if (vectors.length !== texts.length)
+    throw new AppError('UPSTREAM_ERROR', `embedding provider ${embedder.name} returned ${vectors.length} vectors for ${texts.length} texts`);
   return vectors.map(toStoredVector);
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../platform/db';
+import { type DbOrTx, rows } from '../platform/db';
 import type { MemoryEventInput } from './events';
 
 /**
@@ -25,8 +25,7 @@ export const ENTITY_NAME_MAX = 200;
 export const MENTIONS = 'mentions';
 
 /** The rule above for people: the OpenAPI of the routes that link (memories) and show (knowledge) mentions. */
-export const MENTION_RULE =
-  `A memory mentions an entity of its owner when, at the time it is stored, its observation contains the entity's name as a run of 1 to ${MENTION_MAX_WORDS} whole words (whitespace-separated; case-insensitive; punctuation at the ends of the run and a possessive 's ignored; names of at least ${MENTION_MIN_CHARS} characters), on tiers with the knowledge graph; at most ${MENTION_MAX_LINKS} entities per memory, those named first. Entities created later, and later edits of the text, do not change a memory's links.`;
+export const MENTION_RULE = `A memory mentions an entity of its owner when, at the time it is stored, its observation contains the entity's name as a run of 1 to ${MENTION_MAX_WORDS} whole words (whitespace-separated; case-insensitive; punctuation at the ends of the run and a possessive 's ignored; names of at least ${MENTION_MIN_CHARS} characters), on tiers with the knowledge graph; at most ${MENTION_MAX_LINKS} entities per memory, those named first. Entities created later, and later edits of the text, do not change a memory's links.`;
 
 /** An entity name or type as stored: trimmed, whitespace runs as one space, lowercased. */
 export const normalizeName = (value: string) => value.trim().replace(/\s+/gu, ' ').toLowerCase();
@@ -64,31 +63,6 @@ export interface Mention {
   entity_id: string;
   name: string;
   entity_type: string;
-}
-
-/**
- * In a store's transaction: links the memory to the tenant's entities its text names. One indexed
- * statement finds them (a probe of the unique name index per candidate; most stores name none and
- * stop there), a second inserts the links. The entities are locked FOR KEY SHARE, so one being
- * deleted at the same time is either linked before the delete (which then unlinks it) or skipped.
- * Returns the mentions in text order.
- */
-export async function linkMentions(tx: DbOrTx, tenantId: string, memoryId: string, text: string, now: Date): Promise<Mention[]> {
-  const candidates = mentionCandidates(text);
-  if (!candidates.length) return [];
-  const found = await rows<Mention>(
-    tx,
-    sql`SELECT e.id::text AS entity_id, e.name, e.entity_type
-        FROM knowledge_entities e
-        WHERE e.tenant_id = ${tenantId} AND e.name = ANY(${pgArray(candidates)}::text[])
-        ORDER BY array_position(${pgArray(candidates)}::text[], e.name::text), e.entity_type, e.id LIMIT ${MENTION_MAX_LINKS}
-        FOR KEY SHARE`,
-  );
-  if (!found.length) return [];
-  await tx.execute(sql`
-    INSERT INTO memory_entities (memory_id, entity_id, tenant_id, created_at)
-    SELECT ${memoryId}::uuid, unnest(${pgArray(found.map((m) => m.entity_id))}::uuid[]), ${tenantId}, ${now.toISOString()}`);
-  return found.map((m) => ({ ...m, entity_id: `urn:uuid:${m.entity_id}` }));
 }
 
 type LinkEvent = Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>;
@@ -137,7 +111,13 @@ export function mentionsOf(db: DbOrTx, tenantId: string, memoryId: string) {
  * `mentions` edges of edgesAt) whose entity still exists; deleted entities are not restored (the
  * knowledge graph is not rolled back). Returns the link events to record.
  */
-export async function restoreMentions(tx: DbOrTx, tenantId: string, past: { source_id: string; target_id: string; relation: string }[], now: Date, meta: Record<string, unknown>) {
+export async function restoreMentions(
+  tx: DbOrTx,
+  tenantId: string,
+  past: { source_id: string; target_id: string; relation: string }[],
+  now: Date,
+  meta: Record<string, unknown>,
+) {
   const wanted = past.filter((p) => p.relation === MENTIONS);
   if (!wanted.length) return [];
   const restored = await rows<Mention & { memory_id: string }>(

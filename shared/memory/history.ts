@@ -59,8 +59,7 @@ export function embeddingOfState(alias = 'e'): SQL {
 }
 
 /** SQL for the embedding of the state that event `eventId` (an SQL bigint expression) recorded. */
-export const embeddingOfEvent = (eventId: SQL) =>
-  sql`(SELECT ${embeddingOfState('src')} FROM memory_events src WHERE src.id = ${eventId})`;
+export const embeddingOfEvent = (eventId: SQL) => sql`(SELECT ${embeddingOfState('src')} FROM memory_events src WHERE src.id = ${eventId})`;
 
 /**
  * For one reporting statement over a whole tenant's history: no JIT (its cost estimate crosses
@@ -95,13 +94,7 @@ export function existedAt(state: MemoryDto | null, at: Date): state is MemoryDto
  * skips looking for the vectors (diffs do not need them). The vectors themselves never leave the
  * database: a caller that needs one reads it by `eventId` with embeddingOfState in its own SQL.
  */
-export async function statesAt(
-  db: DbOrTx,
-  tenantId: string,
-  at: Date,
-  onlyIds?: string[],
-  opts: { embeddings?: boolean } = {},
-): Promise<PastState[]> {
+export async function statesAt(db: DbOrTx, tenantId: string, at: Date, onlyIds?: string[], opts: { embeddings?: boolean } = {}): Promise<PastState[]> {
   if (onlyIds && !onlyIds.length) return [];
   const hasEmbedding = opts.embeddings === false ? sql`false` : sql`(${embeddingOfState('e')}) IS NOT NULL`;
   const found = await rows<{ memory_id: string; kind: string; after: MemoryDto | null; at: Date | string; id: string | number; has_embedding: boolean }>(
@@ -119,4 +112,3 @@ export async function statesAt(
     eventId: Number(r.id),
   }));
 }
-

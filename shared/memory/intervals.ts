@@ -6,8 +6,7 @@ import { STATE_KINDS_SQL } from './history';
  * The uuid of a `urn:uuid:<uuid>` text expression as toUrn writes it; null for any other shape.
  * A LIKE on the shape instead of a regex: a regex costs microseconds per row.
  */
-export const uuidOfUrn = (text: SQL) =>
-  sql`CASE WHEN ${text} LIKE 'urn:uuid:________-____-____-____-____________' THEN substr(${text}, 10)::uuid END`;
+export const uuidOfUrn = (text: SQL) => sql`CASE WHEN ${text} LIKE 'urn:uuid:________-____-____-____-____________' THEN substr(${text}, 10)::uuid END`;
 
 /** SQL predicate: event `alias` ends its memory's life (delete, expiry purge, rollback that removed it). */
 const endsMemory = (alias: string) => {

@@ -38,7 +38,13 @@ export async function changesSince(tx: DbOrTx, tenantId: string, target: Date, l
   return ids
     .map((id) => {
       const then = past.get(id);
-      return { id, current: current.get(id) ?? null, past: then?.state ?? null, pastEventId: then?.eventId ?? null, pastHasEmbedding: then?.hasEmbedding ?? false };
+      return {
+        id,
+        current: current.get(id) ?? null,
+        past: then?.state ?? null,
+        pastEventId: then?.eventId ?? null,
+        pastHasEmbedding: then?.hasEmbedding ?? false,
+      };
     })
     .filter((c) => (c.current && c.past ? !sameContent(c.current, c.past) : c.current !== c.past));
 }
@@ -78,18 +84,55 @@ export async function rollbackMemories(
   const pastItem = (c: Change) => ({ state: c.past!, eventId: c.pastEventId! });
   const meta = { rollback_id: rollbackId, target: target.toISOString(), ...input.meta };
   // Removed memories keep their links in the event, so a later rollback can bring both back.
-  const removedLinks = await q.linksOf(tx, tenantId, plan.remove.map((c) => c.id));
-  await q.deleteMemories(tx, tenantId, plan.remove.map((c) => c.id));
+  const removedLinks = await q.linksOf(
+    tx,
+    tenantId,
+    plan.remove.map((c) => c.id),
+  );
+  await q.deleteMemories(
+    tx,
+    tenantId,
+    plan.remove.map((c) => c.id),
+  );
   await q.insertMemories(tx, tenantId, restorable.map(pastItem), now);
   await q.revertMemories(tx, tenantId, plan.revert.map(pastItem), now);
-  const past = await q.linksAt(tx, tenantId, restorable.map((c) => c.id), target);
+  const past = await q.linksAt(
+    tx,
+    tenantId,
+    restorable.map((c) => c.id),
+    target,
+  );
   const relinked = await q.restoreLinks(tx, tenantId, past, now);
   const mentioned = await restoreMentions(tx, tenantId, past, now, meta);
   await work.memoryEvents([
-    ...plan.remove.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: null, metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] } })),
-    ...restorable.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: null, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'restored' } })),
-    ...plan.revert.map((c) => ({ memoryId: c.id, kind: 'rollback' as const, before: c.current, after: c.past, embeddingOfEvent: c.pastEventId, metadata: { ...meta, action: 'reverted' } })),
-    ...relinked.map((l) => ({ memoryId: l.source_id, kind: 'link' as const, metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) } })),
+    ...plan.remove.map((c) => ({
+      memoryId: c.id,
+      kind: 'rollback' as const,
+      before: c.current,
+      after: null,
+      metadata: { ...meta, action: 'removed', links: removedLinks.get(c.id) ?? [] },
+    })),
+    ...restorable.map((c) => ({
+      memoryId: c.id,
+      kind: 'rollback' as const,
+      before: null,
+      after: c.past,
+      embeddingOfEvent: c.pastEventId,
+      metadata: { ...meta, action: 'restored' },
+    })),
+    ...plan.revert.map((c) => ({
+      memoryId: c.id,
+      kind: 'rollback' as const,
+      before: c.current,
+      after: c.past,
+      embeddingOfEvent: c.pastEventId,
+      metadata: { ...meta, action: 'reverted' },
+    })),
+    ...relinked.map((l) => ({
+      memoryId: l.source_id,
+      kind: 'link' as const,
+      metadata: { ...meta, target_id: toUrn(l.target_id), relation: l.relation, weight: Number(l.weight) },
+    })),
     ...mentioned,
   ]);
   if (restorable.length + plan.revert.length) await enqueueVectorIndexing(work);

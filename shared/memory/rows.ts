@@ -52,7 +52,6 @@ export function toMemoryDto(r: MemoryRow) {
 }
 export type MemoryDto = ReturnType<typeof toMemoryDto>;
 
-
 export const vectorLiteral = (v: number[]) => `[${v.join(',')}]`;
 
 /** The OpenAPI shape of `toMemoryDto`. */

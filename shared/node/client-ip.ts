@@ -12,7 +12,10 @@ import type { Context } from 'hono';
  */
 export function forwardedClient(header: string | undefined, hops: number): string | null {
   if (!header || hops < 1) return null;
-  const entries = header.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = header
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (entries.length === 0) return null;
   const chosen = entries[Math.max(0, entries.length - hops)];
   return isIP(chosen) ? chosen : null;

@@ -12,7 +12,10 @@ import { DurableNodeFS, durableStartParams } from './pglite-durable';
 
 export { sqlLiteral } from '../platform/db';
 
-const sessionSettingsSql = () => Object.entries(VECTOR_SESSION_SETTINGS).map(([name, value]) => `SET ${name} = ${value};`).join(' ');
+const sessionSettingsSql = () =>
+  Object.entries(VECTOR_SESSION_SETTINGS)
+    .map(([name, value]) => `SET ${name} = ${value};`)
+    .join(' ');
 
 export interface Database {
   db: Db;
@@ -54,7 +57,12 @@ export function preparedQuery(client: Pick<PGlite, 'query' | 'exec'>, maxPrepare
  * A directory on disk gets durable commits (fsync on, see `pglite-durable.ts`) unless `durable` is false.
  * `shortcuts: false` (DB_DRIVER_SHORTCUTS=off): drizzle's own ways only (shared/platform/driver/).
  */
-export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File; durable?: boolean; shortcuts?: boolean }): Promise<Database & { client: PGlite }> {
+export async function openPglite(opts: {
+  dataDir?: string;
+  loadDataDir?: Blob | File;
+  durable?: boolean;
+  shortcuts?: boolean;
+}): Promise<Database & { client: PGlite }> {
   const onDisk = Boolean(opts.dataDir && !opts.dataDir.startsWith('memory://'));
   if (onDisk) await mkdir(opts.dataDir!, { recursive: true });
   const durable = onDisk && opts.durable !== false && !opts.dataDir!.includes('://');
@@ -112,10 +120,7 @@ export function openPostgres(url: string, max = 10, opts: { onConnectionError?: 
     migrate: async () => {
       const client = await pool.connect();
       try {
-        return await migrate(
-          { query: (t, p) => client.query(t, p as unknown[]) as never, exec: (t) => client.query(t) },
-          await loadMigrations(),
-        );
+        return await migrate({ query: (t, p) => client.query(t, p as unknown[]) as never, exec: (t) => client.query(t) }, await loadMigrations());
       } finally {
         client.release();
       }
@@ -123,4 +128,3 @@ export function openPostgres(url: string, max = 10, opts: { onConnectionError?: 
     close: () => pool.end(),
   };
 }
-

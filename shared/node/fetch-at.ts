@@ -20,7 +20,11 @@ export async function fetchAt(url: string, init: RequestInit, addresses: string[
 
   const family = (address: string) => (isIPv6(address) ? 6 : 4);
   const lookup = ((_hostname, options, callback) => {
-    if (options.all) callback(null, addresses.map((address) => ({ address, family: family(address) })));
+    if (options.all)
+      callback(
+        null,
+        addresses.map((address) => ({ address, family: family(address) })),
+      );
     else callback(null, addresses[0]!, family(addresses[0]!));
   }) as LookupFunction;
   // One agent per call: its lookup belongs to these addresses, and no socket outlives the call.

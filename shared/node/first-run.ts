@@ -34,5 +34,4 @@ export function firstRunBanner(url: string, token: string): string {
 }
 
 /** Printed instead when the operator API stays off, so the 404s under /admin say why. */
-export const OPERATOR_API_OFF_HINT =
-  'Operator API disabled (ADMIN_TOKEN unset): set ADMIN_TOKEN to create tenants and read stored mail at /admin/v1/*.';
+export const OPERATOR_API_OFF_HINT = 'Operator API disabled (ADMIN_TOKEN unset): set ADMIN_TOKEN to create tenants and read stored mail at /admin/v1/*.';

@@ -10,9 +10,7 @@ export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 export const DRAIN_MAX_MS = 5_000;
 
 const hasBody = (req: IncomingMessage) =>
-  req.method !== 'GET' &&
-  req.method !== 'HEAD' &&
-  (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+  req.method !== 'GET' && req.method !== 'HEAD' && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
 
 /**
  * Reads and discards what is left of a request body once its response has been sent, so the next

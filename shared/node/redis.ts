@@ -19,7 +19,12 @@ export function ioredisOps(url: string): RedisOps {
     },
     async addToSlidingWindow(key, member, nowMs, windowMs) {
       const [, , count] = await exec(
-        redis.multi().zremrangebyscore(key, 0, nowMs - windowMs).zadd(key, nowMs, member).zcard(key).pexpire(key, windowMs),
+        redis
+          .multi()
+          .zremrangebyscore(key, 0, nowMs - windowMs)
+          .zadd(key, nowMs, member)
+          .zcard(key)
+          .pexpire(key, windowMs),
       );
       return Number(count);
     },

@@ -49,7 +49,10 @@ export async function createNodeServices(
   const database =
     opts.database ??
     (config.DATABASE_URL
-      ? openPostgres(config.DATABASE_URL, 10, { onConnectionError: (err) => log.warn('database connection lost', { error: err.message }), shortcuts: config.DB_DRIVER_SHORTCUTS })
+      ? openPostgres(config.DATABASE_URL, 10, {
+          onConnectionError: (err) => log.warn('database connection lost', { error: err.message }),
+          shortcuts: config.DB_DRIVER_SHORTCUTS,
+        })
       : await openPglite({ dataDir: config.DATA_DIR, durable: config.PGLITE_FSYNC, shortcuts: config.DB_DRIVER_SHORTCUTS }));
   const applied = await database.migrate();
   if (applied.length) log.info('migrations applied', { applied });

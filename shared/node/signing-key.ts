@@ -20,10 +20,15 @@ export function nodeSigningKey(config: Config, log: Logger, opts: { sharedDataba
   if (config.TRACE_SIGNING_KEY) return eager(configuredSigningKey(config.TRACE_SIGNING_KEY), log);
   if (config.DATA_DIR.includes('://')) return lazySigningKey(async () => importSigningKey(await generateSigningKeyPem()));
   if (opts.sharedDatabase) {
-    log.warn('TRACE_SIGNING_KEY is not set: traces are signed with a key generated in DATA_DIR; instances sharing this database must share one key (set TRACE_SIGNING_KEY)');
+    log.warn(
+      'TRACE_SIGNING_KEY is not set: traces are signed with a key generated in DATA_DIR; instances sharing this database must share one key (set TRACE_SIGNING_KEY)',
+    );
   }
   const path = join(config.DATA_DIR, KEY_FILE);
-  return eager(lazySigningKey(async () => importSigningKey(await keptSigningKeyPem(path, log))), log);
+  return eager(
+    lazySigningKey(async () => importSigningKey(await keptSigningKeyPem(path, log))),
+    log,
+  );
 }
 
 function eager(source: SigningKeySource, log: Logger): SigningKeySource {

@@ -46,8 +46,7 @@ export function anomalyWindow(kind: AnomalyKind, now: Date) {
 }
 
 /** True when a count that went from `after - added` to `after` reached the threshold with this step. */
-export const crossed = (kind: AnomalyKind, after: number, added: number) =>
-  after - added < ANOMALY_THRESHOLDS[kind] && after >= ANOMALY_THRESHOLDS[kind];
+export const crossed = (kind: AnomalyKind, after: number, added: number) => after - added < ANOMALY_THRESHOLDS[kind] && after >= ANOMALY_THRESHOLDS[kind];
 
 /**
  * The event and its audit entry, through `work` (whose actor is `system`), in the tenant's chain.
@@ -113,7 +112,12 @@ export const anomalyCounterSql = (tenantId: string, kind: AnomalyKind, now: Date
  * rows are taken in key order, after everything else the write locked (the tenant's audit head
  * first, as every memory write takes it).
  */
-export async function countMemoryChanges(tx: DbOrTx, tally: MemoryChangeTally, now: Date, record: (tenantId: string, kind: AnomalyKind, count: number) => Promise<void>): Promise<void> {
+export async function countMemoryChanges(
+  tx: DbOrTx,
+  tally: MemoryChangeTally,
+  now: Date,
+  record: (tenantId: string, kind: AnomalyKind, count: number) => Promise<void>,
+): Promise<void> {
   const hits: { tenantId: string; kind: AnomalyKind; n: number }[] = [];
   for (const [tenantId, counts] of tally) {
     for (const kind of ['bulk_delete', 'rapid_writes'] as const) if (counts[kind]) hits.push({ tenantId, kind, n: counts[kind] });

@@ -203,5 +203,3 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
 
   return app;
 }
-
-export type App = ReturnType<typeof createApp>;

@@ -104,7 +104,18 @@ export function auditRow(input: AuditInput) {
     actor: input.actor ?? null,
     metadata,
   });
-  return { id, pre, suf, created_at: createdAt, operation: input.operation, resource_type: input.resourceType, resource_id: input.resourceId ?? null, actor: input.actor ?? null, request_id: input.requestId ?? null, metadata };
+  return {
+    id,
+    pre,
+    suf,
+    created_at: createdAt,
+    operation: input.operation,
+    resource_type: input.resourceType,
+    resource_id: input.resourceId ?? null,
+    actor: input.actor ?? null,
+    request_id: input.requestId ?? null,
+    metadata,
+  };
 }
 export type AuditRow = ReturnType<typeof auditRow>;
 

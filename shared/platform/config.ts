@@ -72,7 +72,12 @@ export const configSchema = z.object({
     .trim()
     .optional()
     .transform((v) => (v === undefined || v === '' || v === 'false' ? '0' : v === 'true' ? '1' : v))
-    .pipe(z.string().regex(/^\d{1,2}$/, 'must be 0, 1, true, false or a number of proxy hops').transform(Number)),
+    .pipe(
+      z
+        .string()
+        .regex(/^\d{1,2}$/, 'must be 0, 1, true, false or a number of proxy hops')
+        .transform(Number),
+    ),
   UPGRADE_URL: z.url().default('https://engram.dev/pricing'),
   /** Local development and tests only: webhooks may use http:// and private or loopback addresses. */
   WEBHOOKS_ALLOW_INSECURE: flag,
@@ -134,9 +139,7 @@ export class ConfigError extends Error {
 export function parseConfig(source: Record<string, unknown>): Config {
   const result = configSchema.safeParse(source);
   if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
-    );
+    throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
   }
   const config = result.data;
   const problems: string[] = [];
@@ -166,7 +169,10 @@ export function parseConfig(source: Record<string, unknown>): Config {
 
 /** True for an address only this machine can reach (127.0.0.0/8, ::1, localhost). */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   return h === 'localhost' || h === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(h);
 }
 

@@ -249,7 +249,10 @@ export class CounterStore {
           sets[2].add(w.bucket);
         }
       }
-      const found = await this.query<{ tenant_id: string; metric: string; bucket: string; value: string | number }>(READ, sets.map((x) => pgArray([...x])));
+      const found = await this.query<{ tenant_id: string; metric: string; bucket: string; value: string | number }>(
+        READ,
+        sets.map((x) => pgArray([...x])),
+      );
       const values = new Map(found.map((f) => [rowKey(f.tenant_id, f.metric, f.bucket), Number(f.value)]));
       for (const r of batch) {
         r.resolve(r.wanted.map((w) => values.get(rowKey(r.tenantId, w.metric, w.bucket)) ?? 0));

@@ -15,7 +15,7 @@ export type DbOrTx = Db | Tx;
 
 export type StorageKind = 'embedded' | 'postgres' | 'neon';
 
-export { COMMIT_WITH, type CommitWith, type Compiled, compile, KEEP_PLAN, type KeepPlan, placeLiterals, SEND_WITH_NEXT, type SendWithNext, sqlLiteral } from './driver';
+export { compile, sqlLiteral } from './driver';
 
 /**
  * Runs raw SQL and returns its rows, as `db.execute` does (every driver answers with `{ rows }`).

@@ -18,7 +18,12 @@ export interface FileFormat<Row> {
  * query that fails is an ordinary JSON error, not a 200 cut short; checks that can refuse belong
  * before this is called for the same reason.
  */
-export async function streamFile<Row>(format: FileFormat<Row>, pageSize: number, next: (after: Row | null) => Promise<Row[]>, log: Logger): Promise<ReadableStream<Uint8Array>> {
+export async function streamFile<Row>(
+  format: FileFormat<Row>,
+  pageSize: number,
+  next: (after: Row | null) => Promise<Row[]>,
+  log: Logger,
+): Promise<ReadableStream<Uint8Array>> {
   const encoder = new TextEncoder();
   let last: Row | null = null;
   let first = true;

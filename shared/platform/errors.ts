@@ -16,44 +16,130 @@ interface CodeEntry {
 export const errorCodes = {
   VALIDATION_ERROR: {
     status: 400,
-    meaning: 'A field is missing, unknown, of the wrong type or out of range; `details` names each field. Also an `Idempotency-Key` reused with a different request.',
+    meaning:
+      'A field is missing, unknown, of the wrong type or out of range; `details` names each field. Also an `Idempotency-Key` reused with a different request.',
     action: 'Fix the request as `details` says; do not retry it unchanged.',
   },
-  INVALID_TOKEN: { status: 400, meaning: 'A verification, invitation or share token (or invitation id) is expired, used or unknown.', action: 'Ask for a new token or invitation.' },
-  TRACE_NOT_COMPLETED: { status: 400, meaning: 'Verify on a trace that is still active.', action: 'Complete the trace first (POST /v1/traces/{trace_id}/complete).' },
-  'svc_ram.v1.control.invalid_policy': { status: 400, meaning: 'The policy body is invalid (unparsable JSON or YAML, missing fields, a bad pattern); `details` names each field.', action: 'Fix the policy as `details` says.' },
-  'control.invalid_decision': { status: 400, meaning: 'An approval decision other than `approve` or `deny`; the body also carries `alias: "svc_ram.v1.control.invalid_decision"`.', action: 'Send `approve` or `deny`.' },
-  'svc_ram.v1.control.invalid_violations_param': { status: 400, meaning: 'A bad `since` or `until` on an agent\'s violations; `field` names it.', action: 'Send ISO 8601 times with `since` not after `until`.' },
-  UNAUTHORIZED: { status: 401, meaning: 'The API key is missing, malformed, unknown, revoked or expired.', action: 'Send `Authorization: Bearer <key>` with a live key.' },
-  FORBIDDEN: { status: 403, meaning: 'No access to the space, team or share (not its owner or admin, or a read-only member).', action: 'Ask the owner for access; do not retry.' },
-  OWNER_ONLY: { status: 403, meaning: 'Only the space\'s owner may change or delete it.', action: 'Use the owner\'s key.' },
-  FEATURE_NOT_AVAILABLE: { status: 403, meaning: 'The tier lacks the feature; `required_tier` and `current_tier` say which tier has it.', action: 'Upgrade to `required_tier`.' },
-  TIER_REQUIRED: { status: 403, meaning: 'The spec\'s tier refusal for the audit export; carries `required_tier` and `current_tier`.', action: 'Upgrade to `required_tier`.' },
-  BLOCKED: { status: 403, meaning: 'A policy blocked the action; the body is the error fields plus the whole action with `status: "blocked"` and `policy_result`.', action: 'Do not perform the action; read `policy_result.violations`.' },
-  'svc_ram.v1.tier.feature_required': { status: 403, meaning: 'The tier lacks a control-plane feature (`draft_policies`, `agent_scoped_policies`, the team or enterprise approval mode).', action: 'Upgrade to `required_tier`.' },
-  'svc_ram.v1.tier.limit_exceeded': { status: 403, meaning: 'A count the tier caps is at its limit (custom policies, webhooks); `usage` has `current` and `limit`, `resets_at` null.', action: 'Delete or disable one, or upgrade (`upgrade_url`).' },
-  'svc_ram.v1.control.cannot_delete_builtin': { status: 403, meaning: 'Built-in policies cannot be deleted.', action: 'Disable enforcement another way (shadow mode) instead.' },
-  'svc_ram.v1.experimental.disabled': { status: 403, meaning: 'The experimental surface is off on this deployment.', action: 'Ask the operator to set `SVC_ENABLE_EXPERIMENTAL=1`.' },
-  NOT_FOUND: { status: 404, meaning: 'No such resource for this tenant, whatever the id\'s shape (another tenant\'s id answers the same), or no such route.', action: 'Check the id; do not retry.' },
+  INVALID_TOKEN: {
+    status: 400,
+    meaning: 'A verification, invitation or share token (or invitation id) is expired, used or unknown.',
+    action: 'Ask for a new token or invitation.',
+  },
+  TRACE_NOT_COMPLETED: {
+    status: 400,
+    meaning: 'Verify on a trace that is still active.',
+    action: 'Complete the trace first (POST /v1/traces/{trace_id}/complete).',
+  },
+  'svc_ram.v1.control.invalid_policy': {
+    status: 400,
+    meaning: 'The policy body is invalid (unparsable JSON or YAML, missing fields, a bad pattern); `details` names each field.',
+    action: 'Fix the policy as `details` says.',
+  },
+  'control.invalid_decision': {
+    status: 400,
+    meaning: 'An approval decision other than `approve` or `deny`; the body also carries `alias: "svc_ram.v1.control.invalid_decision"`.',
+    action: 'Send `approve` or `deny`.',
+  },
+  'svc_ram.v1.control.invalid_violations_param': {
+    status: 400,
+    meaning: "A bad `since` or `until` on an agent's violations; `field` names it.",
+    action: 'Send ISO 8601 times with `since` not after `until`.',
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    meaning: 'The API key is missing, malformed, unknown, revoked or expired.',
+    action: 'Send `Authorization: Bearer <key>` with a live key.',
+  },
+  FORBIDDEN: {
+    status: 403,
+    meaning: 'No access to the space, team or share (not its owner or admin, or a read-only member).',
+    action: 'Ask the owner for access; do not retry.',
+  },
+  OWNER_ONLY: { status: 403, meaning: "Only the space's owner may change or delete it.", action: "Use the owner's key." },
+  FEATURE_NOT_AVAILABLE: {
+    status: 403,
+    meaning: 'The tier lacks the feature; `required_tier` and `current_tier` say which tier has it.',
+    action: 'Upgrade to `required_tier`.',
+  },
+  TIER_REQUIRED: {
+    status: 403,
+    meaning: "The spec's tier refusal for the audit export; carries `required_tier` and `current_tier`.",
+    action: 'Upgrade to `required_tier`.',
+  },
+  BLOCKED: {
+    status: 403,
+    meaning: 'A policy blocked the action; the body is the error fields plus the whole action with `status: "blocked"` and `policy_result`.',
+    action: 'Do not perform the action; read `policy_result.violations`.',
+  },
+  'svc_ram.v1.tier.feature_required': {
+    status: 403,
+    meaning: 'The tier lacks a control-plane feature (`draft_policies`, `agent_scoped_policies`, the team or enterprise approval mode).',
+    action: 'Upgrade to `required_tier`.',
+  },
+  'svc_ram.v1.tier.limit_exceeded': {
+    status: 403,
+    meaning: 'A count the tier caps is at its limit (custom policies, webhooks); `usage` has `current` and `limit`, `resets_at` null.',
+    action: 'Delete or disable one, or upgrade (`upgrade_url`).',
+  },
+  'svc_ram.v1.control.cannot_delete_builtin': {
+    status: 403,
+    meaning: 'Built-in policies cannot be deleted.',
+    action: 'Disable enforcement another way (shadow mode) instead.',
+  },
+  'svc_ram.v1.experimental.disabled': {
+    status: 403,
+    meaning: 'The experimental surface is off on this deployment.',
+    action: 'Ask the operator to set `SVC_ENABLE_EXPERIMENTAL=1`.',
+  },
+  NOT_FOUND: {
+    status: 404,
+    meaning: "No such resource for this tenant, whatever the id's shape (another tenant's id answers the same), or no such route.",
+    action: 'Check the id; do not retry.',
+  },
   'svc_ram.v1.control.policy_not_found': { status: 404, meaning: 'No policy of that name at that scope.', action: 'Check the name and `agent_id`.' },
-  'svc_ram.v1.control.approval_not_found': { status: 404, meaning: 'Unknown approval, never pending, or not yours to decide.', action: 'Check the approval id (GET /v1/approvals lists pending ones).' },
+  'svc_ram.v1.control.approval_not_found': {
+    status: 404,
+    meaning: 'Unknown approval, never pending, or not yours to decide.',
+    action: 'Check the approval id (GET /v1/approvals lists pending ones).',
+  },
   'actions.not_found': { status: 404, meaning: 'No audit trail for that action id.', action: 'Check the action id.' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; `Allow` lists the methods.', action: 'Use a method from `Allow`.' },
-  CONFLICT: { status: 409, meaning: 'A duplicate with `on_conflict: reject`, a concurrent write, a decision too early, or the same `Idempotency-Key` still running.', action: 'Read the message; retry after `retry_after` when it is set.' },
-  'svc_ram.v1.control.approval_already_decided': { status: 409, meaning: 'The approval was already decided; `approval_status` says how.', action: 'Do not decide again.' },
+  CONFLICT: {
+    status: 409,
+    meaning: 'A duplicate with `on_conflict: reject`, a concurrent write, a decision too early, or the same `Idempotency-Key` still running.',
+    action: 'Read the message; retry after `retry_after` when it is set.',
+  },
+  'svc_ram.v1.control.approval_already_decided': {
+    status: 409,
+    meaning: 'The approval was already decided; `approval_status` says how.',
+    action: 'Do not decide again.',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The body is larger than 1 MiB.', action: 'Send less (split a batch).' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The body is not JSON.', action: 'Send `Content-Type: application/json` with a JSON body.' },
   INVALID_RANGE: { status: 422, meaning: 'A range starts after it ends; `details` names the fields.', action: 'Swap or fix the bounds.' },
-  GATE_FAILED: { status: 422, meaning: 'The eval\'s health score is below `min_score`; the whole eval is in `eval`.', action: 'Stop the deploy, or lower `min_score`.' },
+  GATE_FAILED: {
+    status: 422,
+    meaning: "The eval's health score is below `min_score`; the whole eval is in `eval`.",
+    action: 'Stop the deploy, or lower `min_score`.',
+  },
   RATE_LIMITED: {
     status: 429,
-    meaning: 'A rate limit or a quota that resets is used up (monthly api_calls, memories, rollbacks; daily eval runs; eval baselines; open event streams); `usage` has `current`, `limit`, `plan`, `resets_at`.',
+    meaning:
+      'A rate limit or a quota that resets is used up (monthly api_calls, memories, rollbacks; daily eval runs; eval baselines; open event streams); `usage` has `current`, `limit`, `plan`, `resets_at`.',
     action: 'Wait `Retry-After` seconds (or until `usage.resets_at`), or upgrade (`upgrade_url`).',
   },
-  INTERNAL_ERROR: { status: 500, meaning: 'An unexpected error; the server log has it under the request id.', action: 'Retry later; report the `request_id` if it persists.' },
+  INTERNAL_ERROR: {
+    status: 500,
+    meaning: 'An unexpected error; the server log has it under the request id.',
+    action: 'Retry later; report the `request_id` if it persists.',
+  },
   REQUIRES_POSTGRES: { status: 501, meaning: 'The feature needs the relational backend (Postgres).', action: 'Use a deployment on Postgres.' },
   UPSTREAM_ERROR: { status: 502, meaning: 'A provider (the embedding provider) answered with an error.', action: 'Retry later.' },
-  SERVICE_UNAVAILABLE: { status: 503, meaning: 'A dependency is unavailable (the database, an embedding provider, a signing key).', action: 'Retry after `Retry-After`.' },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    meaning: 'A dependency is unavailable (the database, an embedding provider, a signing key).',
+    action: 'Retry after `Retry-After`.',
+  },
 } as const satisfies Record<string, CodeEntry>;
 
 export type ErrorCode = keyof typeof errorCodes;
@@ -66,9 +152,6 @@ export const errorAliases = {
 export const statusOf = (code: ErrorCode): ContentfulStatusCode => errorCodes[code].status;
 
 /** The codes answered with `status`. */
-export const codesWithStatus = (status: number): ErrorCode[] =>
-  (Object.keys(errorCodes) as ErrorCode[]).filter((code) => errorCodes[code].status === status);
-
 export interface ErrorDetail {
   path: string;
   message: string;
@@ -90,8 +173,7 @@ export class AppError<C extends ErrorCode = ErrorCode> extends Error {
 
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
 
-export const validationError = (path: string, message: string) =>
-  new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
+export const validationError = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
 
 export const conflict = (message: string, extra: Record<string, unknown> = {}) => new AppError('CONFLICT', message, extra);
 
@@ -151,7 +233,11 @@ export interface ErrorBody extends ErrorFieldsOfBody {
  * fields are added and its own `status` (a string, as on the resource's other answers) replaces
  * the HTTP status, which the response carries anyway.
  */
-export function errorBody<C extends ErrorCode, R extends { status: string }>(err: AppError<C>, requestId: string | undefined, resource: R): ErrorFieldsOfBody<C> & R;
+export function errorBody<C extends ErrorCode, R extends { status: string }>(
+  err: AppError<C>,
+  requestId: string | undefined,
+  resource: R,
+): ErrorFieldsOfBody<C> & R;
 export function errorBody(err: AppError, requestId: string | undefined): ErrorBody;
 export function errorBody(err: AppError, requestId: string | undefined, resource?: { status: string }): Record<string, unknown> {
   return {

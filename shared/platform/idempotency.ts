@@ -35,7 +35,7 @@ import { DAY, MINUTE } from './time';
  * (HKDF) from the Idempotency-Key itself: only a client that holds the key can have it replayed.
  */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const IDEMPOTENCY_TTL_MS = DAY;
 const LOCK_MS = 2 * MINUTE;
 const WAIT_MS = 5_000;
@@ -194,11 +194,9 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (await claim(services, own)) break;
     const row = await read(services, own);
     if (row && row.request_hash !== own.hash) {
-      throw new AppError(
-        'VALIDATION_ERROR',
-        `${IDEMPOTENCY_HEADER} was already used with a different request (method, path, query or body)`,
-        { details: [{ path: IDEMPOTENCY_HEADER, message: 'already used with a different request' }] },
-      );
+      throw new AppError('VALIDATION_ERROR', `${IDEMPOTENCY_HEADER} was already used with a different request (method, path, query or body)`, {
+        details: [{ path: IDEMPOTENCY_HEADER, message: 'already used with a different request' }],
+      });
     }
     if (row?.status === 'done') return replay(c, row, own.cipher);
     if (row?.status === 'committed' && new Date(row.locked_until).getTime() <= services.clock.now().getTime()) {
@@ -227,4 +225,3 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     services.log.warn('could not keep an idempotent response', { request_id: c.get('requestId'), ...errorFields(err) });
   }
 };
-

@@ -39,12 +39,14 @@ export interface Logger {
 
 /** One JSON line per event, on the console (which Workers and Node both collect). */
 export function createLogger(level: LogLevel): Logger {
-  const emit = (at: Exclude<LogLevel, 'silent'>) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (order[at] < order[level]) return;
-    const line = logLine({ level: at, time: new Date().toISOString(), msg, ...renameReserved(fields) });
-    if (at === 'error') console.error(line);
-    else if (at === 'warn') console.warn(line);
-    else console.log(line);
-  };
+  const emit =
+    (at: Exclude<LogLevel, 'silent'>) =>
+    (msg: string, fields: Record<string, unknown> = {}) => {
+      if (order[at] < order[level]) return;
+      const line = logLine({ level: at, time: new Date().toISOString(), msg, ...renameReserved(fields) });
+      if (at === 'error') console.error(line);
+      else if (at === 'warn') console.warn(line);
+      else console.log(line);
+    };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }

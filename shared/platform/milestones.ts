@@ -15,13 +15,7 @@ export const MILESTONES = [
 export type Milestone = (typeof MILESTONES)[number];
 
 /** Records a milestone the first time only; later calls are no-ops (safe inside any write). */
-export async function recordMilestone(
-  db: DbOrTx,
-  tenantId: string,
-  milestone: Milestone,
-  at: Date,
-  metadata: Record<string, unknown> = {},
-): Promise<void> {
+export async function recordMilestone(db: DbOrTx, tenantId: string, milestone: Milestone, at: Date, metadata: Record<string, unknown> = {}): Promise<void> {
   await db.execute(milestoneInsert(tenantId, milestone, at, metadata));
 }
 

@@ -171,7 +171,8 @@ function fillProperty(schema: Schema, value: unknown) {
     return;
   }
   // A nullable string written as anyOf [string, null].
-  for (const alt of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) if (isSchema(alt) && isPlainString(alt) && typeof value === 'string') alt.example = value;
+  for (const alt of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])])
+    if (isSchema(alt) && isPlainString(alt) && typeof value === 'string') alt.example = value;
 }
 
 function walk(schema: unknown, component: string, seen: Set<object>) {

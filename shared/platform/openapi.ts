@@ -8,7 +8,9 @@ import { type Feature, tierRefusal } from './tiers';
 export const ErrorSchema = z
   .object({
     error: z.string().openapi({ example: 'importance: Too big: expected number to be <=10' }),
-    code: z.enum(Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]]).openapi({ example: 'VALIDATION_ERROR', description: 'One of the codes in docs/errors.md' }),
+    code: z
+      .enum(Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]])
+      .openapi({ example: 'VALIDATION_ERROR', description: 'One of the codes in docs/errors.md' }),
     status: z.number().int().openapi({ example: 400 }),
     message: z.string(),
     request_id: z.string().openapi({ example: 'req_4f9Qw2b8Zr1LmT0aXcVe3K' }),
@@ -206,7 +208,13 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     ...(post ? { parameters: [...(route.parameters ?? []), idempotencyParameter] } : {}),
     middleware,
     security: [{ bearerAuth: [] }],
-    responses: { ...inputErrors(config), ...errors(401, 429, ...(gated ? [403] : []), ...(post ? [400, 409] : [])), ...(experimental ? experimentalRefusal(feature) : {}), ...serverErrors(), ...route.responses },
+    responses: {
+      ...inputErrors(config),
+      ...errors(401, 429, ...(gated ? [403] : []), ...(post ? [400, 409] : [])),
+      ...(experimental ? experimentalRefusal(feature) : {}),
+      ...serverErrors(),
+      ...route.responses,
+    },
   } as unknown as Omit<R, 'feature' | 'experimental'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
 }
 
@@ -223,5 +231,10 @@ export function optionalKeyRoute<const R extends Declared>(config: R) {
 /** A route anyone may call (signup, verify, probes): it declares that no key is needed. */
 export function publicRoute<const R extends Declared & { security?: RouteConfig['security'] }>(config: R) {
   const strict = strictBody(config);
-  return createRoute({ security: [], ...(strict.length ? { middleware: strict } : {}), ...config, responses: { ...inputErrors(config), ...serverErrors(), ...config.responses } } as R);
+  return createRoute({
+    security: [],
+    ...(strict.length ? { middleware: strict } : {}),
+    ...config,
+    responses: { ...inputErrors(config), ...serverErrors(), ...config.responses },
+  } as R);
 }

@@ -14,7 +14,13 @@ export interface PageInput {
 /** `limit`/`offset` query fields with the route's own default and cap (the spec names both per route). */
 export function PageQuery({ max, default: fallback }: { max: number; default: number }) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(max).default(fallback).openapi({ description: `Page size, 1 to ${max} (default ${fallback})`, example: fallback }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(max)
+      .default(fallback)
+      .openapi({ description: `Page size, 1 to ${max} (default ${fallback})`, example: fallback }),
     offset: z.coerce.number().int().min(0).max(MAX_OFFSET).default(0).openapi({ description: 'Items to skip', example: 0 }),
   });
 }
@@ -31,7 +37,9 @@ export function paging<const T extends readonly TotalName[], const H extends boo
   const totals = Object.fromEntries(opts.totals.map((name) => [name, Count])) as { [K in T[number]]: typeof Count };
   const fields = {
     ...totals,
-    ...((opts.hasMore ? { has_more: z.boolean().openapi({ description: 'More items after this page' }) } : {}) as H extends true ? { has_more: z.ZodBoolean } : object),
+    ...((opts.hasMore ? { has_more: z.boolean().openapi({ description: 'More items after this page' }) } : {}) as H extends true
+      ? { has_more: z.ZodBoolean }
+      : object),
     limit: z.number().int().openapi({ example: 20 }),
     offset: z.number().int().openapi({ example: 0 }),
   };
@@ -55,16 +63,3 @@ export async function pageRows<T>(db: DbOrTx, select: SQL, countOf: SQL, page: P
   ]);
   return { page: found, total: Number(n) };
 }
-
-/** An opaque keyset cursor (base64url JSON of the last row's sort key) for streams and long timelines. */
-export const cursor = {
-  encode: (key: readonly (string | number)[]): string => btoa(JSON.stringify(key)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
-  decode(value: string): (string | number)[] | null {
-    try {
-      const parsed: unknown = JSON.parse(atob(value.replace(/-/g, '+').replace(/_/g, '/')));
-      return Array.isArray(parsed) && parsed.every((v) => typeof v === 'string' || typeof v === 'number') ? parsed : null;
-    } catch {
-      return null;
-    }
-  },
-};

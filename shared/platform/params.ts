@@ -100,7 +100,12 @@ export const CsvEnum = <const T extends readonly [string, ...string[]]>(values: 
   z
     .string()
     .max(200)
-    .transform((v) => v.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((t) => t.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .refine((list) => list.length > 0 && list.every((t) => (values as readonly string[]).includes(t)), {
       message: `must be a comma-separated list of ${values.join(', ')}`,
     })

@@ -266,7 +266,10 @@ export class RequestGate {
     if (Date.now() - write.at >= ANNOUNCED_FOR_MS) return;
     this.ended.push(write.tenantId);
     // An instance that gets no request soon sends them on their own.
-    this.endTimer ??= setTimeout(() => void this.endWrites().catch((err) => this.log.warn('ending writes failed', { error: String(err) })), END_WRITES_AFTER_MS);
+    this.endTimer ??= setTimeout(
+      () => void this.endWrites().catch((err) => this.log.warn('ending writes failed', { error: String(err) })),
+      END_WRITES_AFTER_MS,
+    );
     (this.endTimer as { unref?: () => void }).unref?.();
   }
 
@@ -332,7 +335,17 @@ export class RequestGate {
       const args: (string | number)[] = [batch.length, newEpoch()];
       for (const { hit } of batch) {
         const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
-        args.push(hit.tenantId, hit.epoch, `engram:rl:${hit.keyId}:${start}`, hit.windowMs, hit.rateLimit, periodOf(hit.now), dayOf(hit.now), hit.quotaLimit ?? -1, hit.writes ? 1 : 0);
+        args.push(
+          hit.tenantId,
+          hit.epoch,
+          `engram:rl:${hit.keyId}:${start}`,
+          hit.windowMs,
+          hit.rateLimit,
+          periodOf(hit.now),
+          dayOf(hit.now),
+          hit.quotaLimit ?? -1,
+          hit.writes ? 1 : 0,
+        );
       }
       args.push(...ended);
       const at = Date.now();
@@ -376,7 +389,15 @@ export class RequestGate {
     const value = (metric: string) => Number(stored.find((s) => s.metric === metric)?.value ?? 0);
     const monthTtl = Math.max(DAY, periodResetsAt(now).getTime() + KEEP_MS - now.getTime());
     const dayTtl = KEEP_MS + DAY;
-    await this.redis.eval(SEED, [2, `${tenantId}|api_calls|${month}`, value('api_calls'), monthTtl, `${tenantId}|api_calls_day|${day}`, value('api_calls_day'), dayTtl]);
+    await this.redis.eval(SEED, [
+      2,
+      `${tenantId}|api_calls|${month}`,
+      value('api_calls'),
+      monthTtl,
+      `${tenantId}|api_calls_day|${day}`,
+      value('api_calls_day'),
+      dayTtl,
+    ]);
   }
 
   /** Copies counted values to Postgres; one flush at a time per instance. */

@@ -26,7 +26,6 @@ export class ManualClock implements Clock {
   }
 }
 
-export const iso = (d: Date): string => d.toISOString();
 export const isoOrNull = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 /**

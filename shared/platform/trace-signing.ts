@@ -74,7 +74,10 @@ export async function importSigningKey(pkcs8Pem: string): Promise<SigningKey> {
 
 /** A new 4096-bit key as PKCS#8 PEM (about a second of CPU on a laptop). */
 export async function generateSigningKeyPem(): Promise<string> {
-  const pair = (await crypto.subtle.generateKey({ ...IMPORT, modulusLength: KEY_BITS, publicExponent: new Uint8Array([1, 0, 1]) }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ ...IMPORT, modulusLength: KEY_BITS, publicExponent: new Uint8Array([1, 0, 1]) }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
   return toPem((await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer, 'PRIVATE KEY');
 }
 

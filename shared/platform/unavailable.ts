@@ -7,7 +7,8 @@ import { AppError } from './errors';
  */
 const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-const MESSAGES = /connection terminated|timeout exceeded when trying to connect|connection error and is not queryable|cannot use a pool after calling end|terminating connection due to|the database system is (starting up|shutting down|in recovery mode)|server closed the connection unexpectedly/i;
+const MESSAGES =
+  /connection terminated|timeout exceeded when trying to connect|connection error and is not queryable|cannot use a pool after calling end|terminating connection due to|the database system is (starting up|shutting down|in recovery mode)|server closed the connection unexpectedly/i;
 
 /**
  * Node's own error for a request whose client went away while its body was being read: `Error:
@@ -42,5 +43,4 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
-export const databaseUnavailable = () =>
-  new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', { retry_after: 5 });
+export const databaseUnavailable = () => new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', { retry_after: 5 });

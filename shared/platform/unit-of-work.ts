@@ -23,7 +23,13 @@ export interface Work<C extends Ctx = Ctx> {
   readonly tx: Tx;
   /** The caller's ctx bound to this transaction: pass it to another verb to compose in one transaction. */
   readonly ctx: C;
-  audit(entry: { operation: string; resourceType: string; resourceId?: string | null; metadata?: Record<string, unknown>; tenantId?: string }): Promise<{ id: string; seq: number; hash: string }>;
+  audit(entry: {
+    operation: string;
+    resourceType: string;
+    resourceId?: string | null;
+    metadata?: Record<string, unknown>;
+    tenantId?: string;
+  }): Promise<{ id: string; seq: number; hash: string }>;
   memoryEvents(events: Tenanted<Omit<MemoryEventInput, 'at' | 'actor' | 'requestId'>>[]): Promise<void>;
   /** A webhook/stream event, stored with the change, with a delivery job per subscribed webhook. */
   event(type: EventType, data: Record<string, unknown>, opts?: { tenantId?: string }): Promise<string>;
@@ -87,7 +93,12 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState, outermost = f
     },
     enqueue: async (job) => {
       state.jobsEnqueued = true;
-      return enqueueJob(tx, { tenantId: job.tenantId === undefined ? (ctx.auth?.tenantId ?? null) : job.tenantId, topic: job.topic, payload: job.payload, runAt: job.runAt ?? who.at });
+      return enqueueJob(tx, {
+        tenantId: job.tenantId === undefined ? (ctx.auth?.tenantId ?? null) : job.tenantId,
+        topic: job.topic,
+        payload: job.payload,
+        runAt: job.runAt ?? who.at,
+      });
     },
     milestone: (name, metadata = {}, opts = {}) => recordMilestone(tx, tenantOf(ctx, opts.tenantId), name, who.at, metadata),
     system: () => openWork({ ...ctx, actor: 'system', work: undefined }, tx, state),

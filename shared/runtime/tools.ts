@@ -39,7 +39,9 @@ export async function runtimeAgentTools(db: DbOrTx, tenantId: string, agentId: s
         .where(and(eq(runtimeCapabilities.tenantId, tenantId), inArray(runtimeCapabilities.name, agent.capabilities)))
         .orderBy(runtimeCapabilities.name)
     : [];
-  const tools = packs.flatMap((p) => p.tools.map((t) => ({ name: t.name, description: t.description, riskLevel: p.riskLevels[t.name] ?? null, capability: p.name })));
+  const tools = packs.flatMap((p) =>
+    p.tools.map((t) => ({ name: t.name, description: t.description, riskLevel: p.riskLevels[t.name] ?? null, capability: p.name })),
+  );
   return { agentId, status: agent.status, tools };
 }
 

@@ -34,7 +34,11 @@ async function main() {
   const key = tenant.api_key;
   const send = async (method: string, path: string, body?: unknown, expect = 200) => {
     const t0 = performance.now();
-    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await res.json()) as { status?: string };
     const ms = performance.now() - t0;
     if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
@@ -56,14 +60,23 @@ async function main() {
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
     const policies = await loadPolicySet(node.services.db, tenant.tenant_id, 'bench-agent');
-    await evaluatePolicies(policies, { ...PAYLOADS.pending_review, params: { ...PAYLOADS.pending_review.params } }, EVALUATION_BUDGET, policyPatterns(tenant.tenant_id, 'enterprise'));
+    await evaluatePolicies(
+      policies,
+      { ...PAYLOADS.pending_review, params: { ...PAYLOADS.pending_review.params } },
+      EVALUATION_BUDGET,
+      policyPatterns(tenant.tenant_id, 'enterprise'),
+    );
     evaluation.push(performance.now() - t0);
   }
 
   const t0 = performance.now();
-  await pool(Array.from({ length: N }, (_, i) => i), 16, async (i) => {
-    await submit(i % 3 === 0 ? 'pending_review' : 'allowed');
-  });
+  await pool(
+    Array.from({ length: N }, (_, i) => i),
+    16,
+    async (i) => {
+      await submit(i % 3 === 0 ? 'pending_review' : 'allowed');
+    },
+  );
   const perSecond = N / ((performance.now() - t0) / 1000);
 
   console.log(`\nGoverned actions on ${node.services.storage}, ${N} requests of each (ms)\n`);

@@ -35,7 +35,14 @@ for (let done = 0; done < ENTRIES; done += 1000) {
       actor: 'key_bench',
       requestId: 'req_bench',
       at: new Date(at.getTime() + done + i),
-      metadata: { hash: createHash('sha256').update(String(done + i)).digest('hex'), agent_id: 'bench-agent', conflict: false, superseded: [] },
+      metadata: {
+        hash: createHash('sha256')
+          .update(String(done + i))
+          .digest('hex'),
+        agent_id: 'bench-agent',
+        conflict: false,
+        superseded: [],
+      },
     }),
   );
   await db.execute(sql`WITH RECURSIVE ${sql.join(chainSql('a', t.tenant_id, chunk), sql`, `)} SELECT count(*) FROM a_log`);
@@ -47,7 +54,8 @@ for (let r = 0; r < RUNS; r++) {
   const t0 = performance.now();
   const res = await e.call('GET', '/v1/audit/verify', t.api_key);
   verifyMs.push(performance.now() - t0);
-  if (!res.valid || res.checked.audit_entries !== ENTRIES + 0 && res.checked.audit_entries < ENTRIES) throw new Error(`verify: ${JSON.stringify(res).slice(0, 300)}`);
+  if (!res.valid || (res.checked.audit_entries !== ENTRIES + 0 && res.checked.audit_entries < ENTRIES))
+    throw new Error(`verify: ${JSON.stringify(res).slice(0, 300)}`);
 }
 
 // The floor: the same rows read in the same pages, nothing computed.
@@ -70,14 +78,31 @@ for (let r = 0; r < RUNS; r++) {
   readMs.push(performance.now() - t0);
   const t1 = performance.now();
   for (const a of all) {
-    const text = auditHashInput({ id: a.id, tenant_id: a.tenant_id, seq: Number(a.seq), created_at: new Date(a.created_at).toISOString(), operation: a.operation, resource_type: a.resource_type, resource_id: a.resource_id, actor: a.actor, metadata: a.metadata });
-    if (createHash('sha256').update(a.prev_hash + text).digest('hex') !== a.entry_hash) throw new Error('hash mismatch');
+    const text = auditHashInput({
+      id: a.id,
+      tenant_id: a.tenant_id,
+      seq: Number(a.seq),
+      created_at: new Date(a.created_at).toISOString(),
+      operation: a.operation,
+      resource_type: a.resource_type,
+      resource_id: a.resource_id,
+      actor: a.actor,
+      metadata: a.metadata,
+    });
+    if (
+      createHash('sha256')
+        .update(a.prev_hash + text)
+        .digest('hex') !== a.entry_hash
+    )
+      throw new Error('hash mismatch');
   }
   hashMs.push(performance.now() - t1);
 }
 const rate = (ms: number) => f0(ENTRIES / (ms / 1000));
 const best = (xs: number[]) => Math.min(...xs);
-console.log(`\n### Audit verify, ${ENTRIES.toLocaleString('en')} entries (${e.node.services.storage ?? (process.env.DATABASE_URL ? 'postgres' : 'embedded')}), best of ${RUNS}\n`);
+console.log(
+  `\n### Audit verify, ${ENTRIES.toLocaleString('en')} entries (${e.node.services.storage ?? (process.env.DATABASE_URL ? 'postgres' : 'embedded')}), best of ${RUNS}\n`,
+);
 console.log(
   table(
     ['what', 'seconds', 'entries/s'],

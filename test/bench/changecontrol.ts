@@ -79,7 +79,8 @@ const AUDIT_FIRST = Number(args['audit-first']);
 const CALLS = Number(args.calls);
 const VIA = args.via as 'sql' | 'http';
 if (!process.env.DATABASE_URL) throw new Error('DATABASE_URL is required (a migrated, empty Postgres database)');
-if (!(MEMORIES > 0) || !(EVENTS >= MEMORIES) || !(CHANGED > 0 && CHANGED <= MEMORIES)) throw new Error('need memories > 0, events >= memories, 0 < changed <= memories');
+if (!(MEMORIES > 0) || !(EVENTS >= MEMORIES) || !(CHANGED > 0 && CHANGED <= MEMORIES))
+  throw new Error('need memories > 0, events >= memories, 0 < changed <= memories');
 if (!(AUDIT_FIRST > 0 && AUDIT > AUDIT_FIRST)) throw new Error('need 0 < audit-first < audit');
 if (VIA !== 'sql' && VIA !== 'http') throw new Error('--via is sql or http');
 
@@ -116,7 +117,6 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const MB = (bytes: number) => bytes / 2 ** 20;
 const n0 = (x: number) => x.toLocaleString('en-US');
 
-
 // A full collection before each memory baseline, so garbage of earlier steps does not count.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -143,7 +143,11 @@ async function withMemorySampling<T>(fn: () => Promise<T>) {
 
 // ---------- every SQL statement of a request, timed ----------
 
-interface Traced { text: string; values: unknown[]; ms: number }
+interface Traced {
+  text: string;
+  values: unknown[];
+  ms: number;
+}
 let traceSink: Traced[] | null = null;
 /** Times pg Client.query calls (promise and callback forms) while traceSink is set. Bench process only. */
 {
@@ -168,7 +172,10 @@ let traceSink: Traced[] | null = null;
     }
     const out = original.apply(this, a) as Promise<unknown> | undefined;
     return out && typeof out.then === 'function'
-      ? out.then((r) => (done(), r), (err: unknown) => (done(), Promise.reject(err)))
+      ? out.then(
+          (r) => (done(), r),
+          (err: unknown) => (done(), Promise.reject(err)),
+        )
       : out;
   };
 }
@@ -203,7 +210,11 @@ async function bulkClient(): Promise<Bulk> {
   return { notices, query: async (text, params) => (await client.query(text, params)).rows, close: () => client.end() };
 }
 
-interface Engram { node: NodeServices; url: string; close(): Promise<void> }
+interface Engram {
+  node: NodeServices;
+  url: string;
+  close(): Promise<void>;
+}
 /** Wired as functions/node.ts does (job handlers, maintenance, runner), on 127.0.0.1:<free port>. */
 async function startEngram(): Promise<Engram> {
   const config = parseConfig({
@@ -252,10 +263,18 @@ async function call(method: string, url: string, token: string, body?: unknown) 
   return (text.startsWith('{') ? JSON.parse(text) : text) as any;
 }
 
-
 // ---------- 1. the history ----------
 
-interface StagedEvent { ord: number; memory_id: string; kind: string; at: string; before: unknown; after: unknown; vec: number | null; metadata: unknown }
+interface StagedEvent {
+  ord: number;
+  memory_id: string;
+  kind: string;
+  at: string;
+  before: unknown;
+  after: unknown;
+  vec: number | null;
+  metadata: unknown;
+}
 
 /**
  * Generates the tenant's history memory by memory (creation order) into two unlogged staging
@@ -268,7 +287,9 @@ async function stageHistory(bulk: Bulk, tenantId: string) {
   const recCount = new Int32Array(MEMORIES);
   for (let i = 0; i < updates; i++) updCount[int(MEMORIES)]++;
   for (let i = 0; i < recalls; i++) recCount[int(MEMORIES)]++;
-  await bulk.query(`CREATE UNLOGGED TABLE bench_cc_events (ord int, memory_id uuid, kind text, at timestamptz, before jsonb, after jsonb, vec int, metadata jsonb)`);
+  await bulk.query(
+    `CREATE UNLOGGED TABLE bench_cc_events (ord int, memory_id uuid, kind text, at timestamptz, before jsonb, after jsonb, vec int, metadata jsonb)`,
+  );
   await bulk.query(`CREATE UNLOGGED TABLE bench_cc_memories (id uuid, observation text, tags text[], importance smallint, recall_count int,
     last_recalled_at timestamptz, context text, agent_id text, content_hash text, vec int, version int, created_at timestamptz, updated_at timestamptz)`);
   const ids: string[] = new Array(MEMORIES);
@@ -286,19 +307,53 @@ async function stageHistory(bulk: Bulk, tenantId: string) {
       periods.set(periodOf(new Date(created)), (periods.get(periodOf(new Date(created))) ?? 0) + 1);
       const observation = sentence(6, 14);
       let row: MemoryRow = {
-        id, tenant_id: tenantId, observation, tags: someTags(), importance: 1 + int(10), confidence: 1, recall_count: 0, last_recalled_at: null,
-        superseded_by: null, context: rand() < 0.3 ? `session ${int(500)}` : null, agent_id: rand() < 0.8 ? `agent-${1 + int(8)}` : null,
-        space_id: null, content_hash: sha256(observation), expires_at: null, version: 1, created_at: new Date(created), updated_at: new Date(created),
+        id,
+        tenant_id: tenantId,
+        observation,
+        tags: someTags(),
+        importance: 1 + int(10),
+        confidence: 1,
+        recall_count: 0,
+        last_recalled_at: null,
+        superseded_by: null,
+        context: rand() < 0.3 ? `session ${int(500)}` : null,
+        agent_id: rand() < 0.8 ? `agent-${1 + int(8)}` : null,
+        space_id: null,
+        content_hash: sha256(observation),
+        expires_at: null,
+        version: 1,
+        created_at: new Date(created),
+        updated_at: new Date(created),
       };
       let rowVec = vec++;
-      events.push({ ord: ord++, memory_id: id, kind: 'create', at: new Date(created).toISOString(), before: null, after: toMemoryDto(row), vec: rowVec, metadata: {} });
+      events.push({
+        ord: ord++,
+        memory_id: id,
+        kind: 'create',
+        at: new Date(created).toISOString(),
+        before: null,
+        after: toMemoryDto(row),
+        vec: rowVec,
+        metadata: {},
+      });
       const later = (kind: 'update' | 'recall') => ({ kind, at: created + 1 + Math.floor(rand() * Math.max(1, H - created - 2)) });
-      const steps = [...Array.from({ length: updCount[i] }, () => later('update')), ...Array.from({ length: recCount[i] }, () => later('recall'))].sort((a, b) => a.at - b.at);
+      const steps = [...Array.from({ length: updCount[i] }, () => later('update')), ...Array.from({ length: recCount[i] }, () => later('recall'))].sort(
+        (a, b) => a.at - b.at,
+      );
       for (const s of steps) {
         const at = new Date(s.at);
         if (s.kind === 'recall') {
           row = { ...row, recall_count: row.recall_count + 1, last_recalled_at: at };
-          events.push({ ord: ord++, memory_id: id, kind: 'recall', at: at.toISOString(), before: null, after: null, vec: null, metadata: { query: sentence(3, 5), mode: 'hybrid' } });
+          events.push({
+            ord: ord++,
+            memory_id: id,
+            kind: 'recall',
+            at: at.toISOString(),
+            before: null,
+            after: null,
+            vec: null,
+            metadata: { query: sentence(3, 5), mode: 'hybrid' },
+          });
           continue;
         }
         const before = toMemoryDto(row);
@@ -313,9 +368,19 @@ async function stageHistory(bulk: Bulk, tenantId: string) {
         events.push({ ord: ord++, memory_id: id, kind: 'update', at: at.toISOString(), before, after: toMemoryDto(row), vec: rowVec, metadata: {} });
       }
       finals.push({
-        id, observation: row.observation, tags: row.tags, importance: row.importance, recall_count: row.recall_count,
-        last_recalled_at: row.last_recalled_at ? new Date(row.last_recalled_at).toISOString() : null, context: row.context, agent_id: row.agent_id,
-        content_hash: row.content_hash, vec: rowVec, version: row.version, created_at: new Date(row.created_at).toISOString(), updated_at: new Date(row.updated_at).toISOString(),
+        id,
+        observation: row.observation,
+        tags: row.tags,
+        importance: row.importance,
+        recall_count: row.recall_count,
+        last_recalled_at: row.last_recalled_at ? new Date(row.last_recalled_at).toISOString() : null,
+        context: row.context,
+        agent_id: row.agent_id,
+        content_hash: row.content_hash,
+        vec: rowVec,
+        version: row.version,
+        created_at: new Date(row.created_at).toISOString(),
+        updated_at: new Date(row.updated_at).toISOString(),
       });
     }
     await bulk.query(
@@ -338,23 +403,37 @@ async function makeVectors(count: number) {
   await bulk.query('CREATE UNLOGGED TABLE bench_cc_vectors (id int PRIMARY KEY, v vector(512) NOT NULL)');
   await bulk.close();
   const parts = 2;
-  await Promise.all(Array.from({ length: parts }, async (_, p) => {
-    const c = await bulkClient();
-    const lo = 1 + Math.floor((p * count) / parts);
-    const hi = Math.floor(((p + 1) * count) / parts);
-    // `+ 0 * g` makes the inner query depend on the row, so each row gets its own vector.
-    await c.query(
-      `INSERT INTO bench_cc_vectors (id, v)
+  await Promise.all(
+    Array.from({ length: parts }, async (_, p) => {
+      const c = await bulkClient();
+      const lo = 1 + Math.floor((p * count) / parts);
+      const hi = Math.floor(((p + 1) * count) / parts);
+      // `+ 0 * g` makes the inner query depend on the row, so each row gets its own vector.
+      await c.query(
+        `INSERT INTO bench_cc_vectors (id, v)
        SELECT g, l2_normalize(ARRAY(SELECT sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) + 0 * g FROM generate_series(1, 512))::vector(512))
        FROM generate_series($1::int, $2::int) g`,
-      [lo, hi],
-    );
-    await c.close();
-  }));
+        [lo, hi],
+      );
+      await c.close();
+    }),
+  );
 }
 
 /** Appends `count` entries to the tenant's chain in one transaction, hashed exactly as shared/audit.ts appendAudit does. */
-async function appendAuditChain(bulk: Bulk, tenantId: string, count: number, entry: (i: number) => { at: Date; operation: string; resource_type: string; resource_id: string | null; actor: string | null; metadata: Record<string, unknown> }) {
+async function appendAuditChain(
+  bulk: Bulk,
+  tenantId: string,
+  count: number,
+  entry: (i: number) => {
+    at: Date;
+    operation: string;
+    resource_type: string;
+    resource_id: string | null;
+    actor: string | null;
+    metadata: Record<string, unknown>;
+  },
+) {
   await bulk.query('BEGIN');
   try {
     await bulk.query('INSERT INTO audit_heads (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING', [tenantId]);
@@ -366,7 +445,17 @@ async function appendAuditChain(bulk: Bulk, tenantId: string, count: number, ent
       for (let i = done; i < Math.min(count, done + AUDIT_BATCH); i++) {
         const e = entry(i);
         seq += 1;
-        const fields = { id: newId('audit'), tenant_id: tenantId, seq, created_at: e.at.toISOString(), operation: e.operation, resource_type: e.resource_type, resource_id: e.resource_id, actor: e.actor, metadata: e.metadata };
+        const fields = {
+          id: newId('audit'),
+          tenant_id: tenantId,
+          seq,
+          created_at: e.at.toISOString(),
+          operation: e.operation,
+          resource_type: e.resource_type,
+          resource_id: e.resource_id,
+          actor: e.actor,
+          metadata: e.metadata,
+        };
         const hash = sha256(prev + auditHashInput(fields));
         batch.push({ ...fields, request_id: null, prev_hash: prev, entry_hash: hash });
         prev = hash;
@@ -397,13 +486,24 @@ async function changeViaSql(bulk: Bulk, tenantId: string, actor: string, ids: st
   const audits: { at: Date; id: string; hash: string; agent: string | null }[] = [];
   for (let from = 0; from < order.length; from += BATCH) {
     const chunk = order.slice(from, from + BATCH);
-    const current = new Map((await bulk.query<MemoryRow>(`${MEMORY_SELECT} WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, chunk.map((c) => c.id)])).map((r) => [r.id, r]));
+    const current = new Map(
+      (await bulk.query<MemoryRow>(`${MEMORY_SELECT} WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, chunk.map((c) => c.id)])).map((r) => [r.id, r]),
+    );
     const changes = chunk.map((c, k) => {
       const row = current.get(c.id)!;
       const text = sentence(6, 14);
       const after = toMemoryDto({ ...row, observation: text, content_hash: sha256(text), version: Number(row.version) + 1, updated_at: new Date(c.at) });
       audits.push({ at: new Date(c.at), id: after.uuid, hash: after.hash, agent: after.agent_id });
-      return { ord: from + k, id: c.id, observation: text, content_hash: after.hash, vec: c.vec, at: new Date(c.at).toISOString(), before: toMemoryDto(row), after };
+      return {
+        ord: from + k,
+        id: c.id,
+        observation: text,
+        content_hash: after.hash,
+        vec: c.vec,
+        at: new Date(c.at).toISOString(),
+        before: toMemoryDto(row),
+        after,
+      };
     });
     await bulk.query('BEGIN');
     await bulk.query(
@@ -423,11 +523,17 @@ async function changeViaSql(bulk: Bulk, tenantId: string, actor: string, ids: st
     await bulk.query('COMMIT');
   }
   await appendAuditChain(bulk, tenantId, audits.length, (i) => ({
-    at: audits[i].at, operation: 'memory.update', resource_type: 'memory', resource_id: audits[i].id, actor,
+    at: audits[i].at,
+    operation: 'memory.update',
+    resource_type: 'memory',
+    resource_id: audits[i].id,
+    actor,
     metadata: { changed: ['observation'], hash: audits[i].hash, agent_id: audits[i].agent },
   }));
   // Recalls after the changes (events that rollback must skip), as search's bookkeeping writes them.
-  const recalls = Array.from({ length: ids.length }, (_, i) => ({ ord: i, id: ids[int(ids.length)], at: T + HOUR + Math.floor(rand() * (HOUR / 2)) })).sort((a, b) => a.at - b.at);
+  const recalls = Array.from({ length: ids.length }, (_, i) => ({ ord: i, id: ids[int(ids.length)], at: T + HOUR + Math.floor(rand() * (HOUR / 2)) })).sort(
+    (a, b) => a.at - b.at,
+  );
   const per = new Map<string, { n: number; last: number }>();
   for (const r of recalls) per.set(r.id, { n: (per.get(r.id)?.n ?? 0) + 1, last: r.at });
   await bulk.query('BEGIN');
@@ -477,7 +583,10 @@ const planSummary = (lines: string[], top = 22) => [
 function breakdown(trace: Traced[], top = 8) {
   const statements = trace.filter((t) => !isControl(t.text));
   const control = trace.filter((t) => isControl(t.text));
-  const rowsOut = [...statements].sort((a, b) => b.ms - a.ms).slice(0, top).map((t) => [f1(t.ms), `\`${label(t.text)}\``]);
+  const rowsOut = [...statements]
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, top)
+    .map((t) => [f1(t.ms), `\`${label(t.text)}\``]);
   const sum = (xs: Traced[]) => xs.reduce((n, t) => n + t.ms, 0);
   rowsOut.push([f1(sum(statements)), `all ${statements.length} statements (${control.length} BEGIN/COMMIT/SET/advisory lock: ${f1(sum(control))} ms)`]);
   return table(['ms', 'statement'], rowsOut);
@@ -491,7 +600,7 @@ let bulk: Bulk | null = null;
 let tenantId: string | null = null;
 const out: string[] = [];
 const say = (s = '') => out.push(s);
-const progress = (s: string) => console.error(`[${f0((performance.now()) / 1000)} s] ${s}`);
+const progress = (s: string) => console.error(`[${f0(performance.now() / 1000)} s] ${s}`);
 try {
   bulk = await bulkClient();
   const indexSql = await indexDefinition(INDEX);
@@ -507,41 +616,66 @@ try {
   tenantId = tenant.tenant_id as string;
   const tid = tenantId;
   const settings = Object.fromEntries(
-    (await bulk.query<{ name: string; setting: string }>(`SELECT name, current_setting(name) AS setting FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'maintenance_work_mem', 'max_parallel_maintenance_workers', 'server_version')`)).map((r) => [r.name, r.setting]),
+    (
+      await bulk.query<{ name: string; setting: string }>(
+        `SELECT name, current_setting(name) AS setting FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'maintenance_work_mem', 'max_parallel_maintenance_workers', 'server_version')`,
+      )
+    ).map((r) => [r.name, r.setting]),
   );
-  console.log(`engram change-control bench: node ${process.version}, ${availableParallelism()} cores (load ${loadavg()[0].toFixed(1)}), Postgres ${settings.server_version}${process.env.REDIS_URL ? ' + redis' : ''}; shared_buffers ${settings.shared_buffers}, work_mem ${settings.work_mem}, maintenance_work_mem ${settings.maintenance_work_mem}, max_parallel_maintenance_workers ${settings.max_parallel_maintenance_workers}`);
+  console.log(
+    `engram change-control bench: node ${process.version}, ${availableParallelism()} cores (load ${loadavg()[0].toFixed(1)}), Postgres ${settings.server_version}${process.env.REDIS_URL ? ' + redis' : ''}; shared_buffers ${settings.shared_buffers}, work_mem ${settings.work_mem}, maintenance_work_mem ${settings.maintenance_work_mem}, max_parallel_maintenance_workers ${settings.max_parallel_maintenance_workers}`,
+  );
   // The code measured, as it is in the work tree now (replay was being written while this bench was).
-  const versions = await Promise.all(['functions/rollback/service.ts', 'functions/rollback/queries.ts', 'shared/memory-history.ts', 'functions/replay/queries.ts', 'functions/audit/verify.ts']
-    .map(async (f) => `${f} ${sha256(await readFile(new URL(`../../${f}`, import.meta.url), 'utf8')).slice(0, 10)}`));
+  const versions = await Promise.all(
+    [
+      'functions/rollback/service.ts',
+      'functions/rollback/queries.ts',
+      'shared/memory-history.ts',
+      'functions/replay/queries.ts',
+      'functions/audit/verify.ts',
+    ].map(async (f) => `${f} ${sha256(await readFile(new URL(`../../${f}`, import.meta.url), 'utf8')).slice(0, 10)}`),
+  );
   console.log(`code (sha256 of the file, first 10 hex): ${versions.join(', ')}`);
-  console.log(`memories ${n0(MEMORIES)}, bulk events ${n0(EVENTS)}, changed ${n0(CHANGED)} via ${VIA}, audit chain ${n0(AUDIT_FIRST)} then ${n0(AUDIT)}, ${CALLS} calls per snapshot cell`);
+  console.log(
+    `memories ${n0(MEMORIES)}, bulk events ${n0(EVENTS)}, changed ${n0(CHANGED)} via ${VIA}, audit chain ${n0(AUDIT_FIRST)} then ${n0(AUDIT)}, ${CALLS} calls per snapshot cell`,
+  );
 
   // ---- 1. history ----
   const load: string[][] = [];
   progress('staging the history');
   await bulk.query(`DROP INDEX IF EXISTS ${INDEX}`);
   const [staged, stageMs] = await timed(() => stageHistory(bulk!, tid));
-  load.push(['generate snapshots in Node + stage (unlogged)', `${n0(EVENTS)} events, ${n0(MEMORIES)} rows`, f1(stageMs / 1000), f0(EVENTS / (stageMs / 1000)), `${n0(staged.updates)} updates, ${n0(staged.recalls)} recalls`]);
+  load.push([
+    'generate snapshots in Node + stage (unlogged)',
+    `${n0(EVENTS)} events, ${n0(MEMORIES)} rows`,
+    f1(stageMs / 1000),
+    f0(EVENTS / (stageMs / 1000)),
+    `${n0(staged.updates)} updates, ${n0(staged.recalls)} recalls`,
+  ]);
   const vectorCount = staged.vectorsUsed + (VIA === 'sql' ? CHANGED : 0);
   progress(`making ${vectorCount} vectors`);
   const [, vecMs] = await timed(() => makeVectors(vectorCount));
   load.push(['random unit vectors in SQL (2 connections)', n0(vectorCount), f1(vecMs / 1000), f0(vectorCount / (vecMs / 1000)), '']);
   progress('inserting memories');
-  const [, memMs] = await timed(() => bulk!.query(
-    `INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, last_recalled_at, context, agent_id, content_hash, embedding, version, created_at, updated_at)
+  const [, memMs] = await timed(() =>
+    bulk!.query(
+      `INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, last_recalled_at, context, agent_id, content_hash, embedding, version, created_at, updated_at)
      SELECT s.id, $1, s.observation, s.tags, s.importance, 1, s.recall_count, s.last_recalled_at, s.context, s.agent_id, s.content_hash, v.v, s.version, s.created_at, s.updated_at
      FROM bench_cc_memories s JOIN bench_cc_vectors v ON v.id = s.vec ORDER BY s.created_at`,
-    [tid],
-  ));
+      [tid],
+    ),
+  );
   load.push(['INSERT memories (HNSW dropped)', n0(MEMORIES), f1(memMs / 1000), f0(MEMORIES / (memMs / 1000)), 'in creation order']);
   progress('inserting memory_events');
   await bulk.query(`SET work_mem = '1GB'`); // this session only: the time-order sort of the staged events
-  const [, evMs] = await timed(() => bulk!.query(
-    `INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
+  const [, evMs] = await timed(() =>
+    bulk!.query(
+      `INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
      SELECT $1, s.memory_id, s.kind, s.at, $2, 'bench-load', s.before, s.after, v.v, s.metadata
      FROM bench_cc_events s LEFT JOIN bench_cc_vectors v ON v.id = s.vec ORDER BY s.at, s.ord`,
-    [tid, keyId],
-  ));
+      [tid, keyId],
+    ),
+  );
   await bulk.query('RESET work_mem');
   load.push(['INSERT memory_events (time order, both btree indexes)', n0(EVENTS), f1(evMs / 1000), f0(EVENTS / (evMs / 1000)), '']);
   await bulk.query(
@@ -564,8 +698,16 @@ try {
   const [, buildMs] = await timed(() => bulk!.query(indexSql));
   await bulk.query('RESET maintenance_work_mem');
   const buildNotices = bulk.notices.map((s) => s.replace(/\s+/g, ' '));
-  const [sizes] = await bulk.query<{ idx: string; mem: string; ev: string }>(`SELECT pg_relation_size('${INDEX}') AS idx, pg_total_relation_size('memories') AS mem, pg_total_relation_size('memory_events') AS ev`);
-  load.push([`HNSW build \`${oneLine(indexSql)}\``, n0(MEMORIES), f1(buildMs / 1000), f0(MEMORIES / (buildMs / 1000)), `maintenance_work_mem ${mwm.maintenance_work_mem}; index ${f0(MB(Number(sizes.idx)))} MB; ${buildNotices.length ? buildNotices.join('; ') : 'no notices'}`]);
+  const [sizes] = await bulk.query<{ idx: string; mem: string; ev: string }>(
+    `SELECT pg_relation_size('${INDEX}') AS idx, pg_total_relation_size('memories') AS mem, pg_total_relation_size('memory_events') AS ev`,
+  );
+  load.push([
+    `HNSW build \`${oneLine(indexSql)}\``,
+    n0(MEMORIES),
+    f1(buildMs / 1000),
+    f0(MEMORIES / (buildMs / 1000)),
+    `maintenance_work_mem ${mwm.maintenance_work_mem}; index ${f0(MB(Number(sizes.idx)))} MB; ${buildNotices.length ? buildNotices.join('; ') : 'no notices'}`,
+  ]);
 
   // ---- 2. the changes after T ----
   const chosen = new Set<number>();
@@ -576,17 +718,31 @@ try {
   if (VIA === 'sql') {
     T = H;
     const [, ms] = await timed(() => changeViaSql(bulk!, tid, keyId, changedIds, T, staged.vectorsUsed + 1));
-    load.push(['changes after T via SQL (patch mimic + audit) + as many recalls', `${n0(CHANGED)} + ${n0(CHANGED)}`, f1(ms / 1000), f0((2 * CHANGED) / (ms / 1000)), 'T = start − 2 h; updates in (T, T+1 h], recalls after']);
+    load.push([
+      'changes after T via SQL (patch mimic + audit) + as many recalls',
+      `${n0(CHANGED)} + ${n0(CHANGED)}`,
+      f1(ms / 1000),
+      f0((2 * CHANGED) / (ms / 1000)),
+      'T = start − 2 h; updates in (T, T+1 h], recalls after',
+    ]);
   } else {
     T = Date.now();
     await new Promise((r) => setTimeout(r, 5));
-    const [, ms] = await timed(() => pool(changedIds, 8, async (id) => {
-      await call('PATCH', `${url}/v1/memories/urn:uuid:${id}`, key, { observation: sentence(6, 14) });
-    }));
+    const [, ms] = await timed(() =>
+      pool(changedIds, 8, async (id) => {
+        await call('PATCH', `${url}/v1/memories/urn:uuid:${id}`, key, { observation: sentence(6, 14) });
+      }),
+    );
     const searches = Math.ceil(CHANGED / 10);
-    const [, sms] = await timed(() => pool(Array.from({ length: searches }, () => sentence(3, 5)), 8, async (q) => {
-      await call('GET', `${url}/v1/memories/search?${new URLSearchParams({ q, limit: '10', mode: 'hybrid' })}`, key);
-    }));
+    const [, sms] = await timed(() =>
+      pool(
+        Array.from({ length: searches }, () => sentence(3, 5)),
+        8,
+        async (q) => {
+          await call('GET', `${url}/v1/memories/search?${new URLSearchParams({ q, limit: '10', mode: 'hybrid' })}`, key);
+        },
+      ),
+    );
     load.push(['changes after T via HTTP PATCH (8 streams)', n0(CHANGED), f1(ms / 1000), f0(CHANGED / (ms / 1000)), 'T = just before the first PATCH']);
     load.push(['recalls after T via HTTP search (hybrid, limit 10, 8 streams)', n0(searches), f1(sms / 1000), f0(searches / (sms / 1000)), '']);
   }
@@ -595,13 +751,18 @@ try {
   load.push(['memory_states, edge_states rebuilt from the event log', '', f1(statesMs / 1000), '', 'as migrations/0007, 0008 backfill']);
   await bulk.query('VACUUM ANALYZE memory_states, edge_states');
   await bulk.query('ANALYZE memory_events');
-  const kinds = await bulk.query<{ kind: string; n: string }>('SELECT kind, count(*) AS n FROM memory_events WHERE tenant_id = $1 GROUP BY kind ORDER BY kind', [tid]);
+  const kinds = await bulk.query<{ kind: string; n: string }>(
+    'SELECT kind, count(*) AS n FROM memory_events WHERE tenant_id = $1 GROUP BY kind ORDER BY kind',
+    [tid],
+  );
   const targetIso = new Date(T).toISOString();
 
   // ---- 3a. preview and rollback ----
   progress('preview');
   await call('GET', `${url}/v1/usage`, key); // warm the connection and key path
-  const [[preview, previewTrace], previewMs] = await timed(() => traced(() => call('GET', `${url}/v1/rollback/preview?target=${encodeURIComponent(targetIso)}`, key)));
+  const [[preview, previewTrace], previewMs] = await timed(() =>
+    traced(() => call('GET', `${url}/v1/rollback/preview?target=${encodeURIComponent(targetIso)}`, key)),
+  );
   progress('rollback');
   const maxRssBefore = process.resourceUsage().maxRSS / 1024;
   const rb = await withMemorySampling(() => traced(() => call('POST', `${url}/v1/rollback`, key, { target: targetIso })));
@@ -638,7 +799,9 @@ try {
       let first: any = null;
       let trace: Traced[] = [];
       for (let i = 0; i < CALLS; i++) {
-        const [[res, tr], t] = await timed(() => traced(() => call('GET', `${url}/v1/replay/snapshot?${new URLSearchParams({ at: m.at, limit: '500', offset: String(offset) })}`, key)));
+        const [[res, tr], t] = await timed(() =>
+          traced(() => call('GET', `${url}/v1/replay/snapshot?${new URLSearchParams({ at: m.at, limit: '500', offset: String(offset) })}`, key)),
+        );
         ms.push(t);
         if (i === 0) [first, trace] = [res, tr];
       }
@@ -647,8 +810,18 @@ try {
       worstSnapP95 = Math.max(worstSnapP95, p95);
       const main = trace.filter((t) => !isControl(t.text)).sort((a, b) => b.ms - a.ms)[0];
       if (main && (!slowestSnap || p50 > slowestSnap.p50)) slowestSnap = { p50, trace: main, all: trace, name: `${m.name}, offset ${offset}` };
-      snapRows.push([m.name, n0(offset), n0(first.total_memories), String(first.memories.length), n0(first.total_edges), String(CALLS), f1(p50), f1(p95), f1(Math.max(...ms)),
-        `${p95 < SNAPSHOT_TARGET_MS ? 'ok' : 'MISSED'}`]);
+      snapRows.push([
+        m.name,
+        n0(offset),
+        n0(first.total_memories),
+        String(first.memories.length),
+        n0(first.total_edges),
+        String(CALLS),
+        f1(p50),
+        f1(p95),
+        f1(Math.max(...ms)),
+        `${p95 < SNAPSHOT_TARGET_MS ? 'ok' : 'MISSED'}`,
+      ]);
     }
   }
 
@@ -661,11 +834,28 @@ try {
     const id = staged.ids[int(MEMORIES)];
     const update = i % 3 === 0;
     return {
-      at: new Date(), operation: update ? 'memory.update' : 'memory.create', resource_type: 'memory', resource_id: `urn:uuid:${id}`, actor: keyId,
-      metadata: update ? { changed: ['importance'], hash: sha256(id), agent_id: `agent-${1 + (i % 8)}` } : { hash: sha256(id), agent_id: null, conflict: false, superseded: [] },
+      at: new Date(),
+      operation: update ? 'memory.update' : 'memory.create',
+      resource_type: 'memory',
+      resource_id: `urn:uuid:${id}`,
+      actor: keyId,
+      metadata: update
+        ? { changed: ['importance'], hash: sha256(id), agent_id: `agent-${1 + (i % 8)}` }
+        : { hash: sha256(id), agent_id: null, conflict: false, superseded: [] },
     };
   };
-  const verifies: { retained: number; length: number; appended: number; appendS: number; ms: number; res: any; baseRss: number; peakRss: number; baseHeap: number; peakHeap: number }[] = [];
+  const verifies: {
+    retained: number;
+    length: number;
+    appended: number;
+    appendS: number;
+    ms: number;
+    res: any;
+    baseRss: number;
+    peakRss: number;
+    baseHeap: number;
+    peakHeap: number;
+  }[] = [];
   for (const length of [AUDIT_FIRST, AUDIT]) {
     const have = await chainLength();
     const add = Math.max(0, length - have);
@@ -677,8 +867,25 @@ try {
     const v = await withMemorySampling(() => call('GET', `${url}/v1/audit/verify`, key));
     gc();
     const retained = MB(process.memoryUsage().heapUsed) - v.baseHeap;
-    verifies.push({ retained, length: await chainLength(), appended: add, appendS: appendMs / 1000, ms: v.ms, res: v.out, baseRss: v.baseRss, peakRss: v.peakRss, baseHeap: v.baseHeap, peakHeap: v.peakHeap });
-    load.push([`audit entries via SQL (canonicalize + sha256 chain, ${AUDIT_BATCH}/INSERT)`, n0(add), f1(appendMs / 1000), f0(add / (appendMs / 1000)), `chain now ${n0(await chainLength())}`]);
+    verifies.push({
+      retained,
+      length: await chainLength(),
+      appended: add,
+      appendS: appendMs / 1000,
+      ms: v.ms,
+      res: v.out,
+      baseRss: v.baseRss,
+      peakRss: v.peakRss,
+      baseHeap: v.baseHeap,
+      peakHeap: v.peakHeap,
+    });
+    load.push([
+      `audit entries via SQL (canonicalize + sha256 chain, ${AUDIT_BATCH}/INSERT)`,
+      n0(add),
+      f1(appendMs / 1000),
+      f0(add / (appendMs / 1000)),
+      `chain now ${n0(await chainLength())}`,
+    ]);
   }
 
   // ---- EXPLAIN of the slowest statements ----
@@ -693,7 +900,9 @@ try {
   // ---- report ----
   say(`\n### Load (Postgres; tenant ${tid})\n`);
   say(table(['step', 'rows', 'seconds', 'rows/s', 'notes'], load));
-  say(`\nmemory_events of the tenant by kind: ${kinds.map((k) => `${k.kind} ${n0(Number(k.n))}`).join(', ')} (before the rollback); memory_events ${f0(MB(Number(sizes.ev)))} MB, memories ${f0(MB(Number(sizes.mem)))} MB with indexes (after the load)`);
+  say(
+    `\nmemory_events of the tenant by kind: ${kinds.map((k) => `${k.kind} ${n0(Number(k.n))}`).join(', ')} (before the rollback); memory_events ${f0(MB(Number(sizes.ev)))} MB, memories ${f0(MB(Number(sizes.mem)))} MB with indexes (after the load)`,
+  );
 
   const [v1, v2] = verifies;
   const growth = (v: typeof v1) => v.peakRss - v.baseRss;
@@ -701,19 +910,61 @@ try {
   const constant = growth(v2) <= Math.max(growth(v1) * 1.25, growth(v1) + 16);
   const reverted = Number(rollback.memories_reverted);
   say(`\n### Change control (T = ${targetIso}; ${n0(CHANGED)} memories changed after T via ${VIA})\n`);
-  say(table(['measurement', 'value', 'target', 'verdict'], [
-    ['GET /v1/rollback/preview?target=T', `${f0(previewMs)} ms; modified ${preview.artifacts_modified}, reverted ${preview.memories_reverted}, deleted ${preview.artifacts_deleted}, restored ${preview.artifacts_restored}`, '—', preview.memories_reverted === CHANGED ? 'counts ok' : 'COUNTS DIFFER'],
-    ['POST /v1/rollback {target: T}', `${f2(rb.ms / 1000)} s`, `< ${ROLLBACK_TARGET_S} s for ${n0(CHANGED)} changed`, rb.ms / 1000 < ROLLBACK_TARGET_S ? 'ok' : 'MISSED'],
-    ['rollback counts', `reverted ${reverted}, removed ${rollback.operations_undone}, restored ${rollback.artifacts_restored}`, `reverted = ${n0(CHANGED)}`, reverted === CHANGED && rollback.operations_undone === 0 && rollback.artifacts_restored === 0 ? 'ok' : 'DIFFERS'],
-    ['state at T back (live rows)', `${check.hash_ok}/${check.n} content hashes, ${check.emb_ok}/${check.n} embeddings; ${n0(Number(live.n))} live memories`, `${n0(CHANGED)}/${n0(CHANGED)}, ${n0(MEMORIES)} live`, Number(check.hash_ok) === CHANGED && Number(check.emb_ok) === CHANGED && Number(live.n) === MEMORIES ? 'ok' : 'WRONG'],
-    ['process RSS during the rollback (50 ms samples)', `${f0(rb.baseRss)} → peak ${f0(rb.peakRss)} MB (+${f0(rb.peakRss - rb.baseRss)}); heap ${f0(rb.baseHeap)} → ${f0(rb.peakHeap)} MB; lifetime max RSS ${f0(maxRssBefore)} → ${f0(maxRssAfter)} MB`, '—', '—'],
-    [`GET /v1/replay/snapshot (limit 500), worst p95 of ${snapRows.length} cells`, `${f1(worstSnapP95)} ms`, `< ${SNAPSHOT_TARGET_MS} ms a page`, worstSnapP95 < SNAPSHOT_TARGET_MS ? 'ok' : 'MISSED'],
-    ...verifies.map((v) => [
-      `GET /v1/audit/verify, chain ${n0(v.length)}`,
-      `${f2(v.ms / 1000)} s, valid ${v.res.valid}, checked ${n0(v.res.checked.audit_entries)} entries + ${n0(v.res.checked.memories)} memories; RSS ${f0(v.baseRss)} → ${f0(v.peakRss)} MB (+${f0(growth(v))}), heap +${f0(heapGrowth(v))} MB at peak, ${v.retained >= 0 ? '+' : ''}${f0(v.retained)} MB after a full GC`,
-      'valid: true', v.res.valid === true && v.res.failure_count === 0 ? 'ok' : 'INVALID']),
-    [`verify memory, chain ${n0(v1.length)} → ${n0(v2.length)} (${f1(v2.length / v1.length)}×)`, `RSS growth +${f0(growth(v1))} → +${f0(growth(v2))} MB, heap growth +${f0(heapGrowth(v1))} → +${f0(heapGrowth(v2))} MB`, 'constant (growth at the longer chain ≤ max(1.25×, +16 MB) of the shorter)', constant ? 'ok' : `GROWS at peak${verifies.every((v) => v.retained < 8) ? ' (nothing retained after GC)' : ''}`],
-  ]));
+  say(
+    table(
+      ['measurement', 'value', 'target', 'verdict'],
+      [
+        [
+          'GET /v1/rollback/preview?target=T',
+          `${f0(previewMs)} ms; modified ${preview.artifacts_modified}, reverted ${preview.memories_reverted}, deleted ${preview.artifacts_deleted}, restored ${preview.artifacts_restored}`,
+          '—',
+          preview.memories_reverted === CHANGED ? 'counts ok' : 'COUNTS DIFFER',
+        ],
+        [
+          'POST /v1/rollback {target: T}',
+          `${f2(rb.ms / 1000)} s`,
+          `< ${ROLLBACK_TARGET_S} s for ${n0(CHANGED)} changed`,
+          rb.ms / 1000 < ROLLBACK_TARGET_S ? 'ok' : 'MISSED',
+        ],
+        [
+          'rollback counts',
+          `reverted ${reverted}, removed ${rollback.operations_undone}, restored ${rollback.artifacts_restored}`,
+          `reverted = ${n0(CHANGED)}`,
+          reverted === CHANGED && rollback.operations_undone === 0 && rollback.artifacts_restored === 0 ? 'ok' : 'DIFFERS',
+        ],
+        [
+          'state at T back (live rows)',
+          `${check.hash_ok}/${check.n} content hashes, ${check.emb_ok}/${check.n} embeddings; ${n0(Number(live.n))} live memories`,
+          `${n0(CHANGED)}/${n0(CHANGED)}, ${n0(MEMORIES)} live`,
+          Number(check.hash_ok) === CHANGED && Number(check.emb_ok) === CHANGED && Number(live.n) === MEMORIES ? 'ok' : 'WRONG',
+        ],
+        [
+          'process RSS during the rollback (50 ms samples)',
+          `${f0(rb.baseRss)} → peak ${f0(rb.peakRss)} MB (+${f0(rb.peakRss - rb.baseRss)}); heap ${f0(rb.baseHeap)} → ${f0(rb.peakHeap)} MB; lifetime max RSS ${f0(maxRssBefore)} → ${f0(maxRssAfter)} MB`,
+          '—',
+          '—',
+        ],
+        [
+          `GET /v1/replay/snapshot (limit 500), worst p95 of ${snapRows.length} cells`,
+          `${f1(worstSnapP95)} ms`,
+          `< ${SNAPSHOT_TARGET_MS} ms a page`,
+          worstSnapP95 < SNAPSHOT_TARGET_MS ? 'ok' : 'MISSED',
+        ],
+        ...verifies.map((v) => [
+          `GET /v1/audit/verify, chain ${n0(v.length)}`,
+          `${f2(v.ms / 1000)} s, valid ${v.res.valid}, checked ${n0(v.res.checked.audit_entries)} entries + ${n0(v.res.checked.memories)} memories; RSS ${f0(v.baseRss)} → ${f0(v.peakRss)} MB (+${f0(growth(v))}), heap +${f0(heapGrowth(v))} MB at peak, ${v.retained >= 0 ? '+' : ''}${f0(v.retained)} MB after a full GC`,
+          'valid: true',
+          v.res.valid === true && v.res.failure_count === 0 ? 'ok' : 'INVALID',
+        ]),
+        [
+          `verify memory, chain ${n0(v1.length)} → ${n0(v2.length)} (${f1(v2.length / v1.length)}×)`,
+          `RSS growth +${f0(growth(v1))} → +${f0(growth(v2))} MB, heap growth +${f0(heapGrowth(v1))} → +${f0(heapGrowth(v2))} MB`,
+          'constant (growth at the longer chain ≤ max(1.25×, +16 MB) of the shorter)',
+          constant ? 'ok' : `GROWS at peak${verifies.every((v) => v.retained < 8) ? ' (nothing retained after GC)' : ''}`,
+        ],
+      ],
+    ),
+  );
 
   say('\n### Replay snapshot pages (sequential GETs, limit 500)\n');
   say(table(['at', 'offset', 'total_memories', 'returned', 'total_edges', 'calls', 'p50 ms', 'p95 ms', 'max ms', `p95 < ${SNAPSHOT_TARGET_MS} ms`], snapRows));
@@ -724,15 +975,21 @@ try {
   say(breakdown(rollbackTrace));
 
   if (slowestRollback) {
-    say(`\n### EXPLAIN (ANALYZE, BUFFERS) of the slowest rollback statement (${f0(slowestRollback.ms)} ms in the rollback; re-run afterwards with the same parameters${/^(update|insert|delete)/i.test(oneLine(slowestRollback.text)) ? ', in a transaction rolled back' : ''})\n`);
+    say(
+      `\n### EXPLAIN (ANALYZE, BUFFERS) of the slowest rollback statement (${f0(slowestRollback.ms)} ms in the rollback; re-run afterwards with the same parameters${/^(update|insert|delete)/i.test(oneLine(slowestRollback.text)) ? ', in a transaction rolled back' : ''})\n`,
+    );
     say('```');
     say(label(slowestRollback.text, 400));
     if (rollbackPlan.settings.length) say(`(with ${rollbackPlan.settings.join('; ')})`);
     say(planSummary(rollbackPlan.plan).join('\n'));
     say('```');
-    if (noHnswMs !== null) say(`\nThe same statement with ${INDEX} dropped (inside a transaction rolled back): ${f0(noHnswMs)} ms, against ${f0(slowestRollback.ms)} ms in the rollback.`);
+    if (noHnswMs !== null)
+      say(
+        `\nThe same statement with ${INDEX} dropped (inside a transaction rolled back): ${f0(noHnswMs)} ms, against ${f0(slowestRollback.ms)} ms in the rollback.`,
+      );
   }
-  if (slowestPreview && slowestRollback && oneLine(slowestPreview.text) !== oneLine(slowestRollback.text)) say(`\n(slowest preview statement: ${f0(slowestPreview.ms)} ms \`${label(slowestPreview.text)}\`)`);
+  if (slowestPreview && slowestRollback && oneLine(slowestPreview.text) !== oneLine(slowestRollback.text))
+    say(`\n(slowest preview statement: ${f0(slowestPreview.ms)} ms \`${label(slowestPreview.text)}\`)`);
   if (slowestSnap) {
     say(`\n### EXPLAIN (ANALYZE, BUFFERS) of the snapshot statement of the slowest cell (${slowestSnap.name}, p50 ${f0(slowestSnap.p50)} ms)\n`);
     say('```');
@@ -740,9 +997,14 @@ try {
     say(planSummary(snapPlan.plan, 40).join('\n'));
     say('```');
   }
-  say(`\ntotal ${f1(performance.now() / 60_000)} min; load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' / ')}`);
+  say(
+    `\ntotal ${f1(performance.now() / 60_000)} min; load average at the end ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' / ')}`,
+  );
   console.log(out.join('\n'));
-  if (preview.memories_reverted !== CHANGED || reverted !== CHANGED || Number(check.hash_ok) !== CHANGED || verifies.some((v) => v.res.valid !== true)) failed = true;
+  if (preview.memories_reverted !== CHANGED || reverted !== CHANGED || Number(check.hash_ok) !== CHANGED || verifies.some((v) => v.res.valid !== true))
+    failed = true;
 } catch (err) {
   if (out.length) console.log(out.join('\n'));
   console.error(err);

@@ -20,7 +20,9 @@ import { parseConfig } from '../../shared/platform/config';
 import { createLogger } from '../../shared/platform/log';
 import { f1, f2, pct, table } from './lib';
 
-const { values } = parseArgs({ options: { stores: { type: 'string', default: '300' }, dir: { type: 'string', default: new URL('../..', import.meta.url).pathname } } });
+const { values } = parseArgs({
+  options: { stores: { type: 'string', default: '300' }, dir: { type: 'string', default: new URL('../..', import.meta.url).pathname } },
+});
 const STORES = Number(values.stores);
 const ADMIN = 'bench-admin-token-0123456789';
 
@@ -34,11 +36,16 @@ async function measure(durable: boolean) {
     const app = buildApp(() => node.services);
     const call = (method: string, path: string, key: string, body: unknown) =>
       app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const tenant = (await (await call('POST', '/admin/v1/tenants', ADMIN, { email: `bench-${durable}@example.com`, tier: 'enterprise' })).json()) as { api_key: string };
+    const tenant = (await (await call('POST', '/admin/v1/tenants', ADMIN, { email: `bench-${durable}@example.com`, tier: 'enterprise' })).json()) as {
+      api_key: string;
+    };
     const fs = database.client.fs as unknown;
     const syncs = () => (fs instanceof DurableNodeFS ? fs.syncs : 0);
     const store = async (i: number) => {
-      const res = await call('POST', '/v1/memories', tenant.api_key, { observation: `durability bench memory ${i} ${'lorem ipsum '.repeat(8)}`, auto_link: false });
+      const res = await call('POST', '/v1/memories', tenant.api_key, {
+        observation: `durability bench memory ${i} ${'lorem ipsum '.repeat(8)}`,
+        auto_link: false,
+      });
       if (res.status !== 201) throw new Error(`store ${i}: ${res.status} ${await res.text()}`);
     };
     for (let i = 0; i < 20; i++) await store(-i - 1);

@@ -44,7 +44,9 @@ for (const f of (await readdir(args.data)).filter((f) => ['26.json', '30.json', 
 }
 if (!turns.length || !questions.length) throw new Error(`no LoCoMo conversations 26, 30, 41 in ${args.data}`);
 
-const loadAtStart = loadavg().map((x) => x.toFixed(2)).join(' ');
+const loadAtStart = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ');
 const engram = await inProcessEngram();
 const tenant = await engram.newTenant();
 
@@ -90,5 +92,9 @@ for (const [label, filter] of searches) {
 
 console.log(`\n### The embedded default (PGlite in process, hash embedder): ${STORES} stores, then ${SEARCHES} searches of each kind, one at a time\n`);
 console.log(table(['call', 'p50 / p95 / p99 ms', 'CPU ms per call (this process, PGlite included)'], body));
-console.log(`\nload average at start ${loadAtStart}, at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `\nload average at start ${loadAtStart}, at end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 process.exit(0);

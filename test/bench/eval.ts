@@ -89,10 +89,28 @@ async function main() {
     console.error(`done ${n}:`, rowsOut.at(-1)?.join(' | '), '||', cortexRows.at(-1)?.join(' | '));
   }
   console.log(`\nPOST /v1/eval/run on Postgres, ${RUNS} runs per size (target ≤ 2 s at 100k)\n`);
-  console.log(table(['memories', 'load s + HNSW build s', 'near-duplicate index s (probes/s)', 'eval after 100 new ms', 'eval p50 ms', 'eval max ms', 'GET /v1/usage p50 ms', 'result'], rowsOut));
+  console.log(
+    table(
+      [
+        'memories',
+        'load s + HNSW build s',
+        'near-duplicate index s (probes/s)',
+        'eval after 100 new ms',
+        'eval p50 ms',
+        'eval max ms',
+        'GET /v1/usage p50 ms',
+        'result',
+      ],
+      rowsOut,
+    ),
+  );
   console.log(`\nPOST /v1/cortex/run on Postgres, once per size after the evals\n`);
   console.log(table(['memories', 'dry run ms', 'run ms (answer)', 'queued changes applied', 'changes'], cortexRows));
-  console.log(`\nload average: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload average: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   await engram.node.close?.();
   process.exit(0);
 }

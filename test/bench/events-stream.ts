@@ -124,7 +124,8 @@ async function run(storage: 'embedded' | 'postgres'): Promise<Row[]> {
       client.abort();
       await reading;
       const committed = commits.get(tenant.tenant_id) ?? [];
-      if (arrivals.size < WRITES || committed.length !== WRITES) throw new Error(`${m}: ${arrivals.size} of ${WRITES} events arrived, ${committed.length} commits seen`);
+      if (arrivals.size < WRITES || committed.length !== WRITES)
+        throw new Error(`${m}: ${arrivals.size} of ${WRITES} events arrived, ${committed.length} commits seen`);
       const latencies = committed.map((at, i) => arrivals.get(i + 1)! - at);
       rows.push({ storage: storage === 'postgres' ? `postgres${redisUrl ? ' + redis' : ''}` : 'embedded', mode: m, latencies, writeMs });
     }
@@ -142,7 +143,15 @@ console.log(`\ncommit → event at the SSE client, ${WRITES} writes per row, pol
 console.log(
   table(
     ['storage', 'stream', 'p50', 'p95', 'p99', 'max', 'write p50'],
-    rows.map((r) => [r.storage, r.mode, f1(pct(r.latencies, 50)), f1(pct(r.latencies, 95)), f1(pct(r.latencies, 99)), f1(Math.max(...r.latencies)), f1(pct(r.writeMs, 50))]),
+    rows.map((r) => [
+      r.storage,
+      r.mode,
+      f1(pct(r.latencies, 50)),
+      f1(pct(r.latencies, 95)),
+      f1(pct(r.latencies, 99)),
+      f1(Math.max(...r.latencies)),
+      f1(pct(r.writeMs, 50)),
+    ]),
   ),
 );
 process.exit(0);

@@ -23,12 +23,30 @@ import { parseConfig } from '../../shared/platform/config';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 
 // autocannon ships no types; describe only what we read. Latencies are in ms.
-interface Stats { mean: number; p50: number; p97_5: number; p99: number }
-interface Result { requests: Stats & { sent: number; total: number }; latency: Stats; '2xx': number; non2xx: number; errors: number; timeouts: number; warmup?: Result }
+interface Stats {
+  mean: number;
+  p50: number;
+  p97_5: number;
+  p99: number;
+}
+interface Result {
+  requests: Stats & { sent: number; total: number };
+  latency: Stats;
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  warmup?: Result;
+}
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<Result>;
 
 const { values: args } = parseArgs({
-  options: { duration: { type: 'string', default: '10' }, postgres: { type: 'boolean', default: false }, instances: { type: 'string' }, rounds: { type: 'string', default: '3' } },
+  options: {
+    duration: { type: 'string', default: '10' },
+    postgres: { type: 'boolean', default: false },
+    instances: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
+  },
 });
 const DURATION = Number(args.duration);
 const INSTANCES = Number(args.instances ?? (args.postgres ? 2 : 1));
@@ -49,10 +67,11 @@ function listen(fetch: Fetch): Promise<{ server: ServerType; url: string }> {
     server.once('error', reject);
   });
 }
-const close = (server: ServerType) => new Promise<void>((resolve) => {
-  server.close(() => resolve());
-  (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-});
+const close = (server: ServerType) =>
+  new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+  });
 
 async function call(method: string, url: string, token: string, body?: unknown) {
   const res = await fetch(url, {
@@ -75,7 +94,9 @@ async function load(urls: string[], headers: Record<string, string> = {}): Promi
   const combine = (rs: Result[]): Result => ({
     requests: {
       mean: rs.reduce((n, r) => n + r.requests.mean, 0),
-      p50: 0, p97_5: 0, p99: 0,
+      p50: 0,
+      p97_5: 0,
+      p99: 0,
       sent: rs.reduce((n, r) => n + r.requests.sent, 0),
       total: rs.reduce((n, r) => n + r.requests.total, 0),
     },
@@ -165,7 +186,9 @@ try {
   if (tenant.status !== 201) throw new Error(`tenant creation failed: ${tenant.status} ${JSON.stringify(tenant.body)}`);
   const { api_key: key, key_id: keyId } = tenant.body as { api_key: string; key_id: string };
 
-  console.log(`engram HTTP bench: node ${process.version}, ${availableParallelism()} cores, storage ${node.services.storage}${config.REDIS_URL ? ' + redis' : ''}, ${INSTANCES} instance${INSTANCES > 1 ? 's (processes), load split evenly' : ''}, ${CONNECTIONS} connections, ${WARMUP_SECONDS}s warm-up + ${DURATION}s each`);
+  console.log(
+    `engram HTTP bench: node ${process.version}, ${availableParallelism()} cores, storage ${node.services.storage}${config.REDIS_URL ? ' + redis' : ''}, ${INSTANCES} instance${INSTANCES > 1 ? 's (processes), load split evenly' : ''}, ${CONNECTIONS} connections, ${WARMUP_SECONDS}s warm-up + ${DURATION}s each`,
+  );
   const rssBefore = mb();
   // The targets take turns, ROUNDS times: on a shared machine the load of other work drifts within
   // a minute, and each ratio is taken within one round. Reported: the median round.
@@ -187,14 +210,28 @@ try {
   targets.forEach(([name], t) => {
     const of = (f: (r: Result) => number) => median(rounds.map((r) => f(r[t])));
     const ratios = rounds.map((r) => (r[t].requests.mean / r[0].requests.mean) * 100);
-    rows.push([name, of((r) => r.requests.mean).toFixed(0), of((r) => r.latency.p50).toFixed(2), of((r) => r.latency.p97_5).toFixed(2), of((r) => r.latency.p99).toFixed(2),
-      String(rounds.reduce((n, r) => n + r[t].non2xx, 0)), String(rounds.reduce((n, r) => n + r[t].errors, 0)), `${median(ratios).toFixed(1)}%`,
-      ...(ROUNDS > 1 ? [ratios.map((x) => `${x.toFixed(1)}%`).join(' ')] : [])]);
+    rows.push([
+      name,
+      of((r) => r.requests.mean).toFixed(0),
+      of((r) => r.latency.p50).toFixed(2),
+      of((r) => r.latency.p97_5).toFixed(2),
+      of((r) => r.latency.p99).toFixed(2),
+      String(rounds.reduce((n, r) => n + r[t].non2xx, 0)),
+      String(rounds.reduce((n, r) => n + r[t].errors, 0)),
+      `${median(ratios).toFixed(1)}%`,
+      ...(ROUNDS > 1 ? [ratios.map((x) => `${x.toFixed(1)}%`).join(' ')] : []),
+    ]);
   });
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   for (const row of rows) console.log(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '));
-  console.log(`(medians of ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}; autocannon reports no p95, p97.5 is shown; latencies exclude the warm-up; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
-  console.log(`RSS: ${rssBefore} MB before, ${rssAfter} MB after (this process: both servers, ${node.services.storage === 'embedded' ? 'PGlite' : 'the pg pool'}, the autocannon workers)`);
+  console.log(
+    `(medians of ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}; autocannon reports no p95, p97.5 is shown; latencies exclude the warm-up; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')})`,
+  );
+  console.log(
+    `RSS: ${rssBefore} MB before, ${rssAfter} MB after (this process: both servers, ${node.services.storage === 'embedded' ? 'PGlite' : 'the pg pool'}, the autocannon workers)`,
+  );
 
   const both = rounds.flatMap((r) => (r[2].warmup ? [r[2], r[2].warmup] : [r[2]]));
   const received = both.reduce((n, r) => n + r['2xx'], 0);
@@ -208,8 +245,12 @@ try {
   const usage = await call('GET', `${engrams[engrams.length - 1]}/v1/usage`, key);
   const counted = usage.body?.api_calls?.current;
   const countOk = both.every((r) => r.non2xx === 0) && counted === received + abandoned + 1 && counted === servedBefore + 1;
-  console.log(`quota: api_calls.current = ${counted}; autocannon 2xx + 1 = ${received + 1} (${counted === received + 1 ? 'equal' : `differs by ${counted - received - 1}`})`);
-  console.log(`  + ${abandoned} sent but abandoned in flight when autocannon stopped = ${received + abandoned + 1}; server-side 2xx answers + 1 = ${servedBefore + 1} -> ${countOk ? 'EXACT' : 'MISMATCH'}`);
+  console.log(
+    `quota: api_calls.current = ${counted}; autocannon 2xx + 1 = ${received + 1} (${counted === received + 1 ? 'equal' : `differs by ${counted - received - 1}`})`,
+  );
+  console.log(
+    `  + ${abandoned} sent but abandoned in flight when autocannon stopped = ${received + abandoned + 1}; server-side 2xx answers + 1 = ${servedBefore + 1} -> ${countOk ? 'EXACT' : 'MISMATCH'}`,
+  );
   if (!countOk) failed = true;
 
   // Check 2: revocation is immediate even though the old key sits in the key cache (of the other
@@ -221,7 +262,9 @@ try {
   const next = (await call('GET', `${other}/v1/usage`, key)).status;
   const revocationOk = rotated.status === 200 && graceOk === 200 && revoked.status === 200 && next === 401;
   const where = INSTANCES === 2 ? ' on the other instance' : '';
-  console.log(`revocation: rotate ${rotated.status}, old key during grace${where} ${graceOk}, revoke ${revoked.status}, very next request with old key${where} ${next} -> ${revocationOk ? 'OK' : 'FAILED'}`);
+  console.log(
+    `revocation: rotate ${rotated.status}, old key during grace${where} ${graceOk}, revoke ${revoked.status}, very next request with old key${where} ${next} -> ${revocationOk ? 'OK' : 'FAILED'}`,
+  );
   if (!revocationOk) failed = true;
 } catch (err) {
   console.error(err);

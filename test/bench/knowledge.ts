@@ -120,7 +120,8 @@ async function run(storage: 'embedded' | 'postgres') {
     const pick = () => 1 + Math.floor(random() * ENTITIES);
     const ids = new Map<number, string>();
     const idOf = async (n: number) => {
-      if (!ids.has(n)) ids.set(n, (await call('GET', `/v1/knowledge/entities?q=${encodeURIComponent(nameOf(n))}&limit=1`, pro.api_key)).body.entities[0].entity_id);
+      if (!ids.has(n))
+        ids.set(n, (await call('GET', `/v1/knowledge/entities?q=${encodeURIComponent(nameOf(n))}&limit=1`, pro.api_key)).body.entities[0].entity_id);
       return ids.get(n)!;
     };
     const warm = async () => {
@@ -128,42 +129,96 @@ async function run(storage: 'embedded' | 'postgres') {
     };
     await warm();
     const rows: string[][] = [];
-    rows.push(row('GET /v1/usage (any keyed request: the floor)', await timeEach(Array.from({ length: RUNS }), () => call('GET', '/v1/usage', pro.api_key), 200)));
+    rows.push(
+      row('GET /v1/usage (any keyed request: the floor)', await timeEach(Array.from({ length: RUNS }), () => call('GET', '/v1/usage', pro.api_key), 200)),
+    );
 
-    const inserts = Array.from({ length: RUNS }, (_, i) => ({ subject: nameOf(pick()), predicate: 'bench', object: i % 2 ? nameOf(pick()) : `new entity ${i}` }));
-    rows.push(row('POST /v1/knowledge/triples', await timeEach(inserts, (b) => call('POST', '/v1/knowledge/triples', pro.api_key, b), 201), 'half create their object entity'));
+    const inserts = Array.from({ length: RUNS }, (_, i) => ({
+      subject: nameOf(pick()),
+      predicate: 'bench',
+      object: i % 2 ? nameOf(pick()) : `new entity ${i}`,
+    }));
+    rows.push(
+      row(
+        'POST /v1/knowledge/triples',
+        await timeEach(inserts, (b) => call('POST', '/v1/knowledge/triples', pro.api_key, b), 201),
+        'half create their object entity',
+      ),
+    );
 
     const uniform = await Promise.all(Array.from({ length: RUNS }, () => idOf(pick())));
-    rows.push(row('GET /v1/knowledge/entities/{id}', await timeEach(uniform, (id) => call('GET', `/v1/knowledge/entities/${id}`, pro.api_key), 200), 'random entity, limit 50'));
+    rows.push(
+      row(
+        'GET /v1/knowledge/entities/{id}',
+        await timeEach(uniform, (id) => call('GET', `/v1/knowledge/entities/${id}`, pro.api_key), 200),
+        'random entity, limit 50',
+      ),
+    );
     const hubs = await Promise.all([1, 2, 3, 4, 5].map(idOf));
-    const hubMs = await timeEach(Array.from({ length: 50 }, (_, i) => hubs[i % hubs.length]), (id) => call('GET', `/v1/knowledge/entities/${id}`, pro.api_key), 200);
+    const hubMs = await timeEach(
+      Array.from({ length: 50 }, (_, i) => hubs[i % hubs.length]),
+      (id) => call('GET', `/v1/knowledge/entities/${id}`, pro.api_key),
+      200,
+    );
     rows.push(row('GET /v1/knowledge/entities/{id} (5 largest hubs)', hubMs, 'newest 50 each way + counts'));
     const prefixes = Array.from({ length: RUNS }, () => nameOf(pick()).slice(0, 9));
-    rows.push(row('GET /v1/knowledge/entities?q=<prefix>', await timeEach(prefixes, (p) => call('GET', `/v1/knowledge/entities?q=${encodeURIComponent(p)}`, pro.api_key), 200), 'up to 50 with triple_count'));
+    rows.push(
+      row(
+        'GET /v1/knowledge/entities?q=<prefix>',
+        await timeEach(prefixes, (p) => call('GET', `/v1/knowledge/entities?q=${encodeURIComponent(p)}`, pro.api_key), 200),
+        'up to 50 with triple_count',
+      ),
+    );
     const allMs = await timeEach(Array.from({ length: 50 }), () => call('GET', '/v1/knowledge/triples', pro.api_key), 200);
     rows.push(row('GET /v1/knowledge/triples', allMs, 'newest 50 of all, with total'));
-    const listMs = await timeEach(Array.from({ length: 50 }, () => nameOf(pick())), (s) => call('GET', `/v1/knowledge/triples?subject=${encodeURIComponent(s)}`, pro.api_key), 200);
+    const listMs = await timeEach(
+      Array.from({ length: 50 }, () => nameOf(pick())),
+      (s) => call('GET', `/v1/knowledge/triples?subject=${encodeURIComponent(s)}`, pro.api_key),
+      200,
+    );
     rows.push(row('GET /v1/knowledge/triples?subject=<name>', listMs, 'newest 50 with total'));
 
     for (const hops of [2, 3, 4]) {
       let found = 0;
       const pairs = Array.from({ length: Math.min(RUNS, 100) }, () => [nameOf(pick()), nameOf(pick())]);
-      const ms = await timeEach(pairs, ([from, to]) => call('GET', `/v1/knowledge/paths?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&max_hops=${hops}`, pro.api_key), 200, (b) => {
-        if (b.paths.length) found++;
-      });
+      const ms = await timeEach(
+        pairs,
+        ([from, to]) => call('GET', `/v1/knowledge/paths?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&max_hops=${hops}`, pro.api_key),
+        200,
+        (b) => {
+          if (b.paths.length) found++;
+        },
+      );
       rows.push(row(`GET /v1/knowledge/paths max_hops=${hops}`, ms, `random pairs; ${found} of ${pairs.length} connected`));
     }
 
     // Stores that name three entities each, alternating with the same stores by a tenant without the graph.
-    const texts = Array.from({ length: RUNS }, (_, i) => `Bench note ${i}: ${nameOf(pick())} was discussed with ${nameOf(pick())}, then ${nameOf(pick())}; ${'lorem ipsum dolor '.repeat(6)}`);
+    const texts = Array.from(
+      { length: RUNS },
+      (_, i) => `Bench note ${i}: ${nameOf(pick())} was discussed with ${nameOf(pick())}, then ${nameOf(pick())}; ${'lorem ipsum dolor '.repeat(6)}`,
+    );
     const linked: number[] = [];
     const unnamed: number[] = [];
     const plain: number[] = [];
     let links = 0;
     for (const text of texts) {
-      linked.push(...(await timeEach([text], (o) => call('POST', '/v1/memories', pro.api_key, { observation: o, auto_link: false }), 201, (b) => (links += b.entities.length))));
+      linked.push(
+        ...(await timeEach(
+          [text],
+          (o) => call('POST', '/v1/memories', pro.api_key, { observation: o, auto_link: false }),
+          201,
+          (b) => (links += b.entities.length),
+        )),
+      );
       const none = text.replaceAll('topic', 'subject');
-      unnamed.push(...(await timeEach([none], (o) => call('POST', '/v1/memories', pro.api_key, { observation: o, auto_link: false }), 201, (b) => b.entities.length && (links = Number.NaN))));
+      unnamed.push(
+        ...(await timeEach(
+          [none],
+          (o) => call('POST', '/v1/memories', pro.api_key, { observation: o, auto_link: false }),
+          201,
+          (b) => b.entities.length && (links = Number.NaN),
+        )),
+      );
       plain.push(...(await timeEach([text], (o) => call('POST', '/v1/memories', free.api_key, { observation: o, auto_link: false }), 201)));
     }
     rows.push(row('POST /v1/memories, linking entities', linked, `${(links / texts.length).toFixed(1)} links per memory, ${ENTITIES} entities`));
@@ -172,9 +227,22 @@ async function run(storage: 'embedded' | 'postgres') {
     // The longest observation: its candidate word runs grow with the text, not with the graph.
     const words = Array.from({ length: 2_600 }, (_, i) => (i % 40 === 0 ? nameOf(pick()) : ['the', 'quick', 'report', 'mentions', 'several', 'things'][i % 6]));
     const long = Array.from({ length: 20 }, (_, i) => `${i} ${words.join(' ')}`.slice(0, 16_000));
-    rows.push(row('POST /v1/memories, 16,000 characters', await timeEach(long, (o) => call('POST', '/v1/memories', pro.api_key, { observation: o, auto_link: false }), 201), 'about 2,600 words, 20 links'));
-    rows.push(row('  the same, no graph (free tier)', await timeEach(long, (o) => call('POST', '/v1/memories', free.api_key, { observation: `${o.slice(0, -1)}x`, auto_link: false }), 201)));
-    console.log(`\n### ${storage === 'embedded' ? `embedded PGlite${process.env.PGLITE_FSYNC === '0' ? ' (fsync off)' : ' (durable commits)'}` : 'Postgres'}: ${loaded.triples.toLocaleString('en')} triples, ${ENTITIES.toLocaleString('en')} entities, sequential requests in process\n`);
+    rows.push(
+      row(
+        'POST /v1/memories, 16,000 characters',
+        await timeEach(long, (o) => call('POST', '/v1/memories', pro.api_key, { observation: o, auto_link: false }), 201),
+        'about 2,600 words, 20 links',
+      ),
+    );
+    rows.push(
+      row(
+        '  the same, no graph (free tier)',
+        await timeEach(long, (o) => call('POST', '/v1/memories', free.api_key, { observation: `${o.slice(0, -1)}x`, auto_link: false }), 201),
+      ),
+    );
+    console.log(
+      `\n### ${storage === 'embedded' ? `embedded PGlite${process.env.PGLITE_FSYNC === '0' ? ' (fsync off)' : ' (durable commits)'}` : 'Postgres'}: ${loaded.triples.toLocaleString('en')} triples, ${ENTITIES.toLocaleString('en')} entities, sequential requests in process\n`,
+    );
     console.log(table(['request', 'n', 'p50 ms', 'p95 ms', 'max ms', 'notes'], rows));
   } finally {
     if (storage === 'postgres') for (const id of tenants) await node.services.db.execute(sql`DELETE FROM tenants WHERE id = ${id}`);

@@ -40,16 +40,20 @@ export async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 /** Runs `fn` over `items` with `n` at a time. */
 export async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 /** An index exactly as the migrations define it (the last CREATE INDEX of that name wins). */
 export async function indexDefinition(index: string) {
   const dir = new URL('../../migrations/', import.meta.url);
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
-  const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap((text) => text.match(new RegExp(`CREATE INDEX ${index} [^;]*;`, 'g')) ?? []);
+  const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap(
+    (text) => text.match(new RegExp(`CREATE INDEX ${index} [^;]*;`, 'g')) ?? [],
+  );
   if (!found.length) throw new Error(`${index} not found in migrations/`);
   return found[found.length - 1];
 }
@@ -76,13 +80,20 @@ export async function inProcessEngram(env: Record<string, string> = {}, opts: { 
   const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks, embedder: opts.embedder });
   const app = buildApp(() => node.services);
   const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
   const newTenant = async (tier = 'enterprise') =>
-    (await call('POST', '/admin/v1/tenants', BENCH_ADMIN_TOKEN, { email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, tier })) as { tenant_id: string; api_key: string };
+    (await call('POST', '/admin/v1/tenants', BENCH_ADMIN_TOKEN, { email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, tier })) as {
+      tenant_id: string;
+      api_key: string;
+    };
   return { config, node, app, call, newTenant };
 }
 

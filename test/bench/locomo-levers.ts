@@ -33,19 +33,39 @@ const { values: args } = parseArgs({
   },
 });
 
-interface Doc { dia: string; lex: Record<string, number>; len: number; v: number[]; i: number }
-interface Question { q: string; ev: string[]; lex: Record<string, number>; v: number[] }
-interface Conversation { id: string; turns: Doc[]; qa: Question[] }
+interface Doc {
+  dia: string;
+  lex: Record<string, number>;
+  len: number;
+  v: number[];
+  i: number;
+}
+interface Question {
+  q: string;
+  ev: string[];
+  lex: Record<string, number>;
+  v: number[];
+}
+interface Conversation {
+  id: string;
+  turns: Doc[];
+  qa: Question[];
+}
 
 async function prepare(): Promise<Conversation[]> {
   if (existsSync(args.cache)) return JSON.parse(await readFile(args.cache, 'utf8')) as Conversation[];
   const pg = new PGlite();
   const lexemes = async (text: string) => {
-    const r = await pg.query<{ lexeme: string; tf: number }>(`SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest(to_tsvector('english', $1))`, [text]);
+    const r = await pg.query<{ lexeme: string; tf: number }>(
+      `SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest(to_tsvector('english', $1))`,
+      [text],
+    );
     return Object.fromEntries(r.rows.map((x) => [x.lexeme, x.tf]));
   };
   const inner = useEmbedder();
-  const known: Record<string, number[]> = args['embedding-cache'] ? (JSON.parse(await readFile(args['embedding-cache'], 'utf8')) as Record<string, Record<string, number[]>>).use ?? {} : {};
+  const known: Record<string, number[]> = args['embedding-cache']
+    ? ((JSON.parse(await readFile(args['embedding-cache'], 'utf8')) as Record<string, Record<string, number[]>>).use ?? {})
+    : {};
   const embedder = {
     async embed(texts: string[]) {
       const todo = texts.filter((t) => !known[t]);
@@ -56,8 +76,12 @@ async function prepare(): Promise<Conversation[]> {
   const out: Conversation[] = [];
   for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json')).sort()) {
     const raw = JSON.parse(await readFile(join(args.data, f), 'utf8')) as Record<string, any>;
-    const sessions = Object.keys(raw).filter((k) => /^session_\d+$/.test(k)).sort((a, b) => Number(a.slice(8)) - Number(b.slice(8)));
-    const turns = sessions.flatMap((k) => raw[k] as { speaker: string; dia_id: string; text: string }[]).map((t) => ({ dia: t.dia_id, text: `${t.speaker}: ${t.text}` }));
+    const sessions = Object.keys(raw)
+      .filter((k) => /^session_\d+$/.test(k))
+      .sort((a, b) => Number(a.slice(8)) - Number(b.slice(8)));
+    const turns = sessions
+      .flatMap((k) => raw[k] as { speaker: string; dia_id: string; text: string }[])
+      .map((t) => ({ dia: t.dia_id, text: `${t.speaker}: ${t.text}` }));
     const qa = (raw.qa as { question: string; evidence?: string[]; category: number }[])
       .filter((q) => q.category >= 1 && q.category <= 4 && q.evidence?.length)
       .map((q) => ({ q: q.question, ev: q.evidence!.flatMap((e) => e.split(/[;,\s]+/)).filter(Boolean) }));
@@ -77,7 +101,8 @@ async function prepare(): Promise<Conversation[]> {
 }
 
 interface Lever {
-  k1?: number; b?: number; // BM25
+  k1?: number;
+  b?: number; // BM25
   n?: number; // candidates per list
   w?: number; // semantic weight
   fusion?: 'best' | 'minmax' | 'rrf';
@@ -137,7 +162,10 @@ function evaluate(data: Conversation[], o: Lever) {
       const n = o.n ?? 40;
       const k1 = o.k1 ?? 1.2;
       const b = o.b ?? 0.75;
-      const sem = c.turns.map((d) => ({ d, s: dot(q.v, d.v) })).sort((x, y) => y.s - x.s).slice(0, n);
+      const sem = c.turns
+        .map((d) => ({ d, s: dot(q.v, d.v) }))
+        .sort((x, y) => y.s - x.s)
+        .slice(0, n);
       let query = q.lex;
       if (o.when && WHEN.test(q.q)) query = { ...Object.fromEntries(TIME_WORDS.map((t) => [t, 0.2])), ...q.lex };
       let kw = bm25(c.turns, st, query, k1, b);
@@ -182,16 +210,20 @@ function evaluate(data: Conversation[], o: Lever) {
         const lenders = [...score].sort(order).slice(0, o.top ?? 20);
         for (const [d, s] of lenders) {
           for (const [k, share] of o.shares.entries()) {
-            for (const nb of [c.turns[d.i - k - 1], c.turns[d.i + k + 1]]) if (nb) {
-              add(nb, share * s);
-              if (o.match?.any && cosineMatch(dot(q.v, nb.v), false)) matched.add(nb);
-            }
+            for (const nb of [c.turns[d.i - k - 1], c.turns[d.i + k + 1]])
+              if (nb) {
+                add(nb, share * s);
+                if (o.match?.any && cosineMatch(dot(q.v, nb.v), false)) matched.add(nb);
+              }
           }
         }
       }
-      const top = [...score].sort(order).slice(0, 10).map(([d]) => q.ev.includes(d.dia));
+      const top = [...score]
+        .sort(order)
+        .slice(0, 10)
+        .map(([d]) => q.ev.includes(d.dia));
       if (top.slice(0, 5).some(Boolean)) h5++;
-      if (top.some(Boolean)) (h10++, c10++);
+      if (top.some(Boolean)) h10++, c10++;
       total++;
     }
     per.push(`${c.id} ${(c10 / c.qa.length).toFixed(3)}`);
@@ -227,12 +259,15 @@ const runs: [string, Lever][] = [
   ['  new hybrid + pseudo-relevance feedback', { ...final, prf: true }],
   ['  new hybrid + time words', { ...final, when: true }],
   ['  new hybrid + statistics of all conversations', { ...final, tenantStats: true }],
-  ['  match rule: keyword hit, or a candidate\'s cosine above the weakest candidate\'s', { ...final, match: {} }],
-  ['  match rule: keyword hit, or a candidate\'s cosine ≥ 0.5 × best', { ...final, match: { frac: 0.5 } }],
-  ['  match rule: BM25 ≥ 0.3 × best, or a candidate\'s cosine above the weakest', { ...final, match: { kwFrac: 0.3 } }],
+  ["  match rule: keyword hit, or a candidate's cosine above the weakest candidate's", { ...final, match: {} }],
+  ["  match rule: keyword hit, or a candidate's cosine ≥ 0.5 × best", { ...final, match: { frac: 0.5 } }],
+  ["  match rule: BM25 ≥ 0.3 × best, or a candidate's cosine above the weakest", { ...final, match: { kwFrac: 0.3 } }],
   ...[0.2, 0.3, 0.4].map((cos): [string, Lever] => [`  match rule: keyword hit, or any memory's cosine ≥ ${cos}`, { ...final, match: { cos, any: true } }]),
-  ...[0.4, 0.45, 0.5, 0.55, 0.6, 0.7].map((frac): [string, Lever] => [`  match rule: keyword hit, or any memory's cosine ≥ ${frac} × best`, { ...final, match: { frac, any: true } }]),
-  ['  match rule: keyword hit, or any memory\'s cosine ≥ 0.5 × best and ≥ 0.25', { ...final, match: { frac: 0.5, cos: 0.25, any: true } }],
+  ...[0.4, 0.45, 0.5, 0.55, 0.6, 0.7].map((frac): [string, Lever] => [
+    `  match rule: keyword hit, or any memory's cosine ≥ ${frac} × best`,
+    { ...final, match: { frac, any: true } },
+  ]),
+  ["  match rule: keyword hit, or any memory's cosine ≥ 0.5 × best and ≥ 0.25", { ...final, match: { frac: 0.5, cos: 0.25, any: true } }],
 ];
 console.log('| configuration | recall@5 | recall@10 | recall@10 per conversation |\n|---|---|---|---|');
 for (const [name, lever] of runs.filter(([name]) => new RegExp(args.runs).test(name))) {

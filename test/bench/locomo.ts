@@ -44,8 +44,16 @@ const { values: args } = parseArgs({
   },
 });
 
-interface Turn { speaker: string; dia_id: string; text: string }
-interface Qa { question: string; evidence?: string[]; category: number }
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+}
+interface Qa {
+  question: string;
+  evidence?: string[];
+  category: number;
+}
 
 async function loadConversations() {
   if (!args.data) throw new Error('pass the LoCoMo data directory: --data <dir> or LOCOMO_DATA');
@@ -114,7 +122,11 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
   });
   const app = buildApp(() => node.services);
   const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    const res = await app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     const json = await res.json();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json as any;
@@ -150,8 +162,8 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
       const c = perConv.get(conv) ?? { n: 0, h5: 0, h10: 0 };
       perConv.set(conv, c);
       c.n++;
-      if (ranks.slice(0, 5).some(Boolean)) (hit5++, c.h5++);
-      if (ranks.some(Boolean)) (hit10++, c.h10++);
+      if (ranks.slice(0, 5).some(Boolean)) hit5++, c.h5++;
+      if (ranks.some(Boolean)) hit10++, c.h10++;
     });
     const n = questions.length;
     rows.push(
@@ -168,13 +180,17 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
 }
 
 const conversations = await loadConversations();
-console.error(`LoCoMo: ${conversations.length} conversations, ${conversations.reduce((s, c) => s + c.turns.length, 0)} turns, ${conversations.reduce((s, c) => s + c.qa.length, 0)} questions (categories 1-4)`);
+console.error(
+  `LoCoMo: ${conversations.length} conversations, ${conversations.reduce((s, c) => s + c.turns.length, 0)} turns, ${conversations.reduce((s, c) => s + c.qa.length, 0)} questions (categories 1-4)`,
+);
 const table = ['| provider | mode | questions | recall@5 | recall@10 | search p50 ms | p95 ms | p99 ms |', '|---|---|---|---|---|---|---|---|'];
 const perConversation = ['| provider | mode | conversation | questions | recall@5 | recall@10 |', '|---|---|---|---|---|---|'];
 for (const provider of args.providers.split(',')) {
   const { rows, byConversation, storeSeconds, memories } = await runProvider(provider, conversations);
   perConversation.push(...byConversation);
-  console.error(`  ${provider}: stored ${memories} memories in ${storeSeconds.toFixed(1)} s (${(memories / storeSeconds).toFixed(0)}/s, concurrency ${args.concurrency})`);
+  console.error(
+    `  ${provider}: stored ${memories} memories in ${storeSeconds.toFixed(1)} s (${(memories / storeSeconds).toFixed(0)}/s, concurrency ${args.concurrency})`,
+  );
   table.push(...rows);
 }
 await saveCache();

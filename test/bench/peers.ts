@@ -59,7 +59,11 @@ const link = LINK_MS > 0 ? await benchLink(process.env.DATABASE_URL, LINK_MS) : 
 if (link) process.env.DATABASE_URL = link.url;
 
 // ---------- data and replayed vectors ----------
-interface Turn { conv: string; dia: string; text: string }
+interface Turn {
+  conv: string;
+  dia: string;
+  text: string;
+}
 const turns: Turn[] = [];
 const questions: { conv: string; q: string }[] = [];
 for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json') && args.conversations.split(',').includes(f.replace('.json', ''))).sort()) {
@@ -98,7 +102,10 @@ interface System {
   close(): Promise<void>;
 }
 
-async function engram(autoLink: boolean, tenants = 1): Promise<System & { retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
+async function engram(
+  autoLink: boolean,
+  tenants = 1,
+): Promise<System & { retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
   const e = await inProcessEngram({ DATABASE_URL: engramUrl }, { embedder: replayEmbedder });
   let keys = [(await e.newTenant('enterprise')).api_key];
   const system = {
@@ -110,11 +117,17 @@ async function engram(autoLink: boolean, tenants = 1): Promise<System & { retarg
       await e.call('POST', '/v1/memories', keys[client % keys.length], { observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink });
     },
     batch: async (items: Turn[], client: number) => {
-      const res = await e.call('POST', '/v1/memories/batch', keys[client % keys.length], { memories: items.map((t) => ({ observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink })) });
+      const res = await e.call('POST', '/v1/memories/batch', keys[client % keys.length], {
+        memories: items.map((t) => ({ observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink })),
+      });
       if (res.stored !== items.length) throw new Error(`batch stored ${res.stored} of ${items.length}`);
     },
     search: async (q: { conv: string; q: string }, whole = false) => {
-      const res = await e.call('GET', `/v1/memories/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10', mode: 'semantic' })}`, keys[0]);
+      const res = await e.call(
+        'GET',
+        `/v1/memories/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10', mode: 'semantic' })}`,
+        keys[0],
+      );
       return res.memories.length as number;
     },
     close: () => e.node.close(),
@@ -293,10 +306,16 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
       const chunks = Array.from({ length: Math.ceil(items.length / 100) }, (_, i) => items.slice(i * 100, i * 100 + 100));
       let next = 0;
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: clients }, async (_, client) => {
-        while (next < chunks.length) await (s as Awaited<ReturnType<typeof engram>>).batch(chunks[next++], client);
-      }));
-      batchRates.push([`engram \`POST /v1/memories/batch\` (100 a request, a tenant per client)`, `${clients} client${clients > 1 ? 's' : ''}`, f0(items.length / ((performance.now() - t0) / 1000))]);
+      await Promise.all(
+        Array.from({ length: clients }, async (_, client) => {
+          while (next < chunks.length) await (s as Awaited<ReturnType<typeof engram>>).batch(chunks[next++], client);
+        }),
+      );
+      batchRates.push([
+        `engram \`POST /v1/memories/batch\` (100 a request, a tenant per client)`,
+        `${clients} client${clients > 1 ? 's' : ''}`,
+        f0(items.length / ((performance.now() - t0) / 1000)),
+      ]);
     }
   } else r.push('–');
   rows.push(latencyRow(s.name, l));
@@ -311,10 +330,22 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
   await s.close();
 }
 
-console.log(`\n### Store and semantic search on one Postgres, vectors replayed (${STORES} stores, ${Math.min(QUERIES, questions.length)} searches, one client; p50 / p95 / p99 ms)\n`);
+console.log(
+  `\n### Store and semantic search on one Postgres, vectors replayed (${STORES} stores, ${Math.min(QUERIES, questions.length)} searches, one client; p50 / p95 / p99 ms)\n`,
+);
 console.log(
   table(
-    ['system', 'store', 'CPU ms per store: this process / PostgreSQL', 'semantic search (top 10, one conversation)', 'CPU ms per search: this process / PostgreSQL', 'hits per search', 'semantic search (top 10, whole store)', 'CPU ms per search', 'hits per search'],
+    [
+      'system',
+      'store',
+      'CPU ms per store: this process / PostgreSQL',
+      'semantic search (top 10, one conversation)',
+      'CPU ms per search: this process / PostgreSQL',
+      'hits per search',
+      'semantic search (top 10, whole store)',
+      'CPU ms per search',
+      'hits per search',
+    ],
     rows,
   ),
 );

@@ -30,7 +30,33 @@ const random = rng(12);
 const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)];
 
 // Words the rules look for; the payload text is built from other words, plus a few hits.
-const TOPICS = ['invoice', 'payroll', 'customer', 'ledger', 'backup', 'vendor', 'contract', 'salary', 'audit', 'tenant', 'shipment', 'refund', 'warehouse', 'pricing', 'forecast', 'incident', 'deploy', 'cluster', 'database', 'archive', 'report', 'budget', 'account', 'license', 'roadmap'];
+const TOPICS = [
+  'invoice',
+  'payroll',
+  'customer',
+  'ledger',
+  'backup',
+  'vendor',
+  'contract',
+  'salary',
+  'audit',
+  'tenant',
+  'shipment',
+  'refund',
+  'warehouse',
+  'pricing',
+  'forecast',
+  'incident',
+  'deploy',
+  'cluster',
+  'database',
+  'archive',
+  'report',
+  'budget',
+  'account',
+  'license',
+  'roadmap',
+];
 const SEVERITIES: Severity[] = ['critical', 'high', 'medium', 'low'];
 
 /** Ten rules in the shapes tenants write: keywords, key/value anchors, URLs, amounts, a context. */
@@ -46,7 +72,9 @@ function rulesFor(topic: string, i: number): PolicyRule[] {
     { match: String.raw`${topic}\.(?:purge|wipe|destroy)\(`, severity: s() },
     { match: String.raw`"${topic}_ids"\s*:\s*\[(?:\s*"[^"]*"\s*,){20,}`, severity: s() },
     { match: String.raw`(?:ssn|social security)\s*(?:number)?\s*[:=]?\s*\d{3}-\d{2}-\d{4}`, severity: s(), confidence: 0.7 },
-    i % 5 === 0 ? { match: String.raw`\b\d{4}[ -]\d{4}[ -]\d{4}[ -]\d{4}\b`, severity: 'high', reason: 'Card number' } : { match: String.raw`${topic}\s+override\s+approved\s+by\s+\w+`, severity: s() },
+    i % 5 === 0
+      ? { match: String.raw`\b\d{4}[ -]\d{4}[ -]\d{4}[ -]\d{4}\b`, severity: 'high', reason: 'Card number' }
+      : { match: String.raw`${topic}\s+override\s+approved\s+by\s+\w+`, severity: s() },
   ];
 }
 
@@ -63,7 +91,10 @@ const custom: PolicyDefinition[] = TOPICS.map((topic, i) => ({
 }));
 const policySet = [...BUILTIN_POLICIES, ...custom];
 
-const FILLER = 'the quarterly summary covers onboarding metrics and latency graphs for the mobile team while the design group reviews feedback from user interviews'.split(' ');
+const FILLER =
+  'the quarterly summary covers onboarding metrics and latency graphs for the mobile team while the design group reviews feedback from user interviews'.split(
+    ' ',
+  );
 const sentence = (n: number) => Array.from({ length: n }, () => pick(FILLER)).join(' ');
 
 /** About 10 KB: an e-mail-like action with nested lists, and (`hits`) a few things rules catch. */
@@ -115,14 +146,22 @@ const nativeAll = (input: { action: string; params: Record<string, unknown> }) =
 
 async function main() {
   const rules = allRules.length;
-  console.log(`Policy set: ${policySet.length} policies, ${rules} rules (2 built-ins with ${BUILTIN_POLICIES.reduce((n, p) => n + p.rules.length, 0)} + 25 × 10 custom); payload ${canonicalPayload(hits).text.length} characters of JSON; ${ITERATIONS} iterations.\n`);
+  console.log(
+    `Policy set: ${policySet.length} policies, ${rules} rules (2 built-ins with ${BUILTIN_POLICIES.reduce((n, p) => n + p.rules.length, 0)} + 25 × 10 custom); payload ${canonicalPayload(hits).text.length} characters of JSON; ${ITERATIONS} iterations.\n`,
+  );
   const input = (p: typeof hits) => ({ ...p, agent_id: null });
   const once = await evaluatePolicies(policySet, input(hits), EVALUATION_BUDGET, patterns);
   console.log(`Typical payload: ${once.status}, ${once.matches.length} rules fire (${once.matches.map((m) => `${m.policy}#${m.rule_index}`).join(', ')}).\n`);
 
   const rows: string[][] = [];
-  for (const [label, p] of [['typical payload (a few rules fire)', hits], ['every rule\'s literal present (prefilter skips nothing)', everyLiteral]] as const) {
-    rows.push([`evaluatePolicies (re2js + literal prefilter), ${label}`, ...stats(await measure(() => evaluatePolicies(policySet, input(p), EVALUATION_BUDGET, patterns)))]);
+  for (const [label, p] of [
+    ['typical payload (a few rules fire)', hits],
+    ["every rule's literal present (prefilter skips nothing)", everyLiteral],
+  ] as const) {
+    rows.push([
+      `evaluatePolicies (re2js + literal prefilter), ${label}`,
+      ...stats(await measure(() => evaluatePolicies(policySet, input(p), EVALUATION_BUDGET, patterns))),
+    ]);
     rows.push([`re2js on every rule, no prefilter, ${label}`, ...stats(await measure(() => re2jsNoFilter(p), Math.min(ITERATIONS, 300)))]);
     rows.push([`native RegExp on every rule (backtracking: unsafe), ${label}`, ...stats(await measure(() => nativeAll(p)))]);
   }
@@ -132,12 +171,26 @@ async function main() {
   const evil = compilePattern('(a+)+$');
   const big = `${'a'.repeat(100_000)}!`;
   const evilTimes = await measure(() => evil.re.matcher(big).find(), 30);
-  const evalTimes = await measure(() => evaluatePolicies([{ ...custom[0], name: 'Evil', rules: [{ match: '(a+)+$', severity: 'critical' }], whitelisted_domains: [] }], { action: 'x', params: { blob: big }, agent_id: null }, EVALUATION_BUDGET, patterns), 30);
+  const evalTimes = await measure(
+    () =>
+      evaluatePolicies(
+        [{ ...custom[0], name: 'Evil', rules: [{ match: '(a+)+$', severity: 'critical' }], whitelisted_domains: [] }],
+        { action: 'x', params: { blob: big }, agent_id: null },
+        EVALUATION_BUDGET,
+        patterns,
+      ),
+    30,
+  );
   console.log('\n3. `(a+)+$` on 100 KB ("a" × 100,000 then "!"), ms (target ≤ 20 ms)\n');
-  console.log(table(['what', 'p50', 'p95', 'p99'], [
-    ['re2js NFA alone (matcher.find: the search that also gives the position)', ...stats(evilTimes)],
-    ['evaluatePolicies with that rule (payload to JSON, prefilter, re2js)', ...stats(evalTimes)],
-  ]));
+  console.log(
+    table(
+      ['what', 'p50', 'p95', 'p99'],
+      [
+        ['re2js NFA alone (matcher.find: the search that also gives the position)', ...stats(evilTimes)],
+        ['evaluatePolicies with that rule (payload to JSON, prefilter, re2js)', ...stats(evalTimes)],
+      ],
+    ),
+  );
   const nativeEvil = /(a+)+$/;
   const nrows: string[][] = [];
   for (const n of [16, 18, 20, 22, 24, 26]) {

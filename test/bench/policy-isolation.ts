@@ -38,7 +38,11 @@ async function main() {
 
   const send = async (key: string, method: string, path: string, body?: unknown) => {
     const t0 = performance.now();
-    const res = await app.request(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await res.json()) as { status?: string; policy_result?: { reason?: string } };
     const ms = performance.now() - t0;
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);

@@ -111,7 +111,14 @@ const database = openPostgres(benchUrl.toString(), 5);
 let closed = false;
 try {
   await database.migrate();
-  const config = parseConfig({ DATABASE_URL: benchUrl.toString(), ADMIN_TOKEN, EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'silent', RATE_LIMIT_SCALE: '1000', DATA_DIR: 'memory://' });
+  const config = parseConfig({
+    DATABASE_URL: benchUrl.toString(),
+    ADMIN_TOKEN,
+    EMBEDDING_PROVIDER: 'hash',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_SCALE: '1000',
+    DATA_DIR: 'memory://',
+  });
   const node = await createNodeServices(config, { database, log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
   const app = buildApp(() => node.services);
   const request = async (path: string, key: string) => {
@@ -131,7 +138,8 @@ try {
 
   const t0 = performance.now();
   // Snapshot DTOs as the service writes them; created_at of memory i is base + i·(20 days / N).
-  const dto = (obs: string) => sql.raw(`jsonb_build_object('uuid', 'urn:uuid:' || md5('m' || i)::uuid, 'observation', ${obs},
+  const dto = (obs: string) =>
+    sql.raw(`jsonb_build_object('uuid', 'urn:uuid:' || md5('m' || i)::uuid, 'observation', ${obs},
       'tags', jsonb_build_array('t' || (i % 10)), 'importance', 1 + i % 10, 'confidence', 1, 'recall_count', 0, 'last_recalled_at', null,
       'superseded_by', null, 'context', null, 'agent_id', 'agent-' || (i % 5), 'space_id', null, 'hash', md5(${obs}),
       'owner_tenant_id', '${tenantId}', 'expires_at', null,
@@ -150,19 +158,32 @@ try {
                       LATERAL (SELECT 1 + (k::bigint * 7919) % ${N} AS i) j, LATERAL (SELECT ${created_at} AS c) x,
                       LATERAL (SELECT c + (1 + k % 5000) * interval '1 minute' AS at) y`;
   await insert('update', sql`SELECT i, at, b, a, v, meta FROM (${updates}) z WHERE at < ${now.toISOString()}::timestamptz`);
-  await insert('delete', sql`SELECT i, c + interval '5 days' AS at, jsonb_build_object('observation', 'gone ' || i) AS b, NULL::jsonb AS a, NULL::vector AS v,
+  await insert(
+    'delete',
+    sql`SELECT i, c + interval '5 days' AS at, jsonb_build_object('observation', 'gone ' || i) AS b, NULL::jsonb AS a, NULL::vector AS v,
                                '{"links": []}'::jsonb AS meta
-                             FROM generate_series(1, ${N}, 5) i, LATERAL (SELECT ${created_at} AS c) x`);
-  await insert('recall', sql`SELECT i, c + (k % 7) * interval '1 hour' AS at, NULL::jsonb AS b, NULL::jsonb AS a, NULL::vector AS v, '{"query": "bench"}'::jsonb AS meta
-                             FROM generate_series(1, ${2 * N}) k, LATERAL (SELECT 1 + (k::bigint * 104729) % ${N} AS i) j, LATERAL (SELECT ${created_at} AS c) x`);
-  await insert('link', sql`SELECT i, c AS at, NULL::jsonb AS b, NULL::jsonb AS a, NULL::vector AS v,
+                             FROM generate_series(1, ${N}, 5) i, LATERAL (SELECT ${created_at} AS c) x`,
+  );
+  await insert(
+    'recall',
+    sql`SELECT i, c + (k % 7) * interval '1 hour' AS at, NULL::jsonb AS b, NULL::jsonb AS a, NULL::vector AS v, '{"query": "bench"}'::jsonb AS meta
+                             FROM generate_series(1, ${2 * N}) k, LATERAL (SELECT 1 + (k::bigint * 104729) % ${N} AS i) j, LATERAL (SELECT ${created_at} AS c) x`,
+  );
+  await insert(
+    'link',
+    sql`SELECT i, c AS at, NULL::jsonb AS b, NULL::jsonb AS a, NULL::vector AS v,
                              jsonb_build_object('target_id', 'urn:uuid:' || md5('m' || (i - 1))::uuid, 'relation', 'similar', 'weight', 0.85) AS meta
-                           FROM generate_series(2, ${N}, 3) i, LATERAL (SELECT ${created_at} AS c) x`);
+                           FROM generate_series(2, ${N}, 3) i, LATERAL (SELECT ${created_at} AS c) x`,
+  );
   await rebuildReplayIntervals(db, tenantId); // the events above bypassed recordMemoryEvents
   await db.execute(sql`VACUUM ANALYZE memory_events`);
   await db.execute(sql`VACUUM ANALYZE memory_states, edge_states`);
   const [{ n }] = await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM memory_events WHERE tenant_id = ${tenantId}`);
-  console.log(`loaded ${N} memories, ${n} events in ${(ms(t0) / 1000).toFixed(1)} s; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+  console.log(
+    `loaded ${N} memories, ${n} events in ${(ms(t0) / 1000).toFixed(1)} s; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
+  );
 
   const iso = (d: Date) => d.toISOString();
   const mid = new Date(base.getTime() + 10 * 86_400_000);
@@ -176,7 +197,10 @@ try {
     closed = true;
     process.exit(0);
   }
-  for (const [label, at] of [['now', now], ['10 days in', mid]] as const) {
+  for (const [label, at] of [
+    ['now', now],
+    ['10 days in', mid],
+  ] as const) {
     const first = await snapshotPage(db, tenantId, at, 500, 0);
     console.log(`snapshot at ${label}: ${first.total} memories, ${first.totalEdges} edges`);
     await statementTimed(`snapshot SQL at ${label}, limit 500 offset 0`, client, pid, snapshotQuery(tenantId, at, 500, 0));
@@ -200,7 +224,11 @@ try {
   await timed('GET /v1/replay/diff over the last hour', () => request(`/v1/replay/diff?from=${iso(hourAgo)}&to=${iso(now)}`, key));
   await timed('GET /v1/replay/diff over day 10 to 11', () => request(`/v1/replay/diff?from=${iso(mid)}&to=${iso(new Date(mid.getTime() + 86_400_000))}`, key));
   await timed('GET /v1/replay/memory/{id}', () => request(`/v1/replay/memory/urn:uuid:${uuidOf(N / 2)}`, key));
-  console.log(`\nRSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `\nRSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   await node.close();
   closed = true;
 } catch (err) {
@@ -217,7 +245,14 @@ try {
  * process on the same data; the two must return the same memories with the same similarities.
  */
 async function recallBench(
-  db: Db, request: (path: string, key: string) => Promise<any>, key: string, tenantId: string, now: Date, mid: Date, client: pg.Client, pid: number,
+  db: Db,
+  request: (path: string, key: string) => Promise<any>,
+  key: string,
+  tenantId: string,
+  now: Date,
+  mid: Date,
+  client: pg.Client,
+  pid: number,
 ) {
   const iso = (d: Date) => d.toISOString();
   // The stored vectors are random, so any query is artificial; a sentence gives the hash embedder a
@@ -229,16 +264,19 @@ async function recallBench(
     await request(`/v1/replay/recall?q=${encodeURIComponent(q)}&at=${iso(at)}`, key);
     console.log(`GET /v1/replay/recall at ${iso(at)}, first call (fills state_vectors): ${ms(t0).toFixed(0)} ms`);
   }
-  for (const [label, at] of [['now', now], ['10 days in', mid]] as const) {
+  for (const [label, at] of [
+    ['now', now],
+    ['10 days in', mid],
+  ] as const) {
     for (const limit of [5, 100]) {
       const path = `/v1/replay/recall?q=${encodeURIComponent(q)}&at=${iso(at)}&limit=${limit}`;
       await timed(`GET /v1/replay/recall at ${label}, limit ${limit}`, () => request(path, key));
       await cpuTimed(`  its preselect statement at ${label}, limit ${limit}`, client, pid, recallCandidates(tenantId, at, vector, limit));
       await cpuTimed(`  before: the full-scan statement at ${label}, limit ${limit}`, client, pid, fullScanRecall(tenantId, at, vector, limit));
       const fast = (await request(path, key)).memories.map((m: any) => `${m.uuid} ${m.similarity}`);
-      const slow = (await analyticTx(db, (tx) => rows<{ memory_id: string; similarity: number | string }>(tx, fullScanRecall(tenantId, at, vector, limit)))).map(
-        (h) => `urn:uuid:${h.memory_id} ${Math.round(Math.min(1, Math.max(0, Number(h.similarity))) * 1e6) / 1e6}`,
-      );
+      const slow = (
+        await analyticTx(db, (tx) => rows<{ memory_id: string; similarity: number | string }>(tx, fullScanRecall(tenantId, at, vector, limit)))
+      ).map((h) => `urn:uuid:${h.memory_id} ${Math.round(Math.min(1, Math.max(0, Number(h.similarity))) * 1e6) / 1e6}`);
       console.log(`  same answer as the full scan: ${JSON.stringify(fast) === JSON.stringify(slow) ? 'yes' : 'NO'} (${fast.length} memories)`);
       if (JSON.stringify(fast) !== JSON.stringify(slow)) process.exitCode = 1;
     }

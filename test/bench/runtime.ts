@@ -51,13 +51,18 @@ async function main() {
   const state = (i: number) => ({ step: i, plan: ['triage', 'label', 'assign'], notes: 'progress '.repeat(10) });
   for (let i = 0; i < 20; i++) await call('POST', `/v1/missions/${m2}/checkpoints`, key, { label: `warm ${i}`, state: state(i) });
   const checkpoints: number[] = [];
-  for (let i = 0; i < CHECKPOINTS; i++) checkpoints.push(await timedMs(() => call('POST', `/v1/missions/${m2}/checkpoints`, key, { label: `step ${i}`, state: state(i) })));
+  for (let i = 0; i < CHECKPOINTS; i++)
+    checkpoints.push(await timedMs(() => call('POST', `/v1/missions/${m2}/checkpoints`, key, { label: `step ${i}`, state: state(i) })));
 
   // 3. Scoped memory revert vs a plain rollback of the same size, each in a fresh tenant.
   const write = async (k: string, agent: string, n: number, tag: string) =>
-    pool(Array.from({ length: n }, (_, i) => i), 16, async (i) => {
-      await call('POST', '/v1/memories', k, { observation: `${tag} memory ${i}: ${'detail '.repeat(8)}`, agent_id: agent });
-    });
+    pool(
+      Array.from({ length: n }, (_, i) => i),
+      16,
+      async (i) => {
+        await call('POST', '/v1/memories', k, { observation: `${tag} memory ${i}: ${'detail '.repeat(8)}`, agent_id: agent });
+      },
+    );
   const scoped: number[] = [];
   const plain: number[] = [];
   for (let run = 0; run < RUNS; run++) {
@@ -90,7 +95,9 @@ async function main() {
     if (undone !== MEMORIES) throw new Error(`the plain rollback undid ${undone} memories, not ${MEMORIES}`);
   }
 
-  console.log(`\nAgent runtime on ${node.services.storage}: ${TRANSITIONS} transitions, ${CHECKPOINTS} checkpoints, ${MEMORIES}-memory rollbacks × ${RUNS} (ms)\n`);
+  console.log(
+    `\nAgent runtime on ${node.services.storage}: ${TRANSITIONS} transitions, ${CHECKPOINTS} checkpoints, ${MEMORIES}-memory rollbacks × ${RUNS} (ms)\n`,
+  );
   console.log(
     table(
       ['measure', 'p50', 'p95', 'p99'],

@@ -110,7 +110,6 @@ const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const rssMb = () => Math.round(process.memoryUsage().rss / 2 ** 20);
 const peakRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
-
 // ---------- the server ----------
 
 /** The connection the bench loads data and builds the index on; it collects server notices. */
@@ -241,7 +240,11 @@ async function storeBench(provider: 'use' | 'hash', tenantsToDrop: string[]) {
     for (let i = 0; i < STREAMS; i++) others.push(await createTenant(e, `${provider}-${i}`));
     tenantsToDrop.push(...others.map((t) => t.tenantId));
     const out: string[][] = [];
-    for (const [streams, keys] of [[1, [key]], [STREAMS, [key]], [STREAMS, others.map((t) => t.key)]] as const) {
+    for (const [streams, keys] of [
+      [1, [key]],
+      [STREAMS, [key]],
+      [STREAMS, others.map((t) => t.key)],
+    ] as const) {
       const texts = Array.from({ length: STORES }, observation);
       const latencies: number[] = [];
       let links = 0;
@@ -253,7 +256,18 @@ async function storeBench(provider: 'use' | 'hash', tenantsToDrop: string[]) {
           links += res.auto_links.length;
         }),
       );
-      out.push([provider, String(streams), String(keys.length), String(STORES), f1(ms / 1000), (STORES / (ms / 1000)).toFixed(1), f1(pct(latencies, 50)), f1(pct(latencies, 95)), f1(pct(latencies, 99)), f2(links / STORES)]);
+      out.push([
+        provider,
+        String(streams),
+        String(keys.length),
+        String(STORES),
+        f1(ms / 1000),
+        (STORES / (ms / 1000)).toFixed(1),
+        f1(pct(latencies, 50)),
+        f1(pct(latencies, 95)),
+        f1(pct(latencies, 99)),
+        f2(links / STORES),
+      ]);
     }
 
     let first = 0;
@@ -277,7 +291,6 @@ async function storeBench(provider: 'use' | 'hash', tenantsToDrop: string[]) {
 }
 
 // ---------- part 2: search latency at each size ----------
-
 
 async function bulkLoad(bulk: Bulk, tenantId: string, count: number) {
   const now = Date.now();
@@ -341,7 +354,18 @@ async function grantsAndBookkeeping(node: NodeServices, tenantId: string, ids: s
   const [, grantsMs] = await timed(() => activeGrants(node.services.db, { tenantId, listedSpaces: false }));
   const own = q.whereReadable(tenantId, [], 'all', now, { includeSuperseded: false });
   const [, bookkeepingMs] = await timed(() => q.recallAndFetch(node.services.db, tenantId, ids, { scope: own, ids: [], vector }, who, detail));
-  const [, plainMs] = await timed(() => q.plainSemanticSearch(node.services.db, node.services.storage, tenantId, own, vector, { limit: LIMIT, minScore: 0, checkGrants: { tenantId, listedSpaces: false }, wholeStore: true }, who, detail));
+  const [, plainMs] = await timed(() =>
+    q.plainSemanticSearch(
+      node.services.db,
+      node.services.storage,
+      tenantId,
+      own,
+      vector,
+      { limit: LIMIT, minScore: 0, checkGrants: { tenantId, listedSpaces: false }, wholeStore: true },
+      who,
+      detail,
+    ),
+  );
   return { grantsMs, bookkeepingMs, plainMs };
 }
 
@@ -353,7 +377,14 @@ interface SizeResult {
   plan: string[];
 }
 
-async function searchBench(e: Engram, tenantId: string, key: string, size: number, indexSql: string, sizeSeconds: { loadRate?: number; buildS?: number; size?: number; indexBytes?: number }): Promise<SizeResult | null> {
+async function searchBench(
+  e: Engram,
+  tenantId: string,
+  key: string,
+  size: number,
+  indexSql: string,
+  sizeSeconds: { loadRate?: number; buildS?: number; size?: number; indexBytes?: number },
+): Promise<SizeResult | null> {
   const [{ n: have }] = await e.bulk.query<{ n: string }>('SELECT count(*) AS n FROM memories WHERE tenant_id = $1', [tenantId]);
   const toLoad = size - Number(have);
 
@@ -365,7 +396,9 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     const spills = sizeSeconds.indexBytes * ratio > Number(bytes);
     const estimate = toLoad / sizeSeconds.loadRate + sizeSeconds.buildS * ratio * 1.3 * (spills ? 8 : 1);
     if (estimate > PGLITE_BUDGET_S && !args.force) {
-      console.error(`  size ${size}: skipped on PGlite, load + index build estimated at ${f1(estimate / 60)} min (> ${PGLITE_BUDGET_S / 60} min${spills ? ', the graph would outgrow maintenance_work_mem' : ''}); --force runs it`);
+      console.error(
+        `  size ${size}: skipped on PGlite, load + index build estimated at ${f1(estimate / 60)} min (> ${PGLITE_BUDGET_S / 60} min${spills ? ', the graph would outgrow maintenance_work_mem' : ''}); --force runs it`,
+      );
       return null;
     }
     console.error(`  size ${size}: load + build estimated at ${f1(estimate / 60)} min`);
@@ -394,20 +427,28 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
 
   // The same queries at every size: 3-5 vocabulary words.
   const qr = rng(7);
-  const queries = Array.from({ length: SEMANTIC_SEARCHES }, () => Array.from({ length: 3 + Math.floor(qr() * 3) }, () => VOCAB[Math.floor(qr() * VOCAB.length)]).join(' '));
+  const queries = Array.from({ length: SEMANTIC_SEARCHES }, () =>
+    Array.from({ length: 3 + Math.floor(qr() * 3) }, () => VOCAB[Math.floor(qr() * VOCAB.length)]).join(' '),
+  );
 
   // Searches update recall_count on the rows they return; a non-HOT update re-inserts the row into
   // every index, the HNSW graph included. The counters arrive up to ~1 s late from other sessions.
   const updates = async () => {
     await new Promise((r) => setTimeout(r, 1500));
-    const [u] = await e.bulk.query<{ upd: string; hot: string }>(`SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'memories'`);
+    const [u] = await e.bulk.query<{ upd: string; hot: string }>(
+      `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'memories'`,
+    );
     return { upd: Number(u?.upd ?? 0), hot: Number(u?.hot ?? 0) };
   };
   const updatesBefore = await updates();
   for (const mode of ['semantic', 'keyword', 'hybrid']) for (let i = 0; i < 10; i++) await call('GET', searchUrl(e, sentence(3, 5), mode), key); // warm-up
   const http: Record<string, number[]> = { semantic: [], keyword: [], hybrid: [] };
   let emptyAnswers = 0;
-  for (const [mode, count] of [['semantic', SEMANTIC_SEARCHES], ['keyword', OTHER_SEARCHES], ['hybrid', OTHER_SEARCHES]] as const) {
+  for (const [mode, count] of [
+    ['semantic', SEMANTIC_SEARCHES],
+    ['keyword', OTHER_SEARCHES],
+    ['hybrid', OTHER_SEARCHES],
+  ] as const) {
     for (const text of queries.slice(0, count)) {
       const [res, ms] = await timed(() => call('GET', searchUrl(e, text, mode), key));
       http[mode].push(ms);
@@ -435,7 +476,13 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     txMs.push(r.txMs);
     selectMs.push(r.selectMs);
     fewest = Math.min(fewest, r.result.length);
-    const rest = await grantsAndBookkeeping(e.node, tenantId, r.result.slice(0, LIMIT).map((row) => String(row.id)), queries[i], v);
+    const rest = await grantsAndBookkeeping(
+      e.node,
+      tenantId,
+      r.result.slice(0, LIMIT).map((row) => String(row.id)),
+      queries[i],
+      v,
+    );
     grantsMs.push(rest.grantsMs);
     bookkeepingMs.push(rest.bookkeepingMs);
     plainMs.push(rest.plainMs);
@@ -460,7 +507,8 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
   const updatesAfter = await updates();
   const updated = updatesAfter.upd - updatesBefore.upd;
   const hot = updatesAfter.hot - updatesBefore.hot;
-  const planOf = async (how: 'analyze' | 'index costs') => (await semanticSql(e.node, tenantId, vectors[0], how)).result.map((r) => String(Object.values(r)[0]));
+  const planOf = async (how: 'analyze' | 'index costs') =>
+    (await semanticSql(e.node, tenantId, vectors[0], how)).result.map((r) => String(Object.values(r)[0]));
   const scanOf = (lines: string[]) => (lines.find((l) => /Scan/.test(l)) ?? '(no scan node)').replace(/^\s*->\s*/, '').trim();
   const planLines = await planOf('analyze');
   const usesIndex = planLines.some((l) => l.includes(INDEX));
@@ -475,7 +523,9 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     const forced = await planOf('index costs');
     plan.push(`  with enable_seqscan and enable_bitmapscan off the planner estimates: ${forced[0].trim()}`, `            ${scanOf(forced)}`);
   }
-  plan.push(`  recall_count UPDATEs of memories rows during this size's searches: ${updated}, of which HOT ${hot} (${updated ? f1((100 * hot) / updated) : '0'}%)`);
+  plan.push(
+    `  recall_count UPDATEs of memories rows during this size's searches: ${updated}, of which HOT ${hot} (${updated ? f1((100 * hot) / updated) : '0'}%)`,
+  );
 
   const row = (name: string, xs: number[]) => [String(size), name, String(xs.length), f2(pct(xs, 50)), f2(pct(xs, 95)), f2(pct(xs, 99))];
   const latency = [
@@ -488,7 +538,7 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     row('keyword SQL: BM25 top 40, whole store: postings + running totals', kwTotals),
     row('keyword SQL: BM25 top 40, counted over the rows (filtered searches; all before)', kwCounted),
     row('hybrid SQL: neighbours of the top 20 (±2)', kwNeighbours),
-    row('search\'s other SQL: activeGrants read', grantsMs),
+    row("search's other SQL: activeGrants read", grantsMs),
     row(`search's other SQL: recall bookkeeping txn (UPDATE ${LIMIT} rows, their recall events, milestone)`, bookkeepingMs),
     row(`plain semantic search, one statement: grants check, ${LIMIT} nearest, their bookkeeping`, plainMs),
     row('HTTP GET /v1/usage (auth + rate limit + quota floor)', usageMs),
@@ -509,7 +559,20 @@ async function searchBench(e: Engram, tenantId: string, key: string, size: numbe
     `${fewest}/${Math.min(Math.max(LIMIT * 4, 40), 400)}`,
     String(emptyAnswers),
   ];
-  const load = [String(size), String(toLoad), f1(loadMs / 1000), (toLoad / (loadMs / 1000)).toFixed(0), f1(buildMs / 1000), mwm.maintenance_work_mem, mb(Number(sizes.idx)), mb(Number(sizes.heap)), mb(Number(sizes.toast)), String(rssMb()), String(peakRssMb()), buildNotices.length ? buildNotices.map((s) => s.replace(/\s+/g, ' ')).join('; ') : '—'];
+  const load = [
+    String(size),
+    String(toLoad),
+    f1(loadMs / 1000),
+    (toLoad / (loadMs / 1000)).toFixed(0),
+    f1(buildMs / 1000),
+    mwm.maintenance_work_mem,
+    mb(Number(sizes.idx)),
+    mb(Number(sizes.heap)),
+    mb(Number(sizes.toast)),
+    String(rssMb()),
+    String(peakRssMb()),
+    buildNotices.length ? buildNotices.map((s) => s.replace(/\s+/g, ' ')).join('; ') : '—',
+  ];
   return { size, load, latency, target, plan };
 }
 
@@ -530,7 +593,9 @@ try {
     if (Number(n) > 0) throw new Error(`refusing to run: memories already holds ${n} rows; the bench drops ${INDEX}. Use an empty database.`);
   }
 
-  console.log(`engram search bench: node ${process.version}, ${availableParallelism()} cores (load average ${loadavg()[0].toFixed(1)} at start), storage ${args.postgres ? `postgres${process.env.REDIS_URL ? ' + redis' : ''}` : 'embedded PGlite (temp dir)'}, sizes ${SIZES.join(', ')}`);
+  console.log(
+    `engram search bench: node ${process.version}, ${availableParallelism()} cores (load average ${loadavg()[0].toFixed(1)} at start), storage ${args.postgres ? `postgres${process.env.REDIS_URL ? ' + redis' : ''}` : 'embedded PGlite (temp dir)'}, sizes ${SIZES.join(', ')}`,
+  );
 
   console.error('part 1: store throughput and read-your-writes');
   const storeRows: string[][] = [];
@@ -567,13 +632,55 @@ try {
     else skipped.push(size);
   }
 
-  console.log(`\n### Bulk load and HNSW build (${args.postgres ? 'Postgres' : 'PGlite'}; rows added to reach each size, index dropped during the load, rebuilt from scratch)\n`);
-  console.log(table(['size', 'rows inserted', 'load s', 'rows/s', 'HNSW build s', 'maintenance_work_mem', 'index MB', 'heap MB', 'TOAST MB', 'RSS MB', 'peak RSS MB', 'build notices'], results.map((r) => r.load)));
+  console.log(
+    `\n### Bulk load and HNSW build (${args.postgres ? 'Postgres' : 'PGlite'}; rows added to reach each size, index dropped during the load, rebuilt from scratch)\n`,
+  );
+  console.log(
+    table(
+      [
+        'size',
+        'rows inserted',
+        'load s',
+        'rows/s',
+        'HNSW build s',
+        'maintenance_work_mem',
+        'index MB',
+        'heap MB',
+        'TOAST MB',
+        'RSS MB',
+        'peak RSS MB',
+        'build notices',
+      ],
+      results.map((r) => r.load),
+    ),
+  );
   if (skipped.length) console.log(`\nskipped on PGlite (estimated > ${PGLITE_BUDGET_S / 60} min to load and index; --force runs them): ${skipped.join(', ')}`);
-  console.log(`\n### Search latency (sequential requests, limit ${LIMIT}; queries of 3-5 words; stored vectors are random, so the query vectors are unrelated to them)\n`);
-  console.log(table(['size', 'measurement', 'n', 'p50 ms', 'p95 ms', 'p99 ms'], results.flatMap((r) => r.latency)));
+  console.log(
+    `\n### Search latency (sequential requests, limit ${LIMIT}; queries of 3-5 words; stored vectors are random, so the query vectors are unrelated to them)\n`,
+  );
+  console.log(
+    table(
+      ['size', 'measurement', 'n', 'p50 ms', 'p95 ms', 'p99 ms'],
+      results.flatMap((r) => r.latency),
+    ),
+  );
   console.log('\n### Targets\n');
-  console.log(table(['size', 'HTTP semantic p50', 'embed p50', 'SQL txn p50', '(HTTP − embed) / SQL, target ≤ 2×', 'HTTP / SQL (plain)', `SQL txn p95${args.postgres ? ' (target ≤ 15 ms at 100k)' : ''}`, 'fewest rows returned (of n)', 'HTTP answers < limit'], results.map((r) => r.target)));
+  console.log(
+    table(
+      [
+        'size',
+        'HTTP semantic p50',
+        'embed p50',
+        'SQL txn p50',
+        '(HTTP − embed) / SQL, target ≤ 2×',
+        'HTTP / SQL (plain)',
+        `SQL txn p95${args.postgres ? ' (target ≤ 15 ms at 100k)' : ''}`,
+        'fewest rows returned (of n)',
+        'HTTP answers < limit',
+      ],
+      results.map((r) => r.target),
+    ),
+  );
   console.log('\nThe 2× check uses (HTTP p50 − embedding p50) / SQL txn p50; the plain HTTP p50 / SQL p50 is shown beside it.');
   console.log('\n### EXPLAIN (ANALYZE, BUFFERS) of the semantic SELECT once per size, and the recall updates the searches made\n');
   console.log(results.flatMap((r) => r.plan).join('\n'));
@@ -581,13 +688,19 @@ try {
   if (args.postgres && args.keep) console.log(`\nkept: tenant ${tenantId} with ${SIZES.at(-1)} memories, key ${key}`);
   if (args.postgres) await main.bulk.query('DELETE FROM tenants WHERE id = ANY($1)', [args.keep ? tenantsToDrop.filter((t) => t !== tenantId) : tenantsToDrop]);
   console.log(`\nconnection resets retried (stale keep-alive sockets, see call()): ${connectionResets}`);
-  console.log(`RSS ${rssMb()} MB at the end, peak ${peakRssMb()} MB (one process: server, ${args.postgres ? 'pg pool' : 'PGlite'}, USE model, the HTTP client); total ${f1((performance.now() - started) / 60_000)} min; load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' / ')} (1/5/15 min)`);
+  console.log(
+    `RSS ${rssMb()} MB at the end, peak ${peakRssMb()} MB (one process: server, ${args.postgres ? 'pg pool' : 'PGlite'}, USE model, the HTTP client); total ${f1((performance.now() - started) / 60_000)} min; load average at the end ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' / ')} (1/5/15 min)`,
+  );
 } catch (err) {
   console.error(err);
   failed = true;
 } finally {
   // Leave the database as the migrations define it, even after a failure mid-load.
-  await main?.bulk.query((await indexDefinition(INDEX)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS')).catch((err) => console.error('could not restore the index:', err));
+  await main?.bulk
+    .query((await indexDefinition(INDEX)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'))
+    .catch((err) => console.error('could not restore the index:', err));
   await main?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }

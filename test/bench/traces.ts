@@ -54,7 +54,9 @@ async function main() {
           await tx.execute(sql`SELECT step_count, last_chain_hash FROM traces WHERE tenant_id = ${tenant.tenant_id} AND id = ${sqlTrace} FOR UPDATE`);
           await tx.execute(sql`INSERT INTO trace_steps (id, tenant_id, trace_id, step_index, type, content, metadata, integrity_hash, previous_chain_hash, chain_hash, created_at)
             VALUES (${newId('step')}, ${tenant.tenant_id}, ${sqlTrace}, ${i}, 'THOUGHT', ${step(i).content}, ${JSON.stringify(step(i).metadata)}::jsonb, ${hash}, ${hash}, ${hash}, now())`);
-          await tx.execute(sql`UPDATE traces SET step_count = ${i + 1}, last_chain_hash = ${hash}, last_activity_at = now() WHERE tenant_id = ${tenant.tenant_id} AND id = ${sqlTrace}`);
+          await tx.execute(
+            sql`UPDATE traces SET step_count = ${i + 1}, last_chain_hash = ${hash}, last_activity_at = now() WHERE tenant_id = ${tenant.tenant_id} AND id = ${sqlTrace}`,
+          );
         }),
       ),
     );
@@ -69,9 +71,13 @@ async function main() {
   // 2. Throughput from 16 clients: spread over 16 traces, and all on one.
   const throughput = async (traces: string[]) => {
     const t0 = performance.now();
-    await pool(Array.from({ length: APPENDS }, (_, i) => i), 16, async (i) => {
-      await call('POST', `/v1/traces/${traces[i % traces.length]}/steps`, key, step(i));
-    });
+    await pool(
+      Array.from({ length: APPENDS }, (_, i) => i),
+      16,
+      async (i) => {
+        await call('POST', `/v1/traces/${traces[i % traces.length]}/steps`, key, step(i));
+      },
+    );
     return APPENDS / ((performance.now() - t0) / 1000);
   };
   const spread = await throughput(await Promise.all(Array.from({ length: 16 }, start)));
@@ -89,9 +95,13 @@ async function main() {
 
   // 4. Verify of a 1,000-step trace, and the same rehash with node:crypto alone.
   const big = await start();
-  await pool(Array.from({ length: 1000 }, (_, i) => i), 8, async (i) => {
-    await call('POST', `/v1/traces/${big}/steps`, key, step(i));
-  });
+  await pool(
+    Array.from({ length: 1000 }, (_, i) => i),
+    8,
+    async (i) => {
+      await call('POST', `/v1/traces/${big}/steps`, key, step(i));
+    },
+  );
   await call('POST', `/v1/traces/${big}/complete`, key);
   const verify: number[] = [];
   for (let n = 0; n < 20; n++) {
@@ -110,8 +120,12 @@ async function main() {
       await timedMs(async () => {
         let chain = '';
         for (const s of steps) {
-          const ih = createHash('sha256').update(canonicalize({ trace_id: big, step_index: s.step_index, type: s.type, content: s.content, metadata: s.metadata })!).digest('hex');
-          chain = createHash('sha256').update(chain + ih).digest('hex');
+          const ih = createHash('sha256')
+            .update(canonicalize({ trace_id: big, step_index: s.step_index, type: s.type, content: s.content, metadata: s.metadata })!)
+            .digest('hex');
+          chain = createHash('sha256')
+            .update(chain + ih)
+            .digest('hex');
         }
       }),
     );

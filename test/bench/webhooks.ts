@@ -41,9 +41,13 @@ async function main() {
   const wake = node.services.notifyJobs;
   node.services.notifyJobs = () => undefined; // nothing runs until the backlog is complete
   const before = receiver.received.length;
-  await pool(Array.from({ length: BACKLOG_N }, (_, i) => i), 8, async (i) => {
-    await call('POST', '/v1/memories', tenant.api_key, { observation: `backlog ${i}`, auto_link: false });
-  });
+  await pool(
+    Array.from({ length: BACKLOG_N }, (_, i) => i),
+    8,
+    async (i) => {
+      await call('POST', '/v1/memories', tenant.api_key, { observation: `backlog ${i}`, auto_link: false });
+    },
+  );
   if (receiver.received.length !== before) throw new Error('deliveries ran while the backlog was written');
   const started = performance.now();
   node.services.notifyJobs = wake;
@@ -56,14 +60,23 @@ async function main() {
   // The same number of POSTs with plain fetch, 20 at a time (the runner's batch size).
   const body = JSON.stringify(receiver.received[before].json);
   const plainStart = performance.now();
-  await pool(Array.from({ length: BACKLOG_N }, (_, i) => i), 20, async () => {
-    const res = await fetch(receiver.url('/plain'), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    await res.text();
-  });
+  await pool(
+    Array.from({ length: BACKLOG_N }, (_, i) => i),
+    20,
+    async () => {
+      const res = await fetch(receiver.url('/plain'), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await res.text();
+    },
+  );
   const plainSeconds = (performance.now() - plainStart) / 1000;
 
   console.log(`\nWebhook delivery on ${storage}, ${LATENCY_N} sequential stores, backlog ${BACKLOG_N} (rss ${f0(process.memoryUsage().rss / 2 ** 20)} MiB)\n`);
-  console.log(table(['commit → delivery', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'], [['engram (outbox, woken after commit)', f1(pct(latencies, 50)), f1(pct(latencies, 95)), f1(pct(latencies, 99)), f1(Math.max(...latencies))]]));
+  console.log(
+    table(
+      ['commit → delivery', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
+      [['engram (outbox, woken after commit)', f1(pct(latencies, 50)), f1(pct(latencies, 95)), f1(pct(latencies, 99)), f1(Math.max(...latencies))]],
+    ),
+  );
   console.log();
   console.log(
     table(

@@ -53,7 +53,10 @@ const databaseUrl = Object.assign(new URL(server), { pathname: '/engram_bench_wo
 }
 const upstashToken = `upstash-${crypto.randomUUID()}`;
 const upstash = await startUpstashProxy({ redisUrl: process.env.REDIS_URL, token: upstashToken });
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const loadAtStart = load();
 
 const rows: string[][] = [];
@@ -77,12 +80,19 @@ for (const latencyMs of LATENCIES) {
   });
   try {
     const call = async (method: string, path: string, key: string, body?: unknown) => {
-      const res = await worker.fetch(path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await worker.fetch(path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await res.json()) as any;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
-    const { api_key: key } = await call('POST', '/admin/v1/tenants', BENCH_ADMIN_TOKEN, { email: `bench-workers-${Date.now()}@example.com`, tier: 'enterprise' });
+    const { api_key: key } = await call('POST', '/admin/v1/tenants', BENCH_ADMIN_TOKEN, {
+      email: `bench-workers-${Date.now()}@example.com`,
+      tier: 'enterprise',
+    });
     const measure = async (n: number, request: (i: number) => Promise<unknown>) => {
       for (let i = 0; i < WARMUP; i++) await request(-1 - i);
       const ms: number[] = [];
@@ -94,9 +104,13 @@ for (const latencyMs of LATENCIES) {
       }
       return { ms, messages: (proxy.sent() - sent) / n, connections: (proxy.opened() - opened) / n };
     };
-    const stores = await measure(STORES, (i) => call('POST', '/v1/memories', key, { observation: `bench memory ${i} at latency ${latencyMs}: topic ${i % 13}`, tags: ['bench'], auto_link: false }));
+    const stores = await measure(STORES, (i) =>
+      call('POST', '/v1/memories', key, { observation: `bench memory ${i} at latency ${latencyMs}: topic ${i % 13}`, tags: ['bench'], auto_link: false }),
+    );
     const usage = await measure(SEARCHES, () => call('GET', '/v1/usage', key));
-    const searches = await measure(SEARCHES, (i) => call('GET', `/v1/memories/search?${new URLSearchParams({ q: `topic ${Math.abs(i) % 13}`, mode: 'semantic', limit: '10' })}`, key));
+    const searches = await measure(SEARCHES, (i) =>
+      call('GET', `/v1/memories/search?${new URLSearchParams({ q: `topic ${Math.abs(i) % 13}`, mode: 'semantic', limit: '10' })}`, key),
+    );
 
     // The unit: one round trip on an open connection of Neon's driver, through the same stand-in.
     neonConfig.webSocketConstructor = ws;
@@ -123,6 +137,22 @@ for (const latencyMs of LATENCIES) {
 }
 await upstash.close();
 
-console.log(`\n### The worker in workerd, Postgres through the Neon stand-in (${STORES} stores, ${SEARCHES} semantic searches, one client; p50 / p95 / p99 ms)\n`);
-console.log(table(['latency added per round trip (ms)', 'store', 'messages / connections to Postgres per store', 'semantic search', 'messages / connections per search', '`GET /v1/usage`', 'messages / connections', 'bare round trip (SELECT 1)'], rows));
+console.log(
+  `\n### The worker in workerd, Postgres through the Neon stand-in (${STORES} stores, ${SEARCHES} semantic searches, one client; p50 / p95 / p99 ms)\n`,
+);
+console.log(
+  table(
+    [
+      'latency added per round trip (ms)',
+      'store',
+      'messages / connections to Postgres per store',
+      'semantic search',
+      'messages / connections per search',
+      '`GET /v1/usage`',
+      'messages / connections',
+      'bare round trip (SELECT 1)',
+    ],
+    rows,
+  ),
+);
 console.log(`\nload average at start ${loadAtStart}, at end ${load()}`);

@@ -66,7 +66,10 @@ interface Tenant {
 }
 
 const startServer = (env: Record<string, string>) =>
-  startProcess({ ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', EMBEDDING_PROVIDER: 'hash', RATE_LIMIT_SCALE: '100', ...env }, { timeoutMs: 90_000, keepOutput: 20_000 });
+  startProcess(
+    { ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', EMBEDDING_PROVIDER: 'hash', RATE_LIMIT_SCALE: '100', ...env },
+    { timeoutMs: 90_000, keepOutput: 20_000 },
+  );
 type Server = ServerProcess;
 const kill9 = (server: Server) => stopServer(server, 'SIGKILL');
 
@@ -134,7 +137,11 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
             res = await fetch(`${server.base}/v1/memories`, {
               method: 'POST',
               headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
-              body: JSON.stringify({ observation: `crash round ${round} writer ${w} write ${n} ${crypto.randomUUID()}`, tags: [`w${w}`], auto_link: n % 4 === 0 }),
+              body: JSON.stringify({
+                observation: `crash round ${round} writer ${w} write ${n} ${crypto.randomUUID()}`,
+                tags: [`w${w}`],
+                auto_link: n % 4 === 0,
+              }),
             });
           } catch {
             return; // the server is gone: this write was never acknowledged

@@ -173,7 +173,20 @@ export async function fuzz(target: FuzzTarget, doc: any, opts: FuzzOptions): Pro
       json = walker.valid(r, bodySchema, '', 0, (n) => idFor(r, n));
       if (!valid) {
         const roll = r.next();
-        if (roll < 0.05) raw = r.pick(['', '{', 'null', '[]', '"x"', '1', '{"a":', '\u0000', '{"observation":"\\ud800"}', `${'['.repeat(20_000)}${']'.repeat(20_000)}`, `{"x":${'['.repeat(100_000)}`]);
+        if (roll < 0.05)
+          raw = r.pick([
+            '',
+            '{',
+            'null',
+            '[]',
+            '"x"',
+            '1',
+            '{"a":',
+            '\u0000',
+            '{"observation":"\\ud800"}',
+            `${'['.repeat(20_000)}${']'.repeat(20_000)}`,
+            `{"x":${'['.repeat(100_000)}`,
+          ]);
         else if (roll < 0.08) json = hostileValue(r);
         else if (roll < 0.8) {
           json = mutateBody(r, json);
@@ -208,7 +221,12 @@ export async function fuzz(target: FuzzTarget, doc: any, opts: FuzzOptions): Pro
       // A blocked action is the one error whose `status` is the action's own ("blocked"), as on the route's other answers.
       const statusField = b?.code === 'BLOCKED' && res.status === 403 ? 'blocked' : res.status;
       const ok =
-        b && typeof b === 'object' && typeof b.code === 'string' && b.status === statusField && typeof b.message === 'string' && typeof b.request_id === 'string';
+        b &&
+        typeof b === 'object' &&
+        typeof b.code === 'string' &&
+        b.status === statusField &&
+        typeof b.message === 'string' &&
+        typeof b.request_id === 'string';
       if (!ok) record('error-body', o, req, res);
       // A tenant whose key stopped working (revoked by the fuzzer itself) is replaced.
       if (res.status === 401 && req.tier && req.headers.authorization === `Bearer ${tenants.get(req.tier)!.key}`) {
@@ -245,7 +263,9 @@ export async function fuzz(target: FuzzTarget, doc: any, opts: FuzzOptions): Pro
       if (o.method !== 'GET' && r.chance(burstRate)) {
         // The same write several times at once, from distinct client addresses.
         await Promise.all(
-          Array.from({ length: burstSize }, (_, i) => send(o, { ...req, headers: { ...req.headers, 'x-forwarded-for': `2001:db8::ffff:${index}:${i}:${r.int(1, 0xffff).toString(16)}` } })),
+          Array.from({ length: burstSize }, (_, i) =>
+            send(o, { ...req, headers: { ...req.headers, 'x-forwarded-for': `2001:db8::ffff:${index}:${i}:${r.int(1, 0xffff).toString(16)}` } }),
+          ),
         );
       } else await send(o, req);
     }

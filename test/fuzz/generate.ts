@@ -215,7 +215,8 @@ export function mutateBody(r: Rng, body: Json): Json {
   const roll = r.int(0, 9);
   if (roll === 0 && !Array.isArray(parent)) delete parent[last];
   else if (roll === 1) parent[last] = null;
-  else if (roll === 2 && parent && typeof parent === 'object' && !Array.isArray(parent)) parent[r.pick(['extra', 'tenant_id', '__proto__', 'id'])] = hostileValue(r);
+  else if (roll === 2 && parent && typeof parent === 'object' && !Array.isArray(parent))
+    parent[r.pick(['extra', 'tenant_id', '__proto__', 'id'])] = hostileValue(r);
   else parent[last] = hostileValue(r);
   return clone;
 }

@@ -6,9 +6,29 @@ import type { Tenant, TestEngine } from '../harness';
  * an id of that kind that names nothing looks like. A new kind of id (a new family) fails the
  * security suite until it has an entry here: the suite never silently skips an id.
  */
-export type IdKind = 'memory' | 'space' | 'share' | 'compensation' | 'key' | 'tenant' | 'team' | 'invitation' | 'webhook' | 'delivery' | 'trace' | 'triple' | 'entity' | 'action' | 'agent' | 'mission' | 'checkpoint' | 'policy' | 'baseline';
+export type IdKind =
+  | 'memory'
+  | 'space'
+  | 'share'
+  | 'compensation'
+  | 'key'
+  | 'tenant'
+  | 'team'
+  | 'invitation'
+  | 'webhook'
+  | 'delivery'
+  | 'trace'
+  | 'triple'
+  | 'entity'
+  | 'action'
+  | 'agent'
+  | 'mission'
+  | 'checkpoint'
+  | 'policy'
+  | 'baseline';
 
-const base62 = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
+const base62 = (n: number) =>
+  Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
 
 export const unknownId: Record<IdKind, () => string> = {
   memory: () => `urn:uuid:${crypto.randomUUID()}`,
@@ -43,7 +63,12 @@ export async function makeResources(engine: TestEngine<'unchecked'>, owner: Tena
   const team = (await post('/v1/teams', { name: 'private team' })).team_id;
   const webhook = (await post('/v1/webhooks', { url: 'https://hooks.example.com/private', events: ['memory.created'] })).webhook_id;
   const memory = (await post('/v1/memories', { observation: 'A memory that belongs to its owner only.' })).id;
-  const triple = await post('/v1/knowledge/triples', { subject: 'private subject', predicate: 'relates_to', object: 'private object', source_memory_id: memory });
+  const triple = await post('/v1/knowledge/triples', {
+    subject: 'private subject',
+    predicate: 'relates_to',
+    object: 'private object',
+    source_memory_id: memory,
+  });
   const agent = (await post('/v1/agents', { name: 'private agent', provider: 'anthropic', model: 'claude-sonnet-4' })).agent_id;
   const mission = (await post('/v1/missions', { agent_id: agent, goal: 'A private mission' })).mission_id;
   const checkpoint = (await post(`/v1/missions/${mission}/checkpoints`, { label: 'private checkpoint' })).checkpoint_id;
@@ -51,7 +76,9 @@ export async function makeResources(engine: TestEngine<'unchecked'>, owner: Tena
     memory,
     space: (await post('/v1/context-spaces', { name: 'private space' })).space_id,
     share: (await post('/v1/spaces/share', { tag: 'private', email: `someone-${base62(8)}@example.com` })).share_id,
-    compensation: (await post('/v1/compensations/preview', { rollback_from: new Date(now).toISOString(), rollback_to: new Date(now - 3_600_000).toISOString() })).plan_id,
+    compensation: (
+      await post('/v1/compensations/preview', { rollback_from: new Date(now).toISOString(), rollback_to: new Date(now - 3_600_000).toISOString() })
+    ).plan_id,
     key: owner.keyId,
     tenant: owner.tenantId,
     team,

@@ -18,7 +18,16 @@ export interface RouteEntry {
   feature?: Feature;
 }
 
-type Definition = { type: string; route?: { method: string; path: string; 'x-required-feature'?: Feature; security?: Record<string, unknown>[]; request?: { params?: { shape?: object }; body?: { content?: Record<string, { schema?: { shape?: object } }> } } } };
+type Definition = {
+  type: string;
+  route?: {
+    method: string;
+    path: string;
+    'x-required-feature'?: Feature;
+    security?: Record<string, unknown>[];
+    request?: { params?: { shape?: object }; body?: { content?: Record<string, { schema?: { shape?: object } }> } };
+  };
+};
 
 function accessOf(security: Record<string, unknown>[] | undefined): RouteEntry['access'] {
   if (!security?.length) return 'public';

@@ -12,7 +12,11 @@ export const EMBEDDINGS_MODEL = 'universal-sentence-encoder-lite';
 const MAX_BODY = 4 * 1024 * 1024;
 const MAX_INPUTS = 2048;
 
-export interface EmbeddingsServer { port: number; url: string; close(): Promise<void> }
+export interface EmbeddingsServer {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
 
 function reply(res: http.ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));

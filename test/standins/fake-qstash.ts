@@ -10,10 +10,22 @@ import { pathToFileURL } from 'node:url';
 import { SignJWT } from 'jose';
 import { readBody } from './read-body.js';
 
-export interface PublishedMessage { id: string; url: string; body: string; headers: Record<string, string> }
-export interface FakeQstash { port: number; url: string; published: PublishedMessage[]; close(): Promise<void> }
+export interface PublishedMessage {
+  id: string;
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+}
+export interface FakeQstash {
+  port: number;
+  url: string;
+  published: PublishedMessage[];
+  close(): Promise<void>;
+}
 export interface FakeQstashOptions {
-  port?: number; token?: string; currentSigningKey?: string;
+  port?: number;
+  token?: string;
+  currentSigningKey?: string;
   // Real QStash signs with the current key only; the next key matters to the Receiver during rotation.
   nextSigningKey?: string;
   retryDelayMs?: number; // first retry delay, doubled per attempt (real QStash waits minutes; tests cannot)
@@ -21,18 +33,25 @@ export interface FakeQstashOptions {
 
 const UNIT: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 };
 const delayMs = (h: Record<string, string>) =>
-  h['upstash-not-before'] ? Math.max(0, Number(h['upstash-not-before']) * 1000 - Date.now())
-  : [...(h['upstash-delay'] ?? '').matchAll(/(\d+)([smhd])/g)].reduce((t, [, n, u]) => t + Number(n) * (UNIT[u ?? 's'] ?? 0), 0);
+  h['upstash-not-before']
+    ? Math.max(0, Number(h['upstash-not-before']) * 1000 - Date.now())
+    : [...(h['upstash-delay'] ?? '').matchAll(/(\d+)([smhd])/g)].reduce((t, [, n, u]) => t + Number(n) * (UNIT[u ?? 's'] ?? 0), 0);
 
 export async function startFakeQstash({
-  port = 0, token = 'local-qstash-token', currentSigningKey = 'sig_local_current', retryDelayMs = 200,
+  port = 0,
+  token = 'local-qstash-token',
+  currentSigningKey = 'sig_local_current',
+  retryDelayMs = 200,
 }: FakeQstashOptions = {}): Promise<FakeQstash> {
   const key = new TextEncoder().encode(currentSigningKey);
   const published: PublishedMessage[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const inflight = new AbortController();
   const later = (ms: number, fn: () => void) => {
-    const t = setTimeout(() => { timers.delete(t); fn(); }, ms);
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
     timers.add(t);
   };
 
@@ -40,20 +59,32 @@ export async function startFakeQstash({
   const sign = (url: string, body: Buffer) => {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ body: createHash('sha256').update(body).digest('base64url') })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuer('Upstash').setSubject(url)
-      .setIssuedAt(now).setNotBefore(now).setExpirationTime(now + 300).setJti(`jwt_${randomUUID()}`).sign(key);
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer('Upstash')
+      .setSubject(url)
+      .setIssuedAt(now)
+      .setNotBefore(now)
+      .setExpirationTime(now + 300)
+      .setJti(`jwt_${randomUUID()}`)
+      .sign(key);
   };
 
   const attempt = async (msg: PublishedMessage, n: number) => {
-    const h = msg.headers, body = Buffer.from(msg.body);
+    const h = msg.headers,
+      body = Buffer.from(msg.body);
     const fwd: Record<string, string> = {
-      'upstash-signature': await sign(msg.url, body), 'upstash-message-id': msg.id, 'upstash-retried': String(n),
+      'upstash-signature': await sign(msg.url, body),
+      'upstash-message-id': msg.id,
+      'upstash-retried': String(n),
       'content-type': h['content-type'] ?? 'application/octet-stream',
     };
     for (const [k, v] of Object.entries(h)) if (k.startsWith('upstash-forward-')) fwd[k.slice(16)] = v;
     const method = h['upstash-method'] ?? 'POST';
     const res = await fetch(msg.url, {
-      method, headers: fwd, body: method === 'GET' || method === 'HEAD' ? null : body, signal: inflight.signal,
+      method,
+      headers: fwd,
+      body: method === 'GET' || method === 'HEAD' ? null : body,
+      signal: inflight.signal,
     }).catch(() => null);
     await res?.arrayBuffer().catch(() => {}); // drain, or undici keeps the socket busy
     if (res && res.status >= 200 && res.status < 300) return;
@@ -66,19 +97,20 @@ export async function startFakeQstash({
     later(delayMs(headers), () => void attempt(msg, 0));
     return { messageId: msg.id };
   };
-  const lower = (h: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), String(v)]));
+  const lower = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), String(v)]));
 
   const server = http.createServer(async (req, res) => {
     const raw = await readBody(req);
     if (raw === null) return;
-    const send = (status: number, body: unknown) =>
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.headers.authorization !== `Bearer ${token}`) return send(401, { error: 'unauthorized' });
     const path = req.url ?? '';
     if (req.method === 'POST' && path === '/v2/batch') {
       const batch = JSON.parse(raw.toString()) as Array<{ destination: string; headers?: Record<string, unknown>; body?: string }>;
-      return send(201, batch.map((m) => accept(m.destination, m.body ?? '', lower(m.headers ?? {}))));
+      return send(
+        201,
+        batch.map((m) => accept(m.destination, m.body ?? '', lower(m.headers ?? {}))),
+      );
     }
     // The SDK puts the destination URL unencoded after the prefix, e.g. /v2/publish/http://127.0.0.1:3000/x
     const m = path.match(/^\/v2\/(?:publish|enqueue\/[^/]+)\/(.+)$/);
@@ -115,5 +147,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   });
   console.log(`fake qstash listening on ${fake.url}`);
   const stop = () => void fake.close().then(() => process.exit(0));
-  process.on('SIGINT', stop); process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }

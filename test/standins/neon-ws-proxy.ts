@@ -39,7 +39,8 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
   wss.on('connection', (ws, req) => {
     const address = new URL(req.url ?? '/', 'http://x').searchParams.get('address') ?? '';
     const i = address.lastIndexOf(':');
-    const host = address.slice(0, i), targetPort = Number(address.slice(i + 1));
+    const host = address.slice(0, i),
+      targetPort = Number(address.slice(i + 1));
     if (i < 0 || !ALLOWED_HOSTS.has(host) || !Number.isInteger(targetPort) || targetPort <= 0) {
       ws.close(1008, 'address not allowed');
       return;
@@ -51,16 +52,24 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
     live.add(pair);
     // The driver writes the startup packet immediately on open, before TCP has connected.
     const pending: Buffer[] = [];
-    sock.on('connect', () => { for (const b of pending.splice(0)) sock.write(b); });
+    sock.on('connect', () => {
+      for (const b of pending.splice(0)) sock.write(b);
+    });
     ws.on('message', (data) => {
       sent += 1;
       const b = data as Buffer;
       later(() => (sock.connecting ? pending.push(b) : sock.write(b)));
     });
     sock.on('data', (d) => later(() => ws.readyState === 1 && ws.send(d)));
-    const end = () => { live.delete(pair); sock.destroy(); if (ws.readyState <= 1) ws.close(); };
-    sock.on('close', end); sock.on('error', end);
-    ws.on('close', end); ws.on('error', end);
+    const end = () => {
+      live.delete(pair);
+      sock.destroy();
+      if (ws.readyState <= 1) ws.close();
+    };
+    sock.on('close', end);
+    sock.on('error', end);
+    ws.on('close', end);
+    ws.on('error', end);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -72,13 +81,17 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
     port: bound,
     sent: () => sent,
     opened: () => opened,
-    close: () => new Promise<void>((resolve) => {
-      // ws 8 leaves existing connections open on close(); a pooled driver would keep the process alive.
-      for (const { ws, sock } of live) { sock.destroy(); ws.terminate(); }
-      live.clear();
-      wss.close(() => server.close(() => resolve()));
-      server.closeAllConnections(); // keep-alive readers of /stats
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        // ws 8 leaves existing connections open on close(); a pooled driver would keep the process alive.
+        for (const { ws, sock } of live) {
+          sock.destroy();
+          ws.terminate();
+        }
+        live.clear();
+        wss.close(() => server.close(() => resolve()));
+        server.closeAllConnections(); // keep-alive readers of /stats
+      }),
   };
 }
 
@@ -86,5 +99,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const proxy = await startNeonWsProxy({ port: Number(process.env.WS_PROXY_PORT ?? 55433) });
   console.log(`neon ws proxy listening on 127.0.0.1:${proxy.port}`);
   const stop = () => void proxy.close().then(() => process.exit(0));
-  process.on('SIGINT', stop); process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }

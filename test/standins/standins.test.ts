@@ -17,7 +17,9 @@ import { readBody } from './read-body.js';
 const DB = process.env.TEST_DATABASE_URL;
 const REDIS = process.env.TEST_REDIS_URL;
 const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => { for (const c of cleanups.reverse()) await c(); });
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
 
 describe('neon ws proxy', () => {
   it.skipIf(!DB)(`@neondatabase/serverless Pool queries Postgres through it${DB ? '' : ' [SKIPPED: TEST_DATABASE_URL unset]'}`, async () => {
@@ -26,7 +28,10 @@ describe('neon ws proxy', () => {
     // neonConfig is module-global (accessors, so `{...neonConfig}` copies nothing): save and restore the
     // keys we set so other tests sharing the module are unaffected.
     const local = {
-      webSocketConstructor: ws, useSecureWebSocket: false, pipelineTLS: false, pipelineConnect: false,
+      webSocketConstructor: ws,
+      useSecureWebSocket: false,
+      pipelineTLS: false,
+      pipelineConnect: false,
       wsProxy: (host: string, port: number | string) => `127.0.0.1:${proxy.port}/v1?address=${host}:${port}`,
     } as const;
     const cfg = neonConfig as unknown as Record<string, unknown>;
@@ -44,10 +49,12 @@ describe('neon ws proxy', () => {
       await client.query('BEGIN');
       await client.query('CREATE TEMP TABLE standin_t (v text) ON COMMIT DROP');
       await client.query('INSERT INTO standin_t VALUES ($1), ($2)', ['a', 'ü']);
-      const r = await client.query('SELECT string_agg(v, \',\' ORDER BY v) AS s FROM standin_t');
+      const r = await client.query("SELECT string_agg(v, ',' ORDER BY v) AS s FROM standin_t");
       expect(r.rows[0].s).toBe('a,ü');
       await client.query('COMMIT');
-    } finally { client.release(); }
+    } finally {
+      client.release();
+    }
     const many = await Promise.all(Array.from({ length: 10 }, (_, i) => pool.query('SELECT $1::int AS i', [i])));
     expect(many.map((r) => r.rows[0].i)).toEqual([...Array(10).keys()]);
   });
@@ -108,7 +115,9 @@ describe('fake qstash', () => {
 
     const got: Array<{ body: string; headers: http.IncomingHttpHeaders }> = [];
     let delivered!: () => void;
-    const done = new Promise<void>((r) => { delivered = r; });
+    const done = new Promise<void>((r) => {
+      delivered = r;
+    });
     const target = http.createServer(async (req, res) => {
       const body = (await readBody(req))?.toString() ?? '';
       got.push({ body, headers: req.headers });
@@ -116,7 +125,13 @@ describe('fake qstash', () => {
       if (got.length === 2) delivered();
     });
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise((r) => { target.closeAllConnections(); target.close(r); }));
+    cleanups.push(
+      () =>
+        new Promise((r) => {
+          target.closeAllConnections();
+          target.close(r);
+        }),
+    );
     const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/hooks/job?x=1`;
 
     const client = new Client({ baseUrl: qstash.url, token: 'qs-token' });
@@ -125,7 +140,7 @@ describe('fake qstash', () => {
     expect(qstash.published[0]).toMatchObject({ id: messageId, url });
     await done;
 
-    const [first, second] = got as [typeof got[0], typeof got[0]];
+    const [first, second] = got as [(typeof got)[0], (typeof got)[0]];
     expect(JSON.parse(second.body)).toEqual({ job: 'reindex', id: 7 });
     expect(second.headers['x-tenant']).toBe('t1');
     expect([first.headers['upstash-retried'], second.headers['upstash-retried']]).toEqual(['0', '1']);

@@ -12,32 +12,52 @@ import { readBody } from './read-body.js';
 // "OK", so bulk replies must go back base64-encoded. ioredis turns HGETALL into an object; Upstash
 // returns a flat [k, v, ...] array and the SDK crashes on anything else.
 const enc = (v: unknown, b64: boolean): unknown =>
-  Buffer.isBuffer(v) ? (b64 ? v.toString('base64') : v.toString('utf8'))
-  : Array.isArray(v) ? v.map((x) => enc(x, b64))
-  : v && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => [enc(Buffer.from(k), b64), enc(x, b64)])
-  : v ?? null;
-const one = (err: Error | null | undefined, res: unknown, b64: boolean) =>
-  err ? { error: err.message } : { result: enc(res, b64) };
+  Buffer.isBuffer(v)
+    ? b64
+      ? v.toString('base64')
+      : v.toString('utf8')
+    : Array.isArray(v)
+      ? v.map((x) => enc(x, b64))
+      : v && typeof v === 'object'
+        ? Object.entries(v).flatMap(([k, x]) => [enc(Buffer.from(k), b64), enc(x, b64)])
+        : (v ?? null);
+const one = (err: Error | null | undefined, res: unknown, b64: boolean) => (err ? { error: err.message } : { result: enc(res, b64) });
 
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
 const SHEBANG = /^#!lua flags=allow-key-locking/;
 
-export interface UpstashProxy { port: number; url: string; close(): Promise<void> }
+export interface UpstashProxy {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
 
-export async function startUpstashProxy(
-  { port = 0, redisUrl = 'redis://127.0.0.1:6379', token = 'local-token' }: { port?: number; redisUrl?: string; token?: string } = {},
-): Promise<UpstashProxy> {
+export async function startUpstashProxy({
+  port = 0,
+  redisUrl = 'redis://127.0.0.1:6379',
+  token = 'local-token',
+}: {
+  port?: number;
+  redisUrl?: string;
+  token?: string;
+} = {}): Promise<UpstashProxy> {
   // Fail fast instead of queueing commands forever when Redis is down.
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
   redis.on('error', () => {}); // surfaced per command instead of as "Unhandled error event" noise
-  try { await redis.ping(); } catch (e) { redis.disconnect(); throw new Error(`upstash proxy: cannot reach ${redisUrl}: ${(e as Error).message}`); }
+  try {
+    await redis.ping();
+  } catch (e) {
+    redis.disconnect();
+    throw new Error(`upstash proxy: cannot reach ${redisUrl}: ${(e as Error).message}`);
+  }
 
   // @upstash/ratelimit 2.x scripts start with '#!lua flags=allow-key-locking', an Upstash-only flag that
   // Redis 7 rejects. Strip it, and remember sha(original) → sha(stripped) because the SDK computes the
   // EVALSHA sha from the original text.
   const shaMap = new Map<string, string>();
   const fix = ([cmd, ...args]: unknown[]): [string, ...string[]] => {
-    const c = String(cmd).toUpperCase(), a = args.map(String);
+    const c = String(cmd).toUpperCase(),
+      a = args.map(String);
     const i = c === 'EVAL' || c === 'EVAL_RO' ? 0 : c === 'SCRIPT' && a[0]?.toUpperCase() === 'LOAD' ? 1 : -1;
     const script = a[i];
     if (script !== undefined && SHEBANG.test(script)) {
@@ -65,9 +85,15 @@ export async function startUpstashProxy(
       const body = raw ? JSON.parse(raw) : path.split('/').filter(Boolean).map(decodeURIComponent);
       if (path === '/pipeline' || path === '/multi-exec') {
         const batch = path === '/pipeline' ? redis.pipeline() : redis.multi();
-        for (const c of body as unknown[][]) { const [cmd, ...args] = fix(c); batch.callBuffer(cmd, ...args); }
+        for (const c of body as unknown[][]) {
+          const [cmd, ...args] = fix(c);
+          batch.callBuffer(cmd, ...args);
+        }
         const out = (await batch.exec()) ?? [];
-        return send(200, out.map(([e, r]) => one(e, r, b64)));
+        return send(
+          200,
+          out.map(([e, r]) => one(e, r, b64)),
+        );
       }
       const [cmd, ...args] = fix(body as unknown[]);
       return send(200, one(null, await redis.callBuffer(cmd, ...args), b64));
@@ -101,5 +127,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   });
   console.log(`upstash redis proxy listening on ${proxy.url}`);
   const stop = () => void proxy.close().then(() => process.exit(0));
-  process.on('SIGINT', stop); process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }

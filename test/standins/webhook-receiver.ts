@@ -64,8 +64,7 @@ export async function startReceiver(opts: { respond?: (path: string) => number; 
     url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
     received,
     /** Resolves once `count` requests have arrived in total. */
-    waitFor: (count: number) =>
-      received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve })),
+    waitFor: (count: number) => (received.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve }))),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -97,10 +97,19 @@ async function main() {
   vars.PUBLIC_URL = env.PUBLIC_URL ?? `http://127.0.0.1:${port}`;
 
   if (!env.QSTASH_TOKEN) {
-    const keys = { token: randomBytes(16).toString('hex'), currentSigningKey: `sig_${randomBytes(16).toString('hex')}`, nextSigningKey: `sig_${randomBytes(16).toString('hex')}` };
+    const keys = {
+      token: randomBytes(16).toString('hex'),
+      currentSigningKey: `sig_${randomBytes(16).toString('hex')}`,
+      nextSigningKey: `sig_${randomBytes(16).toString('hex')}`,
+    };
     const qstash = await startFakeQstash({ ...keys, port: Number(env.QSTASH_FAKE_PORT ?? 0) });
     stops.push(() => qstash.close());
-    Object.assign(vars, { QSTASH_URL: qstash.url, QSTASH_TOKEN: keys.token, QSTASH_CURRENT_SIGNING_KEY: keys.currentSigningKey, QSTASH_NEXT_SIGNING_KEY: keys.nextSigningKey });
+    Object.assign(vars, {
+      QSTASH_URL: qstash.url,
+      QSTASH_TOKEN: keys.token,
+      QSTASH_CURRENT_SIGNING_KEY: keys.currentSigningKey,
+      QSTASH_NEXT_SIGNING_KEY: keys.nextSigningKey,
+    });
     say(`qstash: the stand-in at ${qstash.url} calls ${vars.PUBLIC_URL} back for every job`);
   }
 
@@ -116,11 +125,16 @@ async function main() {
   vars.ADMIN_TOKEN = adminToken;
 
   const args = [
-    join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
-    '--local', '--test-scheduled',
+    join(ROOT, 'node_modules/wrangler/bin/wrangler.js'),
+    'dev',
+    '--local',
+    '--test-scheduled',
     // wrangler runs in a process group of its own (below), where reading the terminal would stop it.
     '--show-interactive-dev-session=false',
-    '--ip', '127.0.0.1', '--port', String(port),
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
     ...(env.INSPECTOR_PORT ? ['--inspector-port', env.INSPECTOR_PORT] : []),
     ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ...process.argv.slice(2),

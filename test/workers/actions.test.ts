@@ -36,7 +36,10 @@ beforeAll(async () => {
 
 describe('worker in workerd: governed actions', () => {
   it('allows, blocks and holds; a team member approves; the agent polls and reports', async () => {
-    const allowed = await call('POST', '/v1/actions', { key: owner.key, body: { action: 'slack.post_message', params: { channel: '#general', text: 'standup at 10' } } });
+    const allowed = await call('POST', '/v1/actions', {
+      key: owner.key,
+      body: { action: 'slack.post_message', params: { channel: '#general', text: 'standup at 10' } },
+    });
     expect([allowed.status, allowed.body.status]).toEqual([200, 'allowed']);
     const blocked = await call('POST', '/v1/actions/slack/post_message', { key: owner.key, body: { text: '-----BEGIN RSA PRIVATE KEY-----\nMIIE...' } });
     expect([blocked.status, blocked.body.code, blocked.body.status]).toEqual([403, 'BLOCKED', 'blocked']);

@@ -24,7 +24,10 @@ const on = clientFor({ ...bindings, SVC_ENABLE_EXPERIMENTAL: '1' });
 
 let key = '';
 beforeAll(async () => {
-  const res = await on('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `eval-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' } });
+  const res = await on('POST', '/admin/v1/tenants', {
+    key: bindings.ADMIN_TOKEN,
+    body: { email: `eval-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+  });
   expect(res.status, res.text).toBe(201);
   key = res.body.api_key;
 });
@@ -62,7 +65,10 @@ describe('eval in workerd', () => {
 
   it('Enterprise insights, and a run larger than CORTEX_BATCH finishes through the job queue', async () => {
     const small = clientFor({ ...bindings, SVC_ENABLE_EXPERIMENTAL: '1', CORTEX_BATCH: '1' });
-    const created = await small('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `insight-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'enterprise' } });
+    const created = await small('POST', '/admin/v1/tenants', {
+      key: bindings.ADMIN_TOKEN,
+      body: { email: `insight-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'enterprise' },
+    });
     const k = created.body.api_key;
     expect((await small('PATCH', '/v1/cortex/config', { key: k, body: { insight_generation_enabled: true } })).status).toBe(200);
     const base = 'The customer prefers invoices by email every Monday.';

@@ -12,7 +12,10 @@ const bindings = env as unknown as Record<string, string>;
 const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 it('builds a graph, links a memory to it, walks it and deletes from it', async () => {
-  const tenant = await call('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `kg-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' } });
+  const tenant = await call('POST', '/admin/v1/tenants', {
+    key: bindings.ADMIN_TOKEN,
+    body: { email: `kg-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+  });
   expect(tenant.status, tenant.text).toBe(201);
   const key = tenant.body.api_key as string;
   const post = async (body: Record<string, unknown>) => {

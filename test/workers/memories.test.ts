@@ -148,7 +148,12 @@ describe('worker in workerd: memories through Neon', () => {
     expect(rows).toHaveLength(503);
     // Newest first: the three stored through the API, then the copies in age order, none skipped
     // or repeated at the page boundary.
-    expect(rows.slice(0, 3).map((r) => r.uuid).sort()).toEqual([id, ...otherIds].sort());
+    expect(
+      rows
+        .slice(0, 3)
+        .map((r) => r.uuid)
+        .sort(),
+    ).toEqual([id, ...otherIds].sort());
     expect(rows.slice(3).map((r) => r.observation)).toEqual(Array.from({ length: 500 }, (_, i) => `${PATCHED} (copy ${i + 1})`));
     expect(new Set(rows.map((r) => r.uuid)).size).toBe(503);
     expect(rows.find((r) => r.uuid === id)).toMatchObject({

@@ -14,7 +14,10 @@ const request = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'h
 
 let key = '';
 beforeAll(async () => {
-  const res = await request('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `policies-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' } });
+  const res = await request('POST', '/admin/v1/tenants', {
+    key: bindings.ADMIN_TOKEN,
+    body: { email: `policies-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+  });
   expect(res.status, res.text).toBe(201);
   key = res.body.api_key;
 });
@@ -27,10 +30,15 @@ describe('worker in workerd: policies', () => {
     expect(created.body).toMatchObject({ policy_name: 'WorkerdDrops', action: 'created', version: 1 });
     await Promise.all(pending.splice(0));
 
-    const run = await request('POST', '/v1/control/policies/test', { key, body: { action: 'db.query', params: { sql: 'DROP TABLE users', blob: `${'a'.repeat(50_000)}!` } } });
+    const run = await request('POST', '/v1/control/policies/test', {
+      key,
+      body: { action: 'db.query', params: { sql: 'DROP TABLE users', blob: `${'a'.repeat(50_000)}!` } },
+    });
     expect(run.status, run.text).toBe(200);
     expect(run.body.status).toBe('blocked');
-    expect(run.body.matches).toEqual([{ policy: 'WorkerdDrops', rule_index: 0, severity: 'critical', on_violation: 'block', match: 'DROP TABLE', field: '$.params.sql' }]);
+    expect(run.body.matches).toEqual([
+      { policy: 'WorkerdDrops', rule_index: 0, severity: 'critical', on_violation: 'block', match: 'DROP TABLE', field: '$.params.sql' },
+    ]);
 
     const bad = await request('POST', '/v1/control/policies', { key, body: { name: 'Bad', rules: [{ match: '(a)\\1', severity: 'low' }] } });
     expect(bad.status).toBe(400);

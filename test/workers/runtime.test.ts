@@ -19,7 +19,10 @@ const call = async (method: string, path: string, opts: RequestOptions = {}) => 
 
 let key = '';
 beforeAll(async () => {
-  const res = await call('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `runtime-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'free' } });
+  const res = await call('POST', '/admin/v1/tenants', {
+    key: bindings.ADMIN_TOKEN,
+    body: { email: `runtime-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'free' },
+  });
   expect(res.status, res.text).toBe(201);
   key = res.body.api_key;
 });
@@ -39,7 +42,10 @@ describe('worker in workerd: agent runtime', () => {
     expect(memory.status, memory.text).toBe(201);
     await call('POST', `/v1/missions/${id}/checkpoints`, { key, body: { label: 'after the mistake', state: { step: 2 } } });
 
-    const rolled = await call('POST', `/v1/missions/${id}/rollback`, { key, body: { checkpoint_id: checkpoint.body.checkpoint_id, reason: 'wrong conclusion', revert_memories: true } });
+    const rolled = await call('POST', `/v1/missions/${id}/rollback`, {
+      key,
+      body: { checkpoint_id: checkpoint.body.checkpoint_id, reason: 'wrong conclusion', revert_memories: true },
+    });
     expect(rolled.status, rolled.text).toBe(200);
     expect(rolled.body).toMatchObject({ checkpoints_discarded: 1, memories_reverted: 1, mission: { status: 'running', state: { step: 1 } } });
     expect((await call('GET', `/v1/memories/${memory.body.id}`, { key })).status).toBe(404);

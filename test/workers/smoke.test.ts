@@ -92,8 +92,7 @@ describe('worker in workerd: keys, usage and health through Neon and Upstash', (
 describe('worker in workerd: signup limiter in Redis', () => {
   it('allows two signups per CF-Connecting-IP, then 429', async () => {
     const ip = freshIp();
-    const signup = () =>
-      call('POST', '/v1/keys', { body: { email: uniqueEmail('signup') }, headers: { 'cf-connecting-ip': ip } });
+    const signup = () => call('POST', '/v1/keys', { body: { email: uniqueEmail('signup') }, headers: { 'cf-connecting-ip': ip } });
     const first = await signup();
     expect(first.status, first.text).toBe(201);
     expect(first.body).toMatchObject({ api_key: null, requires_verification: true });
@@ -112,7 +111,10 @@ describe('worker in workerd: QStash callback', () => {
   // Valid QStash-style JWT (same claims the fake and real QStash use), for the tests to spoil.
   const sign = (key: string, url: string, body: string) =>
     crypto.subtle.digest('SHA-256', new TextEncoder().encode(body)).then((hash) => {
-      const bodyHash = btoa(String.fromCharCode(...new Uint8Array(hash))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+      const bodyHash = btoa(String.fromCharCode(...new Uint8Array(hash)))
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+        .replace(/=+$/, '');
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({ body: bodyHash })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

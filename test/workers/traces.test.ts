@@ -26,7 +26,10 @@ const unsigned = clientFor(withoutKey);
 
 let key = '';
 beforeAll(async () => {
-  const res = await call('POST', '/admin/v1/tenants', { key: bindings.ADMIN_TOKEN, body: { email: `traces-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' } });
+  const res = await call('POST', '/admin/v1/tenants', {
+    key: bindings.ADMIN_TOKEN,
+    body: { email: `traces-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+  });
   expect(res.status, res.text).toBe(201);
   key = res.body.api_key;
 });
@@ -51,18 +54,28 @@ describe('worker in workerd: signed traces', () => {
     expect(done.body).toMatchObject({ status: 'completed', step_count: 5, signature_algorithm: 'RSA-PSS-SHA256' });
     const publicKey = await call('GET', '/v1/traces/public-key', { key });
     expect(publicKey.body.key_id).toBe(done.body.key_id);
-    expect((await call('POST', `/v1/traces/${id}/verify`, { key })).body).toMatchObject({ valid: true, chain_valid: true, signature_valid: true, discrepancies: null });
+    expect((await call('POST', `/v1/traces/${id}/verify`, { key })).body).toMatchObject({
+      valid: true,
+      chain_valid: true,
+      signature_valid: true,
+      discrepancies: null,
+    });
     const cert = await call('GET', `/v1/traces/${id}/certificate`, { key });
     expect(cert.body).toMatchObject({ public_key: publicKey.body.public_key, step_count: 5 });
     const spki = Uint8Array.from(atob(cert.body.public_key.replace(/-----[^-]+-----|\s/g, '')), (c) => c.charCodeAt(0));
     const verifier = await crypto.subtle.importKey('spki', spki, { name: 'RSA-PSS', hash: 'SHA-256' }, false, ['verify']);
     const signature = Uint8Array.from(atob(cert.body.signature), (c) => c.charCodeAt(0));
-    expect(await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: 32 }, verifier, signature, new TextEncoder().encode(cert.body.integrity_root_hash))).toBe(true);
+    expect(await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: 32 }, verifier, signature, new TextEncoder().encode(cert.body.integrity_root_hash))).toBe(
+      true,
+    );
   });
 
   it('without TRACE_SIGNING_KEY: recording works, signing answers 503 naming the secret', async () => {
     const id = await traceWithSteps(unsigned);
-    for (const [method, path] of [['POST', `/v1/traces/${id}/complete`], ['GET', '/v1/traces/public-key']] as const) {
+    for (const [method, path] of [
+      ['POST', `/v1/traces/${id}/complete`],
+      ['GET', '/v1/traces/public-key'],
+    ] as const) {
       const res = await unsigned(method, path, { key });
       expect(res.status, path).toBe(503);
       expect(res.body.message).toMatch(/TRACE_SIGNING_KEY/);

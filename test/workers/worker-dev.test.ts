@@ -45,7 +45,8 @@ const append = (chunk: Buffer) => {
   output += chunk.toString();
   if (output.length > 20_000) output = output.slice(-20_000);
 };
-const call: RequestFn = (method, path, opts) => testClient((req) => fetch(req, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }), { base })(method, path, opts);
+const call: RequestFn = (method, path, opts) =>
+  testClient((req) => fetch(req, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }), { base })(method, path, opts);
 
 async function waitUntilReady() {
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -105,7 +106,10 @@ afterAll(async () => {
 }, 4 * STOP_TIMEOUT_MS);
 
 async function proTenant(label: string): Promise<string> {
-  const res = await call('POST', '/admin/v1/tenants', { key: adminToken, body: { email: `${label}-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' } });
+  const res = await call('POST', '/admin/v1/tenants', {
+    key: adminToken,
+    body: { email: `${label}-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+  });
   expect(res.status, `${res.text}\n${output}`).toBe(201);
   return res.body.api_key as string;
 }
@@ -127,7 +131,9 @@ describe('npm run worker:dev', () => {
     // The key the worker signs with is the one kept on disk, so the next start signs with it too.
     const file = join(dataDir, 'trace-signing-key.pem');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    const kept = createPublicKey(await readFile(file, 'utf8')).export({ type: 'spki', format: 'pem' }).toString();
+    const kept = createPublicKey(await readFile(file, 'utf8'))
+      .export({ type: 'spki', format: 'pem' })
+      .toString();
     expect(publicKey.body.public_key.trim()).toBe(kept.trim());
   });
 

@@ -44,7 +44,8 @@ const append = (chunk: Buffer) => {
 };
 
 /** `base` is known once wrangler dev listens, so the client is made per call. */
-const call: RequestFn = (method, path, opts) => testClient((req) => fetch(req, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }), { base })(method, path, opts);
+const call: RequestFn = (method, path, opts) =>
+  testClient((req) => fetch(req, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }), { base })(method, path, opts);
 
 async function waitUntilReady() {
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -94,14 +95,23 @@ beforeAll(async () => {
   const devBindings = { ...bindings, PUBLIC_URL: base, WEBHOOKS_ALLOW_INSECURE: '1', EVENT_STREAM_HEARTBEAT_MS: '500' };
   const vars = Object.entries(devBindings).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
   const args = [
-    WRANGLER, 'dev',
-    '--port', String(port), '--ip', '127.0.0.1',
-    '--inspector-port', String(inspectorPort), '--inspector-ip', '127.0.0.1',
-    '--persist-to', persistDir,
+    WRANGLER,
+    'dev',
+    '--port',
+    String(port),
+    '--ip',
+    '127.0.0.1',
+    '--inspector-port',
+    String(inspectorPort),
+    '--inspector-ip',
+    '127.0.0.1',
+    '--persist-to',
+    persistDir,
     '--show-interactive-dev-session=false',
     // No remote bindings (the AI binding would need a Cloudflare login); embeddings come from `hash`.
     '--local',
-    '--log-level', 'warn',
+    '--log-level',
+    'warn',
     ...vars,
   ];
   child = spawn(process.execPath, args, {
@@ -218,9 +228,7 @@ describe('wrangler dev: live event stream over HTTP', () => {
     expect(tenant.status, `${tenant.text}\n${output}`).toBe(201);
     const key = tenant.body.api_key as string;
     const clients = Array.from({ length: 5 }, () => new AbortController());
-    const opened = await Promise.all(
-      clients.map((c) => fetch(`${base}/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: c.signal })),
-    );
+    const opened = await Promise.all(clients.map((c) => fetch(`${base}/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: c.signal })));
     expect(opened.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(opened[0].headers.get('content-type')).toBe('text/event-stream');
     const stream = new SseReader(opened[0].body!);

@@ -25,7 +25,11 @@ export const SubmitBody = z
         description: `A connector-dot-operation name. A first segment that is one of ${CONNECTORS.join(', ')} is the action's \`connector\`; any other first segment is allowed and gives \`connector: null\`.`,
         example: 'github.create_issue',
       }),
-    params: Metadata('The payload the agent intends to send; every policy reads all of it.', { repo: 'acme/api', title: 'Flaky test' }, MAX_PARAMS_BYTES).default({}),
+    params: Metadata(
+      'The payload the agent intends to send; every policy reads all of it.',
+      { repo: 'acme/api', title: 'Flaky test' },
+      MAX_PARAMS_BYTES,
+    ).default({}),
     agent_id: AgentId.optional(),
   })
   .openapi('ActionSubmit', { example: { action: 'github.create_issue', params: { repo: 'acme/api', title: 'Flaky test in CI' }, agent_id: 'triage-agent' } });
@@ -40,10 +44,11 @@ export const ConnectorParams = z.object({
 export const ConnectorQuery = z.object({
   agent_id: AgentId.optional().openapi({ description: 'The submitting agent (or the `X-Agent-Id` header; when both are sent they must agree)' }),
 });
-export const ConnectorBody = Metadata('The params of the action, flat: the whole body is the payload.', { channel: '#general', text: 'standup at 10' }, MAX_PARAMS_BYTES).openapi(
-  'ActionConnectorParams',
-  { example: { channel: '#general', text: 'standup at 10' } },
-);
+export const ConnectorBody = Metadata(
+  'The params of the action, flat: the whole body is the payload.',
+  { channel: '#general', text: 'standup at 10' },
+  MAX_PARAMS_BYTES,
+).openapi('ActionConnectorParams', { example: { channel: '#general', text: 'standup at 10' } });
 
 export const Violation = z
   .object({
@@ -70,7 +75,7 @@ export const PolicyResultSchema = z
     policies_evaluated: z.array(z.string()).openapi({ example: ['FinancialSafetyPolicy', 'DataExfiltrationPolicy'] }),
     violations: z.array(Violation).nullable(),
     action_id: z.string().optional().openapi({ description: 'Present when pending_review: poll it, or decide it as an approval id', example: ACTION_ID }),
-    evaluation_mode: z.enum(EVALUATION_MODES).openapi({ description: 'The tenant\'s evaluation mode when the action was evaluated' }),
+    evaluation_mode: z.enum(EVALUATION_MODES).openapi({ description: "The tenant's evaluation mode when the action was evaluated" }),
     shadow_status: z
       .enum(['allowed', 'blocked', 'pending_review'])
       .optional()
@@ -90,7 +95,10 @@ const Submitted = {
 };
 
 export const SubmitResponse = z
-  .object({ ...Submitted, status: z.enum(['allowed', 'pending_review']).openapi({ description: '`pending_review`: poll GET /v1/actions/{action_id} for the decision' }) })
+  .object({
+    ...Submitted,
+    status: z.enum(['allowed', 'pending_review']).openapi({ description: '`pending_review`: poll GET /v1/actions/{action_id} for the decision' }),
+  })
   .openapi('ActionSubmitted');
 
 /** 403 BLOCKED: the error fields and the whole action body, whose `status` is the action's. */
@@ -115,7 +123,10 @@ export const ActionStatusSchema = z
     operation: z.string().openapi({ example: 'post' }),
     agent_id: z.string().nullable().openapi({ example: 'billing-agent' }),
     status: z.enum(ACTION_STATES).openapi({ description: '`approved` and `executed` mean go (executed: done); `denied`, `blocked` and `failed` mean stop' }),
-    reason: z.string().nullable().openapi({ description: 'Why it was decided so (the deciding reason, `expired`, or the policy reason)', example: 'Vendor confirmed by phone' }),
+    reason: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Why it was decided so (the deciding reason, `expired`, or the policy reason)', example: 'Vendor confirmed by phone' }),
     decided_at: z.string().nullable().openapi({ example: TIME }),
     submitted_at: z.string().openapi({ example: TIME }),
     risk_score: z.number().nullable().openapi({ example: 0.9 }),

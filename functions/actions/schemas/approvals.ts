@@ -13,14 +13,11 @@ const QueueStatus = z.enum(QUEUE_STATES);
 export const QueueQuery = PageQuery({ max: 500, default: 50 }).extend({
   status: QueueStatus.optional().openapi({ description: 'Only entries in this status' }),
   status_filter: QueueStatus.optional().openapi({ description: 'The same as `status` (an older name); when both are sent they must agree' }),
-  scope: z
-    .enum(['own', 'team'])
-    .default('own')
-    .openapi({
-      description:
-        "`own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params`",
-      example: 'own',
-    }),
+  scope: z.enum(['own', 'team']).default('own').openapi({
+    description:
+      "`own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params`",
+    example: 'own',
+  }),
 });
 export const QueuePaging = paging({ totals: ['total'], hasMore: true });
 
@@ -37,7 +34,10 @@ const ApprovalEntry = z
     decided_at: z.string().nullable().openapi({ example: null }),
     reason: z.string().nullable().openapi({ example: 'Large transfer "amount": 250000' }),
     tenant_id: z.string().optional().openapi({ description: '`scope=team` only: the submitting tenant', example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
-    params: z.record(z.string(), z.unknown()).optional().openapi({ description: '`scope=team` only: what the reviewer is asked to approve', example: { url: 'https://bank.example/wire', amount: 250000 } }),
+    params: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: '`scope=team` only: what the reviewer is asked to approve', example: { url: 'https://bank.example/wire', amount: 250000 } }),
   })
   .openapi('ApprovalEntry');
 
@@ -51,8 +51,18 @@ const DecisionFields = {
     .max(64)
     .optional()
     .openapi({ description: '`approve` (default) or `deny`; anything else is 400 control.invalid_decision', example: 'approve' }),
-  reason: z.string().max(2_000).optional().openapi({ description: 'Why; recorded with the decision and shown to the polling agent', example: 'Vendor confirmed by phone' }),
-  approver_id: z.string().trim().min(1).max(254).optional().openapi({ description: "Who decides, as recorded; defaults to the deciding tenant's owner (its e-mail)", example: 'cfo@example.com' }),
+  reason: z
+    .string()
+    .max(2_000)
+    .optional()
+    .openapi({ description: 'Why; recorded with the decision and shown to the polling agent', example: 'Vendor confirmed by phone' }),
+  approver_id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(254)
+    .optional()
+    .openapi({ description: "Who decides, as recorded; defaults to the deciding tenant's owner (its e-mail)", example: 'cfo@example.com' }),
   confirmation: z.string().max(64).optional().openapi({ description: 'Solo mode: `ROLLBACK` to approve a destructive action', example: 'ROLLBACK' }),
 };
 /**
@@ -75,7 +85,9 @@ export const DecisionResponse = z
     approval_id: z.string().openapi({ example: ACTION_ID }),
     decision: z.enum(['approve', 'deny']),
     reason: z.string().nullable().openapi({ example: 'Vendor confirmed by phone' }),
-    status: z.enum(['approved', 'denied', 'pending_review']).openapi({ description: '`pending_review` only in enterprise mode, while approvals are still short of `min_approvals`' }),
+    status: z
+      .enum(['approved', 'denied', 'pending_review'])
+      .openapi({ description: '`pending_review` only in enterprise mode, while approvals are still short of `min_approvals`' }),
     approver_id: z.string().openapi({ example: 'cfo@example.com' }),
     approvals: z.number().int().openapi({ description: 'Distinct approvers so far', example: 1 }),
     approvals_required: z.number().int().openapi({ description: 'Approvals needed (enterprise: min_approvals; else 1)', example: 1 }),
@@ -94,8 +106,13 @@ export const SettingsSchema = z
     evaluation_mode: z.enum(EVALUATION_MODES).openapi({ description: '`enforcement`, or `shadow`: evaluate and record, never block or hold' }),
     min_approvals: z.number().int().openapi({ description: 'Enterprise mode: distinct approvers needed, 1 to 10', example: 2 }),
     require_manager: z.boolean().openapi({ description: 'Enterprise mode: one approver must be an owner or admin of a team shared with the submitter' }),
-    allowed_roles: z.array(z.enum(DECIDING_ROLES)).openapi({ description: 'Enterprise mode: only approvers with one of these team roles decide; empty means any role but readonly', example: ['owner', 'admin'] }),
-    effective_approval_mode: z.enum(APPROVAL_MODES).openapi({ description: 'The mode new actions are decided in: always `approval_mode`, also after a downgrade (see `approval_mode_unavailable`)' }),
+    allowed_roles: z.array(z.enum(DECIDING_ROLES)).openapi({
+      description: 'Enterprise mode: only approvers with one of these team roles decide; empty means any role but readonly',
+      example: ['owner', 'admin'],
+    }),
+    effective_approval_mode: z
+      .enum(APPROVAL_MODES)
+      .openapi({ description: 'The mode new actions are decided in: always `approval_mode`, also after a downgrade (see `approval_mode_unavailable`)' }),
     approval_mode_unavailable: z
       .object({
         code: z.string().openapi({ example: 'svc_ram.v1.tier.feature_required' }),
@@ -127,4 +144,3 @@ export const SettingsBody = z
   })
   .openapi('ControlSettingsUpdate', { example: { approval_mode: 'team', evaluation_mode: 'enforcement' } });
 export type DecisionInput = z.infer<typeof DecisionBody>;
-export type DecisionQueryInput = z.infer<typeof DecisionQuery>;

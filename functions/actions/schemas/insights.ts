@@ -10,7 +10,10 @@ const ApprovalDecisionRecord = z.object({
   decision: z.enum(['approve', 'deny']),
   approver_id: z.string().openapi({ example: 'cfo@example.com' }),
   approver_tenant_id: z.string().openapi({ example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
-  approver_role: z.string().nullable().openapi({ description: "The approver's best role in a team shared with the submitter (team and enterprise modes)", example: 'admin' }),
+  approver_role: z
+    .string()
+    .nullable()
+    .openapi({ description: "The approver's best role in a team shared with the submitter (team and enterprise modes)", example: 'admin' }),
   reason: z.string().nullable().openapi({ example: 'Vendor confirmed by phone' }),
   created_at: z.string().openapi({ example: TIME }),
 });
@@ -95,7 +98,10 @@ export const DashboardResponse = z
     totals: Counts.extend({
       shadow: z.number().int().openapi({ description: 'Actions evaluated in shadow mode (counted under the outcome enforcement would have had)', example: 0 }),
     }).openapi({ description: 'By what evaluation decided (in shadow mode: would have decided)' }),
-    by_status: z.record(z.string(), z.number().int()).openapi({ description: 'Current status of the window\'s actions', example: { allowed: 90, executed: 10, blocked: 5, pending_review: 3, approved: 8, denied: 4 } }),
+    by_status: z.record(z.string(), z.number().int()).openapi({
+      description: "Current status of the window's actions",
+      example: { allowed: 90, executed: 10, blocked: 5, pending_review: 3, approved: 8, denied: 4 },
+    }),
     violations_by_policy: z.array(
       z.object({
         policy: z.string().openapi({ example: 'FinancialSafetyPolicy' }),
@@ -111,7 +117,9 @@ export const DashboardResponse = z
         actions: z.number().int().openapi({ example: 10 }),
       }),
     ),
-    series: z.array(Counts.extend({ bucket_start: z.string().openapi({ example: '2026-11-15T11:00:00.000Z' }) })).openapi({ description: 'One entry per bucket, empty ones included, oldest first' }),
+    series: z
+      .array(Counts.extend({ bucket_start: z.string().openapi({ example: '2026-11-15T11:00:00.000Z' }) }))
+      .openapi({ description: 'One entry per bucket, empty ones included, oldest first' }),
   })
   .openapi('ControlDashboard');
 

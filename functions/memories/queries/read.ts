@@ -60,7 +60,10 @@ export function linksOf(db: DbOrTx, tenantId: string, id: string) {
 }
 
 export async function embeddingOf(db: DbOrTx, tenantId: string, id: string): Promise<number[]> {
-  const [row] = await rows<{ embedding: string }>(db, sql`SELECT embedding::text AS embedding FROM memories WHERE id = ${id}::uuid AND tenant_id = ${tenantId}`);
+  const [row] = await rows<{ embedding: string }>(
+    db,
+    sql`SELECT embedding::text AS embedding FROM memories WHERE id = ${id}::uuid AND tenant_id = ${tenantId}`,
+  );
   return JSON.parse(row.embedding) as number[];
 }
 

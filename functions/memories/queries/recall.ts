@@ -84,7 +84,9 @@ export async function plainSemanticSearch(
 ): Promise<{ grantsExist: boolean; rows: Candidate[] }> {
   const keepPlan = keepsVectorPlans(storage, page.limit);
   if (keepPlan && !page.wholeStore) return filteredSemanticSearch(db, tenantId, own, vector, page, who, detail);
-  const nearest = keepPlan ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId) : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
+  const nearest = keepPlan
+    ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId)
+    : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
   const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
   const found = await vectorRead<Candidate & { grants_exist: boolean }>(
     db,

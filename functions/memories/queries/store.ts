@@ -204,9 +204,7 @@ export function insertStores(
   const ctes: SQL[] = [];
   // Duplicates that committed after the probe's snapshot (see probeStores); this statement's own
   // snapshot is newer than every content lock the probe took, and does not see its own rows.
-  const unseen = seen.map(
-    (g) => sql`EXISTS (SELECT 1 FROM memories m WHERE ${duplicatesOf(g, now)} AND m.id <> ALL(${pgArray(g.ids)}::uuid[]))`,
-  );
+  const unseen = seen.map((g) => sql`EXISTS (SELECT 1 FROM memories m WHERE ${duplicatesOf(g, now)} AND m.id <> ALL(${pgArray(g.ids)}::uuid[]))`);
   const rowsJson = memories.map((m) => ({
     id: m.id,
     tenant_id: m.owner,
@@ -251,8 +249,11 @@ export function insertStores(
       FROM jsonb_to_recordset(${JSON.stringify(mentions)}::jsonb) AS r("memoryId" uuid, "entityId" uuid, "tenantId" text))`);
   }
   ctes.push(insertedEventsCte(events));
-  return preparedRowsWithNext(tx, sql`WITH ${sql.join(ctes, sql`, `)}, ${maintainIntervals}
-    SELECT CASE WHEN ${unseen.length ? sql.join(unseen, sql` OR `) : sql`false`} THEN engram_retry(${UNSEEN_DUPLICATE}) ELSE true END AS ok`);
+  return preparedRowsWithNext(
+    tx,
+    sql`WITH ${sql.join(ctes, sql`, `)}, ${maintainIntervals}
+    SELECT CASE WHEN ${unseen.length ? sql.join(unseen, sql` OR `) : sql`false`} THEN engram_retry(${UNSEEN_DUPLICATE}) ELSE true END AS ok`,
+  );
 }
 
 const UNSEEN_DUPLICATE = 'a duplicate was stored concurrently';

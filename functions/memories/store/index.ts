@@ -1,2 +1,1 @@
-export type { StoreOutcome, StoreResult } from './prepare';
-export { storeBatch, storeMemories, storeMemory } from './store';
+export { storeBatch, storeMemory } from './store';

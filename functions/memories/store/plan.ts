@@ -103,7 +103,20 @@ export function planStores(
         updatedAt: now,
       };
       const memory = q.newMemoryDto(row, now);
-      const plan: Plan = { item, group: g, memory, row, supersedes: [], linkRows: [], mentionRows: [], events: [], superseded: [], links: [], mentions: [], conflict: dups.length > 0 };
+      const plan: Plan = {
+        item,
+        group: g,
+        memory,
+        row,
+        supersedes: [],
+        linkRows: [],
+        mentionRows: [],
+        events: [],
+        superseded: [],
+        links: [],
+        mentions: [],
+        conflict: dups.length > 0,
+      };
       plan.events.push({ tenantId: owner, memoryId: id, kind: 'create', after: memory, embedding: item.embedding });
 
       // lww: the new memory supersedes its duplicates; each change is an update event.
@@ -152,7 +165,12 @@ export function planStores(
         const order = new Map(mentionCandidates(input.observation).map((c, i) => [c, i]));
         plan.mentions = entities
           .filter((e) => order.has(e.name))
-          .sort((a, b) => order.get(a.name)! - order.get(b.name)! || (a.entity_type < b.entity_type ? -1 : a.entity_type > b.entity_type ? 1 : 0) || (a.entity_id < b.entity_id ? -1 : 1))
+          .sort(
+            (a, b) =>
+              order.get(a.name)! - order.get(b.name)! ||
+              (a.entity_type < b.entity_type ? -1 : a.entity_type > b.entity_type ? 1 : 0) ||
+              (a.entity_id < b.entity_id ? -1 : 1),
+          )
           .slice(0, MENTION_MAX_LINKS)
           .map((e) => ({ ...e, entity_id: toUrn(e.entity_id) }));
         for (const m of plan.mentions) plan.mentionRows.push({ tenantId: owner, memoryId: id, entityId: m.entity_id.slice('urn:uuid:'.length) });

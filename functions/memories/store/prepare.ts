@@ -75,7 +75,15 @@ async function resolveTarget(ctx: TenantCtx, input: StoreInput, look: Lookups): 
   if (input.owner_tenant_id === undefined && space && space.owner_tenant_id !== ctx.tenantId && seesSpace(await look.grants(), space, spaceId!)) {
     owner = space.owner_tenant_id;
   }
-  let target: Target = { key: `own:${spaceId}`, owner: ctx.tenantId, ownerTier: ctx.tier, spaceId, scope: ownedBy(ctx.tenantId), viaTeam: false, wholeStore: true };
+  let target: Target = {
+    key: `own:${spaceId}`,
+    owner: ctx.tenantId,
+    ownerTier: ctx.tier,
+    spaceId,
+    scope: ownedBy(ctx.tenantId),
+    viaTeam: false,
+    wholeStore: true,
+  };
   if (owner !== ctx.tenantId) {
     const all = await look.grants();
     const grant = writeGrantFor(all, owner, input.tags, spaceId);
@@ -141,7 +149,10 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
     }
   }
   if (prepared.length) {
-    const vectors = await embedAll(ctx.services.embedder, prepared.map((p) => p.input.observation));
+    const vectors = await embedAll(
+      ctx.services.embedder,
+      prepared.map((p) => p.input.observation),
+    );
     for (const [i, p] of prepared.entries()) p.embedding = vectors[i];
   }
   return { prepared, outcomes };

@@ -64,14 +64,27 @@ async function writeQueued(queued: Queued[]): Promise<Settled[]> {
   if (queued.length > 1) {
     const first = queued[0].ctx;
     const ctx: TenantCtx = { ...first, now: first.services.clock.now() };
-    const written = await writeTogether(ctx, queued.map((q, index) => ({ ...q.item, index }))).catch((err: unknown) => {
-      ctx.services.log.warn('stores committed together failed; each runs again alone', { request_id: ctx.requestId, stores: queued.length, ...errorFields(err) });
+    const written = await writeTogether(
+      ctx,
+      queued.map((q, index) => ({ ...q.item, index })),
+    ).catch((err: unknown) => {
+      ctx.services.log.warn('stores committed together failed; each runs again alone', {
+        request_id: ctx.requestId,
+        stores: queued.length,
+        ...errorFields(err),
+      });
       return null;
     });
     if (written) return queued.map((_, index) => written.get(index)!);
   }
   const settled: Settled[] = [];
-  for (const q of queued) settled.push(await writeTogether(q.ctx, [{ ...q.item, index: 0 }]).then((w) => w.get(0)!, (error: unknown) => ({ ok: false as const, error })));
+  for (const q of queued)
+    settled.push(
+      await writeTogether(q.ctx, [{ ...q.item, index: 0 }]).then(
+        (w) => w.get(0)!,
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+    );
   return settled;
 }
 
@@ -108,7 +121,10 @@ export async function storeBatch(ctx: TenantCtx, body: z.infer<typeof BatchStore
     if (parsed.success) valid.push({ index, input: parsed.data });
     else results[index] = failed(ctx, index, validationFailure(parsed.error, `memories[${index}]`));
   }
-  const outcomes = await storeMemories(ctx, valid.map((v) => v.input));
+  const outcomes = await storeMemories(
+    ctx,
+    valid.map((v) => v.input),
+  );
   outcomes.forEach((o, i) => {
     const { index } = valid[i];
     results[index] = o.ok ? { index, status: 201, memory: o.result } : failed(ctx, index, o.error);

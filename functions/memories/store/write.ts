@@ -82,7 +82,14 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
     vector: q.vectorLiteral(p.embedding),
     excludeIds,
   });
-  const nearest = q.linkNeighbours(tx, ctx.services.storage, linking.map((l) => linkProbe(l, [])), AUTO_LINK_MAX + LINK_SPARE, ctx.now, { withNext: true });
+  const nearest = q.linkNeighbours(
+    tx,
+    ctx.services.storage,
+    linking.map((l) => linkProbe(l, [])),
+    AUTO_LINK_MAX + LINK_SPARE,
+    ctx.now,
+    { withNext: true },
+  );
   nearest.catch(() => undefined); // awaited after the probe; if the probe fails, so did it
   const probe = await q.probeStores(
     tx,
@@ -119,16 +126,27 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
     hashes: [...new Set(g.items.map((p) => p.hash))],
     ids: (probe.duplicates.get(g.n) ?? []).map((d) => d.id),
   }));
-  const written = q.insertStores(tx, seen, plans.map((p) => p.row), plans.flatMap((p) => p.supersedes), plans.flatMap((p) => p.linkRows), plans.flatMap((p) => p.mentionRows), stamped, ctx.now).catch((err: unknown) => {
-    // A store of the same text committed while the probe waited for its content lock: decide again.
-    if (q.isUnseenDuplicate(err)) locking.first = true;
-    // A link target deleted after linkNeighbours read it fails the edge's foreign key: decide again without it.
-    const failed = pgError(err);
-    if (failed?.code === '23503' && failed.table === 'memory_edges') {
-      throw Object.assign(new Error('a link target was deleted concurrently; retrying'), { code: '40001', cause: err });
-    }
-    throw err;
-  });
+  const written = q
+    .insertStores(
+      tx,
+      seen,
+      plans.map((p) => p.row),
+      plans.flatMap((p) => p.supersedes),
+      plans.flatMap((p) => p.linkRows),
+      plans.flatMap((p) => p.mentionRows),
+      stamped,
+      ctx.now,
+    )
+    .catch((err: unknown) => {
+      // A store of the same text committed while the probe waited for its content lock: decide again.
+      if (q.isUnseenDuplicate(err)) locking.first = true;
+      // A link target deleted after linkNeighbours read it fails the edge's foreign key: decide again without it.
+      const failed = pgError(err);
+      if (failed?.code === '23503' && failed.table === 'memory_edges') {
+        throw Object.assign(new Error('a link target was deleted concurrently; retrying'), { code: '40001', cause: err });
+      }
+      throw err;
+    });
   written.catch(() => undefined); // awaited below, once the tail it travels with (q.insertStores) has gone
   // When the tail fails, the write's own failure, if it had one, is the cause.
   await commitTail(work, plans, probe, outcomes, locking).catch(async (err: unknown) => {
@@ -140,4 +158,11 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
 }
 
 /** The hashes of `lww` stores at or before position `i`: the duplicates they supersede are no link targets for store `i`. */
-const lwwHashesUpTo = (items: Prepared[], i: number) => [...new Set(items.slice(0, i + 1).filter((p) => p.input.on_conflict === 'lww').map((p) => p.hash))];
+const lwwHashesUpTo = (items: Prepared[], i: number) => [
+  ...new Set(
+    items
+      .slice(0, i + 1)
+      .filter((p) => p.input.on_conflict === 'lww')
+      .map((p) => p.hash),
+  ),
+];

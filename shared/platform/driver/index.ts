@@ -37,8 +37,8 @@ import { type Pool, shortTransactions } from './short-transactions';
  */
 
 export { compile } from './compile';
-export { COMMIT_WITH, type CommitWith, hooksOf, KEEP_PLAN, type KeepPlan, SEND_WITH_NEXT, type SendWithNext, SHORTCUTS } from './hooks';
-export { type Compiled, DRIZZLE_VERSION_CHECKED, dialectOf, sessionOf } from './internals';
+export { COMMIT_WITH, hooksOf, KEEP_PLAN, SEND_WITH_NEXT, SHORTCUTS } from './hooks';
+export { DRIZZLE_VERSION_CHECKED, sessionOf } from './internals';
 export { placeLiterals, sqlLiteral } from './literals';
 
 /** Where the shortcuts go: an embedded PGlite, or a node-postgres-shaped pool with its drizzle driver's classes. */

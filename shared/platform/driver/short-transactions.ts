@@ -30,137 +30,151 @@ import { placeLiterals, sqlLiteral } from './literals';
  */
 export function shortTransactions(db: Db, pool: Pool, driver: { Session: SessionClass; Transaction: TransactionClass; prepare: boolean }): void {
   const prepared = new WeakMap<Client, Map<string, string>>();
-  replaceTransaction(db, (drizzleTransaction) => (async (fn: (tx: never) => Promise<unknown>, config?: unknown) => {
-    if (config) return drizzleTransaction(fn as never, config as never);
-    const client = await pool.connect();
-    let names = prepared.get(client);
-    if (!names) prepared.set(client, (names = new Map()));
-    const inOneMessage = (text: string, params: readonly unknown[]) => oneMessageForm(client, driver.prepare ? names : null, text, params);
-    /** Settles once BEGIN and the first statement are queued on the client; null before the first statement. */
-    let first: Promise<void> | null = null;
-    let open = false; // BEGIN has been sent
-    let committed = false;
-    /** Statements waiting to travel with the next one (SEND_WITH_NEXT), in order. */
-    const waiting: Waiting[] = [];
-    /** Sends the waiting statements on their own, each the usual way; they queue on the client before anything asked after. */
-    const sendWaiting = (sent = waiting.splice(0)) => {
-      for (const w of sent) client.query(w.config, w.values).then((r) => w.settle(null, (r as Result).rows), (err: Error) => w.settle(err));
-    };
-    /** The one-message forms of `along`, or null when one of them has none. */
-    const formsOf = async (along: Waiting[]) => {
-      const forms = await Promise.all(along.map((w) => w.form));
-      return forms.every((f) => f !== null) ? (forms as string[]) : null;
-    };
-    const query = (config: QueryConfig, values?: unknown[]): Promise<unknown> => {
-      if (committed) return Promise.reject(new Error('this transaction has already committed with its last statement'));
-      if (first)
-        return first.then(() => {
-          sendWaiting();
-          return client.query(config, values);
-        });
-      let queued!: () => void;
-      first = new Promise((resolve) => (queued = resolve));
-      // Statements asked for before this one and waiting for it: after BEGIN, before it. (Rows in
-      // array mode are this statement's choice, not theirs: then they go on their own.)
-      const earlier = waiting.splice(0);
-      return (async () => {
-        try {
-          const statement = await inOneMessage(config.text, values ?? []);
-          const forms = config.rowMode ? null : await formsOf(earlier);
-          open = true;
+  replaceTransaction(
+    db,
+    (drizzleTransaction) =>
+      (async (fn: (tx: never) => Promise<unknown>, config?: unknown) => {
+        if (config) return drizzleTransaction(fn as never, config as never);
+        const client = await pool.connect();
+        let names = prepared.get(client);
+        if (!names) prepared.set(client, (names = new Map()));
+        const inOneMessage = (text: string, params: readonly unknown[]) => oneMessageForm(client, driver.prepare ? names : null, text, params);
+        /** Settles once BEGIN and the first statement are queued on the client; null before the first statement. */
+        let first: Promise<void> | null = null;
+        let open = false; // BEGIN has been sent
+        let committed = false;
+        /** Statements waiting to travel with the next one (SEND_WITH_NEXT), in order. */
+        const waiting: Waiting[] = [];
+        /** Sends the waiting statements on their own, each the usual way; they queue on the client before anything asked after. */
+        const sendWaiting = (sent = waiting.splice(0)) => {
+          for (const w of sent)
+            client.query(w.config, w.values).then(
+              (r) => w.settle(null, (r as Result).rows),
+              (err: Error) => w.settle(err),
+            );
+        };
+        /** The one-message forms of `along`, or null when one of them has none. */
+        const formsOf = async (along: Waiting[]) => {
+          const forms = await Promise.all(along.map((w) => w.form));
+          return forms.every((f) => f !== null) ? (forms as string[]) : null;
+        };
+        const query = (config: QueryConfig, values?: unknown[]): Promise<unknown> => {
+          if (committed) return Promise.reject(new Error('this transaction has already committed with its last statement'));
+          if (first)
+            return first.then(() => {
+              sendWaiting();
+              return client.query(config, values);
+            });
+          let queued!: () => void;
+          first = new Promise((resolve) => (queued = resolve));
+          // Statements asked for before this one and waiting for it: after BEGIN, before it. (Rows in
+          // array mode are this statement's choice, not theirs: then they go on their own.)
+          const earlier = waiting.splice(0);
+          return (async () => {
+            try {
+              const statement = await inOneMessage(config.text, values ?? []);
+              const forms = config.rowMode ? null : await formsOf(earlier);
+              open = true;
+              if (!statement || !forms) {
+                client.query('BEGIN').catch(() => undefined); // its failure fails the statement queued after it
+                sendWaiting(earlier);
+                const result = client.query(config, values);
+                queued();
+                return await result;
+              }
+              const sent = client.query({ text: ['BEGIN', ...forms, statement].join('; '), rowMode: config.rowMode, types: config.types }) as Promise<Result[]>;
+              queued();
+              const results = await sent.catch((err: Error) => {
+                for (const w of earlier) w.settle(err);
+                throw err;
+              });
+              for (const [i, w] of earlier.entries()) w.settle(null, results[1 + i].rows);
+              return results[1 + earlier.length];
+            } finally {
+              queued();
+            }
+          })();
+        };
+        const tx = transactionOver(db, driver, { query });
+        const hooks = hooksOf(tx);
+        hooks[SHORTCUTS] = true;
+        const commitWith: CommitWith = async (compiled: Compiled) => {
+          await first;
+          let along = waiting.splice(0);
+          const forms = await formsOf(along);
+          const statement = await inOneMessage(compiled.sql, compiled.params);
           if (!statement || !forms) {
-            client.query('BEGIN').catch(() => undefined); // its failure fails the statement queued after it
-            sendWaiting(earlier);
-            const result = client.query(config, values);
-            queued();
-            return await result;
+            // Those that cannot travel in one message go first, the usual way (after BEGIN).
+            if (!first && along.length) await query({ text: 'SELECT 1' }).catch(() => undefined);
+            sendWaiting(along);
+            along = [];
           }
-          const sent = client.query({ text: ['BEGIN', ...forms, statement].join('; '), rowMode: config.rowMode, types: config.types }) as Promise<Result[]>;
-          queued();
-          const results = await sent.catch((err: Error) => {
-            for (const w of earlier) w.settle(err);
+          if (!statement) return null;
+          const alone = !open; // nothing ran before it: BEGIN goes too
+          open = true;
+          const message = [...(alone ? ['BEGIN'] : []), ...along.map((_, i) => forms![i]), statement, 'COMMIT'].join('; ');
+          let results: Result[];
+          try {
+            results = (await client.query(message)) as Result[];
+          } catch (err) {
+            // What the log may show of it (error-fields.ts): the statements' texts, their placeholders unfilled.
+            if (err && typeof err === 'object' && !('query' in err))
+              Object.assign(err, { query: [...along.map((w) => w.config.text), compiled.sql].join(';\n') });
+            for (const w of along) w.settle(err as Error);
             throw err;
+          }
+          committed = true;
+          const offset = alone ? 1 : 0;
+          for (const [i, w] of along.entries()) w.settle(null, results[offset + i].rows);
+          return results[offset + along.length].rows;
+        };
+        hooks[COMMIT_WITH] = commitWith;
+        // A statement that nothing follows in this turn of the event loop (its caller awaits it first,
+        // say) goes out on its own rather than waiting for ever: with BEGIN if it is the first.
+        let lateSend: ReturnType<typeof setTimeout> | undefined;
+        const sendLate = () => {
+          lateSend = undefined;
+          if (!waiting.length || committed) return;
+          if (!first) void query({ text: 'SELECT 1' }).catch(() => undefined);
+          else if (open) sendWaiting();
+          else lateSend = setTimeout(sendLate, 0); // the first statement is on its way
+        };
+        const sendWithNext: SendWithNext = (compiled: Compiled, opts: { name?: string; planEachTime?: boolean } = {}) => {
+          if (committed) return null;
+          lateSend ??= setTimeout(sendLate, 0);
+          return new Promise((resolve, reject) => {
+            // Planned each time: its text with the literals in it; otherwise prepared once per connection.
+            const form = opts.planEachTime ? oneMessageForm(client, null, compiled.sql, compiled.params) : inOneMessage(compiled.sql, compiled.params);
+            waiting.push({
+              config: { text: compiled.sql, name: opts.planEachTime ? undefined : opts.name },
+              values: compiled.params,
+              form,
+              settle: (err, rows) => (err ? reject(err) : resolve(rows!)),
+            });
           });
-          for (const [i, w] of earlier.entries()) w.settle(null, results[1 + i].rows);
-          return results[1 + earlier.length];
+        };
+        hooks[SEND_WITH_NEXT] = sendWithNext;
+        let broken: Error | undefined;
+        try {
+          const result = await fn(tx as never);
+          if (!first && waiting.length) await query({ text: 'SELECT 1' }); // only waiting statements: they go with BEGIN
+          await first;
+          sendWaiting();
+          if (open && !committed) await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          for (const w of waiting.splice(0)) w.settle(new Error('the transaction ended before this statement was sent'));
+          // After a failed `EXECUTE ...; COMMIT` the transaction is aborted, or ended if COMMIT itself
+          // failed: ROLLBACK ends the first and is a no-op for the second.
+          await first;
+          if (open && !committed) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+          throw err;
         } finally {
-          queued();
+          clearTimeout(lateSend);
+          client.release(broken);
         }
-      })();
-    };
-    const tx = transactionOver(db, driver, { query });
-    const hooks = hooksOf(tx);
-    hooks[SHORTCUTS] = true;
-    const commitWith: CommitWith = async (compiled: Compiled) => {
-      await first;
-      let along = waiting.splice(0);
-      const forms = await formsOf(along);
-      const statement = await inOneMessage(compiled.sql, compiled.params);
-      if (!statement || !forms) {
-        // Those that cannot travel in one message go first, the usual way (after BEGIN).
-        if (!first && along.length) await query({ text: 'SELECT 1' }).catch(() => undefined);
-        sendWaiting(along);
-        along = [];
-      }
-      if (!statement) return null;
-      const alone = !open; // nothing ran before it: BEGIN goes too
-      open = true;
-      const message = [...(alone ? ['BEGIN'] : []), ...along.map((_, i) => forms![i]), statement, 'COMMIT'].join('; ');
-      let results: Result[];
-      try {
-        results = (await client.query(message)) as Result[];
-      } catch (err) {
-        // What the log may show of it (error-fields.ts): the statements' texts, their placeholders unfilled.
-        if (err && typeof err === 'object' && !('query' in err)) Object.assign(err, { query: [...along.map((w) => w.config.text), compiled.sql].join(';\n') });
-        for (const w of along) w.settle(err as Error);
-        throw err;
-      }
-      committed = true;
-      const offset = alone ? 1 : 0;
-      for (const [i, w] of along.entries()) w.settle(null, results[offset + i].rows);
-      return results[offset + along.length].rows;
-    };
-    hooks[COMMIT_WITH] = commitWith;
-    // A statement that nothing follows in this turn of the event loop (its caller awaits it first,
-    // say) goes out on its own rather than waiting for ever: with BEGIN if it is the first.
-    let lateSend: ReturnType<typeof setTimeout> | undefined;
-    const sendLate = () => {
-      lateSend = undefined;
-      if (!waiting.length || committed) return;
-      if (!first) void query({ text: 'SELECT 1' }).catch(() => undefined);
-      else if (open) sendWaiting();
-      else lateSend = setTimeout(sendLate, 0); // the first statement is on its way
-    };
-    const sendWithNext: SendWithNext = (compiled: Compiled, opts: { name?: string; planEachTime?: boolean } = {}) => {
-      if (committed) return null;
-      lateSend ??= setTimeout(sendLate, 0);
-      return new Promise((resolve, reject) => {
-        // Planned each time: its text with the literals in it; otherwise prepared once per connection.
-        const form = opts.planEachTime ? oneMessageForm(client, null, compiled.sql, compiled.params) : inOneMessage(compiled.sql, compiled.params);
-        waiting.push({ config: { text: compiled.sql, name: opts.planEachTime ? undefined : opts.name }, values: compiled.params, form, settle: (err, rows) => (err ? reject(err) : resolve(rows!)) });
-      });
-    };
-    hooks[SEND_WITH_NEXT] = sendWithNext;
-    let broken: Error | undefined;
-    try {
-      const result = await fn(tx as never);
-      if (!first && waiting.length) await query({ text: 'SELECT 1' }); // only waiting statements: they go with BEGIN
-      await first;
-      sendWaiting();
-      if (open && !committed) await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      for (const w of waiting.splice(0)) w.settle(new Error('the transaction ended before this statement was sent'));
-      // After a failed `EXECUTE ...; COMMIT` the transaction is aborted, or ended if COMMIT itself
-      // failed: ROLLBACK ends the first and is a no-op for the second.
-      await first;
-      if (open && !committed) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
-      throw err;
-    } finally {
-      clearTimeout(lateSend);
-      client.release(broken);
-    }
-  }) as Db['transaction']);
+      }) as Db['transaction'],
+  );
   hooksOf(db)[SHORTCUTS] = true;
 }
 
@@ -195,7 +209,13 @@ async function oneMessageForm(client: Client, names: Map<string, string> | null,
   if (!name) {
     if (names.size >= MAX_PREPARED_STATEMENTS) return null;
     const id = `engram_c${names.size}`;
-    if (!(await client.query(`PREPARE ${id} AS ${text}`).then(() => true, () => false))) return null;
+    if (
+      !(await client.query(`PREPARE ${id} AS ${text}`).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return null;
     names.set(text, (name = id));
   }
   return `EXECUTE ${name}(${args})`;
