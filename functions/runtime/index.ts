@@ -36,7 +36,7 @@ const router = createRouter()
   .openapi(routes.listInterventionsRoute, async (c) => c.json(await listInterventions(ctxOf(c), c.req.valid('query')), 200));
 
 for (const verb of VERBS) {
-  router.openapi(routes.transitionRoute(verb), async (c) =>
+  router.openapi(routes.transitionRoutes[verb], async (c) =>
     c.json(await missions.transition(ctxOf(c), { missionId: c.req.valid('param').mission_id, verb }), 200),
   );
 }

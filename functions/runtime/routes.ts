@@ -134,7 +134,7 @@ const verbSummary: Record<Verb, string> = {
 };
 const camel = (verb: Verb) => `${verb}Mission` as const;
 
-export const transitionRoute = (verb: Verb) =>
+const transitionRoute = <V extends Verb>(verb: V) =>
   keyRoute({
     operationId: `runtime.${camel(verb)}`,
     method: 'post',
@@ -145,6 +145,25 @@ export const transitionRoute = (verb: Verb) =>
     request: { params: s.MissionParams },
     responses: { 200: json(s.Mission, 'The mission after the transition'), ...errorsOf(404, 409) },
   });
+
+// One constant per verb, so each route is a named export like the others (the tests type their
+// response bodies from these exports).
+export const startMissionRoute = transitionRoute('start');
+export const pauseMissionRoute = transitionRoute('pause');
+export const resumeMissionRoute = transitionRoute('resume');
+export const completeMissionRoute = transitionRoute('complete');
+export const failMissionRoute = transitionRoute('fail');
+export const cancelMissionRoute = transitionRoute('cancel');
+
+/** The transition routes by verb, in the order the router mounts them. */
+export const transitionRoutes = {
+  start: startMissionRoute,
+  pause: pauseMissionRoute,
+  resume: resumeMissionRoute,
+  complete: completeMissionRoute,
+  fail: failMissionRoute,
+  cancel: cancelMissionRoute,
+} satisfies Record<Verb, unknown>;
 
 // ---- checkpoints and rollback
 
