@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Tenant, TestEngine, TestResponse, UncheckedBody } from './harness';
+import type { Tenant, TestEngine } from './harness';
 
 /**
  * Payloads whose outcome the built-in policies decide, kept in one place so they are easy to adjust
@@ -15,9 +15,13 @@ export const PAYLOADS = {
 } as const;
 
 export function actionHelpers(engineOf: () => TestEngine) {
-  // Unchecked bodies (client.ts): the actions tests are not yet converted to typed bodies.
-  const call = (t: Tenant, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse<UncheckedBody>> =>
-    engineOf().request(method, path, { key: t.key, body, headers });
+  const call = <T = never, M extends string = string, P extends string = string>(
+    t: Tenant,
+    method: M,
+    path: P,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => engineOf().request<T, M, P>(method, path, { key: t.key, body, headers });
   const submit = (t: Tenant, body: Record<string, unknown>, headers?: Record<string, string>) => call(t, 'POST', '/v1/actions', body, headers);
   /** Submits the pending payload (or `body`) and returns the action id. */
   const pending = async (t: Tenant, body: Record<string, unknown> = PAYLOADS.pending) => {
@@ -26,7 +30,8 @@ export function actionHelpers(engineOf: () => TestEngine) {
     expect(res.body.status).toBe('pending_review');
     return res.body.action_id as string;
   };
-  const decide = (t: Tenant, id: string, body?: Record<string, unknown>, query = '') => call(t, 'POST', `/v1/approvals/${id}/decision${query}`, body);
+  const decide = (t: Tenant, id: string, body?: Record<string, unknown>, query: '' | `?${string}` = '') =>
+    call(t, 'POST', `/v1/approvals/${id}/decision${query}`, body);
   const poll = (t: Tenant, id: string) => call(t, 'GET', `/v1/actions/${id}`);
   const settings = (t: Tenant, body: Record<string, unknown>) => call(t, 'PUT', '/v1/control/settings', body);
   /** Adds `who` to the team with `role` (invitation + join). */

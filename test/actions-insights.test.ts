@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionHelpers, PAYLOADS } from './actions-helpers';
-import { createEngine, type TestEngine } from './harness';
+import { createEngine, errorOf, type TestEngine } from './harness';
 
 /**
  * What the control plane tells about past actions (issue 12 items 4 and 6): explain (policy result,
  * approval, memories at submission time, audit trail, summary), the dashboard, and an agent's
  * violation history with its `since`/`until` validation.
  */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -79,7 +79,7 @@ describe('explain', () => {
       [t, 'act_0000000000000000000000'],
     ] as const) {
       const missing = await h.call(who, 'GET', `/v1/actions/${id}/explain`);
-      expect([missing.status, missing.body.code]).toEqual([404, 'actions.not_found']);
+      expect([missing.status, errorOf(missing).code]).toEqual([404, 'actions.not_found']);
     }
     const blocked = (await h.submit(t, PAYLOADS.blocked)).body.action_id;
     expect((await h.call(t, 'GET', `/v1/actions/${blocked}/explain`)).body.summary).toContain('blocked it');
@@ -105,7 +105,7 @@ describe('dashboard', () => {
     });
     expect(res.body.totals.violations).toBeGreaterThanOrEqual(3);
     expect(res.body.by_status).toMatchObject({ allowed: 1, blocked: 1, pending_review: 2 });
-    const agents = Object.fromEntries(res.body.violations_by_agent.map((a: { agent_id: string; actions: number }) => [a.agent_id, a.actions]));
+    const agents = Object.fromEntries(res.body.violations_by_agent.map((a: { agent_id: string | null; actions: number }) => [a.agent_id, a.actions]));
     expect(agents).toEqual({ 'billing-agent': 2, 'chatty-agent': 1 });
     const policies = res.body.violations_by_policy.map((p: { policy: string }) => p.policy);
     expect(policies.length).toBeGreaterThanOrEqual(2);
@@ -122,7 +122,7 @@ describe('dashboard', () => {
     for (const q of ['window=1y', 'bucket=minute']) expect((await h.call(t, 'GET', `/v1/control/dashboard?${q}`)).status, q).toBe(400);
     const free = await engine.newTenant('free');
     const refused = await h.call(free, 'GET', '/v1/control/dashboard');
-    expect([refused.status, refused.body.code, refused.body.required_tier]).toEqual([403, 'FEATURE_NOT_AVAILABLE', 'starter']);
+    expect([refused.status, errorOf(refused).code, errorOf(refused).required_tier]).toEqual([403, 'FEATURE_NOT_AVAILABLE', 'starter']);
   });
 });
 
@@ -148,7 +148,7 @@ describe("an agent's violations", () => {
       ['since=2026-11-20T00:00:00Z&until=2026-11-01T00:00:00Z', 'since'],
     ]) {
       const bad = await h.call(t, 'GET', `/v1/control/agents/billing-agent/violations?${query}`);
-      expect([bad.status, bad.body.code, bad.body.field], query).toEqual([400, 'svc_ram.v1.control.invalid_violations_param', field]);
+      expect([bad.status, errorOf(bad).code, errorOf(bad).field], query).toEqual([400, 'svc_ram.v1.control.invalid_violations_param', field]);
     }
     const other = await engine.newTenant('free');
     expect((await h.call(other, 'GET', '/v1/control/agents/billing-agent/violations')).body.total).toBe(0);

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionHelpers, PAYLOADS } from './actions-helpers';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { SseReader } from './sse';
 
 /**
@@ -10,7 +10,7 @@ import { SseReader } from './sse';
  * approval queue, decisions in solo, team and enterprise mode with their timing against the frozen
  * clock, expiry through maintenance, and the events webhooks and the live stream carry.
  */
-let engine: TestEngine<'unchecked'>;
+let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
 });
@@ -59,7 +59,7 @@ describe('submitting actions', () => {
     expect(res.body).toMatchObject({ status: 'pending_review', connector: 'http', policy_result: { status: 'pending_review', action_id: res.body.action_id } });
     expect(res.body.policy_result.triggered_policy).toBeTruthy();
     expect(res.body.policy_result.risk_score).toBeGreaterThan(0);
-    expect(res.body.policy_result.violations.length).toBeGreaterThan(0);
+    expect(res.body.policy_result.violations?.length).toBeGreaterThan(0);
     expect(res.body.message).toContain(`/v1/actions/${res.body.action_id}`);
     const polled = await h.poll(t, res.body.action_id);
     expect(polled.body).toMatchObject({ status: 'pending_review', approval_mode: 'solo', decided_at: null });
@@ -91,14 +91,14 @@ describe('submitting actions', () => {
       agent_id: 'chatty-agent',
       policy_result: { status: 'blocked' },
     });
-    expect(res.body.error).toBe(res.body.message);
-    expect(res.body.request_id).toMatch(/^req_/);
+    expect(errorOf(res).error).toBe(errorOf(res).message);
+    expect(errorOf(res).request_id).toMatch(/^req_/);
     expect(res.body.action_id).toMatch(/^act_/);
     expect(res.body.policy_result.triggered_policy).toBeTruthy();
     expect((await h.poll(t, res.body.action_id)).body.status).toBe('blocked');
     expect((await auditOf(t, res.body.action_id)).map((e) => e.operation)).toEqual(['action.blocked']);
     // Never pending: not an approval.
-    expect((await h.decide(t, res.body.action_id)).body.code).toBe('svc_ram.v1.control.approval_not_found');
+    expect(errorOf(await h.decide(t, res.body.action_id)).code).toBe('svc_ram.v1.control.approval_not_found');
     expect((await h.call(t, 'GET', '/v1/approvals')).body.total).toBe(0);
   });
 
@@ -111,7 +111,7 @@ describe('submitting actions', () => {
     expect(blocked.body.message).toMatch(/shadow/);
     const held = await h.submit(t, PAYLOADS.pending);
     expect(held.body).toMatchObject({ status: 'allowed', policy_result: { shadow_status: 'pending_review' } });
-    expect(held.body.policy_result.violations.length).toBeGreaterThan(0);
+    expect(held.body.policy_result.violations?.length).toBeGreaterThan(0);
     expect((await h.call(t, 'GET', '/v1/approvals')).body.total).toBe(0);
     const trail = await auditOf(t, blocked.body.action_id);
     expect(trail).toMatchObject([{ operation: 'action.allowed', metadata: { outcome: 'blocked', evaluation_mode: 'shadow' } }]);
@@ -186,7 +186,7 @@ describe('submitting actions', () => {
     ];
     for (const body of bad) {
       const res = await h.submit(t, body as Record<string, unknown>);
-      expect([res.status, res.body.code], JSON.stringify(body).slice(0, 80)).toEqual([400, 'VALIDATION_ERROR']);
+      expect([res.status, errorOf(res).code], JSON.stringify(body).slice(0, 80)).toEqual([400, 'VALIDATION_ERROR']);
     }
     // 64 KB of params is fine (the shared metadata cap of 16 KB does not apply).
     expect((await h.submit(t, { action: 'github.create_issue', params: { blob: 'x'.repeat(40 * 1024) } })).status).toBe(200);
@@ -202,7 +202,7 @@ describe('submitting actions', () => {
     const deep = await h.call(t, 'POST', '/v1/actions/github/repos/create_issue', { title: 'x' });
     expect(deep.body).toMatchObject({ action: 'github.repos.create_issue', operation: 'repos.create_issue', agent_id: null });
     const blocked = await h.call(t, 'POST', '/v1/actions/slack/post_message', PAYLOADS.blocked.params);
-    expect([blocked.status, blocked.body.code, blocked.body.status]).toEqual([403, 'BLOCKED', 'blocked']);
+    expect([blocked.status, errorOf(blocked).code, errorOf(blocked).status]).toEqual([403, 'BLOCKED', 'blocked']);
     // An operation literally named "result" is still an action, and results still reach their route.
     // (Sent past the test client: its conformance check reads this path as the result route's.)
     const named = await engine.app.request('/v1/actions/github/result', {
@@ -214,7 +214,7 @@ describe('submitting actions', () => {
     expect((await h.call(t, 'POST', `/v1/actions/${res.body.action_id}/result`, { status: 'executed' })).body.status).toBe('executed');
 
     const disagree = await h.call(t, 'POST', '/v1/actions/slack/post_message?agent_id=a', { text: 'hi' }, { 'x-agent-id': 'b' });
-    expect([disagree.status, disagree.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([disagree.status, errorOf(disagree).code]).toEqual([400, 'VALIDATION_ERROR']);
     expect((await h.call(t, 'POST', '/v1/actions/slack/post_message', ['not', 'an', 'object'])).status).toBe(400);
     expect((await h.call(t, 'POST', '/v1/actions/slack/post%20message', { a: 1 })).status).toBe(400);
     expect((await h.call(t, 'POST', '/v1/actions/slack/post_message', { blob: 'x'.repeat(65 * 1024) })).status).toBe(400);
@@ -305,7 +305,7 @@ describe('polling and outcomes', () => {
     const t = await engine.newTenant('free');
     const id = await h.pending(t, PAYLOADS.pendingPlain);
     const early = await h.call(t, 'POST', `/v1/actions/${id}/result`, { status: 'executed' });
-    expect([early.status, early.body.code, early.body.action_status]).toEqual([409, 'CONFLICT', 'pending_review']);
+    expect([early.status, errorOf(early).code, errorOf(early).action_status]).toEqual([409, 'CONFLICT', 'pending_review']);
     engine.clock.advance(6 * SECOND);
     expect((await h.decide(t, id, { reason: 'ok' })).body.status).toBe('approved');
     const polled = await h.poll(t, id);
@@ -320,7 +320,7 @@ describe('polling and outcomes', () => {
       result_detail: 'slack was down',
     });
     const blocked = (await h.submit(t, PAYLOADS.blocked)).body.action_id;
-    expect((await h.call(t, 'POST', `/v1/actions/${blocked}/result`, { status: 'executed' })).body.action_status).toBe('blocked');
+    expect(errorOf(await h.call(t, 'POST', `/v1/actions/${blocked}/result`, { status: 'executed' })).action_status).toBe('blocked');
     expect((await h.call(t, 'POST', `/v1/actions/${allowed}/result`, { status: 'done' })).status).toBe(400);
   });
 
@@ -373,7 +373,7 @@ describe('decisions (solo mode, the default)', () => {
     const id = await h.pending(t, PAYLOADS.pendingPlain);
     engine.clock.advance(2 * SECOND);
     const early = await h.decide(t, id);
-    expect([early.status, early.body.code, early.body.retry_after]).toEqual([409, 'CONFLICT', 3]);
+    expect([early.status, errorOf(early).code, errorOf(early).retry_after]).toEqual([409, 'CONFLICT', 3]);
     expect(early.headers.get('retry-after')).toBe('3');
     engine.clock.advance(4 * SECOND);
     const ok = await h.decide(t, id, { reason: 'expected invoice run' });
@@ -394,8 +394,8 @@ describe('decisions (solo mode, the default)', () => {
     const id = await h.pending(t); // a wire transfer: "transfer" makes it destructive
     engine.clock.advance(6 * SECOND);
     const without = await h.decide(t, id);
-    expect([without.status, without.body.code]).toEqual([400, 'VALIDATION_ERROR']);
-    expect(without.body.details[0].path).toBe('confirmation');
+    expect([without.status, errorOf(without).code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(errorOf(without).details?.[0].path).toBe('confirmation');
     expect((await h.decide(t, id, { confirmation: 'rollback' })).status).toBe(400);
     expect((await h.decide(t, id, { confirmation: 'ROLLBACK' })).body.status).toBe('approved');
 
@@ -411,7 +411,7 @@ describe('decisions (solo mode, the default)', () => {
     expect((await h.decide(t, id, { decision: 'deny', reason: 'not today' })).body).toMatchObject({ status: 'denied', reason: 'not today' });
     for (const decision of ['approve', 'deny']) {
       const again = await h.decide(t, id, { decision });
-      expect([again.status, again.body.code], decision).toEqual([409, 'svc_ram.v1.control.approval_already_decided']);
+      expect([again.status, errorOf(again).code], decision).toEqual([409, 'svc_ram.v1.control.approval_already_decided']);
     }
     expect((await h.poll(t, id)).body).toMatchObject({ status: 'denied', reason: 'not today' });
   });
@@ -421,18 +421,18 @@ describe('decisions (solo mode, the default)', () => {
     const id = await h.pending(t, PAYLOADS.pendingPlain);
     engine.clock.advance(6 * SECOND);
     const maybe = await h.decide(t, id, { decision: 'maybe' });
-    expect([maybe.status, maybe.body.code, maybe.body.alias]).toEqual([400, 'control.invalid_decision', 'svc_ram.v1.control.invalid_decision']);
-    expect((await h.decide(t, id, undefined, '?decision=maybe')).body.code).toBe('control.invalid_decision');
+    expect([maybe.status, errorOf(maybe).code, errorOf(maybe).alias]).toEqual([400, 'control.invalid_decision', 'svc_ram.v1.control.invalid_decision']);
+    expect(errorOf(await h.decide(t, id, undefined, '?decision=maybe')).code).toBe('control.invalid_decision');
     for (const decision of [5, true, null, '', 'x'.repeat(500)]) {
       const odd = await h.decide(t, id, { decision });
-      expect([odd.status, odd.body.code], JSON.stringify(decision).slice(0, 20)).toEqual([400, 'control.invalid_decision']);
+      expect([odd.status, errorOf(odd).code], JSON.stringify(decision).slice(0, 20)).toEqual([400, 'control.invalid_decision']);
     }
     const unknown = await h.decide(t, 'act_0000000000000000000000');
-    expect([unknown.status, unknown.body.code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
+    expect([unknown.status, errorOf(unknown).code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
     const allowed = (await h.submit(t, PAYLOADS.allowed)).body.action_id;
-    expect((await h.decide(t, allowed)).body.code).toBe('svc_ram.v1.control.approval_not_found');
+    expect(errorOf(await h.decide(t, allowed)).code).toBe('svc_ram.v1.control.approval_not_found');
     const foreign = await h.decide(other, id);
-    expect([foreign.status, foreign.body.code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
+    expect([foreign.status, errorOf(foreign).code]).toEqual([404, 'svc_ram.v1.control.approval_not_found']);
     expect((await h.poll(t, id)).body.status).toBe('pending_review');
     // Case and surrounding spaces do not matter.
     expect((await h.decide(t, id, { decision: ' Deny ' })).body).toMatchObject({ status: 'denied', decision: 'deny' });
@@ -463,7 +463,7 @@ describe('decisions (solo mode, the default)', () => {
       raw: '{"decision":',
       headers: { 'content-type': 'application/json' },
     });
-    expect([broken.status, broken.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect([broken.status, errorOf(broken).code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 
   it('concurrent decisions on one action: exactly one wins, the others are 409', async () => {
@@ -473,7 +473,7 @@ describe('decisions (solo mode, the default)', () => {
     const results = await Promise.all(['approve', 'deny', 'approve', 'deny', 'approve'].map((decision) => h.decide(t, id, { decision })));
     const won = results.filter((r) => r.status === 200);
     expect(won).toHaveLength(1);
-    expect(results.filter((r) => r.status === 409).every((r) => r.body.code === 'svc_ram.v1.control.approval_already_decided')).toBe(true);
+    expect(results.filter((r) => r.status === 409).every((r) => errorOf(r).code === 'svc_ram.v1.control.approval_already_decided')).toBe(true);
     expect((await h.poll(t, id)).body.status).toBe(won[0].body.status);
     expect((await auditOf(t, id)).filter((e) => e.operation !== 'action.pending_review')).toHaveLength(1);
   });
@@ -495,7 +495,7 @@ describe('settings', () => {
     });
     // The control plane's code, the same POST /v1/actions answers for the same missing feature.
     const team = await h.settings(free, { approval_mode: 'team' });
-    expect([team.status, team.body.code, team.body.feature, team.body.required_tier, team.body.current_tier]).toEqual([
+    expect([team.status, errorOf(team).code, errorOf(team).feature, errorOf(team).required_tier, errorOf(team).current_tier]).toEqual([
       403,
       'svc_ram.v1.tier.feature_required',
       'team_approvals',
@@ -509,7 +509,7 @@ describe('settings', () => {
       updated_at: engine.clock.now().toISOString(),
     });
     const ent = await h.settings(starter, { approval_mode: 'enterprise' });
-    expect([ent.status, ent.body.code, ent.body.feature, ent.body.required_tier]).toEqual([
+    expect([ent.status, errorOf(ent).code, errorOf(ent).feature, errorOf(ent).required_tier]).toEqual([
       403,
       'svc_ram.v1.tier.feature_required',
       'enterprise_approvals',
@@ -553,7 +553,7 @@ describe('settings', () => {
       expect((await h.settings(t, { approval_mode: mode })).status).toBe(200);
       expect((await engine.admin('PATCH', `/admin/v1/tenants/${t.tenantId}`, { tier: lower })).status).toBe(200);
       const held = await h.submit(t, PAYLOADS.pending);
-      expect([held.status, held.body.code, held.body.feature, held.body.required_tier, held.body.current_tier]).toEqual([
+      expect([held.status, errorOf(held).code, errorOf(held).feature, errorOf(held).required_tier, errorOf(held).current_tier]).toEqual([
         403,
         'svc_ram.v1.tier.feature_required',
         feature,
@@ -565,11 +565,11 @@ describe('settings', () => {
       expect(settings.body).toMatchObject({
         approval_mode: mode,
         effective_approval_mode: mode,
-        approval_mode_unavailable: { code: held.body.code, feature, required_tier: required, current_tier: lower },
+        approval_mode_unavailable: { code: errorOf(held).code, feature, required_tier: required, current_tier: lower },
       });
       // The same code on the control plane's other route for the same feature.
       const again = await h.settings(t, { approval_mode: mode });
-      expect([again.status, again.body.code, again.body.feature]).toEqual([403, held.body.code, feature]);
+      expect([again.status, errorOf(again).code, errorOf(again).feature]).toEqual([403, errorOf(held).code, feature]);
       // Nothing was recorded; an action no rule holds is still allowed.
       expect((await h.call(t, 'GET', '/v1/approvals')).body.total).toBe(0);
       expect((await h.submit(t, PAYLOADS.allowed)).body.status).toBe('allowed');
@@ -597,7 +597,7 @@ describe('team mode', () => {
     expect((await h.poll(owner, id)).body.approval_mode).toBe('team');
     engine.clock.advance(9 * MINUTE);
     const early = await h.decide(owner, id);
-    expect([early.status, early.body.code, early.body.retry_after]).toEqual([409, 'CONFLICT', 60]);
+    expect([early.status, errorOf(early).code, errorOf(early).retry_after]).toEqual([409, 'CONFLICT', 60]);
     engine.clock.advance(2 * MINUTE);
     expect((await h.decide(owner, id)).body).toMatchObject({ status: 'approved', approver_id: owner.email });
   });
@@ -612,10 +612,10 @@ describe('team mode', () => {
     const { owner, member, readonly, outsider } = await teamSetup();
     const id = await h.pending(owner);
     const ro = await h.decide(readonly, id);
-    expect([ro.status, ro.body.code]).toEqual([403, 'FORBIDDEN']);
+    expect([ro.status, errorOf(ro).code]).toEqual([403, 'FORBIDDEN']);
     const stranger = await h.decide(outsider, id);
     const unknown = await h.decide(outsider, 'act_0000000000000000000000');
-    expect([stranger.status, stranger.body.code]).toEqual([unknown.status, unknown.body.code]);
+    expect([stranger.status, errorOf(stranger).code]).toEqual([unknown.status, errorOf(unknown).code]);
     expect(stranger.status).toBe(404);
     const ok = await h.decide(member, id, { reason: 'looks right' });
     expect(ok.body).toMatchObject({ status: 'approved', approver_id: member.email, reason: 'looks right' });
@@ -623,7 +623,7 @@ describe('team mode', () => {
     const trail = await auditOf(owner, id);
     expect(trail.map((e) => e.operation)).toEqual(['action.pending_review', 'action.approved']);
     expect(trail[1].metadata).toMatchObject({ approver_tenant_id: member.tenantId, approver_role: 'member', approval_mode: 'team' });
-    expect((await h.decide(member, id)).body.code).toBe('svc_ram.v1.control.approval_already_decided');
+    expect(errorOf(await h.decide(member, id)).code).toBe('svc_ram.v1.control.approval_already_decided');
     // Polling stays the submitter's: the member cannot read the action itself.
     expect((await h.poll(member, id)).status).toBe(404);
     // ...but finds it in its review queue, with what it approved.
@@ -659,7 +659,7 @@ describe('whose approval team a reviewer is in', () => {
     for (const reviewer of [teamOwner, teammate]) {
       expect((await h.call(reviewer, 'GET', '/v1/approvals?scope=team')).body.total).toBe(0);
       const tried = await h.decide(reviewer, id);
-      expect([tried.status, tried.body.code]).toEqual([unknown.status, unknown.body.code]);
+      expect([tried.status, errorOf(tried).code]).toEqual([unknown.status, errorOf(unknown).code]);
     }
     expect((await h.poll(submitter, id)).body.status).toBe('pending_review');
   });
@@ -699,12 +699,12 @@ describe('enterprise mode', () => {
     const first = await h.decide(member, id);
     expect(first.body).toMatchObject({ status: 'pending_review', approvals: 1, approvals_required: 2, decided_at: null });
     const twice = await h.decide(member, id);
-    expect([twice.status, twice.body.code]).toEqual([409, 'CONFLICT']);
+    expect([twice.status, errorOf(twice).code]).toEqual([409, 'CONFLICT']);
     expect((await h.poll(owner, id)).body.status).toBe('pending_review');
     const second = await h.decide(member2, id);
     expect(second.body).toMatchObject({ status: 'approved', approvals: 2, approvals_required: 2 });
     expect((await auditOf(owner, id)).map((e) => e.operation)).toEqual(['action.pending_review', 'action.approval_recorded', 'action.approved']);
-    expect((await h.decide(owner, id)).body.code).toBe('svc_ram.v1.control.approval_already_decided');
+    expect(errorOf(await h.decide(owner, id)).code).toBe('svc_ram.v1.control.approval_already_decided');
   });
 
   it('one deny decides denied', async () => {
@@ -726,7 +726,7 @@ describe('enterprise mode', () => {
     expect((await h.settings(owner, { require_manager: false, allowed_roles: ['admin'], min_approvals: 1 })).status).toBe(200);
     const next = await h.pending(owner);
     const refused = await h.decide(member, next);
-    expect([refused.status, refused.body.code]).toEqual([403, 'FORBIDDEN']);
+    expect([refused.status, errorOf(refused).code]).toEqual([403, 'FORBIDDEN']);
     expect((await h.decide(admin, next)).body.status).toBe('approved');
   });
 });
@@ -762,7 +762,7 @@ describe('expiry', () => {
     expect(trail[1].metadata).toMatchObject({ reason: 'expired' });
     const events = await h.call(t, 'GET', '/v1/events?types=action.decided');
     if (events.status === 200) expect(JSON.stringify(events.body)).toContain(old);
-    expect((await h.decide(t, old)).body.code).toBe('svc_ram.v1.control.approval_already_decided');
+    expect(errorOf(await h.decide(t, old)).code).toBe('svc_ram.v1.control.approval_already_decided');
   });
 });
 
