@@ -14,8 +14,8 @@ export interface StepInput {
  * Records a trace through the traces API (the tenant must have the feature), each step with the
  * engine clock set to its `at`; the clock is put back afterwards. The trace stays active.
  */
-export async function insertTrace(engine: TestEngine<'unchecked'>, tenant: Tenant, agentId: string, steps: StepInput[]) {
-  const post = async (path: string, body: unknown) => {
+export async function insertTrace(engine: TestEngine, tenant: Tenant, agentId: string, steps: StepInput[]) {
+  const post = async <P extends string>(path: P, body: unknown) => {
     const res = await engine.request('POST', path, { key: tenant.key, body });
     expect(res.status, res.text).toBe(201);
     return res.body;

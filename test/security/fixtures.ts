@@ -53,8 +53,8 @@ export const unknownId: Record<IdKind, () => string> = {
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
-export async function makeResources(engine: TestEngine<'unchecked'>, owner: Tenant): Promise<Record<IdKind, string>> {
-  const post = async (path: string, body: unknown) => {
+export async function makeResources(engine: TestEngine, owner: Tenant): Promise<Record<IdKind, string>> {
+  const post = async <P extends string>(path: P, body: unknown) => {
     const res = await engine.request('POST', path, { key: owner.key, body });
     expect(res.status, `${path}: ${res.text}`).toBeLessThan(300);
     return res.body;
