@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, type RequestOptions, testClient } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -10,9 +10,9 @@ import worker from '../../functions/worker';
 const bindings = env as unknown as Record<string, string>;
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
-const call = async (method: string, path: string, opts: RequestOptions = {}) => {
-  const res = await request(method, path, opts);
+const request = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
+const call = async <T = never, M extends string = string, P extends string = string>(method: M, path: P, opts: RequestOptions = {}) => {
+  const res = await request<T, M, P>(method, path, opts);
   await Promise.all(pending.splice(0));
   return res;
 };
@@ -42,7 +42,7 @@ describe('worker in workerd: governed actions', () => {
     });
     expect([allowed.status, allowed.body.status]).toEqual([200, 'allowed']);
     const blocked = await call('POST', '/v1/actions/slack/post_message', { key: owner.key, body: { text: '-----BEGIN RSA PRIVATE KEY-----\nMIIE...' } });
-    expect([blocked.status, blocked.body.code, blocked.body.status]).toEqual([403, 'BLOCKED', 'blocked']);
+    expect([blocked.status, errorOf(blocked).code, errorOf(blocked).status]).toEqual([403, 'BLOCKED', 'blocked']);
     const held = await call('POST', '/v1/actions', {
       key: owner.key,
       body: { action: 'http.post', params: { url: 'https://bank.example/wire', amount: 250000, memo: 'wire transfer' }, agent_id: 'billing-agent' },

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, type RequestOptions, testClient } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -12,9 +12,9 @@ const bindings = env as unknown as Record<string, string>;
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 const clientFor = (b: Record<string, string>) => {
-  const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, b, ctx), { base: 'https://engram.test' });
-  return async (method: string, path: string, opts: RequestOptions = {}) => {
-    const res = await request(method, path, opts);
+  const request = testClient((req) => worker.fetch(req, b, ctx), { base: 'https://engram.test' });
+  return async <T = never, M extends string = string, P extends string = string>(method: M, path: P, opts: RequestOptions = {}) => {
+    const res = await request<T, M, P>(method, path, opts);
     await Promise.all(pending.splice(0));
     return res;
   };
@@ -35,7 +35,7 @@ beforeAll(async () => {
 describe('eval in workerd', () => {
   it('is 403 experimental.disabled without the flag', async () => {
     const res = await off('POST', '/v1/eval/run', { key, body: {} });
-    expect([res.status, res.body.code]).toEqual([403, 'svc_ram.v1.experimental.disabled']);
+    expect([res.status, errorOf(res).code]).toEqual([403, 'svc_ram.v1.experimental.disabled']);
   });
 
   it('scores duplicates and gates on min_score with the flag', async () => {
@@ -47,12 +47,13 @@ describe('eval in workerd', () => {
     expect(run.status, run.text).toBe(200);
     expect(run.body).toMatchObject({ memory_count: 3, conflict_count: 2, breakdown: { conflict_score: 33 } });
     const gate = await on('POST', '/v1/eval/gate', { key, body: { min_score: 100 } });
-    expect([gate.status, gate.body.code, gate.body.eval?.passed]).toEqual([422, 'GATE_FAILED', false]);
+    expect(gate.status, gate.text).toBe(422);
+    expect(errorOf(gate)).toMatchObject({ code: 'GATE_FAILED', eval: { passed: false } });
   });
 
   it('Cortex consolidates the duplicates: a dry run lists the change, a run applies it', async () => {
     const off403 = await off('GET', '/v1/cortex/status', { key });
-    expect([off403.status, off403.body.code]).toEqual([403, 'svc_ram.v1.experimental.disabled']);
+    expect([off403.status, errorOf(off403).code]).toEqual([403, 'svc_ram.v1.experimental.disabled']);
     const dry = await on('POST', '/v1/cortex/run?dry_run=true', { key });
     expect(dry.status, dry.text).toBe(200);
     expect(dry.body).toMatchObject({ consolidated: 1, dry_run: true });

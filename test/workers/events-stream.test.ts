@@ -1,6 +1,6 @@
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, testClient } from '../client';
 import { SseReader } from '../sse';
 
 /**
@@ -12,7 +12,7 @@ import { SseReader } from '../sse';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 const BASE = 'https://engram.test';
-const call: UncheckedRequestFn = testClient((req) => worker.fetch(req), { base: BASE });
+const call = testClient((req) => worker.fetch(req), { base: BASE });
 
 async function open(key: string, headers: Record<string, string> = {}) {
   return worker.fetch(new Request(`${BASE}/v1/events/stream`, { headers: { authorization: `Bearer ${key}`, ...headers } }));
@@ -62,7 +62,7 @@ describe('worker in workerd: live event stream', () => {
     expect(streams.map((s) => s.status)).toEqual([200, 200, 200, 200, 200]);
     const sixth = await call('GET', '/v1/events/stream', { key: tenant.key });
     expect(sixth.status, sixth.text).toBe(429);
-    expect(sixth.body.code).toBe('RATE_LIMITED');
+    expect(errorOf(sixth).code).toBe('RATE_LIMITED');
 
     await streams[0].body!.cancel();
     let status = 0;
@@ -85,6 +85,6 @@ describe('worker in workerd: live event stream', () => {
     });
     const refused = await call('GET', '/v1/events/stream', { key: res.body.api_key });
     expect(refused.status).toBe(403);
-    expect(refused.body.code).toBe('FEATURE_NOT_AVAILABLE');
+    expect(errorOf(refused).code).toBe('FEATURE_NOT_AVAILABLE');
   });
 });

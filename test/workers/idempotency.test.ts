@@ -1,12 +1,12 @@
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, testClient } from '../client';
 
 /** Idempotency-Key inside workerd: per-request Neon pools, WebCrypto for the kept body's cipher. */
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 
-const call: UncheckedRequestFn = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
+const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 describe('worker in workerd: Idempotency-Key', () => {
   let key = '';
@@ -30,6 +30,6 @@ describe('worker in workerd: Idempotency-Key', () => {
     expect(list.body.total).toBe(1);
     const other = await call('POST', '/v1/memories', { key, body: { ...body, importance: 2 }, idempotencyKey });
     expect(other.status).toBe(400);
-    expect(other.body.code).toBe('VALIDATION_ERROR');
+    expect(errorOf(other).code).toBe('VALIDATION_ERROR');
   });
 });

@@ -1,7 +1,7 @@
 import { neonConfig, Pool } from '@neondatabase/serverless';
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, testClient } from '../client';
 
 /**
  * Memories and context spaces inside workerd (same setup as smoke.test.ts): every request goes
@@ -12,7 +12,7 @@ import { testClient, type UncheckedRequestFn } from '../client';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const bindings = env as unknown as Record<string, string>;
 
-const call: UncheckedRequestFn = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
+const call = testClient((req) => worker.fetch(req), { base: 'https://engram.test' });
 
 async function newTenant(label: string, tier: 'free' | 'pro') {
   const res = await call('POST', '/admin/v1/tenants', {
@@ -171,7 +171,7 @@ describe('worker in workerd: memories through Neon', () => {
 
     const got = await call('GET', `/v1/memories/${id}`, { key: tenant.key });
     expect(got.status, got.text).toBe(404);
-    expect(got.body.code).toBe('NOT_FOUND');
+    expect(errorOf(got).code).toBe('NOT_FOUND');
     // The others are untouched.
     expect((await call('GET', `/v1/memories/${otherIds[0]}`, { key: tenant.key })).status).toBe(200);
   });
@@ -215,6 +215,6 @@ describe('worker in workerd: context spaces through Neon', () => {
       body: { observation: 'This should not be stored', space_id: created.body.space_id },
     });
     expect(stored.status, stored.text).toBe(403);
-    expect(stored.body.code).toBe('FEATURE_NOT_AVAILABLE');
+    expect(errorOf(stored).code).toBe('FEATURE_NOT_AVAILABLE');
   });
 });

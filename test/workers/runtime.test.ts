@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, type RequestOptions, testClient } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -10,9 +10,9 @@ import worker from '../../functions/worker';
 const bindings = env as unknown as Record<string, string>;
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
-const call = async (method: string, path: string, opts: RequestOptions = {}) => {
-  const res = await request(method, path, opts);
+const request = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
+const call = async <T = never, M extends string = string, P extends string = string>(method: M, path: P, opts: RequestOptions = {}) => {
+  const res = await request<T, M, P>(method, path, opts);
   await Promise.all(pending.splice(0));
   return res;
 };
@@ -53,6 +53,6 @@ describe('worker in workerd: agent runtime', () => {
     expect(list.body.checkpoints.map((c: { label: string }) => c.label)).toEqual(['clean']);
     expect((await call('POST', `/v1/missions/${id}/complete`, { key })).body.status).toBe('completed');
     const again = await call('POST', `/v1/missions/${id}/resume`, { key });
-    expect([again.status, again.body.mission_status]).toEqual([409, 'completed']);
+    expect([again.status, errorOf(again).mission_status]).toEqual([409, 'completed']);
   });
 });

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, type RequestOptions, testClient } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -14,9 +14,9 @@ const { TRACE_SIGNING_KEY: _key, ...withoutKey } = bindings;
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 const clientFor = (b: Record<string, string>) => {
-  const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, b, ctx), { base: 'https://engram.test' });
-  return async (method: string, path: string, opts: RequestOptions = {}) => {
-    const res = await request(method, path, opts);
+  const request = testClient((req) => worker.fetch(req, b, ctx), { base: 'https://engram.test' });
+  return async <T = never, M extends string = string, P extends string = string>(method: M, path: P, opts: RequestOptions = {}) => {
+    const res = await request<T, M, P>(method, path, opts);
     await Promise.all(pending.splice(0));
     return res;
   };
@@ -78,7 +78,7 @@ describe('worker in workerd: signed traces', () => {
     ] as const) {
       const res = await unsigned(method, path, { key });
       expect(res.status, path).toBe(503);
-      expect(res.body.message).toMatch(/TRACE_SIGNING_KEY/);
+      expect(errorOf(res).message).toMatch(/TRACE_SIGNING_KEY/);
     }
     expect((await unsigned('GET', `/v1/traces/${id}`, { key })).body.trace.status).toBe('active');
     // With the secret back, the same trace completes.

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, testClient, type UncheckedRequestFn } from '../client';
+import { errorOf, type RequestOptions, testClient } from '../client';
 import worker from '../../functions/worker';
 
 /**
@@ -14,11 +14,11 @@ const bindings = rest as Record<string, string>;
 
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-const request: UncheckedRequestFn = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
+const request = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
 
 /** One request, then the work it left in waitUntil (the per-request pool closes there). */
-async function call(method: string, path: string, opts: RequestOptions = {}) {
-  const res = await request(method, path, opts);
+async function call<T = never, M extends string = string, P extends string = string>(method: M, path: P, opts: RequestOptions = {}) {
+  const res = await request<T, M, P>(method, path, opts);
   await Promise.all(pending.splice(0));
   return res;
 }
@@ -56,16 +56,16 @@ describe('worker in workerd without an embedding provider', () => {
     const res = await call('GET', '/health', { key });
     expect(res.status, res.text).toBe(200);
     expect(res.body.status).toBe('degraded');
-    expect(res.body.checks.database.status).toBe('ok');
-    expect(res.body.checks.embedding).toEqual({ status: 'error', error: 'EMBEDDING_PROVIDER=workers-ai needs the AI binding' });
-    expect(res.body.warnings.join('\n')).toContain('EMBEDDING_PROVIDER=workers-ai needs the AI binding');
+    expect(res.body.checks?.database.status).toBe('ok');
+    expect(res.body.checks?.embedding).toEqual({ status: 'error', error: 'EMBEDDING_PROVIDER=workers-ai needs the AI binding' });
+    expect(res.body.warnings?.join('\n')).toContain('EMBEDDING_PROVIDER=workers-ai needs the AI binding');
   });
 
   it('POST /v1/memories is 503 with the reason, and stores nothing', async () => {
     const res = await call('POST', '/v1/memories', { key, body: { observation: 'Nothing embeds this' } });
     expect(res.status, res.text).toBe(503);
     expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
-    expect(res.body.message).toContain('EMBEDDING_PROVIDER=workers-ai needs the AI binding');
+    expect(errorOf(res).message).toContain('EMBEDDING_PROVIDER=workers-ai needs the AI binding');
     const list = await call('GET', '/v1/memories', { key });
     expect(list.body.total).toBe(0);
   });
@@ -73,6 +73,6 @@ describe('worker in workerd without an embedding provider', () => {
   it('GET /v1/memories/search?mode=semantic is 503 with the reason', async () => {
     const res = await call('GET', '/v1/memories/search?q=anything&mode=semantic', { key });
     expect(res.status, res.text).toBe(503);
-    expect(res.body.message).toContain('needs the AI binding');
+    expect(errorOf(res).message).toContain('needs the AI binding');
   });
 });
