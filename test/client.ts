@@ -41,14 +41,6 @@ export type RequestFn = <T = never, M extends string = string, P extends string 
 ) => Promise<TestResponse<Typed<T, M, P>>>;
 
 /**
- * The named escape for test files not yet converted to typed bodies (issue 34, item 4): a file opts
- * out by declaring its client or engine with it (`TestEngine<'unchecked'>`), so what remains is a
- * grep away. Delete it, and this exception to the no-`any` rule, once no file names it.
- */
-export type UncheckedBody = any;
-export type UncheckedRequestFn = (method: string, path: string, opts?: RequestOptions) => Promise<TestResponse<UncheckedBody>>;
-
-/**
  * `send` delivers one request; `base` is the origin paths are resolved against (an absolute URL is
  * sent as it is); `check`, when given, sees every response with the path it was sent to (the
  * in-process suite checks OpenAPI conformance there).

@@ -3,18 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp } from '../functions/app';
-import {
-  type ErrorBody,
-  errorOf,
-  freshIp,
-  type RequestFn,
-  testClient,
-  type TestResponse,
-  type Typed,
-  type UncheckedBody,
-  type UncheckedRequestFn,
-  uniqueEmail,
-} from './client';
+import { type ErrorBody, errorOf, freshIp, type RequestFn, testClient, type TestResponse, type Typed, uniqueEmail } from './client';
 import { conformanceChecker } from './conformance';
 import { jobHandlers, maintenanceTasks } from '../functions/registry';
 import { parseConfig } from '../shared/platform/config';
@@ -67,17 +56,14 @@ export interface Tenant {
 }
 
 export { errorOf, freshIp, uniqueEmail };
-export type { ErrorBody, TestResponse, UncheckedBody, UncheckedRequestFn };
+export type { ErrorBody, TestResponse };
 
-/** `'unchecked'`: the escape of a file not yet converted to typed bodies (UncheckedBody in client.ts). */
-export interface TestEngine<Bodies extends 'typed' | 'unchecked' = 'typed'> {
+export interface TestEngine {
   node: NodeServices;
   clock: ManualClock;
   app: ReturnType<typeof buildApp>;
-  request: Bodies extends 'typed' ? RequestFn : UncheckedRequestFn;
-  admin: Bodies extends 'typed'
-    ? <T = never, M extends string = string, P extends string = string>(method: M, path: P, body?: unknown) => Promise<TestResponse<Typed<T, M, P>>>
-    : (method: string, path: string, body?: unknown) => Promise<TestResponse<UncheckedBody>>;
+  request: RequestFn;
+  admin: <T = never, M extends string = string, P extends string = string>(method: M, path: P, body?: unknown) => Promise<TestResponse<Typed<T, M, P>>>;
   /** The rows of a raw query on the engine's database, typed as the caller says they come back. */
   sql<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   newTenant(tier?: 'free' | 'starter' | 'pro' | 'enterprise'): Promise<Tenant>;
