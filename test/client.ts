@@ -41,7 +41,7 @@ export type RequestFn = <T = never, M extends string = string, P extends string 
 ) => Promise<TestResponse<Typed<T, M, P>>>;
 
 /**
- * The named escape for test files not yet converted to typed bodies (issue 34, item 4): a file opts
+ * The named escape for test files not yet converted to typed bodies: a file opts
  * out by declaring its client or engine with it (`TestEngine<'unchecked'>`), so what remains is a
  * grep away. Delete it, and this exception to the no-`any` rule, once no file names it.
  */
