@@ -5,8 +5,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The house rules of docs/architecture.md#layers as a test: which folder may import which. Import specifiers come
- * from TypeScript's own scanner (`ts.preProcessFile`: static imports, `export ... from`, dynamic
+ * The house rules of docs/architecture.md#layers as a test: which folder may import which. Import
+ * specifiers come from TypeScript's own scanner (`ts.preProcessFile`: static imports, `export ... from`, dynamic
  * `import()`, type-only imports too), relative ones are resolved to files, and every breach is
  * reported as `file: imports 'specifier' (resolved file): rule`.
  */
