@@ -32,6 +32,14 @@ function outsideReferences(file: string, text: string): string[] {
   return found;
 }
 
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const anchorOf = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+
 function trackedFiles(): string[] {
   const out = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return out.split('\0').filter((f) => f && !f.split('/').includes('node_modules'));
@@ -39,10 +47,11 @@ function trackedFiles(): string[] {
 
 describe('the repository stands on its own', () => {
   it('the check itself: catches outside references, allows imports of our own shared/', () => {
-    expect(outsideReferences('functions/memories/service.ts', "import { x } from '../../shared/platform/ids';")).toEqual([]);
-    expect(outsideReferences('test/boundaries.test.ts', "'../shared/platform/ids'")).toEqual([]);
-    expect(outsideReferences('README.md', 'see ../shared/notes.md')).toHaveLength(1);
-    expect(outsideReferences('test/bench/x.ts', "new URL('../../../shared/data/', import.meta.url)")).toHaveLength(1);
+    const up = '../'; // samples built from pieces, like FORBIDDEN
+    expect(outsideReferences('functions/memories/service.ts', `import { x } from '${up}${up}shared/platform/ids';`)).toEqual([]);
+    expect(outsideReferences('test/boundaries.test.ts', `'${up}shared/platform/ids'`)).toEqual([]);
+    expect(outsideReferences('README.md', `see ${up}shared/notes.md`)).toHaveLength(1);
+    expect(outsideReferences('test/bench/x.ts', `new URL('${up}${up}${up}shared/data/', import.meta.url)`)).toHaveLength(1);
     expect(outsideReferences('functions/x.ts', `// ${FORBIDDEN[2]}3.3`)).toHaveLength(1);
     expect(outsideReferences('docs/x.md', `read ${FORBIDDEN[0]} first`)).toHaveLength(1);
   });
@@ -60,5 +69,23 @@ describe('the repository stands on its own', () => {
       found.push(...outsideReferences(file, text));
     }
     expect(found, 'cite docs/architecture.md#<anchor>, an operationId, or say the rule in place').toEqual([]);
+  });
+
+  it('every docs/architecture.md#<anchor> cited names a heading of that page', () => {
+    const page = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const anchors = new Set([...page.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1])));
+    const dangling: string[] = [];
+    for (const file of trackedFiles()) {
+      let text: string;
+      try {
+        text = readFileSync(join(ROOT, file), 'utf8');
+      } catch {
+        continue;
+      }
+      const own = file === 'docs/architecture.md' ? [...text.matchAll(/\]\(#([\w-]+)\)/g)] : [];
+      const cited = [...text.matchAll(/architecture\.md#([\w-]+)/g), ...own];
+      for (const [, anchor] of cited) if (!anchors.has(anchor)) dangling.push(`${file}: #${anchor}`);
+    }
+    expect(dangling, 'a heading of docs/architecture.md was renamed or a citation is misspelt').toEqual([]);
   });
 });
