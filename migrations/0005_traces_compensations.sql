@@ -1,4 +1,4 @@
--- Reasoning traces and their hash-chained steps (spec §2.6; the traces API fills them), and
+-- Reasoning traces and their hash-chained steps (the traces API fills them), and
 -- compensation plans: the reviewable reversal actions for ACTION steps that a rollback window holds.
 
 CREATE TABLE traces (

@@ -1,4 +1,4 @@
--- Teams (spec §4.11): an owner, members with roles, and e-mail-bound single-use invitations.
+-- Teams: an owner, members with roles, and e-mail-bound single-use invitations.
 CREATE TABLE teams (
   id text PRIMARY KEY,
   owner_tenant_id text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,

@@ -1,4 +1,4 @@
--- Events (spec §6, DESIGN §5 "Webhooks and events", "Live events"): every event a write emits is a
+-- Events (docs/architecture.md#webhooks-and-events, #live-events): every event a write emits is a
 -- row here, in the write's transaction, numbered per tenant in commit order. The live stream
 -- reads it after a sequence number; webhook deliveries read their payload from it.
 ALTER TABLE audit_heads ADD COLUMN event_seq bigint NOT NULL DEFAULT 0;

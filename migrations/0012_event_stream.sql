@@ -1,4 +1,4 @@
--- Live event stream (DESIGN §5 "Live events"): a key may hold a few open streams at once
+-- Live event stream (docs/architecture.md#live-events): a key may hold a few open streams at once
 -- (EVENT_STREAMS_PER_KEY), counted across instances. Without Redis each open stream holds a lease
 -- row here, refreshed by its heartbeat and deleted when it ends; a crashed instance's leases lapse
 -- at `expires_at` and maintenance deletes them.

@@ -1,4 +1,4 @@
--- Signed traces (issue 11): the API that fills the trace tables of 0005.
+-- Signed traces: the API that fills the trace tables of 0005.
 --
 -- A trace records which signing key sealed it, and every key that ever signed keeps its public half
 -- here, so a trace stays verifiable after the operator rotates TRACE_SIGNING_KEY (its certificate

@@ -1,4 +1,4 @@
--- Knowledge graph (issue 11): entities, subject-predicate-object triples between them, and the
+-- Knowledge graph (docs/architecture.md#knowledge-graph-entities): entities, subject-predicate-object triples between them, and the
 -- entities each memory mentions. 0015 belongs to the trace signing work; 0013 is unused.
 
 -- One row per (name, type) of a tenant. Names are stored trimmed and lowercased; COLLATE "C" makes

@@ -1,7 +1,7 @@
--- Custom policies (issue 12): one row per (tenant, name, scope), where the scope is tenant-wide
+-- Custom policies: one row per (tenant, name, scope), where the scope is tenant-wide
 -- (agent_id NULL) or one agent. The same name may exist tenant-wide and for any number of agents,
--- independently (spec §2.7); the expression index makes NULL its own scope value (agent ids are
--- never empty). DELETE is a soft delete: enabled false, version + 1 (spec §3.6).
+-- independently; the expression index makes NULL its own scope value (agent ids are
+-- never empty). DELETE is a soft delete: enabled false, version + 1.
 CREATE TABLE policies (
   id text PRIMARY KEY,
   tenant_id text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,

@@ -1,6 +1,6 @@
--- Governed actions and approvals (issue 12). 0017 belongs to the policy engine work.
+-- Governed actions and approvals. 0017 holds the custom policies.
 
--- One row per submitted action; its id is also its approval id. `status` moves along spec §3.3:
+-- One row per submitted action; its id is also its approval id. `status` moves along:
 -- allowed | blocked | pending_review → approved | denied → executed | failed (an allowed action may
 -- report executed | failed too). `outcome` is what evaluation decided (in shadow mode the would-be
 -- status, while `status` is allowed). `reviewable` marks actions that were ever pending review:

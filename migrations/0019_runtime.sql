@@ -1,4 +1,4 @@
--- Agent runtime (issue 13): registered agents, capability packs, missions with checkpoints, and
+-- Agent runtime: registered agents, capability packs, missions with checkpoints, and
 -- supervisor interventions. 0017 and 0018 belong to the governed-actions work.
 
 -- A capability pack names tools an agent may use and the risk of each. `tools` is a JSON array of

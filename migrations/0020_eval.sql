@@ -1,4 +1,4 @@
--- Eval (issue 14, experimental): stored eval runs (history, daily limits, drift) and the
+-- Eval (experimental): stored eval runs (history, daily limits, drift) and the
 -- per-tenant baselines that drive recall_consistency.
 
 CREATE TABLE eval_runs (

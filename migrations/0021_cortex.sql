@@ -1,5 +1,5 @@
--- Cortex (issue 14, experimental): per-tenant maintenance config and the last run's stats. A
--- tenant without a row has the defaults (DESIGN §5: threshold 0.90, decay after 30 days, off).
+-- Cortex (experimental): per-tenant maintenance config and the last run's stats. A
+-- tenant without a row has the defaults (threshold 0.90, decay after 30 days, off).
 
 CREATE TABLE cortex_configs (
   tenant_id text PRIMARY KEY REFERENCES tenants (id) ON DELETE CASCADE,

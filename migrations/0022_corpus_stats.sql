@@ -1,4 +1,4 @@
--- Keyword search (issue 16): each tenant's BM25 collection statistics (memory count and total
+-- Keyword search: each tenant's BM25 collection statistics (memory count and total
 -- tsvector length) as running totals, so a search over a whole store reads a few rows instead of
 -- scanning every memory. Append-only deltas written by triggers in the writing transaction (a
 -- rolled-back write leaves none; concurrent writers insert, never update one hot row); a search

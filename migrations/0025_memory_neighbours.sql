@@ -1,4 +1,4 @@
--- The near-duplicate index behind eval's conflict_score and Cortex consolidation (issue 14). Each
+-- The near-duplicate index behind eval's conflict_score and Cortex consolidation. Each
 -- live memory is probed once in the HNSW graph (and again when its text or space changes): up to
 -- three nearest live memories of its space within cosine 0.5 (the lowest threshold the config
 -- allows) are kept as pairs. Eval and Cortex then count and group pairs with a join instead of one

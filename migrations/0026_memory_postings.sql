@@ -1,4 +1,4 @@
--- Keyword search over a tenant's whole store (issue 16): one row per (memory, stemmed lexeme) with the
+-- Keyword search over a tenant's whole store: one row per (memory, stemmed lexeme) with the
 -- lexeme's frequency in the memory and the memory's length, so a BM25 query reads the postings of
 -- its few words from one index (index-only) instead of fetching every matching memory row (each
 -- about 2 KB with its vector) and unnesting its whole tsvector: at 100k memories, p50/p95 36/50 ms

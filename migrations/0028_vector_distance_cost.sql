@@ -1,4 +1,4 @@
--- What a cosine distance costs, told to the planner (issue 16). pgvector declares cosine_distance at
+-- What a cosine distance costs, told to the planner. pgvector declares cosine_distance at
 -- the default COST 1 (one cpu_operator_cost, an integer comparison), but computing it on a stored
 -- embedding means detoasting the 2 KB vector (two TOAST chunks, found through the TOAST index) and a
 -- 512-term dot product: about 3-5 µs a row here, hundreds of times what the planner assumed. So for

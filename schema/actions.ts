@@ -3,7 +3,7 @@ import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, text,
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-/** Every status an action moves through (spec §3.3, DESIGN §5). */
+/** Every status an action moves through (docs/architecture.md#approvals). */
 export const ACTION_STATES = ['allowed', 'blocked', 'pending_review', 'approved', 'denied', 'executed', 'failed'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
 

@@ -3,7 +3,7 @@ import { actionHelpers, PAYLOADS } from './actions-helpers';
 import { createEngine, errorOf, type TestEngine } from './harness';
 
 /**
- * What the control plane tells about past actions (issue 12 items 4 and 6): explain (policy result,
+ * What the control plane tells about past actions: explain (policy result,
  * approval, memories at submission time, audit trail, summary), the dashboard, and an agent's
  * violation history with its `since`/`until` validation.
  */

@@ -5,7 +5,7 @@ import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { SseReader } from './sse';
 
 /**
- * Governed actions (issue 12 items 2, 3, 5, 7) through the API: submission and its three outcomes,
+ * Governed actions through the API: submission and its three outcomes,
  * the 403 BLOCKED body, shadow mode, the connector path form, polling and outcome reports, the
  * approval queue, decisions in solo, team and enterprise mode with their timing against the frozen
  * clock, expiry through maintenance, and the events webhooks and the live stream carry.

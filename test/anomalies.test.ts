@@ -4,7 +4,7 @@ import { createLogger } from '../shared/platform/log';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**
- * Issue 10 item 9: `anomaly.bulk_delete`, `anomaly.rapid_writes` and `anomaly.server_errors`,
+ * docs/architecture.md#anomalies: `anomaly.bulk_delete`, `anomaly.rapid_writes` and `anomaly.server_errors`,
  * each per tenant in fixed 60-second windows, emitted once when a window reaches its threshold
  * (50 deletes, 500 creates/updates, 10 responses ≥ 500), audited, and counted by the audit summary.
  */

@@ -262,7 +262,7 @@ describe('GET /v1/audit/export', () => {
     expect(res.body).toMatchObject({ code: 'TIER_REQUIRED', required_tier: 'starter', current_tier: 'free' });
   });
 
-  it('csv by default: the spec columns, chain order, RFC 4180 quoting, an attachment', async () => {
+  it('csv by default: the documented columns, chain order, RFC 4180 quoting, an attachment', async () => {
     const t = await engine.newTenant('starter');
     const m = await store(t, { observation: 'Ships on Fridays.', agent_id: 'ops "night", shift' });
     const res = await get(t, '/v1/audit/export');
@@ -469,7 +469,7 @@ describe('GET /v1/audit/summary', () => {
 });
 
 describe('GET /v1/audit/verify', () => {
-  it('is Pro+: free and starter are 403 FEATURE_NOT_AVAILABLE (the spec names TIER_REQUIRED only for the export)', async () => {
+  it('is Pro+: free and starter are 403 FEATURE_NOT_AVAILABLE (TIER_REQUIRED is only for the export)', async () => {
     for (const tier of ['free', 'starter'] as const) {
       const t = await engine.newTenant(tier);
       const res = await get(t, '/v1/audit/verify');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, errorOf, freshIp, storageName, type TestEngine, type TestResponse, uniqueEmail } from './harness';
 
 /**
- * The 500s the fuzz test found (issue 9, item 9), each pinned: text Postgres cannot store, years it
+ * The 500s the fuzz test found, each pinned: text Postgres cannot store, years it
  * cannot store, an export that answered 200 and then cut its stream, and check-then-insert races.
  * Every one is now a 400 or 409 with the one error body.
  */

@@ -5,8 +5,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The house rules of DESIGN.md §2 as a test: which folder may import which. Import specifiers come
- * from TypeScript's own scanner (`ts.preProcessFile`: static imports, `export ... from`, dynamic
+ * The house rules of docs/architecture.md#layers as a test: which folder may import which. Import
+ * specifiers come from TypeScript's own scanner (`ts.preProcessFile`: static imports, `export ... from`, dynamic
  * `import()`, type-only imports too), relative ones are resolved to files, and every breach is
  * reported as `file: imports 'specifier' (resolved file): rule`.
  */
@@ -135,7 +135,7 @@ function violations(imports: Import[]): string[] {
   return out;
 }
 
-describe('import boundaries (DESIGN.md §2)', () => {
+describe('import boundaries (docs/architecture.md#layers)', () => {
   const { files, imports, unresolved } = scan();
 
   it('the scanner sees every form of import', () => {
@@ -186,6 +186,6 @@ describe('import boundaries (DESIGN.md §2)', () => {
   });
 
   it('functions/, shared/ and schema/ keep the house rules', () => {
-    expect(violations(imports), 'import boundary violations (DESIGN.md §2)').toEqual([]);
+    expect(violations(imports), 'import boundary violations (docs/architecture.md#layers)').toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { withMemoryDeletedOnFirstInsert } from './races';
 
-/** Cortex (issue 14 items 4–6, spec §4.14, DESIGN §5) through the API, with the experimental flag on. */
+/** Cortex (docs/architecture.md#eval-and-cortex) through the API, with the experimental flag on. */
 let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
-/** Eval (issue 14, spec §4.13, DESIGN §5) through the API, with the experimental flag on. */
+/** Eval (docs/architecture.md#eval-and-cortex) through the API, with the experimental flag on. */
 let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });

@@ -6,7 +6,7 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
 import { SseReader } from './sse';
 
 /**
- * GET /v1/events/stream (DESIGN §5 "Live events") through the HTTP API: events of writes arrive as
+ * GET /v1/events/stream (docs/architecture.md#live-events) through the HTTP API: events of writes arrive as
  * they commit with `id:` their number and `data:` the raw webhook body; `types` filters;
  * Last-Event-ID resumes with exactly the missed ones; other tenants' events never show; heartbeats;
  * at most EVENT_STREAMS_PER_KEY open streams per key, given back on disconnect or when they lapse.

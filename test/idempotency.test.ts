@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../shared/platform/crypto';
 import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 
-/** Issue 9.11: `Idempotency-Key` makes retries of POSTs safe (DESIGN §5, shared/platform/idempotency.ts). */
+/** `Idempotency-Key` makes retries of POSTs safe (docs/architecture.md#idempotency, shared/platform/idempotency.ts). */
 let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();

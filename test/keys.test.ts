@@ -262,7 +262,7 @@ describe('rotation, listing, revocation, expiry', () => {
     }
   });
 
-  it('lists keys with the fields of the spec and never the secret', async () => {
+  it('lists keys with their documented fields and never the secret', async () => {
     const tenant = await engine.newTenant('pro');
     engine.clock.advance(1_000);
     await engine.request('POST', '/v1/keys/rotate', { key: tenant.key });

@@ -6,7 +6,7 @@ import { createLogger } from '../shared/platform/log';
 import { createEngine, errorOf, integration, type TestEngine } from './harness';
 
 /**
- * Issue 9.5: a failed query logs the database error and a redacted statement, never the parameters;
+ * A failed query logs the database error and a redacted statement, never the parameters;
  * every log line is one JSON object whatever the strings in it hold.
  */
 let engine: TestEngine;

@@ -5,7 +5,7 @@ import { SseReader } from './sse';
 import { PAYLOADS } from './actions-helpers';
 
 /**
- * Supervisor interventions (issue 13 item 5) and the runtime's events (item 6) through the API:
+ * Supervisor interventions and the runtime's events through the API:
  * each type's effect, its record, its audit entry, and the events on the live stream (the same
  * rows webhooks are delivered from).
  */

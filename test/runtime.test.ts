@@ -3,7 +3,7 @@ import type { BodyOf } from './client';
 import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 
 /**
- * The agent runtime through the API (issue 13; spec §2.14, §3.4, §3.5, §4.15; DESIGN §5 Runtime):
+ * The agent runtime through the API (docs/architecture.md#agent-runtime):
  * agents, capability packs, missions and their lifecycle, checkpoints, mission rollback (with the
  * agent's memory writes reverted), and the helper the actions family uses. Interventions and the
  * event stream: test/runtime-interventions.test.ts.

@@ -8,7 +8,7 @@ import { fillPath, type RouteEntry, routeTable } from './security/route-table';
  * The security suite, generated from the route table (Unkey's per-route common tests): every route
  * that needs a key refuses a missing, malformed, unknown, revoked and expired key with 401; every
  * route with an id in its path or body answers another tenant's id exactly as an id that names
- * nothing (404, or the 403 the spec names), so no route is an oracle. A new route is covered
+ * nothing (404, or the 403 the contract names; docs/architecture.md#not-found-never-forbidden), so no route is an oracle. A new route is covered
  * without being listed; a new kind of id fails here until test/security/fixtures.ts knows it.
  */
 const routes = routeTable();

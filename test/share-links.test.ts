@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BodyOf } from './client';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
-/** Issue 9.3: a request's Host header must never choose where an invitation mail links to. */
+/** A request's Host header must never choose where an invitation mail links to. */
 let plain: TestEngine;
 let configured: TestEngine;
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { parseConfig } from '../shared/platform/config';
 import { createLogger, type Logger } from '../shared/platform/log';
 import { generateSigningKeyPem, verifySignature } from '../shared/platform/trace-signing';
 
-/** Key custody on Node (DESIGN §5 "Traces"): where the key that signs traces lives. */
+/** Key custody on Node (docs/architecture.md#trace-signing): where the key that signs traces lives. */
 const dirs: string[] = [];
 const tempDir = () => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-key-'));

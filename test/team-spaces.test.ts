@@ -7,7 +7,7 @@ import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse 
 import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
 
 /**
- * Team writes (issue 10 item 3): a space that grants `team:<team_id>` and opts in with `team_write`
+ * Team writes (docs/architecture.md#consent-for-shared-spaces): a space that grants `team:<team_id>` and opts in with `team_write`
  * lets the team's owner, admins and members store into it. The memory is the space owner's (store,
  * quota, audit chain); readonly members, tenants listed by id, and spaces without the opt-in only
  * read; removing a member or demoting them ends the writes at once.

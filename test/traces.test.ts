@@ -43,7 +43,7 @@ const verifyOf = async (t: Tenant, traceId: string) => {
 const problems = (v: { discrepancies: { problem: string; step_index: number | null }[] | null }) =>
   (v.discrepancies ?? []).map((d) => `${d.step_index}:${d.problem}`);
 
-// DESIGN §5 "Traces", recomputed here with node:crypto and the canonicalize package, not the service's code.
+// docs/architecture.md#trace-hashing, recomputed here with node:crypto and the canonicalize package, not the service's code.
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const integrity = (traceId: string, index: number, s: { type: string; content: string; metadata?: object }) =>
   sha256(canonicalize({ trace_id: traceId, step_index: index, type: s.type, content: s.content, metadata: s.metadata ?? {} })!);
@@ -63,7 +63,7 @@ const STEPS = [
 ];
 
 describe('a trace from start to a verified seal', () => {
-  it('chains each step as DESIGN says, signs the root, verifies, and certifies with the public key', async () => {
+  it('chains each step as documented, signs the root, verifies, and certifies with the public key', async () => {
     const traceId = await start(pro, { agent_id: 'refund-agent', description: 'Refund order 42', tags: ['refunds', 'refunds'] });
     expect(traceId).toMatch(/^trc_/);
     let previous: string | null = null;

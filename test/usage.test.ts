@@ -27,7 +27,7 @@ async function exhaustedCount(key: string): Promise<number> {
 }
 
 describe('GET /v1/usage', () => {
-  it('reports every field of the spec and counts each call', async () => {
+  it('reports every documented field and counts each call', async () => {
     const t = await engine.newTenant('starter');
     const first = await engine.request('GET', '/v1/usage', { key: t.key });
     expect(first.status).toBe(200);
@@ -209,7 +209,7 @@ describe('usage reports across instances (Postgres and Redis)', () => {
     try {
       const t = await engine.newTenant('pro');
       expect((await store(engine, t.key, 0)).status).toBe(201); // the tenant's audit chain head exists
-      // Once that write has left the writers (an idle instance sends it within 20 ms), the other's copy is kept.
+      // Once that write has left the writers (an idle instance sends it after a short timer), the other's copy is kept.
       await new Promise((r) => setTimeout(r, 100));
       expect(await memoriesSeenBy(other, t.key)).toBe(1);
       expect(await memoriesSeenBy(other, t.key)).toBe(1);

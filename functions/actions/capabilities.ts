@@ -10,8 +10,8 @@ const TOOL_RISK_CONFIDENCE = 0.5;
 type Evaluated = Omit<PolicyResult, 'evaluation_time_ms'> & { evaluation_time_ms: number };
 
 /**
- * Applies a registered runtime agent's capability packs to an evaluated action (issue 13: agents
- * only use tools in their packs). An action of an agent that is not `active`, or whose packs have no
+ * Applies a registered runtime agent's capability packs to an evaluated action: agents
+ * only use tools in their packs. An action of an agent that is not `active`, or whose packs have no
  * tool named after the action (`github.create_issue`) or its connector (`github`), is blocked by
  * `AgentCapabilities`; an allowed tool's risk level joins the risk score as a rule of that severity
  * with confidence 0.5. `agent` null (not a runtime agent) leaves the result as it is.

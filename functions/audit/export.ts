@@ -14,7 +14,7 @@ export const contentTypes = {
   jsonl: 'application/x-ndjson; charset=utf-8',
 } as const;
 
-/** The columns of spec §2.11; `artifact_id` is the memory id, else the audited resource's id. */
+/** The columns of the CSV export (`audit.export`); `artifact_id` is the memory id, else the audited resource's id. */
 export const CSV_COLUMNS = ['timestamp', 'operation', 'agent_id', 'artifact_id', 'content_hash'] as const;
 
 function formatOf(format: keyof typeof contentTypes): FileFormat<AuditEntry> {

@@ -5,7 +5,7 @@ import { isoOrNull } from '../../shared/platform/time';
 
 export const AUDIT_LIST_MAX = 1_000;
 
-/** The operations of spec §2.11, and the stored audit operations behind each. */
+/** The operations a client filters the audit log by, and the stored audit operations behind each. */
 export const SPEC_OPERATIONS = ['create', 'update', 'delete', 'rollback'] as const;
 export type SpecOperation = (typeof SPEC_OPERATIONS)[number];
 

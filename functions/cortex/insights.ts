@@ -9,7 +9,7 @@ import { write } from '../../shared/platform/unit-of-work';
 import { adjustLiveMemories } from '../../shared/platform/usage';
 import * as q from './queries';
 
-/** DESIGN §5: a cluster is at least MIN_CLUSTER live memories with pairwise cosine ≥ INSIGHT_COSINE. */
+/** docs/architecture.md#eval-and-cortex: a cluster is at least MIN_CLUSTER live memories with pairwise cosine ≥ INSIGHT_COSINE. */
 const INSIGHT_COSINE = 0.75;
 const MIN_CLUSTER = 3;
 /** Candidates one seed gathers (itself, its index neighbours and theirs): the exact pairwise check stays small. */

@@ -85,7 +85,7 @@ const newer = (a: { createdAt: number; id: string }, b: { createdAt: number; id:
   a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
 
 /**
- * Consolidate (DESIGN §5): near-duplicate pairs in a space (same content hash, or the near-duplicate
+ * Consolidate (docs/architecture.md#eval-and-cortex): near-duplicate pairs in a space (same content hash, or the near-duplicate
  * index at cosine ≥ threshold: never all pairs) joined into groups; in each group the newest memory
  * supersedes every other. Nothing is deleted.
  */

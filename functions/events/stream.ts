@@ -22,7 +22,7 @@ export interface OpenStream {
   lease: Lease;
 }
 
-/** One event in the wire format of DESIGN §5: `id: <seq>`, `event: <type>`, `data: <raw webhook body>`. */
+/** One event in the wire format of docs/architecture.md#live-events: `id: <seq>`, `event: <type>`, `data: <raw webhook body>`. */
 export function formatEvent(seq: number, p: EventPayload): string {
   // The raw webhook body, top-level fields in their documented order (jsonb keeps its own).
   const body = { id: p.id, type: p.type, created_at: p.created_at, tenant_id: p.tenant_id, data: p.data };

@@ -5,19 +5,18 @@ import type { Ranked } from './queries';
  * candidates, so the best of a list is 1 and its weakest 0, then combined convexly with 0.3 on the
  * semantic side. The top fused hits then lend part of their score to the memories stored next to
  * them (same owner, agent and space, within NEIGHBOUR_GAP_MINUTES): 0.5 of it to the adjacent
- * memory, 0.4 to the one after that. Measured on LoCoMo (7 conversations, 1,033 questions, offline
- * USE embedder), each lever on its own over the previous hybrid (recall@10 0.689): neighbours ±2
- * +0.068, k1/b 0.9/0.4 +0.012, and with both, min-max instead of dividing by the best +0.024 and raw
- * BM25 instead of 1-exp(-s/10) +0.004. Tried and dropped: pseudo-relevance feedback (+0.020 alone,
- * -0.004 on top of the rest), reciprocal rank fusion, whole-store BM25 statistics for filtered
- * searches (-0.020), other semantic weights (0.2: -0.001, 0.4: -0.008, 0.5: -0.043).
+ * memory, 0.4 to the one after that. Every lever here was kept because it raised recall on the
+ * LoCoMo benchmark on its own (test/bench/locomo.ts and locomo-levers.ts; figures in
+ * docs/performance.md): neighbour shares, BM25's k1/b, min-max normalisation, raw BM25 scores, and
+ * this semantic weight over its neighbours. Tried and dropped because they did not: pseudo-relevance
+ * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches.
  * A neighbour's share never ranks a memory without a match of its own (no query word in it, and a
  * cosine under half the best candidate's, a neighbour's read with it) above one with: a memory that
- * matched nothing outranked real matches, the README's own example among them. LoCoMo recall@5 /
- * @10: 0.703 / 0.805 without the rule, 0.701 / 0.797 with it. With "a cosine above the weakest
- * candidate's" as the semantic match instead, 0.687 / 0.773: 43% of LoCoMo's evidence turns are no
- * closer to their question than the 40th candidate, only 9% under half the best, so answers that
- * share no word with their question and rank by its share fell behind every weak match.
+ * matched nothing outranked real matches, the README's own example among them. The rule costs a
+ * little recall. "A cosine above the weakest candidate's" as the semantic match would cost much
+ * more: many of LoCoMo's evidence turns are no closer to their question than far-down candidates,
+ * few under half the best, so answers that share no word with their question and rank by a
+ * neighbour's share would fall behind every weak match.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
 export const NEIGHBOUR_SHARE = [0.5, 0.4];

@@ -116,7 +116,7 @@ const Scope = z.enum(['all', 'own', 'shared']).default('all').openapi({
     '`own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`.',
 });
 
-/** The spec names `total`; existing clients also read `total_count`, so both. */
+/** The contract names `total`; existing clients also read `total_count`, so both (docs/architecture.md#pages-and-totals). */
 export const ListPaging = paging({ totals: ['total', 'total_count'], hasMore: true });
 
 export const ListQuery = PageQuery({ max: 100, default: 20 }).extend({
@@ -174,7 +174,7 @@ export const SearchQuery = z.object({
   include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
-      "`semantic`: cosine similarity of embeddings (the score of the spec). `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the best retrieval (LoCoMo recall@10 0.797 vs 0.681 keyword, 0.452 semantic).",
+      "`semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the mode that retrieves best on the LoCoMo benchmark.",
   }),
   scope: Scope,
 });

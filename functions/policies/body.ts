@@ -30,7 +30,7 @@ function unsafeText(root: unknown): string | null {
 /**
  * Runs after authentication, the tier gate and Idempotency-Key, before validation. A YAML body
  * (application/yaml, application/x-yaml, text/yaml) is parsed and handed on as the equivalent
- * JSON request; a body that is not JSON or YAML at all is 400 invalid_policy (spec §7), not the
+ * JSON request; a body that is not JSON or YAML at all is 400 invalid_policy (the control plane's code), not the
  * generic malformed-JSON answer.
  */
 export const policyBodyParser: MiddlewareHandler<AppEnv> = async (c, next) => {

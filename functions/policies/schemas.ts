@@ -159,7 +159,7 @@ export const PolicySummary = z
     whitelisted_domains: z.array(z.string()).optional().openapi({ example: [] }),
     rule_count: z.number().int().optional().openapi({ example: 1 }),
   })
-  .openapi('PolicySummary', { description: 'Built-ins carry only name, enabled, description, source and agent_id (spec §2.7)' });
+  .openapi('PolicySummary', { description: 'Built-ins carry only name, enabled, description, source and agent_id' });
 
 export const PolicyList = z
   .object({

@@ -23,7 +23,7 @@ const Instant = PointInTime;
 const Operations = CsvEnum(OPERATIONS, `Comma-separated, any of ${OPERATIONS.join(', ')}`, 'create,delete');
 
 export const TimelinePaging = paging({ totals: ['total_count'], hasMore: true });
-/** The spec names the snapshot's total `total_memories`; the page fields add only has_more, limit and offset. */
+/** The snapshot's total is `total_memories` (docs/architecture.md#pages-and-totals); the page fields add only has_more, limit and offset. */
 export const SnapshotPaging = paging({ totals: [], hasMore: true });
 
 export const TimelineQuery = z

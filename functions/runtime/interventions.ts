@@ -12,7 +12,7 @@ import { type InterventionBody, InterventionPaging, toInterventionDto } from './
 import { agentFor } from './service';
 
 /**
- * Supervisor interventions (spec §2.14, §4.15): recorded, audited and announced
+ * Supervisor interventions (`runtime.interventions.create`): recorded, audited and announced
  * (`intervention.recorded`), and they act, in the same transaction: `pause` pauses the mission,
  * `rollback_request` rolls it back to its latest checkpoint, `escalate` and `reroute` emit their
  * events, `approve`/`reject` decide the named action through the approval rules (shared/runtime/decisions.ts), `annotate`

@@ -12,7 +12,7 @@ import { CheckpointPaging, MissionPaging, type MissionBody, toCheckpointDto, toM
 import { agentFor } from './service';
 import { assertTransition, FINAL, missionEvent, type Verb } from './transitions';
 
-/** Missions, their lifecycle, checkpoints and rollback (spec §3.4, §4.15; DESIGN §5 Runtime). */
+/** Missions, their lifecycle, checkpoints and rollback (docs/architecture.md#agent-runtime). */
 
 export async function missionFor(ctx: TenantCtx, missionId: string, lock = false) {
   const mission = await q.missionOf(ctx.db, ctx.tenantId, missionId, lock);

@@ -10,7 +10,7 @@ import * as q from './queries';
 import { type AgentBody, AgentPaging, type CapabilityBody, CapabilityPaging, type MissionSummaryDto, toAgentDto, toCapabilityDto } from './schemas';
 
 /**
- * Agents and capability packs (spec §2.14, §3.5, §4.15; DESIGN §5 Runtime). Every write returns the
+ * Agents and capability packs (docs/architecture.md#agent-runtime). Every write returns the
  * full record and is audited.
  */
 

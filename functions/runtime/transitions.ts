@@ -5,7 +5,7 @@ import { conflict } from '../../shared/platform/errors';
 import type { Work } from '../../shared/platform/unit-of-work';
 
 /**
- * The mission lifecycle (spec §3.4, DESIGN §5): `POST /v1/missions/{id}/<verb>` moves a mission
+ * The mission lifecycle (docs/architecture.md#agent-runtime): `POST /v1/missions/{id}/<verb>` moves a mission
  * from one of `from` to `to`; anything else is 409 CONFLICT naming the current status. Cancelled,
  * completed and failed are final.
  */

@@ -22,7 +22,7 @@ export async function findByTokenHash(db: DbOrTx, tokenHash: string, lock = fals
 
 /**
  * By share id or token hash, for the owner-only verbs; the caller compares the owner afterwards so
- * that someone else's share answers 403 (spec) rather than 404.
+ * that someone else's share answers 403 (the contract's answer; docs/architecture.md#not-found-never-forbidden) rather than 404.
  */
 export async function lockByRef(tx: DbOrTx, ref: { id?: string; tokenHash?: string }) {
   const where = ref.id ? eq(shares.id, ref.id) : eq(shares.tokenHash, ref.tokenHash ?? '');

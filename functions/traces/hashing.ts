@@ -4,7 +4,7 @@ import { type Digest, digestOf } from '../../shared/platform/crypto';
 export { type Digest, digestOf };
 
 /**
- * The hashing of DESIGN §5 "Traces", a public contract: anyone can recompute it without our code
+ * The hashing of docs/architecture.md#trace-hashing, a public contract: anyone can recompute it without our code
  * (the README does it with openssl and sha256sum; test/traces.test.ts with node:crypto).
  */
 export interface HashedFields {

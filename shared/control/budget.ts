@@ -24,8 +24,8 @@ export interface EvaluationBudget {
  */
 export const MAX_EVALUATED_CHARS = 65 * 1024;
 /**
- * The regex engine (re2js's DFA) scans ~15-60 ns a character, so a rule without a required literal
- * costs 1-4 ms on the largest action. 8 Mi characters is 128 such rules on the largest action, or
+ * The regex engine (re2js's DFA) scans each character once, so a rule without a required literal
+ * costs one pass over the text. 8 Mi characters is 128 such rules on the largest action, or
  * every rule of a Starter tenant's full set (5 policies × 100 rules, plus the built-ins) on a 16 KB
  * one. Rules whose literals the prefilter does not find cost nothing and count nothing. Only
  * tenants' rules are metered: the built-ins are ours, bounded, and always evaluated in full.
@@ -34,8 +34,8 @@ export const WORK_BUDGET_CHARS = 8 * 1024 * 1024;
 /** The position search (re2js's NFA) costs about ten DFA passes a character. */
 export const NFA_COST = 10;
 /**
- * Time budget of tenants' rules, compiling their patterns included (a few ms a pattern when not
- * cached): it bounds what the character count misjudges. It counts only the time spent on the
+ * Time budget of tenants' rules, compiling their patterns included (compiling is not free when a
+ * pattern is not cached): it bounds what the character count misjudges. It counts only the time spent on the
  * rules themselves, not waits for a turn, so a loaded server holds no action merely for being busy.
  * workerd freezes the clock while code runs, so there the work budget is what binds.
  */

@@ -1,7 +1,7 @@
 import type { PolicyDefinition, PolicyRule } from './types';
 
 /**
- * The two built-in policies (spec §2.7): always active, for every tenant and agent, never deleted.
+ * The two built-in policies: always active, for every tenant and agent, never deleted.
  * Listed as `FinancialSafety` / `DataExfiltration`; evaluation results name them
  * `FinancialSafetyPolicy` / `DataExfiltrationPolicy`. The README's "Policies" section has these
  * tables in prose; test/policy-engine.test.ts runs realistic payloads against every rule.

@@ -100,7 +100,7 @@ const MAX_CANDIDATES = 32;
 
 /**
  * Where a pattern that matches the text (its DFA said so) matches. The NFA that finds positions is
- * about ten times slower than the DFA, so it first runs on small windows: each value holding one of
+ * much slower than the DFA (NFA_COST), so it first runs on small windows: each value holding one of
  * the pattern's required literals, with the token before it (its key) and after it. The first window
  * with a match gives it; when none does (a match across more values, an anchored pattern, a
  * pattern without literals) the NFA runs over the whole text for the leftmost match. `scanned`

@@ -25,7 +25,7 @@ export function definitionOf(row: PolicyRow): PolicyDefinition {
 
 /**
  * Built-ins first, then the custom policies by name, where an agent-scoped policy replaces the
- * tenant-wide one of the same name (spec §2.7). Only enabled rows take part: a disabled (deleted)
+ * tenant-wide one of the same name. Only enabled rows take part: a disabled (deleted)
  * agent-scoped policy no longer overrides, and the tenant-wide one applies to that agent again.
  */
 export function resolvePolicySet(rows: PolicyRow[], agentId: string | null): PolicyDefinition[] {

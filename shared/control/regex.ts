@@ -3,16 +3,17 @@ import { requiredLiterals } from './literals';
 
 /**
  * Tenant regexes (policy rules) on a linear-time engine: re2js, a pure-JS port of RE2, so no pattern
- * can backtrack catastrophically, in Node and in workerd alike. Patterns are case-insensitive (spec
- * §2.7), capped at MAX_PATTERN_LENGTH characters, and compiled once per tenant: each tenant's
+ * can backtrack catastrophically, in Node and in workerd alike. Patterns are case-insensitive,
+ * capped at MAX_PATTERN_LENGTH characters, and compiled once per tenant: each tenant's
  * compiled patterns are kept in a cache of its own (`tenantPatterns`), sized to hold its tier's full
  * rule set, so a full set never recompiles between actions and no tenant evicts another's patterns
  * by churning its own.
  *
- * re2js's lazy DFA (`test`) scans a 10 KB payload in ~0.05 ms, its NFA (needed for the position
- * of a match) in ~0.5 ms. Most rules name a word that any match contains (`wire`, `akia`, `pastebin`): each compiled
- * pattern carries those required literals (`required`), and `test`/`find` first look for one of
- * them in the lower-cased text with `indexOf` (microseconds) and skip the engine when none is there.
+ * re2js's lazy DFA (`test`) is linear in the text; its NFA (needed for the position of a match)
+ * is linear too but several times slower. Most rules name a word that any match contains (`wire`,
+ * `akia`, `pastebin`): each compiled pattern carries those required literals (`required`), and
+ * `test`/`find` first look for one of them in the lower-cased text with `indexOf`, far cheaper than
+ * either engine, and skip the engine when none is there.
  */
 export const MAX_PATTERN_LENGTH = 1_000;
 /** Rules a policy may hold (the policies family validates it); a rule has up to two patterns. */

@@ -3,7 +3,7 @@ import { controlSettings } from '../../schema';
 import type { DbOrTx } from '../platform/db';
 import type { ApprovalMode, EvaluationMode } from './types';
 
-/** A tenant's approval and evaluation settings (`GET/PUT /v1/control/settings`, DESIGN §5). */
+/** A tenant's approval and evaluation settings (`GET/PUT /v1/control/settings`, docs/architecture.md#approvals). */
 export interface ControlSettings {
   approval_mode: ApprovalMode;
   evaluation_mode: EvaluationMode;

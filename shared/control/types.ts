@@ -1,6 +1,6 @@
 /**
- * The governed-actions contract shared by the policies and actions families (spec §2.7, §2.8, §3.3;
- * DESIGN §5 "Actions and approvals"). Families import these; neither imports the other.
+ * The governed-actions contract shared by the policies and actions families
+ * (docs/architecture.md#approvals). Families import these; neither imports the other.
  */
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -64,7 +64,7 @@ export interface RuleMatch {
 
 export type ActionStatus = 'allowed' | 'blocked' | 'pending_review';
 
-/** The policy result object of spec §2.8 (`action_id` is added by the actions family when pending). */
+/** The policy result object of an evaluated action (`action_id` is added by the actions family when pending). */
 export interface PolicyResult {
   status: ActionStatus;
   risk_score: number;

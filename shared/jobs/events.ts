@@ -5,8 +5,8 @@ import { newId } from '../platform/ids';
 import { enqueueJob } from './outbox';
 
 /**
- * Every event type a webhook may subscribe to and the live stream may filter on (spec §6 and
- * DESIGN §5). A family that emits a new type adds it here, so subscriptions can name it.
+ * Every event type a webhook may subscribe to and the live stream may filter on
+ * (docs/architecture.md#webhooks-and-events). A family that emits a new type adds it here, so subscriptions can name it.
  */
 export const EVENT_TYPES = [
   'memory.created',

@@ -31,8 +31,8 @@ export const platformMaintenance: Record<string, MaintenanceTask> = {
  * does autovacuum's ANALYZE: each table whose rows changed since its last analyze by more than
  * autovacuum's threshold (50 rows + its scale factor, the table's own or the server's, × its rows)
  * is analyzed. ANALYZE reads a bounded sample (30,000 rows at the default statistics target), so it
- * holds the database briefly (128-191 ms for memories at 20,000 rows). Not VACUUM: one that reaches
- * the HNSW index holds the single-threaded database for seconds (9.3 s after deleting 500 of 5,000).
+ * holds the database briefly. Not VACUUM: one that reaches the HNSW index holds the single-threaded
+ * database for seconds, while page pruning frees the space of dead rows anyway.
  */
 async function analyzeEmbedded({ db, services }: Ctx): Promise<number> {
   if (services.storage !== 'embedded') return 0; // Postgres has autovacuum

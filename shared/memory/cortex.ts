@@ -8,7 +8,7 @@ import { vectorSearchSettings } from './vector-search';
 /**
  * What the Cortex config decides for everyone who reads it (the cortex family runs the passes, the
  * eval family scores conflicts and staleness by the same threshold and age): the tenant's row, or
- * the defaults of DESIGN §5 when it has none.
+ * the defaults of docs/architecture.md#eval-and-cortex when it has none.
  */
 export const CORTEX_DEFAULTS = {
   enabled: false,
@@ -84,7 +84,7 @@ export async function probeNeighbours(db: Db, tenantId: string, now: Date, limit
         await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`neighbours:${tenantId}`}, 0))`);
         await vectorSearchSettings(tx, 40);
         // The tenant filter selects most of a single-tenant table, and then the planner prefers a
-        // sequential scan and a sort per probe (80 ms at 10k) to the HNSW graph (1-3 ms).
+        // sequential scan and a sort per probe to the HNSW graph, which is far cheaper per probe.
         await tx.execute(sql`SELECT set_config('enable_seqscan', 'off', true)`);
         const todo = (
           await rows<{ id: string }>(
@@ -149,12 +149,12 @@ export async function tenantsToProbe(db: DbOrTx, now: Date, limit: number): Prom
 
 /**
  * For the whole-store statements of eval and Cortex, in the caller's transaction: their estimated
- * cost passes Postgres' JIT threshold, and compiling them took 640 ms of a 750 ms count at 10k.
+ * cost passes Postgres' JIT threshold, and compiling them would cost most of the statement's time.
  */
 export const withoutJit = (tx: DbOrTx) => tx.execute(sql`SELECT set_config('jit', 'off', true)`);
 
 /**
- * Near-duplicate pairs among the tenant's live memories (DESIGN §5): same content hash in a space
+ * Near-duplicate pairs among the tenant's live memories (docs/architecture.md#eval-and-cortex): same content hash in a space
  * (each paired with the first of its group), or in the index (probes up to date) at cosine ≥
  * `threshold` in the same space. Rows (a, b) with their creation times.
  */

@@ -32,8 +32,8 @@ export const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 /**
  * nearestMemories for a whole tenant's store (`where`: `tenantId`'s live rows, no narrower filter), in
  * a statement whose plan can be kept: run as a named prepared statement (vectorRead's keepPlan),
- * PostgreSQL parses and plans it once per connection, where planning every search cost more than
- * running it (0.25 ms to parse and 0.37 to plan, against 0.2-1.0 to run, at 3,000 memories). A kept
+ * PostgreSQL parses and plans it once per connection, where parsing and planning every search cost
+ * more than running it. A kept
  * plan cannot weigh the tenant, so the statement carries both ways to the rows and picks one when it
  * runs, from the tenant's live count (usage_counters) and the table's size (pg_class), as walkCap says:
  * - a walk of the HNSW graph, nearest first over every tenant's rows, keeping the tenant's, until it
@@ -79,11 +79,11 @@ export function nearestInTenant(select: SQL, where: SQL, vector: string, page: {
  * How many rows nearestInTenant's walk may visit for `k` of a tenant's rows; 0: no walk, the exact
  * scan answers. A tenant holding `share` of the table's rows needs about k / share of them visited;
  * the cap is twice that. The walk is taken while its cap stays within a quarter of the tenant's live
- * count: measured on a table of 100,000 rows, a walk cost about 40 µs a row visited and an exact
- * scan 3.3 µs a row of the tenant (32.7 ms for 10,000), and on small graphs the walk costs less. For
+ * count: a row the walk visits costs an order of magnitude more than a row the exact scan reads,
+ * and on small graphs the walk costs less. For
  * k = 10 that walks for a tenant of 540 among 3,630 rows (the planner also chose the index there,
  * test/vector-plan.test.ts), 2,830 among 100,000, 8,950 among a million. A tenant of fewer than 300
- * is always scanned exactly (1 ms or less, and exact where a graph of a few rows can miss one). The
+ * is always scanned exactly (cheap at that size, and exact where a graph of a few rows can miss one). The
  * `+ 0` in the exact scan's order keeps the kept plan off the graph there. A table never analyzed
  * counts as the tenant's rows.
  */
@@ -112,9 +112,9 @@ export async function vectorSearchSettings(tx: DbOrTx, n: number) {
 /**
  * The planner's price of a page read out of order. pgvector prices an HNSW scan by the index pages
  * it expects to visit, each at random_page_cost, and on a small graph it expects most of them: at
- * PostgreSQL's default of 4 (a spinning disk with little cache) a tenant of 400-700 memories alone in
- * its database was scanned exactly (0.6-0.9 ms) instead of through the index (0.15-0.18 ms), and so
- * was a tenant holding a seventh of the table (1.3 against 0.19 ms). 1.1 is what PostgreSQL's
+ * PostgreSQL's default of 4 (a spinning disk with little cache) a tenant of a few hundred memories
+ * alone in its database was scanned exactly instead of through the cheaper index, and so was a
+ * tenant holding a seventh of the table. 1.1 is what PostgreSQL's
  * documentation suggests for solid-state storage, and these pages are mostly cached. A small tenant
  * among many is still scanned exactly (test/vector-plan.test.ts). It is a session setting, so every
  * statement of the session plans with it.
@@ -137,9 +137,8 @@ export function primeVectorSessions(db: Db) {
  * the connection keeps (vectorRead's keepPlan, on a primed pool): on node-postgres and on PGlite
  * (shared/platform/driver/pglite-plans.ts; its tables' statistics, which nearestInTenant's choice reads, come
  * from maintenance there: shared/jobs/maintenance.ts), yes. A Worker's connection lives for one
- * request, so there nearestInTenant would only be a larger statement to plan each time
- * (bench:workers: 18.4-19.8 ms a search against 17.3-18.2 with nearestMemories); it keeps
- * nearestMemories.
+ * request, so there nearestInTenant would only be a larger statement to plan each time (slower
+ * in bench:workers); it keeps nearestMemories.
  */
 export const keepsVectorPlans = (storage: StorageKind, n: number) => storage !== 'neon' && n <= SESSION_EF_SEARCH;
 

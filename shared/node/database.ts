@@ -97,7 +97,7 @@ export async function openPglite(opts: {
  * waiting forever, and the request answers 503 (`shared/platform/unavailable.ts`). A database that
  * is down refuses at once; the timeout also bounds the wait for a free client of a busy pool, so it
  * is long enough for a burst: with the Redis gate, hundreds of writes admitted in one tick queue for
- * the pool together (5 s turned a 520-write burst on a pool of 5 into 503s).
+ * the pool together, and a short timeout turns such a burst into 503s.
  */
 export function openPostgres(url: string, max = 10, opts: { onConnectionError?: (err: Error) => void; shortcuts?: boolean } = {}): Database {
   const pool = new pg.Pool({

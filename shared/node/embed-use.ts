@@ -5,12 +5,12 @@ import type { Embedder } from '../memory/embeddings';
 type Model = Awaited<ReturnType<typeof initModel>>;
 let loading: Promise<Model> | null = null;
 
-/** The model loads once per process, on first use (about 0.4 s), from files the package ships. */
+/** The model loads once per process, on first use, from files the package ships. */
 const model = () => (loading ??= initModel(modelSource));
 
 /**
  * Universal Sentence Encoder lite (512-d), offline. Concurrent calls are merged into one batch
- * while the previous batch runs: one sentence costs ~45 ms alone but ~9 ms inside a batch of 100.
+ * while the previous batch runs: a sentence costs far less inside a batch than alone.
  */
 export function useEmbedder(): Embedder {
   let queue: { texts: string[]; resolve: (v: number[][]) => void; reject: (e: unknown) => void }[] = [];

@@ -3,7 +3,7 @@ import { type DbOrTx, rows } from './db';
 import type { Work } from './unit-of-work';
 
 /**
- * Anomaly signals (spec §4.8 and §6, DESIGN §5): a tenant doing something unusual in a short,
+ * Anomaly signals (docs/architecture.md#anomalies): a tenant doing something unusual in a short,
  * fixed window. Each kind is counted per tenant in fixed 60-second windows aligned to the clock
  * (12:00:00-12:00:59.999, ...); the change or response that brings a window's count to its
  * threshold emits the event, so a window emits at most one event of a kind for a tenant, however

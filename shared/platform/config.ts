@@ -23,7 +23,7 @@ export const configSchema = z.object({
   DATA_DIR: z.string().default('./.data'),
   /**
    * Embedded PGlite: flush each commit to disk (fsync) before acknowledging it, so a power loss
-   * cannot lose or corrupt acknowledged writes. `0` trades that for about 8 ms less per write.
+   * cannot lose or corrupt acknowledged writes. `0` trades that for faster writes (no flush per commit).
    */
   PGLITE_FSYNC: z
     .enum(['0', '1', 'true', 'false', ''])
@@ -93,7 +93,7 @@ export const configSchema = z.object({
   SVC_ENABLE_EXPERIMENTAL: flag,
   /** A Cortex run applies this many changes in its request and the rest through the job queue, this many a job (Workers' request limits). */
   CORTEX_BATCH: z.coerce.number().int().min(1).max(5_000).default(500),
-  /** Memories the `near_duplicate_index` maintenance task probes per tick (1-3 ms each), shared among the tenants waiting. */
+  /** Memories the `near_duplicate_index` maintenance task probes per tick (each an HNSW lookup), shared among the tenants waiting. */
   NEAR_DUPLICATE_PROBES_PER_TICK: z.coerce.number().int().min(1).max(100_000).default(2_000),
   /** `use` (offline, Node default), `openai` (any compatible endpoint), `workers-ai`, `hash` (tests). */
   EMBEDDING_PROVIDER: z.enum(['use', 'openai', 'workers-ai', 'hash']).optional(),

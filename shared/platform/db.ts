@@ -49,8 +49,8 @@ const MAX_NAMED_STATEMENTS = 200;
 /**
  * `rows` for a fixed-shape statement on a hot path, run as a named prepared statement: drivers that
  * support names (node-postgres, Neon's Pool) parse and plan it once per connection and then reuse
- * the plan. The store path's statements are CTEs whose planning costs more than running them
- * (about 1.5 ms each on Postgres 15). PGlite's driver sends no names: there the handle's KEEP_PLAN
+ * the plan. The store path's statements are CTEs whose planning costs more than running them.
+ * PGlite's driver sends no names: there the handle's KEEP_PLAN
  * prepares it. Same results as `rows`.
  */
 export async function preparedRows<T>(db: DbOrTx, query: SQL): Promise<T[]> {

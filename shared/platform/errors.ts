@@ -63,7 +63,7 @@ export const errorCodes = {
   },
   TIER_REQUIRED: {
     status: 403,
-    meaning: "The spec's tier refusal for the audit export; carries `required_tier` and `current_tier`.",
+    meaning: 'The tier refusal of the audit export; carries `required_tier` and `current_tier`.',
     action: 'Upgrade to `required_tier`.',
   },
   BLOCKED: {

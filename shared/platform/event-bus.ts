@@ -1,6 +1,6 @@
 /**
- * This process's wake-up line for live event streams (`GET /v1/events/stream`, DESIGN §5 "Live
- * events"). The unit of work publishes the tenants a commit stored events for, right after the
+ * This process's wake-up line for live event streams (`GET /v1/events/stream`,
+ * docs/architecture.md#live-events). The unit of work publishes the tenants a commit stored events for, right after the
  * commit; a stream of one of those tenants then reads the events table at once instead of at its
  * next poll. It carries no events, only "look now": the table stays the one source, so a wake
  * that is lost (another instance wrote, or this is Workers, where every request has its own

@@ -1,6 +1,6 @@
 import { randomBase62 } from './crypto';
 
-/** Identifier prefixes (spec conventions plus DESIGN §4). One closed map so prefixes never drift. */
+/** Identifier prefixes (docs/architecture.md#identifiers). One closed map so prefixes never drift. */
 const prefixes = {
   tenant: 'ten',
   key: 'key',

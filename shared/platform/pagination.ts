@@ -11,7 +11,7 @@ export interface PageInput {
   offset: number;
 }
 
-/** `limit`/`offset` query fields with the route's own default and cap (the spec names both per route). */
+/** `limit`/`offset` query fields with the route's own default and cap (docs/architecture.md#pages-and-totals). */
 export function PageQuery({ max, default: fallback }: { max: number; default: number }) {
   return z.object({
     limit: z.coerce
@@ -30,7 +30,7 @@ const Count = z.number().int().openapi({ example: 42 });
 
 /**
  * The page fields a list answers with, declared once per route so the schema and the body cannot
- * drift: the spec names the total `total` on some routes and `total_count` on others (both where
+ * drift: the contract names the total `total` on some routes and `total_count` on others (both where
  * existing clients read both), and gives `has_more` to some. `limit` and `offset` are echoed.
  */
 export function paging<const T extends readonly TotalName[], const H extends boolean>(opts: { totals: T; hasMore: H }) {

@@ -26,8 +26,8 @@ import { dayOf, periodOf, periodResetsAt } from './time';
  *   in its gate call: the script gives the tenant a new usage epoch and counts the request among
  *   the tenant's writers in flight until it ends (`writeEnded`, sent with the instance's next gate
  *   call). A report is cached only when no writer was in flight, so no copy can predate a write
- *   that commits later: the write needs no second Redis call after its commit (one client's
- *   stores: p50 0.2-0.3 ms lower, 0.2 ms less of this process's CPU). A write that changes another
+ *   that commits later: the write needs no second Redis call after its commit, which
+ *   takes a round trip and CPU off every store. A write that changes another
  *   tenant's counters, one without a request (jobs), or one that commits too long after its
  *   announcement (the writers' count expires) changes the epochs after its commit (`bumpUsageEpochs`).
  */

@@ -59,7 +59,7 @@ const proFeatures: Feature[] = [
   'cortex',
 ];
 
-/** The one table of tier limits and features (DESIGN §5, spec §8). */
+/** The one table of tier limits and features (docs/architecture.md#tiers-and-quotas). */
 export const tiers: Record<Tier, TierSpec> = {
   free: {
     limits: { api_calls: 5_000, memories: 5_000, rollbacks: 10, custom_policies: 0, audit_retention_days: 7, requests_per_minute: 600 },
@@ -104,8 +104,8 @@ export function requiredTier(feature: Feature): Tier {
 }
 
 /**
- * The one rule for tier refusals (README "Tier refusals"): a feature the tier lacks is 403
- * FEATURE_NOT_AVAILABLE, except where the spec names another code for it: TIER_REQUIRED for the
+ * The one rule for tier refusals (docs/architecture.md#tier-refusals): a feature the tier lacks is 403
+ * FEATURE_NOT_AVAILABLE, except where the contract names another code for it: TIER_REQUIRED for the
  * audit export, and the control plane's `svc_ram.v1.tier.feature_required` for its features:
  * policies and approval modes (PUT /v1/control/settings and POST /v1/actions refuse a missing
  * approval mode with the same code). Every refusal carries `feature`, `required_tier` and `current_tier`.

@@ -2,7 +2,7 @@ import { AppError } from './errors';
 import { toHex } from './crypto';
 
 /**
- * Trace signatures (DESIGN §5 "Traces"): RSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt,
+ * Trace signatures (docs/architecture.md#trace-signing): RSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt,
  * over the UTF-8 bytes of the root hash's hex string, with a 4096-bit key. WebCrypto only, so the
  * same code signs on Node and in workerd; where the key comes from is the deployment's business
  * (shared/node/signing-key.ts, functions/worker.ts).

@@ -20,8 +20,7 @@ export interface RuntimeAgentTools {
 }
 
 /**
- * The tools a registered runtime agent may use (issue 13, item 2: capability packs restrict
- * actions), or null when `agentId` is not a runtime agent of the tenant (such actions are not
+ * The tools a registered runtime agent may use (capability packs restrict its actions), or null when `agentId` is not a runtime agent of the tenant (such actions are not
  * restricted). A tool in several packs appears once per pack. For the actions family: an action is
  * allowed when a tool is named after it or after its connector, and that tool's risk level feeds
  * its risk score.

@@ -2,7 +2,7 @@
  * Stores and searches on the embedded default (PGlite in this process, `memory://`), through the
  * HTTP app in process, with the hash embedder (so the database path, not the model, is measured).
  *
- *   npm run bench:embedded -- [--stores 1200] [--searches 100] [--auto-link] [--data ../shared/data/locomo/]
+ *   npm run bench:embedded -- [--stores 1200] [--searches 100] [--auto-link] --data <dir of LoCoMo json files, or LOCOMO_DATA>
  *
  * LoCoMo turns of three conversations are stored one at a time (tagged with their conversation),
  * then (after a maintenance run, as the service makes one at start and every 15 minutes) the
@@ -23,9 +23,10 @@ const { values: args } = parseArgs({
     stores: { type: 'string', default: '1200' },
     searches: { type: 'string', default: '100' },
     'auto-link': { type: 'boolean', default: false },
-    data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+    data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
   },
 });
+if (!args.data) throw new Error('pass the LoCoMo data directory: --data <dir> or LOCOMO_DATA');
 const STORES = Number(args.stores);
 const SEARCHES = Number(args.searches);
 const WARMUP = 10;

@@ -3,7 +3,7 @@
  * Postgres lexemes, cosine over the USE vectors, fusion, neighbour shares) replayed in memory, so a
  * lever costs seconds instead of a full locomo.ts run (minutes of storing through the API).
  *
- *   npx tsx test/bench/locomo-levers.ts [--data ../shared/data/locomo] [--cache /tmp/locomo-levers.json]
+ *   npx tsx test/bench/locomo-levers.ts --data <dir of LoCoMo json files, or LOCOMO_DATA> [--cache /tmp/locomo-levers.json]
  *                                       [--embedding-cache <locomo.ts's>] [--runs <regexp of names>]
  *
  * The first run computes every turn's and question's lexemes (to_tsvector('english') in PGlite,
@@ -24,7 +24,7 @@ import { useEmbedder } from '../../shared/node/embed-use';
 
 const { values: args } = parseArgs({
   options: {
-    data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+    data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
     cache: { type: 'string', default: '/tmp/locomo-levers.json' },
     // locomo.ts's --embedding-cache: the same USE vectors per text, so the first run skips embedding.
     'embedding-cache': { type: 'string' },
@@ -32,6 +32,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '' },
   },
 });
+if (!args.data) throw new Error('pass the LoCoMo data directory: --data <dir> or LOCOMO_DATA');
 
 interface Doc {
   dia: string;

@@ -9,7 +9,7 @@
  * `--link-latency ms` puts every system behind a relay that delays each direction by `ms`
  * (test/bench/latency-proxy.ts): PostgreSQL across a network link instead of on this machine.
  *
- * The same LoCoMo turns (../shared/data/locomo) go into each: observation "<speaker>: <text>",
+ * The same LoCoMo turns (--data or LOCOMO_DATA) go into each: observation "<speaker>: <text>",
  * grouped by conversation (engram: tags, LangGraph: namespace ["locomo", conversation], mem0: userId), and the same questions
  * search them (top 10, filtered to the conversation). Beside them, the floor any pgvector store stands
  * on: one prepared INSERT a store (autocommit) into a table of id, conversation and vector, with
@@ -43,10 +43,11 @@ const { values: args } = parseArgs({
     stores: { type: 'string', default: '600' },
     queries: { type: 'string', default: '300' },
     throughput: { type: 'string', default: '800' },
-    data: { type: 'string', default: new URL('../../../shared/data/locomo/', import.meta.url).pathname },
+    data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
     'link-latency': { type: 'string', default: '0' },
   },
 });
+if (!args.data) throw new Error('pass the LoCoMo data directory: --data <dir> or LOCOMO_DATA');
 const STORES = Number(args.stores);
 const QUERIES = Number(args.queries);
 const THROUGHPUT = Number(args.throughput);

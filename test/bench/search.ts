@@ -390,8 +390,8 @@ async function searchBench(
 
   if (!args.postgres && sizeSeconds.loadRate && sizeSeconds.buildS !== undefined && sizeSeconds.size && sizeSeconds.indexBytes) {
     const ratio = size / sizeSeconds.size;
-    // n log n in memory; once the graph outgrows maintenance_work_mem, pgvector inserts on disk:
-    // ~8x slower again (Postgres 15: 10k rows 7.7 s, 100k rows 716 s, spilling after 23k rows).
+    // n log n in memory; once the graph outgrows maintenance_work_mem, pgvector inserts on disk,
+    // several times slower again: the estimate multiplies by a factor observed on Postgres 15.
     const [{ bytes }] = await e.bulk.query<{ bytes: string }>(`SELECT setting::bigint * 1024 AS bytes FROM pg_settings WHERE name = 'maintenance_work_mem'`);
     const spills = sizeSeconds.indexBytes * ratio > Number(bytes);
     const estimate = toLoad / sizeSeconds.loadRate + sizeSeconds.buildS * ratio * 1.3 * (spills ? 8 : 1);

@@ -144,7 +144,7 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
 }
 
 /**
- * Where the spec names 403 for a resource that exists but is not the caller's (spec §5 errors:
+ * Where the contract names 403 for a resource that exists but is not the caller's (errors:
  * "403 FORBIDDEN: No access to a space, or not owner or admin of a team or share"). Everywhere
  * else another tenant's resource must answer exactly as one that does not exist.
  */

@@ -47,7 +47,7 @@ export async function startNeonWsProxy({ port = 0, latencyMs = 0 }: { port?: num
     }
     opened += 1;
     const sock = net.connect(targetPort, host);
-    sock.setNoDelay(true); // the driver sends many tiny protocol messages; Nagle adds ~40 ms stalls
+    sock.setNoDelay(true); // the driver sends many tiny protocol messages; Nagle's algorithm would stall each one
     const pair = { ws, sock };
     live.add(pair);
     // The driver writes the startup packet immediately on open, before TCP has connected.

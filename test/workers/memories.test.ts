@@ -26,7 +26,7 @@ async function newTenant(label: string, tier: 'free' | 'pro') {
 /**
  * Test-side seeding, straight through the Neon driver and the same ws proxy the worker uses: `n`
  * copies of one stored memory ("<observation> (copy i)"), each i seconds older than the original.
- * Storing that many through the API would take ~25 s.
+ * Storing that many through the API would make the suite slow for nothing it tests.
  */
 async function seedCopies(sourceId: string, n: number) {
   const proxy = bindings.NEON_WS_PROXY;

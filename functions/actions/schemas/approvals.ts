@@ -67,7 +67,7 @@ const DecisionFields = {
 };
 /**
  * In the body `decision` may be any JSON scalar: whatever is not approve or deny is answered 400
- * control.invalid_decision by the verb (spec §7), not the router's VALIDATION_ERROR.
+ * control.invalid_decision by the verb (the contract's code for it), not the router's VALIDATION_ERROR.
  */
 export const DecisionBody = z
   .object({

@@ -211,8 +211,8 @@ export function neighbours(db: DbOrTx, storage: StorageKind, scope: TenantScope,
   };
   // Each side is a walk along memories_tenant_created_idx that stops after `window` rows. The planner
   // cannot know the filters keep most rows, so it would rather fetch the whole gap with a bitmap scan
-  // and sort it (40x slower at 100k memories), and the cost it then estimates would have Postgres
-  // JIT-compile the query (50 ms for a query that runs in 1 ms). The read is told not to do either.
+  // and sort it (far slower on a large store), and the cost it then estimates would have Postgres
+  // JIT-compile the query, which costs much more than running it. The read is told not to do either.
   return readWithSettings<Ranked & { hit_id: string; distance: number }>(
     db,
     storage,

@@ -49,9 +49,8 @@ async function storeWithOthers(ctx: TenantCtx, input: StoreInput): Promise<Settl
 /**
  * At most 100 stores a transaction (as a batch request) and two transactions of a tenant at once:
  * while one holds the chain head for its tail and commit, the next runs its probe and inserts (the
- * HNSW insert most of all). Alternately with each store written alone, 16 clients of one tenant, in
- * process, a table of 90,000 memories: 264 and 264 stores/s against 169 and 203; three at once 241
- * and 234; one at a time, fewer than alone.
+ * HNSW insert most of all). Grouping beats writing each store alone, two at once keep the chain
+ * head busy without queueing behind it, and a third adds nothing (docs/performance.md has the runs).
  */
 const TOGETHER = { max: 100, parallel: 2 };
 

@@ -182,7 +182,7 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
 const MAX_PREPARED_STATEMENTS = 32;
 /**
  * Parameters larger than this (as literals) go the usual way: escaping and parsing a literal costs
- * more than binding it, and a batch of 100 stores (a 100 KB tail) ran 4-10% slower with them inline.
+ * more than binding it, so a large batch of stores runs slower with them inline.
  */
 const MAX_LITERALS = 16_384;
 
