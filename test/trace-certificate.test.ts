@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**
- * The README's verification block, run as a user would run it: bash, jq, sha256sum and openssl on
+ * The verification block of docs/change-control.md, run as a user would run it: bash, jq, sha256sum and openssl on
  * the certificate alone. CI installs jq (.ci/run); elsewhere the test is skipped without the tools.
  */
-const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const SCRIPT = /```bash\n(# verify-trace\.sh[\s\S]*?)```/.exec(README)?.[1];
+const DOC = readFileSync(new URL('../docs/change-control.md', import.meta.url), 'utf8');
+const SCRIPT = /```bash\n(# verify-trace\.sh[\s\S]*?)```/.exec(DOC)?.[1];
 const tools = ['jq', 'openssl', 'sha256sum', 'base64'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0);
 
 let engine: TestEngine;
@@ -41,8 +41,8 @@ function runReadme(cert: unknown) {
   return spawnSync('bash', ['-c', SCRIPT!], { cwd: dir, encoding: 'utf8' });
 }
 
-describe.skipIf(!tools && !process.env.CI)('the README verifies a trace certificate with openssl', () => {
-  it('the README holds the block', () => {
+describe.skipIf(!tools && !process.env.CI)('docs/change-control.md verifies a trace certificate with openssl', () => {
+  it('the page holds the block', () => {
     expect(SCRIPT).toContain('openssl dgst -sha256');
   });
 
@@ -87,7 +87,7 @@ describe.skipIf(!tools && !process.env.CI)('the README verifies a trace certific
     expect(runReadme(cert).status).toBe(0);
   });
 
-  it('openssl on this machine is the one the README assumes', () => {
+  it('openssl on this machine is the one the page assumes', () => {
     expect(execFileSync('openssl', ['version'], { encoding: 'utf8' })).toMatch(/^OpenSSL [3-9]\./);
   });
 });

@@ -5,7 +5,7 @@ export { type Digest, digestOf };
 
 /**
  * The hashing of docs/architecture.md#trace-hashing, a public contract: anyone can recompute it without our code
- * (the README does it with openssl and sha256sum; test/traces.test.ts with node:crypto).
+ * (docs/change-control.md does it with openssl and sha256sum; test/traces.test.ts with node:crypto).
  */
 export interface HashedFields {
   trace_id: string;

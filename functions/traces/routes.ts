@@ -6,7 +6,7 @@ const feature = 'traces' as const;
 const hashing =
   "Each step's `integrity_hash` is the SHA-256 hex of the RFC 8785 (JCS) bytes of `{trace_id, step_index, type, content, metadata}`; its `chain_hash` is the SHA-256 hex of the previous chain hash (empty for the first step) followed by its integrity hash.";
 const sealing =
-  'The root hash is the last chain hash (SHA-256 of the empty string without steps); the signature is RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) with a 4096-bit key over the UTF-8 bytes of the root hash hex, in base64. The README verifies one with openssl.';
+  'The root hash is the last chain hash (SHA-256 of the empty string without steps); the signature is RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) with a 4096-bit key over the UTF-8 bytes of the root hash hex, in base64. docs/change-control.md in the repository verifies one with openssl.';
 
 export const startRoute = keyRoute({
   operationId: 'traces.start',
