@@ -4,6 +4,9 @@ import { withErrorCodes } from '../shared/platform/error-docs';
 import { withFieldExamples } from '../shared/platform/openapi-examples';
 import { VERSION } from '../shared/platform/services';
 import { families } from './families';
+import { mountMcp } from './mcp';
+import type { Context } from 'hono';
+import type { AppEnv } from '../shared/platform/context';
 
 /** The whole HTTP surface; both entry points (node.ts, worker.ts) serve exactly this app. */
 export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
@@ -23,8 +26,8 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
 
   // Building the document walks every schema; do it once per process, on first request.
   let document: unknown;
-  app.get('/openapi.json', (c) => {
-    document ??= withErrorCodes(
+  const documentOf = (c: Context<AppEnv>) =>
+    (document ??= withErrorCodes(
       withFieldExamples(
         app.getOpenAPI31Document({
           openapi: '3.1.0',
@@ -39,9 +42,9 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
           tags: families.flatMap((f) => (f.tag ? [f.tag] : [])),
         }),
       ),
-    );
-    return c.json(document);
-  });
+    ));
+  app.get('/openapi.json', (c) => c.json(documentOf(c)));
+  mountMcp(app, documentOf);
   app.get('/docs', docsPage);
   app.get(DOCS_SCRIPT_PATH, docsScript);
   return app;

@@ -57,6 +57,11 @@ export const configSchema = z.object({
   QSTASH_NEXT_SIGNING_KEY: optionalString,
   /** Public base URL of this deployment; QStash calls the outbox endpoint under it. */
   PUBLIC_URL: optionalUrl,
+  /**
+   * Comma-separated origins (scheme://host[:port]) whose browser pages may call /mcp, beside
+   * PUBLIC_URL's and loopback pages; a request from any other Origin is refused (DNS rebinding).
+   */
+  MCP_ALLOWED_ORIGINS: optionalString,
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   MAIL_TRANSPORT: z.enum(['outbox', 'log', 'resend']).default('outbox'),
   MAIL_FROM: z.string().default('engram <no-reply@engram.local>'),

@@ -52,7 +52,18 @@ export interface Ctx {
   readonly idempotency?: IdempotencyClaim;
   /** The request's announcement as a writer: its commits need no usage epoch change after them. */
   readonly usageWrite?: UsageWrite;
+  /** The way in when it is not the HTTP API itself: a tool call over MCP. Its audit entries say so. */
+  readonly via?: Via;
 }
+
+export type Via = 'mcp';
+
+/**
+ * The way in of a request the app made to itself on a caller's behalf (functions/mcp): carried in
+ * the env argument of `app.fetch`, which no client can set.
+ */
+export const VIA_ENV = '__via';
+const viaOf = (c: Context<AppEnv>): Via | undefined => (c.env as Record<string, unknown> | undefined)?.[VIA_ENV] as Via | undefined;
 
 /** Which idempotency record a request's writes belong to. */
 export interface IdempotencyClaim {
@@ -76,7 +87,7 @@ export function makeCtx(services: Services, opts: { requestId?: string | null; a
  * A ctx whose caller is `auth`'s tenant. Built as one object literal of a fixed shape, not by
  * spreading: this runs on every keyed request, and spreads cost several times more on the hot path.
  */
-export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: IdempotencyClaim, usageWrite?: UsageWrite): TenantCtx {
+export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: IdempotencyClaim, usageWrite?: UsageWrite, via?: Via): TenantCtx {
   return {
     services: base.services,
     db: base.db,
@@ -88,6 +99,7 @@ export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: Idempotenc
     tier: auth.tier,
     idempotency: idempotency ?? base.idempotency,
     usageWrite: usageWrite ?? base.usageWrite,
+    via: via ?? base.via,
   };
 }
 
@@ -104,7 +116,7 @@ export function ctxOf(c: Context<AppEnv>): TenantCtx {
   if (cached?.auth) return cached as TenantCtx;
   const auth = c.get('auth');
   if (!auth) throw new AppError('UNAUTHORIZED', 'Missing API key');
-  const ctx = tenantCtx(makeCtx(c.get('services'), { requestId: c.get('requestId') }), auth, c.get('idempotency'), c.get('usageWrite'));
+  const ctx = tenantCtx(makeCtx(c.get('services'), { requestId: c.get('requestId') }), auth, c.get('idempotency'), c.get('usageWrite'), viaOf(c));
   c.set('ctx', ctx);
   return ctx;
 }

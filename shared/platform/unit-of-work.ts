@@ -78,7 +78,15 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState, outermost = f
   const work: Work<C> = {
     tx,
     ctx: bound,
-    audit: (e) => appendAudit(tx, { ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at }),
+    audit: (e) =>
+      appendAudit(tx, {
+        ...e,
+        metadata: ctx.via ? { ...e.metadata, via: ctx.via } : e.metadata,
+        tenantId: tenantOf(ctx, e.tenantId),
+        actor: who.actor,
+        requestId: who.requestId,
+        at: who.at,
+      }),
     memoryEvents: (events) => {
       const rows = events.map((e) => ({ ...e, tenantId: tenantOf(ctx, e.tenantId), actor: who.actor, requestId: who.requestId, at: who.at }));
       tallyMemoryChanges(state.memoryChanges, rows);
@@ -101,7 +109,7 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState, outermost = f
       });
     },
     milestone: (name, metadata = {}, opts = {}) => recordMilestone(tx, tenantOf(ctx, opts.tenantId), name, who.at, metadata),
-    system: () => openWork({ ...ctx, actor: 'system', work: undefined }, tx, state),
+    system: () => openWork({ ...ctx, actor: 'system', work: undefined, via: undefined }, tx, state),
     noteWritten: (written) => {
       if (written.memoryEvents) tallyMemoryChanges(state.memoryChanges, written.memoryEvents);
       for (const tenantId of written.eventTenants ?? []) state.eventTenants.add(tenantId);

@@ -34,6 +34,7 @@ export async function commitTail(work: Work<TenantCtx>, plans: Plan[], probe: q.
         superseded: p.superseded.map(toUrn),
         writer_tenant_id: ctx.tenantId === owner ? undefined : ctx.tenantId,
         ...(p.group.teams ? { via: 'team', team_ids: p.group.teams } : {}),
+        ...(ctx.via ? { via: ctx.via } : {}),
       },
     })),
     events: mine.map((p) => eventPayload({ tenantId: owner, type: 'memory.created', data: { memory: p.memory }, at })),

@@ -1,0 +1,65 @@
+import type { BoundTool } from './catalog';
+
+/** What the request a tool call makes carries besides its arguments. */
+export interface Caller {
+  /** The MCP request's Authorization header: the tool call acts with the same key. */
+  authorization: string;
+  /** The MCP request's origin, so the inner request resolves against the same host. */
+  origin: string;
+  requestId?: string;
+}
+
+/** The answer of the route a tool call went through. */
+export interface RouteAnswer {
+  status: number;
+  body: unknown;
+}
+
+export type Fetch = (request: Request) => Promise<Response>;
+
+const asParam = (value: unknown): string => (typeof value === 'string' ? value : Array.isArray(value) ? value.map(String).join(',') : String(value));
+
+/**
+ * The HTTP request a tool call stands for: path parameters in the path, query parameters in the
+ * query (lists comma-separated, as the API takes them), the other arguments as the JSON body. The
+ * route validates all of it, so a wrong argument is answered exactly as over HTTP.
+ */
+export function requestFor(tool: BoundTool, args: Record<string, unknown>, caller: Caller): Request {
+  let path = tool.path;
+  const query = new URLSearchParams();
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (value === undefined || (key === 'confirm' && tool.spec.confirm)) continue;
+    if (tool.pathKeys.includes(key)) path = path.replace(`{${key}}`, encodeURIComponent(asParam(value)));
+    else if (tool.queryKeys.includes(key)) query.set(key, asParam(value));
+    else body[key] = value;
+  }
+  // A path parameter the model left out names nothing; the route answers it as an unknown id.
+  path = path.replace(/\{[^}]+\}/g, '-');
+  const url = `${caller.origin}${path}${query.size ? `?${query}` : ''}`;
+  const headers: Record<string, string> = { authorization: caller.authorization };
+  if (caller.requestId) headers['x-request-id'] = caller.requestId;
+  const sendsBody = tool.hasBody;
+  if (sendsBody) headers['content-type'] = 'application/json';
+  return new Request(url, { method: tool.method, headers, body: sendsBody ? JSON.stringify(body) : undefined });
+}
+
+/** Arguments the route takes nowhere: a route without a body would otherwise drop them unseen. */
+export function unknownArguments(tool: BoundTool, args: Record<string, unknown>): string[] {
+  if (tool.hasBody) return []; // the route refuses unknown body fields itself
+  return Object.keys(args).filter((k) => !tool.pathKeys.includes(k) && !tool.queryKeys.includes(k) && !(k === 'confirm' && tool.spec.confirm));
+}
+
+export async function callRoute(fetch: Fetch, tool: BoundTool, args: Record<string, unknown>, caller: Caller): Promise<RouteAnswer> {
+  const res = await fetch(requestFor(tool, args, caller));
+  const text = await res.text();
+  let body: unknown = null;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { text };
+    }
+  }
+  return { status: res.status, body };
+}

@@ -1,0 +1,92 @@
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import type { Context, Hono } from 'hono';
+import { authenticate } from '../../shared/platform/auth';
+import { type AppEnv, VIA_ENV } from '../../shared/platform/context';
+import { AppError, errorBody } from '../../shared/platform/errors';
+import { MAX_BODY_BYTES } from '../../shared/platform/app';
+import { type Services, VERSION } from '../../shared/platform/services';
+import { errorFields } from '../../shared/platform/error-fields';
+import { type BoundTool, bindTools } from './catalog';
+import { originAllowed } from './origin';
+import { type McpCaller, serverFor } from './server';
+
+export const MCP_PATH = '/mcp';
+export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+const baseOf = (c: Context<AppEnv>) => c.get('services').config.PUBLIC_URL?.replace(/\/$/, '') ?? new URL(c.req.url).origin;
+
+/**
+ * `/mcp`: the Model Context Protocol over streamable HTTP, stateless (a server per request), on
+ * the same API keys (docs/architecture.md#mcp). Each tool call is a request the app makes to
+ * itself with the caller's key, so it passes the route's own validation, rate limit, quota, tier
+ * gate, idempotency and audit, and its audit entries say `via: "mcp"`.
+ */
+export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => unknown) {
+  let catalog: { tools: BoundTool[]; routes: Map<string, BoundTool> } | undefined;
+  let log: Services['log'] | undefined;
+  const handler = createMcpHandler(({ authInfo }) => serverFor(catalog!, authInfo!.extra!.caller as McpCaller), {
+    maxRequestBodySize: MAX_BODY_BYTES,
+    // Rejected or failed exchanges: the client has its JSON-RPC error; operators see why.
+    onerror: (err) => log?.warn('mcp request failed', errorFields(err)),
+  });
+
+  // RFC 9728: where a client that got our 401 learns how to authenticate (a bearer API key).
+  const metadata = (c: Context<AppEnv>) => {
+    const base = baseOf(c);
+    return c.json({
+      resource: `${base}${MCP_PATH}`,
+      resource_name: 'engram',
+      bearer_methods_supported: ['header'],
+      resource_documentation: `${base}/docs`,
+    });
+  };
+  app.get(RESOURCE_METADATA_PATH, metadata);
+  app.get(`${RESOURCE_METADATA_PATH}${MCP_PATH}`, metadata);
+
+  app.all(MCP_PATH, async (c) => {
+    const services = c.get('services');
+    log = services.log;
+    const requestId = c.get('requestId');
+    if (!originAllowed(c.req.header('origin'), c.req.url, services.config)) {
+      return c.json(errorBody(new AppError('FORBIDDEN', 'This Origin may not call /mcp (set MCP_ALLOWED_ORIGINS to allow it)'), requestId), 403);
+    }
+    let auth: Awaited<ReturnType<typeof authenticate>>;
+    try {
+      auth = await authenticate(services, c.req.header('authorization'));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 401) throw err;
+      c.header('WWW-Authenticate', `Bearer resource_metadata="${baseOf(c)}${RESOURCE_METADATA_PATH}"`);
+      return c.json(errorBody(err, requestId), 401);
+    }
+    catalog ??= bindTools(documentOf(c) as Record<string, unknown>);
+    const executionCtx = executionCtxOf(c);
+    const env = { ...(c.env as object), [VIA_ENV]: 'mcp' };
+    const caller: McpCaller = {
+      auth,
+      authorization: c.req.header('authorization')!,
+      origin: new URL(c.req.url).origin,
+      fetch: async (request) => app.fetch(request, env, executionCtx),
+      experimentalEnabled: services.config.SVC_ENABLE_EXPERIMENTAL,
+      version: VERSION,
+    };
+    const authInfo = { token: '', clientId: auth.keyId, scopes: [], extra: { caller } };
+    if (c.req.method !== 'POST') return handler.fetch(c.req.raw, { authInfo });
+    // The app's body checks have read the body already: the SDK gets it parsed.
+    let parsedBody: unknown;
+    try {
+      parsedBody = await c.req.json();
+    } catch {
+      return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400);
+    }
+    return handler.fetch(c.req.raw, { authInfo, parsedBody });
+  });
+}
+
+/** Workers' execution context (waitUntil), which Node's adapter does not provide. */
+function executionCtxOf(c: Context<AppEnv>) {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}

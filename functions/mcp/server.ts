@@ -1,0 +1,121 @@
+import { McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
+import type { AuthContext } from '../../shared/platform/context';
+import { hasFeature } from '../../shared/platform/tiers';
+import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
+import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments } from './dispatch';
+
+/** What one MCP request knows about its caller: passed through the SDK as `authInfo.extra`. */
+export interface McpCaller extends Caller {
+  auth: AuthContext;
+  fetch: Fetch;
+  experimentalEnabled: boolean;
+  version: string;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * An input schema the SDK advertises as is and does not validate: the route validates the
+ * arguments, so a wrong one is answered with the same VALIDATION_ERROR (and its details) as over
+ * HTTP, as a tool error the model can read.
+ */
+const advertised = (schema: Json) => ({
+  '~standard': {
+    version: 1 as const,
+    vendor: 'engram',
+    validate: (value: unknown) => ({ value: value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {} }),
+    jsonSchema: { input: () => schema, output: () => schema },
+  },
+});
+
+/** A tool's answer: the route's body as structured content, and the same as one line of text. */
+function toolResult(answer: RouteAnswer) {
+  const body = answer.body && typeof answer.body === 'object' && !Array.isArray(answer.body) ? (answer.body as Json) : { result: answer.body };
+  const failed = answer.status >= 400;
+  const text = failed ? `${body.code ?? answer.status}: ${body.message ?? 'request failed'} ${JSON.stringify(body)}` : JSON.stringify(body);
+  return { content: [{ type: 'text' as const, text }], structuredContent: body, ...(failed ? { isError: true } : {}) };
+}
+
+/** Refused before the route is called: the same error body the API answers, so a model reads one shape. */
+const refusal = (message: string, requestId: string | undefined) =>
+  toolResult({ status: 400, body: { error: 'VALIDATION_ERROR', code: 'VALIDATION_ERROR', status: 400, message, request_id: requestId ?? null } });
+
+const annotationsOf = (spec: BoundTool['spec']) => ({
+  title: spec.title,
+  readOnlyHint: spec.readOnly,
+  destructiveHint: spec.destructive ?? false,
+  idempotentHint: spec.idempotent ?? false,
+  openWorldHint: false,
+});
+
+/** Whether the caller's tier (and this deployment) lets it call the tool's route at all. */
+export const mayCall = (tool: BoundTool, caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>) =>
+  (!tool.feature || hasFeature(caller.auth.tier, tool.feature)) && (!tool.experimental || caller.experimentalEnabled);
+
+/** The server of one MCP request: the tools the caller may call, and the two resources. */
+export function serverFor(catalog: { tools: readonly BoundTool[]; routes: ReadonlyMap<string, BoundTool> }, caller: McpCaller): McpServer {
+  const server = new McpServer(
+    { name: 'engram', version: caller.version },
+    {
+      instructions:
+        'Long-term memory and change control for agents. Use `recall` before answering from memory and `remember` to keep what matters; submit side effects with `request_action` first.',
+    },
+  );
+  // Every tool is callable, so one the tier lacks answers the route's own 403 as a tool error; the
+  // list shows only those the caller may call.
+  for (const tool of catalog.tools) {
+    const { spec } = tool;
+    server.registerTool(
+      spec.name,
+      {
+        title: spec.title,
+        description: spec.description,
+        inputSchema: advertised(tool.inputSchema),
+        annotations: annotationsOf(spec),
+      },
+      async (input: unknown) => {
+        const args = input as Json; // an object: `advertised` validates it into one
+        if (spec.confirm && args.confirm !== spec.confirm) {
+          return refusal(`${spec.name} changes data for good: call it again with confirm: "${spec.confirm}" once the user confirmed`, caller.requestId);
+        }
+        const unknown = unknownArguments(tool, args);
+        if (unknown.length) return refusal(`Unknown argument${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, caller.requestId);
+        return toolResult(await callRoute(caller.fetch, tool, args, caller));
+      },
+    );
+  }
+  server.server.removeRequestHandler('tools/list');
+  server.server.setRequestHandler('tools/list', () => ({
+    tools: catalog.tools
+      .filter((tool) => mayCall(tool, caller))
+      .map(({ spec, inputSchema }) => ({
+        name: spec.name,
+        title: spec.title,
+        description: spec.description,
+        inputSchema: inputSchema as Json & { type: 'object' },
+        annotations: annotationsOf(spec),
+      })),
+  }));
+  const read = async (uri: URL, operationId: (typeof RESOURCE_OPERATIONS)[number], args: Json) => {
+    const answer = await callRoute(caller.fetch, catalog.routes.get(operationId)!, args, caller);
+    if (answer.status >= 400) throw new ResourceNotFoundError(uri.href);
+    return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(answer.body) }] };
+  };
+  server.registerResource(
+    'memory',
+    new ResourceTemplate('engram://memories/{id}', { list: undefined }),
+    { title: 'A memory', description: 'One memory by id, as GET /v1/memories/{id} answers it', mimeType: 'application/json' },
+    (uri, { id }) => read(uri, 'memories.get', { id: String(id) }),
+  );
+  server.registerResource(
+    'trace-certificate',
+    new ResourceTemplate('engram://traces/{trace_id}/certificate', { list: undefined }),
+    {
+      title: 'A trace certificate',
+      description: 'The signed certificate of a completed reasoning trace, verifiable offline with the public key',
+      mimeType: 'application/json',
+    },
+    (uri, { trace_id }) => read(uri, 'traces.certificate', { trace_id: String(trace_id) }),
+  );
+  return server;
+}

@@ -1,0 +1,202 @@
+/**
+ * The MCP tools: each is a view on one HTTP route, named by its operationId. The input schema, the
+ * validation, the tier gate, the quota and the audit are the route's own (docs/architecture.md#mcp);
+ * this table only says what a model needs to choose the tool well.
+ */
+export interface ToolSpec {
+  name: string;
+  operationId: string;
+  title: string;
+  /** What it does, when to use it, what it returns: read by the model that picks the tool. */
+  description: string;
+  readOnly: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  /** A phrase the caller must send as `confirm` before anything is done (destructive tools). */
+  confirm?: string;
+}
+
+export const TOOLS: readonly ToolSpec[] = [
+  {
+    name: 'remember',
+    operationId: 'memories.store',
+    title: 'Remember',
+    description:
+      'Store one memory: a fact, preference, decision or event worth recalling later, in one or two sentences (`observation`). Tag it and name the agent so later recalls can filter. Returns the stored memory with its id; a near-duplicate of an existing memory is linked to it.',
+    readOnly: false,
+  },
+  {
+    name: 'remember_many',
+    operationId: 'memories.storeBatch',
+    title: 'Remember many',
+    description:
+      'Store up to 100 memories in one call, each as `remember` takes it. Use it to save a conversation summary as several facts. Returns one result per item, in order.',
+    readOnly: false,
+  },
+  {
+    name: 'recall',
+    operationId: 'memories.search',
+    title: 'Recall',
+    description:
+      'Search memories by meaning and keywords. Use it before answering anything that may depend on what was learned earlier (preferences, decisions, facts about people or projects). `mode` hybrid is the best general choice; filter by tags, agent or space. Returns memories ranked by score.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'get_memory',
+    operationId: 'memories.get',
+    title: 'Get a memory',
+    description: 'Read one memory by id, with its tags, agent, space and timestamps.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'update_memory',
+    operationId: 'memories.update',
+    title: 'Update a memory',
+    description:
+      'Change a memory that became wrong or outdated (its text, tags or metadata). The earlier version stays in its history. Returns the updated memory.',
+    readOnly: false,
+    idempotent: true,
+  },
+  {
+    name: 'forget',
+    operationId: 'memories.delete',
+    title: 'Forget a memory',
+    description: 'Delete a memory by id, when it is wrong or the user asks to forget it. It stays in the audit trail and a rollback can bring it back.',
+    readOnly: false,
+    destructive: true,
+    idempotent: true,
+  },
+  {
+    name: 'list_memories',
+    operationId: 'memories.list',
+    title: 'List memories',
+    description: 'A page of memories, newest first, filtered by tags, agent or space. Use `recall` to search by meaning instead.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'context_now',
+    operationId: 'memories.contextNow',
+    title: 'Context now',
+    description: 'At the start of a session: the server time, the newest memories, how many were stored in the last day and when memory was last touched.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'memory_history',
+    operationId: 'replay.memory',
+    title: 'Memory history',
+    description:
+      'The whole lifecycle of one memory: every create, update, delete, recall and link, and the versions its text went through (also for deleted memories).',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'rollback_preview',
+    operationId: 'rollback.preview',
+    title: 'Preview a rollback',
+    description:
+      'What rolling the memory store back to a time would change: how many memories would be restored, reverted or removed, and warnings. Always call it before `rollback`, and show it to the user.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'rollback',
+    operationId: 'rollback.run',
+    title: 'Roll back memory',
+    description:
+      'Return the whole memory store to its state at a past time (`target`: ISO 8601 or "N minutes|hours|days ago"). Memories created after it are removed, deleted ones restored, changed ones reverted. Only when the user asked for it, after `rollback_preview`; needs `confirm: "ROLLBACK"`.',
+    readOnly: false,
+    destructive: true,
+    confirm: 'ROLLBACK',
+  },
+  {
+    name: 'audit_verify',
+    operationId: 'audit.verify',
+    title: 'Verify the audit chain',
+    description: 'Recompute the hash chain of the audit trail and report whether any entry was changed, removed or reordered.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'request_action',
+    operationId: 'actions.submit',
+    title: 'Request an action',
+    description:
+      'Before doing something with side effects (payments, e-mails, deletions, deployments), submit it here. The answer says `allowed` (go ahead), `blocked` (do not do it; the reason says why) or `pending_review` (a human must approve: poll `action_status`). After acting, nothing else is needed.',
+    readOnly: false,
+  },
+  {
+    name: 'action_status',
+    operationId: 'actions.get',
+    title: 'Action status',
+    description: 'The current status of a submitted action: pending_review, approved, rejected, expired, allowed or blocked, with the decision once made.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'explain_action',
+    operationId: 'actions.explain',
+    title: 'Explain an action',
+    description:
+      'Why an action ended as it did: the policies that matched, the approval and its decisions, and the memories as they were when it was submitted.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'trace_start',
+    operationId: 'traces.start',
+    title: 'Start a reasoning trace',
+    description:
+      'Open a signed reasoning trace for a task, to record each step of your reasoning and actions so a person can later verify what you did. Returns the trace id.',
+    readOnly: false,
+  },
+  {
+    name: 'trace_step',
+    operationId: 'traces.addStep',
+    title: 'Add a trace step',
+    description: 'Append one step (a thought, a tool call, an observation, an action) to an open trace. Steps are hash-chained in order.',
+    readOnly: false,
+  },
+  {
+    name: 'trace_complete',
+    operationId: 'traces.complete',
+    title: 'Complete a trace',
+    description: 'Seal a trace with its outcome: the server signs it, and nothing can be added or changed afterwards. Returns the signed trace.',
+    readOnly: false,
+  },
+  {
+    name: 'trace_verify',
+    operationId: 'traces.verify',
+    title: 'Verify a trace',
+    description: 'Recompute a sealed trace and check its signature: tells whether any step was changed since it was signed.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'add_fact',
+    operationId: 'knowledge.createTriple',
+    title: 'Add a fact',
+    description:
+      'Record a fact as subject, predicate, object ("alice" "works_at" "acme") in the knowledge graph. Entities are created as needed; names are compared lowercased.',
+    readOnly: false,
+  },
+  {
+    name: 'query_facts',
+    operationId: 'knowledge.listTriples',
+    title: 'Query facts',
+    description: 'Facts of the knowledge graph, newest first, filtered by subject, predicate or object.',
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: 'find_paths',
+    operationId: 'knowledge.paths',
+    title: 'Find paths',
+    description: 'How two entities of the knowledge graph are connected: the shortest chains of facts between them.',
+    readOnly: true,
+    idempotent: true,
+  },
+];
