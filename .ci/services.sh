@@ -11,7 +11,7 @@
 # Why private instances: the machine's own PostgreSQL (5432) and Redis (6379) are shared with whatever
 # runs next; tests get their own on other ports and never stop or reconfigure the shared ones.
 # Why build pgvector: Debian 12 has no pgvector package for PostgreSQL 15; trixie's source package
-# builds fine against it (research/stack-probe.md §5).
+# builds fine against it.
 # Only the export lines go to stdout; everything else goes to stderr.
 #
 # Env: ENGRAM_CI_DIR (default /tmp/engram-ci), ENGRAM_CI_PG_PORT (55432), ENGRAM_CI_REDIS_PORT (56379),
