@@ -185,7 +185,7 @@ describe.skipIf(!ciServicesReady())('npm run worker:dev without DATABASE_URL', (
     'Ctrl-C (SIGINT) stops the Postgres and Redis it started',
     async () => {
       const ci = await mkdtemp(join(tmpdir(), 'engram-worker-dev-ci-'));
-    await chmod(ci, 0o755); // postgres runs as its own user and must reach its data directory
+      await chmod(ci, 0o755); // postgres runs as its own user and must reach its data directory
       const [pgPort, redisPort, port] = [await freePort(), await freePort(), await freePort()];
       let log = '';
       const p = spawn(
