@@ -3,7 +3,7 @@
 #
 #   out=$(bash .ci/services.sh) && eval "$out"   # start or reuse; sets DATABASE_URL, REDIS_URL
 #   out=$(bash .ci/services.sh reset) && eval "$out"   # same, plus an empty engram_test and Redis
-#   bash .ci/services.sh stop
+#   bash .ci/services.sh stop            # both; `stop postgres` or `stop redis` for one
 #
 # (Prefer the two-step form above: `eval "$(bash .ci/services.sh)"` hides a failure, because eval of an
 # empty string succeeds.)
@@ -139,10 +139,11 @@ start_redis() {
 }
 
 stop_all() {
-  if pid=$(pg_pid); then
+  local which=${1:-all}
+  if [ "$which" != redis ] && pid=$(pg_pid); then
     runuser -u postgres -- "$BIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null; log "postgres (pid $pid) stopped"
   fi
-  if pid=$(redis_pid); then
+  if [ "$which" != postgres ] && pid=$(redis_pid); then
     kill "$pid"
     for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
     rm -f "$WORK/redis.pid"; log "redis (pid $pid) stopped"
@@ -152,14 +153,22 @@ stop_all() {
 main() {
   [ "$(id -u)" = 0 ] || die "must run as root (apt, runuser)"
   if [ "$DB_PORT" = 5432 ] || [ "$REDIS_PORT" = 6379 ]; then die "refusing the machine's shared ports"; fi
-  [ -x "$BIN/postgres" ] || die "PostgreSQL 15 server binaries not found in $BIN"
   install -d -m 755 "$WORK" "$WORK/build"
   cd "$WORK" # runuser keeps the cwd, and postgres cannot read root's home
-  case "${1:-start}" in
-    start | reset) ;;
-    stop) stop_all; return ;;
-    *) die "usage: $0 [start|reset|stop]" ;;
+  case "${1:-start}:${2:-all}" in
+    start:all | reset:all) ;;
+    stop:all | stop:postgres | stop:redis) stop_all "${2:-all}"; return ;;
+    *) die "usage: $0 [start|reset|stop [postgres|redis]]" ;;
   esac
+
+  # Installed as Redis is below: Debian 12's own package (it also sets up the machine's cluster on 5432,
+  # which we never touch).
+  if [ ! -x "$BIN/postgres" ]; then
+    log "PostgreSQL 15 not found in $BIN: installing postgresql-15 with apt-get"
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null; } \
+      || die "could not install PostgreSQL 15. Install it yourself (Debian 12, as root: apt-get update && apt-get install -y postgresql-15) and run again, or set DATABASE_URL to a Postgres 15+ with pgvector"
+    [ -x "$BIN/postgres" ] || die "postgresql-15 is installed but $BIN/postgres is missing"
+  fi
 
   VECTOR_SO="$("$BIN/pg_config" --pkglibdir)/vector.so"
   [ -f "$VECTOR_SO" ] || build_pgvector

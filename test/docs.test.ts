@@ -111,6 +111,15 @@ describe('/docs', () => {
     expect(res.text).toContain('"url": "/openapi.json"');
     expect(res.text).toContain('"withDefaultFonts": false');
     expect(res.text).not.toMatch(/https?:\/\//);
+    // The key scheme is selected from the start, not "No authentication selected".
+    expect(res.text).toMatch(/"preferredSecurityScheme": "bearerAuth"/);
+  });
+
+  it('says on its front page how to get a key: signup and verify, or the operator API', () => {
+    const info = doc.info.description as string;
+    expect(info).toMatch(/## Get an API key/);
+    for (const path of ['POST /v1/keys', 'POST /v1/verify', 'POST /admin/v1/tenants', '"tier": "pro"', 'bearerAuth']) expect(info).toContain(path);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
   it('GET /docs/scalar.js serves the standalone bundle, gzipped when asked, 304 when unchanged', async () => {

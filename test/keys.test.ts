@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, errorOf, freshIp, type TestEngine, uniqueEmail } from './harness';
+import { createEngine, errorOf, freshIp, storageName, type TestEngine, uniqueEmail } from './harness';
 
 let engine: TestEngine;
 beforeAll(async () => {
@@ -100,6 +100,51 @@ describe('signup and verification', () => {
     expect(errorOf(third).code).toBe('RATE_LIMITED');
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await signup(uniqueEmail(), freshIp())).status).toBe(201);
+  });
+
+  it('says in the 429 what the limit is, when the address may sign up again, and the way around it', async () => {
+    const ip = freshIp();
+    expect((await signup(uniqueEmail(), ip)).status).toBe(201);
+    const first = engine.clock.now();
+    engine.clock.advance(HOUR);
+    expect((await signup(uniqueEmail(), ip)).status).toBe(201);
+    const third = await signup(uniqueEmail(), ip);
+    expect(third.status).toBe(429);
+    const message = errorOf(third).message;
+    expect(message).toMatch(/^At most 2 signups per client IP address in any 30 days/);
+    expect(message).toContain('POST /admin/v1/tenants');
+    const resets = first.getTime() + 30 * 24 * HOUR;
+    // Redis counts the window without remembering when it started: then the full window is the bound.
+    if (!engine.node.services.redis) {
+      expect(message).toContain(`may sign up again at ${new Date(resets).toISOString()}`);
+      expect(Number(third.headers.get('retry-after'))).toBe((resets - engine.clock.now().getTime()) / 1000);
+    }
+    expect(Number(third.headers.get('retry-after'))).toBeLessThanOrEqual(30 * 24 * 3600);
+    // The same rule where a reader of /docs meets it, before the 429.
+    const doc = (await engine.request('GET', '/openapi.json')).body as { paths: Record<string, { post: { description: string } }> };
+    const described = doc.paths['/v1/keys'].post.description;
+    expect(described).toContain('at most 2 signups per client IP address in any 30 days');
+    expect(described).toContain('a 1-hour window');
+    expect(described).toContain('POST /admin/v1/tenants');
+  });
+
+  it('gives a loopback client of the embedded default a one-hour window, and every other client 30 days', async () => {
+    const loopback = `127.${[1, 2, 3].map(() => Math.floor(Math.random() * 250) + 1).join('.')}`;
+    expect((await signup(uniqueEmail(), loopback)).status).toBe(201);
+    expect((await signup(uniqueEmail(), loopback)).status).toBe(201);
+    const third = await signup(uniqueEmail(), loopback);
+    expect(third.status).toBe(429);
+    if (storageName === 'embedded') {
+      expect(errorOf(third).message).toMatch(/in any hour/);
+      expect(Number(third.headers.get('retry-after'))).toBeLessThanOrEqual(3600);
+      engine.clock.advance(HOUR + 1000);
+      expect((await signup(uniqueEmail(), loopback)).status).toBe(201);
+    } else {
+      // A real deployment (DATABASE_URL) never shortens it: a proxy on the same host shows clients as 127.0.0.1.
+      expect(errorOf(third).message).toMatch(/in any 30 days/);
+      engine.clock.advance(HOUR + 1000);
+      expect((await signup(uniqueEmail(), loopback)).status).toBe(429);
+    }
   });
 
   it('counts concurrent signups from one IP exactly', async () => {

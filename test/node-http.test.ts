@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { developmentOperatorToken } from '../shared/node/first-run';
 import { parseConfig } from '../shared/platform/config';
+import { hasFeature, tiers } from '../shared/platform/tiers';
 import { freePort } from './server-process';
 
 /**
@@ -69,6 +70,18 @@ describe('first run: plain npm start', () => {
     expect(created.api_key).toMatch(/^sk_/);
     const usage = await fetch(`http://127.0.0.1:${port}/v1/usage`, { headers: { authorization: `Bearer ${created.api_key}` } });
     expect(usage.status).toBe(200);
+    // A Pro key, so what the docs show (audit verify, replay, ...) answers rather than 403.
+    const body = (await usage.json()) as { tier: string; features: Record<string, boolean> };
+    expect(body.tier).toBe('pro');
+    expect(body.features).toMatchObject({ audit_verify: true, replay: true });
+  });
+
+  it('says which tier the key is on and what a free key lacks', () => {
+    expect(out).toMatch(/Get an API key on the Pro tier/);
+    const free = out.slice(out.indexOf('A free key'));
+    expect(free).toMatch(/^A free key \("tier":"free", what POST \/v1\/keys signups get\) answers 403 to audit verify, replay, traces/);
+    for (const feature of ['audit_verify', 'replay', 'traces'] as const) expect(hasFeature('free', feature)).toBe(false);
+    expect(free).toContain(`${tiers.free.limits.rollbacks} rollbacks a month`);
   });
 
   it('listens on 127.0.0.1 by default, not on the machine’s other addresses', async () => {

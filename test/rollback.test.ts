@@ -43,7 +43,11 @@ describe('rollback', () => {
       safe_rollback: false,
     });
     expect(preview.body.size_bytes).toBeGreaterThan(0);
-    expect(preview.body.warnings.join(' ')).toMatch(/removed/);
+    const warnings = preview.body.warnings.join(' ');
+    expect(warnings).toContain('1 memory created after the target will be removed.');
+    // Removed is not gone for good: the warning must not say so while a later rollback restores them.
+    expect(warnings).not.toMatch(/permanent/);
+    expect(warnings).toContain('a rollback to a time after they were created and before this rollback brings them back');
     expect(await observations(t)).toEqual(['created after the target', 'kept as it was', 'new wording']);
 
     const res = await engine.request('POST', '/v1/rollback', { key: t.key, body: { target } });

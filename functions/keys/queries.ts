@@ -46,11 +46,13 @@ export async function consumeSignupToken(tx: DbOrTx, tenantId: string, tokenHash
   return token ?? null;
 }
 
-export async function countRecentSignups(tx: DbOrTx, ipHash: string, since: Date): Promise<number> {
+/** Signups from the address since `since`, with the oldest of them (when it leaves the window). */
+export async function recentSignups(tx: DbOrTx, ipHash: string, since: Date): Promise<{ count: number; oldest: Date | null }> {
   const result = (await tx.execute(
-    sql`SELECT count(*)::int AS n FROM signup_attempts WHERE ip_hash = ${ipHash} AND created_at > ${since.toISOString()}`,
-  )) as unknown as { rows: { n: number }[] };
-  return Number(result.rows[0]?.n ?? 0);
+    sql`SELECT count(*)::int AS n, min(created_at) AS oldest FROM signup_attempts WHERE ip_hash = ${ipHash} AND created_at > ${since.toISOString()}`,
+  )) as unknown as { rows: { n: number; oldest: string | Date | null }[] };
+  const row = result.rows[0];
+  return { count: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : null };
 }
 
 export async function recordSignupAttempt(tx: DbOrTx, ipHash: string, at: Date) {

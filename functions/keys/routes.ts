@@ -1,5 +1,7 @@
 import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/openapi';
+import { DAY, HOUR } from '../../shared/platform/time';
 import * as s from './schemas';
+import { LOCAL_SIGNUP_WINDOW_MS, SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './service';
 
 const tags = ['Keys'];
 
@@ -9,8 +11,9 @@ export const signupRoute = publicRoute({
   path: '/v1/keys',
   tags,
   summary: 'Sign up',
-  description:
-    'Creates an unverified account and e-mails a verification token (valid 24 h, single use). Disposable e-mail domains are refused; at most 2 signups per client IP in 30 days. The answer is the same whether or not the address already has an account.',
+  description: `Creates an unverified free-tier account and e-mails a verification token (valid 24 h, single use); POST /v1/verify exchanges it for the API key. Disposable e-mail domains are refused. The answer is the same whether or not the address already has an account.
+
+**Limit:** at most ${SIGNUPS_PER_IP} signups per client IP address in any ${SIGNUP_WINDOW_MS / DAY} days, counted from each signup: a third is answered 429 RATE_LIMITED, whose message says when the address may sign up again (Retry-After in seconds). On a server using embedded storage (no DATABASE_URL), a loopback client (127.0.0.1, ::1) gets a ${LOCAL_SIGNUP_WINDOW_MS / HOUR}-hour window instead. On a server of your own, the operator API (POST /admin/v1/tenants with ADMIN_TOKEN) creates tenants of any tier, with their key, without this limit.`,
   request: { body: jsonBody(s.SignupBody) },
   responses: { 201: json(s.SignupResponse, 'Verification mail sent'), ...errors(400, 409, 429) },
 });

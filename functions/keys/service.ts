@@ -5,6 +5,7 @@ import { type Work, write } from '../../shared/platform/unit-of-work';
 import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
 import { isDisposableEmail } from './disposable';
 import { forgetKeys } from '../../shared/platform/auth';
+import { isLoopbackHost } from '../../shared/platform/config';
 import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import { sendMail } from '../../shared/jobs/mail';
@@ -16,35 +17,54 @@ export const VERIFICATION_TTL_MS = 24 * HOUR;
 export const ROTATION_GRACE_MS = 24 * HOUR;
 export const SIGNUPS_PER_IP = 2;
 export const SIGNUP_WINDOW_MS = 30 * DAY;
+/**
+ * The window for a loopback client of a server on embedded storage: someone trying the service on
+ * their own machine, who would otherwise be locked out of signup for a month after two tries. Two
+ * signups an hour still bounds a proxy on the same host that hides its clients behind 127.0.0.1;
+ * with DATABASE_URL (a real deployment) the full window applies to every address.
+ */
+export const LOCAL_SIGNUP_WINDOW_MS = HOUR;
 
-const signupLimited = () =>
-  new AppError('RATE_LIMITED', `At most ${SIGNUPS_PER_IP} signups per IP address every 30 days`, {
-    retry_after: Math.round(SIGNUP_WINDOW_MS / 1000),
-  });
+const inWords = (ms: number) => (ms % DAY === 0 ? `${ms / DAY} days` : ms === HOUR ? 'hour' : `${ms / HOUR} hours`);
+
+/** The window for this client: short only for a loopback client of the embedded default. */
+function signupWindowMs(ctx: Ctx, clientIp: string | null): number {
+  return ctx.services.storage === 'embedded' && clientIp !== null && isLoopbackHost(clientIp) ? LOCAL_SIGNUP_WINDOW_MS : SIGNUP_WINDOW_MS;
+}
+
+/** The 429: the limit, when this address may sign up again, and the way around it on one's own server. */
+function signupLimited(now: Date, windowMs: number, resetsAt: Date | null) {
+  const at = resetsAt ?? new Date(now.getTime() + windowMs);
+  return new AppError(
+    'RATE_LIMITED',
+    `At most ${SIGNUPS_PER_IP} signups per client IP address in any ${inWords(windowMs)}; this address may sign up again ${resetsAt ? 'at' : 'by'} ${at.toISOString()}. On a server of your own, the operator API (POST /admin/v1/tenants with ADMIN_TOKEN) creates tenants and keys without this limit.`,
+    { retry_after: Math.max(1, Math.ceil((at.getTime() - now.getTime()) / 1000)) },
+  );
+}
 
 /**
  * With Redis, a signup takes a slot in the address's sliding window before its transaction and
  * `release` gives it back when no signup happened; without Redis the window is counted inside the
  * transaction (`countSignupInTx`). Refused attempts never extend the window.
  */
-async function claimRedisSlot(ctx: Ctx, ipHash: string) {
+async function claimRedisSlot(ctx: Ctx, ipHash: string, windowMs: number) {
   const redis = ctx.services.redis!;
   const key = `engram:signup:${ipHash}`;
   const member = newId('token');
-  const count = await redis.addToSlidingWindow(key, member, ctx.now.getTime(), SIGNUP_WINDOW_MS);
+  const count = await redis.addToSlidingWindow(key, member, ctx.now.getTime(), windowMs);
   const release = () => redis.removeFromSlidingWindow(key, member).catch(() => undefined);
   if (count > SIGNUPS_PER_IP) {
     await release();
-    throw signupLimited();
+    throw signupLimited(ctx.now, windowMs, null);
   }
   return release;
 }
 
-async function countSignupInTx(work: Work, ipHash: string) {
+async function countSignupInTx(work: Work, ipHash: string, windowMs: number) {
   // Serialize signups from one address so two concurrent ones cannot both see a free slot.
   await work.lock(ipHash);
-  const recent = await q.countRecentSignups(work.tx, ipHash, new Date(work.ctx.now.getTime() - SIGNUP_WINDOW_MS));
-  if (recent >= SIGNUPS_PER_IP) throw signupLimited();
+  const recent = await q.recentSignups(work.tx, ipHash, new Date(work.ctx.now.getTime() - windowMs));
+  if (recent.count >= SIGNUPS_PER_IP) throw signupLimited(work.ctx.now, windowMs, recent.oldest && new Date(recent.oldest.getTime() + windowMs));
   await q.recordSignupAttempt(work.tx, ipHash, work.ctx.now);
 }
 
@@ -79,10 +99,11 @@ export async function signup(ctx: Ctx, input: { email: string; clientIp: string 
   const email = normalizeEmail(input.email);
   if (isDisposableEmail(email)) throw validationError('email', 'disposable e-mail domains are not accepted');
   const ipHash = await sha256Hex(`signup-ip:${input.clientIp ?? 'unknown'}`);
-  const release = ctx.services.redis ? await claimRedisSlot(ctx, ipHash) : null;
+  const windowMs = signupWindowMs(ctx, input.clientIp);
+  const release = ctx.services.redis ? await claimRedisSlot(ctx, ipHash, windowMs) : null;
   try {
     await write(ctx, async (work) => {
-      if (!release) await countSignupInTx(work, ipHash);
+      if (!release) await countSignupInTx(work, ipHash, windowMs);
       const existing = await q.findTenantByEmail(work.tx, email);
       if (existing?.emailVerifiedAt) {
         await sendMail(work, alreadyVerifiedMail(email));

@@ -44,7 +44,7 @@ export async function preview(ctx: TenantCtx, input: { target: string }) {
   if (missing) warnings.push(`${missing} memories have no stored embedding for their state at the target and cannot be restored.`);
   if (plan.remove.length)
     warnings.push(
-      `${plan.remove.length} memories created after the target will be removed permanently (a later rollback to a time before this one brings them back).`,
+      `${plan.remove.length} ${plan.remove.length === 1 ? 'memory' : 'memories'} created after the target will be removed. Their history is kept: a rollback to a time after they were created and before this rollback brings them back.`,
     );
   const sideEffects = actionSteps
     ? [

@@ -18,6 +18,9 @@ export const docsPage = Scalar({
   withDefaultFonts: false,
   telemetry: false,
   showDeveloperTools: 'never',
+  // Selected from the start: without it the page says "No authentication selected" and the
+  // request builder sends no key.
+  authentication: { preferredSecurityScheme: 'bearerAuth' },
   // "Ask AI" talks to Scalar's hosted agent; not part of an offline reference.
   ...({ agent: { disabled: true } } as object),
 });

@@ -45,19 +45,44 @@ function settingsFromEnv(): Record<string, string> {
   );
 }
 
-/** .ci/services.sh prints only `export NAME=value` lines on stdout. */
+/**
+ * .ci/services.sh prints only `export NAME=value` lines on stdout; on stderr (passed on) it says
+ * whether it started Postgres and Redis or reused running ones. What it started is stopped again when
+ * worker:dev stops (Ctrl-C, SIGTERM, a failed start); what it reused belongs to someone else.
+ */
 function ciServices(): Promise<{ DATABASE_URL: string; REDIS_URL?: string }> {
   say('DATABASE_URL unset: starting (or reusing) the private Postgres + pgvector from .ci/services.sh ...');
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(ROOT, '.ci/services.sh')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [join(ROOT, '.ci/services.sh')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let log = '';
     child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => {
+      log += c;
+      process.stderr.write(c);
+    });
     child.on('error', reject);
-    child.on('exit', (code) => {
+    // 'exit' can come before the last of stderr is read; 'close' would wait for a daemon that kept it open.
+    const stderrRead = new Promise((r) => {
+      child.stderr.once('end', r);
+      setTimeout(r, 2_000).unref();
+    });
+    child.on('exit', async (code) => {
+      await stderrRead;
+      for (const service of ['postgres', 'redis'] as const)
+        if (new RegExp(`^\\[services\\] ${service} started`, 'm').test(log)) stops.push(() => stopCiService(service));
       const vars = Object.fromEntries([...out.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]]));
       if (code !== 0 || !vars.DATABASE_URL) reject(new Error(`.ci/services.sh failed (exit ${code}); set DATABASE_URL to a Postgres with pgvector instead`));
       else resolve(vars as { DATABASE_URL: string; REDIS_URL?: string });
     });
+  });
+}
+
+function stopCiService(service: 'postgres' | 'redis'): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', [join(ROOT, '.ci/services.sh'), 'stop', service], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', () => resolve());
+    child.on('exit', () => resolve());
   });
 }
 
@@ -147,7 +172,11 @@ async function main() {
     detached: true, // its own process group: one signal stops wrangler, esbuild and workerd
     env: { ...env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false' },
   });
+  let stopping = false;
   const stopAll = async (code: number) => {
+    // Ctrl-C signals this process and, when wrangler then exits, its exit calls here again.
+    if (stopping) return;
+    stopping = true;
     try {
       if (wrangler.exitCode === null && wrangler.signalCode === null) process.kill(-wrangler.pid!, 'SIGTERM');
     } catch {

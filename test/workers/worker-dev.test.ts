@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,4 +158,90 @@ describe('npm run worker:dev', () => {
     }
     expect(log.body.deliveries[0]).toMatchObject({ success: true, attempt: 1, status_code: 200 });
   }, 30_000);
+});
+
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+/** The private services can start here without installing or building anything (root, PostgreSQL 15 with pgvector, Redis). */
+function ciServicesReady(): boolean {
+  if (process.getuid?.() !== 0 || !existsSync(`${PG_BIN}/postgres`)) return false;
+  try {
+    execFileSync('redis-server', ['--version']);
+    return existsSync(join(execFileSync(`${PG_BIN}/pg_config`, ['--pkglibdir']).toString().trim(), 'vector.so'));
+  } catch {
+    return false;
+  }
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe.skipIf(!ciServicesReady())('npm run worker:dev without DATABASE_URL', () => {
+  it(
+    'Ctrl-C (SIGINT) stops the Postgres and Redis it started',
+    async () => {
+      const ci = await mkdtemp(join(tmpdir(), 'engram-worker-dev-ci-'));
+      await chmod(ci, 0o755); // postgres runs as its own user and must reach its data directory
+      const [pgPort, redisPort, port] = [await freePort(), await freePort(), await freePort()];
+      let log = '';
+      const p = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(ROOT, 'test/standins/worker-dev.ts'), '--persist-to', join(ci, 'wrangler'), '--log-level', 'warn'],
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: {
+            PATH: process.env.PATH,
+            HOME: process.env.HOME,
+            ENGRAM_CI_DIR: ci,
+            ENGRAM_CI_PG_PORT: String(pgPort),
+            ENGRAM_CI_REDIS_PORT: String(redisPort),
+            PORT: String(port),
+            INSPECTOR_PORT: String(await freePort()),
+            DATA_DIR: ci,
+            EMBEDDING_PROVIDER: 'hash',
+            LOG_LEVEL: 'warn',
+            CI: 'true',
+            NO_COLOR: '1',
+          },
+        },
+      );
+      p.stdout?.on('data', (c) => (log += c));
+      p.stderr?.on('data', (c) => (log += c));
+      const gone = new Promise((r) => p.once('exit', r));
+      try {
+        const deadline = Date.now() + READY_TIMEOUT_MS;
+        while (
+          !(await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          ))
+        ) {
+          if (p.exitCode !== null || Date.now() > deadline) throw new Error(`worker:dev did not start:\n${log}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        expect(await listening(pgPort)).toBe(true);
+        expect(await listening(redisPort)).toBe(true);
+        p.kill('SIGINT');
+        await Promise.race([gone, new Promise((r) => setTimeout(r, 6 * STOP_TIMEOUT_MS))]);
+        expect(p.exitCode, log).toBe(0);
+        expect(await listening(pgPort), log).toBe(false);
+        expect(await listening(redisPort), log).toBe(false);
+        expect(log).toMatch(/\[services\] postgres \(pid \d+\) stopped/);
+      } finally {
+        if (p.exitCode === null) p.kill('SIGKILL');
+        // Whatever the test left running on its private ports.
+        execFileSync('bash', [join(ROOT, '.ci/services.sh'), 'stop'], {
+          env: { ...process.env, ENGRAM_CI_DIR: ci, ENGRAM_CI_PG_PORT: String(pgPort), ENGRAM_CI_REDIS_PORT: String(redisPort) },
+          stdio: 'ignore',
+        });
+        await rm(ci, { recursive: true, force: true });
+      }
+    },
+    READY_TIMEOUT_MS + 60_000,
+  );
 });
