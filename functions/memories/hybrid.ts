@@ -12,7 +12,7 @@ import type { Ranked } from './queries';
  * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches.
  * A neighbour's share never ranks a memory without a match of its own (no query word in it, and a
  * cosine under half the best candidate's, a neighbour's read with it) above one with: a memory that
- * matched nothing outranked real matches, the README's own example among them. The rule costs a
+ * matched nothing outranked real matches, docs/memories.md's own example among them. The rule costs a
  * little recall. "A cosine above the weakest candidate's" as the semantic match would cost much
  * more: many of LoCoMo's evidence turns are no closer to their question than far-down candidates,
  * few under half the best, so answers that share no word with their question and rank by a
@@ -38,10 +38,10 @@ export interface Scored {
  * The share of the best semantic candidate's cosine a memory's own cosine needs for a semantic
  * match. Relative, because an absolute floor holds for one embedder only (USE gives unrelated
  * sentences 0.1-0.3, the hash embedder 0); not the weakest candidate's cosine, which follows how
- * many candidates are fetched rather than the memory. With USE, the README's "The staging database
- * is called pg-staging-2" has 0.43-0.45 of the best cosine for questions about the currency of
- * invoices, so it stays without a match. LoCoMo recall@10 by share (locomo-levers.ts): 0.4 0.803,
- * 0.45 0.802, 0.5 0.797, 0.55 0.796, 0.6 0.785, 0.7 0.777.
+ * many candidates are fetched rather than the memory. With USE, the tour's "The staging database
+ * is called pg-staging-2" stays under half the best cosine for questions about the currency of
+ * invoices, so it stays without a match. Recall on LoCoMo barely moves below this share and falls
+ * above it (locomo-levers.ts; the figures are in docs/performance.md).
  */
 export const SEMANTIC_MATCH_SHARE = 0.5;
 

@@ -5,7 +5,7 @@ export type Role = (typeof ROLES)[number];
 /** Roles an invitation or a role change may give: there is one owner, the team's creator. */
 export const INVITABLE_ROLES = ['admin', 'member', 'readonly'] as const;
 
-/** Who may do what: the one table (README "Teams" shows the same). Any member may read the team. */
+/** Who may do what: the one table (docs/teams-and-webhooks.md#roles shows the same). Any member may read the team. */
 export const PERMISSIONS = {
   read: ['owner', 'admin', 'member', 'readonly'],
   rename: ['owner', 'admin'],

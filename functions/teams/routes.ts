@@ -2,7 +2,7 @@ import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platf
 import * as s from './schemas';
 
 const tags = ['Teams'];
-const roles = 'Owner and admins manage members; see the role table in the README.';
+const roles = 'Owner and admins manage members; see the role table in docs/teams-and-webhooks.md#roles.';
 
 export const createRoute = keyRoute({
   operationId: 'teams.create',

@@ -4,7 +4,7 @@ import * as s from './schemas';
 const tags = ['Webhooks'];
 const feature = 'webhooks' as const;
 const signing =
-  'Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; the README shows how a receiver checks it.';
+  'Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; docs/teams-and-webhooks.md#verifying-a-delivery shows how a receiver checks it.';
 
 export const createRoute = keyRoute({
   operationId: 'webhooks.create',

@@ -3,7 +3,7 @@ import type { PolicyDefinition, PolicyRule } from './types';
 /**
  * The two built-in policies: always active, for every tenant and agent, never deleted.
  * Listed as `FinancialSafety` / `DataExfiltration`; evaluation results name them
- * `FinancialSafetyPolicy` / `DataExfiltrationPolicy`. The README's "Policies" section has these
+ * `FinancialSafetyPolicy` / `DataExfiltrationPolicy`. docs/governed-actions.md#policies has these
  * tables in prose; test/policy-engine.test.ts runs realistic payloads against every rule.
  *
  * Rules see the action as compact JSON, `{"action":"stripe.payouts.create","params":{...}}`, so a

@@ -5,7 +5,7 @@ import { type CompiledPattern, indexText, mayMatch } from './regex';
 import type { ActionInput, Outcome, PolicyDefinition, PolicyResult, PolicyRule, RuleMatch, Severity } from './types';
 
 /**
- * The policy engine (README "Policies"): the actions family and the policy dry run call it with
+ * The policy engine (docs/governed-actions.md#policies): the actions family and the policy dry run call it with
  * the set from `loadPolicySet`.
  *
  * - Applicable policies: `enabled` and `step_types` including `action`.

@@ -9,7 +9,7 @@ import type { MemoryEventInput } from './events';
  * between memories. The memories family links on store, the knowledge family unlinks when an
  * entity is deleted, replay reads the links, rollback puts them back: the rule lives here once.
  *
- * The rule (README "Knowledge graph", and the OpenAPI of POST /v1/memories): an entity is linked
+ * The rule (docs/memories.md#knowledge-graph, and the OpenAPI of POST /v1/memories): an entity is linked
  * when its name equals a run of 1 to MENTION_MAX_WORDS consecutive words of the observation,
  * compared after the same normalization entity names get (trimmed, whitespace runs as one space,
  * lowercased), with punctuation at either end of the run ignored and a trailing possessive `'s`
