@@ -129,6 +129,7 @@ describe(`MCP over streamable HTTP (${storageName})`, () => {
     expect(bad.isError).toBe(true);
     expect(bad.structuredContent).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
     expect(bad.content[0].text).toMatch(/^VALIDATION_ERROR: .*limit/);
+    expect(bad.structuredContent!.request_id).toMatch(/^req_/);
 
     const unknownField = await call('remember', { observation: 'x', colour: 'blue' });
     expect(unknownField.structuredContent).toMatchObject({ code: 'VALIDATION_ERROR' });

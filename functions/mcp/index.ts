@@ -65,6 +65,8 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       auth,
       authorization: c.req.header('authorization')!,
       origin: new URL(c.req.url).origin,
+      // The tool call's request answers with the MCP request's id, so one id follows it through the logs.
+      requestId,
       fetch: async (request) => app.fetch(request, env, executionCtx),
       experimentalEnabled: services.config.SVC_ENABLE_EXPERIMENTAL,
       version: VERSION,
