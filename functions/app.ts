@@ -5,7 +5,7 @@ import { withFieldExamples } from '../shared/platform/openapi-examples';
 import { VERSION } from '../shared/platform/services';
 import { hasFeature } from '../shared/platform/tiers';
 import { DAY } from '../shared/platform/time';
-import { SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './keys/service';
+import { SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './keys';
 import { families } from './families';
 import { mountMcp } from './mcp';
 import type { Context } from 'hono';

@@ -28,3 +28,6 @@ export default defineFamily({
   router,
   maintenance: { expired_rate_windows: ({ db, now }) => q.deleteExpiredRateWindows(db, now) },
 });
+
+/** The signup limit, which the API reference's front page states. */
+export { SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './service';
