@@ -51,9 +51,9 @@ describe('minting, listing, revoking', () => {
     const list = await engine.request('GET', '/v1/keys', { key: owner.key });
     expect(list.status).toBe(200);
     expect(list.text).not.toContain(res.body.api_key);
-    const own = list.body.keys.find((k: { key_id: string }) => k.key_id === owner.keyId);
+    const own = list.body.keys.find((k) => k.key_id === owner.keyId);
     expect(own).toMatchObject({ restricted: false, scopes: ['*'], name: null, agent_id: null, space_ids: null });
-    const restricted = list.body.keys.find((k: { key_id: string }) => k.key_id === res.body.key_id);
+    const restricted = list.body.keys.find((k) => k.key_id === res.body.key_id);
     expect(restricted).toMatchObject({ restricted: true, name: 'reader', scopes: ['memories:read', 'traces:write'], agent_id: 'bot-1', status: 'active' });
   });
 
@@ -63,9 +63,9 @@ describe('minting, listing, revoking', () => {
       body: { name: 'x', scopes: ['memories:read', 'bogus:read', 'memories:admin'] },
     });
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe('VALIDATION_ERROR');
-    expect(res.body.message).toContain('bogus:read');
-    expect(res.body.message).toContain('memories:admin');
+    expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+    expect(errorOf(res).message).toContain('bogus:read');
+    expect(errorOf(res).message).toContain('memories:admin');
     const empty = await engine.request('POST', '/v1/keys/restricted', { key: owner.key, body: { name: '', scopes: ['*'] } });
     expect(empty.status).toBe(400);
     const long = await engine.request('POST', '/v1/keys/restricted', { key: owner.key, body: { name: 'n'.repeat(101), scopes: ['*'] } });
@@ -87,7 +87,7 @@ describe('minting, listing, revoking', () => {
     const res = await engine.request('GET', '/v1/memories', { key: key.api_key });
     expect(res.status).toBe(401);
     const list = await engine.request('GET', '/v1/keys', { key: owner.key });
-    expect(list.body.keys.find((k: { key_id: string }) => k.key_id === key.key_id).status).toBe('expired');
+    expect(list.body.keys.find((k) => k.key_id === key.key_id)?.status).toBe('expired');
   });
 
   it('at most 50 live restricted keys per account; revoking one frees a place', async () => {
@@ -147,7 +147,7 @@ describe('agent_id pins a key to one agent', () => {
     await stored(bot.api_key, { observation: 'Naming its own agent is fine.', agent_id: 'bot' });
     const other = await store(bot.api_key, { observation: 'Pretending to be another agent.', agent_id: 'other' });
     expect(other.status).toBe(403);
-    expect(other.body.code).toBe('FORBIDDEN');
+    expect(errorOf(other).code).toBe('FORBIDDEN');
     const batch = await engine.request('POST', '/v1/memories/batch', {
       key: bot.api_key,
       body: { memories: [{ observation: 'Batch as itself.' }, { observation: 'Batch as another.', agent_id: 'other' }] },
@@ -157,7 +157,7 @@ describe('agent_id pins a key to one agent', () => {
 
     const list = await engine.request('GET', '/v1/memories', { key: bot.api_key });
     expect(list.body.memories.length).toBe(3);
-    expect(list.body.memories.every((m: { agent_id: string }) => m.agent_id === 'bot')).toBe(true);
+    expect(list.body.memories.every((m) => m.agent_id === 'bot')).toBe(true);
     const search = await engine.request('GET', '/v1/memories/search?q=vault%20code&mode=hybrid', { key: bot.api_key });
     expect(search.body.memories.map((m: { uuid: string }) => m.uuid)).not.toContain(foreign);
     const semantic = await engine.request('GET', '/v1/memories/search?q=vault%20code', { key: bot.api_key });
@@ -166,7 +166,7 @@ describe('agent_id pins a key to one agent', () => {
     expect((await engine.request('PATCH', `/v1/memories/${foreign}`, { key: bot.api_key, body: { importance: 9 } })).status).toBe(404);
     expect((await engine.request('DELETE', `/v1/memories/${foreign}`, { key: bot.api_key })).status).toBe(404);
     const now = await engine.request('GET', '/v1/context/now', { key: bot.api_key });
-    expect(now.body.recent_memories.every((m: { agent_id: string }) => m.agent_id === 'bot')).toBe(true);
+    expect(now.body.recent_memories.every((m) => m.agent_id === 'bot')).toBe(true);
     expect(now.body.recent_count).toBe(3);
     const exported = await engine.request('GET', '/v1/memories/export?format=json', { key: bot.api_key });
     expect(exported.status).toBe(200);
