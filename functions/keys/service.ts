@@ -7,7 +7,7 @@ import { isDisposableEmail } from './disposable';
 import { forgetKeys } from '../../shared/platform/auth';
 import { AppError, forbidden, limitReached, notFound, validationError } from '../../shared/platform/errors';
 import { newId, parseUrn, toUrn } from '../../shared/platform/ids';
-import { requireUnrestricted, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
+import { requireUnrestricted, scopeFamilies, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
 import { sendMail } from '../../shared/jobs/mail';
 import { DAY, HOUR } from '../../shared/platform/time';
 import * as q from './queries';
@@ -260,8 +260,10 @@ export async function createRestricted(ctx: TenantCtx, body: z.infer<typeof Rest
   const { auth, now } = ctx;
   requireUnrestricted(auth, 'create keys');
   const unknown = unknownScopes(body.scopes);
-  if (unknown.length)
-    throw validationError('scopes', `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: use <family>:read, <family>:write or *`);
+  if (unknown.length) {
+    const which = `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
+    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${scopeFamilies().join(', ')}`);
+  }
   if (body.expires_at && body.expires_at <= now) throw validationError('expires_at', 'must be in the future');
   const spaceIds = await spacesOf(ctx, body.space_ids);
   const restriction = { name: body.name, scopes: [...new Set(body.scopes)], agentId: body.agent_id ?? null, spaceIds };
