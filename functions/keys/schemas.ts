@@ -65,7 +65,7 @@ export const KeySchema = z
     scopes: z.array(z.string()).openapi({ description: 'What the key may call: `["*"]` for an unrestricted key', example: ['memories:read', 'traces:write'] }),
     agent_id: z.string().nullable().openapi({ description: "A restricted key confined to one agent's memories: that agent" }),
     space_ids: z
-      .array(z.string())
+      .array(z.string().openapi({ example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }))
       .nullable()
       .openapi({ description: 'A restricted key confined to some context spaces: those (urn:uuid:<uuid>); null: not confined' }),
   })
@@ -116,10 +116,10 @@ export const RestrictedKeyResponse = z
   .object({
     key_id: z.string().openapi({ example: 'key_5hG2mQ9rT1xVb8Lc0Zp4Wd' }),
     api_key: z.string().openapi({ description: 'The secret key; shown only here', example: 'sk_3fJ9a2LqXw8Vb1Nc5Tz0Hk4Pm7Rd2Ys6Gu9Ej3QoL5iF' }),
-    name: z.string(),
-    scopes: z.array(z.string()),
-    agent_id: z.string().nullable(),
-    space_ids: z.array(z.string()).nullable(),
+    name: z.string().openapi({ example: 'support-bot reader' }),
+    scopes: z.array(z.string().openapi({ example: 'memories:read' })),
+    agent_id: z.string().nullable().openapi({ example: 'support-bot' }),
+    space_ids: z.array(z.string().openapi({ example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' })).nullable(),
     expires_at: z.string().nullable(),
     created_at: z.string(),
   })
