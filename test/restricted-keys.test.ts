@@ -209,6 +209,9 @@ describe('space_ids confine a key to some spaces', () => {
     expect((await engine.request('GET', `/v1/context-spaces/${outside}`, { key: key.api_key })).status).toBe(404);
     expect((await engine.request('GET', `/v1/context-spaces/${outside}/memories`, { key: key.api_key })).status).toBe(404);
     expect((await engine.request('GET', `/v1/context-spaces/${inside}/memories`, { key: key.api_key })).body.memories).toHaveLength(2);
+    const writer = await mint({ name: 'space writer', scopes: ['spaces:write'], space_ids: [inside] }, tenant.key);
+    expect((await engine.request('POST', '/v1/context-spaces', { key: writer.api_key, body: { name: 'new' } })).status).toBe(403);
+    expect((await engine.request('DELETE', `/v1/context-spaces/${outside}`, { key: writer.api_key })).status).toBe(404);
   });
 });
 

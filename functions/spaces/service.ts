@@ -74,6 +74,8 @@ async function auditCrossTenantRead(work: Work<TenantCtx>, space: q.SpaceWithAcc
 }
 
 export async function createSpace(ctx: TenantCtx, input: CreateInput) {
+  // A key confined to some spaces would lose sight of the space it made at once.
+  if (ctx.auth.restriction?.spaceIds) throw forbidden('This restricted key is confined to its space_ids: it cannot create a space');
   checkTenantGrants(ctx, input.allowed_tenant_ids);
   const id = uuidv7();
   const row = await write(ctx, async (work) => {
