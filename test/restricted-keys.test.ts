@@ -1,9 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOLS } from '../functions/mcp/tools';
 import { listen } from '../shared/node/http-server';
+import { scopeFamilies } from '../shared/platform/scopes';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 const HOUR = 3_600_000;
@@ -103,6 +105,13 @@ describe('minting, listing, revoking', () => {
 });
 
 describe('what a restricted key may call', () => {
+  it('the families docs/security.md names are exactly those of the keyed routes', () => {
+    const doc = readFileSync(new URL('../docs/security.md', import.meta.url), 'utf8');
+    const bullet = doc.slice(doc.indexOf('- **Scopes.**'), doc.indexOf('- **`agent_id`.**'));
+    const listed = new Set([...bullet.matchAll(/`([a-z]+)`/g)].map((m) => m[1]));
+    expect([...listed].sort()).toEqual(scopeFamilies());
+  });
+
   it('a read scope can list and search but not store; other families are refused', async () => {
     await stored(owner.key, { observation: 'The invoices are paid in euros.' });
     const reader = await mint({ name: 'reader', scopes: ['memories:read'] });
