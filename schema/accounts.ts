@@ -1,4 +1,4 @@
-import { index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -29,6 +29,12 @@ export const apiKeys = pgTable(
     graceExpiresAt: ts('grace_expires_at'),
     revokedAt: ts('revoked_at'),
     replacedBy: text('replaced_by'),
+    /** A restricted key (POST /v1/keys/restricted): `scopes` is set, and `agent_id`/`space_ids` may confine it. */
+    restricted: boolean('restricted').notNull().default(false),
+    name: text('name'),
+    scopes: text('scopes').array(),
+    agentId: text('agent_id'),
+    spaceIds: uuid('space_ids').array(),
   },
   (t) => [index('api_keys_tenant_idx').on(t.tenantId, t.createdAt)],
 );

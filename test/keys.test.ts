@@ -315,8 +315,25 @@ describe('rotation, listing, revocation, expiry', () => {
     expect(list.status).toBe(200);
     expect(list.body.keys).toHaveLength(2);
     const [old, current] = list.body.keys;
-    expect(Object.keys(old).sort()).toEqual(['created_at', 'expires_at', 'grace_expires_at', 'key_id', 'key_prefix', 'revoked_at', 'status', 'tier'].sort());
+    expect(Object.keys(old).sort()).toEqual(
+      [
+        'agent_id',
+        'created_at',
+        'expires_at',
+        'grace_expires_at',
+        'key_id',
+        'key_prefix',
+        'name',
+        'restricted',
+        'revoked_at',
+        'scopes',
+        'space_ids',
+        'status',
+        'tier',
+      ].sort(),
+    );
     expect(old).toMatchObject({ key_id: tenant.keyId, status: 'grace', tier: 'pro', key_prefix: tenant.key.slice(0, 12) });
+    expect(old).toMatchObject({ restricted: false, scopes: ['*'], name: null, agent_id: null, space_ids: null });
     expect(current.status).toBe('active');
     expect(list.text).not.toContain(tenant.key);
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { familyOf, requiredScope } from '../shared/platform/scopes';
 import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { type IdKind, kindOf, makeResources, specNamedForbidden, unknownId } from './security/fixtures';
@@ -8,7 +9,8 @@ import { fillPath, type RouteEntry, routeTable } from './security/route-table';
  * The security suite, generated from the route table (Unkey's per-route common tests): every route
  * that needs a key refuses a missing, malformed, unknown, revoked and expired key with 401; every
  * route with an id in its path or body answers another tenant's id exactly as an id that names
- * nothing (404, or the 403 the contract names; docs/architecture.md#not-found-never-forbidden), so no route is an oracle. A new route is covered
+ * nothing (404, or the 403 the contract names; docs/architecture.md#not-found-never-forbidden), so no route is an oracle; every
+ * keyed route refuses a restricted key without its family's scope. A new route is covered
  * without being listed; a new kind of id fails here until test/security/fixtures.ts knows it.
  */
 const routes = routeTable();
@@ -152,6 +154,49 @@ describe('every tier gate a route declares refuses the tiers without the feature
         expect(res.status, `${tier}: ${res.text}`).toBe(403);
         expect(res.body).toMatchObject({ code, feature, required_tier: requiredTier, current_tier: tier });
       }
+    });
+  }
+});
+
+describe("every keyed route checks a restricted key's scope: read for GET and HEAD, write for the rest", () => {
+  const families = [...new Set(keyed.map((r) => familyOf(r.operationId)))];
+  /** For each family, a restricted key whose only scope is of another family (read and write). */
+  const strangers = new Map<string, string>();
+  const own = new Map<string, string>();
+  let scoped: Tenant;
+
+  beforeAll(async () => {
+    scoped = await engine.newTenant('enterprise');
+    const mint = async (scopes: string[]) => {
+      const res = await engine.request('POST', '/v1/keys/restricted', { key: scoped.key, body: { name: scopes.join(' '), scopes } });
+      expect(res.status, res.text).toBe(201);
+      return res.body.api_key as string;
+    };
+    for (const family of families) {
+      const other = families.find((f) => f !== family)!;
+      strangers.set(family, await mint([`${other}:write`]));
+      own.set(family, await mint([`${family}:write`]));
+    }
+  }, 120_000);
+
+  it(`covers ${keyed.length} keyed routes in ${families.length} families`, () => {
+    expect(keyed.every((r) => r.operationId.includes('.'))).toBe(true);
+    expect(families.length).toBeGreaterThan(10);
+  });
+
+  for (const route of keyed) {
+    const scope = requiredScope(route.operationId, route.method);
+    it(`${route.method} ${route.path} (${route.operationId}): 403 FORBIDDEN with required_scope ${scope} without it, and not with it`, async () => {
+      const family = familyOf(route.operationId);
+      const path = fillPath(route.path, {});
+      const refused = await send(route, strangers.get(family)!, path, exampleBody(route));
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'FORBIDDEN', required_scope: scope });
+      const operation = doc.paths[route.path][route.method.toLowerCase()];
+      expect(operation.responses['403'], 'every keyed route documents its 403').toBeDefined();
+      // The route's own family scope passes the check (what follows may refuse for other reasons).
+      const allowed = await send(route, own.get(family)!, path, exampleBody(route));
+      expect(allowed.status === 403 && (allowed.body as { required_scope?: string }).required_scope === scope, allowed.text).toBe(false);
     });
   }
 });

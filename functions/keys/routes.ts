@@ -37,9 +37,21 @@ export const rotateRoute = keyRoute({
   tags,
   summary: 'Rotate the calling key',
   description:
-    'Issues a new key. The calling key moves to `grace` and keeps working for data for 24 hours, but can no longer rotate or revoke keys (403 FORBIDDEN); only an active key manages keys.',
+    'Issues a new key. The calling key moves to `grace` and keeps working for data for 24 hours, but can no longer rotate or revoke keys (403 FORBIDDEN); only an active key manages keys. A restricted key cannot rotate (403 FORBIDDEN, `required_scope: "unrestricted"`).',
   request: { body: { required: false, content: { 'application/json': { schema: s.RotateBody } } } },
   responses: { 200: json(s.RotateResponse, 'New key issued; shown once'), ...errors(400, 403) },
+});
+
+export const restrictedRoute = keyRoute({
+  operationId: 'keys.createRestricted',
+  method: 'post',
+  path: '/v1/keys/restricted',
+  tags,
+  summary: 'Create a restricted key',
+  description:
+    "Mints a key of the caller's account that may call only what its `scopes` name (`<family>:read`, `<family>:write`, `*`; a GET needs read, any other method write; the family is the operationId's prefix). With `agent_id` it reads only that agent's memories and stores only as that agent; with `space_ids` it reads and stores memories only in those spaces. Any other call is 403 FORBIDDEN with `required_scope`. Only an unrestricted key may mint one (a restricted key is 403 FORBIDDEN, `required_scope: \"unrestricted\"`); at most 50 live restricted keys per account (403 svc_ram.v1.tier.limit_exceeded). The secret is shown only in this answer; revoke it with POST /v1/keys/revoke.",
+  request: { body: jsonBody(s.RestrictedKeyBody) },
+  responses: { 201: json(s.RestrictedKeyResponse, 'Restricted key created; the secret is shown once'), ...errors(400, 403) },
 });
 
 export const listRoute = keyRoute({
@@ -48,7 +60,8 @@ export const listRoute = keyRoute({
   path: '/v1/keys',
   tags,
   summary: 'List keys',
-  description: 'Every key of the account with its prefix and status (`active`, `grace`, `revoked`, `expired`); never the secret.',
+  description:
+    'Every key of the account with its prefix and status (`active`, `grace`, `revoked`, `expired`), and what it may do: `scopes` (`["*"]` for an unrestricted key), `agent_id`, `space_ids`; never the secret.',
   responses: { 200: json(s.KeyListResponse, 'Every key of the account, oldest first') },
 });
 
@@ -58,7 +71,8 @@ export const revokeRoute = keyRoute({
   path: '/v1/keys/revoke',
   tags,
   summary: 'Revoke a key by id or prefix',
-  description: 'Takes effect immediately. A key may revoke itself.',
+  description:
+    'Takes effect immediately. A key may revoke itself. A restricted key (with `keys:write`) may revoke only restricted keys; an unrestricted one is 403 FORBIDDEN.',
   request: { body: jsonBody(s.RevokeBody) },
   responses: { 200: json(s.RevokeResponse, 'Key revoked'), ...errors(400, 403, 404) },
 });

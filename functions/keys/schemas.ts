@@ -1,5 +1,6 @@
 import { Timestamp } from '../../shared/platform/params';
 import { z } from '@hono/zod-openapi';
+import { toUrn } from '../../shared/platform/ids';
 import { isoOrNull } from '../../shared/platform/time';
 
 export const SignupBody = z
@@ -59,6 +60,14 @@ export const KeySchema = z
     grace_expires_at: z.string().nullable(),
     revoked_at: z.string().nullable(),
     status: z.enum(['active', 'expired', 'revoked', 'grace']),
+    name: z.string().nullable().openapi({ description: 'The name a restricted key was given; null for an unrestricted key' }),
+    restricted: z.boolean().openapi({ description: 'Whether the key is restricted (POST /v1/keys/restricted)' }),
+    scopes: z.array(z.string()).openapi({ description: 'What the key may call: `["*"]` for an unrestricted key', example: ['memories:read', 'traces:write'] }),
+    agent_id: z.string().nullable().openapi({ description: "A restricted key confined to one agent's memories: that agent" }),
+    space_ids: z
+      .array(z.string().openapi({ example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }))
+      .nullable()
+      .openapi({ description: 'A restricted key confined to some context spaces: those (urn:uuid:<uuid>); null: not confined' }),
   })
   .openapi('ApiKey');
 
@@ -70,6 +79,52 @@ export const RevokeBody = z
   })
   .openapi('RevokeRequest', { example: { key_id: 'key_5hG2mQ9rT1xVb8Lc0Zp4Wd' } });
 
+export const MAX_RESTRICTED_KEYS = 50;
+export const MAX_KEY_SPACES = 50;
+
+export const RestrictedKeyBody = z
+  .object({
+    name: z.string().trim().min(1).max(100).openapi({ description: 'What the key is for (1 to 100 characters)', example: 'support-bot reader' }),
+    scopes: z
+      .array(z.string().min(1).max(100))
+      .min(1)
+      .max(100)
+      .openapi({
+        description:
+          '`<family>:read` or `<family>:write` (write implies read), or `*`. The family is the prefix of the operationIds of /openapi.json (`memories`, `traces`, ...); a GET needs read, any other method write.',
+        example: ['memories:read', 'memories:write'],
+      }),
+    agent_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: "Confines the key to this agent's memories: it reads only them and stores only as this agent", example: 'support-bot' }),
+    space_ids: z
+      .array(z.string().max(256))
+      .max(MAX_KEY_SPACES)
+      .optional()
+      .openapi({
+        description: `Confines the key to these context spaces (urn:uuid:<uuid>, at most ${MAX_KEY_SPACES}): it reads and stores memories only in them`,
+        example: ['urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f'],
+      }),
+    expires_at: Timestamp('Optional expiry of the key (ISO 8601, in the future)').optional().openapi({ example: '2030-01-01T00:00:00Z' }),
+  })
+  .openapi('RestrictedKeyRequest', { example: { name: 'support-bot reader', scopes: ['memories:read'], agent_id: 'support-bot' } });
+
+export const RestrictedKeyResponse = z
+  .object({
+    key_id: z.string().openapi({ example: 'key_5hG2mQ9rT1xVb8Lc0Zp4Wd' }),
+    api_key: z.string().openapi({ description: 'The secret key; shown only here', example: 'sk_3fJ9a2LqXw8Vb1Nc5Tz0Hk4Pm7Rd2Ys6Gu9Ej3QoL5iF' }),
+    name: z.string().openapi({ example: 'support-bot reader' }),
+    scopes: z.array(z.string().openapi({ example: 'memories:read' })),
+    agent_id: z.string().nullable().openapi({ example: 'support-bot' }),
+    space_ids: z.array(z.string().openapi({ example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' })).nullable(),
+    expires_at: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .openapi('RestrictedKey');
+
 export const RevokeResponse = z.object({ revoked_key_id: z.string(), message: z.string() }).openapi('RevokeResponse');
 
 export interface KeyRow {
@@ -80,6 +135,11 @@ export interface KeyRow {
   expiresAt: Date | null;
   graceExpiresAt: Date | null;
   revokedAt: Date | null;
+  restricted: boolean;
+  name: string | null;
+  scopes: string[] | null;
+  agentId: string | null;
+  spaceIds: string[] | null;
 }
 
 export function keyStatus(k: KeyRow, now: Date): z.infer<typeof KeySchema>['status'] {
@@ -99,5 +159,10 @@ export function toKeyDto(k: KeyRow, tier: string, now: Date): z.infer<typeof Key
     grace_expires_at: isoOrNull(k.graceExpiresAt),
     revoked_at: isoOrNull(k.revokedAt),
     status: keyStatus(k, now),
+    name: k.name,
+    restricted: k.restricted,
+    scopes: k.scopes ?? ['*'],
+    agent_id: k.agentId,
+    space_ids: k.spaceIds?.map(toUrn) ?? null,
   };
 }

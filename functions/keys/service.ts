@@ -6,12 +6,14 @@ import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
 import { isDisposableEmail } from './disposable';
 import { forgetKeys } from '../../shared/platform/auth';
 import { isLoopbackHost } from '../../shared/platform/config';
-import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
-import { newId } from '../../shared/platform/ids';
+import { AppError, forbidden, limitReached, notFound, validationError } from '../../shared/platform/errors';
+import { newId, parseUrn, toUrn } from '../../shared/platform/ids';
+import { requireUnrestricted, scopeFamilies, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
 import { sendMail } from '../../shared/jobs/mail';
 import { DAY, HOUR } from '../../shared/platform/time';
 import * as q from './queries';
-import { toKeyDto } from './schemas';
+import { MAX_RESTRICTED_KEYS, type RestrictedKeyBody, toKeyDto } from './schemas';
+import type { z } from '@hono/zod-openapi';
 
 export const VERIFICATION_TTL_MS = 24 * HOUR;
 export const ROTATION_GRACE_MS = 24 * HOUR;
@@ -197,6 +199,7 @@ async function lockManagingKey(tx: DbOrTx, auth: AuthContext) {
  */
 export async function rotate(ctx: TenantCtx, input: { expiresAt?: Date }) {
   const { auth, now } = ctx;
+  requireUnrestricted(auth, 'rotate keys');
   if (input.expiresAt && input.expiresAt <= now) throw validationError('expires_at', 'must be in the future');
   const result = await write(ctx, async (work) => {
     const current = await lockManagingKey(work.tx, auth);
@@ -236,6 +239,8 @@ export async function revoke(ctx: TenantCtx, input: { keyId: string }) {
     if (matches.length === 0) throw notFound('API key');
     if (matches.length > 1) throw validationError('key_id', 'prefix matches several keys; use the key id');
     const [key] = matches;
+    // A restricted key may not lock its owner out: it revokes only restricted keys.
+    if (auth.restriction && !key.restricted) throw unrestrictedOnly('revoke an unrestricted key');
     if (key.status === 'revoked') return { key, already: true };
     await q.markRevoked(tx, auth.tenantId, key.id, now);
     await work.audit({
@@ -250,5 +255,60 @@ export async function revoke(ctx: TenantCtx, input: { keyId: string }) {
   return {
     revoked_key_id: result.key.id,
     message: result.already ? 'Key was already revoked.' : 'Key revoked; it stops working immediately.',
+  };
+}
+
+/** Bare uuids of the space ids given; 400 naming any that is not a space the caller may read. */
+async function spacesOf(ctx: TenantCtx, given: string[] | undefined): Promise<string[] | null> {
+  if (!given) return null;
+  const bare = given.map((id) => parseUrn(id));
+  const known = await q.readableSpaces(
+    ctx.db,
+    ctx.tenantId,
+    bare.filter((id): id is string => id !== null),
+  );
+  const unknown = given.filter((_, i) => !bare[i] || !known.has(bare[i]!));
+  if (unknown.length) throw validationError('space_ids', `no such context space: ${unknown.join(', ')}`);
+  return [...new Set(bare as string[])];
+}
+
+/**
+ * A restricted key of the caller's account: only an unrestricted key may mint one, and at most
+ * MAX_RESTRICTED_KEYS are live at once (counted under a lock of the account, so two concurrent
+ * mints cannot both take the last one).
+ */
+export async function createRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
+  const { auth, now } = ctx;
+  requireUnrestricted(auth, 'create keys');
+  const unknown = unknownScopes(body.scopes);
+  if (unknown.length) {
+    const which = `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
+    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${scopeFamilies().join(', ')}`);
+  }
+  if (body.expires_at && body.expires_at <= now) throw validationError('expires_at', 'must be in the future');
+  const spaceIds = await spacesOf(ctx, body.space_ids);
+  const restriction = { name: body.name, scopes: [...new Set(body.scopes)], agentId: body.agent_id ?? null, spaceIds };
+  const key = await write(ctx, async (work) => {
+    await lockManagingKey(work.tx, auth);
+    await work.lock(`restricted-keys:${auth.tenantId}`);
+    const live = await q.countLiveRestricted(work.tx, auth.tenantId, now);
+    if (live >= MAX_RESTRICTED_KEYS) {
+      throw limitReached(
+        `At most ${MAX_RESTRICTED_KEYS} live restricted keys per account; revoke one first`,
+        { metric: 'restricted_keys', current: live, limit: MAX_RESTRICTED_KEYS, plan: ctx.tier, resets_at: null },
+        { now, upgradeUrl: ctx.services.config.UPGRADE_URL },
+      );
+    }
+    return issueKey(work, { tenantId: auth.tenantId, expiresAt: body.expires_at ?? null, reason: 'restricted', restriction });
+  });
+  return {
+    key_id: key.keyId,
+    api_key: key.secret,
+    name: restriction.name,
+    scopes: restriction.scopes,
+    agent_id: restriction.agentId,
+    space_ids: spaceIds?.map(toUrn) ?? null,
+    expires_at: key.expiresAt?.toISOString() ?? null,
+    created_at: now.toISOString(),
   };
 }

@@ -1,5 +1,6 @@
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { AuthContext } from '../../shared/platform/context';
+import { mayUse, requiredScope } from '../../shared/platform/scopes';
 import { hasFeature } from '../../shared/platform/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
 import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments } from './dispatch';
@@ -48,9 +49,11 @@ const annotationsOf = (spec: BoundTool['spec']) => ({
   openWorldHint: false,
 });
 
-/** Whether the caller's tier (and this deployment) lets it call the tool's route at all. */
+/** Whether the caller's tier, its key's scopes (a restricted key) and this deployment let it call the tool's route at all. */
 export const mayCall = (tool: BoundTool, caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>) =>
-  (!tool.feature || hasFeature(caller.auth.tier, tool.feature)) && (!tool.experimental || caller.experimentalEnabled);
+  (!tool.feature || hasFeature(caller.auth.tier, tool.feature)) &&
+  (!tool.experimental || caller.experimentalEnabled) &&
+  mayUse(caller.auth, requiredScope(tool.spec.operationId, tool.method));
 
 /** The server of one MCP request: the tools the caller may call, and the two resources. */
 export function serverFor(catalog: { tools: readonly BoundTool[]; routes: ReadonlyMap<string, BoundTool> }, caller: McpCaller): McpServer {
@@ -61,8 +64,8 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
         'Long-term memory and change control for agents. Use `recall` before answering from memory and `remember` to keep what matters; submit side effects with `request_action` first.',
     },
   );
-  // Every tool is callable, so one the tier lacks answers the route's own 403 as a tool error; the
-  // list shows only those the caller may call.
+  // Every tool is callable, so one the tier or the key's scopes lack answers the route's own 403 as
+  // a tool error; the list shows only those the caller may call.
   for (const tool of catalog.tools) {
     const { spec } = tool;
     server.registerTool(

@@ -51,7 +51,7 @@ function formatOf(format: keyof typeof contentTypes): FileFormat<Exported> {
 
 /** Streams the caller's own live memories, newest first, a keyset page at a time. */
 export async function exportFile(ctx: TenantCtx, query: z.infer<typeof ExportQuery>) {
-  const scope = q.whereReadable(ctx.tenantId, [], 'own', ctx.now, { tags: query.tags, agentId: query.agent_id });
+  const scope = q.whereReadable(ctx.tenantId, [], 'own', ctx.now, { tags: query.tags, agentId: query.agent_id, key: ctx.auth.restriction });
   const format = formatOf(query.format);
   const next = async (after: Exported | null): Promise<Exported[]> =>
     (await q.pageAfter(ctx.db, scope, after?.cursor ?? null, PAGE)).map((row) => ({

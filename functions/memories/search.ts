@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import { activeGrants, type Grant, type GrantReader, type TenantScope } from '../../shared/memory/access';
+import { activeGrants, type Grant, type GrantReader, isConfined, type TenantScope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import { clamp01 } from '../../shared/memory/vector-search';
 import type { TenantCtx } from '../../shared/platform/context';
@@ -41,8 +41,9 @@ function withRecency(scored: Scored[], w: number, now: Date) {
  * A search over the tenant's own whole store takes BM25 statistics from its running totals; a
  * filtered or shared one counts them over what it searches (see queries.CorpusSource).
  */
-function corpusSource(tenantId: string, grants: unknown[], query: z.infer<typeof SearchQuery>): q.CorpusSource {
-  const wholeStore = (query.scope === 'own' || !grants.length) && !query.tags?.length && !query.agent_id && !query.space_id;
+function corpusSource(ctx: TenantCtx, grants: unknown[], query: z.infer<typeof SearchQuery>): q.CorpusSource {
+  const tenantId = ctx.tenantId;
+  const wholeStore = (query.scope === 'own' || !grants.length) && unfiltered(ctx, query);
   return wholeStore ? { kind: 'tenant', tenantId } : { kind: 'scope' };
 }
 
@@ -97,8 +98,9 @@ const grantReader = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>): GrantR
   listedSpaces: query.scope === 'shared' || !!query.space_id,
 });
 
-/** No tag, agent or space filter: with no grants, the search reads the tenant's whole store. */
-const unfiltered = (query: z.infer<typeof SearchQuery>) => !query.tags?.length && !query.agent_id && !query.space_id;
+/** No tag, agent or space filter, nor a key confined to some: with no grants, the search reads the tenant's whole store. */
+const unfiltered = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>) =>
+  !query.tags?.length && !query.agent_id && !query.space_id && !isConfined(ctx.auth.restriction);
 
 /** The tenant's filters over `grants` (none: its own store). */
 const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
@@ -107,6 +109,7 @@ const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Gr
     agentId: query.agent_id,
     spaceId: query.space_id,
     includeSuperseded: query.include_superseded,
+    key: ctx.auth.restriction,
   });
 
 const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.slice(0, 200), mode: query.mode });
@@ -116,7 +119,12 @@ const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.s
  * bookkeeping (queries.plainSemanticSearch). Null when grants turned up: the caller ranks with them.
  */
 async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, vector: string): Promise<Hit[] | null> {
-  const page = { limit: query.limit, minScore: query.min_score, checkGrants: query.scope === 'all' && grantReader(ctx, query), wholeStore: unfiltered(query) };
+  const page = {
+    limit: query.limit,
+    minScore: query.min_score,
+    checkGrants: query.scope === 'all' && grantReader(ctx, query),
+    wholeStore: unfiltered(ctx, query),
+  };
   const found = await q.plainSemanticSearch(ctx.db, ctx.services.storage, ctx.tenantId, readable(ctx, query, []), vector, page, ctx, recallDetail(query));
   if (found.grantsExist) return null;
   return found.rows.map((c) => ({ row: c, score: clamp01(Number(c.similarity)) })).filter((h) => h.score >= query.min_score);
@@ -144,10 +152,10 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
             await embedding,
             n,
             grantsOf('semantic'),
-            query.scope !== 'shared' && !grants.length && unfiltered(query) ? tenantId : null,
+            query.scope !== 'shared' && !grants.length && unfiltered(ctx, query) ? tenantId : null,
           );
     const keywordList = async () =>
-      query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(tenantId, grants, query), grantsOf('keyword'));
+      query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(ctx, grants, query), grantsOf('keyword'));
     // Side by side they would take two connections; where a request's connection is its own (a
     // Worker's), the keyword list goes first, while the embedding is computed.
     const [semantic, keyword] = oneConnectionPerRequest(ctx.services)

@@ -21,7 +21,7 @@ import { type ListQuery, ListPaging, type PatchBody } from './schemas';
  */
 async function readable(ctx: TenantCtx, scope: Scope, filters: q.Filters, named = scope === 'shared' || !!filters.spaceId) {
   const grants = scope === 'own' ? [] : await activeGrants(ctx.db, { tenantId: ctx.tenantId, listedSpaces: named });
-  return q.whereReadable(ctx.tenantId, grants, scope, ctx.now, filters);
+  return q.whereReadable(ctx.tenantId, grants, scope, ctx.now, { ...filters, key: ctx.auth.restriction });
 }
 
 export async function list(ctx: TenantCtx, query: z.infer<typeof ListQuery>) {
@@ -56,10 +56,11 @@ function patchSets(body: z.infer<typeof PatchBody>, change: { embedding: number[
 export async function patch(ctx: TenantCtx, input: { id: string } & z.infer<typeof PatchBody>) {
   const { id, ...body } = input;
   const { tenantId, now } = ctx;
-  const current = await q.findOwn(ctx.db, tenantId, id, now);
+  const key = ctx.auth.restriction;
+  const current = await q.findOwn(ctx.db, tenantId, id, now, false, key);
   if (!current) throw notFound('Memory');
   if (body.superseded_by === id) throw validationError('superseded_by', 'a memory cannot supersede itself');
-  if (body.superseded_by && !(await q.findOwn(ctx.db, tenantId, body.superseded_by, now))) throw validationError('superseded_by', 'no such memory');
+  if (body.superseded_by && !(await q.findOwn(ctx.db, tenantId, body.superseded_by, now, false, key))) throw validationError('superseded_by', 'no such memory');
   const observationChanged = body.observation !== undefined && body.observation !== current.observation;
   const embedding = observationChanged ? (await embedAll(ctx.services.embedder, [body.observation!]))[0] : null;
   const hash = observationChanged ? await digestOf(ctx.services)(body.observation!) : current.content_hash;
@@ -87,7 +88,7 @@ export async function remove(ctx: TenantCtx, input: { id: string }) {
   const { id } = input;
   const { tenantId, now } = ctx;
   await write(ctx, async (work) => {
-    const row = await q.findOwn(work.tx, tenantId, id, now, true);
+    const row = await q.findOwn(work.tx, tenantId, id, now, true, ctx.auth.restriction);
     if (!row) throw notFound('Memory');
     const links = await q.linksOf(work.tx, tenantId, id);
     const embedding = await q.embeddingOf(work.tx, tenantId, id);
@@ -124,8 +125,8 @@ export async function remove(ctx: TenantCtx, input: { id: string }) {
 export async function contextNow(ctx: TenantCtx) {
   const { tenantId, now } = ctx;
   const [recent, recentCount, lastAt] = await Promise.all([
-    q.recentMemories(ctx.db, tenantId, now, 5),
-    q.countCreatedSince(ctx.db, tenantId, new Date(now.getTime() - DAY), now),
+    q.recentMemories(ctx.db, tenantId, now, 5, ctx.auth.restriction),
+    q.countCreatedSince(ctx.db, tenantId, new Date(now.getTime() - DAY), now, ctx.auth.restriction),
     q.lastEventAt(ctx.db, tenantId),
   ]);
   return {

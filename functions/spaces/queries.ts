@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows, type StorageKind } from '../../shared/platform/db';
-import { allowedInSpace, live, TEAM_WRITER_ROLES } from '../../shared/memory/access';
+import { allowedInSpace, confinedTo, live, TEAM_WRITER_ROLES } from '../../shared/memory/access';
+import type { KeyRestriction } from '../../shared/platform/context';
 import { COLUMNS, type MemoryRow } from '../../shared/memory/rows';
 import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import type { Access, SpaceRow } from './schemas';
@@ -41,8 +42,9 @@ export async function findSpace(db: DbOrTx, tenantId: string, id: string, now: D
 }
 
 /** Spaces the tenant owns or was granted (allowed_tenant_ids or an accepted space share), oldest first. */
-export async function listSpaces(db: DbOrTx, tenantId: string, now: Date, limit: number, offset: number) {
-  const visible = sql`cs.deleted_at IS NULL AND (cs.owner_tenant_id = ${tenantId} OR ${allowedInSpace(tenantId)} OR ${sharedWith(tenantId, now)})`;
+export async function listSpaces(db: DbOrTx, tenantId: string, now: Date, limit: number, offset: number, onlyIds: readonly string[] | null = null) {
+  const only = onlyIds ? sql` AND cs.id = ANY(${pgArray(onlyIds)}::uuid[])` : sql``;
+  const visible = sql`cs.deleted_at IS NULL AND (cs.owner_tenant_id = ${tenantId} OR ${allowedInSpace(tenantId)} OR ${sharedWith(tenantId, now)})${only}`;
   const page = await rows<SpaceWithAccess>(
     db,
     sql`SELECT ${SPACE_COLUMNS}, ${memoryCount(now)} AS memory_count, ${accessOf(tenantId, now)} AS access
@@ -110,6 +112,8 @@ export interface MemoryFilter {
   tags?: string[];
   agentId?: string;
   vector?: string;
+  /** A restricted key's confinement (its agent; its spaces are checked before). */
+  key?: KeyRestriction;
 }
 
 /** The owner's live memories in a space, newest first, or by cosine distance when a vector is given. */
@@ -126,6 +130,7 @@ export async function spaceMemories(
   const parts: SQL[] = [sql`m.tenant_id = ${owner}`, sql`m.space_id = ${spaceId}::uuid`, live(now)];
   if (f.tags?.length) parts.push(sql`m.tags && ${pgArray(f.tags)}::text[]`);
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
+  parts.push(...confinedTo(f.key));
   const where = sql.join(parts, sql` AND `);
   const page = f.vector
     ? // Without iterative scans the graph yields about ef_search rows, too few for a space's filter or a deep page.

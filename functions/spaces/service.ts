@@ -37,8 +37,15 @@ async function checkTeamGrants(ctx: TenantCtx, tx: DbOrTx, allowed: string[] | u
   if (refused) throw validationError('allowed_tenant_ids', `team:${refused} is not a team you belong to as owner, admin or member`);
 }
 
+/** A restricted key confined to some spaces sees no other: they answer as unknown ones. */
+const outsideKey = (ctx: TenantCtx, id: string) => {
+  const spaceIds = ctx.auth.restriction?.spaceIds;
+  return !!spaceIds && !spaceIds.includes(id);
+};
+
 /** Loads a space the caller may read (403 when it exists but is not theirs, 404 when unknown or deleted). */
 async function readable(ctx: TenantCtx, id: string) {
+  if (outsideKey(ctx, id)) throw notFound('Context space');
   const space = await q.findSpace(ctx.db, ctx.tenantId, id, ctx.now);
   if (!space) throw notFound('Context space');
   if (!space.access) throw noAccess();
@@ -47,6 +54,7 @@ async function readable(ctx: TenantCtx, id: string) {
 
 /** Loads a space for a change by its owner, locked so concurrent changes apply one after the other. */
 async function ownedForUpdate(ctx: TenantCtx, id: string) {
+  if (outsideKey(ctx, id)) throw notFound('Context space');
   const space = await q.findSpace(ctx.db, ctx.tenantId, id, ctx.now, true);
   if (!space) throw notFound('Context space');
   if (space.access !== 'owner') throw ownerOnly();
@@ -66,6 +74,8 @@ async function auditCrossTenantRead(work: Work<TenantCtx>, space: q.SpaceWithAcc
 }
 
 export async function createSpace(ctx: TenantCtx, input: CreateInput) {
+  // A key confined to some spaces would lose sight of the space it made at once.
+  if (ctx.auth.restriction?.spaceIds) throw forbidden('This restricted key is confined to its space_ids: it cannot create a space');
   checkTenantGrants(ctx, input.allowed_tenant_ids);
   const id = uuidv7();
   const row = await write(ctx, async (work) => {
@@ -97,7 +107,7 @@ export async function createSpace(ctx: TenantCtx, input: CreateInput) {
 }
 
 export async function listSpaces(ctx: TenantCtx, input: PageInput) {
-  const { page, total } = await q.listSpaces(ctx.db, ctx.tenantId, ctx.now, input.limit, input.offset);
+  const { page, total } = await q.listSpaces(ctx.db, ctx.tenantId, ctx.now, input.limit, input.offset, ctx.auth.restriction?.spaceIds ?? null);
   return { spaces: page.map((s) => toSpaceDto(s, ctx.tenantId, s.access ?? 'owner')), ...ListPaging.meta(total, input, page.length) };
 }
 
@@ -167,7 +177,7 @@ export async function spaceMemories(ctx: TenantCtx, input: { spaceId: string } &
   const vector = input.q ? vectorLiteral((await embedAll(ctx.services.embedder, [input.q]))[0]) : undefined;
   const { page, total } = await write(ctx, async (work) => {
     const space = await readable(work.ctx, spaceId);
-    const filter = { tags: input.tags, agentId: input.agent_id, vector };
+    const filter = { tags: input.tags, agentId: input.agent_id, vector, key: ctx.auth.restriction };
     const result = await q.spaceMemories(work.tx, ctx.services.storage, space.owner_tenant_id, spaceId, ctx.now, filter, input.limit, input.offset);
     // Last, so the owner's chain head is locked only for the instant before commit.
     await auditCrossTenantRead(work, space, 'memories');

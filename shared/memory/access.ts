@@ -1,4 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
+import type { KeyRestriction } from '../platform/context';
 import { type DbOrTx, pgArray, rows } from '../platform/db';
 
 /**
@@ -176,3 +177,20 @@ export function writeGrantFor(grants: Grant[], owner: string, tags: string[], sp
       ((g.kind === 'tag' && tags.includes(g.tag)) || (g.kind === 'space' && spaceId !== null && g.spaceId === spaceId)),
   );
 }
+
+/**
+ * A restricted key's confinement as conditions over a memories alias: only its agent's memories
+ * (`agent_id`), only memories in its spaces (`space_ids`; a memory in no space is outside). None
+ * for a key that is not confined, so every read and write that adds them sees what the key may.
+ */
+export function confinedTo(restriction: KeyRestriction | undefined, alias = 'm'): SQL[] {
+  if (!restriction) return [];
+  const m = sql.raw(alias);
+  const parts: SQL[] = [];
+  if (restriction.agentId !== null) parts.push(sql`${m}.agent_id = ${restriction.agentId}`);
+  if (restriction.spaceIds !== null) parts.push(sql`${m}.space_id = ANY(${pgArray(restriction.spaceIds)}::uuid[])`);
+  return parts;
+}
+
+/** Whether the key sees less than its tenant's memories (an agent or spaces confine it). */
+export const isConfined = (restriction: KeyRestriction | undefined) => !!restriction && (restriction.agentId !== null || restriction.spaceIds !== null);

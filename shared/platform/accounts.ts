@@ -29,8 +29,19 @@ export interface IssuedKey {
   expiresAt: Date | null;
 }
 
+/** What a restricted key may do (POST /v1/keys/restricted); space ids are bare uuids. */
+export interface Restriction {
+  name: string;
+  scopes: string[];
+  agentId: string | null;
+  spaceIds: string[] | null;
+}
+
 /** Creates an active key; the secret leaves this function once and is stored only as its hash. */
-export async function issueKey(work: Work, input: { tenantId: string; expiresAt?: Date | null; reason: string }): Promise<IssuedKey> {
+export async function issueKey(
+  work: Work,
+  input: { tenantId: string; expiresAt?: Date | null; reason: string; restriction?: Restriction },
+): Promise<IssuedKey> {
   const at = work.ctx.now;
   const secret = newApiKeySecret();
   const keyId = newId('key');
@@ -43,13 +54,29 @@ export async function issueKey(work: Work, input: { tenantId: string; expiresAt?
     status: 'active',
     createdAt: at,
     expiresAt: input.expiresAt ?? null,
+    ...(input.restriction
+      ? {
+          restricted: true,
+          name: input.restriction.name,
+          scopes: input.restriction.scopes,
+          agentId: input.restriction.agentId,
+          spaceIds: input.restriction.spaceIds,
+        }
+      : {}),
   });
   await work.audit({
     tenantId: input.tenantId,
     operation: 'key.created',
     resourceType: 'api_key',
     resourceId: keyId,
-    metadata: { key_prefix: prefix, reason: input.reason, expires_at: input.expiresAt?.toISOString() ?? null },
+    metadata: {
+      key_prefix: prefix,
+      reason: input.reason,
+      expires_at: input.expiresAt?.toISOString() ?? null,
+      ...(input.restriction
+        ? { name: input.restriction.name, scopes: input.restriction.scopes, agent_id: input.restriction.agentId, space_ids: input.restriction.spaceIds }
+        : {}),
+    },
   });
   return { keyId, secret, prefix, expiresAt: input.expiresAt ?? null };
 }

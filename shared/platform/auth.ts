@@ -27,9 +27,13 @@ async function readKey(services: Services, hash: string): Promise<KeyRecord | nu
     status: KeyRecord['status'];
     expires_at: string | Date | null;
     grace_expires_at: string | Date | null;
+    scopes: string[] | null;
+    agent_id: string | null;
+    space_ids: string[] | null;
   }>(
     services.db,
-    sql`SELECT k.id AS key_id, k.tenant_id, t.tier, t.email, k.status, k.expires_at, k.grace_expires_at
+    sql`SELECT k.id AS key_id, k.tenant_id, t.tier, t.email, k.status, k.expires_at, k.grace_expires_at,
+               k.scopes, k.agent_id, k.space_ids
         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
         WHERE k.key_hash = ${hash}`,
   );
@@ -42,7 +46,15 @@ async function readKey(services: Services, hash: string): Promise<KeyRecord | nu
     status: row.status,
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     graceExpiresAt: row.grace_expires_at ? new Date(row.grace_expires_at) : null,
+    ...(row.scopes ? { restriction: { scopes: pgList(row.scopes)!, agentId: row.agent_id, spaceIds: pgList(row.space_ids) } } : {}),
   };
+}
+
+/** A text[] or uuid[] column as an array (a driver may hand back the literal `{a,b}`). */
+function pgList(value: string[] | string | null): string[] | null {
+  if (value === null || Array.isArray(value)) return value;
+  const inner = value.replace(/^\{|\}$/g, '');
+  return inner ? inner.split(',').map((v) => v.replace(/^"|"$/g, '')) : [];
 }
 
 /**
@@ -83,7 +95,15 @@ function admitKey(key: KeyRecord | null, now: Date): AuthContext {
   if (key.status === 'grace' && key.graceExpiresAt && key.graceExpiresAt <= now) {
     throw unauthorized('API key has expired (rotation grace period ended)');
   }
-  return { tenantId: key.tenantId, keyId: key.keyId, tier: key.tier, email: key.email, keyStatus: key.status === 'grace' ? 'grace' : 'active' };
+  const auth: AuthContext = {
+    tenantId: key.tenantId,
+    keyId: key.keyId,
+    tier: key.tier,
+    email: key.email,
+    keyStatus: key.status === 'grace' ? 'grace' : 'active',
+  };
+  if (key.restriction) auth.restriction = key.restriction;
+  return auth;
 }
 
 /** Resolves a bearer secret to its tenant, or throws 401 for missing, unknown, revoked or expired keys. */

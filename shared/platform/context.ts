@@ -13,6 +13,19 @@ export interface AuthContext {
   email: string;
   /** `grace` for a key rotated out but still inside its grace period. */
   keyStatus?: 'active' | 'grace';
+  /** Set for a restricted key only (POST /v1/keys/restricted): what it may call and see. */
+  restriction?: KeyRestriction;
+}
+
+/**
+ * What a restricted key may do: the families its scopes name (shared/platform/scopes.ts), and in
+ * the memories family only one agent's memories (`agentId`) and only some spaces (`spaceIds`, bare
+ * uuids). Null: not confined that way.
+ */
+export interface KeyRestriction {
+  scopes: readonly string[];
+  agentId: string | null;
+  spaceIds: readonly string[] | null;
 }
 
 export interface AppEnv {

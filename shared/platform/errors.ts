@@ -52,8 +52,9 @@ export const errorCodes = {
   },
   FORBIDDEN: {
     status: 403,
-    meaning: 'No access to the space, team or share (not its owner or admin, or a read-only member).',
-    action: 'Ask the owner for access; do not retry.',
+    meaning:
+      'No access to the space, team or share (not its owner or admin, or a read-only member); or a restricted key without the scope the call needs (`required_scope` names it).',
+    action: 'Ask the owner for access, or use a key with `required_scope`; do not retry.',
   },
   OWNER_ONLY: { status: 403, meaning: "Only the space's owner may change or delete it.", action: "Use the owner's key." },
   FEATURE_NOT_AVAILABLE: {

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { KeyRestriction } from './context';
 import type { Tier } from './tiers';
 
 export interface KeyRecord {
@@ -9,6 +10,8 @@ export interface KeyRecord {
   status: 'active' | 'grace' | 'revoked';
   expiresAt: Date | null;
   graceExpiresAt: Date | null;
+  /** A restricted key's scopes and confinement; absent for an unrestricted key. */
+  restriction?: KeyRestriction;
   /** With Redis (several instances): the tenant's key epoch this record was read under (request-gate.ts). */
   epoch?: string;
 }

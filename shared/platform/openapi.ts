@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import { experimentalGate, featureGate, optionalKey, requireKey } from './auth';
 import { idempotency, idempotencyParameter } from './idempotency';
 import { AppError, type ErrorCode, errorCodes } from './errors';
+import { registerScopeFamily, familyOf, scopeGate } from './scopes';
 import { type Feature, tierRefusal } from './tiers';
 
 export const ErrorSchema = z
@@ -28,13 +29,17 @@ export const ErrorSchema = z
     upgrade_url: z.string().optional(),
     required_tier: z.string().optional(),
     current_tier: z.string().optional(),
+    required_scope: z
+      .string()
+      .optional()
+      .openapi({ example: 'memories:write', description: 'On a restricted key refused (403 FORBIDDEN): the scope the call needs' }),
   })
   .openapi('Error');
 
 const descriptions: Record<number, string> = {
   400: 'Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request)',
   401: 'Missing, unknown, revoked or expired key (UNAUTHORIZED)',
-  403: 'Tier, limit or ownership refusal',
+  403: 'Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`)',
   404: 'Unknown resource (NOT_FOUND)',
   409: 'Conflict (CONFLICT; also a request with the same Idempotency-Key still running)',
   413: 'Body larger than 1 MiB (PAYLOAD_TOO_LARGE)',
@@ -93,7 +98,7 @@ const experimentalNote =
 
 const experimentalRefusal = (feature: Feature | undefined) => ({
   403: {
-    description: `Experimental surface not enabled (svc_ram.v1.experimental.disabled)${feature ? `; then the tier refusal (${tierRefusal(feature).code})` : ''}`,
+    description: `Experimental surface not enabled (svc_ram.v1.experimental.disabled)${feature ? `; then the tier refusal (${tierRefusal(feature).code})` : ''}; a restricted key without the scope (FORBIDDEN with \`required_scope\`)`,
     content: { 'application/json': { schema: ErrorSchema } },
   },
 });
@@ -182,17 +187,20 @@ const strictBody = (config: Declared) => {
 
 /**
  * A route that needs a key: authentication, rate limit and quota run before the handler, then the
- * tier gate when the route names a `feature`, then (on a POST) `Idempotency-Key`
+ * scope check of a restricted key (shared/platform/scopes.ts), then the tier gate when the route
+ * names a `feature`, then (on a POST) `Idempotency-Key`
  * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
- * for gated routes), the idempotency header and its errors, and the input errors.
+ * for a restricted key's scope and for gated routes), the idempotency header and its errors, and the input errors.
  */
 export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true }>(config: R) {
   const { feature, experimental, ...route } = config;
+  registerScopeFamily(familyOf(route.operationId));
   const post = route.method === 'post';
   const optionalBody = route.request?.body?.required === false;
   const middleware = [
     ...(optionalBody ? [emptyBodyIsNoBody] : []),
     requireKey,
+    scopeGate(route.operationId, route.method),
     ...(experimental ? [experimentalGate] : []),
     ...(feature ? [featureGate(feature)] : []),
     ...(post ? [idempotency] : []),
@@ -210,7 +218,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     security: [{ bearerAuth: [] }],
     responses: {
       ...inputErrors(config),
-      ...errors(401, 429, ...(gated ? [403] : []), ...(post ? [400, 409] : [])),
+      ...errors(401, 403, 429, ...(post ? [400, 409] : [])),
       ...(experimental ? experimentalRefusal(feature) : {}),
       ...serverErrors(),
       ...route.responses,

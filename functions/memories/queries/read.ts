@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../../shared/memory/access';
+import { confinedTo, type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../../shared/memory/access';
+import type { KeyRestriction } from '../../../shared/platform/context';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
 import { type DbOrTx, pgArray, rows } from '../../../shared/platform/db';
 import { type PageInput, pageRows } from '../../../shared/platform/pagination';
@@ -10,6 +11,8 @@ export interface Filters {
   agentId?: string;
   spaceId?: string;
   includeSuperseded?: boolean;
+  /** The caller's key restriction: a confined key sees only its agent's and spaces' memories. */
+  key?: KeyRestriction;
 }
 
 /** Readability, liveness and the optional filters, as one scope over alias `m`. */
@@ -19,6 +22,7 @@ export function whereReadable(tenantId: string, grants: Grant[], scope: Scope, n
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
   if (f.spaceId) parts.push(sql`m.space_id = ${f.spaceId}::uuid`);
   if (f.includeSuperseded === false) parts.push(sql`m.superseded_by IS NULL`);
+  parts.push(...confinedTo(f.key));
   return narrow(readableBy(tenantId, grants, scope), ...parts);
 }
 
@@ -27,11 +31,12 @@ export async function findIn(db: DbOrTx, scope: TenantScope, id: string): Promis
   return row ?? null;
 }
 
-/** The tenant's own live memory; `lock` takes it FOR UPDATE for a write. */
-export async function findOwn(db: DbOrTx, tenantId: string, id: string, now: Date, lock = false): Promise<MemoryRow | null> {
+/** The tenant's own live memory (within what `key` confines to); `lock` takes it FOR UPDATE for a write. */
+export async function findOwn(db: DbOrTx, tenantId: string, id: string, now: Date, lock = false, key?: KeyRestriction): Promise<MemoryRow | null> {
+  const confined = confinedTo(key).map((c) => sql` AND ${c}`);
   const [row] = await rows<MemoryRow>(
     db,
-    sql`SELECT ${COLUMNS} FROM memories m WHERE m.id = ${id}::uuid AND m.tenant_id = ${tenantId} AND ${live(now)} ${lock ? sql`FOR UPDATE` : sql``}`,
+    sql`SELECT ${COLUMNS} FROM memories m WHERE m.id = ${id}::uuid AND m.tenant_id = ${tenantId} AND ${live(now)}${sql.join(confined)} ${lock ? sql`FOR UPDATE` : sql``}`,
   );
   return row ?? null;
 }
@@ -83,17 +88,19 @@ export async function spaceOf(db: DbOrTx, spaceId: string) {
 
 // --- context -----------------------------------------------------------------------------------
 
-export function recentMemories(db: DbOrTx, tenantId: string, now: Date, limit: number) {
+export function recentMemories(db: DbOrTx, tenantId: string, now: Date, limit: number, key?: KeyRestriction) {
+  const confined = confinedTo(key).map((c) => sql` AND ${c}`);
   return rows<MemoryRow>(
     db,
-    sql`SELECT ${COLUMNS} FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`,
+    sql`SELECT ${COLUMNS} FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)}${sql.join(confined)} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`,
   );
 }
 
-export async function countCreatedSince(db: DbOrTx, tenantId: string, since: Date, now: Date): Promise<number> {
+export async function countCreatedSince(db: DbOrTx, tenantId: string, since: Date, now: Date, key?: KeyRestriction): Promise<number> {
+  const confined = confinedTo(key).map((c) => sql` AND ${c}`);
   const [{ n }] = await rows<{ n: string | number }>(
     db,
-    sql`SELECT count(*) AS n FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)} AND m.created_at > ${since.toISOString()}`,
+    sql`SELECT count(*) AS n FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)}${sql.join(confined)} AND m.created_at > ${since.toISOString()}`,
   );
   return Number(n);
 }

@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import { activeGrants, type Grant, grantScope, ownedBy, type TenantScope, writeGrantFor } from '../../../shared/memory/access';
+import { activeGrants, confinedTo, type Grant, grantScope, isConfined, narrow, ownedBy, type TenantScope, writeGrantFor } from '../../../shared/memory/access';
 import { embedAll } from '../../../shared/memory/embeddings';
 import type { Mention } from '../../../shared/memory/entities';
 import type { TenantCtx } from '../../../shared/platform/context';
@@ -95,7 +95,26 @@ async function resolveTarget(ctx: TenantCtx, input: StoreInput, look: Lookups): 
   // Your own spaces need Pro+; writing into someone's space through their share or team grant needs their tier.
   if (spaceId) requireFeature(target.ownerTier, 'spaces');
   if (spaceId) checkSpace(space, target, input.agent_id);
+  // A confined key's duplicates, superseding and auto-links stay among the memories it may see; its
+  // stores are a group of their own, so they never share a scope with another key's.
+  const key = ctx.auth.restriction;
+  if (isConfined(key)) target = { ...target, key: `${target.key}:${ctx.auth.keyId}`, scope: narrow(target.scope, ...confinedTo(key)), wholeStore: false };
   return target;
+}
+
+/**
+ * A restricted key's store: as its agent (another `agent_id` is 403; none is that agent) and into
+ * one of its spaces (another space, or none, is 403).
+ */
+function pinnedToKey(ctx: TenantCtx, input: StoreInput): StoreInput {
+  const key = ctx.auth.restriction;
+  if (!key) return input;
+  if (key.spaceIds !== null && !(input.space_id && key.spaceIds.includes(input.space_id))) {
+    throw forbidden('This restricted key stores only into its spaces: name one of them in space_id');
+  }
+  if (key.agentId === null) return input;
+  if (input.agent_id !== undefined && input.agent_id !== key.agentId) throw forbidden(`This restricted key stores only as agent_id ${key.agentId}`);
+  return { ...input, agent_id: key.agentId };
 }
 
 function checkSpace(space: Space | null, target: Target, agentId: string | undefined) {
@@ -140,8 +159,9 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
   const prepared: Prepared[] = [];
   const digest = digestOf(ctx.services);
   const who = { actor: ctx.actor, requestId: ctx.requestId };
-  for (const [index, input] of inputs.entries()) {
+  for (const [index, given] of inputs.entries()) {
     try {
+      const input = pinnedToKey(ctx, given);
       prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await digest(input.observation), embedding: [], who });
     } catch (err) {
       if (!(err instanceof AppError) || throwFailure) throw err;

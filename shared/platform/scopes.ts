@@ -1,0 +1,79 @@
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv, AuthContext } from './context';
+import { AppError } from './errors';
+
+/**
+ * Scopes of restricted keys. A scope is `<family>:read`, `<family>:write` (which implies read) or
+ * `*`; the family of a route is the prefix of its operationId (`memories.search` → `memories`). A
+ * GET or HEAD needs read, any other method write. The families are those of the keyed routes
+ * themselves: `keyRoute` registers each route's family here as the routes are declared, so a new
+ * family is a scope the moment it has a keyed route.
+ */
+const families = new Set<string>();
+
+export const registerScopeFamily = (family: string) => {
+  families.add(family);
+};
+
+/** Every family a scope may name, sorted. */
+export const scopeFamilies = (): string[] => [...families].sort();
+
+export const ALL_SCOPES = '*';
+
+/**
+ * What no scope grants (minting and rotating keys, revoking an unrestricted key): the
+ * `required_scope` of those refusals.
+ */
+export const UNRESTRICTED = 'unrestricted';
+
+export const familyOf = (operationId: string) => operationId.slice(0, operationId.indexOf('.'));
+
+/** The scope a call of the operation with this method needs. */
+export function requiredScope(operationId: string, method: string): string {
+  const m = method.toUpperCase();
+  return `${familyOf(operationId)}:${m === 'GET' || m === 'HEAD' ? 'read' : 'write'}`;
+}
+
+/** Whether the scopes grant `required` (`<family>:write` grants `<family>:read`). */
+export function scopesAllow(scopes: readonly string[], required: string): boolean {
+  if (scopes.includes(ALL_SCOPES) || scopes.includes(required)) return true;
+  return required.endsWith(':read') && scopes.includes(`${required.slice(0, -':read'.length)}:write`);
+}
+
+/** Whether the caller may call a route that needs `required`: an unrestricted key may call any. */
+export const mayUse = (auth: AuthContext, required: string) => !auth.restriction || scopesAllow(auth.restriction.scopes, required);
+
+/** 403 FORBIDDEN naming the scope the key lacks, in the message and in `required_scope`. */
+export const scopeRefusal = (required: string, message = `This restricted key lacks the scope ${required}`) =>
+  new AppError('FORBIDDEN', message, { required_scope: required });
+
+/** The refusal of what only an unrestricted key may do. */
+export const unrestrictedOnly = (what: string) => scopeRefusal(UNRESTRICTED, `A restricted key cannot ${what}; use an unrestricted key`);
+
+/** Throws unless the caller's key is unrestricted. */
+export function requireUnrestricted(auth: AuthContext, what: string): void {
+  if (auth.restriction) throw unrestrictedOnly(what);
+}
+
+/** Scope names that are not scopes (unknown family or access), for a 400 that names them. */
+export function unknownScopes(scopes: readonly string[]): string[] {
+  const known = new Set(families);
+  return scopes.filter((s) => {
+    if (s === ALL_SCOPES) return false;
+    const [family, access, ...rest] = s.split(':');
+    return rest.length > 0 || !known.has(family) || (access !== 'read' && access !== 'write');
+  });
+}
+
+/**
+ * The scope check of every keyed route, after authentication: a restricted key without the
+ * route's scope is 403 FORBIDDEN with `required_scope`.
+ */
+export const scopeGate = (operationId: string, method: string): MiddlewareHandler<AppEnv> => {
+  const required = requiredScope(operationId, method);
+  return async (c, next) => {
+    const restriction = c.get('auth')?.restriction;
+    if (restriction && !scopesAllow(restriction.scopes, required)) throw scopeRefusal(required);
+    await next();
+  };
+};
