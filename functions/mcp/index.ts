@@ -1,4 +1,4 @@
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler, specTypeSchemas } from '@modelcontextprotocol/server';
 import type { Context, Hono } from 'hono';
 import { authenticate } from '../../shared/platform/auth';
 import { type AppEnv, VIA_ENV } from '../../shared/platform/context';
@@ -65,9 +65,11 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       auth,
       authorization: c.req.header('authorization')!,
       origin: new URL(c.req.url).origin,
+      requestId,
       fetch: async (request) => app.fetch(request, env, executionCtx),
       experimentalEnabled: services.config.SVC_ENABLE_EXPERIMENTAL,
       version: VERSION,
+      log: services.log,
     };
     const authInfo = { token: '', clientId: auth.keyId, scopes: [], extra: { caller } };
     if (c.req.method !== 'POST') return handler.fetch(c.req.raw, { authInfo });
@@ -78,8 +80,27 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
     } catch {
       return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400);
     }
+    const invalid = invalidParams(parsedBody);
+    if (invalid) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: ${invalid.problem}` }, id: invalid.id });
     return handler.fetch(c.req.raw, { authInfo, parsedBody });
   });
+}
+
+/**
+ * A request of a method MCP defines whose params do not fit it (initialize without a
+ * protocolVersion, resources/read without a uri, a cursor that is not a string): what is wrong,
+ * answered as invalid params (-32602). The SDK would answer these as an internal error (-32603).
+ */
+function invalidParams(body: unknown): { id: string | number; problem: string } | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const { id, method, params } = body as Record<string, unknown>;
+  if (typeof method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return null;
+  const outcome = specTypeSchemas.ClientRequest['~standard'].validate({ method, params });
+  if (outcome instanceof Promise || !outcome.issues) return null;
+  // One branch per request type: the one whose issues are not about `method` is this method's.
+  const branches = (outcome.issues[0] as { errors?: { path?: PropertyKey[]; message: string }[][] }).errors ?? [];
+  const own = branches.find((issues) => issues.every((i) => i.path?.[0] !== 'method'));
+  return own ? { id, problem: own.map((i) => `${(i.path ?? []).map(String).join('.')}: ${i.message}`).join('; ') } : null;
 }
 
 /** Workers' execution context (waitUntil), which Node's adapter does not provide. */

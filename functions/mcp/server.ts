@@ -1,8 +1,11 @@
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { AuthContext } from '../../shared/platform/context';
+import { errorFields } from '../../shared/platform/error-fields';
+import { AppError, errorBody, validationError } from '../../shared/platform/errors';
+import type { Services } from '../../shared/platform/services';
 import { hasFeature } from '../../shared/platform/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
-import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments } from './dispatch';
+import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments, unsafeParameter } from './dispatch';
 
 /** What one MCP request knows about its caller: passed through the SDK as `authInfo.extra`. */
 export interface McpCaller extends Caller {
@@ -10,6 +13,7 @@ export interface McpCaller extends Caller {
   fetch: Fetch;
   experimentalEnabled: boolean;
   version: string;
+  log: Services['log'];
 }
 
 type Json = Record<string, unknown>;
@@ -80,7 +84,15 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
         }
         const unknown = unknownArguments(tool, args);
         if (unknown.length) return refusal(`Unknown argument${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, caller.requestId);
-        return toolResult(await callRoute(caller.fetch, tool, args, caller));
+        const bad = unsafeParameter(tool, args);
+        if (bad) return toolResult({ status: 400, body: errorBody(validationError(bad.name, bad.problem), caller.requestId) });
+        try {
+          return toolResult(await callRoute(caller.fetch, tool, args, caller));
+        } catch (err) {
+          // A failure of ours is still the one error body, never the SDK's bare message.
+          caller.log.error('mcp tool failed', { request_id: caller.requestId, tool: spec.name, ...errorFields(err) });
+          return toolResult({ status: 500, body: errorBody(new AppError('INTERNAL_ERROR', 'Internal error'), caller.requestId) });
+        }
       },
     );
   }
