@@ -7,6 +7,7 @@ import type { Feature } from '../../shared/platform/tiers';
  */
 export interface RouteEntry {
   method: string;
+  operationId?: string;
   /** OpenAPI form: `/v1/memories/{id}`. */
   path: string;
   access: 'key' | 'optional' | 'public' | 'admin';
@@ -23,6 +24,7 @@ type Definition = {
   route?: {
     method: string;
     path: string;
+    operationId?: string;
     'x-required-feature'?: Feature;
     security?: Record<string, unknown>[];
     request?: { params?: { shape?: object }; body?: { content?: Record<string, { schema?: { shape?: object } }> } };
@@ -49,6 +51,7 @@ export function routeTable(): RouteEntry[] {
       const body = r.request?.body?.content?.['application/json']?.schema;
       return {
         method: r.method.toUpperCase(),
+        operationId: r.operationId,
         path: r.path,
         access: accessOf(r.security),
         pathParams: [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]),
