@@ -56,8 +56,13 @@ const annotationsOf = (spec: BoundTool['spec']) => ({
 export const mayCall = (tool: BoundTool, caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>) =>
   (!tool.feature || hasFeature(caller.auth.tier, tool.feature)) && (!tool.experimental || caller.experimentalEnabled);
 
-/** The server of one MCP request: the tools the caller may call, and the two resources. */
-export function serverFor(catalog: { tools: readonly BoundTool[]; routes: ReadonlyMap<string, BoundTool> }, caller: McpCaller): McpServer {
+/**
+ * The server of one MCP request: the tools the caller may call, and the two resources. `toolCall`
+ * names the tool when the request is known to be a call of it: the server then has that tool alone,
+ * since registering the others would be work for nothing on every call.
+ */
+export function serverFor(catalog: { tools: readonly BoundTool[]; routes: ReadonlyMap<string, BoundTool> }, caller: McpCaller, toolCall?: string): McpServer {
+  const only = toolCall === undefined ? undefined : catalog.tools.find((t) => t.spec.name === toolCall);
   const server = new McpServer(
     { name: 'engram', version: caller.version },
     {
@@ -67,7 +72,7 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
   );
   // Every tool is callable, so one the tier lacks answers the route's own 403 as a tool error; the
   // list shows only those the caller may call.
-  for (const tool of catalog.tools) {
+  for (const tool of only ? [only] : catalog.tools) {
     const { spec } = tool;
     server.registerTool(
       spec.name,
@@ -96,6 +101,7 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
       },
     );
   }
+  if (only) return server;
   server.server.removeRequestHandler('tools/list');
   server.server.setRequestHandler('tools/list', () => ({
     tools: catalog.tools
