@@ -56,6 +56,30 @@ const annotationsOf = (spec: BoundTool['spec']) => ({
 export const mayCall = (tool: BoundTool, caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>) =>
   (!tool.feature || hasFeature(caller.auth.tier, tool.feature)) && (!tool.experimental || caller.experimentalEnabled);
 
+type Listing = { name: string; title: string; description: string; inputSchema: Json & { type: 'object' }; annotations: ReturnType<typeof annotationsOf> };
+const listings = new WeakMap<readonly BoundTool[], Map<string, Listing[]>>();
+
+/** The tools/list answer of a tier (and whether experimental routes are on), built once. */
+function listFor(tools: readonly BoundTool[], caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>): Listing[] {
+  const byKey = listings.get(tools) ?? new Map<string, Listing[]>();
+  listings.set(tools, byKey);
+  const key = `${caller.auth.tier}|${caller.experimentalEnabled}`;
+  let listing = byKey.get(key);
+  if (!listing) {
+    listing = tools
+      .filter((tool) => mayCall(tool, caller))
+      .map(({ spec, inputSchema }) => ({
+        name: spec.name,
+        title: spec.title,
+        description: spec.description,
+        inputSchema: inputSchema as Json & { type: 'object' },
+        annotations: annotationsOf(spec),
+      }));
+    byKey.set(key, listing);
+  }
+  return listing;
+}
+
 /**
  * The server of one MCP request: the tools the caller may call, and the two resources. `toolCall`
  * names the tool when the request is known to be a call of it: the server then has that tool alone,
@@ -103,17 +127,7 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
   }
   if (only) return server;
   server.server.removeRequestHandler('tools/list');
-  server.server.setRequestHandler('tools/list', () => ({
-    tools: catalog.tools
-      .filter((tool) => mayCall(tool, caller))
-      .map(({ spec, inputSchema }) => ({
-        name: spec.name,
-        title: spec.title,
-        description: spec.description,
-        inputSchema: inputSchema as Json & { type: 'object' },
-        annotations: annotationsOf(spec),
-      })),
-  }));
+  server.server.setRequestHandler('tools/list', () => ({ tools: listFor(catalog.tools, caller) }));
   const read = async (uri: URL, operationId: (typeof RESOURCE_OPERATIONS)[number], args: Json) => {
     const answer = await callRoute(caller.fetch, catalog.routes.get(operationId)!, args, caller);
     if (answer.status >= 400) throw new ResourceNotFoundError(uri.href);
