@@ -1,5 +1,8 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { familyOf, requiredScope } from '../shared/platform/scopes';
+import { bindTools } from '../functions/mcp/catalog';
+import { TOOLS } from '../functions/mcp/tools';
 import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { type IdKind, kindOf, makeResources, specNamedForbidden, unknownId } from './security/fixtures';
@@ -197,6 +200,74 @@ describe("every keyed route checks a restricted key's scope: read for GET and HE
       // The route's own family scope passes the check (what follows may refuse for other reasons).
       const allowed = await send(route, own.get(family)!, path, exampleBody(route));
       expect(allowed.status === 403 && (allowed.body as { required_scope?: string }).required_scope === scope, allowed.text).toBe(false);
+    });
+  }
+});
+
+/**
+ * The same through MCP, derived from the tool table: each tool is bound to its route by
+ * operationId, so a tool whose route takes an id gets that route's ids and fixtures. Another
+ * tenant's id must come back as the tool error an id that names nothing gets, with nothing else
+ * in it. A new tool is covered without being listed.
+ */
+describe("MCP tools answer another tenant's ids exactly as ids that name nothing", () => {
+  const byOperation = new Map(keyed.filter((r) => r.operationId).map((r) => [r.operationId!, r]));
+  const toolRoutes = TOOLS.map((spec) => ({ spec, route: byOperation.get(spec.operationId) }));
+  const withToolIds = toolRoutes.filter(({ route }) => route && idsOf(route).length > 0);
+  let client: Client;
+
+  beforeAll(async () => {
+    client = new Client({ name: 'engram-security', version: '1.0.0' });
+    // The official client, through the app's own fetch (no socket needed for the isolation proof).
+    const transport = new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), {
+      requestInit: { headers: { authorization: `Bearer ${attacker.key}` } },
+      fetch: async (url, init) => engine.app.request(new Request(url, init)),
+    });
+    await client.connect(transport);
+  });
+  afterAll(() => client?.close());
+
+  it(`every tool is bound to a keyed route; ${withToolIds.length} take ids`, () => {
+    expect(toolRoutes.filter(({ route }) => !route).map(({ spec }) => spec.name)).toEqual([]);
+    expect(withToolIds.length).toBeGreaterThan(5);
+  });
+
+  for (const { spec, route } of withToolIds) {
+    const ids = idsOf(route!);
+    it(`${spec.name} (${route!.method} ${route!.path}): ${ids.map((i) => `${i.in} ${i.name}`).join(', ')}`, async () => {
+      expect(
+        ids.filter((i) => i.kind === 'unknown').map((i) => i.name),
+        'an id kind test/security/fixtures.ts does not know: add it there',
+      ).toEqual([]);
+      const tool = bindTools(doc).routes.get(spec.operationId)!;
+      const call = async (choose: (kind: IdKind) => string) => {
+        const args: Record<string, unknown> = { ...exampleBody(route!) };
+        const chosen: string[] = [];
+        for (const id of ids) {
+          const value = choose(id.kind as IdKind);
+          chosen.push(value);
+          args[id.name] = value;
+        }
+        for (const p of route!.pathParams) args[p] ??= p === 'index' ? '0' : 'x';
+        if (spec.confirm) args.confirm = spec.confirm;
+        expect(Object.keys(args).filter((k) => !(k in (tool.inputSchema.properties as object)))).toEqual([]);
+        const answer = (await client.callTool({ name: spec.name, arguments: args })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+        // The ids the caller sent may be echoed; everything else must be the same for both.
+        let text = JSON.stringify({ ...answer.structuredContent, request_id: null });
+        for (const [i, value] of chosen.entries()) text = text.replaceAll(JSON.stringify(value).slice(1, -1), `<id ${i}>`);
+        return { answer, text };
+      };
+      const foreign = await call((kind) => owned[kind]);
+      const missing = await call((kind) => unknownId[kind]());
+      const where = `foreign ${JSON.stringify(foreign.answer)} / unknown ${JSON.stringify(missing.answer)}`;
+      expect(foreign.answer.isError, where).toBe(true);
+      expect(missing.answer.isError, where).toBe(true);
+      const status = foreign.answer.structuredContent?.status as number;
+      if (specNamedForbidden.some((p) => p.test(route!.path))) expect([403, 404], where).toContain(status);
+      else {
+        if (ids.some((i) => i.in === 'path')) expect(missing.answer.structuredContent?.status, where).toBe(404);
+        expect(foreign.text, where).toBe(missing.text);
+      }
     });
   }
 });

@@ -1,3 +1,4 @@
+import { textProblem } from '../../shared/platform/input-text';
 import type { BoundTool } from './catalog';
 
 /** What the request a tool call makes carries besides its arguments. */
@@ -17,7 +18,12 @@ export interface RouteAnswer {
 
 export type Fetch = (request: Request) => Promise<Response>;
 
-const asParam = (value: unknown): string => (typeof value === 'string' ? value : Array.isArray(value) ? value.map(String).join(',') : String(value));
+/** A path or query value: lists comma-separated, other non-strings as JSON (never a throwing `String()`). */
+const asParam = (value: unknown): string => {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))).join(',');
+  return JSON.stringify(value) ?? '';
+};
 
 /**
  * The HTTP request a tool call stands for: path parameters in the path, query parameters in the
@@ -48,6 +54,19 @@ export function requestFor(tool: BoundTool, args: Record<string, unknown>, calle
 export function unknownArguments(tool: BoundTool, args: Record<string, unknown>): string[] {
   if (tool.hasBody) return []; // the route refuses unknown body fields itself
   return Object.keys(args).filter((k) => !tool.pathKeys.includes(k) && !tool.queryKeys.includes(k) && !(k === 'confirm' && tool.spec.confirm));
+}
+
+/**
+ * A path or query argument with text a URL cannot carry as given (a lone surrogate does not
+ * percent-encode) or Postgres cannot store: refused as the route refuses it over HTTP.
+ */
+export function unsafeParameter(tool: BoundTool, args: Record<string, unknown>): { name: string; problem: string } | null {
+  for (const [name, value] of Object.entries(args)) {
+    if (!tool.pathKeys.includes(name) && !tool.queryKeys.includes(name)) continue;
+    const problem = textProblem(asParam(value));
+    if (problem) return { name, problem };
+  }
+  return null;
 }
 
 export async function callRoute(fetch: Fetch, tool: BoundTool, args: Record<string, unknown>, caller: Caller): Promise<RouteAnswer> {

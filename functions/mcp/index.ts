@@ -1,4 +1,11 @@
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isLegacyRequest,
+  type McpServer,
+  specTypeSchemas,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { Context, Hono } from 'hono';
 import { authenticate } from '../../shared/platform/auth';
 import { type AppEnv, VIA_ENV } from '../../shared/platform/context';
@@ -70,6 +77,7 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       fetch: async (request) => app.fetch(request, env, executionCtx),
       experimentalEnabled: services.config.SVC_ENABLE_EXPERIMENTAL,
       version: VERSION,
+      log: services.log,
     };
     const authInfo = { token: '', clientId: auth.keyId, scopes: [], extra: { caller } };
     if (c.req.method !== 'POST') return handler.fetch(c.req.raw, { authInfo });
@@ -80,8 +88,54 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
     } catch {
       return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400);
     }
+    const invalid = invalidParams(parsedBody);
+    if (invalid) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: ${invalid.problem}` }, id: invalid.id });
+    if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES })) {
+      return serveLegacy(serverFor(catalog, caller, toolCalled(parsedBody)), c.req.raw, { authInfo, parsedBody });
+    }
     return handler.fetch(c.req.raw, { authInfo, parsedBody });
   });
+}
+
+/**
+ * A 2025-era POST, stateless, answered as one JSON body: the SDK's own fallback answers it as an
+ * SSE stream, which a tool call (one result, no progress) does not need and which costs both ends
+ * a stream to set up, frame and parse.
+ */
+async function serveLegacy(server: McpServer, request: Request, options: { authInfo: AuthInfo; parsedBody: unknown }) {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, options);
+  } finally {
+    await transport.close().catch(() => undefined);
+    await server.close().catch(() => undefined);
+  }
+}
+
+/** The tool a single tools/call request names. */
+function toolCalled(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const { method, params } = body as { method?: unknown; params?: { name?: unknown } };
+  return method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
+}
+
+/**
+ * A request of a method MCP defines whose params do not fit it (initialize without a
+ * protocolVersion, resources/read without a uri, a cursor that is not a string): what is wrong,
+ * answered as invalid params (-32602). The SDK would answer these as an internal error (-32603).
+ */
+function invalidParams(body: unknown): { id: string | number; problem: string } | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const { id, method, params } = body as Record<string, unknown>;
+  // tools/call, the hot path, is checked by the SDK itself (-32602); the rest are rare.
+  if (typeof method !== 'string' || method === 'tools/call' || (typeof id !== 'string' && typeof id !== 'number')) return null;
+  const outcome = specTypeSchemas.ClientRequest['~standard'].validate({ method, params });
+  if (outcome instanceof Promise || !outcome.issues) return null;
+  // One branch per request type: the one whose issues are not about `method` is this method's.
+  const branches = (outcome.issues[0] as { errors?: { path?: PropertyKey[]; message: string }[][] }).errors ?? [];
+  const own = branches.find((issues) => issues.every((i) => i.path?.[0] !== 'method'));
+  return own ? { id, problem: own.map((i) => `${(i.path ?? []).map(String).join('.')}: ${i.message}`).join('; ') } : null;
 }
 
 /** Workers' execution context (waitUntil), which Node's adapter does not provide. */

@@ -1,9 +1,12 @@
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { AuthContext } from '../../shared/platform/context';
+import { errorFields } from '../../shared/platform/error-fields';
+import { AppError, errorBody, validationError } from '../../shared/platform/errors';
 import { mayUse, requiredScope } from '../../shared/platform/scopes';
+import type { Services } from '../../shared/platform/services';
 import { hasFeature } from '../../shared/platform/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
-import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments } from './dispatch';
+import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments, unsafeParameter } from './dispatch';
 
 /** What one MCP request knows about its caller: passed through the SDK as `authInfo.extra`. */
 export interface McpCaller extends Caller {
@@ -11,6 +14,7 @@ export interface McpCaller extends Caller {
   fetch: Fetch;
   experimentalEnabled: boolean;
   version: string;
+  log: Services['log'];
 }
 
 type Json = Record<string, unknown>;
@@ -55,8 +59,37 @@ export const mayCall = (tool: BoundTool, caller: Pick<McpCaller, 'auth' | 'exper
   (!tool.experimental || caller.experimentalEnabled) &&
   mayUse(caller.auth, requiredScope(tool.spec.operationId, tool.method));
 
-/** The server of one MCP request: the tools the caller may call, and the two resources. */
-export function serverFor(catalog: { tools: readonly BoundTool[]; routes: ReadonlyMap<string, BoundTool> }, caller: McpCaller): McpServer {
+type Listing = { name: string; title: string; description: string; inputSchema: Json & { type: 'object' }; annotations: ReturnType<typeof annotationsOf> };
+const listings = new WeakMap<readonly BoundTool[], Map<string, Listing[]>>();
+
+/** The tools/list answer of a tier and a key's scopes (and whether experimental routes are on), built once. */
+function listFor(tools: readonly BoundTool[], caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>): Listing[] {
+  const byKey = listings.get(tools) ?? new Map<string, Listing[]>();
+  listings.set(tools, byKey);
+  const key = `${caller.auth.tier}|${caller.experimentalEnabled}|${caller.auth.restriction?.scopes.join(',') ?? '*'}`;
+  let listing = byKey.get(key);
+  if (!listing) {
+    listing = tools
+      .filter((tool) => mayCall(tool, caller))
+      .map(({ spec, inputSchema }) => ({
+        name: spec.name,
+        title: spec.title,
+        description: spec.description,
+        inputSchema: inputSchema as Json & { type: 'object' },
+        annotations: annotationsOf(spec),
+      }));
+    byKey.set(key, listing);
+  }
+  return listing;
+}
+
+/**
+ * The server of one MCP request: the tools the caller may call, and the two resources. `toolCall`
+ * names the tool when the request is known to be a call of it: the server then has that tool alone,
+ * since registering the others would be work for nothing on every call.
+ */
+export function serverFor(catalog: { tools: readonly BoundTool[]; routes: ReadonlyMap<string, BoundTool> }, caller: McpCaller, toolCall?: string): McpServer {
+  const only = toolCall === undefined ? undefined : catalog.tools.find((t) => t.spec.name === toolCall);
   const server = new McpServer(
     { name: 'engram', version: caller.version },
     {
@@ -66,7 +99,7 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
   );
   // Every tool is callable, so one the tier or the key's scopes lack answers the route's own 403 as
   // a tool error; the list shows only those the caller may call.
-  for (const tool of catalog.tools) {
+  for (const tool of only ? [only] : catalog.tools) {
     const { spec } = tool;
     server.registerTool(
       spec.name,
@@ -83,22 +116,21 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
         }
         const unknown = unknownArguments(tool, args);
         if (unknown.length) return refusal(`Unknown argument${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, caller.requestId);
-        return toolResult(await callRoute(caller.fetch, tool, args, caller));
+        const bad = unsafeParameter(tool, args);
+        if (bad) return toolResult({ status: 400, body: errorBody(validationError(bad.name, bad.problem), caller.requestId) });
+        try {
+          return toolResult(await callRoute(caller.fetch, tool, args, caller));
+        } catch (err) {
+          // A failure of ours is still the one error body, never the SDK's bare message.
+          caller.log.error('mcp tool failed', { request_id: caller.requestId, tool: spec.name, ...errorFields(err) });
+          return toolResult({ status: 500, body: errorBody(new AppError('INTERNAL_ERROR', 'Internal error'), caller.requestId) });
+        }
       },
     );
   }
+  if (only) return server;
   server.server.removeRequestHandler('tools/list');
-  server.server.setRequestHandler('tools/list', () => ({
-    tools: catalog.tools
-      .filter((tool) => mayCall(tool, caller))
-      .map(({ spec, inputSchema }) => ({
-        name: spec.name,
-        title: spec.title,
-        description: spec.description,
-        inputSchema: inputSchema as Json & { type: 'object' },
-        annotations: annotationsOf(spec),
-      })),
-  }));
+  server.server.setRequestHandler('tools/list', () => ({ tools: listFor(catalog.tools, caller) }));
   const read = async (uri: URL, operationId: (typeof RESOURCE_OPERATIONS)[number], args: Json) => {
     const answer = await callRoute(caller.fetch, catalog.routes.get(operationId)!, args, caller);
     if (answer.status >= 400) throw new ResourceNotFoundError(uri.href);

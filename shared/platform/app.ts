@@ -155,7 +155,9 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     c.req.method === 'GET' || c.req.method === 'HEAD'
       ? next()
       : limitBody(c, async () => {
-          await rejectUnsafeBody(c);
+          // /mcp carries JSON-RPC: each tool call is a request of its own that meets this check,
+          // so a bad argument is answered as a tool result the model can read.
+          if (c.req.path !== '/mcp') await rejectUnsafeBody(c);
           await next();
         }),
   );
