@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RequestFn, testClient } from '../client';
+import { freePort } from '../server-process';
 import { startReceiver, verifySignature } from '../standins/webhook-receiver';
 
 /**
@@ -22,17 +23,6 @@ const STOP_TIMEOUT_MS = 5_000;
 const DELIVERY_WAIT_MS = 20_000;
 
 const bindings = inject('workerBindings');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 let child: ChildProcess | null = null;
 let exited: Promise<void> = Promise.resolve();

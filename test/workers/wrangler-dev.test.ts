@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RequestFn, testClient } from '../client';
+import { freePort } from '../server-process';
 import { startReceiver, verifySignature } from '../standins/webhook-receiver';
 import { SseReader } from '../sse';
 
@@ -19,17 +19,6 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
 
 const bindings = inject('workerBindings');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 let child: ChildProcess | null = null;
 let exited: Promise<void> = Promise.resolve();
