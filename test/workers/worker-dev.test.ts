@@ -5,6 +5,7 @@ import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RequestFn, testClient } from '../client';
 import { freePort } from '../server-process';
@@ -147,6 +148,26 @@ describe('npm run worker:dev', () => {
       log = await call('GET', `/v1/webhooks/${hook.body.webhook_id}/deliveries`, { key });
     }
     expect(log.body.deliveries[0]).toMatchObject({ success: true, attempt: 1, status_code: 200 });
+  }, 30_000);
+
+  it('serves /mcp over HTTP from workerd: the official client remembers and recalls', async () => {
+    const key = await proTenant('worker-dev-mcp');
+    const client = new Client({ name: 'worker-dev', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('recall');
+      const stored = (await client.callTool({ name: 'remember', arguments: { observation: 'The worker:dev agent likes green tea' } })) as {
+        isError?: boolean;
+        structuredContent?: { uuid?: string };
+      };
+      expect(stored.isError, JSON.stringify(stored)).toBeFalsy();
+      const found = (await client.callTool({ name: 'recall', arguments: { q: 'green tea', mode: 'hybrid' } })) as {
+        structuredContent?: { memories?: { uuid: string }[] };
+      };
+      expect(found.structuredContent?.memories?.map((m) => m.uuid)).toContain(stored.structuredContent?.uuid);
+    } finally {
+      await client.close();
+    }
   }, 30_000);
 });
 
