@@ -186,6 +186,38 @@ describe('agent_id pins a key to one agent', () => {
   });
 });
 
+describe('a confined key outside the memories family', () => {
+  it('submits actions and starts traces as its agent, lists only its traces, and cannot reach tenant-wide routes', async () => {
+    const tenant = await engine.newTenant('pro');
+    const bot = await mint({ name: 'agent bot', scopes: ['*'], agent_id: 'bot' }, tenant.key);
+    await engine.request('POST', '/v1/traces', { key: tenant.key, body: { agent_id: 'other', description: 'Another agent reasons.' } });
+
+    const action = await engine.request('POST', '/v1/actions', { key: bot.api_key, body: { action: 'email.send', params: { to: 'a@example.com' } } });
+    expect(action.status, action.text).toBe(200);
+    expect(action.body.agent_id).toBe('bot');
+    const asOther = await engine.request('POST', '/v1/actions', { key: bot.api_key, body: { action: 'email.send', params: {}, agent_id: 'other' } });
+    expect(asOther.status).toBe(403);
+    const trace = await engine.request('POST', '/v1/traces', { key: bot.api_key, body: { agent_id: 'bot', description: 'The bot reasons.' } });
+    expect(trace.status, trace.text).toBe(201);
+    const traces = await engine.request('GET', '/v1/traces', { key: bot.api_key });
+    expect(traces.body.traces.map((t: { agent_id: string }) => t.agent_id)).toEqual(['bot']);
+    expect((await engine.request('GET', '/v1/traces?agent_id=other', { key: bot.api_key })).status).toBe(403);
+
+    // Routes that would show or change other agents' memories refuse it, whatever its scopes.
+    for (const [method, path] of [
+      ['GET', '/v1/rollback/preview?target=2026-01-01T00:00:00Z'],
+      ['GET', '/v1/audit'],
+      ['GET', '/v1/replay/timeline'],
+      ['GET', '/v1/events/stream'],
+      ['GET', '/v1/webhooks'],
+      ['GET', `/v1/actions/${action.body.action_id}/explain`],
+    ] as const) {
+      refusedFor(await engine.request(method, path, { key: bot.api_key }), 'unconfined');
+    }
+    expect((await engine.request('GET', '/v1/audit/verify', { key: bot.api_key })).status).toBe(200);
+  });
+});
+
 describe('space_ids confine a key to some spaces', () => {
   it('reads and stores memories only in its spaces, and sees only those spaces', async () => {
     const tenant = await engine.newTenant('pro');
@@ -232,6 +264,25 @@ describe('MCP with a restricted key', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(() => new Promise((r) => server?.close(r)));
+
+  it('a key confined to an agent lists only the tools whose routes honour its confinement', async () => {
+    const bot = await mint({ name: 'mcp bot', scopes: ['*'], agent_id: 'mcp-bot' });
+    const client = new Client({ name: 'engram-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bot.api_key}` } } }));
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['remember', 'recall', 'forget', 'request_action', 'action_status', 'trace_start', 'audit_verify']));
+      for (const tenantWide of ['rollback', 'rollback_preview', 'memory_history', 'explain_action', 'add_fact']) expect(names).not.toContain(tenantWide);
+      const refused = (await client.callTool({ name: 'rollback_preview', arguments: { target: '2026-01-01T00:00:00Z' } })) as {
+        isError?: boolean;
+        structuredContent?: Record<string, unknown>;
+      };
+      expect(refused.isError).toBe(true);
+      expect(refused.structuredContent).toMatchObject({ code: 'FORBIDDEN', required_scope: 'unconfined' });
+    } finally {
+      await client.close();
+    }
+  });
 
   it('tools/list shows only the tools its scopes allow; calling another answers the route’s 403', async () => {
     const reader = await mint({ name: 'mcp reader', scopes: ['memories:read'] });

@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { familyOf, requiredScope } from '../shared/platform/scopes';
+import { familyOf, requiredScope, UNCONFINED } from '../shared/platform/scopes';
 import { bindTools } from '../functions/mcp/catalog';
 import { TOOLS } from '../functions/mcp/tools';
 import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
@@ -200,6 +200,36 @@ describe("every keyed route checks a restricted key's scope: read for GET and HE
       // The route's own family scope passes the check (what follows may refuse for other reasons).
       const allowed = await send(route, own.get(family)!, path, exampleBody(route));
       expect(allowed.status === 403 && (allowed.body as { required_scope?: string }).required_scope === scope, allowed.text).toBe(false);
+    });
+  }
+});
+
+/**
+ * A key confined to an agent or to spaces, even with every scope, reaches only the routes that
+ * honour its confinement; every other keyed route would reach the tenant's other memories and
+ * refuses it with `required_scope: "unconfined"`. A new route is refused until it declares
+ * `confinable` (and honours it).
+ */
+describe('every keyed route either honours a confined key or refuses it', () => {
+  let confined: string;
+
+  beforeAll(async () => {
+    const owner = await engine.newTenant('enterprise');
+    const res = await engine.request('POST', '/v1/keys/restricted', { key: owner.key, body: { name: 'confined', scopes: ['*'], agent_id: 'confined-agent' } });
+    expect(res.status, res.text).toBe(201);
+    confined = res.body.api_key;
+  });
+
+  it(`${keyed.filter((r) => r.confinable).length} of ${keyed.length} keyed routes honour confinement`, () => {
+    expect(keyed.some((r) => r.confinable)).toBe(true);
+    expect(keyed.some((r) => !r.confinable)).toBe(true);
+  });
+
+  for (const route of keyed) {
+    it(`${route.method} ${route.path} (${route.operationId}): ${route.confinable ? 'honours' : 'refuses'} a key confined to an agent`, async () => {
+      const res = await send(route, confined, fillPath(route.path, {}), exampleBody(route));
+      const unconfined = res.status === 403 && (res.body as { required_scope?: string }).required_scope === UNCONFINED;
+      expect(unconfined, res.text).toBe(!route.confinable);
     });
   }
 });

@@ -10,6 +10,7 @@ const statuses = `A rule that blocks wins over one that asks for approval, which
 
 export const submitRoute = keyRoute({
   operationId: 'actions.submit',
+  confinable: true,
   method: 'post',
   path: '/v1/actions',
   tags,
@@ -30,6 +31,7 @@ export const CONNECTOR_ROUTING_PATH = `/v1/actions/:connector{${CONNECTORS.join(
 
 export const submitConnectorRoute = keyRoute({
   operationId: 'actions.submitConnector',
+  confinable: true,
   method: 'post',
   path: '/v1/actions/{connector}/{operation}',
   tags,
@@ -48,6 +50,7 @@ export const submitConnectorRoute = keyRoute({
 
 export const getRoute = keyRoute({
   operationId: 'actions.get',
+  confinable: true,
   method: 'get',
   path: '/v1/actions/{action_id}',
   tags,
@@ -60,6 +63,7 @@ export const getRoute = keyRoute({
 
 export const resultRoute = keyRoute({
   operationId: 'actions.result',
+  confinable: true,
   method: 'post',
   path: '/v1/actions/{action_id}/result',
   tags,

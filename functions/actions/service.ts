@@ -10,6 +10,7 @@ import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
 import { AppError, conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
+import { actingAgent } from '../../shared/platform/scopes';
 import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/tiers';
 import { runtimeAgentTools } from '../../shared/runtime/tools';
 import { isoOrNull } from '../../shared/platform/time';
@@ -110,7 +111,9 @@ export function statusDto(row: q.ActionRow) {
  * (resource id = the action id). A pending action also emits `action.pending_review` and is decided
  * under the approval settings in force now. In shadow mode the outcome is recorded, never enforced.
  */
-export async function submit(ctx: TenantCtx, input: Submission) {
+export async function submit(ctx: TenantCtx, submission: Submission) {
+  // A key confined to an agent submits as that agent, under that agent's policies.
+  const input = { ...submission, agent_id: actingAgent(ctx.auth, submission.agent_id ?? undefined, 'submits actions') ?? null };
   const [settings, policies, agent] = await Promise.all([
     readControlSettings(ctx.db, ctx.tenantId),
     loadPolicySet(ctx.db, ctx.tenantId, input.agent_id),

@@ -55,6 +55,7 @@ export const summaryRoute = keyRoute({
 
 export const verifyRoute = keyRoute({
   operationId: 'audit.verify',
+  confinable: true,
   method: 'get',
   path: '/v1/audit/verify',
   tags,

@@ -56,6 +56,7 @@ export const restrictedRoute = keyRoute({
 
 export const listRoute = keyRoute({
   operationId: 'keys.list',
+  confinable: true,
   method: 'get',
   path: '/v1/keys',
   tags,

@@ -16,6 +16,8 @@ export interface BoundTool {
   inputSchema: Json;
   feature?: Feature;
   experimental: boolean;
+  /** Whether the route honours a key confined to an agent or to spaces (`x-confinable`). */
+  confinable: boolean;
 }
 
 interface Parameter {
@@ -89,6 +91,7 @@ function bind(spec: ToolSpec, method: string, path: string, op: Json, components
     inputSchema: rewriteRefs(Object.keys(defs).length ? { ...schema, $defs: defs } : schema) as Json,
     feature: op['x-required-feature'] as Feature | undefined,
     experimental: op['x-experimental'] === true,
+    confinable: op['x-confinable'] === true,
   };
 }
 

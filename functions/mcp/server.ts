@@ -2,7 +2,7 @@ import { McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontex
 import type { AuthContext } from '../../shared/platform/context';
 import { errorFields } from '../../shared/platform/error-fields';
 import { AppError, errorBody, validationError } from '../../shared/platform/errors';
-import { mayUse, requiredScope } from '../../shared/platform/scopes';
+import { isConfined, mayUse, requiredScope } from '../../shared/platform/scopes';
 import type { Services } from '../../shared/platform/services';
 import { hasFeature } from '../../shared/platform/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
@@ -53,11 +53,15 @@ const annotationsOf = (spec: BoundTool['spec']) => ({
   openWorldHint: false,
 });
 
-/** Whether the caller's tier, its key's scopes (a restricted key) and this deployment let it call the tool's route at all. */
+/**
+ * Whether the caller's tier, its key's scopes and confinement (a restricted key) and this
+ * deployment let it call the tool's route at all.
+ */
 export const mayCall = (tool: BoundTool, caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>) =>
   (!tool.feature || hasFeature(caller.auth.tier, tool.feature)) &&
   (!tool.experimental || caller.experimentalEnabled) &&
-  mayUse(caller.auth, requiredScope(tool.spec.operationId, tool.method));
+  mayUse(caller.auth, requiredScope(tool.spec.operationId, tool.method)) &&
+  (tool.confinable || !isConfined(caller.auth.restriction));
 
 type Listing = { name: string; title: string; description: string; inputSchema: Json & { type: 'object' }; annotations: ReturnType<typeof annotationsOf> };
 const listings = new WeakMap<readonly BoundTool[], Map<string, Listing[]>>();
@@ -66,7 +70,7 @@ const listings = new WeakMap<readonly BoundTool[], Map<string, Listing[]>>();
 function listFor(tools: readonly BoundTool[], caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>): Listing[] {
   const byKey = listings.get(tools) ?? new Map<string, Listing[]>();
   listings.set(tools, byKey);
-  const key = `${caller.auth.tier}|${caller.experimentalEnabled}|${caller.auth.restriction?.scopes.join(',') ?? '*'}`;
+  const key = `${caller.auth.tier}|${caller.experimentalEnabled}|${caller.auth.restriction?.scopes.join(',') ?? '*'}|${isConfined(caller.auth.restriction)}`;
   let listing = byKey.get(key);
   if (!listing) {
     listing = tools

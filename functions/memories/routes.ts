@@ -7,6 +7,7 @@ const tags = ['Memories'];
 
 export const storeRoute = keyRoute({
   operationId: 'memories.store',
+  confinable: true,
   method: 'post',
   path: '/v1/memories',
   tags,
@@ -21,6 +22,7 @@ export const storeRoute = keyRoute({
 
 export const batchStoreRoute = keyRoute({
   operationId: 'memories.storeBatch',
+  confinable: true,
   method: 'post',
   path: '/v1/memories/batch',
   tags,
@@ -34,6 +36,7 @@ export const batchStoreRoute = keyRoute({
 
 export const listRoute = keyRoute({
   operationId: 'memories.list',
+  confinable: true,
   method: 'get',
   path: '/v1/memories',
   tags,
@@ -46,6 +49,7 @@ export const listRoute = keyRoute({
 
 export const searchRoute = keyRoute({
   operationId: 'memories.search',
+  confinable: true,
   method: 'get',
   path: '/v1/memories/search',
   tags,
@@ -58,6 +62,7 @@ export const searchRoute = keyRoute({
 
 export const exportRoute = keyRoute({
   operationId: 'memories.export',
+  confinable: true,
   method: 'get',
   path: '/v1/memories/export',
   tags,
@@ -79,6 +84,7 @@ export const exportRoute = keyRoute({
 
 export const contextNowRoute = keyRoute({
   operationId: 'memories.contextNow',
+  confinable: true,
   method: 'get',
   path: '/v1/context/now',
   tags,
@@ -89,6 +95,7 @@ export const contextNowRoute = keyRoute({
 
 export const getRoute = keyRoute({
   operationId: 'memories.get',
+  confinable: true,
   method: 'get',
   path: '/v1/memories/{id}',
   tags,
@@ -100,6 +107,7 @@ export const getRoute = keyRoute({
 
 export const patchRoute = keyRoute({
   operationId: 'memories.update',
+  confinable: true,
   method: 'patch',
   path: '/v1/memories/{id}',
   tags,
@@ -112,6 +120,7 @@ export const patchRoute = keyRoute({
 
 export const deleteRoute = keyRoute({
   operationId: 'memories.delete',
+  confinable: true,
   method: 'delete',
   path: '/v1/memories/{id}',
   tags,

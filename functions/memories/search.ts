@@ -1,5 +1,6 @@
 import type { z } from '@hono/zod-openapi';
-import { activeGrants, type Grant, type GrantReader, isConfined, type TenantScope } from '../../shared/memory/access';
+import { activeGrants, type Grant, type GrantReader, type TenantScope } from '../../shared/memory/access';
+import { isConfined } from '../../shared/platform/scopes';
 import { embedAll } from '../../shared/memory/embeddings';
 import { clamp01 } from '../../shared/memory/vector-search';
 import type { TenantCtx } from '../../shared/platform/context';

@@ -5,6 +5,7 @@ const tags = ['Context spaces'];
 
 export const createRoute = keyRoute({
   operationId: 'spaces.create',
+  confinable: true,
   method: 'post',
   path: '/v1/context-spaces',
   tags,
@@ -17,6 +18,7 @@ export const createRoute = keyRoute({
 
 export const listRoute = keyRoute({
   operationId: 'spaces.list',
+  confinable: true,
   method: 'get',
   path: '/v1/context-spaces',
   tags,
@@ -29,6 +31,7 @@ export const listRoute = keyRoute({
 
 export const getRoute = keyRoute({
   operationId: 'spaces.get',
+  confinable: true,
   method: 'get',
   path: '/v1/context-spaces/{space_id}',
   tags,
@@ -41,6 +44,7 @@ export const getRoute = keyRoute({
 
 export const updateRoute = keyRoute({
   operationId: 'spaces.update',
+  confinable: true,
   method: 'put',
   path: '/v1/context-spaces/{space_id}',
   tags,
@@ -53,6 +57,7 @@ export const updateRoute = keyRoute({
 
 export const deleteRoute = keyRoute({
   operationId: 'spaces.delete',
+  confinable: true,
   method: 'delete',
   path: '/v1/context-spaces/{space_id}',
   tags,
@@ -64,6 +69,7 @@ export const deleteRoute = keyRoute({
 
 export const memoriesRoute = keyRoute({
   operationId: 'spaces.memories',
+  confinable: true,
   method: 'get',
   path: '/v1/context-spaces/{space_id}/memories',
   tags,

@@ -10,6 +10,7 @@ const sealing =
 
 export const startRoute = keyRoute({
   operationId: 'traces.start',
+  confinable: true,
   feature,
   method: 'post',
   path: '/v1/traces',
@@ -22,6 +23,7 @@ export const startRoute = keyRoute({
 
 export const addStepRoute = keyRoute({
   operationId: 'traces.addStep',
+  confinable: true,
   feature,
   method: 'post',
   path: '/v1/traces/{trace_id}/steps',
@@ -34,6 +36,7 @@ export const addStepRoute = keyRoute({
 
 export const completeRoute = keyRoute({
   operationId: 'traces.complete',
+  confinable: true,
   feature,
   method: 'post',
   path: '/v1/traces/{trace_id}/complete',
@@ -46,6 +49,7 @@ export const completeRoute = keyRoute({
 
 export const listRoute = keyRoute({
   operationId: 'traces.list',
+  confinable: true,
   feature,
   method: 'get',
   path: '/v1/traces',
@@ -57,6 +61,7 @@ export const listRoute = keyRoute({
 
 export const publicKeyRoute = keyRoute({
   operationId: 'traces.publicKey',
+  confinable: true,
   method: 'get',
   path: '/v1/traces/public-key',
   tags,
@@ -67,6 +72,7 @@ export const publicKeyRoute = keyRoute({
 
 export const getRoute = keyRoute({
   operationId: 'traces.get',
+  confinable: true,
   feature,
   method: 'get',
   path: '/v1/traces/{trace_id}',
@@ -78,6 +84,7 @@ export const getRoute = keyRoute({
 
 export const verifyRoute = keyRoute({
   operationId: 'traces.verify',
+  confinable: true,
   feature,
   method: 'post',
   path: '/v1/traces/{trace_id}/verify',
@@ -91,6 +98,7 @@ export const verifyRoute = keyRoute({
 
 export const certificateRoute = keyRoute({
   operationId: 'traces.certificate',
+  confinable: true,
   feature,
   method: 'get',
   path: '/v1/traces/{trace_id}/certificate',

@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import type { TenantCtx, Ctx } from '../../shared/platform/context';
 import { AppError, conflict, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
+import { actingAgent } from '../../shared/platform/scopes';
 import type { PageInput } from '../../shared/platform/pagination';
 import { SIGNATURE_ALGORITHM, type SigningKey } from '../../shared/platform/trace-signing';
 import { type Work, write } from '../../shared/platform/unit-of-work';
@@ -25,11 +26,12 @@ const notActive = (trace: q.TraceRow) => conflict(`Trace is ${trace.status}; ste
  * behind the tenant's one audit head.
  */
 export async function startTrace(ctx: TenantCtx, input: z.infer<typeof StartBody>) {
+  const agentId = actingAgent(ctx.auth, input.agent_id, 'starts traces')!;
   return write(ctx, async (work) => {
     const trace = await q.insertTrace(work.tx, {
       id: newId('trace'),
       tenantId: ctx.tenantId,
-      agentId: input.agent_id,
+      agentId,
       status: 'active',
       description: input.description ?? null,
       tags: [...new Set(input.tags)],
@@ -154,7 +156,9 @@ export async function interruptIdleTrace(ctx: Ctx, trace: { id: string; tenantId
 }
 
 export async function listTraces(ctx: TenantCtx, input: PageInput & { agent_id?: string; status?: q.TraceRow['status'] }) {
-  const { page, total } = await q.listTraces(ctx.db, ctx.tenantId, input, input);
+  // A key confined to an agent lists that agent's traces only.
+  const filter = { ...input, agent_id: actingAgent(ctx.auth, input.agent_id, 'lists traces') };
+  const { page, total } = await q.listTraces(ctx.db, ctx.tenantId, filter, input);
   return { traces: page.map(toTraceDto), ...ListPaging.meta(total, input, page.length) };
 }
 

@@ -5,6 +5,7 @@ const tags = ['Usage'];
 
 export const usageRoute = keyRoute({
   operationId: 'usage.get',
+  confinable: true,
   method: 'get',
   path: '/v1/usage',
   tags,

@@ -191,6 +191,3 @@ export function confinedTo(restriction: KeyRestriction | undefined, alias = 'm')
   if (restriction.spaceIds !== null) parts.push(sql`${m}.space_id = ANY(${pgArray(restriction.spaceIds)}::uuid[])`);
   return parts;
 }
-
-/** Whether the key sees less than its tenant's memories (an agent or spaces confine it). */
-export const isConfined = (restriction: KeyRestriction | undefined) => !!restriction && (restriction.agentId !== null || restriction.spaceIds !== null);

@@ -187,20 +187,21 @@ const strictBody = (config: Declared) => {
 
 /**
  * A route that needs a key: authentication, rate limit and quota run before the handler, then the
- * scope check of a restricted key (shared/platform/scopes.ts), then the tier gate when the route
+ * scope check of a restricted key (shared/platform/scopes.ts; `confinable` says the route honours a
+ * key's `agent_id` and `space_ids`, which every other route refuses), then the tier gate when the route
  * names a `feature`, then (on a POST) `Idempotency-Key`
  * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
  * for a restricted key's scope and for gated routes), the idempotency header and its errors, and the input errors.
  */
-export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true }>(config: R) {
-  const { feature, experimental, ...route } = config;
+export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true }>(config: R) {
+  const { feature, experimental, confinable, ...route } = config;
   registerScopeFamily(familyOf(route.operationId));
   const post = route.method === 'post';
   const optionalBody = route.request?.body?.required === false;
   const middleware = [
     ...(optionalBody ? [emptyBodyIsNoBody] : []),
     requireKey,
-    scopeGate(route.operationId, route.method),
+    scopeGate(route.operationId, route.method, confinable === true),
     ...(experimental ? [experimentalGate] : []),
     ...(feature ? [featureGate(feature)] : []),
     ...(post ? [idempotency] : []),
@@ -213,6 +214,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     ...(gated ? { description: notes.join('\n\n') } : {}),
     ...(feature ? { 'x-required-feature': feature } : {}),
     ...(experimental ? { 'x-experimental': true } : {}),
+    ...(confinable ? { 'x-confinable': true } : {}),
     ...(post ? { parameters: [...(route.parameters ?? []), idempotencyParameter] } : {}),
     middleware,
     security: [{ bearerAuth: [] }],
@@ -223,7 +225,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
       ...serverErrors(),
       ...route.responses,
     },
-  } as unknown as Omit<R, 'feature' | 'experimental'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
+  } as unknown as Omit<R, 'feature' | 'experimental' | 'confinable'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
 }
 
 /** A public route that shows more to a caller with a valid key; a key that is sent but not valid is 401. */

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv, AuthContext } from './context';
+import type { AppEnv, AuthContext, KeyRestriction } from './context';
 import { AppError } from './errors';
 
 /**
@@ -55,6 +55,27 @@ export function requireUnrestricted(auth: AuthContext, what: string): void {
   if (auth.restriction) throw unrestrictedOnly(what);
 }
 
+/**
+ * The `required_scope` of a confined key's refusal (a key with `agent_id` or `space_ids`) on a
+ * route that does not honour its confinement: such a route would reach the tenant's other memories
+ * (rollback, replay, the audit log, the event stream, webhooks), so only an unconfined key may call it.
+ */
+export const UNCONFINED = 'unconfined';
+
+/** Whether the key is confined to an agent or to spaces. */
+export const isConfined = (restriction: KeyRestriction | undefined) => !!restriction && (restriction.agentId !== null || restriction.spaceIds !== null);
+
+/**
+ * The agent a confined key acts as: its own `agent_id` when it has one (another is 403, none is
+ * that agent), else what the caller asked for.
+ */
+export function actingAgent(auth: AuthContext, requested: string | undefined, what = 'acts'): string | undefined {
+  const agentId = auth.restriction?.agentId;
+  if (!agentId) return requested;
+  if (requested !== undefined && requested !== agentId) throw new AppError('FORBIDDEN', `This restricted key ${what} only as agent_id ${agentId}`);
+  return agentId;
+}
+
 /** Scope names that are not scopes (unknown family or access), for a 400 that names them. */
 export function unknownScopes(scopes: readonly string[]): string[] {
   const known = new Set(families);
@@ -65,15 +86,23 @@ export function unknownScopes(scopes: readonly string[]): string[] {
   });
 }
 
+const confinedRefusal = (operationId: string) =>
+  scopeRefusal(
+    UNCONFINED,
+    `A key confined to an agent or to spaces cannot call ${operationId} (it reaches the tenant's other memories): that needs an unconfined key, without agent_id and space_ids`,
+  );
+
 /**
  * The scope check of every keyed route, after authentication: a restricted key without the
- * route's scope is 403 FORBIDDEN with `required_scope`.
+ * route's scope is 403 FORBIDDEN with `required_scope`; a confined key on a route that does not
+ * honour its confinement (`confinable`) is 403 with `required_scope: "unconfined"`.
  */
-export const scopeGate = (operationId: string, method: string): MiddlewareHandler<AppEnv> => {
+export const scopeGate = (operationId: string, method: string, confinable: boolean): MiddlewareHandler<AppEnv> => {
   const required = requiredScope(operationId, method);
   return async (c, next) => {
     const restriction = c.get('auth')?.restriction;
     if (restriction && !scopesAllow(restriction.scopes, required)) throw scopeRefusal(required);
+    if (!confinable && isConfined(restriction)) throw confinedRefusal(operationId);
     await next();
   };
 };

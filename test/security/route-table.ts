@@ -18,6 +18,8 @@ export interface RouteEntry {
   hasBody: boolean;
   /** The tier gate it declares (`keyRoute({ feature })`). */
   feature?: Feature;
+  /** Whether it honours a key confined to an agent or to spaces (`keyRoute({ confinable })`). */
+  confinable: boolean;
 }
 
 type Definition = {
@@ -27,6 +29,7 @@ type Definition = {
     path: string;
     operationId?: string;
     'x-required-feature'?: Feature;
+    'x-confinable'?: true;
     security?: Record<string, unknown>[];
     request?: { params?: { shape?: object }; body?: { content?: Record<string, { schema?: { shape?: object } }> } };
   };
@@ -59,6 +62,7 @@ export function routeTable(): RouteEntry[] {
         bodyFields: Object.keys(body?.shape ?? {}),
         hasBody: Boolean(body),
         feature: r['x-required-feature'],
+        confinable: r['x-confinable'] === true,
       };
     });
 }

@@ -1,5 +1,6 @@
 import type { z } from '@hono/zod-openapi';
-import { activeGrants, confinedTo, type Grant, grantScope, isConfined, narrow, ownedBy, type TenantScope, writeGrantFor } from '../../../shared/memory/access';
+import { activeGrants, confinedTo, type Grant, grantScope, narrow, ownedBy, type TenantScope, writeGrantFor } from '../../../shared/memory/access';
+import { actingAgent, isConfined } from '../../../shared/platform/scopes';
 import { embedAll } from '../../../shared/memory/embeddings';
 import type { Mention } from '../../../shared/memory/entities';
 import type { TenantCtx } from '../../../shared/platform/context';
@@ -112,9 +113,7 @@ function pinnedToKey(ctx: TenantCtx, input: StoreInput): StoreInput {
   if (key.spaceIds !== null && !(input.space_id && key.spaceIds.includes(input.space_id))) {
     throw forbidden('This restricted key stores only into its spaces: name one of them in space_id');
   }
-  if (key.agentId === null) return input;
-  if (input.agent_id !== undefined && input.agent_id !== key.agentId) throw forbidden(`This restricted key stores only as agent_id ${key.agentId}`);
-  return { ...input, agent_id: key.agentId };
+  return key.agentId === null ? input : { ...input, agent_id: actingAgent(ctx.auth, input.agent_id, 'stores') };
 }
 
 function checkSpace(space: Space | null, target: Target, agentId: string | undefined) {
