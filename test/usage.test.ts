@@ -268,6 +268,44 @@ describe('per-key request rate', () => {
   });
 });
 
+describe('MCP messages that call no route', () => {
+  it('pass a rate window of their own per key and count no API calls; tool calls count as their routes', async () => {
+    const small = await createEngine({ env: { RATE_LIMIT_SCALE: '0.01' } }); // free: 600/min → 6/min
+    try {
+      const t = await small.newTenant();
+      small.clock.set(Math.ceil(small.clock.now().getTime() / 60_000) * 60_000 + 500);
+      const rpc = (method: string, params: Record<string, unknown> = {}) =>
+        small.app.fetch(
+          new Request('http://127.0.0.1/mcp', {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${t.key}`,
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'mcp-protocol-version': '2025-11-25',
+            },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+          }),
+        );
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await rpc(i % 2 ? 'ping' : 'tools/list')).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+      const refused = await rpc('ping');
+      expect(refused.headers.get('retry-after')).toBe('60');
+      expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', usage: { limit: 6 } });
+      // None of them was an API call; a tool call is, through its route's own window.
+      const usage = await small.request('GET', '/v1/usage', { key: t.key });
+      expect(usage.status, usage.text).toBe(200);
+      expect(usage.body.api_calls.current).toBe(1); // this request alone
+      const call = await rpc('tools/call', { name: 'list_memories', arguments: {} });
+      expect(call.status).toBe(200);
+      expect(JSON.stringify(await call.json())).toContain('"memories"');
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('GET /v1/dashboard and /v1/milestones', () => {
   it('dashboard shows counts, limits and today’s calls', async () => {
     const t = await engine.newTenant('pro');

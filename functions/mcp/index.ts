@@ -7,7 +7,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Context, Hono } from 'hono';
-import { authenticate } from '../../shared/platform/auth';
+import { admitUncounted, authenticate } from '../../shared/platform/auth';
 import { type AppEnv, VIA_ENV } from '../../shared/platform/context';
 import { AppError, errorBody } from '../../shared/platform/errors';
 import { MAX_BODY_BYTES } from '../../shared/platform/app';
@@ -80,14 +80,22 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       log: services.log,
     };
     const authInfo = { token: '', clientId: auth.keyId, scopes: [], extra: { caller } };
-    if (c.req.method !== 'POST') return handler.fetch(c.req.raw, { authInfo });
+    const uncounted = async (body: unknown) => {
+      if (!countedByRoute(body)) await admitUncounted(services, auth, 'mcp');
+    };
+    if (c.req.method !== 'POST') {
+      await uncounted(undefined);
+      return handler.fetch(c.req.raw, { authInfo });
+    }
     // The app's body checks have read the body already: the SDK gets it parsed.
     let parsedBody: unknown;
     try {
       parsedBody = await c.req.json();
     } catch {
+      await uncounted(undefined);
       return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400);
     }
+    await uncounted(parsedBody);
     const invalid = invalidParams(parsedBody);
     if (invalid) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: ${invalid.problem}` }, id: invalid.id });
     if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES })) {
@@ -111,6 +119,17 @@ async function serveLegacy(server: McpServer, request: Request, options: { authI
     await transport.close().catch(() => undefined);
     await server.close().catch(() => undefined);
   }
+}
+
+/**
+ * Whether the message is one request the route it calls counts (a tools/call or a resources/read):
+ * every other message (initialize, tools/list, ping, notifications, a batch) passes the key's MCP
+ * rate window instead, so no key can make unbounded work that counts nothing.
+ */
+function countedByRoute(body: unknown): boolean {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
+  const { method } = body as { method?: unknown };
+  return method === 'tools/call' || method === 'resources/read';
 }
 
 /** The tool a single tools/call request names. */

@@ -146,6 +146,18 @@ export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/**
+ * A request that counts no API call but must not run unbounded (MCP's own messages: initialize,
+ * tools/list, ping): the key's own rate window for `purpose`, at the tier's requests per minute.
+ * Throws 429 RATE_LIMITED with `usage` and `Retry-After` past it.
+ */
+export async function admitUncounted(services: Services, auth: AuthContext, purpose: string): Promise<void> {
+  const now = services.clock.now();
+  const limit = rateLimitOf(services, auth.tier);
+  const rate = await services.rateLimiter.hit({ tenantId: auth.tenantId, keyId: `${purpose}:${auth.keyId}`, limit, windowMs: MINUTE }, now);
+  if (!rate.allowed) throw rateLimited(services, auth, limit, limit - rate.remaining, rate.resetAt, now);
+}
+
 const rateLimitOf = (services: Services, tier: Tier) => Math.max(1, Math.floor(tiers[tier].limits.requests_per_minute * services.config.RATE_LIMIT_SCALE));
 
 /**
