@@ -75,4 +75,20 @@ describe('MCP in workerd', () => {
     expect((await tool('trace_complete', { trace_id: traceId })).isError).toBeFalsy();
     expect((await tool('trace_verify', { trace_id: traceId })).structuredContent).toMatchObject({ valid: true });
   });
+
+  it('request_action held for review, approved over HTTP, then action_status says so; API errors are tool results', async () => {
+    const held = await tool('request_action', { action: 'http.post', params: { url: 'https://pastebin.com/api/api_post.php', text: 'meeting notes' } });
+    expect(held.structuredContent, JSON.stringify(held)).toMatchObject({ status: 'pending_review' });
+    const id = held.structuredContent!.action_id as string;
+    // Solo mode takes a decision 5 seconds after submission at the earliest, on the real clock here.
+    const early = await call('POST', `/v1/approvals/${id}/decision`, { key: proKey, body: { decision: 'approve', reason: 'fine' } });
+    expect(early.status).toBe(409);
+    await new Promise((r) => setTimeout(r, 5_100));
+    const decided = await call('POST', `/v1/approvals/${id}/decision`, { key: proKey, body: { decision: 'approve', reason: 'fine' } });
+    expect(decided.status, decided.text).toBe(200);
+    expect((await tool('action_status', { action_id: id })).structuredContent).toMatchObject({ status: 'approved' });
+    const bad = await tool('recall', { q: 'x', limit: 1000 });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
+  });
 });
