@@ -5,8 +5,9 @@ import { ErrorSchema } from '../shared/platform/openapi';
 /**
  * OpenAPI conformance for every response a test receives: the status must be one the route
  * declares, and a JSON body must match the zod schema the route declares for that status (the
- * same schema /openapi.json is built from). A mismatch throws, so the test that got the response
- * fails, naming the route, the status and the fields that do not match.
+ * same schema /openapi.json is built from), and a keyed route's answer past the key check carries
+ * the `RateLimit-Policy` and `RateLimit` fields the limiter enforced. A mismatch throws, so the test
+ * that got the response fails, naming the route, the status and the fields that do not match.
  */
 type Responses = Record<string, { content?: Record<string, { schema?: unknown }> }>;
 interface Declared {
@@ -15,12 +16,17 @@ interface Declared {
   params: number;
   path: string;
   responses: Responses;
+  keyed: boolean;
 }
 
 export class ConformanceError extends Error {}
 
 export function conformanceChecker(app: OpenAPIHono<never> | { openAPIRegistry: unknown }) {
-  const definitions = (app.openAPIRegistry as { definitions: { type: string; route?: { method: string; path: string; responses: Responses } }[] }).definitions;
+  const definitions = (
+    app.openAPIRegistry as {
+      definitions: { type: string; route?: { method: string; path: string; responses: Responses; security?: Record<string, unknown>[] } }[];
+    }
+  ).definitions;
   const routes: Declared[] = definitions
     .filter((d) => d.type === 'route' && d.route)
     .map(({ route }) => ({
@@ -29,11 +35,12 @@ export function conformanceChecker(app: OpenAPIHono<never> | { openAPIRegistry: 
       params: (route!.path.match(/\{/g) ?? []).length,
       pattern: new RegExp(`^${route!.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+')}$`),
       responses: route!.responses,
+      keyed: route!.security?.some((s) => 'bearerAuth' in s && Object.keys(s).length === 1) === true && route!.security.length === 1,
     }))
     // A literal segment wins over a parameter (`/v1/memories/search` before `/v1/memories/{id}`), as in the router.
     .sort((a, b) => a.params - b.params);
 
-  return function check(method: string, url: string, status: number, contentType: string | null, body: unknown): void {
+  return function check(method: string, url: string, status: number, contentType: string | null, body: unknown, headers?: Headers): void {
     const path = url.split('?')[0];
     const route = routes.find((r) => (r.method === method || (method === 'HEAD' && r.method === 'GET')) && r.pattern.test(path));
     const isJson = Boolean(contentType?.includes('application/json')) && body !== null && typeof body === 'object';
@@ -47,6 +54,13 @@ export function conformanceChecker(app: OpenAPIHono<never> | { openAPIRegistry: 
     if (!declared) throw new ConformanceError(`${where}, which the route does not declare (it declares ${Object.keys(route.responses).join(', ')})`);
     const schema = declared.content?.['application/json']?.schema as ZodType | undefined;
     if (schema && isJson) validate(schema, body, where);
+    // Refused before the key was checked (no key or a bad one, a body too large to read, text
+    // Postgres cannot store): no limits to tell.
+    if (headers && route.keyed && status !== 401 && status !== 413 && status !== 400) {
+      for (const field of ['ratelimit-policy', 'ratelimit']) {
+        if (!headers.get(field)) throw new ConformanceError(`${where} without the ${field} header every keyed response carries`);
+      }
+    }
   };
 }
 

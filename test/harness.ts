@@ -113,7 +113,7 @@ export async function createEngine(
   const conforms = conformanceChecker(app);
 
   const request = testClient((req) => app.request(req), {
-    check: (method, path, res) => conforms(method, path, res.status, res.headers.get('content-type'), res.body),
+    check: (method, path, res) => conforms(method, path, res.status, res.headers.get('content-type'), res.body, res.headers),
   });
 
   const engine: TestEngine = {

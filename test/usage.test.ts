@@ -246,10 +246,15 @@ describe('per-key request rate', () => {
       const t = await small.newTenant();
       // The clock stands still half a second into a minute, so every request falls in one fixed window.
       small.clock.set(Math.ceil(small.clock.now().getTime() / 60_000) * 60_000 + 500);
-      const statuses: number[] = [];
-      for (let i = 0; i < 8; i++) statuses.push((await small.request('GET', '/v1/keys', { key: t.key })).status);
+      const first = await small.request('GET', '/v1/keys', { key: t.key });
+      // The IETF fields: the minute window and the month's API calls (free: 5,000), each with what is left and when it resets.
+      expect(first.headers.get('ratelimit-policy')).toBe('"minute";q=6;w=60, "month";q=5000');
+      expect(first.headers.get('ratelimit')).toMatch(/^"minute";r=5;t=60, "month";r=4999;t=\d+$/);
+      const statuses: number[] = [first.status];
+      for (let i = 1; i < 8; i++) statuses.push((await small.request('GET', '/v1/keys', { key: t.key })).status);
       expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
       const refused = await small.request('GET', '/v1/keys', { key: t.key });
+      expect(refused.headers.get('ratelimit')).toBe('"minute";r=0;t=60');
       expect(errorOf(refused).code).toBe('RATE_LIMITED');
       expect(errorOf(refused).usage).toMatchObject({ limit: 6, plan: 'free' });
       const retry = Number(refused.headers.get('retry-after'));

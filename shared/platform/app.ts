@@ -30,6 +30,9 @@ function rangeIssue(error: ZodError) {
 }
 
 /** Turns a failed validation into the one error body (400 VALIDATION_ERROR), naming each bad field. */
+/** Retry-After of a 429 or 503 whose error carries no `retry_after` of its own, in seconds. */
+const DEFAULT_RETRY_AFTER: Record<number, number | undefined> = { 429: 60, 503: 1 };
+
 export function validationHook() {
   return (result: { success: boolean; target?: string; error?: unknown }): undefined => {
     if (result.success) return undefined;
@@ -185,7 +188,8 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
         });
       }
     }
-    const retryAfter = appError.extra.retry_after;
+    // Every 429 and 503 says when to come back, also one whose error named no time.
+    const retryAfter = appError.extra.retry_after ?? DEFAULT_RETRY_AFTER[appError.status];
     if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));
     c.header('X-Request-Id', requestId);
     return c.json(errorBody(appError, requestId), appError.status);

@@ -5,6 +5,7 @@ import { sha256Hex } from './crypto';
 import { rows } from './db';
 import { AppError, limitReached } from './errors';
 import type { KeyRecord } from './key-cache';
+import { setLimitHeaders } from './rate-limit-headers';
 import type { Services } from './services';
 import { type Feature, requireFeature, tiers, type Tier } from './tiers';
 import { consumeApiCall, DAILY_CALLS, postgresReportCounters, REPORT_PATHS, quotaExhausted } from './usage';
@@ -137,11 +138,12 @@ export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const now = services.clock.now();
   const limit = rateLimitOf(services, auth.tier);
   const rate = await services.rateLimiter.hit({ tenantId: auth.tenantId, keyId: auth.keyId, limit, windowMs: MINUTE }, now);
-  c.header('X-RateLimit-Limit', String(limit));
-  c.header('X-RateLimit-Remaining', String(rate.remaining));
+  const window = { limit, remaining: rate.remaining, resetAt: rate.resetAt };
+  setLimitHeaders(c, { rate: window, now });
   if (!rate.allowed) throw rateLimited(services, auth, limit, limit - rate.remaining, rate.resetAt, now);
   const quota = await consumeApiCall(services, auth, now);
   c.set('counted', quota);
+  setLimitHeaders(c, { rate: window, quota: { limit: tiers[auth.tier].limits.api_calls, used: quota.value }, now });
   if (!quota.allowed) throw apiCallsExhausted(services, auth, quota.value, now);
   await next();
 };
@@ -190,8 +192,11 @@ const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
       continue;
     }
     c.set('auth', auth);
-    c.header('X-RateLimit-Limit', String(limit));
-    c.header('X-RateLimit-Remaining', String(Math.max(0, limit - outcome.rate.count)));
+    setLimitHeaders(c, {
+      rate: { limit, remaining: limit - outcome.rate.count, resetAt: outcome.rate.resetAt },
+      ...(outcome.rate.allowed ? { quota: { limit: tiers[auth.tier].limits.api_calls, used: outcome.quota.value } } : {}),
+      now,
+    });
     if (!outcome.rate.allowed) throw rateLimited(services, auth, limit, outcome.rate.count, outcome.rate.resetAt, now);
     if (!outcome.quota.allowed) throw apiCallsExhausted(services, auth, outcome.quota.value, now);
     // An admitted write is one of the tenant's writers until it ends, answered or failed.

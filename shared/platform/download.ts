@@ -61,13 +61,11 @@ export async function streamFile<Row>(
 /** A streamed file response: `name-YYYY-MM-DD.ext` as an attachment, with the request id. */
 export function download(c: Context<AppEnv>, file: { stream: ReadableStream<Uint8Array>; contentType: string; name: string; extension: string; now: Date }) {
   const stamp = file.now.toISOString().slice(0, 10);
-  // A streamed body has no JSON schema to satisfy; the route documents its content types.
-  return new Response(file.stream, {
-    status: 200,
-    headers: {
-      'content-type': file.contentType,
-      'content-disposition': `attachment; filename="${file.name}-${stamp}.${file.extension}"`,
-      'x-request-id': c.get('requestId'),
-    },
+  // A streamed body has no JSON schema to satisfy; the route documents its content types. Through
+  // the context, so the headers set before it (the rate-limit fields) go with it.
+  return c.body(file.stream, 200, {
+    'content-type': file.contentType,
+    'content-disposition': `attachment; filename="${file.name}-${stamp}.${file.extension}"`,
+    'x-request-id': c.get('requestId'),
   }) as never;
 }
