@@ -5,6 +5,7 @@ import { openPglite, openPostgres } from '../shared/node/database';
 import { baseUrl, developmentOperatorToken, firstRunBanner, OPERATOR_API_OFF_HINT } from '../shared/node/first-run';
 import { listen } from '../shared/node/http-server';
 import { createNodeServices } from '../shared/node/services';
+import { gracefulStop } from '../shared/node/shutdown';
 import { buildApp } from './app';
 import { jobHandlers, maintenanceTasks } from './registry';
 
@@ -46,9 +47,9 @@ async function main() {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info('shutting down', { signal });
-    server.close();
-    await node.close();
+    log.info('shutting down', { signal, grace_ms: config.SHUTDOWN_GRACE_MS });
+    const { forced } = await gracefulStop(server, node, config.SHUTDOWN_GRACE_MS);
+    log.info('stopped', { forced });
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -13,6 +13,7 @@ export class NodeRunner {
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
+  private stopped = false;
 
   constructor(
     private readonly services: Services,
@@ -45,11 +46,11 @@ export class NodeRunner {
       do {
         this.again = false;
         try {
-          while ((await runDueJobs(this.services)) > 0);
+          while (!this.stopped && (await runDueJobs(this.services)) > 0);
         } catch (err) {
           this.services.log.error('job dispatcher failed', errorFields(err));
         }
-      } while (this.again);
+      } while (this.again && !this.stopped);
     })().finally(() => {
       this.running = null;
     });
@@ -60,7 +61,9 @@ export class NodeRunner {
     return runMaintenance(this.services, this.maintenance);
   }
 
+  /** Stops polling and waits for the jobs in hand; the rest stay due for another instance or the next start. */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     await this.running;

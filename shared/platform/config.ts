@@ -90,6 +90,8 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** Workers resolve webhook hosts through this DNS-over-HTTPS endpoint (JSON API) for the address rule. */
   DOH_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
+  /** Node: on SIGTERM or SIGINT, how long requests in flight may take to finish before their connections close. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Multiplies every per-key request-rate limit; operators and benchmarks raise it. */
   RATE_LIMIT_SCALE: z.coerce.number().positive().default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
