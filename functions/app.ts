@@ -1,6 +1,7 @@
 import { createApp } from '../shared/platform/app';
 import { DOCS_SCRIPT_PATH, docsPage, docsScript } from '../shared/platform/docs';
 import { withErrorCodes } from '../shared/platform/error-docs';
+import { registerOperations } from '../shared/platform/metrics';
 import { withFieldExamples } from '../shared/platform/openapi-examples';
 import { VERSION } from '../shared/platform/services';
 import { hasFeature } from '../shared/platform/tiers';
@@ -45,6 +46,13 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
     scheme: 'bearer',
     description: 'Operator token (ADMIN_TOKEN); the operator API exists only when it is set',
   });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Metrics token (METRICS_TOKEN) for /metrics; without it only loopback clients may scrape',
+  });
+  // Metrics label each request by the operationId of the route that answered it.
+  registerOperations((app.openAPIRegistry as unknown as { definitions: Parameters<typeof registerOperations>[0] }).definitions);
 
   // Building the document walks every schema; do it once per process, on first request.
   let document: unknown;

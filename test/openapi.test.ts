@@ -35,7 +35,7 @@ let doc: Doc;
 let operations: { method: string; path: string; op: Operation; name: string }[];
 
 beforeAll(async () => {
-  engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
+  engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1', METRICS_TOKEN: 'openapi-metrics-token-0123456789' } });
   const res = await engine.request<Doc>('GET', '/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body;
@@ -94,7 +94,7 @@ describe('OpenAPI document', () => {
     expect(problems).toEqual([]);
   });
 
-  it('security matches what each route asks for: public `[]`, keyed `bearerAuth` (operator routes `adminToken`), optional key both', async () => {
+  it('security matches what each route asks for: public `[]`, keyed `bearerAuth` (operator routes `adminToken`, /metrics `metricsToken`), optional key both', async () => {
     const problems: string[] = [];
     for (const { method, path, op, name } of operations) {
       const declared = op.security ?? doc.security ?? [];
@@ -102,7 +102,7 @@ describe('OpenAPI document', () => {
       const badKey = await engine.request(method.toUpperCase(), urlOf(path), { key: 'sk_notarealkeynotarealkeynotarealkey00' });
       const schemes = declared.flatMap((r) => Object.keys(r));
       if (anonymous.status === 401) {
-        const scheme = path.startsWith('/admin/') ? 'adminToken' : 'bearerAuth';
+        const scheme = path.startsWith('/admin/') ? 'adminToken' : path === '/metrics' ? 'metricsToken' : 'bearerAuth';
         if (declared.length === 0 || declared.some((r) => Object.keys(r).length === 0) || schemes.some((s) => s !== scheme)) {
           problems.push(`${name} needs a key (401 without one) but declares security ${JSON.stringify(declared)}, not [{"${scheme}":[]}]`);
         }

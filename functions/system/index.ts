@@ -1,6 +1,7 @@
 import { createRouter } from '../../shared/platform/app';
 import { publicCtxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
+import { scrape, scrapeRoute } from './metrics';
 import * as routes from './routes';
 import { health, status } from './service';
 
@@ -10,6 +11,7 @@ const router = createRouter()
     const body = await health(publicCtxOf(c));
     return body.status === 'unhealthy' ? c.json(body, 503) : c.json(body, 200);
   })
-  .openapi(routes.statusRoute, async (c) => c.json(await status(publicCtxOf(c)), 200));
+  .openapi(routes.statusRoute, async (c) => c.json(await status(publicCtxOf(c)), 200))
+  .openapi(scrapeRoute, (c) => scrape(c) as never);
 
-export default defineFamily({ name: 'system', tag: { name: 'System', description: 'Health and status probes' }, router });
+export default defineFamily({ name: 'system', tag: { name: 'System', description: 'Health and status probes, metrics' }, router });

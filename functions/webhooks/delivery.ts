@@ -161,6 +161,7 @@ export const deliverJob: JobHandler = async (job, { db, now, services }) => {
   const outcome = await send(services, hook, event, now);
   const attemptId = job.attempts === 1 ? delivery_id : newId('delivery');
   const { deactivated } = await settle(services, now, hook, event, attemptId, job.attempts, outcome);
+  services.metrics?.webhookDelivery(outcome.success ? 'success' : 'failure');
   // The receiver's answer stays in the delivery row; the log and the outbox get only the status.
   if (!outcome.success && !deactivated) throw new Error(`webhook ${hook.id} attempt ${job.attempts} failed (status ${outcome.statusCode})`);
 };

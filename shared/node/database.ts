@@ -21,6 +21,8 @@ export interface Database {
   db: Db;
   query: RawQuery;
   storage: StorageKind;
+  /** Postgres: the pool's connections and the queries waiting for one (metrics). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   migrate(): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -117,6 +119,7 @@ export function openPostgres(url: string, max = 10, opts: { onConnectionError?: 
     db,
     query: async <T>(text: string, params: unknown[]) => (await pool.query(text, params)).rows as T[],
     storage: 'postgres',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     migrate: async () => {
       const client = await pool.connect();
       try {

@@ -19,6 +19,7 @@ import { nodeDocsScript } from './docs-script';
 import { useEmbedder } from './embed-use';
 import { nodeSigningKey } from './signing-key';
 import { ioredisOps } from './redis';
+import { createNodeMetrics, measuredEmbedder } from './metrics';
 import { NodeRunner } from './runner';
 
 export interface NodeServices {
@@ -27,6 +28,10 @@ export interface NodeServices {
   runner: NodeRunner;
   close(): Promise<void>;
 }
+
+/** The outbox gauges of a scrape: pending jobs due now, and how long the oldest pending one has waited. */
+const OUTBOX_GAUGES = `SELECT count(*) FILTER (WHERE run_at <= now())::int AS depth, extract(epoch FROM now() - min(created_at))::float8 AS age
+  FROM outbox WHERE status = 'pending'`;
 
 /**
  * Wires the Node deployment: PGlite when DATABASE_URL is unset, else Postgres; Redis when
@@ -58,7 +63,14 @@ export async function createNodeServices(
   if (applied.length) log.info('migrations applied', { applied });
   const redis = config.REDIS_URL ? ioredisOps(config.REDIS_URL) : null;
   const counters = new CounterStore(database.query);
-  const embedder = opts.embedder ?? configuredEmbedder(config) ?? useEmbedder();
+  const metrics = createNodeMetrics({
+    ...(database.poolStats ? { pool: database.poolStats } : {}),
+    outbox: async () => {
+      const [row] = await database.query<{ depth: number; age: number | null }>(OUTBOX_GAUGES, []);
+      return { depth: Number(row?.depth ?? 0), oldestAgeSeconds: Number(row?.age ?? 0) };
+    },
+  });
+  const embedder = measuredEmbedder(opts.embedder ?? configuredEmbedder(config) ?? useEmbedder(), metrics);
   assertFits(embedder);
   const embedded = database.storage === 'embedded';
   const rateLimiter = redis ? new RedisRateLimiter(redis) : embedded ? new MemoryRateLimiter() : new PostgresRateLimiter(counters, database.db);
@@ -84,6 +96,7 @@ export async function createNodeServices(
     eventBus: new EventBus(),
     jobHandlers: { ...opts.jobHandlers },
     stats: new RequestStats(),
+    metrics,
     clientIp: nodeClientIp(config.TRUST_PROXY),
     hashSecret: (secret) => hash('sha256', secret, 'hex'), // one-shot: a third of createHash's cost
     docsScript: nodeDocsScript,

@@ -11,6 +11,7 @@ import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, no
 import { onlyUnknownIds } from './params';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
+import { operationOf } from './metrics';
 import { uniqueViolation } from './pg-errors';
 import { allowedMethodsOf } from './method-not-allowed';
 import { countErrorResponse } from './response-counts';
@@ -30,6 +31,13 @@ function rangeIssue(error: ZodError) {
 }
 
 /** Turns a failed validation into the one error body (400 VALIDATION_ERROR), naming each bad field. */
+/** Which limit a 429 reports, from its `usage` (the metric it counts). */
+const limitOf = (usage: unknown): 'rate' | 'quota' | 'other' => {
+  const metric = (usage as { metric?: unknown } | undefined)?.metric;
+  if (metric === 'requests_per_minute') return 'rate';
+  return typeof metric === 'string' ? 'quota' : 'other';
+};
+
 /** Retry-After of a 429 or 503 whose error carries no `retry_after` of its own, in seconds. */
 const DEFAULT_RETRY_AFTER: Record<number, number | undefined> = { 429: 60, 503: 1 };
 
@@ -142,7 +150,9 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     if (c.req.url.includes('%00')) rejectNulInUrl(c); // text Postgres cannot store (input-text.ts)
     const started = performance.now();
     await next();
-    services.stats.record(performance.now() - started);
+    const ms = performance.now() - started;
+    services.stats.record(ms);
+    services.metrics?.request(operationOf(c), c.res.status, ms / 1000);
   });
 
   const limitBody = bodyLimit({
@@ -188,6 +198,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
         });
       }
     }
+    if (appError.status === 429) services?.metrics?.refused(limitOf(appError.extra.usage));
     // Every 429 and 503 says when to come back, also one whose error named no time.
     const retryAfter = appError.extra.retry_after ?? DEFAULT_RETRY_AFTER[appError.status];
     if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));

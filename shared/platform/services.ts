@@ -12,6 +12,7 @@ import type { RedisOps } from './redis';
 import type { RequestGate } from './request-gate';
 import type { Clock } from './time';
 import type { SigningKeySource } from './trace-signing';
+import type { Metrics } from './metrics';
 
 export const VERSION = '0.1.0';
 
@@ -82,6 +83,8 @@ export interface Services {
   signingKey: SigningKeySource;
   jobHandlers: JobHandlers;
   stats: RequestStats;
+  /** Node: what `/metrics` serves (shared/platform/metrics.ts). Unset on Workers. */
+  metrics?: Metrics;
   /**
    * Synchronous SHA-256 where the runtime has one (Node): WebCrypto's digest hops through a thread
    * pool, which under load queues every authenticated request behind the others. Key hashing
