@@ -6,6 +6,8 @@ import { baseUrl, developmentOperatorToken, firstRunBanner, OPERATOR_API_OFF_HIN
 import { listen } from '../shared/node/http-server';
 import { createNodeServices } from '../shared/node/services';
 import { gracefulStop } from '../shared/node/shutdown';
+import { startTracing } from '../shared/node/tracing';
+import { VERSION } from '../shared/platform/services';
 import { buildApp } from './app';
 import { jobHandlers, maintenanceTasks } from './registry';
 
@@ -27,6 +29,7 @@ async function main() {
   logConfigWarnings(config, log);
   const devToken = developmentOperatorToken(config);
   if (devToken) config = { ...config, ADMIN_TOKEN: devToken };
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT ? startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME, VERSION) : null;
   const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
   node.runner.start();
   const app = buildApp(() => node.services);
@@ -49,6 +52,7 @@ async function main() {
     stopping = true;
     log.info('shutting down', { signal, grace_ms: config.SHUTDOWN_GRACE_MS });
     const { forced } = await gracefulStop(server, node, config.SHUTDOWN_GRACE_MS);
+    await tracing?.shutdown(); // flushes the spans still batched
     log.info('stopped', { forced });
     process.exit(0);
   };

@@ -10,6 +10,7 @@ import { DAY } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
 import { formatBody } from './formats';
 import * as q from './queries';
+import { contextOf, inSpan, traceHeaders } from '../../shared/platform/tracing';
 
 /** How much of a receiver's answer is read (and kept in the error of a failed attempt). */
 const RESPONSE_CAP_BYTES = 4096;
@@ -74,7 +75,12 @@ async function send(services: Services, hook: q.WebhookRow, event: EventPayload,
   try {
     const init: RequestInit = {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'engram-webhooks/1', ...signatureHeaders(liveSecrets(hook, now), event.id, now, body) },
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'engram-webhooks/1',
+        ...signatureHeaders(liveSecrets(hook, now), event.id, now, body),
+        ...traceHeaders(),
+      },
       body,
       redirect: 'manual',
       signal: AbortSignal.timeout(services.config.WEBHOOK_TIMEOUT_MS),
@@ -152,13 +158,23 @@ async function settle(services: Services, now: Date, hook: q.WebhookRow, event: 
  * webhook deleted, paused or deactivated meanwhile gets nothing more.
  */
 export const deliverJob: JobHandler = async (job, { db, now, services }) => {
-  const { webhook_id, event_id, delivery_id } = job.payload as unknown as DeliveryJob;
+  const { webhook_id, event_id, delivery_id, traceparent } = job.payload as unknown as DeliveryJob;
   if (!job.tenant_id) return;
   const hook = await q.webhookOf(db, job.tenant_id, webhook_id);
   const stored = await q.eventOf(db, job.tenant_id, event_id);
   if (!hook?.active || !stored) return;
   const event = stored.payload as unknown as EventPayload;
-  const outcome = await send(services, hook, event, now);
+  // In the trace of the request that caused the event, when there was one.
+  const outcome = await inSpan(
+    'webhook.deliver',
+    { 'engram.webhook.event_type': event.type, 'engram.webhook.attempt': job.attempts },
+    async (span) => {
+      const result = await send(services, hook, event, now);
+      span?.setAttribute('http.response.status_code', result.statusCode);
+      return result;
+    },
+    contextOf(traceparent),
+  );
   const attemptId = job.attempts === 1 ? delivery_id : newId('delivery');
   const { deactivated } = await settle(services, now, hook, event, attemptId, job.attempts, outcome);
   services.metrics?.webhookDelivery(outcome.success ? 'success' : 'failure');

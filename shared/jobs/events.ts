@@ -3,6 +3,7 @@ import { events } from '../../schema';
 import { type DbOrTx, rows } from '../platform/db';
 import { newId } from '../platform/ids';
 import { enqueueJob } from './outbox';
+import { currentTraceparent } from '../platform/tracing';
 
 /**
  * Every event type a webhook may subscribe to and the live stream may filter on
@@ -55,6 +56,8 @@ export interface DeliveryJob {
   webhook_id: string;
   event_id: string;
   delivery_id: string;
+  /** The W3C traceparent of the request that caused it, when tracing is on: the delivery continues that trace. */
+  traceparent?: string;
 }
 
 /**
@@ -94,7 +97,10 @@ export async function insertEvent(
 }
 
 /** The job that delivers a stored event to one webhook; `delivery_id` is fixed now so a caller can name it. */
-export const deliveryJob = (webhookId: string, eventId: string): DeliveryJob => ({ webhook_id: webhookId, event_id: eventId, delivery_id: newId('delivery') });
+export const deliveryJob = (webhookId: string, eventId: string): DeliveryJob => {
+  const traceparent = currentTraceparent();
+  return { webhook_id: webhookId, event_id: eventId, delivery_id: newId('delivery'), ...(traceparent ? { traceparent } : {}) };
+};
 
 export async function enqueueDelivery(tx: DbOrTx, d: { tenantId: string; webhookId: string; eventId: string; at: Date }) {
   await enqueueJob(tx, { tenantId: d.tenantId, topic: WEBHOOK_DELIVERY_TOPIC, payload: { ...deliveryJob(d.webhookId, d.eventId) }, runAt: d.at });

@@ -4,6 +4,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { inSpan, tracingEnabled } from '../platform/tracing';
 import { type Db, type RawQuery, sqlLiteral, type StorageKind } from '../platform/db';
 import { installShortcuts } from '../platform/driver';
 import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
@@ -90,6 +91,23 @@ export async function openPglite(opts: {
   };
 }
 
+/** The statement's first keyword (SELECT, INSERT, WITH, ...): never its text, which can carry values. */
+const operationOf = (query: unknown): string => {
+  const text = typeof query === 'string' ? query : (query as { text?: unknown } | null)?.text;
+  return typeof text === 'string' ? (/^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY') : 'QUERY';
+};
+
+/** With tracing on, each query of the client in a `db.query` span under the request's. */
+function traceQueries(client: pg.PoolClient) {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const first = args[0] as { submit?: unknown } | undefined;
+    // Callback and submittable (cursor) forms pass as they are.
+    if (!tracingEnabled() || typeof args[args.length - 1] === 'function' || typeof first?.submit === 'function') return query(...args);
+    return inSpan('db.query', { 'db.system.name': 'postgresql', 'db.operation.name': operationOf(first) }, () => query(...args) as Promise<unknown>);
+  };
+}
+
 /**
  * Any Postgres >= 15 with pgvector, through a pool shared by the process. A connection the server
  * drops (pg_terminate_backend, a restart, a pooler's idle timeout) emits `error` on its client,
@@ -110,7 +128,10 @@ export function openPostgres(url: string, max = 10, opts: { onConnectionError?: 
     // Before the connection is handed out: its session's vector search defaults.
     onConnect: (client) => client.query(sessionSettingsSql()),
   });
-  pool.on('connect', (client) => client.on('error', (err) => opts.onConnectionError?.(err)));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => opts.onConnectionError?.(err));
+    traceQueries(client);
+  });
   pool.on('error', () => undefined); // an idle client's error: already reported by its own listener
   const db = drizzlePg(pool) as unknown as Db;
   installShortcuts(db, { kind: 'pool', pool, Session: NodePgSession, Transaction: NodePgTransaction, prepare: true }, opts.shortcuts ?? true);

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Embedder } from '../memory/embeddings';
 import type { Metrics } from '../platform/metrics';
+import { inSpan } from '../platform/tracing';
 
 /** What the gauges read at scrape time. */
 export interface MetricSources {
@@ -99,22 +100,23 @@ export function createNodeMetrics(sources: MetricSources): Metrics {
   };
 }
 
-/** The embedder with each call timed into the metrics. */
+/** The embedder with each call timed into the metrics and, with tracing on, in a span of its own. */
 export function measuredEmbedder(embedder: Embedder, metrics: Metrics): Embedder {
   return {
     name: embedder.name,
     dimension: embedder.dimension,
     ...(embedder.problem ? { problem: () => embedder.problem!() } : {}),
-    async embed(texts) {
-      const started = performance.now();
-      let outcome: 'success' | 'failure' = 'failure';
-      try {
-        const vectors = await embedder.embed(texts);
-        outcome = 'success';
-        return vectors;
-      } finally {
-        metrics.embedding(embedder.name, outcome, (performance.now() - started) / 1000);
-      }
-    },
+    embed: (texts) =>
+      inSpan('embedding', { 'engram.embedding.provider': embedder.name, 'engram.embedding.inputs': texts.length }, async () => {
+        const started = performance.now();
+        let outcome: 'success' | 'failure' = 'failure';
+        try {
+          const vectors = await embedder.embed(texts);
+          outcome = 'success';
+          return vectors;
+        } finally {
+          metrics.embedding(embedder.name, outcome, (performance.now() - started) / 1000);
+        }
+      }),
   };
 }

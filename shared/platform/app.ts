@@ -12,6 +12,7 @@ import { onlyUnknownIds } from './params';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
 import { operationOf } from './metrics';
+import { traceRequest } from './tracing';
 import { uniqueViolation } from './pg-errors';
 import { allowedMethodsOf } from './method-not-allowed';
 import { countErrorResponse } from './response-counts';
@@ -149,7 +150,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     c.set('services', services);
     if (c.req.url.includes('%00')) rejectNulInUrl(c); // text Postgres cannot store (input-text.ts)
     const started = performance.now();
-    await next();
+    await traceRequest(c, next);
     const ms = performance.now() - started;
     services.stats.record(ms);
     services.metrics?.request(operationOf(c), c.res.status, ms / 1000);

@@ -90,6 +90,10 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** Workers resolve webhook hosts through this DNS-over-HTTPS endpoint (JSON API) for the address rule. */
   DOH_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
+  /** Node: OpenTelemetry traces go to `<endpoint>/v1/traces` over OTLP/HTTP when set. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
+  /** The `service.name` of those traces. */
+  OTEL_SERVICE_NAME: z.string().min(1).default('engram'),
   /** Node: the bearer token `/metrics` asks for; without it only loopback clients may scrape. */
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   /** Node: on SIGTERM or SIGINT, how long requests in flight may take to finish before their connections close. */

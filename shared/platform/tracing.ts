@@ -1,0 +1,80 @@
+import { type Attributes, type Context as OtelContext, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Context } from 'hono';
+import { operationOf } from './metrics';
+
+/**
+ * Traces (docs/operations.md#traces): a span per request named by its operationId, with database
+ * and embedding spans under it, joined to the caller's W3C `traceparent` and passed on to webhook
+ * deliveries. Only the OpenTelemetry API here, which does nothing until the Node server registers
+ * an SDK (OTEL_EXPORTER_OTLP_ENDPOINT): no span is started and no context is entered before that.
+ * No attribute ever carries stored text, a query, a key, a tenant or an e-mail.
+ */
+let enabled = false;
+
+/** Called once the SDK, its context manager and propagator are registered (shared/node/tracing.ts). */
+export function enableTracing(on = true): void {
+  enabled = on;
+}
+
+export const tracingEnabled = () => enabled;
+
+const tracer = () => trace.getTracer('engram');
+
+const headerGetter = {
+  keys: (carrier: Context) => Object.keys(carrier.req.header()),
+  get: (carrier: Context, key: string) => carrier.req.header(key),
+};
+
+/** Runs the rest of the request inside its server span; the span is named after the route that answered. */
+export async function traceRequest(c: Context, next: () => Promise<void>): Promise<void> {
+  if (!enabled) return next();
+  const parent = propagation.extract(context.active(), c, headerGetter);
+  const span = tracer().startSpan(`${c.req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method } }, parent);
+  try {
+    await context.with(trace.setSpan(parent, span), next);
+  } finally {
+    const operation = operationOf(c);
+    const status = c.res.status;
+    span.updateName(operation);
+    span.setAttributes({ 'engram.operation': operation, 'http.route': c.req.routePath, 'http.response.status_code': status });
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  }
+}
+
+/** A child span of the current one around `work`; without tracing, just `work`. */
+export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span | null) => Promise<T>, parent?: OtelContext): Promise<T> {
+  if (!enabled) return work(null);
+  const base = parent ?? context.active();
+  const span = tracer().startSpan(name, { kind: SpanKind.INTERNAL, attributes }, base);
+  try {
+    return await context.with(trace.setSpan(base, span), () => work(span));
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/** The `traceparent` of the current span, to carry into work done later (a webhook delivery). */
+export function currentTraceparent(): string | undefined {
+  if (!enabled || !trace.getSpan(context.active())) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/** The context a stored `traceparent` names, to continue its trace. */
+export function contextOf(traceparent: string | undefined): OtelContext | undefined {
+  if (!enabled || !traceparent) return undefined;
+  return propagation.extract(context.active(), { traceparent });
+}
+
+/** The W3C headers of the current span, for an outgoing request. */
+export function traceHeaders(): Record<string, string> {
+  if (!enabled) return {};
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier;
+}
