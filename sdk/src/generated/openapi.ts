@@ -64,6 +64,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics of this Node process
+         * @description The Prometheus text exposition (version 0.0.4): requests by operationId and status with a latency histogram, the Postgres pool in use and waiting, the outbox depth and the age of its oldest job, webhook deliveries by outcome, embedding calls and their latency, and 429 refusals by limit. No label carries a tenant, a key or stored text. With `METRICS_TOKEN` set it needs that bearer token; without it only loopback clients may scrape. Node only: 404 on Workers.
+         */
+        get: operations["system.metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/keys": {
         parameters: {
             query?: never;
@@ -6874,6 +6894,80 @@ export interface operations {
             };
             /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "system.metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown resource (NOT_FOUND). Codes: `NOT_FOUND`. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
