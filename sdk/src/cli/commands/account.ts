@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { Engram } from '../../index.js';
+import { configPath, readConfig, writeConfig } from '../config.js';
+import { action } from '../context.js';
+import { UsageError } from '../exit.js';
+import { maskKey } from '../output.js';
+import { ask, requireTerminal } from '../prompt.js';
+
+export function registerAccountCommands(program: Command): void {
+  program
+    .command('login')
+    .description('Check an API key against the server and save it with the URL in the config file (mode 0600)')
+    .addHelpText('after', '\nWithout --api-key or ENGRAM_API_KEY it asks for the key on the terminal, without echoing it.')
+    .action(
+      action(async (ctx, _args, _opts) => {
+        const { output, connection } = ctx;
+        let apiKey = connection.apiKey;
+        const fromFile = (await readConfig()).api_key;
+        if (!apiKey || (apiKey === fromFile && !process.env.ENGRAM_API_KEY)) {
+          requireTerminal('asking for the API key (pass --api-key or set ENGRAM_API_KEY)');
+          apiKey = await ask(`API key for ${connection.url}: `, { hidden: true });
+          if (!apiKey) throw new UsageError('no API key given');
+        }
+        output.hide(apiKey);
+        const client = new Engram({ apiKey, baseUrl: connection.url });
+        const usage = (await client.request('GET', '/v1/usage')) as { tier?: string };
+        const path = configPath();
+        await writeConfig({ url: connection.url, api_key: apiKey }, path);
+        output.result(usage, () => {
+          output.line(`Logged in to ${connection.url} with ${maskKey(apiKey)} (tier ${usage.tier ?? 'unknown'}).`);
+          output.line(`Saved to ${path} (readable by you only).`);
+        });
+      }),
+    );
+
+  program
+    .command('signup')
+    .description('Ask for an account: the server mails a verification token for POST /v1/verify')
+    .requiredOption('--email <email>', 'where the verification mail goes')
+    .action(
+      action<{ email: string }>(async (ctx, _args, opts) => {
+        const { output } = ctx;
+        const client = new Engram({ apiKey: '', baseUrl: ctx.connection.url });
+        const body = (await client.request('POST', '/v1/keys', { body: { email: opts.email } })) as { message?: string };
+        output.result(body, () => {
+          output.line(`Check ${opts.email} for a verification token.`);
+          if (body.message) output.line(body.message);
+        });
+      }),
+    );
+}

@@ -1,0 +1,62 @@
+import { type Command, Option } from 'commander';
+import { action, type Context } from '../context.js';
+import { positiveInt } from './memories.js';
+
+interface ApprovalEntry {
+  approval_id: string;
+  action: string;
+  agent_id: string | null;
+  status: string;
+  submitted_at: string;
+  risk_score: number | null;
+  approval_mode: string;
+}
+
+interface DecideOptions {
+  reason?: string;
+  confirmation?: string;
+}
+
+export function registerApprovalCommands(program: Command): void {
+  program
+    .command('approvals')
+    .description('The approval queue: actions waiting for a person (GET /v1/approvals)')
+    .addOption(new Option('--status <status>', 'which ones').choices(['pending_review', 'approved', 'denied', 'executed', 'failed']).default('pending_review'))
+    .addOption(new Option('--scope <scope>', 'own, or team: what your teams wait for').choices(['own', 'team']))
+    .option('--limit <n>', 'at most this many', positiveInt)
+    .action(
+      action<{ status: string; scope?: string; limit?: number }>(async (ctx, _args, opts) => {
+        const body = (await ctx.client().approvals.list({ status: opts.status, scope: opts.scope, limit: opts.limit })) as {
+          approvals: ApprovalEntry[];
+          total: number;
+        };
+        ctx.output.result(body, () => {
+          if (body.approvals.length === 0)
+            return ctx.output.line(`Nothing ${opts.status === 'pending_review' ? 'waits for a decision' : `is ${opts.status}`}.`);
+          ctx.output.table(body.approvals, [
+            { header: 'ID', value: (a) => a.approval_id },
+            { header: 'ACTION', value: (a) => a.action, max: 40 },
+            { header: 'AGENT', value: (a) => a.agent_id ?? '' },
+            { header: 'RISK', value: (a) => a.risk_score?.toFixed(2) },
+            { header: 'MODE', value: (a) => a.approval_mode },
+            { header: 'SUBMITTED', value: (a) => a.submitted_at },
+          ]);
+        });
+      }),
+    );
+
+  for (const decision of ['approve', 'deny'] as const) {
+    program
+      .command(decision)
+      .description(`${decision === 'approve' ? 'Approve' : 'Deny'} a pending action (POST /v1/approvals/{id}/decision)`)
+      .argument('<id>', 'the approval id (the action id, act_…)')
+      .option('--reason <text>', 'why; the polling agent sees it')
+      .option('--confirmation <phrase>', 'solo mode: ROLLBACK, to approve a destructive action')
+      .action(action<DecideOptions>((ctx, [id], opts) => decide(ctx, id, decision, opts)));
+  }
+}
+
+async function decide(ctx: Context, id: string, decision: 'approve' | 'deny', opts: DecideOptions): Promise<void> {
+  const body = (await ctx.client().approvals.decide(id, { decision, reason: opts.reason, confirmation: opts.confirmation })) as { status: string };
+  ctx.output.result(body, () => ctx.output.line(`${id}: ${body.status}`));
+}
