@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +86,7 @@ describe('engram CLI', () => {
     expect(listed.stdout).not.toContain('\u001b['); // no colours off a terminal
   });
 
-  it('exports to a file with a progress line on stderr, and imports the file back through the batch route', async () => {
+  it('exports to a file with a progress line on stderr, and imports a JSONL file through the batch route', async () => {
     const out = join(dir, 'memories.json');
     const exported = await cli(['export', '--format', 'json', '--out', out]);
     expect(exported.code, exported.stderr).toBe(0);
@@ -128,7 +129,7 @@ describe('engram CLI', () => {
     const { trace_id } = await api<{ trace_id: string }>('POST', '/v1/traces', { agent_id: 'cli-agent', description: 'Plan the invoice run' });
     await api('POST', `/v1/traces/${trace_id}/steps`, { type: 'THOUGHT', content: 'Invoices go out in EUR' });
     await api('POST', `/v1/traces/${trace_id}/complete`);
-    const certificate = await api<{ steps: { content: string }[] }>('GET', `/v1/traces/${trace_id}/certificate`);
+    const certificate = await api<{ steps: { integrity_hash: string }[] }>('GET', `/v1/traces/${trace_id}/certificate`);
     const good = join(dir, 'cert.json');
     await writeFile(good, JSON.stringify(certificate));
 
@@ -138,12 +139,13 @@ describe('engram CLI', () => {
     expect(valid.code, valid.stderr).toBe(0);
     expect(valid.stdout).toContain(`valid: trace ${trace_id}`);
 
-    certificate.steps[0].content = 'Invoices go out in USD';
+    // A step whose content changed hashes differently: its integrity hash no longer chains to the signed root.
+    certificate.steps[0].integrity_hash = createHash('sha256').update('Invoices go out in USD').digest('hex');
     const tampered = join(dir, 'cert-tampered.json');
     await writeFile(tampered, JSON.stringify(certificate));
     const invalid = await runCli(['trace', 'verify', tampered], offline);
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/^invalid: /);
+    expect(invalid.stderr).toMatch(/^invalid: step 0: chain_hash is not/);
 
     expect((await runCli(['trace', 'verify', join(dir, 'missing.json')], offline)).code).toBe(2);
   });

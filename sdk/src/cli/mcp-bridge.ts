@@ -1,10 +1,4 @@
-import {
-  isInitializeRequest,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import { isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 /** JSON-RPC "internal error": what a request gets when its HTTP call failed (docs/mcp.md). */
@@ -31,7 +25,7 @@ export async function runMcpBridge(options: { url: string; apiKey: string; repor
   };
 
   const forward = async (message: JSONRPCMessage) => {
-    if (isInitializeRequest(message)) initializeIds.add(message.id);
+    if (isJSONRPCRequest(message) && message.method === 'initialize') initializeIds.add(message.id);
     try {
       await remote.send(message);
     } catch (err) {

@@ -23,7 +23,7 @@ export function registerAccountCommands(program: Command): void {
         }
         output.hide(apiKey);
         const client = new Engram({ apiKey, baseUrl: connection.url });
-        const usage = (await client.request('GET', '/v1/usage')) as { tier?: string };
+        const usage = await client.usage.get();
         const path = configPath();
         await writeConfig({ url: connection.url, api_key: apiKey }, path);
         output.result(usage, () => {
@@ -40,8 +40,9 @@ export function registerAccountCommands(program: Command): void {
     .action(
       action<{ email: string }>(async (ctx, _args, opts) => {
         const { output } = ctx;
-        const client = new Engram({ apiKey: '', baseUrl: ctx.connection.url });
-        const body = (await client.request('POST', '/v1/keys', { body: { email: opts.email } })) as { message?: string };
+        // The client needs a bearer token to send; signing up reads none.
+        const client = new Engram({ apiKey: 'signup', baseUrl: ctx.connection.url });
+        const body = await client.request<{ message?: string }>('POST', '/v1/keys', { body: { email: opts.email } });
         output.result(body, () => {
           output.line(`Check ${opts.email} for a verification token.`);
           if (body.message) output.line(body.message);

@@ -2,15 +2,8 @@ import { type Command, Option } from 'commander';
 import { action, type Context } from '../context.js';
 import { positiveInt } from './memories.js';
 
-interface ApprovalEntry {
-  approval_id: string;
-  action: string;
-  agent_id: string | null;
-  status: string;
-  submitted_at: string;
-  risk_score: number | null;
-  approval_mode: string;
-}
+const STATUSES = ['pending_review', 'approved', 'denied', 'executed', 'failed'] as const;
+type ApprovalStatus = (typeof STATUSES)[number];
 
 interface DecideOptions {
   reason?: string;
@@ -21,15 +14,12 @@ export function registerApprovalCommands(program: Command): void {
   program
     .command('approvals')
     .description('The approval queue: actions waiting for a person (GET /v1/approvals)')
-    .addOption(new Option('--status <status>', 'which ones').choices(['pending_review', 'approved', 'denied', 'executed', 'failed']).default('pending_review'))
+    .addOption(new Option('--status <status>', 'which ones').choices(STATUSES).default('pending_review'))
     .addOption(new Option('--scope <scope>', 'own, or team: what your teams wait for').choices(['own', 'team']))
     .option('--limit <n>', 'at most this many', positiveInt)
     .action(
-      action<{ status: string; scope?: string; limit?: number }>(async (ctx, _args, opts) => {
-        const body = (await ctx.client().approvals.list({ status: opts.status, scope: opts.scope, limit: opts.limit })) as {
-          approvals: ApprovalEntry[];
-          total: number;
-        };
+      action<{ status: ApprovalStatus; scope?: 'own' | 'team'; limit?: number }>(async (ctx, _args, opts) => {
+        const body = await ctx.client().approvals.list({ status: opts.status, scope: opts.scope, limit: opts.limit }).page();
         ctx.output.result(body, () => {
           if (body.approvals.length === 0)
             return ctx.output.line(`Nothing ${opts.status === 'pending_review' ? 'waits for a decision' : `is ${opts.status}`}.`);
@@ -57,6 +47,6 @@ export function registerApprovalCommands(program: Command): void {
 }
 
 async function decide(ctx: Context, id: string, decision: 'approve' | 'deny', opts: DecideOptions): Promise<void> {
-  const body = (await ctx.client().approvals.decide(id, { decision, reason: opts.reason, confirmation: opts.confirmation })) as { status: string };
+  const body = await ctx.client().approvals.decide(id, { decision, reason: opts.reason, confirmation: opts.confirmation });
   ctx.output.result(body, () => ctx.output.line(`${id}: ${body.status}`));
 }

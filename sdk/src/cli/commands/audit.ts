@@ -64,11 +64,11 @@ export function registerAuditCommands(program: Command): void {
             else ctx.output.line(`${ctx.output.out.dim(entry.timestamp)}  #${entry.seq}  ${ctx.output.out.bold(entry.operation)}  ${describe(entry)}`);
           }
         };
-        show(((await client.audit.list({ limit: opts.limit })) as { entries: AuditEntry[] }).entries);
+        show((await client.audit.list({ limit: opts.limit }).page()).entries);
         while (opts.follow) {
           await sleep(opts.interval * 1000);
           // `since` is inclusive, so the last entry shown comes back; `seen` drops it.
-          show(((await client.audit.list({ since, limit: 100 })) as { entries: AuditEntry[] }).entries);
+          show((await client.audit.list({ since, limit: 100 }).page()).entries);
         }
       }),
     );

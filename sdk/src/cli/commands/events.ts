@@ -12,14 +12,13 @@ export function registerEventCommands(program: Command): void {
     .addHelpText('after', "\nWith --json, each event's data is printed as one JSON line (the body a raw webhook receives).")
     .action(
       action<{ types?: string[]; after?: string }>(async (ctx, _args, opts) => {
-        const stream = ctx.client().events.stream({ types: opts.types, lastEventId: opts.after });
+        const stream = ctx.client().events.stream({ types: opts.types?.join(','), lastEventId: opts.after });
         for await (const event of stream) {
           if (ctx.output.json) {
             process.stdout.write(`${JSON.stringify(event.data)}\n`);
             continue;
           }
-          const data = event.data as { created_at?: string; type?: string };
-          ctx.output.line(`${ctx.output.out.dim(`#${event.id}`)}  ${data.created_at ?? ''}  ${ctx.output.out.bold(event.event ?? data.type ?? '')}`);
+          ctx.output.line(`${ctx.output.out.dim(`#${event.id}`)}  ${event.data.created_at}  ${ctx.output.out.bold(event.type)}`);
         }
       }),
     );

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { BodyOf } from '../../index.js';
 import { action } from '../context.js';
 
 /** `a,b` → `['a', 'b']`, for --tags. */
@@ -36,9 +37,9 @@ export function registerMemoryCommands(program: Command): void {
     .option('--space <id>', 'context space id (Pro+)')
     .action(
       action<{ tags?: string[]; importance?: number; agent?: string; space?: string }>(async (ctx, [text], opts) => {
-        const body = await ctx
-          .client()
-          .memories.store({ observation: text, tags: opts.tags, importance: opts.importance, agent_id: opts.agent, space_id: opts.space });
+        // Fields left out take the server's defaults (the generated type lists defaulted fields as required).
+        const request = { observation: text, tags: opts.tags, importance: opts.importance, agent_id: opts.agent, space_id: opts.space };
+        const body = await ctx.client().memories.store(request as BodyOf<'memories.store'>);
         ctx.output.result(body, () => ctx.output.line(`Stored ${body.id}`));
       }),
     );
@@ -53,7 +54,7 @@ export function registerMemoryCommands(program: Command): void {
     .option('--agent <id>', 'only memories of this agent_id')
     .action(
       action<{ mode?: 'semantic' | 'keyword' | 'hybrid'; limit?: number; tags?: string[]; agent?: string }>(async (ctx, [query], opts) => {
-        const body = await ctx.client().memories.search({ q: query, mode: opts.mode, limit: opts.limit, tags: opts.tags, agent_id: opts.agent });
+        const body = await ctx.client().memories.search({ q: query, mode: opts.mode, limit: opts.limit, tags: opts.tags?.join(','), agent_id: opts.agent });
         ctx.output.result(body, () => {
           const rows = body.memories as MemoryRow[];
           if (rows.length === 0) return ctx.output.line('No memories match.');
@@ -77,7 +78,10 @@ export function registerMemoryCommands(program: Command): void {
     .option('--space <id>', 'only memories of this context space')
     .action(
       action<{ limit?: number; offset?: number; tags?: string[]; agent?: string; space?: string }>(async (ctx, _args, opts) => {
-        const body = await ctx.client().memories.list({ limit: opts.limit, offset: opts.offset, tags: opts.tags, agent_id: opts.agent, space_id: opts.space });
+        const body = await ctx
+          .client()
+          .memories.list({ limit: opts.limit, offset: opts.offset, tags: opts.tags?.join(','), agent_id: opts.agent, space_id: opts.space })
+          .page();
         ctx.output.result(body, () => {
           const rows = body.memories as MemoryRow[];
           if (rows.length === 0) return ctx.output.line('No memories.');

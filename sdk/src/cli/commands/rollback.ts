@@ -53,6 +53,6 @@ export function registerRollbackCommand(program: Command): void {
 function showPreview(say: (text: string) => void, p: Preview): void {
   say(`Rollback to ${p.target_timestamp}:`);
   say(`  ${p.artifacts_deleted} removed, ${p.artifacts_restored} restored, ${p.artifacts_modified} modified, ${p.memories_reverted} reverted`);
-  say(`  ${p.safe_rollback ? 'safe: nothing is lost for good' : 'not safe: some of it cannot be undone'}`);
+  say(`  ${p.safe_rollback ? 'safe: nothing is removed' : 'not safe: read the warnings'}`);
   for (const warning of p.warnings) say(`  warning: ${warning}`);
 }

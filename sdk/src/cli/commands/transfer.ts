@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import type { BodyOf } from '../../index.js';
 import { action } from '../context.js';
 import { UsageError } from '../exit.js';
 import { formatBytes, Progress } from '../progress.js';
@@ -37,7 +38,7 @@ export function registerTransferCommands(program: Command): void {
     .option('--agent <id>', 'only memories of this agent_id')
     .action(
       action<{ format: ExportFormat; out?: string; tags?: string[]; agent?: string }>(async (ctx, _args, opts) => {
-        const stream = await ctx.client().memories.export({ format: opts.format, tags: opts.tags, agent_id: opts.agent });
+        const stream = await ctx.client().memories.exportStream({ format: opts.format, tags: opts.tags?.join(','), agent_id: opts.agent });
         const sink = opts.out ? createWriteStream(opts.out, { mode: 0o600 }) : process.stdout;
         let bytes = 0;
         let lines = 0;
@@ -46,7 +47,10 @@ export function registerTransferCommands(program: Command): void {
         const progress = new Progress(() => `${formatBytes(bytes)}, ${records} records`);
         const decoder = new TextDecoder();
         const isRecord = recordStart[opts.format];
-        for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+        const reader = stream.getReader();
+        for (;;) {
+          const { done, value: chunk } = await reader.read();
+          if (done) break;
           bytes += chunk.byteLength;
           const text = partial + decoder.decode(chunk, { stream: true });
           const parts = text.split('\n');
@@ -85,7 +89,7 @@ export function registerTransferCommands(program: Command): void {
         let read = 0;
         const progress = new Progress(() => `${read} read, ${stored} stored, ${failed} failed`);
         const send = async (batch: { line: number; request: Record<string, unknown> }[]) => {
-          const body = await client.memories.storeMany(batch.map((b) => b.request));
+          const body = await client.memories.storeMany(batch.map((b) => b.request) as BodyOf<'memories.storeBatch'>['memories']);
           if (ctx.output.json) process.stdout.write(`${JSON.stringify(body)}\n`);
           stored += body.stored;
           failed += body.failed;
