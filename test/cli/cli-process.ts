@@ -25,7 +25,7 @@ export async function buildCliIfStale(): Promise<void> {
   await promisify(execFile)(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'sdk'], { cwd: root });
 }
 
-export interface CliResult {
+interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;

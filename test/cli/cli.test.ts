@@ -125,6 +125,27 @@ describe('engram CLI', () => {
     expect(verified.stdout).toMatch(/^valid: \d+ audit entries/);
   });
 
+  it('tails the audit log and the live event stream as JSON lines', async () => {
+    const audit = await cli(['audit', 'tail', '--no-follow', '--limit', '2', '--json']);
+    expect(audit.code, audit.stderr).toBe(0);
+    const entries = audit.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { seq: number; operation: string });
+    expect(entries).toHaveLength(2);
+    expect(entries[0].seq).toBeLessThan(entries[1].seq); // oldest first, as a tail reads
+
+    // A follower never ends by itself: stop it once the stored events are out.
+    const events = await runCli(['events', 'tail', '--after', '0', '--types', 'memory.created', '--json'], env, { timeoutMs: 5_000 });
+    expect(events.code).toBeNull(); // still following when stopped
+    const types = events.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(types.length).toBeGreaterThan(0);
+    expect(new Set(types)).toEqual(new Set(['memory.created']));
+  });
+
   it('verifies a trace certificate offline: exit 0 when good, 1 with the reason when tampered', async () => {
     const { trace_id } = await api<{ trace_id: string }>('POST', '/v1/traces', { agent_id: 'cli-agent', description: 'Plan the invoice run' });
     await api('POST', `/v1/traces/${trace_id}/steps`, { type: 'THOUGHT', content: 'Invoices go out in EUR' });

@@ -4,6 +4,7 @@ import { type Connection, type GlobalFlags, requireKey, resolveConnection } from
 import { Output } from './output.js';
 
 export interface Context {
+  flags: GlobalFlags;
   output: Output;
   connection: Connection;
   /** The SDK client with the resolved key; a usage error (exit 2) when there is none. */
@@ -11,7 +12,7 @@ export interface Context {
 }
 
 /** The flags every command takes (`engram --help` lists them). */
-export function globalFlags(command: Command): GlobalFlags {
+function globalFlags(command: Command): GlobalFlags {
   return command.optsWithGlobals() as GlobalFlags;
 }
 
@@ -31,6 +32,7 @@ export async function contextFor(command: Command): Promise<Context> {
   output.hide(connection.apiKey);
   let client: Engram | undefined;
   return {
+    flags,
     output,
     connection,
     client() {

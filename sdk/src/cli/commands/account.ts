@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Engram } from '../../index.js';
-import { configPath, readConfig, writeConfig } from '../config.js';
+import { configPath, writeConfig } from '../config.js';
 import { action } from '../context.js';
 import { UsageError } from '../exit.js';
 import { maskKey } from '../output.js';
@@ -14,9 +14,9 @@ export function registerAccountCommands(program: Command): void {
     .action(
       action(async (ctx, _args, _opts) => {
         const { output, connection } = ctx;
-        let apiKey = connection.apiKey;
-        const fromFile = (await readConfig()).api_key;
-        if (!apiKey || (apiKey === fromFile && !process.env.ENGRAM_API_KEY)) {
+        // A key saved earlier is not a new one to log in with: without --api-key or ENGRAM_API_KEY, ask.
+        let apiKey = ctx.flags.apiKey || process.env.ENGRAM_API_KEY;
+        if (!apiKey) {
           requireTerminal('asking for the API key (pass --api-key or set ENGRAM_API_KEY)');
           apiKey = await ask(`API key for ${connection.url}: `, { hidden: true });
           if (!apiKey) throw new UsageError('no API key given');
