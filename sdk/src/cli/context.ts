@@ -16,19 +16,20 @@ function globalFlags(command: Command): GlobalFlags {
   return command.optsWithGlobals() as GlobalFlags;
 }
 
-let current: Output | undefined;
+let current: { output: Output; url?: string } | undefined;
 
-/** The output of the command that runs, for reporting its failure with the same masking. */
-export function currentOutput(): Output {
-  return current ?? new Output(false);
+/** The output and URL of the command that runs, for reporting its failure with the same masking. */
+export function currentCommand(): { output: Output; url?: string } {
+  return current ?? { output: new Output(false) };
 }
 
 export async function contextFor(command: Command): Promise<Context> {
   const flags = globalFlags(command);
   const output = new Output(Boolean(flags.json));
-  current = output;
+  current = { output };
   output.hide(flags.apiKey);
   const connection = await resolveConnection(flags);
+  current.url = connection.url;
   output.hide(connection.apiKey);
   let client: Engram | undefined;
   return {

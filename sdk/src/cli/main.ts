@@ -13,7 +13,7 @@ import { registerMemoryCommands } from './commands/memories.js';
 import { registerRollbackCommand } from './commands/rollback.js';
 import { registerTraceCommands } from './commands/traces.js';
 import { registerTransferCommands } from './commands/transfer.js';
-import { currentOutput } from './context.js';
+import { currentCommand } from './context.js';
 import { CheckFailed, EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './exit.js';
 
 function buildProgram(): Command {
@@ -44,14 +44,16 @@ function buildProgram(): Command {
 
 /** Maps what went wrong to the exit codes of `engram --help`, with the key masked in every message. */
 function report(err: unknown): number {
-  const output = currentOutput();
+  const { output, url } = currentCommand();
   if (err instanceof CommanderError) {
     // Help and version "errors" are commander's way of ending early; they already printed.
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return EXIT_OK;
     return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
   }
   if (err instanceof EngramError) {
-    output.note(`${err.code}: ${err.message}${err.requestId ? ` (${err.requestId})` : ''}`);
+    // No answer at all (status 0): say where the CLI looked, the usual cause is a wrong --url.
+    const where = err.status === 0 && url ? `; is engram running at ${url}?` : '';
+    output.note(`${err.code}: ${err.message}${where}${err.requestId ? ` (${err.requestId})` : ''}`);
     return EXIT_API_ERROR;
   }
   if (err instanceof UsageError) {

@@ -40,13 +40,26 @@ export function registerAccountCommands(program: Command): void {
     .action(
       action<{ email: string }>(async (ctx, _args, opts) => {
         const { output } = ctx;
-        // The client needs a bearer token to send; signing up reads none.
+        // The client needs a bearer token to send; signing up and verifying read none.
         const client = new Engram({ apiKey: 'signup', baseUrl: ctx.connection.url });
         const body = await client.request<{ message?: string }>('POST', '/v1/keys', { body: { email: opts.email } });
-        output.result(body, () => {
-          output.line(`Check ${opts.email} for a verification token.`);
-          if (body.message) output.line(body.message);
-        });
+        output.result(body, () => output.line(`Check ${opts.email} for a verification token, then: engram verify --email ${opts.email} --token <token>`));
+      }),
+    );
+
+  program
+    .command('verify')
+    .description('Turn the mailed verification token into an API key, and save it as `engram login` does')
+    .requiredOption('--email <email>', 'the e-mail you signed up with')
+    .requiredOption('--token <token>', 'the token from the mail')
+    .action(
+      action<{ email: string; token: string }>(async (ctx, _args, opts) => {
+        const { output, connection } = ctx;
+        const client = new Engram({ apiKey: 'signup', baseUrl: connection.url });
+        const body = await client.request<{ api_key: string }>('POST', '/v1/verify', { body: { email: opts.email, token: opts.token } });
+        output.hide(body.api_key);
+        await writeConfig({ url: connection.url, api_key: body.api_key });
+        output.result(body, () => output.line(`Verified. Key ${maskKey(body.api_key)} saved to ${configPath()}.`));
       }),
     );
 }
