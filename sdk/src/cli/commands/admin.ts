@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { type BodyOf, Engram } from '../../index.js';
+import { Engram } from '../../index.js';
 import { configPath, writeConfig } from '../config.js';
 import { action } from '../context.js';
 import { UsageError } from '../exit.js';
@@ -25,8 +25,7 @@ export function registerAdminCommands(program: Command): void {
         if (!token) throw new UsageError('no operator token: pass --admin-token or set ENGRAM_ADMIN_TOKEN');
         ctx.output.hide(token);
         const client = new Engram({ apiKey: token, baseUrl: ctx.connection.url });
-        // Without --tier the server's default (free) applies.
-        const body = await client.admin.createTenant({ email: opts.email, tier: opts.tier } as BodyOf<'admin.createTenant'>);
+        const body = await client.admin.createTenant({ email: opts.email, tier: opts.tier });
         if (opts.login) await writeConfig({ url: ctx.connection.url, api_key: body.api_key });
         ctx.output.result(body, () => {
           ctx.output.line(`Created ${body.tenant_id} (${body.tier}) with key ${maskKey(body.api_key)}.`);

@@ -1,5 +1,4 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { BodyOf } from '../../index.js';
 import { action } from '../context.js';
 
 /** `a,b` → `['a', 'b']`, for --tags. */
@@ -37,9 +36,9 @@ export function registerMemoryCommands(program: Command): void {
     .option('--space <id>', 'context space id (Pro+)')
     .action(
       action<{ tags?: string[]; importance?: number; agent?: string; space?: string }>(async (ctx, [text], opts) => {
-        // Fields left out take the server's defaults (the generated type lists defaulted fields as required).
-        const request = { observation: text, tags: opts.tags, importance: opts.importance, agent_id: opts.agent, space_id: opts.space };
-        const body = await ctx.client().memories.store(request as BodyOf<'memories.store'>);
+        const body = await ctx
+          .client()
+          .memories.store({ observation: text, tags: opts.tags, importance: opts.importance, agent_id: opts.agent, space_id: opts.space });
         ctx.output.result(body, () => ctx.output.line(`Stored ${body.id}`));
       }),
     );

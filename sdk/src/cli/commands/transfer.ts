@@ -89,7 +89,7 @@ export function registerTransferCommands(program: Command): void {
         let read = 0;
         const progress = new Progress(() => `${read} read, ${stored} stored, ${failed} failed`);
         const send = async (batch: { line: number; request: Record<string, unknown> }[]) => {
-          const body = await client.memories.storeMany(batch.map((b) => b.request) as BodyOf<'memories.storeBatch'>['memories']);
+          const body = await client.memories.storeMany(batch.map((b) => b.request as BodyOf<'memories.store'>));
           if (ctx.output.json) process.stdout.write(`${JSON.stringify(body)}\n`);
           stored += body.stored;
           failed += body.failed;
