@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { requireKey } from '../config.js';
 import { action } from '../context.js';
-import { runMcpBridge } from '../mcp-bridge.js';
 
 export function registerMcpCommand(program: Command): void {
   program
@@ -13,6 +12,8 @@ export function registerMcpCommand(program: Command): void {
     )
     .action(
       action(async (ctx) => {
+        // The MCP packages take longer to load than the rest of the CLI together: only this command pays.
+        const { runMcpBridge } = await import('../mcp-bridge.js');
         await runMcpBridge({ url: ctx.connection.url, apiKey: requireKey(ctx.connection), report: (text) => ctx.output.note(text) });
       }),
     );
