@@ -216,6 +216,7 @@ describe('engram CLI', () => {
     expect((await cli(['search'])).code).toBe(2);
     expect((await cli(['search', 'x', '--mode', 'fuzzy'])).code).toBe(2);
     expect((await cli(['frobnicate'])).code).toBe(2);
+    expect((await cli(['audit'])).code).toBe(2); // a group without its subcommand
     const noKey = await runCli(['list'], { XDG_CONFIG_HOME: join(dir, 'nobody'), ENGRAM_URL: server.base });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('engram login');

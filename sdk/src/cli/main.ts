@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The client itself runs on any runtime with fetch (sdk/tsconfig.json loads no Node types); the CLI is Node's.
 /// <reference types="node" />
+import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { EngramError } from '../index.js';
 import { registerAccountCommands } from './commands/account.js';
@@ -16,8 +17,12 @@ import { registerTransferCommands } from './commands/transfer.js';
 import { currentCommand } from './context.js';
 import { CheckFailed, EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './exit.js';
 
+/** sdk/package.json, two levels up from both src/cli and dist/cli. */
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
 function buildProgram(): Command {
   const program = new Command('engram')
+    .version(version)
     .description('The engram command line: memories, change control and approvals from a terminal.')
     .addOption(new Option('--api-key <key>', 'API key (else ENGRAM_API_KEY, else the config file)'))
     .addOption(new Option('--url <url>', 'engram base URL (else ENGRAM_URL, else the config file, else http://127.0.0.1:8787)'))
@@ -46,8 +51,8 @@ function buildProgram(): Command {
 function report(err: unknown): number {
   const { output, url } = currentCommand();
   if (err instanceof CommanderError) {
-    // Help and version "errors" are commander's way of ending early; they already printed.
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return EXIT_OK;
+    // commander already printed what went wrong; --help ends with exit code 0, and so does a group
+    // called without its subcommand (`engram audit`) with 1, which is a usage error here.
     return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
   }
   if (err instanceof EngramError) {
