@@ -17,12 +17,14 @@ function newestSource(dir: string): number {
 }
 
 /**
- * Builds sdk/dist with `tsc -p sdk` when it is missing or older than a file of sdk/src (CI builds
+ * Builds sdk/dist as `npm run sdk:build` does when it is missing or older than a file of sdk/src (CI builds
  * it before the tests; a developer's edit is picked up without a manual build).
  */
 export async function buildCliIfStale(): Promise<void> {
   if (existsSync(cliMain) && statSync(cliMain).mtimeMs >= newestSource(join(root, 'sdk/src'))) return;
-  await promisify(execFile)(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'sdk'], { cwd: root });
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  // As `npm run sdk:build`: the client, then the CLI with Node's types.
+  for (const project of ['sdk', 'sdk/tsconfig.cli.json']) await promisify(execFile)(process.execPath, [tsc, '-p', project], { cwd: root });
 }
 
 interface CliResult {

@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-// The client itself runs on any runtime with fetch (sdk/tsconfig.json loads no Node types); the CLI is Node's.
-/// <reference types="node" />
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { EngramError } from '../index.js';
