@@ -90,7 +90,7 @@ describe('engram CLI', () => {
     const out = join(dir, 'memories.json');
     const exported = await cli(['export', '--format', 'json', '--out', out]);
     expect(exported.code, exported.stderr).toBe(0);
-    expect(exported.stderr).toMatch(/\d+(\.\d)? (B|KiB), 1 records written to/);
+    expect(exported.stderr).toMatch(/\d+(\.\d)? (B|KiB), 1 record written to/);
     const rows = JSON.parse(await readFile(out, 'utf8')) as { observation: string }[];
     expect(rows.map((r) => r.observation)).toEqual(['The user prefers invoices in EUR.']);
 

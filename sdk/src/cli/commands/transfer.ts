@@ -44,7 +44,7 @@ export function registerTransferCommands(program: Command): void {
         let lines = 0;
         let records = 0;
         let partial = '';
-        const progress = new Progress(() => `${formatBytes(bytes)}, ${records} records`);
+        const progress = new Progress(() => `${formatBytes(bytes)}, ${records} ${records === 1 ? 'record' : 'records'}`);
         const decoder = new TextDecoder();
         const isRecord = recordStart[opts.format];
         const reader = stream.getReader();
