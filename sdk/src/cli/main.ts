@@ -49,8 +49,8 @@ function buildProgram(): Command {
 function report(err: unknown): number {
   const { output, url } = currentCommand();
   if (err instanceof CommanderError) {
-    // commander already printed what went wrong; --help ends with exit code 0, and so does a group
-    // called without its subcommand (`engram audit`) with 1, which is a usage error here.
+    // commander already printed what went wrong. --help exits 0; a group without its subcommand
+    // (`engram audit`) prints its help with exit code 1, a usage error here like a bad flag.
     return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
   }
   if (err instanceof EngramError) {
