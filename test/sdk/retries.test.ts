@@ -101,6 +101,20 @@ describe('engram-sdk retries and errors', () => {
     expect(seen[2].idempotencyKey).not.toBe(seen[0].idempotencyKey);
   });
 
+  it('waits out a 409 whose Idempotency-Key is still running, then gets the answer', async () => {
+    const { fetch, seen } = wrapper(
+      async () => new Response(errorBody(409, 'CONFLICT'), { status: 409, headers: { 'content-type': 'application/json', 'retry-after': '1' } }),
+    );
+    const stored = await sdkFor(engine, tenant.key, { fetch }).memories.store({ observation: 'stored after a conflict' });
+    expect(stored.uuid).toMatch(/./);
+    expect(seen).toHaveLength(2);
+    expect(seen[1].idempotencyKey).toBe(seen[0].idempotencyKey);
+    // A 409 without Retry-After (a duplicate, say) is the caller's to handle.
+    const dup = wrapper(async () => new Response(errorBody(409, 'CONFLICT'), { status: 409, headers: { 'content-type': 'application/json' } }));
+    await expect(sdkFor(engine, tenant.key, { fetch: dup.fetch }).memories.store({ observation: 'a duplicate' })).rejects.toMatchObject({ status: 409 });
+    expect(dup.seen).toHaveLength(1);
+  });
+
   it('turns a network that keeps failing into EngramError NETWORK_ERROR, and a hung one into TIMEOUT', async () => {
     let calls = 0;
     const down: FetchLike = async () => {
