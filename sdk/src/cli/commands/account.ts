@@ -10,14 +10,22 @@ export function registerAccountCommands(program: Command): void {
   program
     .command('login')
     .description('Check an API key against the server and save it with the URL in the config file (mode 0600)')
-    .addHelpText('after', '\nWithout --api-key or ENGRAM_API_KEY it asks for the key on the terminal, without echoing it.')
+    .addHelpText(
+      'after',
+      '\nWithout --api-key or ENGRAM_API_KEY it asks on the terminal for the URL (unless --url or ENGRAM_URL\nsays it; Enter keeps the one shown) and for the key, without echoing it.',
+    )
     .action(
       action(async (ctx, _args, _opts) => {
-        const { output, connection } = ctx;
+        const { output } = ctx;
+        const connection = { ...ctx.connection };
         // A key saved earlier is not a new one to log in with: without --api-key or ENGRAM_API_KEY, ask.
         let apiKey = ctx.flags.apiKey || process.env.ENGRAM_API_KEY;
         if (!apiKey) {
           requireTerminal('asking for the API key (pass --api-key or set ENGRAM_API_KEY)');
+          if (!ctx.flags.url && !process.env.ENGRAM_URL) {
+            const url = await ask(`engram URL [${connection.url}]: `);
+            if (url) connection.url = url.replace(/\/+$/, '');
+          }
           apiKey = await ask(`API key for ${connection.url}: `, { hidden: true });
           if (!apiKey) throw new UsageError('no API key given');
         }
