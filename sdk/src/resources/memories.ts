@@ -46,6 +46,12 @@ export class Memories extends Resource {
     return this.transport.request<string>('GET', '/v1/memories/export', { ...opts, query, text: true });
   }
 
+  /** The same export as a byte stream, read as it arrives: no timeout once the answer started, no whole-file string. */
+  async exportStream(query?: QueryOf<'memories.export'>, opts?: CallOptions): Promise<ReadableStream<Uint8Array>> {
+    const res = await this.transport.request<Response>('GET', '/v1/memories/export', { ...opts, query, raw: true });
+    return res.body as ReadableStream<Uint8Array>;
+  }
+
   /** GET /v1/context/now (memories.contextNow). */
   contextNow(opts?: CallOptions) {
     return this.call<'memories.contextNow'>('GET', '/v1/context/now', opts);

@@ -1,0 +1,48 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { type TraceCertificate, verifyTraceCertificate } from '../../index.js';
+import { action } from '../context.js';
+import { CheckFailed, UsageError } from '../exit.js';
+
+export function registerTraceCommands(program: Command): void {
+  const trace = program.command('trace').description('Signed reasoning traces (Pro+)');
+  trace
+    .command('verify')
+    .description('Check a trace certificate offline: every step hash, the chain, the root and the signature')
+    .argument('<certificate.json>', 'the body of GET /v1/traces/{trace_id}/certificate, saved to a file')
+    .option('--public-key <pem-file>', 'also require this signing key (GET /v1/traces/public-key, kept from a source you trust)')
+    .addHelpText('after', '\nNeeds no key and no server. Exit 0 when valid, 1 when not (with the reason), 2 when a file is unreadable.')
+    .action(
+      action<{ publicKey?: string }>(async (ctx, [file], opts) => {
+        let certificate: unknown;
+        try {
+          certificate = JSON.parse(await readText(file));
+        } catch (err) {
+          if (err instanceof UsageError) throw err;
+          throw new UsageError(`${file} is not JSON: ${(err as Error).message}`);
+        }
+        const publicKey = opts.publicKey ? await readText(opts.publicKey) : undefined;
+        const result = await verifyTraceCertificate(certificate as TraceCertificate, { publicKey }).catch((err: unknown) => {
+          throw new CheckFailed(`invalid: not a trace certificate (${(err as Error).message})`);
+        });
+        ctx.output.result(result, () => {
+          if (result.valid) ctx.output.line(`${ctx.output.out.green('valid')}: ${describe(certificate)}`);
+        });
+        if (!result.valid) throw new CheckFailed(`invalid: ${result.problems.join('; ')}`);
+      }),
+    );
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${file}: ${(err as Error).message}`);
+  }
+}
+
+function describe(certificate: unknown): string {
+  const c = certificate as { trace_id?: string; steps?: unknown[]; step_count?: number };
+  const steps = c.step_count ?? c.steps?.length;
+  return `trace ${c.trace_id ?? '(no id)'}${steps === undefined ? '' : `, ${steps} steps`}`;
+}

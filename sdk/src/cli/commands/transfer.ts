@@ -1,0 +1,135 @@
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { BodyOf } from '../../index.js';
+import { action } from '../context.js';
+import { UsageError } from '../exit.js';
+import { formatBytes, Progress } from '../progress.js';
+import { tagList } from './memories.js';
+
+type ExportFormat = 'json' | 'csv' | 'md';
+
+/** Whether line `index` starts a record, in each export format (functions/memories/export.ts). */
+const recordStart: Record<ExportFormat, (line: string, index: number) => boolean> = {
+  json: (line) => line.startsWith('{'),
+  csv: (line, index) => index > 0 && line.length > 0,
+  md: (line) => line.startsWith('## '),
+};
+
+/** The fields a store request takes; an export row carries more (ids, hashes, counters) that the batch route refuses. */
+const STORE_FIELDS = ['observation', 'tags', 'importance', 'context', 'agent_id', 'space_id', 'ttl_seconds'] as const;
+const BATCH = 100;
+
+function storeRequest(record: Record<string, unknown>): Record<string, unknown> {
+  const request: Record<string, unknown> = {};
+  for (const field of STORE_FIELDS) if (record[field] !== undefined && record[field] !== null) request[field] = record[field];
+  return request;
+}
+
+export function registerTransferCommands(program: Command): void {
+  program
+    .command('export')
+    .description('Download every live memory you own (GET /v1/memories/export), with progress on stderr')
+    .addOption(new Option('--format <format>', 'json, csv or md (markdown)').choices(['json', 'csv', 'md']).default('json'))
+    .option('--out <file>', 'write to this file (default: stdout)')
+    .option('--tags <a,b>', 'only memories with these tags', tagList)
+    .option('--agent <id>', 'only memories of this agent_id')
+    .action(
+      action<{ format: ExportFormat; out?: string; tags?: string[]; agent?: string }>(async (ctx, _args, opts) => {
+        const stream = await ctx.client().memories.exportStream({ format: opts.format, tags: opts.tags?.join(','), agent_id: opts.agent });
+        const sink = opts.out ? createWriteStream(opts.out, { mode: 0o600 }) : process.stdout;
+        let bytes = 0;
+        let lines = 0;
+        let records = 0;
+        let partial = '';
+        const progress = new Progress(() => `${formatBytes(bytes)}, ${records} ${records === 1 ? 'record' : 'records'}`);
+        const decoder = new TextDecoder();
+        const isRecord = recordStart[opts.format];
+        const reader = stream.getReader();
+        for (;;) {
+          const { done, value: chunk } = await reader.read();
+          if (done) break;
+          bytes += chunk.byteLength;
+          const text = partial + decoder.decode(chunk, { stream: true });
+          const parts = text.split('\n');
+          partial = parts.pop() ?? '';
+          for (const line of parts) if (isRecord(line, lines++)) records++;
+          if (!sink.write(chunk)) await once(sink, 'drain');
+          progress.update();
+        }
+        if (opts.out) {
+          sink.end();
+          await once(sink, 'finish');
+        }
+        progress.done(opts.out ? ` written to ${opts.out}` : '');
+      }),
+    );
+
+  program
+    .command('import')
+    .description('Store memories from a JSONL file (one store request per line) or a JSON export, 100 at a time')
+    .argument('<file>', 'JSONL: one {"observation", "tags"?, "importance"?, "context"?, "agent_id"?, ...} per line')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'There is no import route: lines go through POST /v1/memories/batch in chunks of 100. Fields a store',
+        'request does not take (uuid, hash, counters of an export) are dropped; a line that fails is reported',
+        'and the rest go on. The output of `engram export --format json` imports as it is.',
+        "With --json, each batch's response body is printed as one JSON line.",
+      ].join('\n'),
+    )
+    .action(
+      action(async (ctx, [file]) => {
+        const client = ctx.client();
+        let stored = 0;
+        let failed = 0;
+        let read = 0;
+        const progress = new Progress(() => `${read} read, ${stored} stored, ${failed} failed`);
+        const send = async (batch: { line: number; request: Record<string, unknown> }[]) => {
+          const body = await client.memories.storeMany(batch.map((b) => b.request as BodyOf<'memories.store'>));
+          if (ctx.output.json) process.stdout.write(`${JSON.stringify(body)}\n`);
+          stored += body.stored;
+          failed += body.failed;
+          for (const result of body.results) {
+            if (result.status >= 300)
+              ctx.output.note(`line ${batch[result.index].line}: ${result.error?.code ?? result.status}: ${result.error?.message ?? ''}`);
+          }
+          progress.update();
+        };
+        let batch: { line: number; request: Record<string, unknown> }[] = [];
+        for await (const { line, record } of records(file)) {
+          read++;
+          batch.push({ line, request: storeRequest(record) });
+          if (batch.length === BATCH) {
+            await send(batch);
+            batch = [];
+          }
+        }
+        if (batch.length > 0) await send(batch);
+        progress.done();
+        ctx.output.line(`Imported ${stored} of ${read} memories from ${file}.`);
+      }),
+    );
+}
+
+/** Records of a JSONL file, or of a JSON export (`[`, one record per line, `]`). */
+async function* records(file: string): AsyncGenerator<{ line: number; record: Record<string, unknown> }> {
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+  let number = 0;
+  for await (const raw of lines) {
+    number++;
+    const text = raw.trim().replace(/^,/, '').replace(/,$/, '');
+    if (text === '' || text === '[' || text === ']') continue;
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch {
+      throw new UsageError(`${file}:${number} is not JSON`);
+    }
+    if (!record || typeof record !== 'object' || Array.isArray(record)) throw new UsageError(`${file}:${number} is not a JSON object`);
+    yield { line: number, record: record as Record<string, unknown> };
+  }
+}

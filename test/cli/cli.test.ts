@@ -1,0 +1,247 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { integration, uniqueEmail } from '../harness';
+import { type ServerProcess, startServer, stopServer } from '../server-process';
+import { buildCliIfStale, cliMain, runCli } from './cli-process';
+
+/** The built `engram` binary against a real server process: what a person at a terminal runs. */
+const ADMIN = 'cli-test-admin-token-0123456789';
+let server: ServerProcess;
+let dir: string;
+let key: string;
+/** The environment of a logged-in person: only the config directory (the key and URL are in it). */
+let env: Record<string, string>;
+
+const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });
+
+async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${server.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(res.status, `${method} ${path}`).toBeLessThan(300);
+  return (await res.json()) as T;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'engram-cli-'));
+  const storage: Record<string, string> = integration.databaseUrl
+    ? { DATABASE_URL: integration.databaseUrl, REDIS_URL: integration.redisUrl ?? '' }
+    : { DATA_DIR: join(dir, 'data') };
+  [server] = await Promise.all([startServer({ ADMIN_TOKEN: ADMIN, EMBEDDING_PROVIDER: 'hash', ...storage }, { timeoutMs: 60_000 }), buildCliIfStale()]);
+  env = { XDG_CONFIG_HOME: join(dir, 'config') };
+}, 240_000);
+
+afterAll(async () => {
+  if (server) await stopServer(server);
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('engram CLI', () => {
+  it('creates a Pro account as the operator, and logs in: the key lands in a 0600 file and is never printed', async () => {
+    const noToken = await cli(['admin', 'tenants', 'create', '--email', uniqueEmail('cli'), '--url', server.base]);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain('ENGRAM_ADMIN_TOKEN');
+
+    const created = await cli(['admin', 'tenants', 'create', '--email', uniqueEmail('cli'), '--tier', 'pro', '--url', server.base, '--json'], {
+      ENGRAM_ADMIN_TOKEN: ADMIN,
+    });
+    expect(created.code, created.stderr).toBe(0);
+    const tenant = JSON.parse(created.stdout) as { api_key: string; tier: string };
+    expect(tenant.tier).toBe('pro');
+    key = tenant.api_key;
+    expect(created.stdout + created.stderr).not.toContain(ADMIN);
+
+    const login = await cli(['login', '--api-key', key, '--url', server.base]);
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stdout).toContain('Logged in');
+    expect(login.stdout + login.stderr).not.toContain(key);
+    const file = join(env.XDG_CONFIG_HOME, 'engram', 'config.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ url: server.base, api_key: key });
+  });
+
+  it('remembers, finds it with search --json (exactly the API body), lists it in a table', async () => {
+    const stored = await cli(['remember', 'The user prefers invoices in EUR.', '--tags', 'billing,prefs', '--agent', 'billing-agent']);
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.stdout).toMatch(/Stored urn:uuid:/);
+
+    const found = await cli(['search', 'invoices in EUR', '--mode', 'keyword', '--limit', '3', '--json']);
+    expect(found.code, found.stderr).toBe(0);
+    const body = JSON.parse(found.stdout) as { mode: string; memories: { observation: string; tags: string[] }[] };
+    expect(body.mode).toBe('keyword');
+    expect(body.memories[0]).toMatchObject({ observation: 'The user prefers invoices in EUR.', tags: ['billing', 'prefs'] });
+    expect(found.stderr).toBe('');
+
+    const listed = await cli(['list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^CREATED\s+ID\s+TAGS\s+OBSERVATION$/);
+    expect(listed.stdout).toContain('The user prefers invoices in EUR.');
+    expect(listed.stdout).not.toContain('\u001b['); // no colours off a terminal
+  });
+
+  it('exports to a file with a progress line on stderr, and imports a JSONL file through the batch route', async () => {
+    const out = join(dir, 'memories.json');
+    const exported = await cli(['export', '--format', 'json', '--out', out]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toMatch(/\d+(\.\d)? (B|KiB), 1 record written to/);
+    const rows = JSON.parse(await readFile(out, 'utf8')) as { observation: string }[];
+    expect(rows.map((r) => r.observation)).toEqual(['The user prefers invoices in EUR.']);
+
+    const jsonl = join(dir, 'more.jsonl');
+    const lines = Array.from({ length: 150 }, (_, i) => JSON.stringify({ observation: `Imported fact number ${i}`, tags: ['imported'] }));
+    await writeFile(jsonl, `${lines.join('\n')}\n`);
+    const imported = await cli(['import', jsonl]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toContain('150 read, 150 stored, 0 failed');
+    const listed = await cli(['list', '--tags', 'imported', '--limit', '1', '--json']);
+    expect((JSON.parse(listed.stdout) as { total: number }).total).toBe(150);
+  });
+
+  it('previews a rollback, and refuses one without --yes off a terminal (exit 2)', async () => {
+    const { server_time_utc: t } = await api<{ server_time_utc: string }>('GET', '/v1/context/now');
+    expect((await cli(['remember', 'The user prefers invoices in USD.'])).code).toBe(0);
+
+    const preview = await cli(['rollback', '--to', t, '--preview']);
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(preview.stdout).toContain('1 removed');
+
+    const refused = await cli(['rollback', '--to', t]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--yes');
+
+    const done = await cli(['rollback', '--to', t, '--yes', '--json']);
+    expect(done.code, done.stderr).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({ success: true, operations_undone: 1 });
+
+    const verified = await cli(['audit', 'verify']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/^valid: \d+ audit entries/);
+  });
+
+  it('tails the audit log and the live event stream as JSON lines', async () => {
+    const audit = await cli(['audit', 'tail', '--no-follow', '--limit', '2', '--json']);
+    expect(audit.code, audit.stderr).toBe(0);
+    const entries = audit.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { seq: number; operation: string });
+    expect(entries).toHaveLength(2);
+    expect(entries[0].seq).toBeLessThan(entries[1].seq); // oldest first, as a tail reads
+
+    // A follower never ends by itself: stop it once the stored events are out.
+    const events = await runCli(['events', 'tail', '--after', '0', '--types', 'memory.created', '--json'], env, { timeoutMs: 5_000 });
+    expect(events.code).toBeNull(); // still following when stopped
+    const types = events.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(types.length).toBeGreaterThan(0);
+    expect(new Set(types)).toEqual(new Set(['memory.created']));
+  });
+
+  it('verifies a trace certificate offline: exit 0 when good, 1 with the reason when tampered', async () => {
+    const { trace_id } = await api<{ trace_id: string }>('POST', '/v1/traces', { agent_id: 'cli-agent', description: 'Plan the invoice run' });
+    await api('POST', `/v1/traces/${trace_id}/steps`, { type: 'THOUGHT', content: 'Invoices go out in EUR' });
+    await api('POST', `/v1/traces/${trace_id}/complete`);
+    const certificate = await api<{ steps: { integrity_hash: string }[] }>('GET', `/v1/traces/${trace_id}/certificate`);
+    const good = join(dir, 'cert.json');
+    await writeFile(good, JSON.stringify(certificate));
+
+    // No key and no server needed: an empty config directory.
+    const offline = { XDG_CONFIG_HOME: join(dir, 'nobody'), ENGRAM_URL: 'http://127.0.0.1:9' };
+    const valid = await runCli(['trace', 'verify', good], offline);
+    expect(valid.code, valid.stderr).toBe(0);
+    expect(valid.stdout).toContain(`valid: trace ${trace_id}`);
+
+    // A step whose content changed hashes differently: its integrity hash no longer chains to the signed root.
+    certificate.steps[0].integrity_hash = createHash('sha256').update('Invoices go out in USD').digest('hex');
+    const tampered = join(dir, 'cert-tampered.json');
+    await writeFile(tampered, JSON.stringify(certificate));
+    const invalid = await runCli(['trace', 'verify', tampered], offline);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^invalid: step 0: chain_hash is not/);
+
+    expect((await runCli(['trace', 'verify', join(dir, 'missing.json')], offline)).code).toBe(2);
+  });
+
+  it('lists a held action in the approval queue and approves it after the solo wait; denies another', async () => {
+    await api('POST', '/v1/control/policies', {
+      name: 'HoldNewsletters',
+      rules: [{ match: 'newsletter', severity: 'high', on_violation: 'require_approval', reason: 'A newsletter needs a person' }],
+    });
+    const submit = () => api<{ action_id: string; status: string }>('POST', '/v1/actions', { action: 'mail.send', params: { subject: 'November newsletter' } });
+    const first = await submit();
+    const second = await submit();
+    expect(first.status).toBe('pending_review');
+    const submittedAt = Date.now();
+
+    const queue = await cli(['approvals', '--json']);
+    expect(queue.code, queue.stderr).toBe(0);
+    const ids = (JSON.parse(queue.stdout) as { approvals: { approval_id: string }[] }).approvals.map((a) => a.approval_id);
+    expect(ids).toEqual(expect.arrayContaining([first.action_id, second.action_id]));
+    const table = await cli(['approvals']);
+    expect(table.stdout).toContain(first.action_id);
+
+    // Solo mode: a decision comes no sooner than 5 s after submission (409 CONFLICT before).
+    await new Promise((r) => setTimeout(r, Math.max(0, submittedAt + 5_500 - Date.now())));
+
+    const approved = await cli(['approve', first.action_id, '--reason', 'checked the list']);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toBe(`${first.action_id}: approved\n`);
+    const denied = await cli(['deny', second.action_id, '--reason', 'not this month', '--json']);
+    expect(denied.code, denied.stderr).toBe(0);
+    expect(JSON.parse(denied.stdout)).toMatchObject({ status: 'denied', reason: 'not this month' });
+  }, 30_000);
+
+  it('answers an API error with exit 1 and `code: message (request id)`, a usage error with exit 2', async () => {
+    const missing = await cli(['forget', 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^NOT_FOUND: .+ \(req_[^)]+\)\n$/);
+
+    const badKey = await cli(['list', '--api-key', 'sk_not_a_real_key_0000']);
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/^UNAUTHORIZED: /);
+    expect(badKey.stderr).not.toContain('sk_not_a_real_key_0000');
+
+    expect((await cli(['search'])).code).toBe(2);
+    expect((await cli(['search', 'x', '--mode', 'fuzzy'])).code).toBe(2);
+    expect((await cli(['frobnicate'])).code).toBe(2);
+    expect((await cli(['audit'])).code).toBe(2); // a group without its subcommand
+    const noKey = await runCli(['list'], { XDG_CONFIG_HOME: join(dir, 'nobody'), ENGRAM_URL: server.base });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('engram login');
+
+    const help = await cli(['rollback', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--preview');
+  });
+
+  it('bridges stdio MCP to /mcp: the official client initializes, lists tools and remembers', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cliMain, 'mcp'],
+      env: { ...env, PATH: process.env.PATH ?? '' },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'cli-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['remember', 'recall', 'rollback']));
+      const stored = await client.callTool({ name: 'remember', arguments: { observation: 'Bridged over stdio', tags: ['mcp'] } });
+      expect(stored.isError, JSON.stringify(stored)).toBeFalsy();
+      expect((stored.structuredContent as { uuid: string }).uuid).toMatch(/^urn:uuid:/);
+    } finally {
+      await client.close();
+    }
+    const found = await cli(['list', '--tags', 'mcp', '--json']);
+    expect((JSON.parse(found.stdout) as { memories: { observation: string }[] }).memories[0].observation).toBe('Bridged over stdio');
+  });
+});
