@@ -145,6 +145,7 @@ describe('Idempotency-Key on stores', () => {
     expect(waited.status).toBe(409);
     expect(errorOf(waited).code).toBe('CONFLICT');
     expect(waited.headers.get('retry-after')).toBe('1');
+    expect(waited.headers.get('idempotency-status')).toBe('in-progress');
     expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
     expect(await memoriesOf(t)).toBe(0);
 
@@ -170,6 +171,7 @@ describe('Idempotency-Key on stores', () => {
       const retry = await post(t, '/v1/memories', body, key);
       expect(retry.status).toBe(409);
       expect(errorOf(retry).message).toMatch(/completed, but its response was lost/);
+      expect(retry.headers.get('idempotency-status')).toBeNull(); // not one to retry
       expect(await memoriesOf(t)).toBe(1);
       expect(await auditOf(t, 'memory.create')).toBe(1);
     } finally {

@@ -69,7 +69,7 @@ export function queryString(query: object | undefined): string {
 /**
  * The one place a call goes out: auth, JSON, `Idempotency-Key` on POST, a per-attempt timeout and
  * retries with exponential backoff and full jitter on 429, 503 and network errors, honouring
- * `Retry-After` (and on a keyed POST's 409 with Retry-After: the same key still running). A POST is retried only with its Idempotency-Key (the server replays the first
+ * `Retry-After` (and on a keyed POST's 409 with `Idempotency-Status: in-progress`: the same key still running). A POST is retried only with its Idempotency-Key (the server replays the first
  * answer instead of doing the work twice); a PATCH only on 429, which the API answers before any work.
  */
 export class Transport {
@@ -144,9 +144,10 @@ export class Transport {
       if (res.ok) return res;
 
       const wait = retryAfterSeconds(res.headers.get('retry-after'));
-      // A 409 with Retry-After on a keyed POST: the first attempt with this key is still running
-      // on the server (shared/platform/idempotency.ts); the retry gets its answer.
-      const stillRunning = res.status === 409 && idempotencyKey !== undefined && wait !== null;
+      // A keyed POST's 409 that says `Idempotency-Status: in-progress`: the first attempt with this
+      // key is still running on the server; the retry gets its answer. Other 409s (a duplicate, a
+      // decision asked for too early) are the caller's.
+      const stillRunning = res.status === 409 && idempotencyKey !== undefined && res.headers.get('idempotency-status') === 'in-progress';
       const retryable =
         (stillRunning || (RETRY_STATUSES.has(res.status) && (method !== 'PATCH' || res.status === 429))) && (wait === null || wait <= MAX_RETRY_AFTER_S);
       if (last || !retryable) throw await errorFromResponse(res);

@@ -35,6 +35,8 @@ import { DAY, MINUTE } from './time';
  * (HKDF) from the Idempotency-Key itself: only a client that holds the key can have it replayed.
  */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+/** Set on the 409 of a repeat whose first request is still running (and on no other answer). */
+export const IN_PROGRESS_HEADER = 'Idempotency-Status';
 const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const IDEMPOTENCY_TTL_MS = DAY;
 const LOCK_MS = 2 * MINUTE;
@@ -51,7 +53,7 @@ export const idempotencyParameter = {
   in: 'header' as const,
   required: false,
   description:
-    'Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again.',
+    'Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again.',
   schema: { type: 'string' as const, minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
 };
 
@@ -206,6 +208,8 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     }
     // Still running (or just released: the next claim takes it).
     if (Date.now() >= deadline) {
+      // The one 409 a client may retry as it is: clients tell it from other conflicts by this header.
+      c.header(IN_PROGRESS_HEADER, 'in-progress');
       throw new AppError('CONFLICT', `A request with this ${IDEMPOTENCY_HEADER} is still in progress; retry it later`, { retry_after: 1 });
     }
     await sleep(POLL_MS);

@@ -189,7 +189,10 @@ describe('engram CLI', () => {
     const table = await cli(['approvals']);
     expect(table.stdout).toContain(first.action_id);
 
-    // Solo mode: a decision comes no sooner than 5 s after submission (409 CONFLICT before).
+    // Solo mode: a decision comes no sooner than 5 s after submission; before, it is refused (exit 1), not waited out.
+    const early = await cli(['approve', first.action_id, '--reason', 'too soon']);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/^CONFLICT: Solo mode/);
     await new Promise((r) => setTimeout(r, Math.max(0, submittedAt + 5_500 - Date.now())));
 
     const approved = await cli(['approve', first.action_id, '--reason', 'checked the list']);

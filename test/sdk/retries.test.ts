@@ -103,14 +103,20 @@ describe('engram-sdk retries and errors', () => {
 
   it('waits out a 409 whose Idempotency-Key is still running, then gets the answer', async () => {
     const { fetch, seen } = wrapper(
-      async () => new Response(errorBody(409, 'CONFLICT'), { status: 409, headers: { 'content-type': 'application/json', 'retry-after': '1' } }),
+      async () =>
+        new Response(errorBody(409, 'CONFLICT'), {
+          status: 409,
+          headers: { 'content-type': 'application/json', 'retry-after': '1', 'idempotency-status': 'in-progress' },
+        }),
     );
     const stored = await sdkFor(engine, tenant.key, { fetch }).memories.store({ observation: 'stored after a conflict' });
     expect(stored.uuid).toMatch(/./);
     expect(seen).toHaveLength(2);
     expect(seen[1].idempotencyKey).toBe(seen[0].idempotencyKey);
-    // A 409 without Retry-After (a duplicate, say) is the caller's to handle.
-    const dup = wrapper(async () => new Response(errorBody(409, 'CONFLICT'), { status: 409, headers: { 'content-type': 'application/json' } }));
+    // Any other 409 (a duplicate, a decision asked for too early), even with Retry-After, is the caller's to handle.
+    const dup = wrapper(
+      async () => new Response(errorBody(409, 'CONFLICT'), { status: 409, headers: { 'content-type': 'application/json', 'retry-after': '5' } }),
+    );
     await expect(sdkFor(engine, tenant.key, { fetch: dup.fetch }).memories.store({ observation: 'a duplicate' })).rejects.toMatchObject({ status: 409 });
     expect(dup.seen).toHaveLength(1);
   });

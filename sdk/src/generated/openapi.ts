@@ -7247,7 +7247,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7355,7 +7355,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7463,7 +7463,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7667,7 +7667,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7784,7 +7784,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8539,7 +8539,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9022,7 +9022,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9254,7 +9254,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9362,7 +9362,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9623,7 +9623,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9731,7 +9731,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10117,7 +10117,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10512,7 +10512,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10900,7 +10900,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11089,7 +11089,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11187,7 +11187,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11444,7 +11444,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11552,7 +11552,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11672,7 +11672,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11861,7 +11861,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12832,7 +12832,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -13096,7 +13096,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -13586,7 +13586,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -14223,7 +14223,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -14408,7 +14408,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -14819,7 +14819,7 @@ export interface operations {
                 agent_id?: string;
             };
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14941,7 +14941,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -15386,7 +15386,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15600,7 +15600,7 @@ export interface operations {
                 confirmation?: string;
             };
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15969,7 +15969,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -16158,7 +16158,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -16638,7 +16638,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -16932,7 +16932,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17052,7 +17052,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17355,7 +17355,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -17472,7 +17472,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17570,7 +17570,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17668,7 +17668,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17766,7 +17766,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17864,7 +17864,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17962,7 +17962,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -18060,7 +18060,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -18168,7 +18168,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -18515,7 +18515,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -19050,7 +19050,7 @@ export interface operations {
                 dry_run?: "true" | "false";
             };
             header?: {
-                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT. Error responses are not kept (nothing was written), so a retry after one runs again. */
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
