@@ -167,7 +167,7 @@ describe('POST /v1/erasures', () => {
     expect(events[0].payload.data).toMatchObject({ erasure_id: receipt.erasure_id, memory_count: 1 });
   });
 
-  it('erases deleted and expired memories too, by id, agent, space or time', async () => {
+  it('erases deleted and expired memories too, by agent, id and time', async () => {
     const t = await engine.newTenant('pro');
     const deleted = await store(t, 'Deleted-but-remembered: card ending 4242', { agent_id: 'billing' });
     expect((await engine.request('DELETE', `/v1/memories/${deleted}`, { key: t.key })).status).toBe(200);

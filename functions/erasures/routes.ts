@@ -11,9 +11,9 @@ export const eraseRoute = keyRoute({
   path: '/v1/erasures',
   tags,
   summary: 'Erase memories everywhere engram keeps them',
-  description: `Selects your memories, live, deleted or expired, by \`memory_ids\`, \`agent_id\`, \`tags\` (any of), \`space_id\` and \`before\` (created before), all given ones together, plus the Cortex insights drawn from them, and erases their content from every place engram keeps it: rows, history, replay, search postings, links, knowledge links, stream events, queued jobs and idempotent replays. The audit chain keeps its entries (ids, hashes) and verifies; one \`erasure.completed\` entry and event record the erasure. Afterwards the memories are 404, replay leaves them out and a rollback cannot bring them back. A selector that matches nothing answers a receipt with zero counts. ${signing} With \`dry_run\` nothing is written and the receipt is not kept.`,
+  description: `Selects your memories, live, deleted or expired, by \`memory_ids\`, \`agent_id\`, \`tags\` (any of), \`space_id\` and \`before\` (created before), all given ones together (\`space_id\` must name a space of yours, else 404), plus the Cortex insights drawn from them, and erases their content from every place engram keeps it: rows, history, replay, search postings, links, knowledge links, stream events, queued jobs and idempotent replays. The audit chain keeps its entries (ids, hashes) and verifies; one \`erasure.completed\` entry and event record the erasure. Afterwards the memories are 404, replay leaves them out and a rollback cannot bring them back. A selector that matches nothing answers a receipt with zero counts. ${signing} With \`dry_run\` nothing is written and the receipt is not kept.`,
   request: { body: jsonBody(s.EraseBody) },
-  responses: { 201: json(s.Receipt, 'The signed receipt'), ...errorsOf(400) },
+  responses: { 201: json(s.Receipt, 'The signed receipt'), ...errorsOf(400, 404) },
 });
 
 export const listRoute = keyRoute({
@@ -22,6 +22,7 @@ export const listRoute = keyRoute({
   path: '/v1/erasures',
   tags,
   summary: 'Your erasure receipts, newest first',
+  description: `Every kept receipt of POST /v1/erasures and DELETE /v1/account, as it was answered (dry runs are not kept). ${signing}`,
   request: { query: s.ListQuery },
   responses: { 200: json(s.ReceiptList, 'A page of receipts') },
 });

@@ -1,4 +1,6 @@
 import canonicalize from 'canonicalize';
+import { sql } from 'drizzle-orm';
+import { rows } from '../../shared/platform/db';
 import { toUrn, newId } from '../../shared/platform/ids';
 import type { TenantCtx } from '../../shared/platform/context';
 import { notFound } from '../../shared/platform/errors';
@@ -92,7 +94,14 @@ export async function eraseWithin(
   return receipt;
 }
 
+/** A space the caller owns, deleted or not (its memories' history outlives it); else 404 as for no space. */
+async function requireOwnSpace(ctx: TenantCtx, spaceId: string) {
+  const [found] = await rows(ctx.db, sql`SELECT 1 FROM context_spaces WHERE id = ${spaceId}::uuid AND owner_tenant_id = ${ctx.tenantId}`);
+  if (!found) throw notFound('Space');
+}
+
 export async function erase(ctx: TenantCtx, input: EraseInput) {
+  if (input.space_id) await requireOwnSpace(ctx, input.space_id);
   const key = await ctx.services.signingKey();
   const selector: Selector = {
     memoryIds: input.memory_ids ? [...new Set(input.memory_ids)] : undefined,
