@@ -292,6 +292,7 @@ describe('DELETE /v1/account', () => {
 
     const wrong = await engine.request('DELETE', '/v1/account', { key: t.key, body: { confirm: 'someone@else.example' } });
     expect(wrong.status).toBe(400);
+    expect(errorOf(wrong).code).toBe('CONFIRMATION_MISMATCH');
     const byRestricted = await engine.request('DELETE', '/v1/account', { key: restricted.body.api_key, body: { confirm: t.email } });
     expect(byRestricted.status).toBe(403);
     expect(await tablesHolding('1 Main St')).not.toEqual([]);

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { forgetKeys } from '../../shared/platform/auth';
 import type { TenantCtx } from '../../shared/platform/context';
 import { rows } from '../../shared/platform/db';
-import { validationError } from '../../shared/platform/errors';
+import { AppError } from '../../shared/platform/errors';
 import { requireUnrestricted } from '../../shared/platform/scopes';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import { eraseWithin } from './service';
@@ -77,7 +77,7 @@ export async function deleteAccount(ctx: TenantCtx, input: { confirm: string }) 
   const receipt = await write(ctx, async (work) => {
     const [tenant] = await rows<{ email: string }>(work.tx, sql`SELECT email FROM tenants WHERE id = ${tenantId} FOR UPDATE`);
     if (!tenant || tenant.email.trim().toLowerCase() !== input.confirm.trim().toLowerCase())
-      throw validationError('confirm', "must be the account's e-mail address");
+      throw new AppError('CONFIRMATION_MISMATCH', "`confirm` is not the account's e-mail address; nothing was changed");
     const deleted = await deleteOwnedData(work, tenantId, tenant.email);
     await work.audit({ operation: 'account.deleted', resourceType: 'tenant', resourceId: tenantId, metadata: { deleted } });
     const answer = await eraseWithin(work, { selector: {}, echo: { account: true }, reason: 'account deleted', dryRun: false }, key);

@@ -34,7 +34,7 @@ export const EraseBody = z
 
 export const AccountDeleteBody = z
   .object({ confirm: z.string().trim().min(1).max(320).openapi({ description: "The account's e-mail address", example: 'ada@example.com' }) })
-  .openapi('AccountDeleteRequest');
+  .openapi('AccountDeleteRequest', { example: { confirm: 'ada@example.com' } });
 
 export const ErasureParams = z.object({ erasure_id: PrefixedId('erasure', 'The erasure') });
 
@@ -66,7 +66,22 @@ export const Receipt = z
     signature_algorithm: z.literal('RSA-PSS-SHA256'),
     key_id: z.string().openapi({ description: 'The trace signing key (GET /v1/traces/public-key)' }),
   })
-  .openapi('ErasureReceipt');
+  .openapi('ErasureReceipt', {
+    example: {
+      erasure_id: 'ers_4f9Qw2b8Zr1LmT0aXcVe3K',
+      erased_at: '2026-11-22T10:00:00.000Z',
+      reason: 'GDPR Art. 17 request #8812',
+      dry_run: false,
+      selector: { tags: ['customer:42'] },
+      memory_ids: ['urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f'],
+      counts: Object.fromEntries(PLACES.map((p) => [p, p === 'memories' ? 1 : p === 'events' ? 3 : 0])) as Record<(typeof PLACES)[number], number>,
+      audit_seq: 42,
+      chain_head: '9f2c4b7e1a0d5c3b8e6f4a2d1c0b9e8f7a6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b',
+      signature: 'MEUCIQ…base64…',
+      signature_algorithm: 'RSA-PSS-SHA256',
+      key_id: '97f707696ccc498d959d06ced1373c596a3bbeeef463abd172d6fc76b9d6c3da',
+    },
+  });
 
 export const ListQuery = PageQuery({ max: 100, default: 20 });
 export const ListPaging = paging({ totals: ['total'], hasMore: true });

@@ -77,10 +77,10 @@ async function insightsOf(db: DbOrTx, tenantId: string, ids: string[]): Promise<
     db,
     sql`SELECT e.memory_id AS id FROM memory_events e
         WHERE e.tenant_id = ${tenantId} AND e.kind = 'link' AND e.metadata->>'relation' = ${INSIGHT_RELATION}
-          AND e.metadata->>'target_id' = ANY(${pgArray(ids.map(toUrn))}::text[])
+          AND e.metadata->>'target_id' IN (SELECT unnest(${pgArray(ids.map(toUrn))}::text[]))
         UNION
         SELECT l.source_id AS id FROM memory_edges l
-        WHERE l.tenant_id = ${tenantId} AND l.relation = ${INSIGHT_RELATION} AND l.target_id = ANY(${pgArray(ids)}::uuid[])`,
+        WHERE l.tenant_id = ${tenantId} AND l.relation = ${INSIGHT_RELATION} AND l.target_id IN (SELECT unnest(${pgArray(ids)}::uuid[]))`,
   );
   return found.map((r) => r.id);
 }
@@ -90,7 +90,7 @@ async function spans(db: DbOrTx, tenantId: string, ids: string[]) {
   const found = await rows<{ memory_id: string; lived_from: Date | string; last_state_at: Date | string | null }>(
     db,
     sql`SELECT e.memory_id, min(e.at) AS lived_from, max(e.at) FILTER (WHERE e.kind IN (${STATE_KINDS_SQL})) AS last_state_at
-        FROM memory_events e WHERE e.tenant_id = ${tenantId} AND e.memory_id = ANY(${pgArray(ids)}::uuid[])
+        FROM memory_events e WHERE e.tenant_id = ${tenantId} AND e.memory_id IN (SELECT unnest(${pgArray(ids)}::uuid[]))
         GROUP BY e.memory_id`,
   );
   return new Map(found.map((r) => [r.memory_id, { from: new Date(r.lived_from), lastState: r.last_state_at ? new Date(r.last_state_at) : null }]));
