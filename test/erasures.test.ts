@@ -16,7 +16,8 @@ import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 let engine: TestEngine;
 let dir: string;
 beforeAll(async () => {
-  engine = await createEngine();
+  // Eval baselines (experimental) are one of the places an erased text may be quoted.
+  engine = await createEngine({ env: { SVC_ENABLE_EXPERIMENTAL: '1' } });
   dir = mkdtempSync(join(tmpdir(), 'engram-erasure-'));
 });
 afterAll(async () => {
@@ -62,7 +63,7 @@ const verifies = async (pem: string, receipt: Receipt) => {
 
 describe('POST /v1/erasures', () => {
   it('erases the text from every table, keeps the audit chain valid, and answers a receipt that verifies', async () => {
-    const t = await engine.newTenant('pro');
+    const t = await engine.newTenant('enterprise');
     const secret = 'Erase-me: the patient Jane Roe takes 20mg of drug X daily';
     const kept = 'Kept: the office opens at nine';
     const webhook = await engine.request('POST', '/v1/webhooks', {
@@ -70,14 +71,26 @@ describe('POST /v1/erasures', () => {
       body: { url: 'https://hooks.example.com/engram', events: ['memory.created', 'memory.updated'] },
     });
     expect(webhook.status, webhook.text).toBe(201);
-    const id = await store(t, secret, { tags: ['patient:jane'], agent_id: 'intake' });
-    const other = await store(t, kept, { tags: ['office'] });
+    const stored = await engine.request('POST', '/v1/memories', {
+      key: t.key,
+      headers: { 'idempotency-key': 'erasure-test-store-1' },
+      body: { observation: secret, tags: ['patient:jane'], agent_id: 'intake', auto_link: false },
+    });
+    expect(stored.status, stored.text).toBe(201);
+    const id = stored.body.id as string;
+    await store(t, kept, { tags: ['office'] });
+    const baseline = await engine.request('POST', '/v1/eval/baselines', { key: t.key, body: { query: 'what does Jane take', expected_observation: secret } });
+    expect(baseline.status, baseline.text).toBe(201);
+    const triple = await engine.request('POST', '/v1/knowledge/triples', {
+      key: t.key,
+      body: { subject: 'jane roe', predicate: 'takes', object: 'drug x', source_memory_id: id },
+    });
+    expect(triple.status, triple.text).toBe(201);
     tick();
     const before = now();
     tick();
     const patched = await engine.request('PATCH', `/v1/memories/${id}`, { key: t.key, body: { observation: `${secret} (revised)` } });
     expect(patched.status, patched.text).toBe(200);
-    await engine.request('POST', `/v1/memories/${id}/links`, { key: t.key, body: { target_id: other, relation: 'related' } });
     tick();
     expect(await tablesHolding(secret)).not.toEqual([]);
 
@@ -96,6 +109,8 @@ describe('POST /v1/erasures', () => {
     expect(receipt.counts.events).toBeGreaterThanOrEqual(2);
     expect(receipt.counts.postings).toBeGreaterThan(0);
     expect(receipt.counts.stream_events).toBeGreaterThanOrEqual(2);
+    expect(receipt.counts).toMatchObject({ eval_baselines: 1, triples_unlinked: 1 });
+    expect(receipt.counts.idempotency_records).toBeGreaterThanOrEqual(1);
     tick();
 
     expect(await tablesHolding(secret)).toEqual([]);
