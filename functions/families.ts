@@ -3,6 +3,7 @@ import admin from './admin';
 import audit from './audit';
 import compensations from './compensations';
 import cortex from './cortex';
+import erasures from './erasures';
 import evals from './eval';
 import events from './events';
 import internal from './internal';
@@ -38,6 +39,7 @@ export const families = [
   audit,
   replay,
   rollback,
+  erasures,
   compensations,
   knowledge,
   policies,

@@ -13,6 +13,7 @@ import type * as admin from '../functions/admin/index';
 import type * as audit from '../functions/audit/routes';
 import type * as compensations from '../functions/compensations/routes';
 import type * as cortex from '../functions/cortex/routes';
+import type * as erasures from '../functions/erasures/routes';
 import type * as evals from '../functions/eval/routes';
 import type * as events from '../functions/events/routes';
 import type * as keys from '../functions/keys/routes';
@@ -43,6 +44,7 @@ type Modules =
   | typeof audit
   | typeof compensations
   | typeof cortex
+  | typeof erasures
   | typeof evals
   | typeof events
   | typeof keys

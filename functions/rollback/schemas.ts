@@ -14,6 +14,7 @@ export const RollbackResponse = z
     artifacts_restored: z.number().int().openapi({ description: 'Memories deleted after the target, restored' }),
     operations_undone: z.number().int().openapi({ description: 'Memories created after the target, removed' }),
     memories_reverted: z.number().int().openapi({ description: 'Memories changed after the target, restored to their state at it' }),
+    erased: z.number().int().openapi({ description: 'Memories that lived at the target but were erased since (POST /v1/erasures): not restored' }),
     compensation_plan_id: z.string().nullable().openapi({
       description: 'When ACTION trace steps lie after the target (Pro+): the compensation plan listing them (GET /v1/compensations/{id}); else null',
       example: null,
@@ -29,6 +30,7 @@ export const PreviewResponse = z
     artifacts_deleted: z.number().int().openapi({ description: 'Memories created after the target that would be removed' }),
     artifacts_restored: z.number().int(),
     memories_reverted: z.number().int(),
+    erased: z.number().int().openapi({ description: 'Memories that lived at the target but were erased since: a rollback cannot restore them' }),
     size_bytes: z.number().int().openapi({ description: 'UTF-8 bytes of the observations that would change' }),
     safe_rollback: z
       .boolean()

@@ -1,5 +1,5 @@
 import { countActionSteps, createPlan } from '../../shared/memory/compensations';
-import { changesSince, classify, rollbackMemories } from '../../shared/memory/rollback';
+import { changesSince, classify, erasedSince, rollbackMemories } from '../../shared/memory/rollback';
 import type { TenantCtx } from '../../shared/platform/context';
 import { newId } from '../../shared/platform/ids';
 import type { PageInput } from '../../shared/platform/pagination';
@@ -33,6 +33,7 @@ export async function preview(ctx: TenantCtx, input: { target: string }) {
   const target = parseTarget(input.target, now);
   const plan = classify(await changesSince(ctx.db, auth.tenantId, target, false));
   const actionSteps = await countActionSteps(ctx.db, auth.tenantId, { from: now, to: target });
+  const erased = await erasedSince(ctx.db, auth.tenantId, target);
   const warnings: string[] = [];
   const retentionDays = tiers[auth.tier].limits.audit_retention_days;
   if (now.getTime() - target.getTime() > retentionDays * DAY) {
@@ -46,6 +47,7 @@ export async function preview(ctx: TenantCtx, input: { target: string }) {
     warnings.push(
       `${plan.remove.length} ${plan.remove.length === 1 ? 'memory' : 'memories'} created after the target will be removed. Their history is kept: a rollback to a time after they were created and before this rollback brings them back.`,
     );
+  if (erased) warnings.push(`${erased} ${erased === 1 ? 'memory' : 'memories'} of the target time were erased (POST /v1/erasures) and cannot be restored.`);
   const sideEffects = actionSteps
     ? [
         `${actionSteps} ACTION trace steps after the target may have had external side effects that a rollback does not undo; see POST /v1/compensations/preview.`,
@@ -58,10 +60,11 @@ export async function preview(ctx: TenantCtx, input: { target: string }) {
     artifacts_deleted: plan.remove.length,
     artifacts_restored: plan.restore.length,
     memories_reverted: plan.revert.length,
+    erased,
     size_bytes: size,
     safe_rollback: plan.remove.length === 0 && missing === 0 && actionSteps === 0,
     // Memory warnings matter only when memories would change; side effects of agents always do.
-    warnings: [...(plan.remove.length + plan.restore.length + plan.revert.length ? warnings : []), ...sideEffects],
+    warnings: [...(plan.remove.length + plan.restore.length + plan.revert.length + erased ? warnings : []), ...sideEffects],
   };
 }
 
@@ -92,11 +95,14 @@ export async function rollback(ctx: TenantCtx, input: { target: string }) {
     artifacts_restored: result.restored,
     operations_undone: result.removed,
     memories_reverted: result.reverted,
+    erased: result.erased,
     compensation_plan_id: planId,
     message:
       (changed
         ? `Rolled back to ${target.toISOString()}: ${result.removed} removed, ${result.restored} restored, ${result.reverted} reverted.`
-        : 'Nothing changed since the target; the store already matches it.') + sideEffects,
+        : 'Nothing changed since the target; the store already matches it.') +
+      (result.erased ? ` ${result.erased} erased ${result.erased === 1 ? 'memory' : 'memories'} of that time stay erased.` : '') +
+      sideEffects,
   };
 }
 

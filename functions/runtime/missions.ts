@@ -174,7 +174,7 @@ export async function rollbackMission(
   if (input.revertMemories) {
     const rollbackId = newId('rollback');
     const counts = await rollbackMemories(work, { rollbackId, target: checkpoint.createdAt, agentId: mission.agentId, meta: { scope: 'agent', ...facts } });
-    memory = { rollback_id: rollbackId, ...counts };
+    memory = { rollback_id: rollbackId, removed: counts.removed, restored: counts.restored, reverted: counts.reverted };
   }
   const reverted = memory ? memory.removed + memory.restored + memory.reverted : 0;
   const summary = { ...facts, checkpoints_discarded: discarded, memories_reverted: reverted, rollback_id: memory?.rollback_id ?? null };

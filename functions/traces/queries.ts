@@ -2,7 +2,6 @@ import { and, asc, count, desc, eq, gt, lt, type SQL } from 'drizzle-orm';
 import { traces, traceSigningKeys, traceSteps } from '../../schema';
 import type { DbOrTx } from '../../shared/platform/db';
 import type { PageInput } from '../../shared/platform/pagination';
-import type { SigningKey } from '../../shared/platform/trace-signing';
 
 export type TraceRow = typeof traces.$inferSelect;
 export type StepRow = typeof traceSteps.$inferSelect;
@@ -105,11 +104,6 @@ export async function stepHashes(db: DbOrTx, tenantId: string, traceId: string) 
     .from(traceSteps)
     .where(and(eq(traceSteps.tenantId, tenantId), eq(traceSteps.traceId, traceId)))
     .orderBy(asc(traceSteps.stepIndex));
-}
-
-/** Keeps the public half of a key that signs, once, so its traces verify after it is rotated out. */
-export async function registerKey(db: DbOrTx, key: SigningKey, algorithm: string, at: Date) {
-  await db.insert(traceSigningKeys).values({ keyId: key.keyId, publicKey: key.publicKeyPem, algorithm, firstUsedAt: at }).onConflictDoNothing();
 }
 
 export async function publicKeyOf(db: DbOrTx, keyId: string): Promise<string | null> {

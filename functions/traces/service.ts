@@ -4,6 +4,7 @@ import { AppError, conflict, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import { actingAgent } from '../../shared/platform/scopes';
 import type { PageInput } from '../../shared/platform/pagination';
+import { registerKey } from '../../shared/platform/signing-keys';
 import { SIGNATURE_ALGORITHM, type SigningKey } from '../../shared/platform/trace-signing';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import { chainHash, digestOf, EMPTY_ROOT, integrityHash } from './hashing';
@@ -103,7 +104,7 @@ async function seal(work: Work<Ctx>, trace: q.TraceRow, status: SealStatus, key:
   const { now } = work.ctx;
   const root = trace.lastChainHash ?? EMPTY_ROOT;
   const signature = await key.sign(root);
-  await q.registerKey(work.tx, key, SIGNATURE_ALGORITHM, now);
+  await registerKey(work.tx, key, SIGNATURE_ALGORITHM, now);
   const sealed = await q.sealTrace(work.tx, trace.tenantId, trace.id, {
     status,
     stepCount: trace.stepCount,

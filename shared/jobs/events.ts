@@ -34,6 +34,7 @@ export const EVENT_TYPES = [
   'intervention.recorded',
   'intervention.escalated',
   'intervention.rerouted',
+  'erasure.completed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

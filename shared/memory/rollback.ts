@@ -1,5 +1,6 @@
 import type { TenantCtx } from '../platform/context';
-import type { DbOrTx } from '../platform/db';
+import { sql } from 'drizzle-orm';
+import { type DbOrTx, rows } from '../platform/db';
 import { toUrn } from '../platform/ids';
 import type { Work } from '../platform/unit-of-work';
 import { adjustLiveMemories, spendQuota } from '../platform/usage';
@@ -49,6 +50,20 @@ export async function changesSince(tx: DbOrTx, tenantId: string, target: Date, l
     .filter((c) => (c.current && c.past ? !sameContent(c.current, c.past) : c.current !== c.past));
 }
 
+/**
+ * Memories that lived at `target` and were erased since (table erased_memories, migrations/0034):
+ * no rollback can bring them back, and previews and results say how many.
+ */
+export async function erasedSince(db: DbOrTx, tenantId: string, target: Date): Promise<number> {
+  const [found] = await rows<{ n: number | string }>(
+    db,
+    sql`SELECT count(*) AS n FROM erased_memories
+        WHERE tenant_id = ${tenantId} AND erased_at > ${target.toISOString()}::timestamptz AND lived_from <= ${target.toISOString()}::timestamptz
+          AND (lived_to IS NULL OR lived_to > ${target.toISOString()}::timestamptz)`,
+  );
+  return Number(found?.n ?? 0);
+}
+
 export function classify(changes: Change[]) {
   return {
     remove: changes.filter((c) => c.current && !c.past),
@@ -61,6 +76,8 @@ export interface RollbackCounts {
   removed: number;
   restored: number;
   reverted: number;
+  /** Memories that lived at the target but were erased: not restored. */
+  erased: number;
 }
 
 /**
@@ -136,7 +153,7 @@ export async function rollbackMemories(
     ...mentioned,
   ]);
   if (restorable.length + plan.revert.length) await enqueueVectorIndexing(work);
-  const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length };
+  const counts = { removed: plan.remove.length, restored: restorable.length, reverted: plan.revert.length, erased: await erasedSince(tx, tenantId, target) };
   await work.audit({
     operation: 'rollback',
     resourceType: 'memory_store',

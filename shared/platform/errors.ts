@@ -25,6 +25,11 @@ export const errorCodes = {
     meaning: 'A verification, invitation or share token (or invitation id) is expired, used or unknown.',
     action: 'Ask for a new token or invitation.',
   },
+  CONFIRMATION_MISMATCH: {
+    status: 400,
+    meaning: "DELETE /v1/account with a `confirm` that is not the account's e-mail address; nothing was changed.",
+    action: "Send the account's e-mail address in `confirm`.",
+  },
   TRACE_NOT_COMPLETED: {
     status: 400,
     meaning: 'Verify on a trace that is still active.',

@@ -29,6 +29,7 @@ const prefixes = {
   policy: 'pol',
   eval: 'eval',
   baseline: 'bl',
+  erasure: 'ers',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

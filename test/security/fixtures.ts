@@ -25,7 +25,8 @@ export type IdKind =
   | 'mission'
   | 'checkpoint'
   | 'policy'
-  | 'baseline';
+  | 'baseline'
+  | 'erasure';
 
 const base62 = (n: number) =>
   Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
@@ -50,6 +51,7 @@ export const unknownId: Record<IdKind, () => string> = {
   checkpoint: () => `chk_${base62(22)}`,
   policy: () => `Policy-${base62(12)}`,
   baseline: () => `bl_${base62(22)}`,
+  erasure: () => `ers_${base62(22)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -94,6 +96,7 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     mission,
     checkpoint,
     baseline: (await post('/v1/eval/baselines', { query: 'private query', expected_observation: 'private observation' })).id,
+    erasure: (await post('/v1/erasures', { tags: ['matches-nothing'], reason: 'a receipt of its owner only' })).erasure_id,
     policy: (await post('/v1/control/policies', { name: `Private-${base62(8)}`, rules: [{ match: 'private', severity: 'low' }] })).policy_name,
   };
 }
@@ -134,6 +137,7 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     checkpoint_id: 'checkpoint',
     policy_name: 'policy',
     baseline_id: 'baseline',
+    erasure_id: 'erasure',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {

@@ -1206,6 +1206,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your erasure receipts, newest first
+         * @description Every kept receipt of POST /v1/erasures and DELETE /v1/account, as it was answered (dry runs are not kept). The receipt is signed with the key that signs traces: RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the RFC 8785 (JCS) bytes of the receipt without `signature`; docs/security.md in the repository verifies one with openssl.
+         */
+        get: operations["erasures.list"];
+        put?: never;
+        /**
+         * Erase memories everywhere engram keeps them
+         * @description Selects your memories, live, deleted or expired, by `memory_ids`, `agent_id`, `tags` (any of), `space_id` and `before` (created before), all given ones together (`space_id` must name a space of yours, else 404), plus the Cortex insights drawn from them, and erases their content from every place engram keeps it: rows, history, replay, search postings, links, knowledge links, stream events, queued jobs and idempotent replays. The audit chain keeps its entries (ids, hashes) and verifies; one `erasure.completed` entry and event record the erasure. Afterwards the memories are 404, replay leaves them out and a rollback cannot bring them back. A selector that matches nothing answers a receipt with zero counts. The receipt is signed with the key that signs traces: RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the RFC 8785 (JCS) bytes of the receipt without `signature`; docs/security.md in the repository verifies one with openssl. With `dry_run` nothing is written and the receipt is not kept.
+         */
+        post: operations["erasures.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/erasures/{erasure_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One erasure receipt
+         * @description The receipt is signed with the key that signs traces: RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the RFC 8785 (JCS) bytes of the receipt without `signature`; docs/security.md in the repository verifies one with openssl.
+         */
+        get: operations["erasures.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete the account and erase all its data
+         * @description `confirm` must be the account's e-mail address (else 400 and nothing happens); only an unrestricted key may do it (403 FORBIDDEN). Erases every memory as POST /v1/erasures does, deletes the rest of the account's data (spaces, shares, knowledge graph, policies, agents, missions, actions, webhooks, traces, evals, teams it owns), keeps the audit chain and the erasure receipts, and revokes every key, this one included, in the same transaction: the answer is the last call the key makes. The receipt is signed with the key that signs traces: RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the RFC 8785 (JCS) bytes of the receipt without `signature`; docs/security.md in the repository verifies one with openssl.
+         */
+        delete: operations["erasures.account"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/compensations/preview": {
         parameters: {
             query?: never;
@@ -2448,7 +2512,7 @@ export interface components {
              * @example VALIDATION_ERROR
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_TOKEN" | "TRACE_NOT_COMPLETED" | "svc_ram.v1.control.invalid_policy" | "control.invalid_decision" | "svc_ram.v1.control.invalid_violations_param" | "UNAUTHORIZED" | "FORBIDDEN" | "OWNER_ONLY" | "FEATURE_NOT_AVAILABLE" | "TIER_REQUIRED" | "BLOCKED" | "svc_ram.v1.tier.feature_required" | "svc_ram.v1.tier.limit_exceeded" | "svc_ram.v1.control.cannot_delete_builtin" | "svc_ram.v1.experimental.disabled" | "NOT_FOUND" | "svc_ram.v1.control.policy_not_found" | "svc_ram.v1.control.approval_not_found" | "actions.not_found" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "svc_ram.v1.control.approval_already_decided" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_RANGE" | "GATE_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "REQUIRES_POSTGRES" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_TOKEN" | "CONFIRMATION_MISMATCH" | "TRACE_NOT_COMPLETED" | "svc_ram.v1.control.invalid_policy" | "control.invalid_decision" | "svc_ram.v1.control.invalid_violations_param" | "UNAUTHORIZED" | "FORBIDDEN" | "OWNER_ONLY" | "FEATURE_NOT_AVAILABLE" | "TIER_REQUIRED" | "BLOCKED" | "svc_ram.v1.tier.feature_required" | "svc_ram.v1.tier.limit_exceeded" | "svc_ram.v1.control.cannot_delete_builtin" | "svc_ram.v1.experimental.disabled" | "NOT_FOUND" | "svc_ram.v1.control.policy_not_found" | "svc_ram.v1.control.approval_not_found" | "actions.not_found" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "svc_ram.v1.control.approval_already_decided" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_RANGE" | "GATE_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "REQUIRES_POSTGRES" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
             /** @example 400 */
             status: number;
             /** @example importance: Too big: expected number to be <=10 */
@@ -3501,13 +3565,13 @@ export interface components {
              */
             url: string;
             /**
-             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted
+             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed
              * @example [
              *       "memory.created",
              *       "rollback.completed"
              *     ]
              */
-            events: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted")[];
+            events: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted" | "erasure.completed")[];
             /**
              * @description At most 200 characters
              * @example Sync to the CRM
@@ -3545,13 +3609,13 @@ export interface components {
              */
             url?: string;
             /**
-             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted
+             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed
              * @example [
              *       "memory.created",
              *       "rollback.completed"
              *     ]
              */
-            events?: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted")[];
+            events?: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted" | "erasure.completed")[];
             /** @description false pauses deliveries; true resumes them */
             active?: boolean;
             /**
@@ -4309,6 +4373,8 @@ export interface components {
             operations_undone: number;
             /** @description Memories changed after the target, restored to their state at it */
             memories_reverted: number;
+            /** @description Memories that lived at the target but were erased since (POST /v1/erasures): not restored */
+            erased: number;
             /**
              * @description When ACTION trace steps lie after the target (Pro+): the compensation plan listing them (GET /v1/compensations/{id}); else null
              * @example null
@@ -4338,6 +4404,8 @@ export interface components {
             artifacts_deleted: number;
             artifacts_restored: number;
             memories_reverted: number;
+            /** @description Memories that lived at the target but were erased since: a rollback cannot restore them */
+            erased: number;
             /** @description UTF-8 bytes of the observations that would change */
             size_bytes: number;
             /** @description False when memories would be removed or lost, or ACTION trace steps after the target may have had side effects */
@@ -4371,6 +4439,169 @@ export interface components {
             limit: number;
             /** @example 0 */
             offset: number;
+        };
+        /**
+         * @example {
+         *       "erasure_id": "ers_4f9Qw2b8Zr1LmT0aXcVe3K",
+         *       "erased_at": "2026-11-22T10:00:00.000Z",
+         *       "reason": "GDPR Art. 17 request #8812",
+         *       "dry_run": false,
+         *       "selector": {
+         *         "tags": [
+         *           "customer:42"
+         *         ]
+         *       },
+         *       "memory_ids": [
+         *         "urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f"
+         *       ],
+         *       "counts": {
+         *         "memories": 1,
+         *         "events": 3,
+         *         "states": 0,
+         *         "state_vectors": 0,
+         *         "edge_states": 0,
+         *         "links": 0,
+         *         "postings": 0,
+         *         "entity_links": 0,
+         *         "triples_unlinked": 0,
+         *         "neighbours": 0,
+         *         "stream_events": 0,
+         *         "deliveries": 0,
+         *         "jobs": 0,
+         *         "idempotency_records": 0,
+         *         "eval_baselines": 0
+         *       },
+         *       "audit_seq": 42,
+         *       "chain_head": "9f2c4b7e1a0d5c3b8e6f4a2d1c0b9e8f7a6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b",
+         *       "signature": "MEUCIQ…base64…",
+         *       "signature_algorithm": "RSA-PSS-SHA256",
+         *       "key_id": "97f707696ccc498d959d06ced1373c596a3bbeeef463abd172d6fc76b9d6c3da"
+         *     }
+         */
+        ErasureReceipt: {
+            /** @example ers_4f9Qw2b8Zr1LmT0aXcVe3K */
+            erasure_id: string;
+            erased_at: string;
+            reason: string;
+            dry_run: boolean;
+            /** @description The selector as understood (`account: true` for DELETE /v1/account) */
+            selector: {
+                memory_ids?: string[];
+                /** @example billing-agent */
+                agent_id?: string;
+                /**
+                 * @example [
+                 *       "preferences",
+                 *       "billing"
+                 *     ]
+                 */
+                tags?: string[];
+                /** @example urn:uuid:01935f60-1a2b-7c3d-8e4f-5a6b7c8d9e01 */
+                space_id?: string;
+                before?: string;
+                account?: boolean;
+            };
+            /** @description Every memory erased (urn:uuid), including Cortex insights drawn from them */
+            memory_ids: string[];
+            counts: components["schemas"]["ErasureCounts"];
+            /** @description The `erasure.completed` audit entry (null on a dry run) */
+            audit_seq: number | null;
+            /** @description Its entry hash, the audit chain head after the erasure (null on a dry run) */
+            chain_head: string | null;
+            /** @description Base64 RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) over the JCS bytes of this receipt without `signature` */
+            signature: string;
+            /** @enum {string} */
+            signature_algorithm: "RSA-PSS-SHA256";
+            /**
+             * @description The trace signing key (GET /v1/traces/public-key)
+             * @example key_5hG2mQ9rT1xVb8Lc0Zp4Wd
+             */
+            key_id: string;
+        };
+        /** @description What was erased, per place engram keeps memory content (docs/security.md#erasure) */
+        ErasureCounts: {
+            memories: number;
+            events: number;
+            states: number;
+            state_vectors: number;
+            edge_states: number;
+            links: number;
+            postings: number;
+            entity_links: number;
+            triples_unlinked: number;
+            neighbours: number;
+            stream_events: number;
+            deliveries: number;
+            jobs: number;
+            idempotency_records: number;
+            eval_baselines: number;
+        };
+        /**
+         * @example {
+         *       "tags": [
+         *         "customer:42"
+         *       ],
+         *       "reason": "GDPR Art. 17 request #8812"
+         *     }
+         */
+        ErasureRequest: {
+            /** @description At most 1000 memories, live, deleted or expired */
+            memory_ids?: string[];
+            /**
+             * @description Memories this agent stored
+             * @example support-bot
+             */
+            agent_id?: string;
+            /**
+             * @description Memories with any of these tags
+             * @example [
+             *       "customer:42"
+             *     ]
+             */
+            tags?: string[];
+            /**
+             * @description Memories of this space
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            space_id?: string;
+            /**
+             * @description Memories created before this time
+             * @example 2026-11-22T10:00:00Z
+             */
+            before?: string;
+            /**
+             * @description Why (kept in the receipt)
+             * @example GDPR Art. 17 request #8812
+             */
+            reason: string;
+            /**
+             * @description Count what would be erased; write nothing (the receipt is signed but not kept)
+             * @default false
+             */
+            dry_run?: boolean;
+        };
+        ErasureList: {
+            erasures: components["schemas"]["ErasureReceipt"][];
+            /** @example 42 */
+            total: number;
+            /** @description More items after this page */
+            has_more: boolean;
+            /** @example 20 */
+            limit: number;
+            /** @example 0 */
+            offset: number;
+        };
+        /**
+         * @example {
+         *       "confirm": "ada@example.com"
+         *     }
+         */
+        AccountDeleteRequest: {
+            /**
+             * @description The account's e-mail address
+             * @example ada@example.com
+             */
+            confirm: string;
         };
         CompensationPlan: {
             /** @example comp_4f9Qw2b8Zr1LmT0aXcVe3K */
@@ -13092,6 +13323,384 @@ export interface operations {
             };
         };
     };
+    "erasures.list": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of receipts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureList"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "erasures.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: 1 to 255 visible ASCII characters, unique per operation. The first response (status and body) is kept for 24 hours per tenant and key; a repeat with the same method, path, query and body replays it with `Idempotent-Replayed: true` without doing the work again; a repeat with a different request is 422 VALIDATION_ERROR; a repeat while the first is still running waits for it or answers 409 CONFLICT with `Idempotency-Status: in-progress` and Retry-After (the one 409 to retry as it is). Error responses are not kept (nothing was written), so a retry after one runs again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ErasureRequest"];
+            };
+        };
+        responses: {
+            /** @description The signed receipt */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureReceipt"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown resource (NOT_FOUND). Codes: `NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (PAYLOAD_TOO_LARGE). Codes: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "erasures.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The erasure */
+                erasure_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed receipt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureReceipt"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown resource (NOT_FOUND). Codes: `NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "erasures.account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountDeleteRequest"];
+            };
+        };
+        responses: {
+            /** @description The signed receipt of the account erasure */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureReceipt"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (PAYLOAD_TOO_LARGE). Codes: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "compensations.preview": {
         parameters: {
             query?: never;
@@ -19214,7 +19823,7 @@ export interface operations {
     "events.stream": {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive, any of memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted; all when absent */
+                /** @description Comma-separated event types to receive, any of memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed; all when absent */
                 types?: string;
                 /** @description Resume after this event, for clients that cannot send the `Last-Event-ID` header; the header wins when both are sent (an EventSource reconnecting keeps the URL and sends the header). `0`: every event still stored */
                 last_event_id?: string;
