@@ -2,6 +2,7 @@ import actions from './actions';
 import admin from './admin';
 import audit from './audit';
 import compensations from './compensations';
+import consoleFamily from './console/family';
 import cortex from './cortex';
 import evals from './eval';
 import events from './events';
@@ -49,4 +50,5 @@ export const families = [
   usage,
   admin,
   internal,
+  consoleFamily,
 ];

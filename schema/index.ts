@@ -13,3 +13,4 @@ export * from './runtime';
 export * from './policies';
 export * from './eval';
 export * from './cortex';
+export * from './console';
