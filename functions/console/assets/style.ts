@@ -21,7 +21,7 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
 .top nav a { display: block; padding: .4rem .75rem; border-radius: 6px; text-decoration: none; color: var(--muted); }
 .top nav a[aria-current="page"] { background: var(--bg); color: var(--text); font-weight: 600; }
 .top .who { margin-left: auto; display: flex; align-items: center; gap: .75rem; color: var(--muted); font-size: .9rem; }
-main { max-width: 62rem; margin: 0 auto; padding: 2rem; }
+main { max-width: 72rem; margin: 0 auto; padding: 2rem; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; } h2 { font-size: 1.1rem; margin: 0; }
 .lead { color: var(--muted); margin: 0 0 1.5rem; }
 .panel, .card { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1.25rem 1.5rem; margin-bottom: 1rem; }
@@ -56,6 +56,7 @@ button.link { background: none; border: none; color: var(--muted); padding: .3re
 .empty { text-align: center; color: var(--muted); padding: 2.5rem 1rem; }
 table { width: 100%; border-collapse: collapse; background: var(--panel); font-size: .92rem; }
 th, td { text-align: left; padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+td.mono { font-size: .82rem; } td.when { white-space: nowrap; }
 th { color: var(--muted); font-weight: 600; font-size: .85rem; }
 .table-wrap { border: 1px solid var(--line); border-radius: var(--radius); overflow-x: auto; box-shadow: var(--shadow); margin-bottom: 1rem; }
 .signin { max-width: 26rem; margin: 4rem auto; }

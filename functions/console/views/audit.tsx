@@ -87,7 +87,7 @@ export function AuditPage(props: { viewer: Viewer; listed: Listed; filters: Reco
             {listed.entries.map((e) => (
               <tr>
                 <td>{e.seq}</td>
-                <td>{when(e.timestamp)}</td>
+                <td class="when">{when(e.timestamp)}</td>
                 <td>
                   <code>{e.source_operation}</code>
                 </td>
