@@ -136,6 +136,23 @@ describe('console sessions', () => {
     expect(exported.headers.get('content-type')).toContain('text/csv');
   });
 
+  it('a rollback is previewed, refused without the phrase, and run with it', async () => {
+    const kept = await engine.request('POST', '/v1/memories', { key: owner.key, body: { observation: 'The user prefers invoices in EUR.' } });
+    engine.clock.advance(1_000);
+    const target = engine.clock.now().toISOString();
+    engine.clock.advance(1_000);
+    const wrong = await engine.request('POST', '/v1/memories', { key: owner.key, body: { observation: 'The user prefers invoices in USD.' } });
+    const preview = await (await visitor.get(`/console/rollback/preview?target=${encodeURIComponent(target)}`)).text();
+    expect(preview).toContain('1 memories created after it');
+    const unconfirmed = await visitor.post('/console/rollback', { _csrf: visitor.csrf, target, confirmation: 'rollback' });
+    expect(unconfirmed.status).toBe(400);
+    expect((await engine.request('GET', `/v1/memories/${wrong.body.uuid}`, { key: owner.key })).status).toBe(200);
+    const done = await visitor.post('/console/rollback', { _csrf: visitor.csrf, target, confirmation: 'ROLLBACK' });
+    expect(await done.text()).toContain('1 removed');
+    expect((await engine.request('GET', `/v1/memories/${wrong.body.uuid}`, { key: owner.key })).status).toBe(404);
+    expect((await engine.request('GET', `/v1/memories/${kept.body.uuid}`, { key: owner.key })).status).toBe(200);
+  });
+
   it('sign-out ends the session', async () => {
     const mine = await signIn(fetchApp, owner.key);
     const out = await mine.post('/console/sign-out', { _csrf: mine.csrf });

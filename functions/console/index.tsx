@@ -9,6 +9,7 @@ import { HOUR } from '../../shared/platform/time';
 import { ASSETS_PATH, assetByName } from './assets';
 import { type ConsoleContext, type ConsoleEnv, formOf, fromHtmx, requireCsrf, requireSession, SIGN_IN_PATH, securityHeaders } from './http';
 import { audit, auditExport, auditVerifyPage, decide, inbox, inboxStream } from './pages';
+import { rollbackPage, rollbackPreview, rollbackRun } from './rollback-pages';
 import { endSession, sessionOf, startSession } from './session';
 import { Notice } from './views/layout';
 import { ProblemPage, SignInPage } from './views/signin';
@@ -96,6 +97,9 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   page('GET', '/console/audit', (c) => audit(c)),
   page('POST', '/console/audit/verify', auditVerifyPage),
   page('GET', '/console/audit/export', auditExport),
+  page('GET', '/console/rollback', rollbackPage),
+  page('GET', '/console/rollback/preview', rollbackPreview),
+  page('POST', '/console/rollback', rollbackRun),
 ];
 
 /** A refusal as a page (or, for htmx, a fragment it swaps in); a missing or ended session goes to sign-in. */

@@ -119,6 +119,26 @@ describe('the console in a browser', () => {
     await shot(a.page, '04-audit-verified');
   });
 
+  it('a rollback previewed and confirmed removes a memory stored after the chosen time', async () => {
+    await api(keys.a, 'POST', '/v1/memories', { observation: 'The staging database is called pg-staging-2.' });
+    await new Promise((r) => setTimeout(r, 1_100));
+    const target = (await api(keys.a, 'GET', '/v1/context/now')).server_time_utc as string;
+    await new Promise((r) => setTimeout(r, 1_100));
+    const wrong = await api(keys.a, 'POST', '/v1/memories', { observation: 'The staging database is called pg-prod-1.' });
+    await a.page.getByRole('link', { name: 'Rollback' }).click();
+    await a.page.getByLabel('Roll back to').fill(target);
+    await a.page.getByRole('button', { name: 'Preview' }).click();
+    await expect(a.page.locator('#preview-title').textContent()).resolves.toContain('What a rollback to');
+    await expect(a.page.locator('dl.facts').textContent()).resolves.toContain('1 memories created after it');
+    await shot(a.page, '05-rollback-preview');
+    await a.page.getByLabel('Type ROLLBACK to confirm').fill('ROLLBACK');
+    await a.page.getByRole('button', { name: 'Roll back' }).click();
+    await expect(a.page.getByRole('status').first().textContent()).resolves.toContain('1 removed');
+    await shot(a.page, '06-rollback-done');
+    const gone = await fetch(`${server.base}/v1/memories/${wrong.uuid}`, { headers: { authorization: `Bearer ${keys.a}` } });
+    expect(gone.status).toBe(404);
+  });
+
   it('a form post without the CSRF token is refused', async () => {
     const res = await a.context.request.post(`${server.base}/console/approvals/${actionId}/decision`, { form: { decision: 'deny' }, maxRedirects: 0 });
     expect(res.status()).toBe(403);
@@ -130,7 +150,7 @@ describe('the console in a browser', () => {
     expect(await b.page.content()).not.toContain(actionId);
     await b.page.goto(`${server.base}/console/audit`);
     expect(await b.page.content()).not.toContain(actionId);
-    await shot(b.page, '05-other-tenant-audit');
+    await shot(b.page, '09-other-tenant-audit');
     await b.context.close();
   });
 

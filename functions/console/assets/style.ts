@@ -24,6 +24,7 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
 main { max-width: 72rem; margin: 0 auto; padding: 2rem; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; } h2 { font-size: 1.1rem; margin: 0; }
 .lead { color: var(--muted); margin: 0 0 1.5rem; }
+.panel h2 { margin-bottom: .75rem; } main > h2 { margin: 2rem 0 .75rem; }
 .panel, .card { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1.25rem 1.5rem; margin-bottom: 1rem; }
 .card header { display: flex; align-items: baseline; gap: .75rem; flex-wrap: wrap; margin-bottom: .75rem; }
 .card h2 code { font-size: 1.05rem; }

@@ -6,6 +6,7 @@ import { assetUrls } from '../assets';
 export const NAV = [
   { href: '/console/approvals', label: 'Approvals' },
   { href: '/console/audit', label: 'Audit' },
+  { href: '/console/rollback', label: 'Rollback' },
 ] as const;
 
 const HTMX_CONFIG = JSON.stringify({ includeIndicatorStyles: false, allowEval: false, allowScriptTags: false, selfRequestsOnly: true });
