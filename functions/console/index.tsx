@@ -11,6 +11,7 @@ import { type ConsoleContext, type ConsoleEnv, formOf, fromHtmx, requireCsrf, re
 import { audit, auditExport, auditVerifyPage, decide, inbox, inboxStream } from './pages';
 import { rollbackPage, rollbackPreview, rollbackRun } from './rollback-pages';
 import { endSession, sessionOf, startSession } from './session';
+import { tracePage, tracesPage } from './trace-pages';
 import { Notice } from './views/layout';
 import { ProblemPage, SignInPage } from './views/signin';
 
@@ -100,6 +101,8 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   page('GET', '/console/rollback', rollbackPage),
   page('GET', '/console/rollback/preview', rollbackPreview),
   page('POST', '/console/rollback', rollbackRun),
+  page('GET', '/console/traces', tracesPage),
+  page('GET', '/console/traces/:trace_id', tracePage, ['trace_id']),
 ];
 
 /** A refusal as a page (or, for htmx, a fragment it swaps in); a missing or ended session goes to sign-in. */

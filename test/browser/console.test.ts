@@ -139,6 +139,22 @@ describe('the console in a browser', () => {
     expect(gone.status).toBe(404);
   });
 
+  it("a trace's signature is verified in the browser", async () => {
+    const trace = await api(keys.a, 'POST', '/v1/traces', { agent_id: 'refund-bot', description: 'Refund order 42' });
+    const traceId = trace.trace_id as string;
+    await api(keys.a, 'POST', `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'The customer was charged twice.' });
+    await api(keys.a, 'POST', `/v1/traces/${traceId}/steps`, { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}' });
+    expect((await api(keys.a, 'POST', `/v1/traces/${traceId}/complete`)).status).toBe('completed');
+    await a.page.getByRole('link', { name: 'Traces' }).click();
+    await a.page.getByRole('link', { name: 'Refund order 42' }).click();
+    await a.page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await a.page.waitForFunction(() => !/^(Checking|)$/.test(document.querySelector('#verify-result')?.textContent ?? ''), null, { timeout: 10_000 });
+    expect(await a.page.locator('#verify-result').textContent()).toMatch(/^Signature valid/);
+    await shot(a.page, '07-trace-verified');
+    await a.page.goto(`${server.base}/console/traces`);
+    await shot(a.page, '08-traces');
+  });
+
   it('a form post without the CSRF token is refused', async () => {
     const res = await a.context.request.post(`${server.base}/console/approvals/${actionId}/decision`, { form: { decision: 'deny' }, maxRedirects: 0 });
     expect(res.status()).toBe(403);

@@ -7,6 +7,7 @@ export const NAV = [
   { href: '/console/approvals', label: 'Approvals' },
   { href: '/console/audit', label: 'Audit' },
   { href: '/console/rollback', label: 'Rollback' },
+  { href: '/console/traces', label: 'Traces' },
 ] as const;
 
 const HTMX_CONFIG = JSON.stringify({ includeIndicatorStyles: false, allowEval: false, allowScriptTags: false, selfRequestsOnly: true });
