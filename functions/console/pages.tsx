@@ -1,6 +1,5 @@
 /** @jsxImportSource hono/jsx */
 import { streamSSE } from 'hono/streaming';
-import * as insights from '../actions/insights';
 import { DecisionBody } from '../actions/schemas';
 import * as actions from '../actions/service';
 import { list as auditList } from '../audit/service';
@@ -9,13 +8,14 @@ import { ListQuery, ExportQuery } from '../audit/schemas';
 import { verify as auditVerify } from '../audit/verify';
 import * as events from '../events/service';
 import { runStream } from '../events/stream';
-import { ctxOf, tenantCtx, type TenantCtx } from '../../shared/platform/context';
+import { ctxOf } from '../../shared/platform/context';
 import { download } from '../../shared/platform/download';
 import { AppError } from '../../shared/platform/errors';
 import { hasFeature, requireFeature } from '../../shared/platform/tiers';
 import { type ConsoleContext, formOf, fromHtmx } from './http';
 import { AuditPage } from './views/audit';
-import { ApprovalCard, type Explained, INBOX_STATES, InboxPage, type InboxStatus } from './views/inbox';
+import { cardFor, cardsIn } from './cards';
+import { ApprovalCard, INBOX_STATES, InboxPage, type InboxStatus } from './views/inbox';
 import type { Viewer } from './views/layout';
 
 const INBOX_PAGE = 25;
@@ -38,10 +38,9 @@ export async function inbox(c: ConsoleContext, refusals?: Map<string, string>, s
   const wanted = c.req.query('status');
   const state: InboxStatus = INBOX_STATES.find((s) => s.status === wanted)?.status ?? 'pending_review';
   const t = ctx(c);
-  const queue = await actions.approvalQueue(t, { status: state, limit: INBOX_PAGE, offset: 0, scope: 'own' });
-  const items = await Promise.all(queue.approvals.map((a) => insights.explain(t, { actionId: a.approval_id })));
+  const { cards, total } = await cardsIn(t, state, INBOX_PAGE);
   return c.html(
-    <InboxPage viewer={viewerOf(c)} status={state} items={items} total={queue.total} live={hasFeature(t.tier, 'webhooks')} refusals={refusals} />,
+    <InboxPage viewer={viewerOf(c)} status={state} items={cards} total={total} live={hasFeature(t.tier, 'webhooks')} refusals={refusals} />,
     status as 200,
   );
 }
@@ -73,8 +72,7 @@ export async function decide(c: ConsoleContext) {
     if (status === 404) throw err;
   }
   if (fromHtmx(c)) {
-    const fresh = tenantCtx({ ...t, now: t.services.clock.now() }, t.auth);
-    const item = await insights.explain(fresh, { actionId: approvalId });
+    const item = await cardFor(t, approvalId);
     return c.html(<ApprovalCard item={item} csrfToken={c.get('session').csrfToken} refusal={refusal} outcome={outcome} />);
   }
   if (refusal) return inbox(c, new Map([[approvalId, refusal]]), status);
@@ -97,8 +95,7 @@ export async function inboxStream(c: ConsoleContext) {
           const data = /^data: (.*)$/m.exec(block)?.[1];
           if (!data) continue;
           const actionId = (JSON.parse(data) as { data: { action_id: string } }).data.action_id;
-          const now: TenantCtx = tenantCtx({ ...t, now: t.services.clock.now() }, t.auth);
-          const item: Explained = await insights.explain(now, { actionId });
+          const item = await cardFor(t, actionId);
           await sse.writeSSE({ event: 'pending', data: String(<ApprovalCard item={item} csrfToken={csrfToken} />) });
         }
       },

@@ -1,9 +1,7 @@
 /** @jsxImportSource hono/jsx */
-import type { explain } from '../../actions/insights';
 import { CONFIRMATION_PHRASE, isDestructive, SOLO_DELAY_MS } from '../../../shared/control/decide';
+import type { Card } from '../cards';
 import { CsrfField, Layout, Notice, type Viewer } from './layout';
-
-export type Explained = Awaited<ReturnType<typeof explain>>;
 
 export const INBOX_STATES = [
   { status: 'pending_review', label: 'Pending' },
@@ -21,12 +19,12 @@ const WHO_DECIDES: Record<string, string> = {
 };
 
 /** One action waiting for (or past) a decision: what, why it was held, by whom, and the decision form. */
-export function ApprovalCard(props: { item: Explained; csrfToken: string; refusal?: string; outcome?: string }) {
+export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: string; outcome?: string }) {
   const { item } = props;
-  const mode = item.approval?.approval_mode ?? 'solo';
+  const mode = item.approval_mode;
   const violation = item.policy_result.violations?.[0];
-  const approvals = item.approval?.decisions.filter((d) => d.decision === 'approve').length ?? 0;
-  const required = item.approval?.approvals_required ?? 1;
+  const approvals = item.approvals;
+  const required = item.approvals_required;
   const pending = item.status === 'pending_review';
   const destructive = mode === 'solo' && isDestructive(item);
   const decidableAt = new Date(Date.parse(item.submitted_at) + SOLO_DELAY_MS).toISOString();
@@ -63,10 +61,10 @@ export function ApprovalCard(props: { item: Explained; csrfToken: string; refusa
         </dd>
         <dt>Who decides</dt>
         <dd>{WHO_DECIDES[mode]}</dd>
-        {item.approval?.reason ? (
+        {item.reason ? (
           <>
             <dt>Reason</dt>
-            <dd>{item.approval.reason}</dd>
+            <dd>{item.reason}</dd>
           </>
         ) : null}
       </dl>
@@ -120,7 +118,7 @@ export function ApprovalCard(props: { item: Explained; csrfToken: string; refusa
 }
 
 /** The inbox: one status at a time (pending first), new pending actions arriving over SSE. */
-export function InboxPage(props: { viewer: Viewer; status: InboxStatus; items: Explained[]; total: number; live: boolean; refusals?: Map<string, string> }) {
+export function InboxPage(props: { viewer: Viewer; status: InboxStatus; items: Card[]; total: number; live: boolean; refusals?: Map<string, string> }) {
   const pending = props.status === 'pending_review';
   return (
     <Layout title="Approvals" current="/console/approvals" viewer={props.viewer}>
