@@ -180,6 +180,12 @@ describe('console sessions', () => {
     expect(csrfIn(await (await visitor.get('/console/approvals')).text())).toBe(visitor.csrf);
   });
 
+  it('the overview shows the quotas and the service health', async () => {
+    const page = await (await visitor.get('/console/overview')).text();
+    expect(page).toContain('API calls this month');
+    expect(page).toMatch(/Service health <span class="badge (ok|bad)">(healthy|degraded)/);
+  });
+
   it('/ links to the console', async () => {
     expect((await engine.request('GET', '/')).body).toMatchObject({ console: '/console' });
   });

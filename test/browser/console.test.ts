@@ -153,6 +153,9 @@ describe('the console in a browser', () => {
     await shot(a.page, '07-trace-verified');
     await a.page.goto(`${server.base}/console/traces`);
     await shot(a.page, '08-traces');
+    await a.page.getByRole('link', { name: 'Overview' }).click();
+    await a.page.waitForURL('**/console/overview');
+    await shot(a.page, '10-overview');
   });
 
   it('a form post without the CSRF token is refused', async () => {

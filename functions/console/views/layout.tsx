@@ -8,6 +8,7 @@ export const NAV = [
   { href: '/console/audit', label: 'Audit' },
   { href: '/console/rollback', label: 'Rollback' },
   { href: '/console/traces', label: 'Traces' },
+  { href: '/console/overview', label: 'Overview' },
 ] as const;
 
 const HTMX_CONFIG = JSON.stringify({ includeIndicatorStyles: false, allowEval: false, allowScriptTags: false, selfRequestsOnly: true });
