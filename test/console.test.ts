@@ -36,6 +36,11 @@ describe('console sessions', () => {
     expect(res.headers.get('location')).toBe('/console/sign-in');
   });
 
+  it('htmx without a session is sent to sign-in by its own redirect header', async () => {
+    const res = await engine.app.request('/console/approvals', { headers: { 'hx-request': 'true' } });
+    expect(res.headers.get('hx-redirect')).toBe('/console/sign-in');
+  });
+
   it('the cookie is HttpOnly, SameSite=Strict, Path=/console, and Secure except on loopback http', async () => {
     const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `api_key=${owner.key}` };
     const loopback = (await engine.app.request('http://127.0.0.1/console/sign-in', form)).headers.get('set-cookie')!;

@@ -32,7 +32,7 @@ export const securityHeaders: MiddlewareHandler<ConsoleEnv> = async (c, next) =>
  */
 export const requireSession: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
   const session = await sessionOf(c as never);
-  if (!session) return c.redirect(SIGN_IN_PATH, 303);
+  if (!session) return toSignIn(c, SIGN_IN_PATH);
   let admitted = false;
   try {
     await admitKeyHash(
@@ -47,9 +47,15 @@ export const requireSession: MiddlewareHandler<ConsoleEnv> = async (c, next) => 
   } catch (err) {
     if (admitted || !(err instanceof AppError) || err.status !== 401) throw err;
     await endSession(c as never, session.idHash);
-    return c.redirect(`${SIGN_IN_PATH}?ended=key`, 303);
+    return toSignIn(c, `${SIGN_IN_PATH}?ended=key`);
   }
 };
+
+/** To the sign-in page: a redirect, or for htmx (which would swap the page into a card) its own redirect header. */
+function toSignIn(c: ConsoleContext, location: string) {
+  if (fromHtmx(c)) return c.body(null, 200, { 'HX-Redirect': location });
+  return c.redirect(location, 303);
+}
 
 /** A form post carries the session's CSRF token (compared in constant time), or is refused 403. */
 export const requireCsrf: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
