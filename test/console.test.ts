@@ -131,6 +131,27 @@ describe('console sessions', () => {
     expect(inbox).not.toContain(id);
   });
 
+  it("a team member reviews and approves a teammate's action from the Team reviews tab", async () => {
+    const [lead, member] = [await engine.newTenant('pro'), await engine.newTenant('pro')];
+    const team = await engine.request('POST', '/v1/teams', { key: lead.key, body: { name: 'Reviewers' } });
+    const invited = await engine.request('POST', `/v1/teams/${team.body.team_id}/invite`, { key: lead.key, body: { email: member.email } });
+    expect((await engine.request('POST', '/v1/teams/join', { key: member.key, body: { invitation_id: invited.body.invitation_id } })).status).toBe(200);
+    expect((await engine.request('PUT', '/v1/control/settings', { key: lead.key, body: { approval_mode: 'team' } })).status).toBe(200);
+    const id = await submit(lead);
+    const reviewer = await signIn(fetchApp, member.key);
+    const tab = await (await reviewer.get('/console/approvals?status=team')).text();
+    expect(tab).toContain(`card-${id}`);
+    expect(tab).toContain('1 waiting for your review');
+    const approved = await reviewer.post(
+      `/console/approvals/${id}/decision`,
+      { _csrf: reviewer.csrf, decision: 'approve', confirmation: 'ROLLBACK' },
+      { 'hx-request': 'true' },
+    );
+    expect(await approved.text()).toContain('Approved: approved (1 of 1)');
+    // Its own tab shows nothing of the teammate's.
+    expect(await (await reviewer.get('/console/approvals?status=approved')).text()).not.toContain(id);
+  });
+
   it('the audit page lists the trail and verifies the chain', async () => {
     const page = await (await visitor.get('/console/audit')).text();
     expect(page).toContain('action.approved');

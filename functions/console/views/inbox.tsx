@@ -9,6 +9,7 @@ export const INBOX_STATES = [
   { status: 'denied', label: 'Denied' },
   { status: 'executed', label: 'Executed' },
   { status: 'failed', label: 'Failed' },
+  { status: 'team', label: 'Team reviews' },
 ] as const;
 export type InboxStatus = (typeof INBOX_STATES)[number]['status'];
 
@@ -39,6 +40,12 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
         <span class="risk">risk {item.policy_result.risk_score}</span>
       </header>
       <dl class="facts">
+        {item.submitter ? (
+          <>
+            <dt>Account</dt>
+            <dd class="mono">{item.submitter}</dd>
+          </>
+        ) : null}
         <dt>Agent</dt>
         <dd>{item.agent_id ?? '—'}</dd>
         <dt>Submitted</dt>
@@ -134,7 +141,7 @@ export function InboxPage(props: { viewer: Viewer; status: InboxStatus; items: C
         ))}
       </ul>
       <p class="hint" id="inbox-count">
-        {props.total} {props.status.replace('_', ' ')}
+        {props.total} {props.status === 'team' ? 'waiting for your review' : props.status.replace('_', ' ')}
         {props.total > props.items.length ? `, the first ${props.items.length} shown` : ''}
         {pending && props.live ? ' · new ones appear here as they arrive' : ''}
       </p>
