@@ -212,6 +212,24 @@ describe('console sessions', () => {
     expect(page).toMatch(/Service health <span class="badge (ok|bad)">(healthy|degraded)/);
   });
 
+  it("memories: search in every mode, a memory's page, and forgetting it", async () => {
+    const stored = await engine.request('POST', '/v1/memories', {
+      key: owner.key,
+      body: { observation: 'The staging database is called pg-staging-2.', tags: ['infra'] },
+    });
+    expect(stored.status).toBe(201);
+    const id = (stored.body.uuid as string).replace('urn:uuid:', '');
+    for (const mode of ['semantic', 'keyword', 'hybrid']) {
+      const page = await (await visitor.get(`/console/memories?q=staging+database&mode=${mode}`)).text();
+      expect(page, mode).toContain(`/console/memories/${id}`);
+    }
+    expect(await (await visitor.get(`/console/memories/${id}`)).text()).toContain('pg-staging-2');
+    const forgotten = await visitor.post(`/console/memories/${id}/forget`, { _csrf: visitor.csrf });
+    expect(forgotten.headers.get('location')).toBe('/console/memories?forgotten=1');
+    expect((await engine.request('GET', `/v1/memories/${id}`, { key: owner.key })).status).toBe(404);
+    expect((await visitor.get(`/console/memories/${id}`)).status).toBe(404);
+  });
+
   it('/ links to the console', async () => {
     expect((await engine.request('GET', '/')).body).toMatchObject({ console: '/console' });
   });

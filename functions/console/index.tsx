@@ -9,6 +9,7 @@ import { HOUR } from '../../shared/platform/time';
 import { ASSETS_PATH, assetByName } from './assets';
 import { type ConsoleContext, type ConsoleEnv, formOf, fromHtmx, requireCsrf, requireSession, SIGN_IN_PATH, securityHeaders } from './http';
 import { audit, auditExport, auditVerifyPage, decide, inbox, inboxStream } from './pages';
+import { forgetMemory, memoriesPage, memoryPage } from './memory-pages';
 import { overviewPage } from './overview-page';
 import { rollbackPage, rollbackPreview, rollbackRun } from './rollback-pages';
 import { endSession, sessionOf, startSession } from './session';
@@ -103,6 +104,9 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   page('GET', '/console/rollback/preview', rollbackPreview),
   page('POST', '/console/rollback', rollbackRun),
   page('GET', '/console/traces', tracesPage),
+  page('GET', '/console/memories', memoriesPage),
+  page('GET', '/console/memories/:id', memoryPage, ['id']),
+  page('POST', '/console/memories/:id/forget', forgetMemory, ['id']),
   page('GET', '/console/overview', overviewPage),
   page('GET', '/console/traces/:trace_id', tracePage, ['trace_id']),
 ];

@@ -7,6 +7,7 @@ export const NAV = [
   { href: '/console/approvals', label: 'Approvals' },
   { href: '/console/audit', label: 'Audit' },
   { href: '/console/rollback', label: 'Rollback' },
+  { href: '/console/memories', label: 'Memories' },
   { href: '/console/traces', label: 'Traces' },
   { href: '/console/overview', label: 'Overview' },
 ] as const;
