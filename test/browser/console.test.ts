@@ -153,6 +153,12 @@ describe('the console in a browser', () => {
     await shot(a.page, '07-trace-verified');
     await a.page.goto(`${server.base}/console/traces`);
     await shot(a.page, '08-traces');
+    await a.page.getByRole('link', { name: 'Memories' }).click();
+    await a.page.getByLabel('Search').fill('staging database');
+    await a.page.getByLabel('Mode').selectOption('hybrid');
+    await a.page.getByRole('button', { name: 'Search' }).click();
+    await a.page.waitForSelector('article.card a');
+    await shot(a.page, '11-memories');
     await a.page.getByRole('link', { name: 'Overview' }).click();
     await a.page.waitForURL('**/console/overview');
     await shot(a.page, '10-overview');

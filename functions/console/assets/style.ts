@@ -38,7 +38,7 @@ mark { background: var(--warn-bg); color: var(--warn); padding: 0 .2rem; border-
 .badge.approved, .badge.executed, .badge.ok { background: var(--ok-bg); color: var(--ok); border-color: transparent; }
 .badge.denied, .badge.failed, .badge.bad { background: var(--bad-bg); color: var(--bad); border-color: transparent; }
 .risk { color: var(--muted); font-size: .9rem; }
-.card h3 { margin: 0; font-size: 1rem; } output.notice { display: block; } output.notice:empty { display: none; }
+.card h3 { margin: 0; font-size: 1rem; } .card > p:first-child { margin-top: 0; } .card > p:last-child { margin-bottom: 0; } output.notice { display: block; } output.notice:empty { display: none; }
 form.decide { display: grid; gap: .75rem; border-top: 1px solid var(--line); padding-top: 1rem; margin-top: 1rem; }
 label { display: block; font-weight: 600; font-size: .9rem; margin-bottom: .25rem; }
 .hint { color: var(--muted); font-size: .85rem; font-weight: 400; }
