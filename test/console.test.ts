@@ -6,7 +6,7 @@ import { VENDOR_FILE, vendorModule } from '../functions/console/assets/generate'
 import { assetUrls } from '../functions/console/assets';
 import { PAYLOADS } from './actions-helpers';
 import { type ConsoleVisitor, csrfIn, signIn } from './console-session';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, freshIp, type Tenant, type TestEngine } from './harness';
 
 let engine: TestEngine;
 let owner: Tenant;
@@ -42,10 +42,14 @@ describe('console sessions', () => {
   });
 
   it('the cookie is HttpOnly, SameSite=Strict, Path=/console, and Secure except on loopback http', async () => {
-    const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `api_key=${owner.key}` };
-    const loopback = (await engine.app.request('http://127.0.0.1/console/sign-in', form)).headers.get('set-cookie')!;
+    const form = () => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': freshIp() },
+      body: `api_key=${owner.key}`,
+    });
+    const loopback = (await engine.app.request('http://127.0.0.1/console/sign-in', form())).headers.get('set-cookie')!;
     expect(loopback).toMatch(/^engram_console=[0-9A-Za-z]{43}; Max-Age=43200; Path=\/console; HttpOnly; SameSite=Strict$/);
-    const https = (await engine.app.request('https://engram.example/console/sign-in', form)).headers.get('set-cookie')!;
+    const https = (await engine.app.request('https://engram.example/console/sign-in', form())).headers.get('set-cookie')!;
     expect(https).toContain('; Secure');
     expect(https).not.toContain(owner.key);
   });
@@ -80,7 +84,11 @@ describe('console sessions', () => {
   });
 
   it('a wrong key is refused on the sign-in page; a restricted key may not sign in', async () => {
-    const form = (key: string) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `api_key=${key}` });
+    const form = (key: string) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': freshIp() },
+      body: `api_key=${key}`,
+    });
     const wrong = await engine.app.request('/console/sign-in', form(`sk_${'A'.repeat(43)}`));
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
@@ -235,14 +243,16 @@ describe('console sessions', () => {
   });
 
   it(`sign-in attempts are limited to ${SIGN_INS_PER_IP} an hour per client address`, async () => {
+    const ip = freshIp();
     const attempt = () =>
       engine.app.request('/console/sign-in', {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '203.0.113.9' },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
         body: `api_key=sk_${'B'.repeat(43)}`,
       });
     const statuses: number[] = [];
     for (let i = 0; i <= SIGN_INS_PER_IP; i++) statuses.push((await attempt()).status);
+    expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true);
     expect(statuses.at(-1)).toBe(429);
   });
 });
