@@ -8,6 +8,7 @@ import { hasFeature } from '../shared/platform/tiers';
 import { DAY } from '../shared/platform/time';
 import { SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './keys';
 import { families } from './families';
+import { mountConsole } from './console';
 import { mountMcp } from './mcp';
 import type { Context } from 'hono';
 import type { AppEnv } from '../shared/platform/context';
@@ -74,6 +75,9 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
     ));
   app.get('/openapi.json', (c) => c.json(documentOf(c)));
   mountMcp(app, documentOf);
+  mountConsole(app);
+  // The root: where to go from here, for a person or a client that lands on the bare address.
+  app.get('/', (c) => c.json({ name: 'engram', version: VERSION, docs: '/docs', openapi: '/openapi.json', console: '/console' }));
   app.get('/docs', docsPage);
   app.get(DOCS_SCRIPT_PATH, docsScript);
   return app;

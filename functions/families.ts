@@ -2,6 +2,7 @@ import actions from './actions';
 import admin from './admin';
 import audit from './audit';
 import compensations from './compensations';
+import consoleFamily from './console/family';
 import cortex from './cortex';
 import erasures from './erasures';
 import evals from './eval';
@@ -51,4 +52,5 @@ export const families = [
   usage,
   admin,
   internal,
+  consoleFamily,
 ];

@@ -14,3 +14,4 @@ export * from './policies';
 export * from './eval';
 export * from './cortex';
 export * from './erasures';
+export * from './console';

@@ -6,7 +6,8 @@ import { TOOLS } from '../functions/mcp/tools';
 import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { type IdKind, kindOf, makeResources, specNamedForbidden, unknownId } from './security/fixtures';
-import { fillPath, type RouteEntry, routeTable } from './security/route-table';
+import { consoleRoutes, fillConsolePath, fillPath, type RouteEntry, routeTable } from './security/route-table';
+import { signIn } from './console-session';
 
 /**
  * The security suite, generated from the route table (Unkey's per-route common tests): every route
@@ -298,6 +299,42 @@ describe("MCP tools answer another tenant's ids exactly as ids that name nothing
         if (ids.some((i) => i.in === 'path')) expect(missing.answer.structuredContent?.status, where).toBe(404);
         expect(foreign.text, where).toBe(missing.text);
       }
+    });
+  }
+});
+
+describe("every console page needs a session, and answers another tenant's ids as ids that name nothing", () => {
+  const sessioned = consoleRoutes.filter((r) => r.session);
+  const withConsoleIds = sessioned.filter((r) => r.idParams.length > 0);
+  it(`covers ${sessioned.length} console routes, ${withConsoleIds.length} with ids`, () => {
+    expect(sessioned.length).toBeGreaterThan(3);
+    expect(withConsoleIds.length).toBeGreaterThan(0);
+  });
+
+  for (const route of sessioned) {
+    it(`${route.method} ${route.path}: no session is a redirect to the sign-in page`, async () => {
+      const res = await engine.app.request(fillConsolePath(route.path, {}), { method: route.method, redirect: 'manual' });
+      expect([302, 303]).toContain(res.status);
+      expect(res.headers.get('location')).toBe('/console/sign-in');
+    });
+  }
+
+  for (const route of withConsoleIds) {
+    it(`${route.method} ${route.path}: ${route.idParams.join(', ')}`, async () => {
+      const visitor = await signIn((req) => engine.app.request(req), attacker.key);
+      const kinds = route.idParams.map((name) => kindOf(route.path, name) as IdKind);
+      expect(
+        kinds.filter((k) => !k || (k as string) === 'unknown'),
+        'an id kind test/security/fixtures.ts does not know: add it there',
+      ).toEqual([]);
+      const request = (choose: (kind: IdKind) => string) => {
+        const path = fillConsolePath(route.path, Object.fromEntries(route.idParams.map((name, i) => [name, choose(kinds[i])])));
+        return route.method === 'GET' ? visitor.get(path) : visitor.post(path, { _csrf: visitor.csrf });
+      };
+      const foreign = await request((kind) => owned[kind]);
+      const missing = await request((kind) => unknownId[kind]());
+      expect(missing.status).toBe(404);
+      expect(foreign.status).toBe(404);
     });
   }
 });

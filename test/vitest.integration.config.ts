@@ -12,7 +12,7 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
-    exclude: ['test/workers/**', 'node_modules/**'],
+    exclude: ['test/workers/**', 'test/browser/**', 'node_modules/**'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

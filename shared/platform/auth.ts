@@ -109,7 +109,11 @@ function admitKey(key: KeyRecord | null, now: Date): AuthContext {
 
 /** Resolves a bearer secret to its tenant, or throws 401 for missing, unknown, revoked or expired keys. */
 export async function authenticate(services: Services, header: string | undefined): Promise<AuthContext> {
-  const hash = await secretHash(services, header);
+  return authenticateHash(services, await secretHash(services, header));
+}
+
+/** `authenticate` for a key known by the hash of its secret (the console's session: functions/console). */
+export async function authenticateHash(services: Services, hash: string): Promise<AuthContext> {
   let key = await lookupKey(services, hash);
   // Routes that count nothing (health, status) still check a cached key's epoch.
   if (key?.epoch !== undefined && services.gate && (await services.gate.epochOf(key.tenantId)) !== key.epoch) {
@@ -130,10 +134,17 @@ const apiCallsExhausted = (services: Services, auth: AuthContext, value: number,
  * Protected routes: authenticate, then the per-key request rate, then the monthly api_calls quota.
  * Refusals are 429 RATE_LIMITED with `usage` and `Retry-After`.
  */
-export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) =>
+  admitKeyHash(c, next, await secretHash(c.get('services'), c.req.header('authorization')));
+
+/**
+ * `requireKey` for a key known by the hash of its secret: the console admits each request of a
+ * session this way, so it passes the same key check, rate window and quota as the API.
+ */
+export async function admitKeyHash(c: Context<AppEnv>, next: () => Promise<void>, hash: string): Promise<void> {
   const services = c.get('services');
-  if (services.gate) return gatedKey(c, next);
-  const auth = await authenticate(services, c.req.header('authorization'));
+  if (services.gate) return gatedKey(c, next, hash);
+  const auth = await authenticateHash(services, hash);
   c.set('auth', auth);
   const now = services.clock.now();
   const limit = rateLimitOf(services, auth.tier);
@@ -146,7 +157,7 @@ export const requireKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   setLimitHeaders(c, { rate: window, quota: { limit: tiers[auth.tier].limits.api_calls, used: quota.value }, now });
   if (!quota.allowed) throw apiCallsExhausted(services, auth, quota.value, now);
   await next();
-};
+}
 
 /**
  * A request that counts no API call but must not run unbounded (MCP's own messages: initialize,
@@ -166,10 +177,9 @@ const rateLimitOf = (services: Services, tier: Tier) => Math.max(1, Math.floor(t
  * `requireKey` with Redis: the cached key, its epoch check, the rate window and the counts in one
  * Redis call (request-gate.ts). A stale epoch counts nothing and sends the key back to Postgres.
  */
-const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+async function gatedKey(c: Context<AppEnv>, next: () => Promise<void>, hash: string): Promise<void> {
   const services = c.get('services');
   const gate = services.gate!;
-  const hash = await secretHash(services, c.req.header('authorization'));
   const now = services.clock.now();
   let key = await lookupKey(services, hash);
   const report = REPORT_PATHS.has(c.req.path) ? postgresReportCounters(now) : null;
@@ -228,7 +238,7 @@ const gatedKey: MiddlewareHandler<AppEnv> = async (c, next) => {
       if (write) gate.writeEnded(write);
     }
   }
-};
+}
 
 /**
  * After a commit that changed a tenant's keys or tier, before the answer: this instance forgets

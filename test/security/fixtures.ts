@@ -141,7 +141,7 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {
-    if (path.startsWith('/v1/memories/')) return 'memory';
+    if (path.startsWith('/v1/memories/') || path.startsWith('/console/memories/')) return 'memory';
     if (path.startsWith('/v1/compensations/')) return 'compensation';
   }
   return name === 'id' || name.endsWith('_id') || name.endsWith('_by') ? 'unknown' : null;

@@ -70,3 +70,13 @@ export function routeTable(): RouteEntry[] {
 /** `/v1/memories/{id}` with the given values put in. */
 export const fillPath = (path: string, values: Record<string, string>) =>
   path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x'));
+
+/**
+ * The console's routes (functions/console), from the table the app mounts them from: the suite
+ * walks them without anyone listing them here.
+ */
+export { consoleRoutes } from '../../functions/console';
+
+/** `/console/approvals/:approval_id/decision` with the given values put in. */
+export const fillConsolePath = (path: string, values: Record<string, string>) =>
+  path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x'));

@@ -1,0 +1,78 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { admitKeyHash } from '../../shared/platform/auth';
+import type { AppEnv } from '../../shared/platform/context';
+import { timingSafeEqual } from '../../shared/platform/crypto';
+import { AppError } from '../../shared/platform/errors';
+import { endSession, type Session, sessionOf } from './session';
+import { CSRF_FIELD } from './views/layout';
+
+export type ConsoleEnv = { Variables: AppEnv['Variables'] & { session: Session } };
+export type ConsoleContext = Context<ConsoleEnv>;
+
+export const SIGN_IN_PATH = '/console/sign-in';
+
+/**
+ * Every console answer: only our own scripts, styles and images (no inline ones), never framed,
+ * no referrer beyond our origin; pages are not cached.
+ */
+export const securityHeaders: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  await next();
+  c.header('Content-Security-Policy', "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'");
+  c.header('X-Frame-Options', 'DENY');
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('Referrer-Policy', 'same-origin');
+  if (!c.res.headers.has('cache-control')) c.header('Cache-Control', 'no-store');
+};
+
+/**
+ * A page of the signed-in console: the session's cookie names an unexpired session, and its key
+ * passes what every keyed API request passes (the key check through the key cache, the rate
+ * window, the api_calls quota). A key revoked or expired ends the session; no session is a
+ * redirect to the sign-in page.
+ */
+export const requireSession: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  const session = await sessionOf(c as never);
+  if (!session) return toSignIn(c, SIGN_IN_PATH);
+  let admitted = false;
+  try {
+    await admitKeyHash(
+      c as never,
+      async () => {
+        admitted = true;
+        c.set('session', session);
+        await next();
+      },
+      session.keyHash,
+    );
+  } catch (err) {
+    if (admitted || !(err instanceof AppError) || err.status !== 401) throw err;
+    await endSession(c as never, session.idHash);
+    return toSignIn(c, `${SIGN_IN_PATH}?ended=key`);
+  }
+};
+
+/** To the sign-in page: a redirect, or for htmx (which would swap the page into a card) its own redirect header. */
+function toSignIn(c: ConsoleContext, location: string) {
+  if (fromHtmx(c)) return c.body(null, 200, { 'HX-Redirect': location });
+  return c.redirect(location, 303);
+}
+
+/** A form post carries the session's CSRF token (compared in constant time), or is refused 403. */
+export const requireCsrf: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  const form = await formOf(c);
+  const sent = form[CSRF_FIELD] ?? '';
+  if (!timingSafeEqual(sent, c.get('session').csrfToken))
+    throw new AppError('FORBIDDEN', 'The form is out of date or did not come from this console; reload the page and try again');
+  await next();
+};
+
+/** The posted form's text fields (hono caches the parse: the CSRF check and the handler share it). */
+export async function formOf(c: Context): Promise<Record<string, string>> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) return {};
+  const body = await c.req.parseBody();
+  return Object.fromEntries(Object.entries(body).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** A request made by htmx (it swaps a fragment), not a plain form post or link. */
+export const fromHtmx = (c: Context) => c.req.header('hx-request') === 'true';

@@ -1,0 +1,144 @@
+/** @jsxImportSource hono/jsx */
+import { streamSSE } from 'hono/streaming';
+import { DecisionBody } from '../actions/schemas';
+import * as actions from '../actions/service';
+import { list as auditList } from '../audit/service';
+import { exportFile } from '../audit/export';
+import { ListQuery, ExportQuery } from '../audit/schemas';
+import { verify as auditVerify } from '../audit/verify';
+import * as events from '../events/service';
+import { runStream } from '../events/stream';
+import { ctxOf } from '../../shared/platform/context';
+import { download } from '../../shared/platform/download';
+import { AppError } from '../../shared/platform/errors';
+import { hasFeature, requireFeature } from '../../shared/platform/tiers';
+import { type ConsoleContext, formOf, fromHtmx } from './http';
+import { AuditPage } from './views/audit';
+import { cardFor, cardsIn } from './cards';
+import { ApprovalCard, INBOX_STATES, InboxPage, type InboxStatus } from './views/inbox';
+import type { Viewer } from './views/layout';
+
+const INBOX_PAGE = 25;
+
+const viewerOf = (c: ConsoleContext): Viewer => {
+  const auth = ctxOf(c as never).auth;
+  return { email: auth.email, tier: auth.tier, csrfToken: c.get('session').csrfToken };
+};
+
+const ctx = (c: ConsoleContext) => ctxOf(c as never);
+
+/** A refusal's text as the API would answer it, for the page to show. */
+const refusalOf = (err: unknown): string => {
+  if (!(err instanceof AppError)) throw err;
+  const retry = err.extra.retry_after;
+  return typeof retry === 'number' ? `${err.message} (${retry} s)` : err.message;
+};
+
+export async function inbox(c: ConsoleContext, refusals?: Map<string, string>, status = 200) {
+  const wanted = c.req.query('status');
+  const state: InboxStatus = INBOX_STATES.find((s) => s.status === wanted)?.status ?? 'pending_review';
+  const t = ctx(c);
+  const { cards, total } = await cardsIn(t, state, INBOX_PAGE);
+  return c.html(
+    <InboxPage viewer={viewerOf(c)} status={state} items={cards} total={total} live={hasFeature(t.tier, 'webhooks')} refusals={refusals} />,
+    status as 200,
+  );
+}
+
+/**
+ * A decision, through the verb of POST /v1/approvals/{approval_id}/decision with the same input
+ * schema, so the same rules refuse the same things. htmx gets the card back, refused or decided;
+ * a plain form post gets the inbox (with the refusal on its card) or a redirect to it.
+ */
+export async function decide(c: ConsoleContext) {
+  const approvalId = c.req.param('approval_id') ?? '';
+  const form = await formOf(c);
+  const t = ctx(c);
+  const parsed = DecisionBody.safeParse({
+    decision: form.decision || 'approve',
+    ...(form.reason ? { reason: form.reason } : {}),
+    ...(form.confirmation ? { confirmation: form.confirmation } : {}),
+  });
+  let refusal: string | undefined;
+  let outcome: string | undefined;
+  let status = 200;
+  try {
+    if (!parsed.success) throw new AppError('VALIDATION_ERROR', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    const decided = await actions.decide(t, { approvalId, body: parsed.data });
+    outcome = `${decided.decision === 'approve' ? 'Approved' : 'Denied'}: ${decided.status} (${decided.approvals} of ${decided.approvals_required})`;
+  } catch (err) {
+    refusal = refusalOf(err);
+    status = (err as AppError).status;
+    if (status === 404) throw err;
+  }
+  if (fromHtmx(c)) {
+    const item = await cardFor(t, approvalId);
+    return c.html(<ApprovalCard item={item} csrfToken={c.get('session').csrfToken} refusal={refusal} outcome={outcome} />);
+  }
+  if (refusal) return inbox(c, new Map([[approvalId, refusal]]), status);
+  return c.redirect('/console/approvals', 303);
+}
+
+/** Each `action.pending_review` event of the tenant, as a card for htmx's SSE extension to append. */
+export async function inboxStream(c: ConsoleContext) {
+  const t = ctx(c);
+  requireFeature(t.tier, 'webhooks');
+  const open = await events.open(t, { types: ['action.pending_review'] });
+  const csrfToken = c.get('session').csrfToken;
+  return streamSSE(c, async (sse) => {
+    const client = new AbortController();
+    sse.onAbort(() => client.abort());
+    if (sse.aborted) client.abort();
+    const sink = {
+      write: async (text: string) => {
+        for (const block of text.split('\n\n')) {
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (!data) continue;
+          const actionId = (JSON.parse(data) as { data: { action_id: string } }).data.action_id;
+          const item = await cardFor(t, actionId);
+          await sse.writeSSE({ event: 'pending', data: String(<ApprovalCard item={item} csrfToken={csrfToken} />) });
+        }
+      },
+    };
+    const done = runStream(open, sink, client.signal);
+    t.services.waitUntil?.(done);
+    await done;
+  });
+}
+
+const auditFilters = (c: ConsoleContext) => {
+  const q = c.req.query();
+  return { since: q.since ?? '', until: q.until ?? '', event_type: q.event_type ?? '' };
+};
+
+const auditQuery = (filters: Record<string, string>) => Object.fromEntries(Object.entries(filters).filter(([, v]) => v));
+
+export async function audit(c: ConsoleContext, verified?: Awaited<ReturnType<typeof auditVerify>>, problem?: string) {
+  const filters = auditFilters(c);
+  const query = ListQuery.safeParse({ ...auditQuery(filters), limit: 100 });
+  const t = ctx(c);
+  if (!query.success) {
+    problem = query.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  }
+  const listed = await auditList(t, query.success ? query.data : ListQuery.parse({ limit: 100 }));
+  return c.html(<AuditPage viewer={viewerOf(c)} listed={listed} filters={filters} verified={verified} problem={problem} />);
+}
+
+/** POST: verifies the chain (Pro+, as `GET /v1/audit/verify`) and shows the result on the audit page. */
+export async function auditVerifyPage(c: ConsoleContext) {
+  const t = ctx(c);
+  try {
+    requireFeature(t.tier, 'audit_verify');
+  } catch (err) {
+    return audit(c, undefined, refusalOf(err));
+  }
+  return audit(c, await auditVerify(t));
+}
+
+export async function auditExport(c: ConsoleContext) {
+  const t = ctx(c);
+  requireFeature(t.tier, 'audit_export');
+  const query = ExportQuery.parse(auditQuery(auditFilters(c)));
+  const file = await exportFile(t, query);
+  return download(c as never, { ...file, name: 'audit', extension: query.format, now: t.now });
+}

@@ -1,0 +1,50 @@
+/** @jsxImportSource hono/jsx */
+import { CONFIRMATION_PHRASE } from '../../shared/control/decide';
+import { ctxOf } from '../../shared/platform/context';
+import { AppError } from '../../shared/platform/errors';
+import * as rollbacks from '../rollback/service';
+import { type ConsoleContext, formOf } from './http';
+import { RollbackPage } from './views/rollback';
+
+const viewerOf = (c: ConsoleContext) => {
+  const { auth } = ctxOf(c as never);
+  return { email: auth.email, tier: auth.tier, csrfToken: c.get('session').csrfToken };
+};
+
+const messageOf = (err: unknown) => {
+  if (err instanceof AppError && err.status < 500) return err.message;
+  throw err;
+};
+
+async function render(c: ConsoleContext, props: Omit<Parameters<typeof RollbackPage>[0], 'viewer' | 'recent'>, status = 200) {
+  const recent = await rollbacks.history(ctxOf(c as never), { limit: 10, offset: 0 });
+  return c.html(<RollbackPage viewer={viewerOf(c)} recent={recent} {...props} />, status as 200);
+}
+
+export const rollbackPage = (c: ConsoleContext) => render(c, {});
+
+/** What `GET /v1/rollback/preview` answers, with the confirm form pinned to its absolute time. */
+export async function rollbackPreview(c: ConsoleContext) {
+  const target = c.req.query('target') ?? '';
+  try {
+    return await render(c, { target, previewed: await rollbacks.preview(ctxOf(c as never), { target }) });
+  } catch (err) {
+    return render(c, { target, problem: messageOf(err) }, (err as AppError).status);
+  }
+}
+
+/** `POST /v1/rollback`, once the person typed the phrase; the result on the same page. */
+export async function rollbackRun(c: ConsoleContext) {
+  const form = await formOf(c);
+  const target = form.target ?? '';
+  const ctx = ctxOf(c as never);
+  try {
+    if (form.confirmation !== CONFIRMATION_PHRASE) {
+      const previewed = await rollbacks.preview(ctx, { target });
+      return await render(c, { target, previewed, problem: `Type ${CONFIRMATION_PHRASE} to confirm the rollback.` }, 400);
+    }
+    return await render(c, { target, done: await rollbacks.rollback(ctx, { target }) });
+  } catch (err) {
+    return render(c, { target, problem: messageOf(err) }, (err as AppError).status);
+  }
+}

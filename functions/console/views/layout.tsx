@@ -1,0 +1,88 @@
+/** @jsxImportSource hono/jsx */
+import type { Child } from 'hono/jsx';
+import { assetUrls } from '../assets';
+
+/** Pages of the signed-in console, in the navigation's order. */
+export const NAV = [
+  { href: '/console/approvals', label: 'Approvals' },
+  { href: '/console/audit', label: 'Audit' },
+  { href: '/console/rollback', label: 'Rollback' },
+  { href: '/console/memories', label: 'Memories' },
+  { href: '/console/traces', label: 'Traces' },
+  { href: '/console/overview', label: 'Overview' },
+] as const;
+
+const HTMX_CONFIG = JSON.stringify({ includeIndicatorStyles: false, allowEval: false, allowScriptTags: false, selfRequestsOnly: true });
+
+export interface Viewer {
+  email: string;
+  tier: string;
+  csrfToken: string;
+}
+
+/** Every page: head with our stylesheet and scripts (no inline ones), navigation, sign-out. */
+export function Layout(props: { title: string; current?: string; viewer?: Viewer; children: Child }) {
+  const { viewer } = props;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="htmx-config" content={HTMX_CONFIG} />
+        <title>{`${props.title} · engram console`}</title>
+        <link rel="stylesheet" href={assetUrls.style} />
+        {viewer ? <script src={assetUrls.htmx} defer /> : null}
+        {viewer ? <script src={assetUrls.sse} defer /> : null}
+        {viewer ? <script src={assetUrls.script} defer /> : null}
+      </head>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <a class="brand" href="/console">
+            engram console
+          </a>
+          {viewer ? (
+            <nav aria-label="Console">
+              <ul>
+                {NAV.map((n) => (
+                  <li>
+                    <a href={n.href} aria-current={props.current === n.href ? 'page' : undefined}>
+                      {n.label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+          ) : null}
+          {viewer ? (
+            <div class="who">
+              <span>
+                {viewer.email} · {viewer.tier}
+              </span>
+              <form method="post" action="/console/sign-out">
+                <CsrfField token={viewer.csrfToken} />
+                <button type="submit" class="secondary">
+                  Sign out
+                </button>
+              </form>
+            </div>
+          ) : null}
+        </header>
+        <main id="main">{props.children}</main>
+      </body>
+    </html>
+  );
+}
+
+export const CSRF_FIELD = '_csrf';
+
+export const CsrfField = (props: { token: string }) => <input type="hidden" name={CSRF_FIELD} value={props.token} />;
+
+/** A refusal or an outcome, announced to screen readers. */
+export const Notice = (props: { kind: 'ok' | 'bad' | 'warn'; children: Child }) => (
+  <p class={`notice ${props.kind}`} role={props.kind === 'bad' ? 'alert' : 'status'}>
+    {props.children}
+  </p>
+);

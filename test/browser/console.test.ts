@@ -1,0 +1,189 @@
+import { mkdirSync } from 'node:fs';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAYLOADS } from '../actions-helpers';
+import { type ServerProcess, startServer, stopServer } from '../server-process';
+
+/**
+ * The console as a person uses it: Debian's Chromium, headless, against the real Node server on
+ * embedded PGlite. Screenshots of every page go to test/browser/screenshots/ (git-ignored).
+ */
+const ADMIN_TOKEN = 'browser-admin-token-0123456789';
+const SHOTS = new URL('./screenshots/', import.meta.url).pathname;
+
+let server: ServerProcess;
+let browser: Browser;
+let keys: { a: string; b: string };
+
+async function newTenant(email: string): Promise<string> {
+  const res = await fetch(`${server.base}/admin/v1/tenants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ email, tier: 'pro' }),
+  });
+  return ((await res.json()) as { api_key: string }).api_key;
+}
+
+async function api(key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${server.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await res.json()) as Record<string, unknown>;
+}
+
+async function signedIn(key: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${server.base}/console`);
+  expect(new URL(page.url()).pathname).toBe('/console/sign-in');
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/console/approvals');
+  return { context, page };
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startServer({ ADMIN_TOKEN, DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'warn' }, { timeoutMs: 90_000 });
+  keys = { a: await newTenant('console-a@example.com'), b: await newTenant('console-b@example.com') };
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) await stopServer(server);
+});
+
+describe('the console in a browser', () => {
+  let actionId: string;
+  let a: { context: BrowserContext; page: Page };
+
+  it('signs in with a key', async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 700 } });
+    const page = await context.newPage();
+    await page.goto(`${server.base}/console/sign-in`);
+    await shot(page, '01-sign-in');
+    await context.close();
+    a = await signedIn(keys.a);
+    await expect(a.page.getByRole('heading', { name: 'Approvals' }).isVisible()).resolves.toBe(true);
+    // The key is nowhere in the browser: not in a cookie, not in storage.
+    const cookies = await a.context.cookies();
+    expect(JSON.stringify(cookies)).not.toContain(keys.a);
+    expect(cookies.find((c) => c.name === 'engram_console')).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/console' });
+  });
+
+  it('shows a pending action submitted over HTTP without a reload, refuses it before 5 seconds and approves it after', async () => {
+    // The live stream is open before the action is submitted.
+    await a.page.waitForFunction(() => document.querySelector('#cards')?.getAttribute('sse-connect') !== null);
+    await a.page.waitForTimeout(500);
+    const submitted = await api(keys.a, 'POST', '/v1/actions', PAYLOADS.pending);
+    expect(submitted.status).toBe('pending_review');
+    actionId = submitted.action_id as string;
+    const card = a.page.locator(`#card-${actionId}`);
+    await card.waitFor({ timeout: 4_000 });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await expect(card.getByRole('alert').textContent()).resolves.toMatch(/Refused: Solo mode: a decision is taken 5 seconds after submission/);
+    await shot(a.page, '02-inbox-refused');
+    await a.page.waitForTimeout(5_200);
+    const fresh = a.page.locator(`#card-${actionId}`);
+    await fresh.getByLabel('Reason').fill('wire confirmed by phone');
+    await fresh.getByLabel(/Type ROLLBACK/).fill('ROLLBACK');
+    await fresh.getByRole('button', { name: 'Approve' }).click();
+    await expect(fresh.getByRole('status').textContent()).resolves.toContain('Approved: approved (1 of 1)');
+    await shot(a.page, '03-inbox-approved');
+    expect((await api(keys.a, 'GET', `/v1/actions/${actionId}`)).status).toBe('approved');
+  });
+
+  it('the audit page shows the decision and verifies the chain', async () => {
+    await a.page.getByRole('link', { name: 'Audit' }).click();
+    await a.page.waitForURL('**/console/audit');
+    await expect(a.page.locator('tbody').textContent()).resolves.toContain('action.approved');
+    await a.page.getByRole('button', { name: 'Verify the chain' }).click();
+    await expect(a.page.getByRole('status').textContent()).resolves.toContain('Chain intact');
+    await shot(a.page, '04-audit-verified');
+  });
+
+  it('a rollback previewed and confirmed removes a memory stored after the chosen time', async () => {
+    await api(keys.a, 'POST', '/v1/memories', { observation: 'The staging database is called pg-staging-2.' });
+    await new Promise((r) => setTimeout(r, 1_100));
+    const target = (await api(keys.a, 'GET', '/v1/context/now')).server_time_utc as string;
+    await new Promise((r) => setTimeout(r, 1_100));
+    const wrong = await api(keys.a, 'POST', '/v1/memories', { observation: 'The staging database is called pg-prod-1.' });
+    await a.page.getByRole('link', { name: 'Rollback' }).click();
+    await a.page.getByLabel('Roll back to').fill(target);
+    await a.page.getByRole('button', { name: 'Preview' }).click();
+    await expect(a.page.locator('#preview-title').textContent()).resolves.toContain('What a rollback to');
+    await expect(a.page.locator('dl.facts').textContent()).resolves.toContain('1 memories created after it');
+    await shot(a.page, '05-rollback-preview');
+    await a.page.getByLabel('Type ROLLBACK to confirm').fill('ROLLBACK');
+    await a.page.getByRole('button', { name: 'Roll back' }).click();
+    await expect(a.page.getByRole('status').first().textContent()).resolves.toContain('1 removed');
+    await shot(a.page, '06-rollback-done');
+    const gone = await fetch(`${server.base}/v1/memories/${wrong.uuid}`, { headers: { authorization: `Bearer ${keys.a}` } });
+    expect(gone.status).toBe(404);
+  });
+
+  it("a trace's signature is verified in the browser", async () => {
+    const trace = await api(keys.a, 'POST', '/v1/traces', { agent_id: 'refund-bot', description: 'Refund order 42' });
+    const traceId = trace.trace_id as string;
+    await api(keys.a, 'POST', `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'The customer was charged twice.' });
+    await api(keys.a, 'POST', `/v1/traces/${traceId}/steps`, { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}' });
+    expect((await api(keys.a, 'POST', `/v1/traces/${traceId}/complete`)).status).toBe('completed');
+    await a.page.getByRole('link', { name: 'Traces' }).click();
+    await a.page.getByRole('link', { name: 'Refund order 42' }).click();
+    await a.page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await a.page.waitForFunction(() => !/^(Checking|)$/.test(document.querySelector('#verify-result')?.textContent ?? ''), null, { timeout: 10_000 });
+    expect(await a.page.locator('#verify-result').textContent()).toMatch(/^Signature valid/);
+    await shot(a.page, '07-trace-verified');
+    await a.page.goto(`${server.base}/console/traces`);
+    await shot(a.page, '08-traces');
+    await a.page.getByRole('link', { name: 'Memories' }).click();
+    await a.page.getByLabel('Search').fill('staging database');
+    await a.page.getByLabel('Mode').selectOption('hybrid');
+    await a.page.getByRole('button', { name: 'Search' }).click();
+    await a.page.waitForSelector('article.card a');
+    await shot(a.page, '11-memories');
+    await a.page.getByRole('link', { name: 'Overview' }).click();
+    await a.page.waitForURL('**/console/overview');
+    await shot(a.page, '10-overview');
+  });
+
+  it('a form post without the CSRF token is refused', async () => {
+    const res = await a.context.request.post(`${server.base}/console/approvals/${actionId}/decision`, { form: { decision: 'deny' }, maxRedirects: 0 });
+    expect(res.status()).toBe(403);
+  });
+
+  it("a second tenant's session sees none of the first tenant's data", async () => {
+    const b = await signedIn(keys.b);
+    await b.page.goto(`${server.base}/console/approvals?status=approved`);
+    expect(await b.page.content()).not.toContain(actionId);
+    await b.page.goto(`${server.base}/console/audit`);
+    expect(await b.page.content()).not.toContain(actionId);
+    await shot(b.page, '09-other-tenant-audit');
+    await b.context.close();
+  });
+
+  it('sign-out ends the session', async () => {
+    await a.page.getByRole('button', { name: 'Sign out' }).click();
+    await a.page.waitForURL('**/console/sign-in?ended=out');
+    await a.page.goto(`${server.base}/console/approvals`);
+    expect(new URL(a.page.url()).pathname).toBe('/console/sign-in');
+    await a.context.close();
+  });
+});
