@@ -2,7 +2,7 @@ import actions from './actions';
 import admin from './admin';
 import audit from './audit';
 import compensations from './compensations';
-import consoleFamily from './console/family';
+import consoleFamily from './console';
 import cortex from './cortex';
 import erasures from './erasures';
 import evals from './eval';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleRoutes, SIGN_INS_PER_IP } from '../functions/console';
-import { VENDOR_FILE, vendorModule } from '../functions/console/assets/generate';
+import { VENDOR_FILE, vendorModule } from './console-assets';
 import { assetUrls } from '../functions/console/assets';
 import { PAYLOADS } from './actions-helpers';
 import { type ConsoleVisitor, csrfIn, signIn } from './console-session';

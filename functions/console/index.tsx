@@ -17,6 +17,9 @@ import { tracePage, tracesPage } from './trace-pages';
 import { Notice } from './views/layout';
 import { ProblemPage, SignInPage } from './views/signin';
 
+/** The console's place in the family list (its maintenance); its pages are mounted by mountConsole. */
+export { default } from './family';
+
 export const SIGN_INS_PER_IP = 20;
 const SIGN_IN_WINDOW_MS = HOUR;
 

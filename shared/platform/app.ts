@@ -7,8 +7,7 @@ import { TrieRouter } from 'hono/router/trie-router';
 import type { ZodError } from 'zod';
 import type { AppEnv } from './context';
 import { errorFields } from './error-fields';
-import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, notFound } from './errors';
-import { onlyUnknownIds } from './params';
+import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange } from './errors';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
 import { operationOf } from './metrics';
@@ -48,8 +47,6 @@ export function validationHook() {
     const error = result.error as ZodError;
     const range = rangeIssue(error);
     if (range) throw invalidRange(range.start, range.end);
-    // A path or body id; an id in a query is a filter, refused as bad input (the route lists it).
-    if (result.target !== 'query' && onlyUnknownIds(error.issues)) throw notFound(error.issues.map((i) => i.path.join('.')).join(', '));
     throw validationFailure(error, result.target ?? 'json');
   };
 }

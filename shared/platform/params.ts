@@ -10,17 +10,11 @@ import { parsePointInTime, parseTimestamp } from './time';
 
 const URN_EXAMPLE = 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f';
 
-/**
+/*
  * A client cannot know our id formats, so an id that is not of our shape is an id that names
- * nothing: the validation hook answers it as the verb answers an unknown id (404 NOT_FOUND), not
- * as bad input. Its issue carries this marker.
+ * nothing: the schemas below give the verb a value that finds nothing, and the verb answers it as
+ * it answers any unknown id, not as bad input.
  */
-export const UNKNOWN_ID = 'UNKNOWN_ID';
-const unknownId = { message: 'is not a known id', params: { code: UNKNOWN_ID } };
-
-/** Whether every issue of a failed validation is an id that names nothing. */
-export const onlyUnknownIds = (issues: readonly { code: string; params?: unknown }[]) =>
-  issues.length > 0 && issues.every((i) => i.code === 'custom' && (i.params as { code?: string } | undefined)?.code === UNKNOWN_ID);
 
 /** Longer than any id we issue; a longer one names nothing either. */
 const MAX_ID_LENGTH = 256;
@@ -42,16 +36,20 @@ export const UrnId = (description = 'Identifier (urn:uuid:<uuid>)') =>
     .transform((v) => (v.length <= MAX_ID_LENGTH && parseUrn(v)) || NIL_UUID)
     .openapi({ description, example: URN_EXAMPLE });
 
+/** What a prefixed id longer than any we issue is looked up as: a string no id of ours can be. */
+const NO_SUCH_ID = '-';
+
 /**
  * A `<prefix>_<base62>` identifier of one kind (`comp_...`, `ten_...`). Any string is looked up, so
- * one of another shape is answered by the verb as every unknown id is (404, or the contract's code
- * for that id, like INVALID_TOKEN for an invitation).
+ * one of another shape, or longer than any we issue, is answered by the verb as every unknown id
+ * is (404 for the resource addressed, or the route's own answer for a reference in a body, like
+ * INVALID_TOKEN for an invitation).
  */
 export const PrefixedId = (kind: IdKind, description?: string) => {
   const { example } = idPattern(kind);
   return z
     .string()
-    .refine((v) => v.length <= MAX_ID_LENGTH, unknownId)
+    .transform((v) => (v.length <= MAX_ID_LENGTH ? v : NO_SUCH_ID))
     .openapi({ description, example });
 };
 
