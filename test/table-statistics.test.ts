@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeRunner } from '../shared/node/runner';
 import { rows } from '../shared/platform/db';
 import { createEngine, storageName, type TestEngine } from './harness';
 
@@ -38,6 +39,25 @@ describe('table statistics', () => {
     const second = await engine.node.runner.maintain();
     expect((await memoriesStats()).last_analyze).toBe(analyzed.last_analyze);
     expect(second.embedded_statistics).toBeLessThan(first.embedded_statistics);
+  });
+
+  it.runIf(storageName === 'embedded')('the running server analyzes between maintenance runs, as autovacuum would', async () => {
+    const own = await createEngine();
+    const runner = new NodeRunner(own.node.services, {}, { pollMs: 3_600_000, maintenanceMs: 3_600_000, statisticsMs: 50 });
+    try {
+      const t = await own.newTenant();
+      runner.start();
+      const memories = Array.from({ length: 100 }, (_, i) => ({ observation: `fresh statistics note ${i}`, auto_link: false }));
+      expect((await own.request('POST', '/v1/memories/batch', { key: t.key, body: { memories } })).body.stored).toBe(100);
+      const analyzedRows = async () =>
+        (await rows<{ reltuples: number }>(own.node.services.db, sql`SELECT reltuples::float8 AS reltuples FROM pg_class WHERE relname = 'memories'`))[0]
+          .reltuples;
+      for (let i = 0; i < 100 && (await analyzedRows()) < 100; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await analyzedRows()).toBe(100);
+    } finally {
+      await runner.stop();
+      await own.close();
+    }
   });
 
   it.runIf(storageName === 'postgres')('is left to autovacuum on Postgres', async () => {

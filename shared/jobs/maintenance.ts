@@ -31,10 +31,13 @@ export const platformMaintenance: Record<string, MaintenanceTask> = {
  * does autovacuum's ANALYZE: each table whose rows changed since its last analyze by more than
  * autovacuum's threshold (50 rows + its scale factor, the table's own or the server's, × its rows)
  * is analyzed. ANALYZE reads a bounded sample (30,000 rows at the default statistics target), so it
- * holds the database briefly. Not VACUUM: one that reaches the HNSW index holds the single-threaded
+ * holds the database briefly. The Node runner also runs it every half minute on its own, as
+ * autovacuum's naptime would: a store growing fast would otherwise be planned from the statistics of
+ * a much smaller table for up to a maintenance period (each auto-linking store's nearest-neighbour
+ * query falls back to an exact scan that grows with the tenant). Not VACUUM: one that reaches the HNSW index holds the single-threaded
  * database for seconds, while page pruning frees the space of dead rows anyway.
  */
-async function analyzeEmbedded({ db, services }: Ctx): Promise<number> {
+export async function analyzeEmbedded({ db, services }: Ctx): Promise<number> {
   if (services.storage !== 'embedded') return 0; // Postgres has autovacuum
   // A backend publishes its change counts at most once a second; without this the last second's
   // changes would not be counted until the next run.

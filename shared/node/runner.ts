@@ -1,6 +1,6 @@
 import type { Services } from '../platform/services';
 import { runDueJobs } from '../jobs/outbox';
-import { runMaintenance, type MaintenanceTask } from '../jobs/maintenance';
+import { analyzeEmbedded, runMaintenance, type MaintenanceTask } from '../jobs/maintenance';
 import { errorFields } from '../platform/error-fields';
 
 /**
@@ -11,6 +11,7 @@ import { errorFields } from '../platform/error-fields';
 export class NodeRunner {
   private timer: NodeJS.Timeout | null = null;
   private maintenanceTimer: NodeJS.Timeout | null = null;
+  private statisticsTimer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -18,7 +19,7 @@ export class NodeRunner {
   constructor(
     private readonly services: Services,
     private readonly maintenance: Record<string, MaintenanceTask>,
-    private readonly opts: { pollMs?: number; maintenanceMs?: number } = {},
+    private readonly opts: { pollMs?: number; maintenanceMs?: number; statisticsMs?: number } = {},
   ) {}
 
   start(): void {
@@ -26,6 +27,11 @@ export class NodeRunner {
     this.timer.unref();
     this.maintenanceTimer = setInterval(() => void this.maintain(), this.opts.maintenanceMs ?? 15 * 60_000);
     this.maintenanceTimer.unref();
+    // Planner statistics on the embedded default, between maintenance runs (maintenance.ts).
+    if (this.services.storage === 'embedded') {
+      this.statisticsTimer = setInterval(() => void runMaintenance(this.services, { embedded_statistics: analyzeEmbedded }), this.opts.statisticsMs ?? 30_000);
+      this.statisticsTimer.unref();
+    }
     void this.maintain();
   }
 
@@ -66,6 +72,7 @@ export class NodeRunner {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
+    if (this.statisticsTimer) clearInterval(this.statisticsTimer);
     await this.running;
   }
 }
