@@ -5,7 +5,7 @@ import { openPglite, openPostgres } from '../shared/node/database';
 import { baseUrl, developmentOperatorToken, firstRunBanner, OPERATOR_API_OFF_HINT } from '../shared/node/first-run';
 import { listen } from '../shared/node/http-server';
 import { createNodeServices } from '../shared/node/services';
-import { gracefulStop } from '../shared/node/shutdown';
+import { gracefulStop, trackResponses } from '../shared/node/shutdown';
 import { startTracing } from '../shared/node/tracing';
 import { VERSION } from '../shared/platform/services';
 import { buildApp } from './app';
@@ -34,6 +34,7 @@ async function main() {
   node.runner.start();
   const app = buildApp(() => node.services);
   const { server, address } = await listen(app.fetch, { host: config.HOST, port: config.PORT });
+  trackResponses(server);
   const url = baseUrl(config.HOST, address.port);
   log.info('engram listening', {
     url,

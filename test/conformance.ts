@@ -55,8 +55,9 @@ export function conformanceChecker(app: OpenAPIHono<never> | { openAPIRegistry: 
     const schema = declared.content?.['application/json']?.schema as ZodType | undefined;
     if (schema && isJson) validate(schema, body, where);
     // Refused before the key was checked (no key or a bad one, a body too large to read, text
-    // Postgres cannot store): no limits to tell.
-    if (headers && route.keyed && status !== 401 && status !== 413 && status !== 400) {
+    // Postgres cannot store, a path the router does not match): no limits to tell.
+    const unrouted = status === 404 && String((body as { message?: unknown } | null)?.message ?? '').startsWith('No route for');
+    if (headers && route.keyed && status !== 401 && status !== 413 && status !== 400 && !unrouted) {
       for (const field of ['ratelimit-policy', 'ratelimit']) {
         if (!headers.get(field)) throw new ConformanceError(`${where} without the ${field} header every keyed response carries`);
       }
