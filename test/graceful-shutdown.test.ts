@@ -52,10 +52,10 @@ async function tenantKey(base: string): Promise<string> {
   return ((await res.json()) as { api_key: string }).api_key;
 }
 
-const store = (base: string, key: string, observation: string) =>
+const store = (base: string, key: string, observation: string, idempotencyKey = crypto.randomUUID()) =>
   fetch(`${base}/v1/memories`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
     body: JSON.stringify({ observation }),
   });
 
@@ -130,24 +130,27 @@ describe('graceful shutdown on SIGTERM', () => {
       const pool = [await start(), await start()];
       const key = await tenantKey(pool[0].base);
 
-      // A balancer in the test: round robin over the live instances; a connection refused before the
-      // request was sent goes to the next one (what a load balancer does with a backend that stopped).
+      // A balancer in the test: round robin over the live instances; a connection refused goes to the
+      // next one (what a load balancer does with a backend that stopped), and a pooled keep-alive
+      // connection the stopping server closed as the request went out is retried with the same
+      // Idempotency-Key (what the SDK does), so a retry never stores twice.
       let turn = 0;
       let stored = 0;
       const failures: string[] = [];
       let loading = true;
       const client = async (n: number) => {
         for (let i = 0; loading; i++) {
+          const idempotencyKey = crypto.randomUUID();
           for (let attempt = 0; ; attempt++) {
             const target = pool[turn++ % pool.length];
             try {
-              const res = await store(target.base, key, `Rolling restart client ${n} write ${i}`);
+              const res = await store(target.base, key, `Rolling restart client ${n} write ${i}`, idempotencyKey);
               if (res.status === 201) stored += 1;
               else failures.push(`${res.status} ${await res.text()}`);
               break;
             } catch (err) {
               const code = (err as { cause?: { code?: string } }).cause?.code;
-              if (code !== 'ECONNREFUSED' || attempt > 20) {
+              if (!['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(code ?? '') || attempt > 20) {
                 failures.push(`${code ?? String(err)}`);
                 break;
               }
