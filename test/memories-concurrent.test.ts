@@ -124,7 +124,11 @@ describe('concurrent single stores of one tenant', () => {
     await engine.node.services.db.execute(
       sql.raw(`
       CREATE OR REPLACE FUNCTION engram_test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.observation LIKE 'Poison pill%' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`),
+        BEGIN
+          IF NEW.observation LIKE 'Poison pill%' THEN RAISE EXCEPTION 'injected failure'; END IF;
+          IF NEW.observation LIKE 'Slow%' THEN PERFORM pg_sleep(0.5); END IF;
+          RETURN NEW;
+        END $$`),
     );
     await engine.node.services.db.execute(
       sql.raw('CREATE OR REPLACE TRIGGER engram_test_refuse_poison BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION engram_test_refuse_poison()'),
@@ -135,18 +139,25 @@ describe('concurrent single stores of one tenant', () => {
     const quiet = engine.node.services.log;
     engine.node.services.log = createLogger('debug');
     try {
+      // Two slow stores take both of the tenant's running slots first, so that every store after
+      // them queues and the poisoned one surely commits in a group (alone, it would just fail).
+      const slow = ['Slow 1: holds a slot.', 'Slow 2: holds the other.'].map((observation) => store(t.key, { observation }));
+      await new Promise((resolve) => setTimeout(resolve, 150));
       const texts = Array.from({ length: 16 }, (_, i) =>
         i === 8 ? 'Poison pill: the database refuses this one.' : `Healthy ${i}: stored whatever its neighbour does.`,
       );
       const res = await Promise.all(texts.map((observation) => store(t.key, { observation })));
       expect(res.map((r) => r.status)).toEqual(texts.map((_, i) => (i === 8 ? 500 : 201)));
+      expect((await Promise.all(slow)).map((r) => r.status)).toEqual([201, 201]);
       // The failure is logged (the shared transaction's, then the store's own), without the memories' text.
       expect(logged).toContain('stores committed together failed; each runs again alone');
       expect(logged).toContain('injected failure');
       expect(logged).not.toMatch(/Poison pill|Healthy \d/);
       const listed = await engine.request('GET', '/v1/memories?limit=100', { key: t.key });
-      expect(listed.body.memories.map((m: { observation: string }) => m.observation).sort()).toEqual(texts.filter((_, i) => i !== 8).sort());
-      expect((await engine.request('GET', '/v1/audit/verify', { key: t.key })).body).toMatchObject({ valid: true, checked: { memories: 15 } });
+      expect(listed.body.memories.map((m: { observation: string }) => m.observation).sort()).toEqual(
+        [...texts.filter((_, i) => i !== 8), 'Slow 1: holds a slot.', 'Slow 2: holds the other.'].sort(),
+      );
+      expect((await engine.request('GET', '/v1/audit/verify', { key: t.key })).body).toMatchObject({ valid: true, checked: { memories: 17 } });
     } finally {
       engine.node.services.log = quiet;
       vi.restoreAllMocks();
