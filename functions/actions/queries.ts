@@ -1,4 +1,4 @@
-import { and, asc, count, eq, lt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, lt, type SQL, sql } from 'drizzle-orm';
 import { actions, auditLog, controlSettings } from '../../schema';
 import type { ActionState } from '../../schema/actions';
 import { reviewerMemberships } from '../../shared/control/approvals';
@@ -191,4 +191,14 @@ export async function agentViolations(db: DbOrTx, tenantId: string, agentId: str
       .where(where),
   ]);
   return { page: found, total: Number(n), violations: Number(violations) };
+}
+
+/** The tenant's submitted actions, newest first (the console's list), and their total. */
+export async function recentActions(db: DbOrTx, tenantId: string, page: PageInput) {
+  const where = eq(actions.tenantId, tenantId);
+  const [found, [{ n }]] = await Promise.all([
+    db.select().from(actions).where(where).orderBy(desc(actions.submittedAt), desc(actions.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: count() }).from(actions).where(where),
+  ]);
+  return { page: found, total: Number(n) };
 }

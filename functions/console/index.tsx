@@ -14,6 +14,10 @@ import { overviewPage } from './overview-page';
 import { rollbackPage, rollbackPreview, rollbackRun } from './rollback-pages';
 import { endSession, sessionOf, startSession } from './session';
 import { tracePage, tracesPage } from './trace-pages';
+import { actionPage, actionsPage } from './action-pages';
+import { policiesPage, policyDryRun } from './policy-pages';
+import { replayPage } from './replay-pages';
+import { webhookPage, webhookRedeliver, webhooksPage, webhookTest } from './webhook-pages';
 import { Notice } from './views/layout';
 import { ProblemPage, SignInPage } from './views/signin';
 
@@ -112,6 +116,15 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   page('POST', '/console/memories/:id/forget', forgetMemory, ['id']),
   page('GET', '/console/overview', overviewPage),
   page('GET', '/console/traces/:trace_id', tracePage, ['trace_id']),
+  page('GET', '/console/actions', actionsPage),
+  page('GET', '/console/actions/:action_id', actionPage, ['action_id']),
+  page('GET', '/console/policies', policiesPage),
+  page('POST', '/console/policies/dry-run', policyDryRun),
+  page('GET', '/console/replay', replayPage),
+  page('GET', '/console/webhooks', webhooksPage),
+  page('GET', '/console/webhooks/:webhook_id', (c) => webhookPage(c), ['webhook_id']),
+  page('POST', '/console/webhooks/:webhook_id/test', webhookTest, ['webhook_id']),
+  page('POST', '/console/webhooks/:webhook_id/deliveries/:delivery_id/redeliver', webhookRedeliver, ['webhook_id', 'delivery_id']),
 ];
 
 /** A refusal as a page (or, for htmx, a fragment it swaps in); a missing or ended session goes to sign-in. */

@@ -15,7 +15,9 @@ import { hasFeature, requireFeature } from '../../shared/platform/tiers';
 import { type ConsoleContext, formOf, fromHtmx } from './http';
 import { AuditPage } from './views/audit';
 import { cardFor, cardsIn } from './cards';
-import { ApprovalCard, INBOX_STATES, InboxPage, type InboxStatus } from './views/inbox';
+import { ApprovalCard, INBOX_STATES, InboxCount, InboxPage, type InboxStatus } from './views/inbox';
+import { onSessionEnd } from './live';
+import { sessionOpen } from './session';
 import type { Viewer } from './views/layout';
 
 const INBOX_PAGE = 25;
@@ -79,16 +81,29 @@ export async function decide(c: ConsoleContext) {
   return c.redirect('/console/approvals', 303);
 }
 
-/** Each `action.pending_review` event of the tenant, as a card for htmx's SSE extension to append. */
+/**
+ * Each `action.pending_review` event of the tenant, as a card for htmx's SSE extension to append,
+ * with the inbox's count swapped in out of band. The stream lasts as long as its session: sign-out
+ * ends it at once in this process, and every heartbeat it checks the session is still open.
+ */
 export async function inboxStream(c: ConsoleContext) {
   const t = ctx(c);
   requireFeature(t.tier, 'webhooks');
   const open = await events.open(t, { types: ['action.pending_review'] });
-  const csrfToken = c.get('session').csrfToken;
+  const { csrfToken, idHash } = c.get('session');
+  const { services } = t;
   return streamSSE(c, async (sse) => {
     const client = new AbortController();
-    sse.onAbort(() => client.abort());
-    if (sse.aborted) client.abort();
+    const end = () => client.abort();
+    sse.onAbort(end);
+    if (sse.aborted) end();
+    const leave = onSessionEnd(services.eventBus, idHash, end);
+    const check = setInterval(() => {
+      sessionOpen(services, idHash).then(
+        (still) => still || end(),
+        () => {},
+      );
+    }, services.config.EVENT_STREAM_HEARTBEAT_MS);
     const sink = {
       write: async (text: string) => {
         for (const block of text.split('\n\n')) {
@@ -96,13 +111,20 @@ export async function inboxStream(c: ConsoleContext) {
           if (!data) continue;
           const actionId = (JSON.parse(data) as { data: { action_id: string } }).data.action_id;
           const item = await cardFor(t, actionId);
-          await sse.writeSSE({ event: 'pending', data: String(<ApprovalCard item={item} csrfToken={csrfToken} />) });
+          const { total } = await cardsIn(t, 'pending_review', 0);
+          const count = <InboxCount status="pending_review" total={total} shown={total} live oob />;
+          await sse.writeSSE({ event: 'pending', data: String(<ApprovalCard item={item} csrfToken={csrfToken} />) + String(count) });
         }
       },
     };
     const done = runStream(open, sink, client.signal);
-    t.services.waitUntil?.(done);
-    await done;
+    services.waitUntil?.(done);
+    try {
+      await done;
+    } finally {
+      clearInterval(check);
+      leave();
+    }
   });
 }
 

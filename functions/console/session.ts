@@ -7,6 +7,7 @@ import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
 import { rows } from '../../shared/platform/db';
 import type { Services } from '../../shared/platform/services';
 import { HOUR } from '../../shared/platform/time';
+import { endSessionStreams } from './live';
 
 export const CONSOLE_PATH = '/console';
 export const SESSION_COOKIE = 'engram_console';
@@ -66,9 +67,22 @@ export async function sessionOf(c: Context<AppEnv>): Promise<Session | null> {
   return { idHash, tenantId: row.tenant_id, keyId: row.key_id, keyHash: row.key_hash, csrfToken: row.csrf_token };
 }
 
+/** Whether the session `idHash` is still open (not signed out, not expired): a live stream asks this as it runs. */
+export async function sessionOpen(services: Services, idHash: string): Promise<boolean> {
+  const found = await rows<{ one: number }>(
+    services.db,
+    sql`SELECT 1 AS one FROM console_sessions WHERE id_hash = ${idHash} AND expires_at > ${services.clock.now().toISOString()}`,
+  );
+  return found.length > 0;
+}
+
 /** Ends the session (sign-out, or its key no longer valid) and clears the cookie. */
 export async function endSession(c: Context<AppEnv>, idHash: string | null): Promise<void> {
-  if (idHash) await c.get('services').db.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash));
+  const services = c.get('services');
+  if (idHash) {
+    await services.db.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash));
+    endSessionStreams(services.eventBus, idHash);
+  }
   deleteCookie(c, SESSION_COOKIE, { path: CONSOLE_PATH, secure: secureCookie(c), httpOnly: true, sameSite: 'Strict' });
 }
 

@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAYLOADS } from '../actions-helpers';
@@ -48,7 +50,11 @@ const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}${na
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  server = await startServer({ ADMIN_TOKEN, DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'warn' }, { timeoutMs: 90_000 });
+  // Webhooks to a receiver on this machine (plain http, loopback): the local-development switch.
+  server = await startServer(
+    { ADMIN_TOKEN, DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'warn', WEBHOOKS_ALLOW_INSECURE: 'true' },
+    { timeoutMs: 90_000 },
+  );
   keys = { a: await newTenant('console-a@example.com'), b: await newTenant('console-b@example.com') };
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -164,6 +170,112 @@ describe('the console in a browser', () => {
     await shot(a.page, '10-overview');
   });
 
+  it('the pending count follows a card that arrives live', async () => {
+    await a.page.getByRole('link', { name: 'Approvals' }).click();
+    await a.page.waitForURL('**/console/approvals');
+    await a.page.waitForFunction(() => document.querySelector('#cards')?.getAttribute('sse-connect') !== null);
+    await a.page.waitForTimeout(500);
+    const before = Number.parseInt((await a.page.locator('#inbox-count').textContent()) ?? '', 10);
+    const submitted = await api(keys.a, 'POST', '/v1/actions', { ...PAYLOADS.pending, agent_id: 'wire-bot' });
+    await a.page.locator(`#card-${submitted.action_id}`).waitFor({ timeout: 4_000 });
+    await a.page.waitForFunction((n) => document.querySelector('#inbox-count')?.textContent?.startsWith(`${n} pending review`), before + 1, { timeout: 4_000 });
+    await shot(a.page, '12-inbox-live-count');
+  });
+
+  it('actions: the list and an action explained', async () => {
+    await a.page.getByRole('link', { name: 'Actions', exact: true }).click();
+    await a.page.waitForURL('**/console/actions');
+    await shot(a.page, '13-actions');
+    await a.page
+      .getByRole('row', { name: /wire-bot/ })
+      .getByRole('link')
+      .click();
+    await expect(a.page.locator('#explain-summary').textContent()).resolves.toMatch(/Agent wire-bot asked to run http\.post .* held it for review/);
+    await shot(a.page, '14-action-explained');
+  });
+
+  it('policies: a dry run shows held and allowed', async () => {
+    await a.page.getByRole('link', { name: 'Policies' }).click();
+    await a.page.getByLabel('Action').fill(PAYLOADS.pending.action);
+    await a.page.getByLabel('Params').fill(JSON.stringify(PAYLOADS.pending.params));
+    await a.page.getByRole('button', { name: 'Run' }).click();
+    await expect(a.page.locator('#dry-run-result').textContent()).resolves.toContain('Held for review');
+    await shot(a.page, '15-policies-dry-run');
+    await a.page.getByLabel('Action').fill(PAYLOADS.allowed.action);
+    await a.page.getByLabel('Params').fill(JSON.stringify(PAYLOADS.allowed.params));
+    await a.page.getByRole('button', { name: 'Run' }).click();
+    await expect(a.page.locator('#dry-run-result').textContent()).resolves.toContain('Allowed');
+  });
+
+  it('memories: versions shown after an update; replay: a diff shows the change', async () => {
+    const stored = await api(keys.a, 'POST', '/v1/memories', { observation: 'Invoices are sent in EUR.' });
+    await new Promise((r) => setTimeout(r, 1_100));
+    const from = (await api(keys.a, 'GET', '/v1/context/now')).server_time_utc as string;
+    await new Promise((r) => setTimeout(r, 1_100));
+    const id = (stored.uuid as string).replace('urn:uuid:', '');
+    await api(keys.a, 'PATCH', `/v1/memories/${id}`, { observation: 'Invoices are sent in CHF.' });
+    await new Promise((r) => setTimeout(r, 1_100));
+    const to = (await api(keys.a, 'GET', '/v1/context/now')).server_time_utc as string;
+    await a.page.goto(`${server.base}/console/memories/${id}`);
+    const versions = a.page.getByRole('table', { name: 'Versions' });
+    await expect(versions.textContent()).resolves.toContain('Invoices are sent in EUR.');
+    await expect(versions.textContent()).resolves.toContain('Invoices are sent in CHF.');
+    await shot(a.page, '16-memory-versions');
+    await a.page.getByRole('link', { name: 'Replay' }).click();
+    await a.page.getByRole('textbox', { name: /^From/ }).fill(from);
+    await a.page.getByRole('textbox', { name: /^To/ }).fill(to);
+    await a.page.getByRole('button', { name: 'Compare' }).click();
+    await expect(a.page.locator('#diff-summary').textContent()).resolves.toContain('1 modified');
+    await expect(a.page.locator('main').textContent()).resolves.toContain('changed: observation');
+    await shot(a.page, '17-replay-diff');
+  });
+
+  it('webhooks: a test ping reaches a local receiver, then is redelivered', async () => {
+    const received: string[] = [];
+    const receiver: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const hook = await api(keys.a, 'POST', '/v1/webhooks', { url, events: ['memory.created'], description: 'Local receiver' });
+      await a.page.getByRole('link', { name: 'Webhooks' }).click();
+      await shot(a.page, '18-webhooks');
+      await a.page.getByRole('link', { name: 'Local receiver' }).click();
+      await a.page.getByRole('button', { name: 'Send a test ping' }).click();
+      await expect(a.page.getByRole('status').first().textContent()).resolves.toContain('Test ping queued');
+      const deliveredRows = async (n: number) => {
+        for (let i = 0; i < 60; i++) {
+          await a.page.reload();
+          if ((await a.page.getByRole('row', { name: /delivered/ }).count()) >= n) return;
+          await a.page.waitForTimeout(250);
+        }
+        throw new Error(`fewer than ${n} deliveries`);
+      };
+      await deliveredRows(1);
+      expect(received.some((b) => b.includes('webhook.test'))).toBe(true);
+      expect(
+        await a.page
+          .getByRole('row', { name: /webhook\.test/ })
+          .first()
+          .textContent(),
+      ).toContain('204');
+      await a.page.getByRole('button', { name: 'Redeliver' }).first().click();
+      await expect(a.page.getByRole('status').first().textContent()).resolves.toContain('Redelivery queued');
+      await deliveredRows(2);
+      expect(received.filter((b) => b.includes('webhook.test'))).toHaveLength(2);
+      await shot(a.page, '19-webhook-deliveries');
+      expect(hook.webhook_id).toBeTruthy();
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
   it('a form post without the CSRF token is refused', async () => {
     const res = await a.context.request.post(`${server.base}/console/approvals/${actionId}/decision`, { form: { decision: 'deny' }, maxRedirects: 0 });
     expect(res.status()).toBe(403);
@@ -179,9 +291,24 @@ describe('the console in a browser', () => {
     await b.context.close();
   });
 
-  it('sign-out ends the session', async () => {
-    await a.page.getByRole('button', { name: 'Sign out' }).click();
-    await a.page.waitForURL('**/console/sign-in?ended=out');
+  it('sign-out in another tab ends the live stream of the inbox left open', async () => {
+    await a.page.goto(`${server.base}/console/approvals`);
+    await a.page.waitForFunction(() => document.querySelector('#cards')?.getAttribute('sse-connect') !== null);
+    await a.page.waitForTimeout(500);
+    const isStream = (r: { url(): string }) => r.url().endsWith('/console/approvals/stream');
+    const ended = new Promise<void>((resolve) => {
+      const done = (r: { url(): string }) => isStream(r) && resolve();
+      a.page.on('requestfinished', done);
+      a.page.on('requestfailed', done);
+    });
+    const other = await a.context.newPage();
+    await other.goto(`${server.base}/console/overview`);
+    await other.getByRole('button', { name: 'Sign out' }).click();
+    await other.waitForURL('**/console/sign-in?ended=out');
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([ended, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the stream outlived its session')), 10_000)))]);
+    clearTimeout(timer);
+    await other.close();
     await a.page.goto(`${server.base}/console/approvals`);
     expect(new URL(a.page.url()).pathname).toBe('/console/sign-in');
     await a.context.close();

@@ -42,7 +42,7 @@ mark { background: var(--warn-bg); color: var(--warn); padding: 0 .2rem; border-
 form.decide { display: grid; gap: .75rem; border-top: 1px solid var(--line); padding-top: 1rem; margin-top: 1rem; }
 label { display: block; font-weight: 600; font-size: .9rem; margin-bottom: .25rem; }
 .hint { color: var(--muted); font-size: .85rem; font-weight: 400; }
-input[type=text], input[type=password], input[type=datetime-local], input[type=search], select {
+input[type=text], input[type=password], input[type=datetime-local], input[type=search], select, textarea {
   width: 100%; padding: .55rem .7rem; border: 1px solid var(--line); border-radius: 6px; background: var(--panel); color: var(--text); font: inherit; }
 .row { display: flex; gap: .75rem; flex-wrap: wrap; align-items: end; } .row > * { flex: 1 1 12rem; } .row > .actions { flex: 0 0 auto; }
 .actions { display: flex; gap: .5rem; flex-wrap: wrap; }

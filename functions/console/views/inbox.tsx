@@ -124,6 +124,20 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
   );
 }
 
+/**
+ * How many actions the tab holds; the live stream sends it again with each new card, swapped in
+ * out of band (`oob`), so the count follows the cards.
+ */
+export function InboxCount(props: { status: InboxStatus; total: number; shown: number; live: boolean; oob?: boolean }) {
+  return (
+    <p class="hint" id="inbox-count" aria-live="polite" {...(props.oob ? { 'hx-swap-oob': 'true' } : {})}>
+      {props.total} {props.status === 'team' ? 'waiting for your review' : props.status.replace('_', ' ')}
+      {props.total > props.shown ? `, the first ${props.shown} shown` : ''}
+      {props.live ? ' · new ones appear here as they arrive' : ''}
+    </p>
+  );
+}
+
 /** The inbox: one status at a time (pending first), new pending actions arriving over SSE. */
 export function InboxPage(props: { viewer: Viewer; status: InboxStatus; items: Card[]; total: number; live: boolean; refusals?: Map<string, string> }) {
   const pending = props.status === 'pending_review';
@@ -140,11 +154,7 @@ export function InboxPage(props: { viewer: Viewer; status: InboxStatus; items: C
           </li>
         ))}
       </ul>
-      <p class="hint" id="inbox-count">
-        {props.total} {props.status === 'team' ? 'waiting for your review' : props.status.replace('_', ' ')}
-        {props.total > props.items.length ? `, the first ${props.items.length} shown` : ''}
-        {pending && props.live ? ' · new ones appear here as they arrive' : ''}
-      </p>
+      <InboxCount status={props.status} total={props.total} shown={props.items.length} live={pending && props.live} />
       <div
         id="cards"
         {...(pending && props.live ? { 'hx-ext': 'sse', 'sse-connect': '/console/approvals/stream', 'sse-swap': 'pending', 'hx-swap': 'beforeend' } : {})}

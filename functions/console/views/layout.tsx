@@ -5,9 +5,13 @@ import { assetUrls } from '../assets';
 /** Pages of the signed-in console, in the navigation's order. */
 export const NAV = [
   { href: '/console/approvals', label: 'Approvals' },
+  { href: '/console/actions', label: 'Actions' },
+  { href: '/console/policies', label: 'Policies' },
   { href: '/console/audit', label: 'Audit' },
   { href: '/console/rollback', label: 'Rollback' },
+  { href: '/console/replay', label: 'Replay' },
   { href: '/console/memories', label: 'Memories' },
+  { href: '/console/webhooks', label: 'Webhooks' },
   { href: '/console/traces', label: 'Traces' },
   { href: '/console/overview', label: 'Overview' },
 ] as const;

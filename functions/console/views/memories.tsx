@@ -1,10 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { get } from '../../memories/service';
 import type { search } from '../../memories/search';
+import type { lifecycle } from '../../replay/lifecycle';
 import { CsrfField, Layout, Notice, type Viewer } from './layout';
 
 type Found = Awaited<ReturnType<typeof search>>;
 type Memory = Awaited<ReturnType<typeof get>>;
+type History = Awaited<ReturnType<typeof lifecycle>>;
 
 const MODES = ['semantic', 'keyword', 'hybrid'] as const;
 const when = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '—');
@@ -61,7 +63,7 @@ export function MemoriesPage(props: { viewer: Viewer; q: string; mode: string; f
 }
 
 /** One memory (`GET /v1/memories/{id}`), and the form that forgets it (`DELETE /v1/memories/{id}`). */
-export function MemoryPage(props: { viewer: Viewer; memory: Memory }) {
+export function MemoryPage(props: { viewer: Viewer; memory: Memory; history: History | null }) {
   const m = props.memory;
   return (
     <Layout title="Memory" current="/console/memories" viewer={props.viewer}>
@@ -88,6 +90,7 @@ export function MemoryPage(props: { viewer: Viewer; memory: Memory }) {
         <dt>Content hash</dt>
         <dd class="mono">{m.hash}</dd>
       </dl>
+      {props.history ? <MemoryHistory history={props.history} /> : <p class="hint">Versions and links come with replay (Pro and Enterprise).</p>}
       <form method="post" action={`/console/memories/${bare(m.uuid)}/forget`} class="panel">
         <CsrfField token={props.viewer.csrfToken} />
         <p class="hint">Forgetting deletes the memory; the audit trail keeps the deletion, and a rollback can bring it back.</p>
@@ -98,3 +101,83 @@ export function MemoryPage(props: { viewer: Viewer; memory: Memory }) {
     </Layout>
   );
 }
+
+/** The versions the memory went through, newest first, its links and the entities it mentions. */
+function MemoryHistory(props: { history: History }) {
+  const h = props.history;
+  return (
+    <>
+      <h2 id="versions-title">Versions</h2>
+      <div class="table-wrap">
+        <table aria-labelledby="versions-title">
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">When</th>
+              <th scope="col">Importance</th>
+              <th scope="col">Observation</th>
+            </tr>
+          </thead>
+          <tbody>
+            {[...h.versions].reverse().map((v) => (
+              <tr>
+                <td>{v.version}</td>
+                <td class="when">{when(v.timestamp)}</td>
+                <td>{v.importance}</td>
+                <td>{v.observation}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p class="hint">
+        {h.current_state} · recalled {h.recall_count} time{h.recall_count === 1 ? '' : 's'}
+        {h.last_recalled_at ? `, last at ${when(h.last_recalled_at)}` : ''}
+      </p>
+      <h2 id="links-title">Links</h2>
+      {h.links.length ? (
+        <div class="table-wrap">
+          <table aria-labelledby="links-title">
+            <thead>
+              <tr>
+                <th scope="col">Relation</th>
+                <th scope="col">From</th>
+                <th scope="col">To</th>
+                <th scope="col">Weight</th>
+                <th scope="col">Since</th>
+              </tr>
+            </thead>
+            <tbody>
+              {h.links.map((l) => (
+                <tr>
+                  <td>{l.relation}</td>
+                  <td class="mono">{linkTo(l.source_id)}</td>
+                  <td class="mono">{linkTo(l.target_id)}</td>
+                  <td>{l.weight}</td>
+                  <td class="when">{when(l.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p class="empty">No links.</p>
+      )}
+      {h.entities.length ? (
+        <>
+          <h2>Mentions</h2>
+          <ul>
+            {h.entities.map((e) => (
+              <li>
+                {e.name} <span class="hint">({e.entity_type})</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </>
+  );
+}
+
+/** A memory id as a link to its page; anything else (an entity) as text. */
+const linkTo = (id: string) => (/^urn:uuid:/.test(id) ? <a href={`/console/memories/${bare(id)}`}>{bare(id)}</a> : id);

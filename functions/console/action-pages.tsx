@@ -1,0 +1,28 @@
+/** @jsxImportSource hono/jsx */
+import { actionNotFound } from '../../shared/control/errors';
+import { explain } from '../actions/insights';
+import { recentActions } from '../actions/queries';
+import { ActionParams } from '../actions/schemas';
+import { statusDto } from '../actions/service';
+import type { ConsoleContext } from './http';
+import { tenantOf, viewerOf } from './viewer';
+import { ActionPage, ActionsPage } from './views/actions';
+
+const PAGE = 50;
+
+/** The tenant's submitted actions, newest first, a page at a time, each as `GET /v1/actions/{action_id}` shows it. */
+export async function actionsPage(c: ConsoleContext) {
+  const offset = Math.max(0, Math.min(1_000_000, Number.parseInt(c.req.query('offset') ?? '0', 10) || 0));
+  const t = tenantOf(c);
+  const { page, total } = await recentActions(t.db, t.tenantId, { limit: PAGE, offset });
+  const rows = page.map((row) => ({ ...statusDto(row), outcome: row.outcome }));
+  return c.html(<ActionsPage viewer={viewerOf(c)} rows={rows} total={total} offset={offset} limit={PAGE} />);
+}
+
+/** One action and its explanation (`GET /v1/actions/{action_id}/explain`). */
+export async function actionPage(c: ConsoleContext) {
+  const parsed = ActionParams.safeParse({ action_id: c.req.param('action_id') });
+  if (!parsed.success) throw actionNotFound(String(c.req.param('action_id')));
+  const explained = await explain(tenantOf(c), { actionId: parsed.data.action_id });
+  return c.html(<ActionPage viewer={viewerOf(c)} explained={explained} />);
+}
