@@ -12,6 +12,7 @@ import keys from './keys';
 import knowledge from './knowledge';
 import memories from './memories';
 import policies from './policies';
+import portability from './portability';
 import replay from './replay';
 import rollback from './rollback';
 import runtime from './runtime';
@@ -41,6 +42,7 @@ export const families = [
   replay,
   rollback,
   erasures,
+  portability,
   compensations,
   knowledge,
   policies,

@@ -15,3 +15,4 @@ export * from './eval';
 export * from './cortex';
 export * from './erasures';
 export * from './console';
+export * from './imports';

@@ -29,6 +29,7 @@ const OWNED: readonly [table: string, column: string][] = [
   ['control_settings', 'tenant_id'],
   ['webhook_deliveries', 'tenant_id'],
   ['webhooks', 'tenant_id'],
+  ['import_sources', 'tenant_id'],
   ['event_stream_leases', 'tenant_id'],
   ['trace_steps', 'tenant_id'],
   ['traces', 'tenant_id'],

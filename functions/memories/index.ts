@@ -7,7 +7,10 @@ import { purgeExpiredMemories } from './maintenance';
 import * as routes from './routes';
 import { search } from './search';
 import * as service from './service';
-import { storeBatch, storeMemory } from './store';
+import { batchStorePort, storeBatch, storeMemory } from './store';
+import { provideBatchStore } from '../../shared/memory/store-port';
+
+provideBatchStore(batchStorePort);
 
 const router = createRouter()
   .openapi(routes.storeRoute, async (c) => c.json(await storeMemory(ctxOf(c), c.req.valid('json')), 201))

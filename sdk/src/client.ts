@@ -3,6 +3,7 @@ import { Admin, Agents, Keys, Missions, Teams, Usage, Webhooks } from './resourc
 import { Actions, Approvals, Policies } from './resources/actions.js';
 import { Audit, Compensations, Replay, Rollback, Traces } from './resources/control.js';
 import { Graph, Memories, Shares, Spaces } from './resources/memories.js';
+import { Portability } from './resources/portability.js';
 import { Cortex, Evals, System } from './resources/quality.js';
 import { type HttpMethod, type RequestSpec, Transport, type TransportOptions } from './transport.js';
 
@@ -41,12 +42,14 @@ export class Engram {
   readonly evals: Evals;
   readonly cortex: Cortex;
   readonly system: System;
+  readonly portability: Portability;
   readonly events: { stream(opts?: StreamOptions): AsyncGenerator<EngramEvent, void, undefined> };
   readonly #transport: Transport;
 
   constructor(opts: EngramOptions) {
     const t = (this.#transport = new Transport(opts));
     this.memories = new Memories(t);
+    this.portability = new Portability(t);
     this.spaces = new Spaces(t);
     this.shares = new Shares(t);
     this.graph = new Graph(t);

@@ -21,6 +21,8 @@ export interface RequestSpec extends CallOptions {
   body?: unknown;
   /** Read the body as text instead of JSON (exports). */
   text?: boolean;
+  /** A file sent as it is (`application/x-ndjson`), instead of a JSON `body` (imports). */
+  file?: string | Blob | Uint8Array<ArrayBuffer>;
   /** Hand back the open response (event streams): no timeout once headers arrived, no body read. */
   raw?: boolean;
 }
@@ -104,8 +106,11 @@ export class Transport {
     const url = `${this.baseUrl}${path}${queryString(spec.query)}`;
     const headers: Record<string, string> = { accept: spec.raw ? 'text/event-stream' : 'application/json', ...spec.headers };
     headers.authorization = `Bearer ${this.#apiKey}`;
-    let body: string | undefined;
-    if (spec.body !== undefined) {
+    let body: string | Blob | Uint8Array<ArrayBuffer> | undefined;
+    if (spec.file !== undefined) {
+      body = spec.file;
+      headers['content-type'] = 'application/x-ndjson';
+    } else if (spec.body !== undefined) {
       body = JSON.stringify(spec.body);
       headers['content-type'] = 'application/json';
     }

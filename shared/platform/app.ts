@@ -1,3 +1,4 @@
+import { streamedBodyPaths } from './streamed-body';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -163,7 +164,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
   // full Request object, which costs more than the rest of a cheap request. One middleware for the
   // body limit and the text check, so a cheap GET passes one layer, not two.
   app.use('*', (c, next) =>
-    c.req.method === 'GET' || c.req.method === 'HEAD'
+    c.req.method === 'GET' || c.req.method === 'HEAD' || streamedBodyPaths.has(c.req.path)
       ? next()
       : limitBody(c, async () => {
           // /mcp carries JSON-RPC: each tool call is a request of its own that meets this check,

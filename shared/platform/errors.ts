@@ -120,7 +120,13 @@ export const errorCodes = {
     meaning: 'The approval was already decided; `approval_status` says how.',
     action: 'Do not decide again.',
   },
-  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The body is larger than 1 MiB.', action: 'Send less (split a batch).' },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The body is larger than 1 MiB (100 MB for POST /v1/import).', action: 'Send less (split a batch or the file).' },
+  BUNDLE_INTEGRITY_FAILED: {
+    status: 422,
+    meaning:
+      'POST /v1/import?format=bundle with a file whose header, trailer line count or SHA-256 does not match (truncated, edited or not a bundle); nothing was written.',
+    action: 'Export the bundle again (GET /v1/export/bundle) and import that file unchanged.',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The body is not JSON.', action: 'Send `Content-Type: application/json` with a JSON body.' },
   INVALID_RANGE: { status: 422, meaning: 'A range starts after it ends; `details` names the fields.', action: 'Swap or fix the bounds.' },
   GATE_FAILED: {

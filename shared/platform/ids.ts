@@ -30,6 +30,7 @@ const prefixes = {
   eval: 'eval',
   baseline: 'bl',
   erasure: 'ers',
+  import: 'imp',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

@@ -5,6 +5,7 @@ import { idempotency, idempotencyParameter } from './idempotency';
 import { AppError, type ErrorCode, errorCodes } from './errors';
 import { registerScopeFamily, familyOf, scopeGate } from './scopes';
 import { type Feature, tierRefusal } from './tiers';
+import { streamedBodyPaths } from './streamed-body';
 
 export const ErrorSchema = z
   .object({
@@ -193,10 +194,12 @@ const strictBody = (config: Declared) => {
  * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
  * for a restricted key's scope and for gated routes), the idempotency header and its errors, and the input errors.
  */
-export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true }>(config: R) {
-  const { feature, experimental, confinable, ...route } = config;
+export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true; streamedBody?: true }>(config: R) {
+  const { feature, experimental, confinable, streamedBody, ...route } = config;
   registerScopeFamily(familyOf(route.operationId));
-  const post = route.method === 'post';
+  if (streamedBody) streamedBodyPaths.add(route.path);
+  // A streamed body is read once, by the handler: no Idempotency-Key (it would read the body first).
+  const post = route.method === 'post' && !streamedBody;
   const optionalBody = route.request?.body?.required === false;
   const middleware = [
     ...(optionalBody ? [emptyBodyIsNoBody] : []),
@@ -205,7 +208,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     ...(experimental ? [experimentalGate] : []),
     ...(feature ? [featureGate(feature)] : []),
     ...(post ? [idempotency] : []),
-    ...strictBody(config),
+    ...(streamedBody ? [] : strictBody(config)),
   ];
   const notes = [route.description, experimental ? experimentalNote : undefined, feature ? gateNote(feature) : undefined].filter(Boolean);
   const gated = Boolean(feature || experimental);
@@ -225,7 +228,10 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
       ...serverErrors(),
       ...route.responses,
     },
-  } as unknown as Omit<R, 'feature' | 'experimental' | 'confinable'> & { middleware: typeof middleware; security: { bearerAuth: string[] }[] });
+  } as unknown as Omit<R, 'feature' | 'experimental' | 'confinable' | 'streamedBody'> & {
+    middleware: typeof middleware;
+    security: { bearerAuth: string[] }[];
+  });
 }
 
 /** A public route that shows more to a caller with a valid key; a key that is sent but not valid is 401. */

@@ -104,6 +104,27 @@ describe('engram CLI', () => {
     expect((JSON.parse(listed.stdout) as { total: number }).total).toBe(150);
   });
 
+  it('exports the account as a bundle and imports it with --format bundle: a dry run, then once', async () => {
+    const bundle = join(dir, 'account.jsonl');
+    const exported = await cli(['export', '--bundle', '--out', bundle]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const lines = (await readFile(bundle, 'utf8')).trimEnd().split('\n');
+    expect(JSON.parse(lines[0]).format).toBe('engram-bundle');
+    expect(JSON.parse(lines.at(-1)!).type).toBe('trailer');
+
+    // The same account: every memory in the bundle was stored by this account, not imported, so it is stored again once.
+    const dry = await cli(['import', bundle, '--format', 'bundle', '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('Dry run:');
+    expect(dry.stdout).toContain('stored nothing');
+    const first = await cli(['import', bundle, '--format', 'bundle', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const summary = JSON.parse(first.stdout.split('\n')[0]) as { stored: { memory: number } };
+    expect(summary.stored.memory).toBeGreaterThan(0);
+    const again = await cli(['import', bundle, '--format', 'bundle']);
+    expect(again.stdout).toContain('stored nothing');
+  });
+
   it('previews a rollback, and refuses one without --yes off a terminal (exit 2)', async () => {
     const { server_time_utc: t } = await api<{ server_time_utc: string }>('GET', '/v1/context/now');
     expect((await cli(['remember', 'The user prefers invoices in USD.'])).code).toBe(0);

@@ -1,1 +1,1 @@
-export { storeBatch, storeMemory } from './store';
+export { batchStorePort, storeBatch, storeMemory } from './store';

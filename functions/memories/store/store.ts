@@ -9,6 +9,7 @@ import { oneConnectionPerRequest, type Services } from '../../../shared/platform
 import { type BatchStoreBody, StoreBody } from '../schemas';
 import { prepare, type Prepared, type StoreInput, type StoreOutcome, type StoreResult } from './prepare';
 import { type Locking, writeStores } from './write';
+import type { BatchStorePort } from '../../../shared/memory/store-port';
 
 /**
  * Store: check the target and embed first (outside the transaction, so a slow or failing provider
@@ -133,3 +134,16 @@ export async function storeBatch(ctx: TenantCtx, body: z.infer<typeof BatchStore
 }
 
 const failed = (ctx: TenantCtx, index: number, error: AppError) => ({ index, status: error.status, error: errorBody(error, ctx.requestId ?? '') });
+
+/** The batch path as shared/memory/store-port.ts offers it to other families (the importer). */
+export const batchStorePort: BatchStorePort = {
+  invalid(input) {
+    const parsed = StoreBody.safeParse(input);
+    return parsed.success ? null : parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+  },
+  store: (ctx, inputs) =>
+    storeMemories(
+      ctx,
+      inputs.map((i) => StoreBody.parse(i)),
+    ),
+};

@@ -1270,6 +1270,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/export/bundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Back up the whole account as one JSONL file (streamed)
+         * @description One JSON object per line: a `header` (`format: "engram-bundle"`, `version`, `exported_at`, `counts` by type when the export started), then every `space`, `agent`, `pack`, `policy`, `memory` (text, tags, importance, context, agent, space, times), `triple` and `webhook` (without its secret), then a `trailer` with `lines` (the lines before it) and `sha256` (hex, of every byte before it, newlines included). Erased and expired memories are not in it. POST /v1/import?format=bundle restores it.
+         */
+        get: operations["portability.exportBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a bundle, a JSONL file or a mem0 export
+         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. With `dry_run=true` nothing is written and the answer counts what would be.
+         */
+        post: operations["portability.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/compensations/preview": {
         parameters: {
             query?: never;
@@ -2512,7 +2552,7 @@ export interface components {
              * @example VALIDATION_ERROR
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_TOKEN" | "CONFIRMATION_MISMATCH" | "TRACE_NOT_COMPLETED" | "svc_ram.v1.control.invalid_policy" | "control.invalid_decision" | "svc_ram.v1.control.invalid_violations_param" | "UNAUTHORIZED" | "FORBIDDEN" | "OWNER_ONLY" | "FEATURE_NOT_AVAILABLE" | "TIER_REQUIRED" | "BLOCKED" | "svc_ram.v1.tier.feature_required" | "svc_ram.v1.tier.limit_exceeded" | "svc_ram.v1.control.cannot_delete_builtin" | "svc_ram.v1.experimental.disabled" | "NOT_FOUND" | "svc_ram.v1.control.policy_not_found" | "svc_ram.v1.control.approval_not_found" | "actions.not_found" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "svc_ram.v1.control.approval_already_decided" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_RANGE" | "GATE_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "REQUIRES_POSTGRES" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_TOKEN" | "CONFIRMATION_MISMATCH" | "TRACE_NOT_COMPLETED" | "svc_ram.v1.control.invalid_policy" | "control.invalid_decision" | "svc_ram.v1.control.invalid_violations_param" | "UNAUTHORIZED" | "FORBIDDEN" | "OWNER_ONLY" | "FEATURE_NOT_AVAILABLE" | "TIER_REQUIRED" | "BLOCKED" | "svc_ram.v1.tier.feature_required" | "svc_ram.v1.tier.limit_exceeded" | "svc_ram.v1.control.cannot_delete_builtin" | "svc_ram.v1.experimental.disabled" | "NOT_FOUND" | "svc_ram.v1.control.policy_not_found" | "svc_ram.v1.control.approval_not_found" | "actions.not_found" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "svc_ram.v1.control.approval_already_decided" | "PAYLOAD_TOO_LARGE" | "BUNDLE_INTEGRITY_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_RANGE" | "GATE_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "REQUIRES_POSTGRES" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
             /** @example 400 */
             status: number;
             /** @example importance: Too big: expected number to be <=10 */
@@ -4602,6 +4642,50 @@ export interface components {
              * @example ada@example.com
              */
             confirm: string;
+        };
+        ImportSummary: {
+            /** @enum {string} */
+            format: "bundle" | "jsonl" | "mem0";
+            dry_run: boolean;
+            /** @description Lines read (header and trailer included), or items of a mem0 file */
+            lines: number;
+            valid: number;
+            /** @description Lines with at least one error */
+            invalid: number;
+            /** @description What this import restored, by record type (none in a dry run) */
+            stored: {
+                memory: number;
+                space: number;
+                triple: number;
+                policy: number;
+                agent: number;
+                pack: number;
+                webhook: number;
+            };
+            /** @description Valid records an earlier import restored: skipped */
+            already_imported: number;
+            /** @description Records whose source id an earlier line of the same file had: skipped */
+            duplicates: number;
+            skipped: {
+                /** @description Webhooks are exported without their secret and not restored */
+                webhook: number;
+            };
+            /** @description Valid records the store refused (a quota, a tier limit); each has an error */
+            failed: number;
+            /** @description Per-line errors in line order, at most 1,000 */
+            errors: components["schemas"]["ImportLineError"][];
+            errors_total: number;
+        };
+        ImportLineError: {
+            /** @description Line number in the file, from 1 (for mem0, the position of the item in its array) */
+            line: number;
+            /**
+             * @description INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, FEATURE_NOT_AVAILABLE, or the error code the store answered (RATE_LIMITED, ...)
+             * @example INVALID_RECORD
+             */
+            code: string;
+            /** @example importance: Too big: expected number to be <=10 */
+            message: string;
         };
         CompensationPlan: {
             /** @example comp_4f9Qw2b8Zr1LmT0aXcVe3K */
@@ -13665,6 +13749,190 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "portability.exportBundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description File download: application/x-ndjson */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "portability.import": {
+        parameters: {
+            query: {
+                /** @description `bundle`: a file of GET /v1/export/bundle; `jsonl`: one memory per line (an item of GET /v1/memories/export?format=json, or `{observation|text, tags?, importance?, context?, agent_id?, id?}`); `mem0`: mem0's export, `{"results": [...]}` or an array of `{id, memory, metadata, user_id, agent_id, ...}` */
+                format: "bundle" | "jsonl" | "mem0";
+                /** @description Check every line and count what would be restored; write nothing */
+                dry_run?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description What was (or, in a dry run, would be) restored, and the errors by line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportSummary"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (PAYLOAD_TOO_LARGE). Codes: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A range that starts after it ends (INVALID_RANGE). Codes: `BUNDLE_INTEGRITY_FAILED`, `INVALID_RANGE`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

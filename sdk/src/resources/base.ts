@@ -12,7 +12,7 @@ export abstract class Resource {
   protected call<K extends OperationId>(
     method: HttpMethod,
     path: string,
-    spec: { query?: QueryOf<K>; body?: BodyOf<K> } & CallOptions & Pick<RequestSpec, 'text'> = {},
+    spec: { query?: QueryOf<K>; body?: BodyOf<K> } & CallOptions & Pick<RequestSpec, 'text' | 'file'> = {},
   ): Promise<ResultOf<K>> {
     return this.transport.request<ResultOf<K>>(method, path, spec);
   }

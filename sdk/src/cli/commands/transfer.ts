@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { Option } from 'commander';
@@ -36,9 +36,12 @@ export function registerTransferCommands(program: Command): void {
     .option('--out <file>', 'write to this file (default: stdout)')
     .option('--tags <a,b>', 'only memories with these tags', tagList)
     .option('--agent <id>', 'only memories of this agent_id')
+    .option('--bundle', 'the whole account as one JSONL bundle with a SHA-256 trailer (GET /v1/export/bundle); --format, --tags and --agent do not apply')
     .action(
-      action<{ format: ExportFormat; out?: string; tags?: string[]; agent?: string }>(async (ctx, _args, opts) => {
-        const stream = await ctx.client().memories.exportStream({ format: opts.format, tags: opts.tags?.join(','), agent_id: opts.agent });
+      action<{ format: ExportFormat; out?: string; tags?: string[]; agent?: string; bundle?: boolean }>(async (ctx, _args, opts) => {
+        const stream = opts.bundle
+          ? await ctx.client().portability.exportBundle()
+          : await ctx.client().memories.exportStream({ format: opts.format, tags: opts.tags?.join(','), agent_id: opts.agent });
         const sink = opts.out ? createWriteStream(opts.out, { mode: 0o600 }) : process.stdout;
         let bytes = 0;
         let lines = 0;
@@ -46,7 +49,7 @@ export function registerTransferCommands(program: Command): void {
         let partial = '';
         const progress = new Progress(() => `${formatBytes(bytes)}, ${records} ${records === 1 ? 'record' : 'records'}`);
         const decoder = new TextDecoder();
-        const isRecord = recordStart[opts.format];
+        const isRecord = opts.bundle ? (line: string) => line.startsWith('{') : recordStart[opts.format];
         const reader = stream.getReader();
         for (;;) {
           const { done, value: chunk } = await reader.read();
@@ -71,19 +74,36 @@ export function registerTransferCommands(program: Command): void {
     .command('import')
     .description('Store memories from a JSONL file (one store request per line) or a JSON export, 100 at a time')
     .argument('<file>', 'JSONL: one {"observation", "tags"?, "importance"?, "context"?, "agent_id"?, ...} per line')
+    .addOption(new Option('--format <format>', 'send the file to POST /v1/import: bundle, jsonl or mem0').choices(['bundle', 'jsonl', 'mem0']))
+    .option('--dry-run', 'with --format: check every line and count, write nothing')
     .addHelpText(
       'after',
       [
         '',
-        'There is no import route: lines go through POST /v1/memories/batch in chunks of 100. Fields a store',
+        'With --format the file goes to POST /v1/import as it is (up to 100 MB): a bundle of `engram export --bundle`,',
+        'JSONL or a mem0 export; a second import of the same file stores nothing. Without --format,',
+        'lines go through POST /v1/memories/batch in chunks of 100. Fields a store',
         'request does not take (uuid, hash, counters of an export) are dropped; a line that fails is reported',
         'and the rest go on. The output of `engram export --format json` imports as it is.',
         "With --json, each batch's response body is printed as one JSON line.",
       ].join('\n'),
     )
     .action(
-      action(async (ctx, [file]) => {
+      action<{ format?: 'bundle' | 'jsonl' | 'mem0'; dryRun?: boolean }>(async (ctx, [file], opts) => {
         const client = ctx.client();
+        if (opts.format) {
+          const summary = await client.portability.import(await openAsBlob(file), { format: opts.format, dry_run: opts.dryRun ? 'true' : 'false' });
+          if (ctx.output.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+          for (const e of summary.errors) ctx.output.note(`line ${e.line}: ${e.code}: ${e.message}`);
+          const stored = Object.entries(summary.stored)
+            .filter(([, n]) => n > 0)
+            .map(([type, n]) => `${n} ${type}`)
+            .join(', ');
+          ctx.output.line(
+            `${opts.dryRun ? 'Dry run: ' : ''}${summary.lines} lines, ${summary.valid} valid, ${summary.invalid} invalid; stored ${stored || 'nothing'}; ${summary.already_imported} already imported, ${summary.skipped.webhook} webhooks skipped.`,
+          );
+          return;
+        }
         let stored = 0;
         let failed = 0;
         let read = 0;

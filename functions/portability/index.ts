@@ -1,0 +1,32 @@
+import { createRouter } from '../../shared/platform/app';
+import { ctxOf } from '../../shared/platform/context';
+import { download } from '../../shared/platform/download';
+import { defineFamily } from '../../shared/platform/family';
+import { exportBundle } from './export';
+import * as routes from './routes';
+import { tooLarge } from './parse';
+import { MAX_IMPORT_BYTES, runImport } from './service';
+
+const router = createRouter()
+  .openapi(routes.exportBundleRoute, async (c) => {
+    const ctx = ctxOf(c);
+    return download(c, {
+      stream: await exportBundle(ctx),
+      contentType: 'application/x-ndjson; charset=utf-8',
+      name: 'engram-bundle',
+      extension: 'jsonl',
+      now: ctx.now,
+    });
+  })
+  .openapi(routes.importRoute, async (c) => {
+    const query = c.req.valid('query');
+    // A declared length past the cap is refused before a byte is read; an undeclared one is counted as it streams.
+    if (Number(c.req.header('content-length') ?? 0) > MAX_IMPORT_BYTES) throw tooLarge(MAX_IMPORT_BYTES);
+    return c.json(await runImport(ctxOf(c), { format: query.format, dryRun: query.dry_run, body: c.req.raw.body }), 200);
+  });
+
+export default defineFamily({
+  name: 'portability',
+  tag: { name: 'Portability', description: 'Back up the whole account as one file, and import bundles, JSONL and mem0 exports' },
+  router,
+});

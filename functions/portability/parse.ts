@@ -1,0 +1,283 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { AGENT_PROVIDERS, AGENT_STATUSES } from '../../schema';
+import { AppError } from '../../shared/platform/errors';
+import { BUNDLE_FORMAT, BUNDLE_VERSION } from './export';
+
+export type ImportFormat = 'bundle' | 'jsonl' | 'mem0';
+
+/** A line's refusal, as the answer lists it. */
+export interface LineError {
+  line: number;
+  /** INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, or the error code a store answered. */
+  code: string;
+  message: string;
+}
+
+/** A valid line: what to restore, and the source id that makes importing it twice a no-op. */
+export type Record_ =
+  | { line: number; kind: 'memory'; source: string; body: Record<string, unknown>; spaceSource: string | null }
+  | { line: number; kind: 'space' | 'policy' | 'agent' | 'pack' | 'triple'; source: string; data: Record<string, unknown> }
+  | { line: number; kind: 'webhook'; source: string };
+
+export interface Parsed {
+  records: Record_[];
+  errors: LineError[];
+  lines: number;
+}
+
+/** Past this, a single line is refused rather than buffered: no valid record comes near it. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+
+const hex = (text: string) => bytesToHex(sha256(new TextEncoder().encode(text)));
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+const stripUrn = (v: unknown) => (typeof v === 'string' ? v.replace(/^urn:uuid:/, '') : null);
+const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined && o[k] !== null).map((k) => [k, o[k]]));
+
+const invalid = (line: number, message: string): LineError => ({ line, code: 'INVALID_RECORD', message });
+
+/** One JSONL line of GET /v1/memories/export?format=json or `{observation|text, tags?, ...}`. */
+function jsonlRecord(line: number, o: Record<string, unknown>): Record_ | LineError {
+  const text = str(o.observation) ?? str(o.text);
+  if (text === undefined) return invalid(line, 'observation (or text) must be a string');
+  const id = str(o.uuid) ?? str(o.id);
+  const body = { observation: text, ...pick(o, ['tags', 'importance', 'context', 'agent_id', 'space_id']), auto_link: false };
+  return { line, kind: 'memory', source: id ? `jsonl:${stripUrn(id)}` : `text:${hex(text)}`, body, spaceSource: null };
+}
+
+/** One mem0 memory (`get_all` / export item): `memory` is the text, `user_id` becomes a tag, `metadata` the context. */
+function mem0Record(line: number, o: Record<string, unknown>): Record_ | LineError {
+  const text = str(o.memory);
+  if (text === undefined) return invalid(line, 'memory must be a string');
+  const id = str(o.id);
+  const tags = [...(Array.isArray(o.categories) ? o.categories.filter((c): c is string => typeof c === 'string') : [])];
+  if (str(o.user_id)) tags.push(`user:${o.user_id as string}`);
+  const metadata = isObject(o.metadata) && Object.keys(o.metadata).length ? JSON.stringify(o.metadata) : undefined;
+  const body = { observation: text, tags, ...(metadata ? { context: metadata } : {}), ...(str(o.agent_id) ? { agent_id: o.agent_id } : {}), auto_link: false };
+  return { line, kind: 'memory', source: id ? `mem0:${id}` : `text:${hex(text)}`, body, spaceSource: null };
+}
+
+const BUNDLE_KINDS = ['space', 'policy', 'agent', 'pack', 'triple'] as const;
+
+const named = (v: unknown) => isObject(v) && typeof v.name === 'string' && v.name.length > 0;
+
+/** What a restored record needs to be stored as its own family would store it. */
+function shapeError(kind: (typeof BUNDLE_KINDS)[number], o: Record<string, unknown>): string | null {
+  switch (kind) {
+    case 'space':
+    case 'policy':
+    case 'pack':
+      return typeof o.name === 'string' && o.name.length > 0 ? null : `a ${kind} needs a name`;
+    case 'agent':
+      if (!AGENT_PROVIDERS.includes(o.provider as never)) return `provider must be one of ${AGENT_PROVIDERS.join(', ')}`;
+      if (o.status !== undefined && !AGENT_STATUSES.includes(o.status as never)) return `status must be one of ${AGENT_STATUSES.join(', ')}`;
+      return typeof o.model === 'string' ? null : 'an agent needs a model';
+    case 'triple':
+      return named(o.subject) && named(o.object) && typeof o.predicate === 'string' && o.predicate.length > 0
+        ? null
+        : 'a triple needs subject.name, predicate and object.name';
+  }
+}
+
+/** One record line of a bundle (GET /v1/export/bundle). */
+function bundleRecord(line: number, o: Record<string, unknown>): Record_ | LineError {
+  const type = o.type;
+  if (type === 'memory') {
+    const text = str(o.text);
+    const id = stripUrn(o.id);
+    if (text === undefined || !id) return invalid(line, 'a memory needs id and text');
+    const body = { observation: text, ...pick(o, ['tags', 'importance', 'context', 'agent_id']), auto_link: false };
+    return { line, kind: 'memory', source: `bundle:${id}`, body, spaceSource: o.space_id ? `space:${stripUrn(o.space_id)}` : null };
+  }
+  if (type === 'webhook') return { line, kind: 'webhook', source: `webhook:${str(o.id) ?? line}` };
+  if ((BUNDLE_KINDS as readonly unknown[]).includes(type)) {
+    const kind = type as (typeof BUNDLE_KINDS)[number];
+    const key = kind === 'agent' ? str(o.agent_id) : stripUrn(o.id);
+    if (!key) return invalid(line, `a ${kind} needs ${kind === 'agent' ? 'agent_id' : 'id'}`);
+    const why = shapeError(kind, o);
+    if (why) return invalid(line, why);
+    return { line, kind, source: `${kind}:${key}`, data: o };
+  }
+  return { line, code: 'UNKNOWN_TYPE', message: `unknown record type ${JSON.stringify(type)?.slice(0, 40)}` };
+}
+
+/**
+ * Reads the body line by line, at most `maxBytes` (413 past it). A bundle's lines are hashed as
+ * they arrive, each one once the next has come, so the last line (the trailer) is left out; the
+ * trailer must then match the line count and the hash, else the whole file is refused before
+ * anything is written.
+ */
+export async function parseBody(body: ReadableStream<Uint8Array> | null, format: ImportFormat, maxBytes: number): Promise<Parsed> {
+  const out: Parsed = { records: [], errors: [], lines: 0 };
+  if (format === 'mem0') return parseMem0(await readAll(body, maxBytes), out);
+  const hash = sha256.create();
+  let pending: Uint8Array | null = null;
+  let header: Record<string, unknown> | null = null;
+  let last: { text: string; line: number } | null = null;
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const onLine = (bytes: Uint8Array) => {
+    out.lines += 1;
+    const line = out.lines;
+    if (format === 'bundle') {
+      if (pending) hash.update(pending);
+      pending = bytes;
+    }
+    let text: string;
+    try {
+      text = decoder.decode(bytes).replace(/\r?\n$/, '');
+    } catch {
+      out.errors.push({ line, code: 'INVALID_TEXT', message: 'the line is not UTF-8' });
+      return;
+    }
+    if (!text.trim()) return;
+    if (text.includes('\u0000')) {
+      out.errors.push({ line, code: 'INVALID_TEXT', message: 'the line holds a NUL character' });
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      out.errors.push({ line, code: 'INVALID_JSON', message: 'the line is not JSON' });
+      return;
+    }
+    if (!isObject(value)) {
+      out.errors.push(invalid(line, 'the line must be a JSON object'));
+      return;
+    }
+    if (format === 'bundle') {
+      if (line === 1) {
+        header = value;
+        return;
+      }
+      if (value.type === 'trailer') {
+        last = { text, line };
+        return;
+      }
+    }
+    const record = format === 'bundle' ? bundleRecord(line, value) : jsonlRecord(line, value);
+    if ('code' in record) out.errors.push(record);
+    else out.records.push(record);
+  };
+  await splitLines(body, maxBytes, onLine, (line) => {
+    out.lines += 1;
+    out.errors.push({ line: out.lines, code: 'LINE_TOO_LONG', message: `the line is longer than ${line} bytes` });
+  });
+  if (format === 'bundle') checkBundle(header, last, out.lines, pending, hash);
+  return out;
+}
+
+function checkBundle(
+  header: Record<string, unknown> | null,
+  trailer: { text: string; line: number } | null,
+  lines: number,
+  pending: Uint8Array | null,
+  hash: ReturnType<typeof sha256.create>,
+) {
+  if (header?.type !== 'header' || header.format !== BUNDLE_FORMAT) throw refused('the first line is not an engram bundle header');
+  if (header.version !== BUNDLE_VERSION) throw refused(`bundle version ${JSON.stringify(header.version)} is not supported (${BUNDLE_VERSION} is)`);
+  if (!trailer || trailer.line !== lines || !pending) throw refused('the bundle has no trailer line: it is truncated');
+  const t = JSON.parse(trailer.text) as Record<string, unknown>;
+  if (t.lines !== lines - 1) throw refused(`the trailer counts ${JSON.stringify(t.lines)} lines, the bundle has ${lines - 1}`);
+  if (t.sha256 !== bytesToHex(hash.digest())) throw refused('the SHA-256 of the bundle does not match its trailer');
+}
+
+const refused = (why: string) => new AppError('BUNDLE_INTEGRITY_FAILED', `The bundle was refused, nothing was written: ${why}`);
+
+export const tooLarge = (maxBytes: number) => new AppError('PAYLOAD_TOO_LARGE', `The import body exceeds ${maxBytes} bytes; nothing was written`);
+
+async function splitLines(body: ReadableStream<Uint8Array> | null, maxBytes: number, onLine: (bytes: Uint8Array) => void, onTooLong: (max: number) => void) {
+  if (!body) return;
+  let total = 0;
+  let carry: Uint8Array[] = [];
+  let carried = 0;
+  let skipping = false;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    let start = 0;
+    for (let i = value.indexOf(10); i !== -1; i = value.indexOf(10, start)) {
+      const piece = value.subarray(start, i + 1);
+      if (!skipping) onLine(carried ? concat([...carry, piece], carried + piece.byteLength) : piece.slice());
+      skipping = false;
+      carry = [];
+      carried = 0;
+      start = i + 1;
+    }
+    if (start < value.byteLength && !skipping) {
+      carry.push(value.slice(start));
+      carried += value.byteLength - start;
+      if (carried > MAX_LINE_BYTES) {
+        onTooLong(MAX_LINE_BYTES);
+        carry = [];
+        carried = 0;
+        skipping = true;
+      }
+    }
+  }
+  if (carried && !skipping) onLine(concat(carry, carried));
+}
+
+function concat(parts: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+async function readAll(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  if (body) {
+    const reader = body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel();
+        throw tooLarge(maxBytes);
+      }
+      parts.push(value);
+    }
+  }
+  return new TextDecoder().decode(concat(parts, size));
+}
+
+/** mem0's export: `{"results": [...]}` or a bare array; the "line" of an item is its position, from 1. */
+function parseMem0(text: string, out: Parsed): Parsed {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError('VALIDATION_ERROR', 'The mem0 file is not JSON; nothing was written', { details: [{ path: 'body', message: 'not JSON' }] });
+  }
+  const items = Array.isArray(value)
+    ? value
+    : isObject(value) && Array.isArray(value.results)
+      ? value.results
+      : isObject(value) && Array.isArray(value.memories)
+        ? value.memories
+        : null;
+  if (!items)
+    throw new AppError('VALIDATION_ERROR', 'A mem0 file is {"results": [...]} or an array; nothing was written', {
+      details: [{ path: 'body', message: 'no results array' }],
+    });
+  out.lines = items.length;
+  items.forEach((item, i) => {
+    const record = isObject(item) ? mem0Record(i + 1, item) : invalid(i + 1, 'an item must be a JSON object');
+    if ('code' in record) out.errors.push(record);
+    else out.records.push(record);
+  });
+  return out;
+}

@@ -1,0 +1,42 @@
+import { z } from '@hono/zod-openapi';
+import { errors, json, keyRoute } from '../../shared/platform/openapi';
+import * as s from './schemas';
+
+const tags = ['Portability'];
+
+export const exportBundleRoute = keyRoute({
+  operationId: 'portability.exportBundle',
+  method: 'get',
+  path: '/v1/export/bundle',
+  tags,
+  summary: 'Back up the whole account as one JSONL file (streamed)',
+  description:
+    'One JSON object per line: a `header` (`format: "engram-bundle"`, `version`, `exported_at`, `counts` by type when the export started), then every `space`, `agent`, `pack`, `policy`, `memory` (text, tags, importance, context, agent, space, times), `triple` and `webhook` (without its secret), then a `trailer` with `lines` (the lines before it) and `sha256` (hex, of every byte before it, newlines included). Erased and expired memories are not in it. POST /v1/import?format=bundle restores it.',
+  responses: {
+    200: { description: 'File download: application/x-ndjson', content: { 'application/x-ndjson': { schema: z.string() } } },
+  },
+});
+
+export const importRoute = keyRoute({
+  operationId: 'portability.import',
+  method: 'post',
+  path: '/v1/import',
+  tags,
+  streamedBody: true,
+  summary: 'Import a bundle, a JSONL file or a mem0 export',
+  description:
+    "The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. With `dry_run=true` nothing is written and the answer counts what would be.",
+  request: {
+    query: s.ImportQuery,
+    body: {
+      required: true,
+      content: {
+        // One declared type only: a declared JSON body would be parsed whole by the validator, past the streamed cap.
+        'application/x-ndjson': {
+          schema: z.string().openapi({ description: 'The file: a bundle, JSONL, or a mem0 JSON export (any Content-Type is read the same way)' }),
+        },
+      },
+    },
+  },
+  responses: { 200: json(s.ImportSummary, 'What was (or, in a dry run, would be) restored, and the errors by line'), ...errors(413, 422) },
+});
