@@ -1,0 +1,215 @@
+/**
+ * What bench:scale and bench:cluster share: engram servers as child processes (the real entry point,
+ * functions/node.ts, so each one's RSS is its own), HTTP calls, generated memory texts with the hash
+ * embedder's vectors (the server's own code, so a query embeds as the stored rows did) and the
+ * machine's load average beside each figure.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { loadavg } from 'node:os';
+import { hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
+import { rng } from './lib';
+
+export const ADMIN_TOKEN = `bench-admin-${crypto.randomUUID()}`;
+
+export interface Server {
+  url: string;
+  pid: number;
+  /** Resident set and its peak (VmRSS, VmHWM), MB. */
+  rss(): Promise<{ rss: number; peak: number }>;
+  stop(): Promise<void>;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+/** `npm start` on DATABASE_URL and REDIS_URL with the hash embedder and rate limits out of the way. */
+export async function startServer(env: { DATABASE_URL: string; REDIS_URL?: string }): Promise<Server> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_TOKEN,
+      EMBEDDING_PROVIDER: 'hash',
+      LOG_LEVEL: 'error',
+      RATE_LIMIT_SCALE: '1000',
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`engram exited with ${child.exitCode}`);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (i > 600) throw new Error('engram did not start within 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pid = child.pid!;
+  return {
+    url,
+    pid,
+    async rss() {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      const kb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? 0);
+      return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function call(method: string, url: string, token: string, body?: unknown) {
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new HttpError(res.status, `${method} ${url.replace(/^https?:\/\/[^/]+/, '')}: ${res.status} ${text.slice(0, 300)}`);
+  return (text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text) as any;
+}
+
+export async function createTenant(url: string, label: string, tier = 'enterprise') {
+  const t = await call('POST', `${url}/admin/v1/tenants`, ADMIN_TOKEN, {
+    email: `bench-${label.replace(/[^a-z0-9-]/gi, '-')}-${crypto.randomUUID()}@example.com`,
+    tier,
+  });
+  return { key: t.api_key as string, tenantId: t.tenant_id as string };
+}
+
+export const load = () => loadavg()[0].toFixed(1);
+
+// ---------- texts and their vectors ----------
+
+const PEOPLE = ['Alice', 'Bruno', 'Chen', 'Dana', 'Elif', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kemi', 'Luis', 'Maya', 'Noor', 'Omar', 'Priya'];
+const VERBS = [
+  'prefers',
+  'asked about',
+  'reported',
+  'approved',
+  'rejected',
+  'wants',
+  'mentioned',
+  'escalated',
+  'scheduled',
+  'cancelled',
+  'renewed',
+  'reviewed',
+];
+const THINGS = [
+  'invoices in EUR',
+  'the quarterly renewal',
+  'a refund for order',
+  'dark mode in the dashboard',
+  'weekly status emails',
+  'the staging deployment',
+  'two-factor login',
+  'the data retention policy',
+  'a custom webhook',
+  'the onboarding checklist',
+  'shipping to Canada',
+  'the annual contract',
+  'slower search results',
+  'a bulk export',
+  'the mobile app crash',
+  'vegetarian lunch options',
+  'meetings after 3 pm',
+  'the new pricing page',
+  'access for a contractor',
+  'the security questionnaire',
+];
+const WHY = [
+  'because the budget closes on Friday',
+  'after the last outage',
+  'for the board meeting',
+  'since the team moved to Berlin',
+  'before the audit starts',
+  'while travelling next week',
+  'as agreed on the call',
+  'unless legal objects',
+];
+/** Lexemes for queries: words the texts use, so keyword search finds something and semantic search near neighbours. */
+export const QUERY_WORDS = [
+  ...PEOPLE.map((p) => p.toLowerCase()),
+  'invoices',
+  'renewal',
+  'refund',
+  'dashboard',
+  'emails',
+  'deployment',
+  'login',
+  'retention',
+  'webhook',
+  'onboarding',
+  'shipping',
+  'contract',
+  'search',
+  'export',
+  'crash',
+  'lunch',
+  'meetings',
+  'pricing',
+  'contractor',
+  'security',
+  'budget',
+  'outage',
+  'audit',
+  'board',
+];
+
+/** A realistic observation, different for every `n` (an order or ticket number in it). */
+export function observation(r: () => number, n: number) {
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
+  return `${pick(PEOPLE)} ${pick(VERBS)} ${pick(THINGS)} ${n} ${pick(WHY)}; ${pick(PEOPLE)} ${pick(VERBS)} ${pick(THINGS)}.`;
+}
+
+export function queries(count: number, seed = 7) {
+  const r = rng(seed);
+  return Array.from({ length: count }, () =>
+    Array.from({ length: 2 + Math.floor(r() * 3) }, () => QUERY_WORDS[Math.floor(r() * QUERY_WORDS.length)]).join(' '),
+  );
+}
+
+const embedder = hashEmbedder();
+
+/** The vector the server stores for `text` (hash embedder, normalised), as pgvector's sparse literal: a tenth of the bytes of the dense one. */
+export async function sparseVector(text: string) {
+  const [v] = await embedder.embed([text]);
+  const unit = toStoredVector(v);
+  const parts: string[] = [];
+  for (let i = 0; i < unit.length; i++) if (unit[i] !== 0) parts.push(`${i + 1}:${unit[i].toPrecision(6)}`);
+  return `{${parts.join(',')}}/${unit.length}`;
+}
+
+export async function denseVector(text: string) {
+  const [v] = await embedder.embed([text]);
+  return `[${toStoredVector(v).join(',')}]`;
+}

@@ -1,0 +1,288 @@
+/**
+ * How far one PostgreSQL carries engram: search latency as one tenant grows, and beside 1,000 small
+ * tenants; store and batch throughput, export, disk and server memory at the largest size.
+ *
+ *   DATABASE_URL=postgres://.../engram_scale REDIS_URL=redis://.../5 npm run bench:scale --
+ *     [--sizes 10000,100000,250000] [--tenants 1000] [--searches 200] [--maintenance-work-mem 2GB]
+ *
+ * DATABASE_URL must be a database of its own with no memories (the bench drops and rebuilds
+ * memories_embedding_idx and leaves its rows behind: drop the database afterwards). The server is
+ * `functions/node.ts` in a child process (hash embedder, so its RSS is its own), reached over HTTP.
+ *
+ * 1. One tenant at each size: rows bulk-loaded with SQL (memories and their `create` events; the
+ *    postings and corpus statistics come from the triggers), with the vectors the server's hash
+ *    embedder computes for the same texts; the HNSW index dropped during the load and rebuilt after
+ *    it with its definition from the migrations (timed). Then semantic, keyword and hybrid searches
+ *    over HTTP, and beside them in the same run the plain SQL a pgvector / full-text user would
+ *    write for the same query (nearest 10 of the tenant; `@@` any of the words ranked by ts_rank;
+ *    hybrid: both).
+ * 2. At the largest size, `--tenants` more tenants holding as many memories again between them,
+ *    the index rebuilt, and the same searches for a random small tenant and for the big one.
+ * 3. Store (POST /v1/memories) and batch (100 a request) throughput into that table, the disk every
+ *    table grew by per stored memory, a JSON export of the big tenant, disk per table, server RSS.
+ * Rollback of 10,000 memories and audit verify at scale: bench:changecontrol-style runs, see
+ * docs/performance.md (test/bench/changecontrol.ts, test/bench/audit-verify.ts).
+ */
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { createHash } from 'node:crypto';
+import { periodOf } from '../../shared/platform/time';
+import { f0, f1, indexDefinition, pct, rng, table, timed } from './lib';
+import { call, createTenant, denseVector, load, observation, queries, type Server, sparseVector, startServer } from './scale-lib';
+import { throughputAndDisk } from './scale-throughput';
+
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000,250000' },
+    tenants: { type: 'string', default: '1000' },
+    searches: { type: 'string', default: '200' },
+    'maintenance-work-mem': { type: 'string', default: '2GB' },
+  },
+});
+const SIZES = args.sizes.split(',').map(Number);
+if (SIZES.some((n, i) => !(n > 0) || (i > 0 && n <= SIZES[i - 1]))) throw new Error('--sizes must be increasing positive numbers');
+const TENANTS = Number(args.tenants);
+const SEARCHES = Number(args.searches);
+const DATABASE_URL = process.env.DATABASE_URL;
+if (!DATABASE_URL) throw new Error('DATABASE_URL: a database of its own for this bench');
+const INDEX = 'memories_embedding_idx';
+/** Dropped during a load with the HNSW index and rebuilt after it: a GIN insert per row costs more than the row. */
+const LOAD_INDEXES = ['memories_tsv_idx', 'memories_tags_idx'];
+const BATCH = 1000;
+const LIMIT = 10;
+
+const db = new pg.Client({ connectionString: DATABASE_URL });
+const q = async <T = Record<string, any>>(text: string, params?: unknown[]) => (await db.query(text, params)).rows as T[];
+const ms = (xs: number[]) => `${f1(pct(xs, 50))} / ${f1(pct(xs, 95))} / ${f1(pct(xs, 99))}`;
+const random = rng(42);
+let serial = 0;
+
+/** `count` memories for `tenantOf(i)`, with a `create` event each, in statements of BATCH rows. */
+async function bulkLoad(count: number, tenantOf: (i: number) => string) {
+  const now = Date.now();
+  for (let done = 0; done < count; done += BATCH) {
+    const cols: unknown[][] = [[], [], [], [], [], [], [], []];
+    for (let i = done; i < Math.min(count, done + BATCH); i++) {
+      const text = observation(random, ++serial);
+      const at = new Date(now - 30 * 86_400_000 + Math.floor((serial / 2_000_000) * 30 * 86_400_000)).toISOString();
+      const row = [
+        tenantOf(i),
+        uuidv7(),
+        text,
+        createHash('sha256').update(text).digest('hex'),
+        await sparseVector(text),
+        at,
+        `tag${i % 20}`,
+        `agent-${i % 5}`,
+      ];
+      row.forEach((v, c) => cols[c].push(v));
+    }
+    await q(
+      `WITH ins AS (
+         INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, agent_id, content_hash, embedding, version, created_at, updated_at)
+         SELECT u.id, u.tenant, u.obs, ARRAY[u.tag], 5, 1, 0, u.agent, u.hash, u.vec::sparsevec::vector, 1, u.at, u.at
+         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[]) AS u(tenant, id, obs, hash, vec, at, tag, agent)
+         RETURNING id, tenant_id, observation, tags, agent_id, content_hash, embedding, created_at)
+       INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, after, embedding, metadata)
+       SELECT tenant_id, id, 'create', created_at, 'key_bench',
+              jsonb_build_object('uuid', id, 'observation', observation, 'tags', tags, 'importance', 5, 'confidence', 1, 'agent_id', agent_id,
+                                 'hash', content_hash, 'recall_count', 0, 'created_at', created_at, 'updated_at', created_at),
+              embedding, '{}'::jsonb FROM ins`,
+      cols,
+    );
+  }
+}
+
+/** The counters a store keeps (monthly quota, live count), as search.ts's bulk load sets them. */
+async function countLoaded(tenantIds: string[], each: number) {
+  await q(
+    `INSERT INTO usage_counters (tenant_id, metric, bucket, value)
+     SELECT t, m.metric, m.bucket, $3 FROM unnest($1::text[]) t, (VALUES ('memories', $2), ('memories_live', 'all')) m(metric, bucket)
+     ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value`,
+    [tenantIds, periodOf(new Date()), each],
+  );
+}
+
+const dropIndexes = () => q(`DROP INDEX IF EXISTS ${[INDEX, ...LOAD_INDEXES].join(', ')}`);
+
+async function rebuildIndex() {
+  await q(`SET maintenance_work_mem = '${args['maintenance-work-mem'].replace(/'/g, '')}'`);
+  for (const name of LOAD_INDEXES) await q(await indexDefinition(name));
+  await q('VACUUM ANALYZE memories, memory_postings, memory_events');
+  const definition = await indexDefinition(INDEX);
+  const [, buildMs] = await timed(() => q(definition));
+  const [{ bytes }] = await q<{ bytes: string }>(`SELECT pg_relation_size('${INDEX}') AS bytes`);
+  return { buildS: buildMs / 1000, indexMb: Number(bytes) / 2 ** 20 };
+}
+
+/** The plain SQL for the same searches, on the bench's own session with the server's vector settings. */
+async function rawSearches(tenantOf: () => string, texts: string[]) {
+  await q(`SET hnsw.ef_search = 40; SET hnsw.iterative_scan = relaxed_order; SET random_page_cost = 1.1`);
+  const semantic = {
+    name: 'raw-semantic',
+    text: `SELECT id, 1 - (embedding <=> $2::vector) AS similarity FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::vector LIMIT ${LIMIT}`,
+  };
+  const keyword = {
+    name: 'raw-keyword',
+    text: `SELECT id, ts_rank(search_tsv, k) AS rank FROM memories, CAST(replace(plainto_tsquery('english', $2)::text, '&', '|') AS tsquery) k
+           WHERE tenant_id = $1 AND search_tsv @@ k ORDER BY rank DESC LIMIT ${LIMIT}`,
+  };
+  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[] };
+  for (const text of texts) {
+    const tenant = tenantOf();
+    const vector = await denseVector(text);
+    const [, s] = await timed(() => db.query({ ...semantic, values: [tenant, vector] }));
+    const [, k] = await timed(() => db.query({ ...keyword, values: [tenant, text] }));
+    out.semantic.push(s);
+    out.keyword.push(k);
+    out.hybrid.push(s + k);
+  }
+  return out;
+}
+
+async function httpSearches(server: Server, keyOf: () => string, texts: string[]) {
+  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[] };
+  let short = 0;
+  for (const mode of ['semantic', 'keyword', 'hybrid'] as const)
+    for (const text of texts) {
+      const url = `${server.url}/v1/memories/search?${new URLSearchParams({ q: text, limit: String(LIMIT), mode })}`;
+      const [res, t] = await timed(() => call('GET', url, keyOf()));
+      out[mode].push(t);
+      if (mode === 'semantic' && res.memories.length < LIMIT) short++;
+    }
+  return { ...out, short };
+}
+
+async function measure(server: Server, label: string, tenantOf: () => string, pair: () => [string, string]) {
+  const texts = queries(SEARCHES);
+  // Each search draws its tenant once, shared by the HTTP and the SQL measurement.
+  const picks = texts.map(() => pair());
+  let i = 0;
+  const warm = queries(20, 99);
+  await httpSearches(server, () => picks[0][1], warm);
+  const http = await httpSearches(server, () => picks[i++ % picks.length][1], texts);
+  i = 0;
+  const raw = await rawSearches(() => picks[i++ % picks.length][0], texts);
+  const [plan] = await q<{ 'QUERY PLAN': string }>(
+    `EXPLAIN SELECT id FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::vector LIMIT ${LIMIT}`,
+    [tenantOf(), await denseVector(texts[0])],
+  ).then((r) => r.slice(1));
+  const out = (['semantic', 'keyword', 'hybrid'] as const).map((mode) => [
+    label,
+    mode,
+    ms(http[mode]),
+    ms(raw[mode]),
+    mode === 'semantic' ? `${http.short} answers < ${LIMIT}; raw plan: ${plan['QUERY PLAN'].replace(/^\s*->\s*/, '').split(' on ')[0]}` : '',
+    load(),
+  ]);
+  // As it goes, so that a run stopped at its deadline still tells what it measured.
+  for (const row of out) console.error(`  ${row.slice(0, 4).join(' | ')} | load ${row[5]}`);
+  return out;
+}
+
+const started = performance.now();
+await db.connect();
+const server = await startServer({ DATABASE_URL, REDIS_URL: process.env.REDIS_URL });
+const rowsOut: string[][] = [];
+const loadOut: string[][] = [];
+try {
+  const [{ n }] = await q<{ n: string }>('SELECT count(*) AS n FROM memories');
+  if (Number(n) > 0) throw new Error(`refusing to run: memories holds ${n} rows; the bench drops ${INDEX}. Use a database of its own.`);
+  console.log(`engram scale bench: sizes ${SIZES.join(', ')}, ${TENANTS} small tenants, ${SEARCHES} searches per mode; load average ${load()} at start`);
+  const big = await createTenant(server.url, 'big');
+  let have = 0;
+  for (const size of SIZES) {
+    await dropIndexes();
+    const [, loadMs] = await timed(() => bulkLoad(size - have, () => big.tenantId));
+    await countLoaded([big.tenantId], size - have);
+    const built = await rebuildIndex();
+    loadOut.push([size.toLocaleString('en'), '1', f0((size - have) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
+    console.error(`  ${size}: loaded ${size - have} in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s (load ${load()})`);
+    have = size;
+    rowsOut.push(
+      ...(await measure(
+        server,
+        `one tenant of ${size.toLocaleString('en')}`,
+        () => big.tenantId,
+        () => [big.tenantId, big.key],
+      )),
+    );
+  }
+
+  // Part 2: as many memories again, over TENANTS tenants.
+  const small: { key: string; tenantId: string }[] = [];
+  for (let i = 0; i < TENANTS; i++) small.push(await createTenant(server.url, `small-${i}`));
+  const each = Math.max(1, Math.floor(have / TENANTS));
+  await dropIndexes();
+  const [, loadMs] = await timed(() => bulkLoad(each * TENANTS, (i) => small[i % TENANTS].tenantId));
+  await countLoaded(
+    small.map((t) => t.tenantId),
+    each,
+  );
+  const built = await rebuildIndex();
+  const total = have + each * TENANTS;
+  loadOut.push([total.toLocaleString('en'), String(TENANTS + 1), f0((each * TENANTS) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
+  console.error(`  ${TENANTS} tenants of ${each}: loaded in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s`);
+  const r = rng(3);
+  const someSmall = () => small[Math.floor(r() * small.length)];
+  rowsOut.push(
+    ...(await measure(
+      server,
+      `one of ${TENANTS} tenants of ${each.toLocaleString('en')} (table ${total.toLocaleString('en')})`,
+      () => small[0].tenantId,
+      () => {
+        const t = someSmall();
+        return [t.tenantId, t.key];
+      },
+    )),
+  );
+  rowsOut.push(
+    ...(await measure(
+      server,
+      `the tenant of ${have.toLocaleString('en')} (table ${total.toLocaleString('en')})`,
+      () => big.tenantId,
+      () => [big.tenantId, big.key],
+    )),
+  );
+
+  console.log('\n### Bulk load and HNSW build\n');
+  console.log(table(['memories in the table', 'tenants', 'rows/s loaded (with create events)', 'HNSW build s', 'HNSW index MB', 'load average'], loadOut));
+  console.log(`\n### Search, limit ${LIMIT}, sequential, p50 / p95 / p99 ms (HTTP end to end; the plain SQL on the same queries, same run)\n`);
+  console.log(table(['store', 'mode', 'HTTP', 'plain SQL', 'notes', 'load average'], rowsOut));
+
+  await throughputAndDisk({ server, q, big, small, total, each });
+
+  // Export of the big tenant: the whole store, streamed as JSON.
+  const [{ live }] = await q<{ live: string }>('SELECT count(*) AS live FROM memories WHERE tenant_id = $1 AND superseded_by IS NULL', [big.tenantId]);
+  const before = await server.rss();
+  const t0 = performance.now();
+  const res = await fetch(`${server.url}/v1/memories/export?format=json`, { headers: { authorization: `Bearer ${big.key}` } });
+  let bytes = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  const exportS = (performance.now() - t0) / 1000;
+  const after = await server.rss();
+  console.log('\n### Export of the big tenant (GET /v1/memories/export?format=json)\n');
+  console.log(
+    table(
+      ['memories', 'seconds', 'memories/s', 'MB', 'server RSS before / after / peak MB', 'load average'],
+      [
+        [
+          Number(live).toLocaleString('en'),
+          f1(exportS),
+          f0(Number(live) / exportS),
+          f0(bytes / 2 ** 20),
+          `${before.rss} / ${after.rss} / ${after.peak}`,
+          load(),
+        ],
+      ],
+    ),
+  );
+  console.log(`\ntotal ${f1((performance.now() - started) / 60_000)} min; load average at the end ${load()}`);
+} finally {
+  for (const name of [INDEX, ...LOAD_INDEXES])
+    await q(`CREATE INDEX IF NOT EXISTS ${(await indexDefinition(name)).replace(/^CREATE INDEX /, '')}`).catch((err) => console.error('index:', err));
+  await server.stop();
+  await db.end();
+}
+process.exit(0);
