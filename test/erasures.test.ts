@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../shared/platform/trace-signing';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
+import { tablesHolding as holding } from './tables-holding';
 
 /**
  * POST /v1/erasures and DELETE /v1/account (docs/security.md#erasure): the erased text leaves every
@@ -38,17 +39,7 @@ const erase = (t: Tenant, body: Record<string, unknown>) =>
   engine.request('POST', '/v1/erasures', { key: t.key, body: { reason: 'GDPR Art. 17 request', ...body } });
 
 /** Every table of the public schema whose rows, as text, contain `needle`. */
-async function tablesHolding(needle: string): Promise<string[]> {
-  const tables = await engine.sql<{ table_name: string }>(
-    sql`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`,
-  );
-  const found: string[] = [];
-  for (const { table_name } of tables) {
-    const [hit] = await engine.sql<{ n: number | string }>(sql`SELECT count(*) AS n FROM ${sql.identifier(table_name)} t WHERE strpos(t::text, ${needle}) > 0`);
-    if (Number(hit.n) > 0) found.push(table_name);
-  }
-  return found;
-}
+const tablesHolding = (needle: string) => holding(engine, needle);
 
 async function publicKey(t: Tenant) {
   const res = await engine.request('GET', '/v1/traces/public-key', { key: t.key });

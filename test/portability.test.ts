@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Tenant, type TestEngine } from './harness';
+import { tablesHolding } from './tables-holding';
 
 /**
  * GET /v1/export/bundle and POST /v1/import (docs/portability.md): a whole account round-trips
@@ -9,13 +10,17 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
  */
 let engine: TestEngine;
 let fresh: TestEngine;
+/** Stores files of more than 40 lines by a job, as a default engram does past 10,000. */
+let jobs: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();
   fresh = await createEngine({ ownDatabase: true });
+  jobs = await createEngine({ env: { IMPORT_INLINE_MAX_LINES: '40' } });
 });
 afterAll(async () => {
   await engine.close();
   await fresh.close();
+  await jobs.close();
 });
 
 type Summary = {
@@ -190,6 +195,8 @@ describe('POST /v1/import?format=bundle', () => {
     }
     expect(await countOf(engine, target)).toBe(0);
     expect(await engine.sql(sql`SELECT 1 FROM import_sources WHERE tenant_id = ${target.tenantId}`)).toEqual([]);
+    expect(await engine.sql(sql`SELECT 1 FROM import_lines WHERE tenant_id = ${target.tenantId}`)).toEqual([]);
+    expect(await engine.sql(sql`SELECT 1 FROM imports WHERE tenant_id = ${target.tenantId}`)).toEqual([]);
   });
 });
 
@@ -274,5 +281,105 @@ describe('POST /v1/import?format=jsonl and mem0', () => {
     expect(res.status).toBe(413);
     expect((res.body as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
     expect(await countOf(engine, t)).toBe(0);
+  });
+});
+
+describe('large imports run as a job', () => {
+  type Import = Summary & { id: string; status: string; staged: number; processed: number; erased: number; completed_at: string | null };
+  const lines = (n: number, text: (i: number) => string, tags: string[]) =>
+    Array.from({ length: n }, (_, i) => JSON.stringify({ observation: text(i), tags })).join('\n');
+  const start = async (t: Tenant, file: string) => {
+    const res = await importFile(jobs, t, 'jsonl', file);
+    expect(res.status, res.text).toBe(202);
+    return res.body as unknown as Import;
+  };
+  const importOf = async (t: Tenant, id: string) => {
+    const res = await jobs.request('GET', `/v1/imports/${id}`, { key: t.key });
+    expect(res.status, res.text).toBe(200);
+    return res.body as unknown as Import;
+  };
+
+  it('answers 202, stores every line in slices with progress events, and reports through GET /v1/imports/{id}', async () => {
+    const t = await jobs.newTenant('pro');
+    const file = `${lines(1_100, (i) => `Imported fact ${i}.`, ['bulk'])}\n{broken\n${JSON.stringify({ observation: 'Imported fact 0.' })}`;
+    const accepted = await start(t, file);
+    expect(accepted).toMatchObject({ status: 'running', lines: 1_102, valid: 1_101, staged: 1_100, duplicates: 1, invalid: 1, completed_at: null });
+    expect(accepted.id).toMatch(/^imp_/);
+    expect(accepted.errors).toEqual([{ line: 1_101, code: 'INVALID_JSON', message: 'the line is not JSON' }]);
+
+    await jobs.node.runner.drain();
+    const done = await importOf(t, accepted.id);
+    expect(done).toMatchObject({ status: 'completed', processed: 1_100, stored: { memory: 1_100 }, failed: 0, errors_total: 1 });
+    expect(done.completed_at).not.toBeNull();
+    expect(await countOf(jobs, t)).toBe(1_100);
+    expect(await jobs.sql(sql`SELECT 1 FROM import_lines WHERE tenant_id = ${t.tenantId}`)).toEqual([]);
+
+    const events = await jobs.sql<{ type: string; payload: { data: Record<string, number> } }>(
+      sql`SELECT type, payload FROM events WHERE tenant_id = ${t.tenantId} AND type LIKE 'import.%' ORDER BY seq`,
+    );
+    expect(events.map((e) => e.type)).toEqual(['import.progress', 'import.completed']);
+    expect(events[0].payload.data).toMatchObject({ import_id: accepted.id, processed: 1_000, staged: 1_100 });
+    expect(events[1].payload.data).toMatchObject({ import_id: accepted.id, stored: { memory: 1_100 } });
+    const audit = await jobs.request('GET', '/v1/audit?limit=5', { key: t.key });
+    expect(audit.body.entries.map((e: { operation: string }) => e.operation)).toContain('import.completed');
+
+    const list = await jobs.request('GET', '/v1/imports', { key: t.key });
+    expect(list.body).toMatchObject({ total: 1, imports: [{ id: accepted.id, status: 'completed' }] });
+    const stranger = await jobs.newTenant('pro');
+    expect((await jobs.request('GET', `/v1/imports/${accepted.id}`, { key: stranger.key })).status).toBe(404);
+    expect(((await jobs.request('GET', '/v1/imports', { key: stranger.key })).body as { total: number }).total).toBe(0);
+
+    // The same file again: nothing new, by a job as well.
+    const again = await start(t, file);
+    await jobs.node.runner.drain();
+    expect(await importOf(t, again.id)).toMatchObject({ status: 'completed', already_imported: 1_100, stored: { memory: 0 } });
+  });
+
+  it('an erasure racing an import leaves no content behind: stored lines are erased, staged ones dropped', async () => {
+    const t = await jobs.newTenant('pro');
+    const accepted = await start(
+      t,
+      lines(600, (i) => `Racing import secret ${i}`, ['race']),
+    );
+    const erasure = await jobs.request('POST', '/v1/erasures', { key: t.key, body: { tags: ['race'], reason: 'racing an import' } });
+    expect(erasure.status, erasure.text).toBe(201);
+    await jobs.node.runner.drain();
+    const done = await importOf(t, accepted.id);
+    expect(done.status).toBe('completed');
+    expect(done.processed).toBe(600);
+    expect(done.stored.memory + done.erased).toBe(600);
+    expect(erasure.body.counts.import_lines).toBe(done.erased);
+    // What the import stored after the erasure is new; erase it too and nothing of the file is left.
+    expect((await jobs.request('POST', '/v1/erasures', { key: t.key, body: { tags: ['race'], reason: 'again' } })).status).toBe(201);
+    expect(await tablesHolding(jobs, 'Racing import secret')).toEqual([]);
+    expect((await jobs.request('GET', '/v1/audit/verify', { key: t.key })).body.valid).toBe(true);
+  });
+
+  it('an erasure names staged lines as well as stored ones; an account deletion drops the import', async () => {
+    const t = await jobs.newTenant('pro');
+    const accepted = await start(t, `${lines(50, (i) => `Staged secret ${i}`, ['staged'])}\n${lines(10, (i) => `Kept fact ${i}`, ['kept'])}`);
+    // The job may store its one chunk before or after either call: every line is counted once, staged or stored.
+    const sum = (c: Record<string, number>) => c.memories + c.import_lines;
+    const dry = await jobs.request('POST', '/v1/erasures', { key: t.key, body: { tags: ['staged'], reason: 'r', dry_run: true } });
+    expect(sum(dry.body.counts)).toBe(50);
+    const erasure = await jobs.request('POST', '/v1/erasures', { key: t.key, body: { tags: ['staged'], reason: 'r' } });
+    expect(sum(erasure.body.counts)).toBe(50);
+    expect(await tablesHolding(jobs, 'Staged secret')).toEqual([]);
+    await jobs.node.runner.drain();
+    expect(await tablesHolding(jobs, 'Staged secret')).toEqual([]);
+    const done = await importOf(t, accepted.id);
+    expect(done).toMatchObject({ status: 'completed', erased: erasure.body.counts.import_lines, processed: 60 });
+    expect(await countOf(jobs, t)).toBe(10);
+
+    const u = await jobs.newTenant('pro');
+    await start(
+      u,
+      lines(45, (i) => `Account secret ${i}`, []),
+    );
+    const gone = await jobs.request('DELETE', '/v1/account', { key: u.key, body: { confirm: u.email } });
+    expect(gone.status, gone.text).toBe(200);
+    await jobs.node.runner.drain();
+    expect(await tablesHolding(jobs, 'Account secret')).toEqual([]);
+    expect(await jobs.sql(sql`SELECT 1 FROM imports WHERE tenant_id = ${u.tenantId}`)).toEqual([]);
   });
 });

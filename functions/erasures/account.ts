@@ -30,6 +30,8 @@ const OWNED: readonly [table: string, column: string][] = [
   ['webhook_deliveries', 'tenant_id'],
   ['webhooks', 'tenant_id'],
   ['import_sources', 'tenant_id'],
+  ['import_lines', 'tenant_id'],
+  ['imports', 'tenant_id'],
   ['event_stream_leases', 'tenant_id'],
   ['trace_steps', 'tenant_id'],
   ['traces', 'tenant_id'],

@@ -24,6 +24,7 @@ export const PLACES = [
   'jobs',
   'idempotency_records',
   'eval_baselines',
+  'import_lines',
 ] as const;
 export type Counts = Record<(typeof PLACES)[number], number>;
 

@@ -118,3 +118,30 @@ export async function selectMemories(db: DbOrTx, tenantId: string, s: Selector, 
     return { id, live: isLive, livedFrom: span?.from ?? now, livedTo: isLive ? null : (span?.lastState ?? now) };
   });
 }
+
+/**
+ * The memory lines of running imports the selector names once stored (docs/portability.md#large-imports):
+ * by agent, tags or space. None is a memory yet, so none matches `memory_ids`, and each will be
+ * created after the erasure, so none matches `before`. They are deleted (or counted) and their
+ * import counts them as erased.
+ */
+export async function eraseStaged(db: DbOrTx, tenantId: string, s: Selector, dryRun: boolean): Promise<number> {
+  if (s.memoryIds || s.before) return 0;
+  const parts: SQL[] = [sql`l.tenant_id = ${tenantId}`, sql`l.kind = 'memory'`];
+  if (s.agentId !== undefined) parts.push(sql`l.record->'body'->>'agent_id' = ${s.agentId}`);
+  if (s.tags?.length) parts.push(sql`ARRAY(SELECT jsonb_array_elements_text(coalesce(l.record->'body'->'tags', '[]'::jsonb))) && ${pgArray(s.tags)}::text[]`);
+  if (s.spaceId)
+    parts.push(sql`(l.record->'body'->>'space_id' IN (${s.spaceId}, ${toUrn(s.spaceId)}) OR EXISTS (
+      SELECT 1 FROM import_sources i WHERE i.tenant_id = ${tenantId} AND i.source_id = l.record->>'spaceSource' AND i.target_id = ${s.spaceId}))`);
+  const where = sql.join(parts, sql` AND `);
+  const [{ n }] = await rows<{ n: number | string }>(
+    db,
+    dryRun
+      ? sql`SELECT count(*) AS n FROM import_lines l WHERE ${where}`
+      : sql`WITH d AS (DELETE FROM import_lines l WHERE ${where} RETURNING l.import_id),
+              c AS (SELECT import_id, count(*) AS n FROM d GROUP BY import_id),
+              u AS (UPDATE imports i SET erased = i.erased + c.n, processed = i.processed + c.n FROM c WHERE i.id = c.import_id RETURNING 1)
+            SELECT coalesce(sum(c.n), 0) AS n FROM c`,
+  );
+  return Number(n);
+}

@@ -12,7 +12,7 @@ import { adjustLiveMemories } from '../../shared/platform/usage';
 import { purge } from './purge';
 import * as q from './queries';
 import { ListPaging } from './schemas';
-import { type Selector, selectMemories } from './select';
+import { eraseStaged, type Selector, selectMemories } from './select';
 
 export interface EraseInput {
   memory_ids?: string[];
@@ -44,8 +44,9 @@ type Receipt = Awaited<ReturnType<typeof eraseWithin>>;
 
 /**
  * The erasure, inside the caller's transaction: the rollback lock (no rollback restores a memory
- * while it is erased, and none reads history the erasure is removing), the selection with its rows
- * locked, the purge, the tombstones, the audit entry, the signed receipt and the event.
+ * while it is erased, and none reads history the erasure is removing), the import lock, the
+ * selection with its rows locked, the purge (the staged lines of running imports included), the
+ * tombstones, the audit entry, the signed receipt and the event.
  */
 export async function eraseWithin(
   work: Work<TenantCtx>,
@@ -55,10 +56,13 @@ export async function eraseWithin(
   const { tx, ctx } = work;
   const { tenantId, now } = ctx;
   await work.lock(`rollback:${tenantId}`);
+  // No import chunk stores while the erasure runs, and the staged lines it would store are erased too.
+  await work.lock(`import:${tenantId}`);
   const selected = await selectMemories(tx, tenantId, input.selector, now);
   const memoryIds = selected.map((s) => s.id);
   const earliest = selected.length ? new Date(Math.min(...selected.map((s) => s.livedFrom.getTime()))) : null;
   const counts = await purge(tx, { tenantId, memoryIds, earliest, dryRun: input.dryRun });
+  counts.import_lines = await eraseStaged(tx, tenantId, input.selector, input.dryRun);
   const erasureId = newId('erasure');
   let head: { seq: number; hash: string } | null = null;
   if (!input.dryRun) {

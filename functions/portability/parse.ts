@@ -20,9 +20,29 @@ export type Record_ =
   | { line: number; kind: 'space' | 'policy' | 'agent' | 'pack' | 'triple'; source: string; data: Record<string, unknown> }
   | { line: number; kind: 'webhook'; source: string };
 
+/** The most per-line errors an answer lists; `errors_total` counts them all. */
+export const MAX_ERRORS = 1000;
+
+/** Per-line errors in bounded memory: the first MAX_ERRORS by line number, and how many in all. */
+export class LineErrors {
+  total = 0;
+  private kept: LineError[] = [];
+
+  add(error: LineError) {
+    this.total += 1;
+    this.kept.push(error);
+    if (this.kept.length >= 2 * MAX_ERRORS) this.kept = this.list();
+  }
+
+  list(): LineError[] {
+    return this.kept.sort((a, b) => a.line - b.line).slice(0, MAX_ERRORS);
+  }
+}
+
+/** Records reach `sink` this many at a time, while the body is still being read. */
+const SINK_BATCH = 500;
+
 export interface Parsed {
-  records: Record_[];
-  errors: LineError[];
   lines: number;
 }
 
@@ -103,14 +123,34 @@ function bundleRecord(line: number, o: Record<string, unknown>): Record_ | LineE
 }
 
 /**
- * Reads the body line by line, at most `maxBytes` (413 past it). A bundle's lines are hashed as
- * they arrive, each one once the next has come, so the last line (the trailer) is left out; the
- * trailer must then match the line count and the hash, else the whole file is refused before
- * anything is written.
+ * Reads the body line by line, at most `maxBytes` (413 past it), handing the valid records to
+ * `sink` a batch at a time and the refused lines to `errors`, so memory stays bounded whatever the
+ * size (a mem0 file is one JSON document and is read whole). A bundle's lines are hashed as they
+ * arrive, each one once the next has come, so the last line (the trailer) is left out; the trailer
+ * must then match the line count and the hash, else the whole file is refused: the caller has
+ * written nothing the tenant can see yet.
  */
-export async function parseBody(body: ReadableStream<Uint8Array> | null, format: ImportFormat, maxBytes: number): Promise<Parsed> {
-  const out: Parsed = { records: [], errors: [], lines: 0 };
-  if (format === 'mem0') return parseMem0(await readAll(body, maxBytes), out);
+export async function parseBody(
+  body: ReadableStream<Uint8Array> | null,
+  format: ImportFormat,
+  maxBytes: number,
+  errors: LineErrors,
+  sink: (records: Record_[]) => Promise<void>,
+): Promise<Parsed> {
+  const out: Parsed = { lines: 0 };
+  let records: Record_[] = [];
+  const flush = async (force: boolean) => {
+    if (records.length && (force || records.length >= SINK_BATCH)) {
+      const batch = records;
+      records = [];
+      await sink(batch);
+    }
+  };
+  if (format === 'mem0') {
+    parseMem0(await readAll(body, maxBytes), out, errors, records);
+    for (let i = 0; i < records.length; i += SINK_BATCH) await sink(records.slice(i, i + SINK_BATCH));
+    return out;
+  }
   const hash = sha256.create();
   let pending: Uint8Array | null = null;
   let header: Record<string, unknown> | null = null;
@@ -127,23 +167,23 @@ export async function parseBody(body: ReadableStream<Uint8Array> | null, format:
     try {
       text = decoder.decode(bytes).replace(/\r?\n$/, '');
     } catch {
-      out.errors.push({ line, code: 'INVALID_TEXT', message: 'the line is not UTF-8' });
+      errors.add({ line, code: 'INVALID_TEXT', message: 'the line is not UTF-8' });
       return;
     }
     if (!text.trim()) return;
     if (text.includes('\u0000')) {
-      out.errors.push({ line, code: 'INVALID_TEXT', message: 'the line holds a NUL character' });
+      errors.add({ line, code: 'INVALID_TEXT', message: 'the line holds a NUL character' });
       return;
     }
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      out.errors.push({ line, code: 'INVALID_JSON', message: 'the line is not JSON' });
+      errors.add({ line, code: 'INVALID_JSON', message: 'the line is not JSON' });
       return;
     }
     if (!isObject(value)) {
-      out.errors.push(invalid(line, 'the line must be a JSON object'));
+      errors.add(invalid(line, 'the line must be a JSON object'));
       return;
     }
     if (format === 'bundle') {
@@ -157,14 +197,21 @@ export async function parseBody(body: ReadableStream<Uint8Array> | null, format:
       }
     }
     const record = format === 'bundle' ? bundleRecord(line, value) : jsonlRecord(line, value);
-    if ('code' in record) out.errors.push(record);
-    else out.records.push(record);
+    if ('code' in record) errors.add(record);
+    else records.push(record);
   };
-  await splitLines(body, maxBytes, onLine, (line) => {
-    out.lines += 1;
-    out.errors.push({ line: out.lines, code: 'LINE_TOO_LONG', message: `the line is longer than ${line} bytes` });
-  });
+  await splitLines(
+    body,
+    maxBytes,
+    onLine,
+    (line) => {
+      out.lines += 1;
+      errors.add({ line: out.lines, code: 'LINE_TOO_LONG', message: `the line is longer than ${line} bytes` });
+    },
+    () => flush(false),
+  );
   if (format === 'bundle') checkBundle(header, last, out.lines, pending, hash);
+  await flush(true);
   return out;
 }
 
@@ -187,7 +234,13 @@ const refused = (why: string) => new AppError('BUNDLE_INTEGRITY_FAILED', `The bu
 
 export const tooLarge = (maxBytes: number) => new AppError('PAYLOAD_TOO_LARGE', `The import body exceeds ${maxBytes} bytes; nothing was written`);
 
-async function splitLines(body: ReadableStream<Uint8Array> | null, maxBytes: number, onLine: (bytes: Uint8Array) => void, onTooLong: (max: number) => void) {
+async function splitLines(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  onLine: (bytes: Uint8Array) => void,
+  onTooLong: (max: number) => void,
+  afterChunk: () => Promise<void>,
+) {
   if (!body) return;
   let total = 0;
   let carry: Uint8Array[] = [];
@@ -221,6 +274,7 @@ async function splitLines(body: ReadableStream<Uint8Array> | null, maxBytes: num
         skipping = true;
       }
     }
+    await afterChunk();
   }
   if (carried && !skipping) onLine(concat(carry, carried));
 }
@@ -255,7 +309,7 @@ async function readAll(body: ReadableStream<Uint8Array> | null, maxBytes: number
 }
 
 /** mem0's export: `{"results": [...]}` or a bare array; the "line" of an item is its position, from 1. */
-function parseMem0(text: string, out: Parsed): Parsed {
+function parseMem0(text: string, out: Parsed, errors: LineErrors, records: Record_[]) {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -276,8 +330,7 @@ function parseMem0(text: string, out: Parsed): Parsed {
   out.lines = items.length;
   items.forEach((item, i) => {
     const record = isObject(item) ? mem0Record(i + 1, item) : invalid(i + 1, 'an item must be a JSON object');
-    if ('code' in record) out.errors.push(record);
-    else out.records.push(record);
+    if ('code' in record) errors.add(record);
+    else records.push(record);
   });
-  return out;
 }

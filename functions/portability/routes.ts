@@ -25,7 +25,7 @@ export const importRoute = keyRoute({
   streamedBody: true,
   summary: 'Import a bundle, a JSONL file or a mem0 export',
   description:
-    "The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. With `dry_run=true` nothing is written and the answer counts what would be.",
+    "The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.",
   request: {
     query: s.ImportQuery,
     body: {
@@ -38,5 +38,32 @@ export const importRoute = keyRoute({
       },
     },
   },
-  responses: { 200: json(s.ImportSummary, 'What was (or, in a dry run, would be) restored, and the errors by line'), ...errors(413, 422) },
+  responses: {
+    200: json(s.Import, 'The import, completed: what was (or, in a dry run, would be) restored, and the errors by line'),
+    202: json(s.Import, 'A file of more than 10,000 lines: checked and accepted, its records stored by a job; follow GET /v1/imports/{id}'),
+    ...errors(413, 422),
+  },
+});
+
+export const listImportsRoute = keyRoute({
+  operationId: 'portability.listImports',
+  method: 'get',
+  path: '/v1/imports',
+  tags,
+  summary: 'Your imports, newest first',
+  description: 'Every POST /v1/import that wrote (dry runs are not kept), with its counts and first errors.',
+  request: { query: s.ImportListQuery },
+  responses: { 200: json(s.ImportList, 'A page of imports') },
+});
+
+export const getImportRoute = keyRoute({
+  operationId: 'portability.getImport',
+  method: 'get',
+  path: '/v1/imports/{import_id}',
+  tags,
+  summary: 'One import and its progress',
+  description:
+    'What POST /v1/import answered, as it is now: `processed` of `staged` records done, the counts, the first 1,000 errors by line, and `completed_at` once done.',
+  request: { params: s.ImportParams },
+  responses: { 200: json(s.Import, 'The import'), ...errors(404) },
 });

@@ -1,4 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import { PageQuery, paging } from '../../shared/platform/pagination';
+import { PrefixedId } from '../../shared/platform/params';
 
 export const ImportQuery = z.object({
   format: z.enum(['bundle', 'jsonl', 'mem0']).openapi({
@@ -35,19 +37,45 @@ const LineError = z
   })
   .openapi('ImportLineError');
 
-export const ImportSummary = z
+const when = (description: string) => z.string().datetime().nullable().openapi({ description });
+
+export const Import = z
   .object({
+    id: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The import (`imp_...`), for GET /v1/imports/{id}; null in a dry run', example: 'imp_4f9Qw2b8Zr1LmT0aXcVe3K' }),
+    status: z.enum(['queued', 'running', 'completed']).openapi({
+      description:
+        '`running` while its records are being stored (an answer of 202: a job stores it, a slice at a time), `completed` once every line is done (a dry run answers `completed`)',
+    }),
     format: z.enum(['bundle', 'jsonl', 'mem0']),
     dry_run: z.boolean(),
     lines: z.number().int().openapi({ description: 'Lines read (header and trailer included), or items of a mem0 file' }),
     valid: z.number().int(),
-    invalid: z.number().int().openapi({ description: 'Lines with at least one error' }),
+    invalid: z.number().int().openapi({ description: 'Lines with an error (each line has at most one)' }),
+    staged: z
+      .number()
+      .int()
+      .openapi({ description: 'Valid records to store: the valid lines less webhooks and duplicates (in a dry run, also less those imported before)' }),
+    processed: z
+      .number()
+      .int()
+      .openapi({ description: 'Staged records done so far (stored, already imported or failed): `processed / staged` is the progress' }),
     stored: Counts.openapi({ description: 'What this import restored, by record type (none in a dry run)' }),
     already_imported: z.number().int().openapi({ description: 'Valid records an earlier import restored: skipped' }),
     duplicates: z.number().int().openapi({ description: 'Records whose source id an earlier line of the same file had: skipped' }),
     skipped: z.object({ webhook: z.number().int().openapi({ description: 'Webhooks are exported without their secret and not restored' }) }),
     failed: z.number().int().openapi({ description: 'Valid records the store refused (a quota, a tier limit); each has an error' }),
+    erased: z.number().int().openapi({ description: 'Staged memories an erasure removed before they were stored (POST /v1/erasures)' }),
     errors: z.array(LineError).openapi({ description: 'Per-line errors in line order, at most 1,000' }),
     errors_total: z.number().int(),
+    created_at: when('When the import was received'),
+    completed_at: when('When its last line was done; null while it runs'),
   })
-  .openapi('ImportSummary');
+  .openapi('Import');
+
+export const ImportParams = z.object({ import_id: PrefixedId('import', 'The import') });
+export const ImportListQuery = PageQuery({ max: 100, default: 20 });
+export const ImportPaging = paging({ totals: ['total'], hasMore: true });
+export const ImportList = z.object({ imports: z.array(Import), ...ImportPaging.fields }).openapi('ImportList');

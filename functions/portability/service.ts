@@ -1,59 +1,26 @@
-import { sql } from 'drizzle-orm';
+import type { MaintenanceTask } from '../../shared/jobs/maintenance';
 import { batchStore } from '../../shared/memory/store-port';
 import type { TenantCtx } from '../../shared/platform/context';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import { errorFields } from '../../shared/platform/error-fields';
-import { hasFeature, tiers } from '../../shared/platform/tiers';
+import { notFound } from '../../shared/platform/errors';
+import { newId } from '../../shared/platform/ids';
+import type { PageInput } from '../../shared/platform/pagination';
+import { hasFeature } from '../../shared/platform/tiers';
+import { HOUR } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
-import { type ImportFormat, type LineError, parseBody, type Record_ } from './parse';
-import { restore } from './restore';
+import { type ImportFormat, LineErrors, parseBody, type Record_ } from './parse';
+import { advance, finish, queueImport } from './process';
+import { ImportPaging } from './schemas';
+import * as st from './staging';
 
 /** The most a POST /v1/import body may hold; the app's 1 MiB limit does not apply to it. */
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
-/** The most per-line errors an answer lists; `errors_total` counts them all. */
-const MAX_ERRORS = 1000;
-/** Memories a transaction stores, as a batch request does. */
-const CHUNK = 100;
+/**
+ * A small import is stored while the request waits, with a job queued this late behind it: should
+ * the process end mid-import, the job finishes what is left.
+ */
+const FALLBACK_DELAY_MS = 5 * 60_000;
 
-type Kind = Record_['kind'];
-const zero = (): Record<Kind, number> => ({ memory: 0, space: 0, triple: 0, policy: 0, agent: 0, pack: 0, webhook: 0 });
-
-export interface ImportSummary {
-  format: ImportFormat;
-  dry_run: boolean;
-  lines: number;
-  valid: number;
-  invalid: number;
-  stored: Record<Kind, number>;
-  already_imported: number;
-  duplicates: number;
-  skipped: { webhook: number };
-  failed: number;
-  errors: LineError[];
-  errors_total: number;
-}
-
-/** Which of `sources` the tenant imported before. */
-async function knownSources(db: DbOrTx, tenantId: string, sources: string[]): Promise<Map<string, string | null>> {
-  const known = new Map<string, string | null>();
-  for (let i = 0; i < sources.length; i += 1000) {
-    const chunk = sources.slice(i, i + 1000);
-    for (const r of await rows<{ source_id: string; target_id: string | null }>(
-      db,
-      sql`SELECT source_id, target_id FROM import_sources WHERE tenant_id = ${tenantId} AND source_id = ANY(${pgArray(chunk)}::text[])`,
-    ))
-      known.set(r.source_id, r.target_id);
-  }
-  return known;
-}
-
-async function remember(tx: DbOrTx, tenantId: string, now: Date, done: { source: string; target: string | null }[]) {
-  if (!done.length) return;
-  await tx.execute(sql`INSERT INTO import_sources (tenant_id, source_id, target_id, imported_at)
-    SELECT ${tenantId}, s.source_id, s.target_id, ${now.toISOString()}
-    FROM jsonb_to_recordset(${JSON.stringify(done.map((d) => ({ source_id: d.source, target_id: d.target })))}::jsonb) AS s(source_id text, target_id text)
-    ON CONFLICT DO NOTHING`);
-}
+type Staged = Exclude<Record_, { kind: 'webhook' }>;
 
 /** A record the tenant's tier may not restore: the feature the family's own route would ask for. */
 function gateOf(ctx: TenantCtx, r: Record_): string | null {
@@ -63,148 +30,167 @@ function gateOf(ctx: TenantCtx, r: Record_): string | null {
   return null;
 }
 
-/**
- * POST /v1/import (`portability.import`): parse and check every line first (a bundle whose trailer
- * does not match is refused here, before anything is written), drop what the tenant imported
- * before, then restore: spaces, agents, packs, policies and triples in one unit of work, memories
- * through the batch store path a chunk a transaction, each chunk with the source ids it stored.
- */
-export async function runImport(
-  ctx: TenantCtx,
-  input: { format: ImportFormat; dryRun: boolean; body: ReadableStream<Uint8Array> | null },
-): Promise<ImportSummary> {
-  const parsed = await parseBody(input.body, input.format, MAX_IMPORT_BYTES);
-  const errors = parsed.errors;
-  const summary: ImportSummary = {
-    format: input.format,
-    dry_run: input.dryRun,
-    lines: parsed.lines,
-    valid: 0,
-    invalid: 0,
-    stored: zero(),
-    already_imported: 0,
-    duplicates: 0,
-    skipped: { webhook: 0 },
-    failed: 0,
-    errors: [],
-    errors_total: 0,
-  };
-  const known = await knownSources(
-    ctx.db,
-    ctx.tenantId,
-    parsed.records.map((r) => r.source),
-  );
-  const seen = new Set<string>();
-  const todo: Record_[] = [];
+/** What the parse made of the body: lines, valid records, webhooks skipped, and the refused lines. */
+interface Tally {
+  lines: number;
+  valid: number;
+  webhooks: number;
+  errors: LineErrors;
+}
+
+/** Checks a batch of parsed records as the store would; answers the ones to restore. */
+function checked(ctx: TenantCtx, records: Record_[], tally: Tally): Staged[] {
   const port = batchStore();
-  for (const r of parsed.records) {
+  const out: Staged[] = [];
+  for (const r of records) {
     const gate = gateOf(ctx, r);
     const why = r.kind === 'memory' ? port.invalid(r.body) : null;
     if (gate)
-      errors.push({ line: r.line, code: 'FEATURE_NOT_AVAILABLE', message: `the ${r.kind} needs the ${gate} feature, which the ${ctx.tier} tier lacks` });
-    else if (why) errors.push({ line: r.line, code: 'INVALID_RECORD', message: why });
+      tally.errors.add({ line: r.line, code: 'FEATURE_NOT_AVAILABLE', message: `the ${r.kind} needs the ${gate} feature, which the ${ctx.tier} tier lacks` });
+    else if (why) tally.errors.add({ line: r.line, code: 'INVALID_RECORD', message: why });
     else {
-      summary.valid += 1;
-      if (r.kind === 'webhook') summary.skipped.webhook += 1;
-      else if (known.has(r.source)) summary.already_imported += 1;
-      else if (seen.has(r.source)) summary.duplicates += 1;
-      else todo.push(r);
-      seen.add(r.source);
+      tally.valid += 1;
+      if (r.kind === 'webhook') tally.webhooks += 1;
+      else out.push(r);
     }
   }
-  const policyLimit = tiers[ctx.tier].limits.custom_policies;
-  if (!input.dryRun && todo.length) await restoreAll(ctx, todo, known, summary, errors, policyLimit);
-  errors.sort((a, b) => a.line - b.line);
-  summary.invalid = parsed.lines ? new Set(errors.map((e) => e.line)).size : 0;
-  summary.errors_total = errors.length;
-  summary.errors = errors.slice(0, MAX_ERRORS);
-  return summary;
+  return out;
 }
 
-async function restoreAll(
-  ctx: TenantCtx,
-  todo: Record_[],
-  known: Map<string, string | null>,
-  summary: ImportSummary,
-  errors: LineError[],
-  policyLimit: number | null,
-) {
-  const others = todo.filter((r): r is Extract<Record_, { data: unknown }> => r.kind !== 'memory' && r.kind !== 'webhook');
-  const spaceOf = new Map<string, string | null>(known);
-  if (others.length)
-    await write(ctx, async (work) => {
-      await work.lock(`import:${ctx.tenantId}`);
-      const again = await knownSources(
-        work.tx,
-        ctx.tenantId,
-        others.map((r) => r.source),
-      );
-      let policies =
-        policyLimit === null ? 0 : Number((await rows<{ n: number }>(work.tx, sql`SELECT count(*) AS n FROM policies WHERE tenant_id = ${ctx.tenantId}`))[0].n);
-      const done: { source: string; target: string | null }[] = [];
-      for (const r of others) {
-        if (again.has(r.source)) continue;
-        if (r.kind === 'policy' && policyLimit !== null && policies >= policyLimit) {
-          errors.push({ line: r.line, code: 'RATE_LIMITED', message: `the ${ctx.tier} tier allows ${policyLimit} custom policies` });
-          summary.failed += 1;
-          continue;
-        }
-        const target = await restore(work.tx, ctx.tenantId, ctx.now, r.kind, r.data);
-        if (r.kind === 'policy' && target) policies += 1;
-        if (target) summary.stored[r.kind] += 1;
-        else summary.already_imported += 1;
-        spaceOf.set(r.source, target);
-        done.push({ source: r.source, target });
-      }
-      await remember(work.tx, ctx.tenantId, ctx.now, done);
-      await work.audit({
-        operation: 'import.restored',
-        resourceType: 'import',
-        metadata: {
-          spaces: summary.stored.space,
-          agents: summary.stored.agent,
-          packs: summary.stored.pack,
-          policies: summary.stored.policy,
-          triples: summary.stored.triple,
-        },
-      });
-    });
-  const memories = todo.filter((r): r is Extract<Record_, { kind: 'memory' }> => r.kind === 'memory');
-  const port = batchStore();
-  for (let i = 0; i < memories.length; i += CHUNK) {
-    const chunk = memories.slice(i, i + CHUNK);
-    await write(ctx, async (work) => {
-      // Two imports of the same file at once: the second waits, then finds the first one's sources.
-      await work.lock(`import:${ctx.tenantId}`);
-      const again = await knownSources(
-        work.tx,
-        ctx.tenantId,
-        chunk.map((r) => r.source),
-      );
-      const fresh = chunk.filter((r) => !again.has(r.source));
-      summary.already_imported += chunk.length - fresh.length;
-      const bodies = fresh.map((r) => {
-        const space = r.spaceSource ? spaceOf.get(r.spaceSource) : undefined;
-        return space ? { ...r.body, space_id: space } : r.body;
-      });
-      const outcomes = bodies.length ? await port.store(work.ctx, bodies) : [];
-      const done: { source: string; target: string | null }[] = [];
-      outcomes.forEach((o, k) => {
-        if (o.ok) {
-          summary.stored.memory += 1;
-          done.push({ source: fresh[k].source, target: o.result.id });
-        } else {
-          summary.failed += 1;
-          errors.push({ line: fresh[k].line, code: o.error.code, message: o.error.message });
-        }
-      });
-      await remember(work.tx, ctx.tenantId, ctx.now, done);
-    }).catch((err: unknown) => {
-      // A chunk that fails as a whole (an embedding outage) stores nothing; its lines say so.
-      ctx.services.log.warn('import chunk failed', { request_id: ctx.requestId, ...errorFields(err) });
-      summary.failed += chunk.length;
-      for (const r of chunk)
-        errors.push({ line: r.line, code: 'SERVICE_UNAVAILABLE', message: 'this chunk could not be stored; import the file again to retry it' });
-    });
-  }
+/** The answer of POST /v1/import and GET /v1/imports/{id}. */
+export function toImport(row: st.ImportRow, dryRun = false) {
+  const iso = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
+  return {
+    id: dryRun ? null : row.id,
+    status: row.status as 'queued' | 'running' | 'completed',
+    format: row.format,
+    dry_run: dryRun,
+    lines: row.lines,
+    valid: row.valid,
+    invalid: row.errors_total,
+    staged: row.staged,
+    processed: row.processed,
+    stored: { ...st.zeroCounts(), ...row.stored },
+    already_imported: row.already_imported,
+    duplicates: row.duplicates,
+    skipped: { webhook: row.skipped_webhooks },
+    failed: row.failed,
+    erased: row.erased,
+    errors: row.errors,
+    errors_total: row.errors_total,
+    created_at: iso(row.created_at),
+    completed_at: iso(row.completed_at),
+  };
 }
+
+/**
+ * POST /v1/import (`portability.import`), dry run: every line parsed and checked, the source ids
+ * looked up, nothing written.
+ */
+async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream<Uint8Array> | null) {
+  const tally: Tally = { lines: 0, valid: 0, webhooks: 0, errors: new LineErrors() };
+  const seen = new Set<string>();
+  let alreadyImported = 0;
+  let duplicates = 0;
+  const parsed = await parseBody(body, format, MAX_IMPORT_BYTES, tally.errors, async (records) => {
+    const fresh = checked(ctx, records, tally);
+    const known = await st.knownSources(
+      ctx.db,
+      ctx.tenantId,
+      fresh.map((r) => r.source),
+    );
+    for (const r of fresh) {
+      if (known.has(r.source)) alreadyImported += 1;
+      else if (seen.has(r.source)) duplicates += 1;
+      seen.add(r.source);
+    }
+  });
+  const now = ctx.now.toISOString();
+  const row: st.ImportRow = {
+    id: '',
+    tenant_id: ctx.tenantId,
+    format,
+    status: 'completed',
+    lines: parsed.lines,
+    valid: tally.valid,
+    staged: tally.valid - tally.webhooks - alreadyImported - duplicates,
+    processed: 0,
+    stored: {},
+    already_imported: alreadyImported,
+    duplicates,
+    skipped_webhooks: tally.webhooks,
+    failed: 0,
+    erased: 0,
+    errors: tally.errors.list(),
+    errors_total: tally.errors.total,
+    created_at: now,
+    updated_at: now,
+    completed_at: now,
+  };
+  return toImport(row, true);
+}
+
+/**
+ * POST /v1/import (`portability.import`): the body is read as it arrives and its valid records
+ * staged (docs/portability.md#large-imports); a bundle whose trailer does not match is refused
+ * there, its staged lines dropped before any reached the tenant. Then the import runs: spaces,
+ * agents, packs, policies and triples, then memories through the batch store path, a chunk a
+ * transaction, each with the source ids it stored. A file of at most IMPORT_INLINE_MAX_LINES lines is
+ * stored while the request waits (200); a larger one by a job (202), followed with GET
+ * /v1/imports/{id} and the `import.progress` / `import.completed` events.
+ */
+export async function runImport(ctx: TenantCtx, input: { format: ImportFormat; dryRun: boolean; body: ReadableStream<Uint8Array> | null }) {
+  if (input.dryRun) return { status: 200 as const, body: await dryRun(ctx, input.format, input.body) };
+  const importId = newId('import');
+  await st.createImport(ctx.db, { id: importId, tenantId: ctx.tenantId, format: input.format, now: ctx.now });
+  const tally: Tally = { lines: 0, valid: 0, webhooks: 0, errors: new LineErrors() };
+  let staged = 0;
+  let parsed: { lines: number };
+  try {
+    parsed = await parseBody(input.body, input.format, MAX_IMPORT_BYTES, tally.errors, async (records) => {
+      staged += await st.stage(ctx.db, ctx.tenantId, importId, checked(ctx, records, tally), ctx.services.clock.now());
+    });
+  } catch (err) {
+    await st.discard(ctx.db, importId);
+    throw err;
+  }
+  const inline = parsed.lines <= ctx.services.config.IMPORT_INLINE_MAX_LINES;
+  await write(ctx, async (work) => {
+    await st.received(
+      work.tx,
+      importId,
+      {
+        lines: parsed.lines,
+        valid: tally.valid,
+        staged,
+        duplicates: tally.valid - tally.webhooks - staged,
+        skippedWebhooks: tally.webhooks,
+        errors: tally.errors.list(),
+        errorsTotal: tally.errors.total,
+      },
+      ctx.now,
+    );
+    await queueImport(work, importId, inline ? new Date(ctx.now.getTime() + FALLBACK_DELAY_MS) : undefined);
+  });
+  if (inline) {
+    await advance(ctx, importId, null);
+    await finish(ctx, importId);
+  }
+  const row = await st.importOf(ctx.db, ctx.tenantId, importId);
+  if (!row) throw notFound('Import');
+  return inline ? { status: 200 as const, body: toImport(row) } : { status: 202 as const, body: toImport(row) };
+}
+
+export async function getImport(ctx: TenantCtx, importId: string) {
+  const row = await st.importOf(ctx.db, ctx.tenantId, importId);
+  if (!row || row.status === 'receiving') throw notFound('Import');
+  return toImport(row);
+}
+
+export async function listImports(ctx: TenantCtx, page: PageInput) {
+  const found = await st.listImports(ctx.db, ctx.tenantId, page);
+  return { imports: found.page.map((r) => toImport(r)), ...ImportPaging.meta(found.total, page, found.page.length) };
+}
+
+/** Maintenance: imports whose body stopped arriving an hour ago (the process ended mid-upload) go, staged lines and all. */
+export const dropAbandonedImports: MaintenanceTask = ({ db, now }) => st.dropAbandoned(db, new Date(now.getTime() - HOUR));

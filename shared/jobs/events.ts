@@ -35,6 +35,8 @@ export const EVENT_TYPES = [
   'intervention.escalated',
   'intervention.rerouted',
   'erasure.completed',
+  'import.progress',
+  'import.completed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -108,6 +108,8 @@ export const configSchema = z.object({
   CORTEX_BATCH: z.coerce.number().int().min(1).max(5_000).default(500),
   /** Memories the `near_duplicate_index` maintenance task probes per tick (each an HNSW lookup), shared among the tenants waiting. */
   NEAR_DUPLICATE_PROBES_PER_TICK: z.coerce.number().int().min(1).max(100_000).default(2_000),
+  /** POST /v1/import: a file of at most this many lines is stored while the request waits; a longer one by a job (202). */
+  IMPORT_INLINE_MAX_LINES: z.coerce.number().int().min(0).max(100_000).default(10_000),
   /** `use` (offline, Node default), `openai` (any compatible endpoint), `workers-ai`, `hash` (tests). */
   EMBEDDING_PROVIDER: z.enum(['use', 'openai', 'workers-ai', 'hash']).optional(),
   EMBEDDING_BASE_URL: z.url().default('https://api.openai.com/v1'),

@@ -26,7 +26,8 @@ export type IdKind =
   | 'checkpoint'
   | 'policy'
   | 'baseline'
-  | 'erasure';
+  | 'erasure'
+  | 'import';
 
 const base62 = (n: number) =>
   Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
@@ -52,6 +53,7 @@ export const unknownId: Record<IdKind, () => string> = {
   policy: () => `Policy-${base62(12)}`,
   baseline: () => `bl_${base62(22)}`,
   erasure: () => `ers_${base62(22)}`,
+  import: () => `imp_${base62(22)}`,
 };
 
 /** Makes one resource of each kind for `owner` (an Enterprise tenant, so every feature is on). */
@@ -97,6 +99,15 @@ export async function makeResources(engine: TestEngine, owner: Tenant): Promise<
     checkpoint,
     baseline: (await post('/v1/eval/baselines', { query: 'private query', expected_observation: 'private observation' })).id,
     erasure: (await post('/v1/erasures', { tags: ['matches-nothing'], reason: 'a receipt of its owner only' })).erasure_id,
+    import: (
+      (
+        await engine.request('POST', '/v1/import?format=jsonl', {
+          key: owner.key,
+          raw: JSON.stringify({ observation: 'An imported memory of its owner only.' }),
+          headers: { 'content-type': 'application/x-ndjson' },
+        })
+      ).body as { id: string }
+    ).id,
     policy: (await post('/v1/control/policies', { name: `Private-${base62(8)}`, rules: [{ match: 'private', severity: 'low' }] })).policy_name,
   };
 }
@@ -138,6 +149,7 @@ export function kindOf(path: string, name: string): IdKind | null | 'unknown' {
     policy_name: 'policy',
     baseline_id: 'baseline',
     erasure_id: 'erasure',
+    import_id: 'import',
   };
   if (byName[name]) return byName[name];
   if (name === 'id') {

@@ -80,8 +80,9 @@ beforeAll(async () => {
   receiver = await startReceiver();
   // QStash (the stand-in) calls this worker back at PUBLIC_URL to run outbox jobs, and webhooks may
   // call the local receiver over http. A client that hangs up is noticed when the stream next
-  // writes: beat often, so the event-stream test need not wait 15 s.
-  const devBindings = { ...bindings, PUBLIC_URL: base, WEBHOOKS_ALLOW_INSECURE: '1', EVENT_STREAM_HEARTBEAT_MS: '500' };
+  // writes: beat often, so the event-stream test need not wait 15 s. An import of more than 20
+  // lines runs as a job, as one of more than 10,000 does by default.
+  const devBindings = { ...bindings, PUBLIC_URL: base, WEBHOOKS_ALLOW_INSECURE: '1', EVENT_STREAM_HEARTBEAT_MS: '500', IMPORT_INLINE_MAX_LINES: '20' };
   const vars = Object.entries(devBindings).flatMap(([k, v]) => ['--var', `${k}:${v}`]);
   const args = [
     WRANGLER,
@@ -206,6 +207,26 @@ describe('wrangler dev', () => {
     }
     expect(log.body.deliveries[0]).toMatchObject({ success: true, attempt: 1, status_code: 200 });
   }, 30_000);
+
+  it('stores a large import by a job through QStash, followed with GET /v1/imports/{id}', async () => {
+    const tenant = await call('POST', '/admin/v1/tenants', {
+      key: bindings.ADMIN_TOKEN,
+      body: { email: `wrangler-import-${crypto.randomUUID().slice(0, 12)}@example.com`, tier: 'pro' },
+    });
+    expect(tenant.status, tenant.text).toBe(201);
+    const key = tenant.body.api_key as string;
+    const file = Array.from({ length: 150 }, (_, i) => JSON.stringify({ observation: `Imported on workerd ${i}`, tags: ['wd'] })).join('\n');
+    const accepted = await call('POST', '/v1/import?format=jsonl', { key, raw: file, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(accepted.status, `${accepted.text}\n${output}`).toBe(202);
+    expect(accepted.body).toMatchObject({ status: 'running', staged: 150 });
+    const { id } = accepted.body as { id: string };
+    let state = accepted.body as { status: string };
+    for (let i = 0; i < 100 && state.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      state = (await call('GET', `/v1/imports/${id}`, { key })).body as { status: string };
+    }
+    expect(state, output).toMatchObject({ status: 'completed', processed: 150, stored: { memory: 150 } });
+  }, 40_000);
 });
 
 describe('wrangler dev: live event stream over HTTP', () => {

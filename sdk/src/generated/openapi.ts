@@ -1301,9 +1301,49 @@ export interface paths {
         put?: never;
         /**
          * Import a bundle, a JSONL file or a mem0 export
-         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. With `dry_run=true` nothing is written and the answer counts what would be.
+         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.
          */
         post: operations["portability.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your imports, newest first
+         * @description Every POST /v1/import that wrote (dry runs are not kept), with its counts and first errors.
+         */
+        get: operations["portability.listImports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One import and its progress
+         * @description What POST /v1/import answered, as it is now: `processed` of `staged` records done, the counts, the first 1,000 errors by line, and `completed_at` once done.
+         */
+        get: operations["portability.getImport"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3605,13 +3645,13 @@ export interface components {
              */
             url: string;
             /**
-             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed
+             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed, import.progress, import.completed
              * @example [
              *       "memory.created",
              *       "rollback.completed"
              *     ]
              */
-            events: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted" | "erasure.completed")[];
+            events: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted" | "erasure.completed" | "import.progress" | "import.completed")[];
             /**
              * @description At most 200 characters
              * @example Sync to the CRM
@@ -3649,13 +3689,13 @@ export interface components {
              */
             url?: string;
             /**
-             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed
+             * @description Event types to receive, at least one of: memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed, import.progress, import.completed
              * @example [
              *       "memory.created",
              *       "rollback.completed"
              *     ]
              */
-            events?: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted" | "erasure.completed")[];
+            events?: ("memory.created" | "memory.updated" | "memory.deleted" | "rollback.completed" | "rollback.compensations" | "anomaly.bulk_delete" | "anomaly.rapid_writes" | "anomaly.server_errors" | "webhook.deactivated" | "trace.completed" | "trace.failed" | "trace.interrupted" | "action.pending_review" | "action.decided" | "mission.started" | "mission.paused" | "mission.resumed" | "mission.completed" | "mission.failed" | "mission.cancelled" | "mission.rolled_back" | "intervention.recorded" | "intervention.escalated" | "intervention.rerouted" | "erasure.completed" | "import.progress" | "import.completed")[];
             /** @description false pauses deliveries; true resumes them */
             active?: boolean;
             /**
@@ -4509,7 +4549,8 @@ export interface components {
          *         "deliveries": 0,
          *         "jobs": 0,
          *         "idempotency_records": 0,
-         *         "eval_baselines": 0
+         *         "eval_baselines": 0,
+         *         "import_lines": 0
          *       },
          *       "audit_seq": 42,
          *       "chain_head": "9f2c4b7e1a0d5c3b8e6f4a2d1c0b9e8f7a6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b",
@@ -4575,6 +4616,7 @@ export interface components {
             jobs: number;
             idempotency_records: number;
             eval_baselines: number;
+            import_lines: number;
         };
         /**
          * @example {
@@ -4643,15 +4685,29 @@ export interface components {
              */
             confirm: string;
         };
-        ImportSummary: {
+        Import: {
+            /**
+             * @description The import (`imp_...`), for GET /v1/imports/{id}; null in a dry run
+             * @example imp_4f9Qw2b8Zr1LmT0aXcVe3K
+             */
+            id: string | null;
+            /**
+             * @description `running` while its records are being stored (an answer of 202: a job stores it, a slice at a time), `completed` once every line is done (a dry run answers `completed`)
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed";
             /** @enum {string} */
             format: "bundle" | "jsonl" | "mem0";
             dry_run: boolean;
             /** @description Lines read (header and trailer included), or items of a mem0 file */
             lines: number;
             valid: number;
-            /** @description Lines with at least one error */
+            /** @description Lines with an error (each line has at most one) */
             invalid: number;
+            /** @description Valid records to store: the valid lines less webhooks and duplicates (in a dry run, also less those imported before) */
+            staged: number;
+            /** @description Staged records done so far (stored, already imported or failed): `processed / staged` is the progress */
+            processed: number;
             /** @description What this import restored, by record type (none in a dry run) */
             stored: {
                 memory: number;
@@ -4672,9 +4728,21 @@ export interface components {
             };
             /** @description Valid records the store refused (a quota, a tier limit); each has an error */
             failed: number;
+            /** @description Staged memories an erasure removed before they were stored (POST /v1/erasures) */
+            erased: number;
             /** @description Per-line errors in line order, at most 1,000 */
             errors: components["schemas"]["ImportLineError"][];
             errors_total: number;
+            /**
+             * Format: date-time
+             * @description When the import was received
+             */
+            created_at: string | null;
+            /**
+             * Format: date-time
+             * @description When its last line was done; null while it runs
+             */
+            completed_at: string | null;
         };
         ImportLineError: {
             /** @description Line number in the file, from 1 (for mem0, the position of the item in its array) */
@@ -4686,6 +4754,17 @@ export interface components {
             code: string;
             /** @example importance: Too big: expected number to be <=10 */
             message: string;
+        };
+        ImportList: {
+            imports: components["schemas"]["Import"][];
+            /** @example 42 */
+            total: number;
+            /** @description More items after this page */
+            has_more: boolean;
+            /** @example 20 */
+            limit: number;
+            /** @example 0 */
+            offset: number;
         };
         CompensationPlan: {
             /** @example comp_4f9Qw2b8Zr1LmT0aXcVe3K */
@@ -13877,13 +13956,22 @@ export interface operations {
             };
         };
         responses: {
-            /** @description What was (or, in a dry run, would be) restored, and the errors by line */
+            /** @description The import, completed: what was (or, in a dry run, would be) restored, and the errors by line */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ImportSummary"];
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description A file of more than 10,000 lines: checked and accepted, its records stored by a job; follow GET /v1/imports/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
                 };
             };
             /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
@@ -13933,6 +14021,171 @@ export interface operations {
             };
             /** @description A range that starts after it ends (INVALID_RANGE). Codes: `BUNDLE_INTEGRITY_FAILED`, `INVALID_RANGE`. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "portability.listImports": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportList"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "portability.getImport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import */
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown resource (NOT_FOUND). Codes: `NOT_FOUND`. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20091,7 +20344,7 @@ export interface operations {
     "events.stream": {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive, any of memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed; all when absent */
+                /** @description Comma-separated event types to receive, any of memory.created, memory.updated, memory.deleted, rollback.completed, rollback.compensations, anomaly.bulk_delete, anomaly.rapid_writes, anomaly.server_errors, webhook.deactivated, trace.completed, trace.failed, trace.interrupted, action.pending_review, action.decided, mission.started, mission.paused, mission.resumed, mission.completed, mission.failed, mission.cancelled, mission.rolled_back, intervention.recorded, intervention.escalated, intervention.rerouted, erasure.completed, import.progress, import.completed; all when absent */
                 types?: string;
                 /** @description Resume after this event, for clients that cannot send the `Last-Event-ID` header; the header wins when both are sent (an EventSource reconnecting keeps the URL and sends the header). `0`: every event still stored */
                 last_event_id?: string;

@@ -1,4 +1,5 @@
-import { type CallOptions, type QueryOf, Resource } from './base.js';
+import { paginate } from '../pages.js';
+import { type CallOptions, type QueryOf, Resource, seg } from './base.js';
 
 /** The whole-account bundle and imports (portability.*, docs/portability.md). */
 export class Portability extends Resource {
@@ -10,9 +11,20 @@ export class Portability extends Resource {
 
   /**
    * POST /v1/import (portability.import): a bundle, a JSONL file or a mem0 export, sent as it is. A
-   * retry is safe: what an earlier attempt stored is skipped by its source id.
+   * retry is safe: what an earlier attempt stored is skipped by its source id. A file of more than
+   * 10,000 lines answers at `status: "running"`: follow it with `getImport(id)`.
    */
   import(file: string | Blob | Uint8Array<ArrayBuffer>, query: QueryOf<'portability.import'>, opts?: CallOptions) {
     return this.call<'portability.import'>('POST', '/v1/import', { ...opts, query, file });
+  }
+
+  /** GET /v1/imports/{import_id} (portability.getImport): the import's progress and counts. */
+  getImport(importId: string, opts?: CallOptions) {
+    return this.call<'portability.getImport'>('GET', `/v1/imports/${seg(importId)}`, opts);
+  }
+
+  /** GET /v1/imports (portability.listImports), newest first; iterate with `for await` for every page. */
+  listImports(query?: QueryOf<'portability.listImports'>, opts?: CallOptions) {
+    return paginate('imports', query, (q) => this.call<'portability.listImports'>('GET', '/v1/imports', { ...opts, query: q }));
   }
 }

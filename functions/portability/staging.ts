@@ -1,0 +1,176 @@
+import { sql } from 'drizzle-orm';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import type { PageInput } from '../../shared/platform/pagination';
+import { type ImportFormat, type LineError, MAX_ERRORS, type Record_ } from './parse';
+
+export type Kind = Record_['kind'];
+export type Counts = Record<Kind, number>;
+export const zeroCounts = (): Counts => ({ memory: 0, space: 0, triple: 0, policy: 0, agent: 0, pack: 0, webhook: 0 });
+
+/** An `imports` row as read (docs/portability.md#large-imports). */
+export interface ImportRow {
+  id: string;
+  tenant_id: string;
+  format: ImportFormat;
+  /** receiving, queued, running, completed */
+  status: string;
+  lines: number;
+  valid: number;
+  staged: number;
+  processed: number;
+  stored: Partial<Counts>;
+  already_imported: number;
+  duplicates: number;
+  skipped_webhooks: number;
+  failed: number;
+  erased: number;
+  errors: LineError[];
+  errors_total: number;
+  created_at: string | Date;
+  updated_at: string | Date;
+  completed_at: string | Date | null;
+}
+
+/** A staged line as a chunk reads it: what `parse` made of it, without the kind's own fields. */
+export interface StagedLine {
+  line: number;
+  kind: Exclude<Kind, 'webhook'>;
+  source: string;
+  record: { body?: Record<string, unknown>; spaceSource?: string | null; data?: Record<string, unknown> };
+}
+
+const COLUMNS = sql.raw(
+  'id, tenant_id, format, status, lines, valid, staged, processed, stored, already_imported, duplicates, skipped_webhooks, failed, erased, errors, errors_total, created_at, updated_at, completed_at',
+);
+
+export async function createImport(db: DbOrTx, input: { id: string; tenantId: string; format: ImportFormat; now: Date }) {
+  const at = input.now.toISOString();
+  await db.execute(sql`INSERT INTO imports (id, tenant_id, format, status, created_at, updated_at)
+    VALUES (${input.id}, ${input.tenantId}, ${input.format}, 'receiving', ${at}, ${at})`);
+}
+
+/** Stages the valid records a batch of the body held; answers how many (a source id already staged is a duplicate). */
+export async function stage(db: DbOrTx, tenantId: string, importId: string, records: Exclude<Record_, { kind: 'webhook' }>[], now: Date): Promise<number> {
+  if (!records.length) return 0;
+  const payload = records.map(({ line, kind, source, ...record }) => ({ line, kind, source, record }));
+  const [{ n }] = await rows<{ n: number | string }>(
+    db,
+    sql`WITH s AS (
+          INSERT INTO import_lines (tenant_id, import_id, line, kind, source, record)
+          SELECT ${tenantId}, ${importId}, r.line, r.kind, r.source, r.record
+          FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS r(line int, kind text, source text, record jsonb)
+          ON CONFLICT DO NOTHING RETURNING 1)
+        SELECT count(*) AS n FROM s`,
+  );
+  await db.execute(sql`UPDATE imports SET updated_at = ${now.toISOString()} WHERE id = ${importId}`);
+  return Number(n);
+}
+
+/** The body is read: the counts of the parse, and the import waits for its chunks. */
+export async function received(
+  db: DbOrTx,
+  importId: string,
+  counts: { lines: number; valid: number; staged: number; duplicates: number; skippedWebhooks: number; errors: LineError[]; errorsTotal: number },
+  now: Date,
+) {
+  await db.execute(sql`UPDATE imports SET status = 'running', lines = ${counts.lines}, valid = ${counts.valid}, staged = ${counts.staged},
+      duplicates = ${counts.duplicates}, skipped_webhooks = ${counts.skippedWebhooks}, errors = ${JSON.stringify(counts.errors)}::jsonb,
+      errors_total = ${counts.errorsTotal}, updated_at = ${now.toISOString()}
+    WHERE id = ${importId}`);
+}
+
+/** An import whose body was refused (413, a bundle that does not verify): it and its staged lines go. */
+export async function discard(db: DbOrTx, importId: string) {
+  await db.execute(sql`DELETE FROM imports WHERE id = ${importId}`);
+}
+
+export async function importOf(db: DbOrTx, tenantId: string, importId: string, opts: { forUpdate?: boolean } = {}): Promise<ImportRow | null> {
+  const [found] = await rows<ImportRow>(
+    db,
+    sql`SELECT ${COLUMNS} FROM imports WHERE tenant_id = ${tenantId} AND id = ${importId} ${opts.forUpdate ? sql`FOR UPDATE` : sql``}`,
+  );
+  return found ?? null;
+}
+
+/** The tenant's imports that wrote, newest first. */
+export async function listImports(db: DbOrTx, tenantId: string, page: PageInput): Promise<{ page: ImportRow[]; total: number }> {
+  const found = await rows<ImportRow>(
+    db,
+    sql`SELECT ${COLUMNS} FROM imports WHERE tenant_id = ${tenantId} AND status <> 'receiving'
+        ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}`,
+  );
+  const [{ n }] = await rows<{ n: number | string }>(db, sql`SELECT count(*) AS n FROM imports WHERE tenant_id = ${tenantId} AND status <> 'receiving'`);
+  return { page: found, total: Number(n) };
+}
+
+/** The next staged lines of one kind group, in line order: the non-memory records first, then memories. */
+export async function nextLines(db: DbOrTx, tenantId: string, importId: string, memories: boolean, limit: number): Promise<StagedLine[]> {
+  return rows<StagedLine>(
+    db,
+    sql`SELECT line, kind, source, record FROM import_lines
+        WHERE tenant_id = ${tenantId} AND import_id = ${importId} AND ${memories ? sql`kind = 'memory'` : sql`kind <> 'memory'`}
+        ORDER BY line LIMIT ${limit}`,
+  );
+}
+
+export async function unstage(db: DbOrTx, tenantId: string, importId: string, lines: number[]) {
+  await db.execute(
+    sql`DELETE FROM import_lines WHERE tenant_id = ${tenantId} AND import_id = ${importId} AND line IN (SELECT unnest(${pgArray(lines.map(String))}::int[]))`,
+  );
+}
+
+/** What one chunk did, added to the import's counts. */
+export interface Progress {
+  processed: number;
+  stored?: Partial<Counts>;
+  alreadyImported?: number;
+  failed?: number;
+  errors?: LineError[];
+}
+
+export async function record(db: DbOrTx, row: ImportRow, p: Progress, now: Date) {
+  const stored = { ...zeroCounts(), ...row.stored };
+  for (const [k, v] of Object.entries(p.stored ?? {})) stored[k as Kind] += v ?? 0;
+  const errors = p.errors?.length ? [...row.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, MAX_ERRORS) : row.errors;
+  await db.execute(sql`UPDATE imports SET processed = processed + ${p.processed}, stored = ${JSON.stringify(stored)}::jsonb,
+      already_imported = already_imported + ${p.alreadyImported ?? 0}, failed = failed + ${p.failed ?? 0},
+      errors = ${JSON.stringify(errors)}::jsonb, errors_total = errors_total + ${p.errors?.length ?? 0}, updated_at = ${now.toISOString()}
+    WHERE id = ${row.id}`);
+}
+
+/** Marks a running import completed; null when it was not running (another slice finished it). */
+export async function complete(db: DbOrTx, tenantId: string, importId: string, now: Date): Promise<ImportRow | null> {
+  const [done] = await rows<ImportRow>(
+    db,
+    sql`UPDATE imports SET status = 'completed', completed_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
+        WHERE tenant_id = ${tenantId} AND id = ${importId} AND status = 'running' RETURNING ${COLUMNS}`,
+  );
+  return done ?? null;
+}
+
+/** Which of `sources` the tenant imported before, and what each became. */
+export async function knownSources(db: DbOrTx, tenantId: string, sources: string[]): Promise<Map<string, string | null>> {
+  const known = new Map<string, string | null>();
+  for (let i = 0; i < sources.length; i += 1000) {
+    const chunk = sources.slice(i, i + 1000);
+    for (const r of await rows<{ source_id: string; target_id: string | null }>(
+      db,
+      sql`SELECT source_id, target_id FROM import_sources WHERE tenant_id = ${tenantId} AND source_id = ANY(${pgArray(chunk)}::text[])`,
+    ))
+      known.set(r.source_id, r.target_id);
+  }
+  return known;
+}
+
+export async function remember(tx: DbOrTx, tenantId: string, now: Date, done: { source: string; target: string | null }[]) {
+  if (!done.length) return;
+  await tx.execute(sql`INSERT INTO import_sources (tenant_id, source_id, target_id, imported_at)
+    SELECT ${tenantId}, s.source_id, s.target_id, ${now.toISOString()}
+    FROM jsonb_to_recordset(${JSON.stringify(done.map((d) => ({ source_id: d.source, target_id: d.target })))}::jsonb) AS s(source_id text, target_id text)
+    ON CONFLICT DO NOTHING`);
+}
+
+/** Imports whose body stopped arriving (the process ended mid-upload): they and their staged lines go. */
+export async function dropAbandoned(db: DbOrTx, before: Date): Promise<number> {
+  return (await rows(db, sql`DELETE FROM imports WHERE status = 'receiving' AND updated_at < ${before.toISOString()} RETURNING 1`)).length;
+}
