@@ -630,7 +630,7 @@ try {
     [
       'functions/rollback/service.ts',
       'functions/rollback/queries.ts',
-      'shared/memory-history.ts',
+      'shared/memory/history.ts',
       'functions/replay/queries.ts',
       'functions/audit/verify.ts',
     ].map(async (f) => `${f} ${sha256(await readFile(new URL(`../../${f}`, import.meta.url), 'utf8')).slice(0, 10)}`),

@@ -5,10 +5,13 @@
  * machine's load average beside each figure.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
+import { v7 as uuidv7 } from 'uuid';
 import { hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
+import { periodOf } from '../../shared/platform/time';
 import { rng } from './lib';
 
 export const ADMIN_TOKEN = `bench-admin-${crypto.randomUUID()}`;
@@ -18,6 +21,8 @@ export interface Server {
   pid: number;
   /** Resident set and its peak (VmRSS, VmHWM), MB. */
   rss(): Promise<{ rss: number; peak: number }>;
+  /** Sets the peak (VmHWM) back to the current RSS, so the next `rss()` peak is that of what ran since. */
+  resetPeak(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,6 +73,7 @@ export async function startServer(env: { DATABASE_URL: string; REDIS_URL?: strin
       const kb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? 0);
       return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
     },
+    resetPeak: () => writeFile(`/proc/${pid}/clear_refs`, '5'),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -212,4 +218,56 @@ export async function sparseVector(text: string) {
 export async function denseVector(text: string) {
   const [v] = await embedder.embed([text]);
   return `[${toStoredVector(v).join(',')}]`;
+}
+
+// ---------- bulk load ----------
+
+type Query = <T = Record<string, any>>(text: string, params?: unknown[]) => Promise<T[]>;
+const LOAD_BATCH = 1000;
+let serial = 0;
+
+/** `count` memories for `tenantOf(i)`, with a `create` event each, in statements of LOAD_BATCH rows. */
+export async function bulkLoad(q: Query, count: number, tenantOf: (i: number) => string, random: () => number) {
+  const now = Date.now();
+  for (let done = 0; done < count; done += LOAD_BATCH) {
+    const cols: unknown[][] = [[], [], [], [], [], [], [], []];
+    for (let i = done; i < Math.min(count, done + LOAD_BATCH); i++) {
+      const text = observation(random, ++serial);
+      const at = new Date(now - 30 * 86_400_000 + Math.floor((serial / 2_000_000) * 30 * 86_400_000)).toISOString();
+      const row = [
+        tenantOf(i),
+        uuidv7(),
+        text,
+        createHash('sha256').update(text).digest('hex'),
+        await sparseVector(text),
+        at,
+        `tag${i % 20}`,
+        `agent-${i % 5}`,
+      ];
+      row.forEach((v, c) => cols[c].push(v));
+    }
+    await q(
+      `WITH ins AS (
+         INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, agent_id, content_hash, embedding, version, created_at, updated_at)
+         SELECT u.id, u.tenant, u.obs, ARRAY[u.tag], 5, 1, 0, u.agent, u.hash, u.vec::sparsevec::vector, 1, u.at, u.at
+         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[]) AS u(tenant, id, obs, hash, vec, at, tag, agent)
+         RETURNING id, tenant_id, observation, tags, agent_id, content_hash, embedding, created_at)
+       INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, after, embedding, metadata)
+       SELECT tenant_id, id, 'create', created_at, 'key_bench',
+              jsonb_build_object('uuid', id, 'observation', observation, 'tags', tags, 'importance', 5, 'confidence', 1, 'agent_id', agent_id,
+                                 'hash', content_hash, 'recall_count', 0, 'created_at', created_at, 'updated_at', created_at),
+              embedding, '{}'::jsonb FROM ins`,
+      cols,
+    );
+  }
+}
+
+/** The counters a store keeps (monthly quota, live count), as search.ts's bulk load sets them. */
+export async function countLoaded(q: Query, tenantIds: string[], each: number) {
+  await q(
+    `INSERT INTO usage_counters (tenant_id, metric, bucket, value)
+     SELECT t, m.metric, m.bucket, $3 FROM unnest($1::text[]) t, (VALUES ('memories', $2), ('memories_live', 'all')) m(metric, bucket)
+     ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value`,
+    [tenantIds, periodOf(new Date()), each],
+  );
 }

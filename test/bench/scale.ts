@@ -20,16 +20,13 @@
  *    the index rebuilt, and the same searches for a random small tenant and for the big one.
  * 3. Store (POST /v1/memories) and batch (100 a request) throughput into that table, the disk every
  *    table grew by per stored memory, a JSON export of the big tenant, disk per table, server RSS.
- * Rollback of 10,000 memories and audit verify at scale: bench:changecontrol-style runs, see
- * docs/performance.md (test/bench/changecontrol.ts, test/bench/audit-verify.ts).
+ * Rollback of 10,000 memories, audit verify and the bundle export at scale have benches of their own
+ * (test/bench/changecontrol.ts, test/bench/audit-verify.ts, test/bench/scale-export.ts).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { v7 as uuidv7 } from 'uuid';
-import { createHash } from 'node:crypto';
-import { periodOf } from '../../shared/platform/time';
 import { f0, f1, indexDefinition, pct, rng, table, timed } from './lib';
-import { call, createTenant, denseVector, load, observation, queries, type Server, sparseVector, startServer } from './scale-lib';
+import { bulkLoad, call, countLoaded, createTenant, denseVector, load, queries, type Server, startServer } from './scale-lib';
 import { throughputAndDisk } from './scale-throughput';
 
 const { values: args } = parseArgs({
@@ -49,60 +46,12 @@ if (!DATABASE_URL) throw new Error('DATABASE_URL: a database of its own for this
 const INDEX = 'memories_embedding_idx';
 /** Dropped during a load with the HNSW index and rebuilt after it: a GIN insert per row costs more than the row. */
 const LOAD_INDEXES = ['memories_tsv_idx', 'memories_tags_idx'];
-const BATCH = 1000;
 const LIMIT = 10;
 
 const db = new pg.Client({ connectionString: DATABASE_URL });
 const q = async <T = Record<string, any>>(text: string, params?: unknown[]) => (await db.query(text, params)).rows as T[];
 const ms = (xs: number[]) => `${f1(pct(xs, 50))} / ${f1(pct(xs, 95))} / ${f1(pct(xs, 99))}`;
 const random = rng(42);
-let serial = 0;
-
-/** `count` memories for `tenantOf(i)`, with a `create` event each, in statements of BATCH rows. */
-async function bulkLoad(count: number, tenantOf: (i: number) => string) {
-  const now = Date.now();
-  for (let done = 0; done < count; done += BATCH) {
-    const cols: unknown[][] = [[], [], [], [], [], [], [], []];
-    for (let i = done; i < Math.min(count, done + BATCH); i++) {
-      const text = observation(random, ++serial);
-      const at = new Date(now - 30 * 86_400_000 + Math.floor((serial / 2_000_000) * 30 * 86_400_000)).toISOString();
-      const row = [
-        tenantOf(i),
-        uuidv7(),
-        text,
-        createHash('sha256').update(text).digest('hex'),
-        await sparseVector(text),
-        at,
-        `tag${i % 20}`,
-        `agent-${i % 5}`,
-      ];
-      row.forEach((v, c) => cols[c].push(v));
-    }
-    await q(
-      `WITH ins AS (
-         INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, agent_id, content_hash, embedding, version, created_at, updated_at)
-         SELECT u.id, u.tenant, u.obs, ARRAY[u.tag], 5, 1, 0, u.agent, u.hash, u.vec::sparsevec::vector, 1, u.at, u.at
-         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[]) AS u(tenant, id, obs, hash, vec, at, tag, agent)
-         RETURNING id, tenant_id, observation, tags, agent_id, content_hash, embedding, created_at)
-       INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, after, embedding, metadata)
-       SELECT tenant_id, id, 'create', created_at, 'key_bench',
-              jsonb_build_object('uuid', id, 'observation', observation, 'tags', tags, 'importance', 5, 'confidence', 1, 'agent_id', agent_id,
-                                 'hash', content_hash, 'recall_count', 0, 'created_at', created_at, 'updated_at', created_at),
-              embedding, '{}'::jsonb FROM ins`,
-      cols,
-    );
-  }
-}
-
-/** The counters a store keeps (monthly quota, live count), as search.ts's bulk load sets them. */
-async function countLoaded(tenantIds: string[], each: number) {
-  await q(
-    `INSERT INTO usage_counters (tenant_id, metric, bucket, value)
-     SELECT t, m.metric, m.bucket, $3 FROM unnest($1::text[]) t, (VALUES ('memories', $2), ('memories_live', 'all')) m(metric, bucket)
-     ON CONFLICT (tenant_id, metric, bucket) DO UPDATE SET value = usage_counters.value + EXCLUDED.value`,
-    [tenantIds, periodOf(new Date()), each],
-  );
-}
 
 const dropIndexes = () => q(`DROP INDEX IF EXISTS ${[INDEX, ...LOAD_INDEXES].join(', ')}`);
 
@@ -194,8 +143,8 @@ try {
   let have = 0;
   for (const size of SIZES) {
     await dropIndexes();
-    const [, loadMs] = await timed(() => bulkLoad(size - have, () => big.tenantId));
-    await countLoaded([big.tenantId], size - have);
+    const [, loadMs] = await timed(() => bulkLoad(q, size - have, () => big.tenantId, random));
+    await countLoaded(q, [big.tenantId], size - have);
     const built = await rebuildIndex();
     loadOut.push([size.toLocaleString('en'), '1', f0((size - have) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
     console.error(`  ${size}: loaded ${size - have} in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s (load ${load()})`);
@@ -215,8 +164,9 @@ try {
   for (let i = 0; i < TENANTS; i++) small.push(await createTenant(server.url, `small-${i}`));
   const each = Math.max(1, Math.floor(have / TENANTS));
   await dropIndexes();
-  const [, loadMs] = await timed(() => bulkLoad(each * TENANTS, (i) => small[i % TENANTS].tenantId));
+  const [, loadMs] = await timed(() => bulkLoad(q, each * TENANTS, (i) => small[i % TENANTS].tenantId, random));
   await countLoaded(
+    q,
     small.map((t) => t.tenantId),
     each,
   );
