@@ -34,7 +34,10 @@ beforeAll(async () => {
   const storage: Record<string, string> = integration.databaseUrl
     ? { DATABASE_URL: integration.databaseUrl, REDIS_URL: integration.redisUrl ?? '' }
     : { DATA_DIR: join(dir, 'data') };
-  [server] = await Promise.all([startServer({ ADMIN_TOKEN: ADMIN, EMBEDDING_PROVIDER: 'hash', ...storage }, { timeoutMs: 60_000 }), buildCliIfStale()]);
+  [server] = await Promise.all([
+    startServer({ ADMIN_TOKEN: ADMIN, EMBEDDING_PROVIDER: 'hash', IMPORT_INLINE_MAX_LINES: '30', ...storage }, { timeoutMs: 60_000 }),
+    buildCliIfStale(),
+  ]);
   env = { XDG_CONFIG_HOME: join(dir, 'config') };
 }, 240_000);
 
@@ -123,6 +126,19 @@ describe('engram CLI', () => {
     expect(summary.stored.memory).toBeGreaterThan(0);
     const again = await cli(['import', bundle, '--format', 'bundle']);
     expect(again.stdout).toContain('stored nothing');
+  });
+
+  it('follows an import the server stores by a job (this server: past 30 lines) until it completes, or not with --no-wait', async () => {
+    const file = join(dir, 'many.jsonl');
+    const lines = (tag: string) => Array.from({ length: 60 }, (_, i) => JSON.stringify({ observation: `CLI job import ${tag} ${i}` })).join('\n');
+    await writeFile(file, lines('a'));
+    const followed = await cli(['import', file, '--format', 'jsonl']);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout).toContain('stored 60 memory');
+    await writeFile(file, lines('b'));
+    const left = await cli(['import', file, '--format', 'jsonl', '--no-wait']);
+    expect(left.code, left.stderr).toBe(0);
+    expect(left.stdout).toMatch(/Import imp_\w+ accepted: 60 records to store/);
   });
 
   it('previews a rollback, and refuses one without --yes off a terminal (exit 2)', async () => {

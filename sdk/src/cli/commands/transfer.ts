@@ -21,6 +21,8 @@ const recordStart: Record<ExportFormat, (line: string, index: number) => boolean
 /** The fields a store request takes; an export row carries more (ids, hashes, counters) that the batch route refuses. */
 const STORE_FIELDS = ['observation', 'tags', 'importance', 'context', 'agent_id', 'space_id', 'ttl_seconds'] as const;
 const BATCH = 100;
+/** How often a followed import is asked for its progress. */
+const WAIT_MS = 1000;
 
 function storeRequest(record: Record<string, unknown>): Record<string, unknown> {
   const request: Record<string, unknown> = {};
@@ -76,12 +78,15 @@ export function registerTransferCommands(program: Command): void {
     .argument('<file>', 'JSONL: one {"observation", "tags"?, "importance"?, "context"?, "agent_id"?, ...} per line')
     .addOption(new Option('--format <format>', 'send the file to POST /v1/import: bundle, jsonl or mem0').choices(['bundle', 'jsonl', 'mem0']))
     .option('--dry-run', 'with --format: check every line and count, write nothing')
+    .option('--no-wait', 'with --format: for a file stored by a job (past 10,000 lines), print its id and return at once')
     .addHelpText(
       'after',
       [
         '',
         'With --format the file goes to POST /v1/import as it is (up to 100 MB): a bundle of `engram export --bundle`,',
-        'JSONL or a mem0 export; a second import of the same file stores nothing. Without --format,',
+        'JSONL or a mem0 export; a second import of the same file stores nothing. A file of more than 10,000',
+        'lines is stored by a job on the server: the command follows it (GET /v1/imports/{id}) with progress on',
+        'stderr until it completes, unless --no-wait. Without --format,',
         'lines go through POST /v1/memories/batch in chunks of 100. Fields a store',
         'request does not take (uuid, hash, counters of an export) are dropped; a line that fails is reported',
         'and the rest go on. The output of `engram export --format json` imports as it is.',
@@ -89,10 +94,24 @@ export function registerTransferCommands(program: Command): void {
       ].join('\n'),
     )
     .action(
-      action<{ format?: 'bundle' | 'jsonl' | 'mem0'; dryRun?: boolean }>(async (ctx, [file], opts) => {
+      action<{ format?: 'bundle' | 'jsonl' | 'mem0'; dryRun?: boolean; wait: boolean }>(async (ctx, [file], opts) => {
         const client = ctx.client();
         if (opts.format) {
-          const summary = await client.portability.import(await openAsBlob(file), { format: opts.format, dry_run: opts.dryRun ? 'true' : 'false' });
+          let summary = await client.portability.import(await openAsBlob(file), { format: opts.format, dry_run: opts.dryRun ? 'true' : 'false' });
+          if (summary.status !== 'completed' && summary.id) {
+            const id = summary.id;
+            if (!opts.wait) {
+              ctx.output.line(`Import ${id} accepted: ${summary.staged} records to store; follow it with GET /v1/imports/${id}.`);
+              return;
+            }
+            const progress = new Progress(() => `${summary.processed} of ${summary.staged} records done`);
+            while (summary.status !== 'completed') {
+              await new Promise((r) => setTimeout(r, WAIT_MS));
+              summary = await client.portability.getImport(id);
+              progress.update();
+            }
+            progress.done();
+          }
           if (ctx.output.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
           for (const e of summary.errors) ctx.output.note(`line ${e.line}: ${e.code}: ${e.message}`);
           const stored = Object.entries(summary.stored)
