@@ -7,10 +7,12 @@ import type { Work } from '../platform/unit-of-work';
 export const VECTOR_INDEX_TOPIC = 'vector_index';
 
 /**
- * Rows per transaction: each costs an HNSW insert (a few ms at 100k vectors), so a batch holds its
- * row locks well under a second or two and a PATCH of one of them waits at most that long.
+ * Rows per transaction: each costs an HNSW insert, which grows with the graph and with how much of
+ * it is out of memory (docs/scaling.md: at 250,000 vectors a batch of 200 held its row locks for
+ * seconds). A small batch keeps that wait short for a PATCH of one of its rows; the commit per batch
+ * costs little beside the inserts.
  */
-const BATCH = 200;
+const BATCH = 50;
 /** One run stops after this long and leaves the rest to the next (a Worker's request has limits). */
 const BUDGET_MS = 20_000;
 
