@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 
 /** An unread request body up to this size is read and thrown away after an early answer... */
@@ -16,8 +16,18 @@ const hasBody = (req: IncomingMessage) =>
  * Reads and discards what is left of a request body once its response has been sent, so the next
  * request on a keep-alive connection is parsed instead of lost. Listeners that stopped reading (the
  * web stream a handler never consumed) are detached first: they would pause the request again.
+ * A request the handler destroyed (it cancelled the body's web stream: a streamed route past its
+ * own cap) yields nothing more and Node has already let go of its socket (`req.socket` is null);
+ * its answer closed the connection (see keepAliveAfterEarlyAnswers), and the socket is destroyed
+ * if the client has not closed it within DRAIN_MAX_MS.
  */
-function discardRest(req: IncomingMessage, maxBytes: number) {
+function discardRest(req: IncomingMessage, socket: Socket, maxBytes: number) {
+  if (req.destroyed) {
+    const timer = setTimeout(() => socket.destroy(), DRAIN_MAX_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    return;
+  }
   let bytes = 0;
   const cleanup = () => {
     clearTimeout(timer);
@@ -28,7 +38,7 @@ function discardRest(req: IncomingMessage, maxBytes: number) {
   };
   const giveUp = () => {
     cleanup();
-    req.socket.destroy();
+    socket.destroy();
   };
   const onData = (chunk: Buffer) => {
     bytes += chunk.length;
@@ -44,25 +54,38 @@ function discardRest(req: IncomingMessage, maxBytes: number) {
   req.resume();
 }
 
+/** The answer closes the connection, lingering: see keepAliveAfterEarlyAnswers. */
+function closeAfterAnswer(res: ServerResponse, socket: Socket) {
+  res.setHeader('Connection', 'close');
+  socket.destroySoon = () => void socket.end(); // Node calls it after a `close` answer
+}
+
 /**
  * Answers sent before the body was read (401, 404, 405, 413) keep the connection usable: a body
  * that will be drained leaves it open, and one declared larger than we drain answers
  * `Connection: close`, so a keep-alive client never sends its next request into a closing socket.
  * Closing then lingers: Node would close the socket right after the answer, and the client, still
  * sending, would get a reset instead of the answer; our side is half-closed instead and the rest of
- * the body read until the client closes (within LINGER_MAX_BYTES and DRAIN_MAX_MS).
+ * the body read until the client closes (within LINGER_MAX_BYTES and DRAIN_MAX_MS). A body the
+ * handler stopped reading before it answered (a chunked body past a streamed route's own cap)
+ * cannot be drained any more: that answer closes the connection too.
  */
 export function keepAliveAfterEarlyAnswers(listener: RequestListener): RequestListener {
   return (req, res) => {
     if (hasBody(req)) {
-      const closing = Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES;
-      if (closing) {
-        res.setHeader('Connection', 'close');
-        const socket = req.socket;
-        socket.destroySoon = () => void socket.end(); // Node calls it after a `close` answer; see above
-      }
+      const socket = req.socket; // kept: Node sets req.socket to null when a handler destroys the request
+      let closing = Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES;
+      if (closing) closeAfterAnswer(res, socket);
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+        if (!closing && req.destroyed && !req.complete) {
+          closing = true;
+          closeAfterAnswer(res, socket);
+        }
+        return writeHead.apply(this, args);
+      } as typeof writeHead;
       res.once('finish', () => {
-        if (!req.complete) discardRest(req, closing ? LINGER_MAX_BYTES : DRAIN_MAX_BYTES);
+        if (!req.complete) discardRest(req, socket, closing ? LINGER_MAX_BYTES : DRAIN_MAX_BYTES);
       });
     }
     listener(req, res);
