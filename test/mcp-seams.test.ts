@@ -7,7 +7,7 @@ import { listen } from '../shared/node/http-server';
 import { createEngine, storageName, type TestEngine } from './harness';
 
 /** The official MCP client, over real HTTP, with a tenant's key. */
-async function _connect(base: string, key: string) {
+async function connect(base: string, key: string) {
   const client = new Client({ name: 'engram-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
   return client;
@@ -112,6 +112,41 @@ describe(`MCP at its seams (${storageName})`, () => {
       expect(bare.headers.get('www-authenticate')).toBe('Bearer');
     } finally {
       await configured.close();
+    }
+  });
+
+  it('a path argument "." or ".." is refused as invalid, never a step to another route', async () => {
+    const pro = await e.newTenant('pro');
+    const client = await connect(base, pro.key);
+    try {
+      for (const trace_id of ['..', '.']) {
+        const answer = (await client.callTool({ name: 'trace_verify', arguments: { trace_id } })) as ToolAnswer;
+        expect(answer.isError).toBe(true);
+        expect(answer.structuredContent).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, details: [{ path: 'trace_id' }] });
+      }
+      // A slash is one segment's text, percent-encoded: an id that names nothing.
+      const slashed = (await client.callTool({ name: 'get_memory', arguments: { id: '../../v1/usage' } })) as ToolAnswer;
+      expect(slashed.isError).toBe(true);
+      expect(slashed.structuredContent).toMatchObject({ status: expect.any(Number) });
+      expect([400, 404]).toContain(slashed.structuredContent!.status);
+      await expect(client.readResource({ uri: 'engram://memories/%2E%2E' })).rejects.toThrow();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('arguments nested 50,000 deep are invalid params, not an internal error', async () => {
+    const pro = await e.newTenant('pro');
+    const deep = `${'['.repeat(50_000)}"x"${']'.repeat(50_000)}`;
+    const auth = { authorization: `Bearer ${pro.key}` };
+    for (const args of [`{"observation":${deep}}`, `{"action_type":"x","params":{"a":${deep}}}`]) {
+      const name = args.includes('action_type') ? 'request_action' : 'remember';
+      const res = await post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`, auth);
+      expect(res.status, res.body).toBe(200);
+      const { result } = JSON.parse(res.body) as { result: ToolAnswer };
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
+      expect(result.structuredContent!.message).toMatch(/levels deep/);
     }
   });
 });
