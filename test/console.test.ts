@@ -98,6 +98,30 @@ describe('console sessions', () => {
     expect(restricted.status).toBe(403);
   });
 
+  it('sign-in refuses a cross-site form post; same-origin and non-browser posts are taken', async () => {
+    const form = (headers: Record<string, string>) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': freshIp(), ...headers },
+      body: `api_key=${owner.key}`,
+    });
+    const signInAt = (headers: Record<string, string>) => engine.app.request('https://engram.example/console/sign-in', form(headers));
+    for (const headers of [
+      { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+    ]) {
+      const refused = await signInAt(headers);
+      expect(refused.status, JSON.stringify(headers)).toBe(403);
+      expect(refused.headers.get('set-cookie'), JSON.stringify(headers)).toBeNull();
+    }
+    for (const headers of [{ origin: 'https://engram.example', 'sec-fetch-site': 'same-origin' }, { origin: 'https://engram.example' }, {}]) {
+      const taken = await signInAt(headers);
+      expect(taken.status, JSON.stringify(headers)).toBe(303);
+      expect(taken.headers.get('set-cookie')).toMatch(/^engram_console=/);
+    }
+  });
+
   it('a form post without the CSRF token is refused, and one with it is taken', async () => {
     const id = await submit(owner, PAYLOADS.pendingPlain);
     engine.clock.advance(6_000);

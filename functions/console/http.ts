@@ -57,6 +57,28 @@ function toSignIn(c: ConsoleContext, location: string) {
   return c.redirect(location, 303);
 }
 
+/**
+ * Sign-in takes only a form of this console (login CSRF: a page elsewhere would sign the visitor's
+ * browser in to the page owner's account, and what they then type is the owner's to read). A
+ * browser says where a form came from: `Sec-Fetch-Site` must be `same-origin` (or `none`, the
+ * visitor's own navigation), else `Origin` must be this server's (PUBLIC_URL's or the request's
+ * own; a cross-site page cannot choose the Host a browser sends). A request with neither header is
+ * not a browser's (curl, a script): it has no visitor to sign in against their will, and is taken.
+ * Refused: 403 FORBIDDEN (docs/console.md#signing-in).
+ */
+export const refuseCrossSiteSignIn: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  const site = c.req.header('sec-fetch-site');
+  const origin = c.req.header('origin');
+  const sameOrigin = site !== undefined ? site === 'same-origin' || site === 'none' : origin === undefined || ownOrigins(c).includes(origin);
+  if (!sameOrigin) throw new AppError('FORBIDDEN', 'Sign-in takes only the form of this console; open the console and sign in there');
+  await next();
+};
+
+function ownOrigins(c: ConsoleContext): string[] {
+  const publicUrl = c.get('services').config.PUBLIC_URL;
+  return [new URL(c.req.url).origin, ...(publicUrl ? [new URL(publicUrl).origin] : [])];
+}
+
 /** A form post carries the session's CSRF token (compared in constant time), or is refused 403. */
 export const requireCsrf: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
   const form = await formOf(c);

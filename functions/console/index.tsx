@@ -7,7 +7,17 @@ import { AppError } from '../../shared/platform/errors';
 import { errorFields } from '../../shared/platform/error-fields';
 import { HOUR } from '../../shared/platform/time';
 import { ASSETS_PATH, assetByName } from './assets';
-import { type ConsoleContext, type ConsoleEnv, formOf, fromHtmx, requireCsrf, requireSession, SIGN_IN_PATH, securityHeaders } from './http';
+import {
+  type ConsoleContext,
+  type ConsoleEnv,
+  formOf,
+  fromHtmx,
+  refuseCrossSiteSignIn,
+  requireCsrf,
+  requireSession,
+  SIGN_IN_PATH,
+  securityHeaders,
+} from './http';
 import { audit, auditExport, auditVerifyPage, decide, inbox, inboxStream } from './pages';
 import { forgetMemory, memoriesPage, memoryPage } from './memory-pages';
 import { overviewPage } from './overview-page';
@@ -98,7 +108,7 @@ const page = (method: ConsoleRoute['method'], path: string, handler: Handler<Con
 export const consoleRoutes: readonly ConsoleRoute[] = [
   { method: 'GET', path: `${ASSETS_PATH}/:name`, session: false, idParams: [], handlers: [asset] },
   { method: 'GET', path: SIGN_IN_PATH, session: false, idParams: [], handlers: [signInPage] },
-  { method: 'POST', path: SIGN_IN_PATH, session: false, idParams: [], handlers: [signIn] },
+  { method: 'POST', path: SIGN_IN_PATH, session: false, idParams: [], handlers: [refuseCrossSiteSignIn, signIn] },
   page('POST', '/console/sign-out', signOut),
   page('GET', '/console', (c) => c.redirect('/console/approvals', 303)),
   page('GET', '/console/approvals', (c) => inbox(c)),

@@ -1,4 +1,5 @@
 import { textProblem } from '../../shared/platform/input-text';
+import { nestsAtMost } from '../../shared/platform/params';
 import type { BoundTool } from './catalog';
 
 /** What the request a tool call makes carries besides its arguments. */
@@ -26,6 +27,15 @@ const asParam = (value: unknown): string => {
 };
 
 /**
+ * A path argument as one percent-encoded segment. `.` and `..` (also as `%2E`) are steps in a URL's
+ * path, never a segment: refused before (unsafeArgument), and never sent should one get here.
+ */
+function pathSegment(value: string): string {
+  if (value === '.' || value === '..') throw new Error('a path argument "." or ".." reached the request');
+  return encodeURIComponent(value);
+}
+
+/**
  * The HTTP request a tool call stands for: path parameters in the path, query parameters in the
  * query (lists comma-separated, as the API takes them), the other arguments as the JSON body. The
  * route validates all of it, so a wrong argument is answered exactly as over HTTP.
@@ -36,7 +46,7 @@ export function requestFor(tool: BoundTool, args: Record<string, unknown>, calle
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {
     if (value === undefined || (key === 'confirm' && tool.spec.confirm)) continue;
-    if (tool.pathKeys.includes(key)) path = path.replace(`{${key}}`, encodeURIComponent(asParam(value)));
+    if (tool.pathKeys.includes(key)) path = path.replace(`{${key}}`, pathSegment(asParam(value)));
     else if (tool.queryKeys.includes(key)) query.set(key, asParam(value));
     else body[key] = value;
   }
@@ -57,13 +67,27 @@ export function unknownArguments(tool: BoundTool, args: Record<string, unknown>)
 }
 
 /**
- * A path or query argument with text a URL cannot carry as given (a lone surrogate does not
- * percent-encode) or Postgres cannot store: refused as the route refuses it over HTTP.
+ * How deep an argument may nest: far past what any route takes (free-form objects stop at
+ * MAX_METADATA_DEPTH), and far from where turning it into the route's request would overflow the
+ * stack (JSON.stringify recurses).
  */
-export function unsafeParameter(tool: BoundTool, args: Record<string, unknown>): { name: string; problem: string } | null {
+export const MAX_ARGUMENT_DEPTH = 256;
+
+/**
+ * An argument the route's request cannot carry as given, refused as the route refuses bad input
+ * over HTTP (400 VALIDATION_ERROR naming it): one nested deeper than MAX_ARGUMENT_DEPTH; a path
+ * argument `.` or `..`, which a URL resolves as a step up to another route; a path or query
+ * argument with text a URL cannot carry (a lone surrogate does not percent-encode) or Postgres
+ * cannot store.
+ */
+export function unsafeArgument(tool: Pick<BoundTool, 'pathKeys' | 'queryKeys'>, args: Record<string, unknown>): { name: string; problem: string } | null {
   for (const [name, value] of Object.entries(args)) {
-    if (!tool.pathKeys.includes(name) && !tool.queryKeys.includes(name)) continue;
-    const problem = textProblem(asParam(value));
+    if (!nestsAtMost(value, MAX_ARGUMENT_DEPTH)) return { name, problem: `must nest at most ${MAX_ARGUMENT_DEPTH} levels deep` };
+    const inPath = tool.pathKeys.includes(name);
+    if (!inPath && !tool.queryKeys.includes(name)) continue;
+    const text = asParam(value);
+    if (inPath && (text === '.' || text === '..')) return { name, problem: 'must not be "." or ".."' };
+    const problem = textProblem(text);
     if (problem) return { name, problem };
   }
   return null;

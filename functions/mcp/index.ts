@@ -7,12 +7,13 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Context, Hono } from 'hono';
-import { admitUncounted, authenticate } from '../../shared/platform/auth';
+import { authenticate, countUncounted } from '../../shared/platform/auth';
 import { type AppEnv, VIA_ENV } from '../../shared/platform/context';
 import { AppError, errorBody } from '../../shared/platform/errors';
 import { MAX_BODY_BYTES } from '../../shared/platform/app';
 import { type Services, VERSION } from '../../shared/platform/services';
 import { errorFields } from '../../shared/platform/error-fields';
+import { LIMIT_HEADER_NAMES, type LimitState, limitHeaders, setLimitHeaders } from '../../shared/platform/rate-limit-headers';
 import { type BoundTool, bindTools } from './catalog';
 import { originAllowed } from './origin';
 import { type McpCaller, serverFor } from './server';
@@ -20,7 +21,22 @@ import { type McpCaller, serverFor } from './server';
 export const MCP_PATH = '/mcp';
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
-const baseOf = (c: Context<AppEnv>) => c.get('services').config.PUBLIC_URL?.replace(/\/$/, '') ?? new URL(c.req.url).origin;
+type Socket = { localAddress?: string; localPort?: number; encrypted?: boolean };
+
+/**
+ * Where this server is reached, for the absolute URLs it hands out: PUBLIC_URL, else the address
+ * the connection came in on (Node), else none (Workers without PUBLIC_URL). Never the request's
+ * Host, which the caller chooses: a 401 would point a client at a metadata URL an attacker named.
+ */
+export function publicBase(c: Context<AppEnv>): string | null {
+  const configured = c.get('services').config.PUBLIC_URL;
+  if (configured) return configured.replace(/\/+$/, '');
+  const socket = (c.env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
+  if (!socket?.localAddress || !socket.localPort) return null;
+  const address = socket.localAddress.replace(/^::ffff:(?=\d+\.)/, '');
+  const host = address.includes(':') ? `[${address}]` : address;
+  return `${socket.encrypted ? 'https' : 'http'}://${host}:${socket.localPort}`;
+}
 
 /**
  * `/mcp`: the Model Context Protocol over streamable HTTP, stateless (a server per request), on
@@ -39,7 +55,8 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
 
   // RFC 9728: where a client that got our 401 learns how to authenticate (a bearer API key).
   const metadata = (c: Context<AppEnv>) => {
-    const base = baseOf(c);
+    const base = publicBase(c);
+    if (!base) throw new AppError('NOT_FOUND', 'No protected-resource metadata: set PUBLIC_URL to the URL clients reach this server at');
     return c.json({
       resource: `${base}${MCP_PATH}`,
       resource_name: 'engram',
@@ -62,30 +79,55 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       auth = await authenticate(services, c.req.header('authorization'));
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
-      c.header('WWW-Authenticate', `Bearer resource_metadata="${baseOf(c)}${RESOURCE_METADATA_PATH}"`);
+      const base = publicBase(c);
+      c.header('WWW-Authenticate', base ? `Bearer resource_metadata="${base}${RESOURCE_METADATA_PATH}"` : 'Bearer');
       return c.json(errorBody(err, requestId), 401);
     }
     catalog ??= bindTools(documentOf(c) as Record<string, unknown>);
     const executionCtx = executionCtxOf(c);
     const env = { ...(c.env as object), [VIA_ENV]: 'mcp' };
+    // The RateLimit headers of the answer: the last tool call's route's (the key's window and
+    // quota), else the MCP window this request counted against.
+    let routeLimits: Headers | undefined;
+    let window: LimitState | undefined;
     const caller: McpCaller = {
       auth,
       authorization: c.req.header('authorization')!,
       origin: new URL(c.req.url).origin,
       // The tool call's request answers with the MCP request's id, so one id follows it through the logs.
       requestId,
-      fetch: async (request) => app.fetch(request, env, executionCtx),
+      fetch: async (request) => {
+        const res = await app.fetch(request, env, executionCtx);
+        if (res.headers.has('RateLimit')) routeLimits = res.headers;
+        return res;
+      },
       experimentalEnabled: services.config.SVC_ENABLE_EXPERIMENTAL,
       version: VERSION,
       log: services.log,
     };
     const authInfo = { token: '', clientId: auth.keyId, scopes: [], extra: { caller } };
     const uncounted = async (body: unknown) => {
-      if (!countedByRoute(body)) await admitUncounted(services, auth, 'mcp');
+      const messages = messagesUncounted(body);
+      if (!messages) return;
+      const counted = await countUncounted(services, auth, 'mcp', messages);
+      window = counted.window;
+      if (counted.refusal) {
+        setLimitHeaders(c, window);
+        throw counted.refusal;
+      }
+    };
+    const answer = async (res: Response) => {
+      // A tools/call refused before it reached a route (an unknown tool, a missing confirmation)
+      // counted nothing yet: it counts against the MCP window now, and says where that stands.
+      if (!routeLimits && !window) window = (await countUncounted(services, auth, 'mcp')).window;
+      const out = new Response(res.body, res);
+      const pairs = routeLimits ? LIMIT_HEADER_NAMES.map((name) => [name, routeLimits!.get(name)] as const) : limitHeaders(window!);
+      for (const [name, value] of pairs) if (value !== null) out.headers.set(name, value);
+      return out;
     };
     if (c.req.method !== 'POST') {
       await uncounted(undefined);
-      return handler.fetch(c.req.raw, { authInfo });
+      return answer(await handler.fetch(c.req.raw, { authInfo }));
     }
     // The app's body checks have read the body already: the SDK gets it parsed.
     let parsedBody: unknown;
@@ -93,15 +135,15 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       parsedBody = await c.req.json();
     } catch {
       await uncounted(undefined);
-      return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400);
+      return answer(c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400));
     }
     await uncounted(parsedBody);
     const invalid = invalidParams(parsedBody);
-    if (invalid) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: ${invalid.problem}` }, id: invalid.id });
+    if (invalid) return answer(c.json({ jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: ${invalid.problem}` }, id: invalid.id }));
     if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES })) {
-      return serveLegacy(serverFor(catalog, caller, toolCalled(parsedBody)), c.req.raw, { authInfo, parsedBody });
+      return answer(await serveLegacy(serverFor(catalog, caller, toolCalled(parsedBody)), c.req.raw, { authInfo, parsedBody }));
     }
-    return handler.fetch(c.req.raw, { authInfo, parsedBody });
+    return answer(await handler.fetch(c.req.raw, { authInfo, parsedBody }));
   });
 }
 
@@ -123,13 +165,22 @@ async function serveLegacy(server: McpServer, request: Request, options: { authI
 
 /**
  * Whether the message is one request the route it calls counts (a tools/call or a resources/read):
- * every other message (initialize, tools/list, ping, notifications, a batch) passes the key's MCP
- * rate window instead, so no key can make unbounded work that counts nothing.
+ * every other message (initialize, tools/list, ping, notifications) passes the key's MCP rate
+ * window instead, so no key can make unbounded work that counts nothing.
  */
-function countedByRoute(body: unknown): boolean {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
-  const { method } = body as { method?: unknown };
+function countedByRoute(message: unknown): boolean {
+  if (!message || typeof message !== 'object' || Array.isArray(message)) return false;
+  const { method } = message as { method?: unknown };
   return method === 'tools/call' || method === 'resources/read';
+}
+
+/**
+ * How many messages of the body the MCP window counts: each message of a batch that no route
+ * counts (a batch counts at least once), a single message unless its route counts it.
+ */
+function messagesUncounted(body: unknown): number {
+  if (Array.isArray(body)) return Math.max(1, body.filter((message) => !countedByRoute(message)).length);
+  return countedByRoute(body) ? 0 : 1;
 }
 
 /** The tool a single tools/call request names. */

@@ -6,7 +6,7 @@ import { isConfined, mayUse, requiredScope } from '../../shared/platform/scopes'
 import type { Services } from '../../shared/platform/services';
 import { hasFeature } from '../../shared/platform/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
-import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments, unsafeParameter } from './dispatch';
+import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments, unsafeArgument } from './dispatch';
 
 /** What one MCP request knows about its caller: passed through the SDK as `authInfo.extra`. */
 export interface McpCaller extends Caller {
@@ -120,7 +120,7 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
         }
         const unknown = unknownArguments(tool, args);
         if (unknown.length) return refusal(`Unknown argument${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, caller.requestId);
-        const bad = unsafeParameter(tool, args);
+        const bad = unsafeArgument(tool, args);
         if (bad) return toolResult({ status: 400, body: errorBody(validationError(bad.name, bad.problem), caller.requestId) });
         try {
           return toolResult(await callRoute(caller.fetch, tool, args, caller));
@@ -136,7 +136,9 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
   server.server.removeRequestHandler('tools/list');
   server.server.setRequestHandler('tools/list', () => ({ tools: listFor(catalog.tools, caller) }));
   const read = async (uri: URL, operationId: (typeof RESOURCE_OPERATIONS)[number], args: Json) => {
-    const answer = await callRoute(caller.fetch, catalog.routes.get(operationId)!, args, caller);
+    const route = catalog.routes.get(operationId)!;
+    if (unsafeArgument(route, args)) throw new ResourceNotFoundError(uri.href);
+    const answer = await callRoute(caller.fetch, route, args, caller);
     if (answer.status >= 400) throw new ResourceNotFoundError(uri.href);
     return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(answer.body) }] };
   };

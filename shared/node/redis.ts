@@ -13,8 +13,8 @@ export function ioredisOps(url: string): RedisOps {
     return replies.map(([, value]) => value);
   };
   return {
-    async incrWindow(key, windowMs) {
-      const [, count] = await exec(redis.multi().set(key, 0, 'PX', windowMs, 'NX').incr(key));
+    async incrWindow(key, windowMs, by = 1) {
+      const [, count] = await exec(redis.multi().set(key, 0, 'PX', windowMs, 'NX').incrby(key, by));
       return Number(count);
     },
     async addToSlidingWindow(key, member, nowMs, windowMs) {

@@ -5,7 +5,7 @@ import { sha256Hex } from './crypto';
 import { rows } from './db';
 import { AppError, limitReached } from './errors';
 import type { KeyRecord } from './key-cache';
-import { setLimitHeaders } from './rate-limit-headers';
+import { type LimitState, setLimitHeaders } from './rate-limit-headers';
 import type { Services } from './services';
 import { type Feature, requireFeature, tiers, type Tier } from './tiers';
 import { consumeApiCall, DAILY_CALLS, postgresReportCounters, REPORT_PATHS, quotaExhausted } from './usage';
@@ -162,13 +162,23 @@ export async function admitKeyHash(c: Context<AppEnv>, next: () => Promise<void>
 /**
  * A request that counts no API call but must not run unbounded (MCP's own messages: initialize,
  * tools/list, ping): the key's own rate window for `purpose`, at the tier's requests per minute.
- * Throws 429 RATE_LIMITED with `usage` and `Retry-After` past it.
+ * `messages` is how many the request carries (a JSON-RPC batch counts each of its messages), so
+ * a batch larger than what is left of the window is refused as one message past it is. Answers
+ * the window (for the answer's RateLimit headers) and, past it, the 429 RATE_LIMITED to answer.
  */
-export async function admitUncounted(services: Services, auth: AuthContext, purpose: string): Promise<void> {
+export async function countUncounted(
+  services: Services,
+  auth: AuthContext,
+  purpose: string,
+  messages = 1,
+): Promise<{ window: LimitState; refusal: AppError | null }> {
   const now = services.clock.now();
   const limit = rateLimitOf(services, auth.tier);
-  const rate = await services.rateLimiter.hit({ tenantId: auth.tenantId, keyId: `${purpose}:${auth.keyId}`, limit, windowMs: MINUTE }, now);
-  if (!rate.allowed) throw rateLimited(services, auth, limit, limit - rate.remaining, rate.resetAt, now);
+  // Past the limit a batch is refused whatever its size: a window never needs more than limit + 1.
+  const hits = Math.max(1, Math.min(messages, limit + 1));
+  const rate = await services.rateLimiter.hit({ tenantId: auth.tenantId, keyId: `${purpose}:${auth.keyId}`, limit, windowMs: MINUTE, hits }, now);
+  const window = { rate: { limit, remaining: rate.remaining, resetAt: rate.resetAt }, now };
+  return { window, refusal: rate.allowed ? null : rateLimited(services, auth, limit, limit - rate.remaining, rate.resetAt, now) };
 }
 
 const rateLimitOf = (services: Services, tier: Tier) => Math.max(1, Math.floor(tiers[tier].limits.requests_per_minute * services.config.RATE_LIMIT_SCALE));

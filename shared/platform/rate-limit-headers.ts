@@ -21,6 +21,14 @@ const secondsUntil = (at: Date, now: Date) => Math.max(0, Math.ceil((at.getTime(
  * carries no `w`; its `t` is the time to the period's reset.
  */
 export function setLimitHeaders(c: Context<AppEnv>, state: LimitState): void {
+  for (const [name, value] of limitHeaders(state)) c.header(name, value);
+}
+
+/** The header names `setLimitHeaders` sets, to carry them from one answer to another. */
+export const LIMIT_HEADER_NAMES = ['RateLimit-Policy', 'RateLimit', 'X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const;
+
+/** `setLimitHeaders`'s headers as name and value pairs, for an answer built without the context. */
+export function limitHeaders(state: LimitState): [string, string][] {
   const { rate, quota, now } = state;
   const remaining = Math.max(0, rate.remaining);
   const policies = [`"minute";q=${rate.limit};w=60`];
@@ -29,8 +37,10 @@ export function setLimitHeaders(c: Context<AppEnv>, state: LimitState): void {
     policies.push(`"month";q=${quota.limit}`);
     counters.push(`"month";r=${Math.max(0, quota.limit - quota.used)};t=${secondsUntil(periodResetsAt(now), now)}`);
   }
-  c.header('RateLimit-Policy', policies.join(', '));
-  c.header('RateLimit', counters.join(', '));
-  c.header('X-RateLimit-Limit', String(rate.limit));
-  c.header('X-RateLimit-Remaining', String(remaining));
+  return [
+    ['RateLimit-Policy', policies.join(', ')],
+    ['RateLimit', counters.join(', ')],
+    ['X-RateLimit-Limit', String(rate.limit)],
+    ['X-RateLimit-Remaining', String(remaining)],
+  ];
 }

@@ -10,6 +10,8 @@ export interface RateWindow {
   keyId: string;
   limit: number;
   windowMs: number;
+  /** How many requests this hit stands for (a JSON-RPC batch is one per message); 1 unless said. */
+  hits?: number;
 }
 
 export interface RateDecision {
@@ -44,7 +46,7 @@ export class MemoryRateLimiter implements RateLimiter {
       entry = { start, count: 0 };
       this.windows.set(w.keyId, entry);
     }
-    entry.count += 1;
+    entry.count += w.hits ?? 1;
     return decide(entry.count, w, start);
   }
 
@@ -58,7 +60,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async hit(w: RateWindow, now: Date): Promise<RateDecision> {
     const start = windowStart(now, w.windowMs);
-    const count = await this.redis.incrWindow(`engram:rl:${w.keyId}:${start}`, w.windowMs);
+    const count = await this.redis.incrWindow(`engram:rl:${w.keyId}:${start}`, w.windowMs, w.hits ?? 1);
     return decide(count, w, start);
   }
 }
@@ -75,23 +77,26 @@ export class PostgresRateLimiter implements RateLimiter {
 
   async hit(w: RateWindow, now: Date): Promise<RateDecision> {
     const start = windowStart(now, w.windowMs);
+    const hits = w.hits ?? 1;
     if (w.tenantId === null) {
       const [row] = await rows<{ hits: number }>(
         this.db,
         sql`INSERT INTO rate_windows AS r (subject, window_start, hits, expires_at)
-            VALUES (${w.keyId}, ${new Date(start).toISOString()}, 1, ${new Date(start + 2 * w.windowMs).toISOString()})
-            ON CONFLICT (subject, window_start) DO UPDATE SET hits = r.hits + 1
+            VALUES (${w.keyId}, ${new Date(start).toISOString()}, ${hits}, ${new Date(start + 2 * w.windowMs).toISOString()})
+            ON CONFLICT (subject, window_start) DO UPDATE SET hits = r.hits + ${hits}
             RETURNING r.hits`,
       );
       return decide(Number(row.hits), w, start);
     }
-    const outcome = await this.counters.consume({
+    const hit = {
       tenantId: w.tenantId,
       metric: `rate:${w.keyId}`,
       bucket: new Date(start).toISOString(),
       limit: null,
       expiresAt: new Date(start + 2 * w.windowMs),
-    });
-    return decide(outcome.value, w, start);
+    };
+    // Hits queued together go to the database as one row increment (group commit): n hits, one statement.
+    const outcomes = await Promise.all(Array.from({ length: hits }, () => this.counters.consume(hit)));
+    return decide(Math.max(...outcomes.map((o) => o.value)), w, start);
   }
 }

@@ -5,8 +5,8 @@ import type { RedisOps } from './redis';
 export function upstashRedis(url: string, token: string): RedisOps {
   const redis = new Redis({ url, token, automaticDeserialization: false });
   return {
-    async incrWindow(key, windowMs) {
-      const [, count] = await redis.multi().set(key, 0, { px: windowMs, nx: true }).incr(key).exec<[unknown, number]>();
+    async incrWindow(key, windowMs, by = 1) {
+      const [, count] = await redis.multi().set(key, 0, { px: windowMs, nx: true }).incrby(key, by).exec<[unknown, number]>();
       return Number(count);
     },
     async addToSlidingWindow(key, member, nowMs, windowMs) {

@@ -4,7 +4,7 @@
  */
 export interface RedisOps {
   /** Increments a fixed-window counter that expires with its window; returns the new count. */
-  incrWindow(key: string, windowMs: number): Promise<number>;
+  incrWindow(key: string, windowMs: number, by?: number): Promise<number>;
   /**
    * Drops members older than `windowMs`, adds `member` and returns the count including it, in one
    * MULTI, so concurrent callers each see a distinct count.
