@@ -25,6 +25,9 @@ export const traces = pgTable(
     keyId: text('key_id'),
     lastChainHash: text('last_chain_hash'),
     lastActivityAt: ts('last_activity_at').notNull(),
+    /** How its steps hash and what its certificate signs (migrations/0038, functions/traces/hashing.ts). */
+    certificateVersion: integer('certificate_version').notNull().default(2),
+    certificateSignature: text('certificate_signature'),
   },
   (t) => [
     index('traces_tenant_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),

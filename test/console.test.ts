@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleRoutes, SIGN_INS_PER_IP } from '../functions/console';
-import { VENDOR_FILE, vendorModule } from './console-assets';
+import { SCRIPT_FILE, scriptModule, VENDOR_FILE, vendorModule } from './console-assets';
 import { assetUrls } from '../functions/console/assets';
 import { PAYLOADS } from './actions-helpers';
 import { type ConsoleVisitor, csrfIn, signIn } from './console-session';
@@ -81,6 +81,10 @@ describe('console sessions', () => {
 
   it('vendor.ts is what the generator writes from the installed htmx packages (npm run console:assets)', () => {
     expect(readFileSync(VENDOR_FILE, 'utf8')).toBe(vendorModule());
+  });
+
+  it('console-script.ts is browser.ts bundled with the SDK verifier as it is now (npm run console:assets)', () => {
+    expect(readFileSync(SCRIPT_FILE, 'utf8')).toBe(scriptModule());
   });
 
   it('a wrong key is refused on the sign-in page; a restricted key may not sign in', async () => {

@@ -45,8 +45,8 @@ const problems = (v: { discrepancies: { problem: string; step_index: number | nu
 
 // docs/architecture.md#trace-hashing, recomputed here with node:crypto and the canonicalize package, not the service's code.
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-const integrity = (traceId: string, index: number, s: { type: string; content: string; metadata?: object }) =>
-  sha256(canonicalize({ trace_id: traceId, step_index: index, type: s.type, content: s.content, metadata: s.metadata ?? {} })!);
+const integrity = (traceId: string, index: number, s: { type: string; content: string; metadata?: object; created_at: string }) =>
+  sha256(canonicalize({ trace_id: traceId, step_index: index, type: s.type, content: s.content, metadata: s.metadata ?? {}, created_at: s.created_at })!);
 const pssVerify = (pem: string, root: string, signature: string) =>
   verify(
     'sha256',
@@ -73,7 +73,7 @@ describe('a trace from start to a verified seal', () => {
       expect(added.type).toBe(s.type);
       expect(added.was_interrupted).toBe(false);
       expect(added.trace_status).toBe('active');
-      expect(added.integrity_hash).toBe(integrity(traceId, index, s));
+      expect(added.integrity_hash).toBe(integrity(traceId, index, { ...s, created_at: added.created_at }));
       expect(added.previous_chain_hash).toBe(previous);
       expect(added.integrity_chain_hash).toBe(sha256((previous ?? '') + added.integrity_hash));
       previous = added.integrity_chain_hash;
@@ -226,7 +226,13 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
     expect(problems(await tampered((id) => exec(sql`UPDATE trace_steps SET metadata = '{"tool":"paypal"}' WHERE ${at(id, 1)}`)))).toEqual([
       '1:integrity_hash_mismatch',
     ]);
-    expect(problems(await tampered((id) => exec(sql`UPDATE trace_steps SET type = 'THOUGHT' WHERE ${at(id, 1)}`)))).toEqual(['1:integrity_hash_mismatch']);
+    expect(problems(await tampered((id) => exec(sql`UPDATE trace_steps SET type = 'THOUGHT' WHERE ${at(id, 1)}`)))).toEqual([
+      '1:integrity_hash_mismatch',
+      'null:certificate_signature_invalid',
+    ]);
+    expect(problems(await tampered((id) => exec(sql`UPDATE trace_steps SET created_at = created_at + interval '1 second' WHERE ${at(id, 1)}`)))).toEqual([
+      '1:integrity_hash_mismatch',
+    ]);
   });
 
   it('the order of two steps', async () => {
@@ -241,21 +247,21 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
 
   it('a deleted step, in the middle or at the end', async () => {
     const middle = await tampered((id) => exec(sql`DELETE FROM trace_steps WHERE ${at(id, 2)}`));
-    expect(problems(middle)).toEqual(['2:missing_step', '3:previous_chain_hash_mismatch', 'null:step_count_mismatch']);
+    expect(problems(middle)).toEqual(['2:missing_step', '3:previous_chain_hash_mismatch', 'null:step_count_mismatch', 'null:certificate_signature_invalid']);
     const last = await tampered((id) => exec(sql`DELETE FROM trace_steps WHERE ${at(id, 3)}`));
-    expect(problems(last)).toEqual(['3:missing_step', 'null:step_count_mismatch', 'null:root_hash_mismatch']);
-    expect(last.signature_valid).toBe(true);
+    expect(problems(last)).toEqual(['3:missing_step', 'null:step_count_mismatch', 'null:root_hash_mismatch', 'null:certificate_signature_invalid']);
+    expect(last.signature_valid).toBe(false);
   });
 
   it('a step rewritten with a consistent chain still breaks the signed root', async () => {
     const v = await tampered(async (id) => {
-      const rows = await engine.sql<{ step_index: number; type: string; content: string; metadata: object }>(
-        sql`SELECT step_index, type, content, metadata, previous_chain_hash FROM trace_steps WHERE trace_id = ${id} ORDER BY step_index`,
+      const rows = await engine.sql<{ step_index: number; type: string; content: string; metadata: object; created_at: Date }>(
+        sql`SELECT step_index, type, content, metadata, created_at, previous_chain_hash FROM trace_steps WHERE trace_id = ${id} ORDER BY step_index`,
       );
       let previous: string | null = null;
       for (const r of rows) {
         const content = r.step_index === 3 ? 'Refunded 4200 EUR.' : r.content;
-        const ih = integrity(id, r.step_index, { ...r, content });
+        const ih = integrity(id, r.step_index, { ...r, content, created_at: new Date(r.created_at).toISOString() });
         const ch = sha256((previous ?? '') + ih);
         await exec(
           sql`UPDATE trace_steps SET content = ${content}, integrity_hash = ${ih}, chain_hash = ${ch}, previous_chain_hash = ${previous} WHERE ${at(id, r.step_index)}`,
@@ -263,8 +269,7 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
         previous = ch;
       }
     });
-    expect(problems(v)).toEqual(['null:root_hash_mismatch']);
-    expect(v.signature_valid).toBe(true);
+    expect(problems(v)).toEqual(['null:root_hash_mismatch', 'null:certificate_signature_invalid']);
   });
 
   it('the signature, or the root hash it signs', async () => {
@@ -275,9 +280,21 @@ describe('tampering with stored rows makes verify fail and say what broke', () =
       await exec(sql`UPDATE traces SET signature = ${bytes.toString('base64')} WHERE id = ${id}`);
     });
     expect(sig).toMatchObject({ valid: false, chain_valid: true, signature_valid: false });
-    expect(problems(sig)).toEqual(['null:signature_invalid']);
+    expect(problems(sig)).toEqual(['null:signature_invalid', 'null:certificate_signature_invalid']);
     const root = await tampered((id) => exec(sql`UPDATE traces SET integrity_root_hash = ${sha256('forged')} WHERE id = ${id}`));
-    expect(problems(root)).toEqual(['null:root_hash_mismatch', 'null:signature_invalid']);
+    expect(problems(root)).toEqual(['null:root_hash_mismatch', 'null:signature_invalid', 'null:certificate_signature_invalid']);
+  });
+
+  it('the agent, the status or the seal time: only certificate_signature covers them', async () => {
+    for (const change of [
+      (id: string) => exec(sql`UPDATE traces SET agent_id = 'another-agent' WHERE id = ${id}`),
+      (id: string) => exec(sql`UPDATE traces SET status = 'failed' WHERE id = ${id}`),
+      (id: string) => exec(sql`UPDATE traces SET signed_at = signed_at - interval '1 day' WHERE id = ${id}`),
+    ]) {
+      const v = await tampered(change);
+      expect(v).toMatchObject({ valid: false, chain_valid: true, signature_valid: false });
+      expect(problems(v)).toEqual(['null:certificate_signature_invalid']);
+    }
   });
 });
 

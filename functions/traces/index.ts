@@ -17,7 +17,7 @@ const router = createRouter()
   .openapi(routes.completeRoute, async (c) => c.json(await service.completeTrace(ctxOf(c), { traceId: id(c) }), 200))
   .openapi(routes.getRoute, async (c) => c.json(await service.getTrace(ctxOf(c), { traceId: id(c), ...c.req.valid('query') }), 200))
   .openapi(routes.verifyRoute, async (c) => c.json(await verifyTrace(ctxOf(c), { traceId: id(c) }), 200))
-  .openapi(routes.certificateRoute, async (c) => c.json(await service.certificate(ctxOf(c), { traceId: id(c) }), 200));
+  .openapi(routes.certificateRoute, async (c) => c.json(await service.certificate(ctxOf(c), { traceId: id(c), ...c.req.valid('query') }), 200));
 
 export default defineFamily({
   name: 'traces',

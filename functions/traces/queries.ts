@@ -5,7 +5,10 @@ import type { PageInput } from '../../shared/platform/pagination';
 
 export type TraceRow = typeof traces.$inferSelect;
 export type StepRow = typeof traceSteps.$inferSelect;
-export type SealedFields = Pick<TraceRow, 'status' | 'integrityRootHash' | 'signature' | 'signatureAlgorithm' | 'keyId' | 'signedAt' | 'completedAt'>;
+export type SealedFields = Pick<
+  TraceRow,
+  'status' | 'integrityRootHash' | 'signature' | 'signatureAlgorithm' | 'keyId' | 'signedAt' | 'completedAt' | 'certificateSignature'
+>;
 
 export async function insertTrace(db: DbOrTx, row: typeof traces.$inferInsert): Promise<TraceRow> {
   const [created] = await db.insert(traces).values(row).returning();

@@ -4,7 +4,7 @@ import * as s from './schemas';
 const tags = ['Traces'];
 const feature = 'traces' as const;
 const hashing =
-  "Each step's `integrity_hash` is the SHA-256 hex of the RFC 8785 (JCS) bytes of `{trace_id, step_index, type, content, metadata}`; its `chain_hash` is the SHA-256 hex of the previous chain hash (empty for the first step) followed by its integrity hash.";
+  "Each step's `integrity_hash` is the SHA-256 hex of the RFC 8785 (JCS) bytes of `{trace_id, step_index, type, content, metadata, created_at}` (`created_at` as returned, an ISO 8601 time in UTC; traces of certificate_version 1 hash without it); its `chain_hash` is the SHA-256 hex of the previous chain hash (empty for the first step) followed by its integrity hash.";
 const sealing =
   'The root hash is the last chain hash (SHA-256 of the empty string without steps); the signature is RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) with a 4096-bit key over the UTF-8 bytes of the root hash hex, in base64. docs/change-control.md in the repository verifies one with openssl.';
 
@@ -91,7 +91,7 @@ export const verifyRoute = keyRoute({
   tags,
   summary: 'Recompute a sealed trace and check its signature',
   description:
-    'Rehashes every stored step, checks the links, the indexes, the count and the root, and verifies the signature with the key that made it. `discrepancies` names each step that fails and what failed. 400 TRACE_NOT_COMPLETED while the trace is active.',
+    'Rehashes every stored step, checks the links, the indexes, the count and the root, and verifies both signatures (the root hash and the certificate) with the key that made them. `discrepancies` names each step that fails and what failed. 400 TRACE_NOT_COMPLETED while the trace is active.',
   request: { params: s.TraceParams },
   responses: { 200: json(s.VerifyResult, 'Validity and what broke'), ...errorsOf(404) },
 });
@@ -104,7 +104,7 @@ export const certificateRoute = keyRoute({
   path: '/v1/traces/{trace_id}/certificate',
   tags,
   summary: 'Everything needed to verify a sealed trace without engram',
-  description: `The seal, the public key of \`key_id\` and each step's hashes. ${sealing} 400 TRACE_NOT_COMPLETED while the trace is active.`,
-  request: { params: s.TraceParams },
+  description: `The seal, the public key of \`key_id\` and each step's hashes (with \`include_content=true\` its content too). ${sealing} \`certificate_signature\`, with the same key, covers the RFC 8785 (JCS) bytes of the certificate without itself and without the steps' content, metadata and created_at, so no field shown can change unnoticed. 400 TRACE_NOT_COMPLETED while the trace is active.`,
+  request: { params: s.TraceParams, query: s.CertificateQuery },
   responses: { 200: json(s.Certificate, 'The certificate'), ...errorsOf(404) },
 });

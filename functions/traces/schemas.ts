@@ -60,7 +60,7 @@ export const AddedStep = z
     step_id: StepId,
     step_index: z.number().int().openapi({ description: 'Zero-based position in the trace' }),
     type: z.enum(STEP_TYPES),
-    integrity_hash: Hash('SHA-256 hex of the RFC 8785 (JCS) bytes of {trace_id, step_index, type, content, metadata}'),
+    integrity_hash: Hash('SHA-256 hex of the RFC 8785 (JCS) bytes of {trace_id, step_index, type, content, metadata, created_at}'),
     integrity_chain_hash: z.string().openapi({ description: 'SHA-256 hex of previous chain hash + integrity_hash', example: CHAIN }),
     previous_chain_hash: z.string().nullable().openapi({ description: 'The chain hash this step extended; null for the first step', example: null }),
     was_interrupted: z.boolean().openapi({ description: 'Always false here: only the last step of a trace sealed as `interrupted` is flagged' }),
@@ -124,7 +124,7 @@ export const StepSchema = z
     type: z.enum(STEP_TYPES),
     content: z.string().openapi({ example: 'POST /v1/refunds {"order": 42}' }),
     metadata: z.record(z.string(), z.unknown()).openapi({ example: { tool: 'stripe' } }),
-    integrity_hash: Hash('SHA-256 hex of the JCS bytes of {trace_id, step_index, type, content, metadata}'),
+    integrity_hash: Hash('SHA-256 hex of the JCS bytes of {trace_id, step_index, type, content, metadata, created_at}'),
     chain_hash: z.string().openapi({ example: CHAIN }),
     previous_chain_hash: z.string().nullable().openapi({ example: null }),
     was_interrupted: z.boolean().openapi({ description: 'The last step of a trace sealed as `interrupted`' }),
@@ -166,6 +166,7 @@ export const Discrepancy = z
       'root_hash_mismatch',
       'signature_invalid',
       'signing_key_unknown',
+      'certificate_signature_invalid',
     ]),
     detail: z.string().openapi({ example: 'type, content or metadata do not hash to the stored integrity hash: the step was changed after it was recorded' }),
   })
@@ -178,7 +179,9 @@ export const VerifyResult = z
     chain_valid: z
       .boolean()
       .openapi({ description: 'Every stored step hashes to its integrity hash, the chain links, indexes run 0..n-1 and end at the signed root' }),
-    signature_valid: z.boolean().openapi({ description: 'The signature verifies over the stored root hash with the key of key_id' }),
+    signature_valid: z.boolean().openapi({
+      description: 'The signature verifies over the stored root hash, and certificate_signature over the certificate as stored, with the key of key_id',
+    }),
     discrepancies: z.array(Discrepancy).nullable().openapi({ description: 'What broke, step by step; null when nothing did' }),
     step_count: z.number().int(),
     key_id: z.string().nullable().openapi({ example: HASH }),
@@ -190,14 +193,29 @@ const PublicKeyPem = z.string().openapi({
   example: '-----BEGIN PUBLIC KEY-----\nMIICIjANBgkqhkiG9w0BAQEFAAOCAg8AMIICCgKCAgEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----\n',
 });
 
+export const CertificateQuery = z.object({
+  include_content: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .openapi({ description: "`true` adds each step's content, metadata and created_at, from which a verifier recomputes its integrity_hash" }),
+});
+
 export const Certificate = z
   .object({
+    certificate_version: z.number().int().openapi({
+      description:
+        "2: `certificate_signature` covers the whole certificate and a step's hash covers all its fields. 1: a trace started before that; only the root hash is signed",
+      example: 2,
+    }),
     trace_id: Id,
     agent_id: z.string().openapi({ example: 'refund-agent' }),
+    description: z.string().nullable().openapi({ example: 'Refund order 42' }),
+    tags: z.array(z.string()).openapi({ example: ['refunds'] }),
     status: z.enum(TRACE_STATUSES),
     step_count: z.number().int(),
     integrity_root_hash: z.string().openapi({ example: CHAIN }),
-    signature: z.string().openapi({ example: SIGNATURE }),
+    signature: z.string().openapi({ description: 'Base64 RSA-PSS over the UTF-8 bytes of integrity_root_hash', example: SIGNATURE }),
     signature_algorithm: z.literal(SIGNATURE_ALGORITHM),
     signed_at: z.string().openapi({ example: TIME }),
     key_id: Hash("Hex SHA-256 of the signing key's SPKI DER"),
@@ -209,9 +227,20 @@ export const Certificate = z
           type: z.enum(STEP_TYPES),
           integrity_hash: Hash("The step's integrity hash"),
           chain_hash: z.string().openapi({ example: CHAIN }),
+          content: z.string().optional().openapi({ description: 'With include_content=true', example: 'POST /v1/refunds {"order": 42}' }),
+          metadata: z
+            .record(z.string(), z.unknown())
+            .optional()
+            .openapi({ description: 'With include_content=true', example: { tool: 'stripe' } }),
+          created_at: z.string().optional().openapi({ description: 'With include_content=true', example: TIME }),
         }),
       )
       .openapi({ description: "Each step's hashes, in order: enough to recompute the chain to the root without the contents" }),
+    certificate_signature: z.string().nullable().openapi({
+      description:
+        "Base64 RSA-PSS (same key and parameters as `signature`) over the RFC 8785 (JCS) bytes of this certificate without `certificate_signature` and without the steps' content, metadata and created_at (their integrity_hash covers them); null for certificate_version 1",
+      example: SIGNATURE,
+    }),
   })
   .openapi('TraceCertificate');
 

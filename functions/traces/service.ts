@@ -7,7 +7,8 @@ import type { PageInput } from '../../shared/platform/pagination';
 import { registerKey } from '../../shared/platform/signing-keys';
 import { SIGNATURE_ALGORITHM, type SigningKey } from '../../shared/platform/trace-signing';
 import { type Work, write } from '../../shared/platform/unit-of-work';
-import { chainHash, digestOf, EMPTY_ROOT, integrityHash } from './hashing';
+import { certificateBody, certificateBytes } from './certificate';
+import { CERTIFICATE_VERSION, chainHash, digestOf, EMPTY_ROOT, integrityHash } from './hashing';
 import * as q from './queries';
 import { ListPaging, MAX_STEPS, type StartBody, type StepBody, toStepDto, toTraceDto } from './schemas';
 
@@ -39,6 +40,7 @@ export async function startTrace(ctx: TenantCtx, input: z.infer<typeof StartBody
       createdAt: ctx.now,
       lastActivityAt: ctx.now,
       stepCount: 0,
+      certificateVersion: CERTIFICATE_VERSION,
     });
     await work.audit({ operation: 'trace.started', resourceType: 'trace', resourceId: trace.id, metadata: { agent_id: trace.agentId, tags: trace.tags } });
     return { trace_id: trace.id, status: 'active' as const, created_at: trace.createdAt.toISOString() };
@@ -60,13 +62,11 @@ export async function addStep(ctx: TenantCtx, input: { traceId: string } & z.inf
       throw conflict(`A trace holds at most ${MAX_STEPS} steps; complete this one and start another`, { trace_status: trace.status });
     const stepIndex = trace.stepCount;
     const digest = digestOf(ctx.services);
-    const integrity = await integrityHash(digest, {
-      trace_id: trace.id,
-      step_index: stepIndex,
-      type: input.type,
-      content: input.content,
-      metadata: input.metadata,
-    });
+    const integrity = await integrityHash(
+      digest,
+      { trace_id: trace.id, step_index: stepIndex, type: input.type, content: input.content, metadata: input.metadata, created_at: ctx.now },
+      trace.certificateVersion,
+    );
     const chain = await chainHash(digest, trace.lastChainHash, integrity);
     const step = await q.insertStep(work.tx, {
       id: newId('step'),
@@ -99,11 +99,20 @@ export async function addStep(ctx: TenantCtx, input: { traceId: string } & z.inf
   });
 }
 
-/** Seals a trace: its root hash is signed, its status set, the seal audited and announced. */
+/**
+ * Seals a trace: its root hash is signed, and (from certificate version 2) the certificate as a
+ * whole, its status set, the seal audited and announced.
+ */
 async function seal(work: Work<Ctx>, trace: q.TraceRow, status: SealStatus, key: SigningKey) {
   const { now } = work.ctx;
   const root = trace.lastChainHash ?? EMPTY_ROOT;
   const signature = await key.sign(root);
+  let certificateSignature: string | null = null;
+  if (trace.certificateVersion >= 2) {
+    const steps = await q.stepHashes(work.tx, trace.tenantId, trace.id);
+    const sealedTrace = { ...trace, status, integrityRootHash: root, signature, keyId: key.keyId, signedAt: now };
+    certificateSignature = await key.sign(certificateBytes(certificateBody(sealedTrace, key.publicKeyPem, steps)));
+  }
   await registerKey(work.tx, key, SIGNATURE_ALGORITHM, now);
   const sealed = await q.sealTrace(work.tx, trace.tenantId, trace.id, {
     status,
@@ -115,6 +124,7 @@ async function seal(work: Work<Ctx>, trace: q.TraceRow, status: SealStatus, key:
     keyId: key.keyId,
     signedAt: now,
     completedAt: now,
+    certificateSignature,
   });
   if (status === 'interrupted' && trace.stepCount > 0) await q.flagInterrupted(work.tx, trace.tenantId, trace.id, trace.stepCount - 1);
   const facts = { trace_id: trace.id, agent_id: trace.agentId, step_count: trace.stepCount, integrity_root_hash: root, key_id: key.keyId };
@@ -181,16 +191,31 @@ export function sealedOnly(trace: q.TraceRow) {
   return trace as q.TraceRow & { signature: string; keyId: string; integrityRootHash: string; signedAt: Date };
 }
 
-export async function certificate(ctx: TenantCtx, input: { traceId: string }) {
+/**
+ * The certificate: every field `certificate_signature` covers, and with `include_content` each
+ * step's content, metadata and time too, from which a verifier recomputes the step's hash.
+ */
+export async function certificate(ctx: TenantCtx, input: { traceId: string; include_content?: boolean }) {
   const trace = sealedOnly(await traceFor(ctx, input.traceId));
-  const [publicKey, steps] = await Promise.all([q.publicKeyOf(ctx.db, trace.keyId), q.stepHashes(ctx.db, ctx.tenantId, trace.id)]);
+  const [publicKey, steps] = await Promise.all([
+    q.publicKeyOf(ctx.db, trace.keyId),
+    input.include_content ? q.stepsOf(ctx.db, ctx.tenantId, trace.id, { offset: 0, limit: MAX_STEPS }) : q.stepHashes(ctx.db, ctx.tenantId, trace.id),
+  ]);
   if (!publicKey) throw new AppError('INTERNAL_ERROR', 'The key that signed this trace is not on record');
-  return {
-    ...sealedDto(trace),
-    agent_id: trace.agentId,
-    public_key: publicKey,
-    steps,
-  };
+  const listed = steps.map((s) =>
+    'id' in s
+      ? {
+          step_index: s.stepIndex,
+          type: s.type,
+          integrity_hash: s.integrityHash,
+          chain_hash: s.chainHash,
+          content: s.content,
+          metadata: s.metadata,
+          created_at: s.createdAt.toISOString(),
+        }
+      : s,
+  );
+  return { ...certificateBody(trace, publicKey, listed), certificate_signature: trace.certificateSignature };
 }
 
 export async function publicKey(ctx: TenantCtx) {

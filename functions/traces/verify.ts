@@ -1,6 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import type { TenantCtx } from '../../shared/platform/context';
 import { verifySignature } from '../../shared/platform/trace-signing';
+import { certificateBody, certificateBytes } from './certificate';
 import { chainHash, digestOf, EMPTY_ROOT, integrityHash } from './hashing';
 import * as q from './queries';
 import type { Discrepancy } from './schemas';
@@ -13,7 +14,8 @@ const BATCH = 500;
  * Recomputes a sealed trace from its stored rows. Each step is checked on its own (its fields hash
  * to its integrity hash; it links to the step before; its chain hash is the hash of that link and
  * its integrity hash), so a discrepancy names the step that was changed rather than every step
- * after it; then the indexes, the count and the root, then the signature with the key of key_id.
+ * after it; then the indexes, the count and the root, then both signatures with the key of key_id
+ * (the root's, and from certificate version 2 the certificate's, over the fields as stored now).
  */
 export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
   const trace = sealedOnly(await traceFor(ctx, input.traceId));
@@ -33,9 +35,16 @@ export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
         const gap = step.stepIndex - expected === 1 ? `step ${expected} is missing` : `steps ${expected} to ${step.stepIndex - 1} are missing`;
         found.push({ step_index: expected, step_id: null, problem: 'missing_step', detail: gap });
       }
-      const fields = { trace_id: trace.id, step_index: step.stepIndex, type: step.type, content: step.content, metadata: step.metadata };
-      if ((await integrityHash(digest, fields)) !== step.integrityHash) {
-        at(step, 'integrity_hash_mismatch', 'type, content or metadata do not hash to the stored integrity hash: the step was changed after it was recorded');
+      const fields = {
+        trace_id: trace.id,
+        step_index: step.stepIndex,
+        type: step.type,
+        content: step.content,
+        metadata: step.metadata,
+        created_at: step.createdAt,
+      };
+      if ((await integrityHash(digest, fields, trace.certificateVersion)) !== step.integrityHash) {
+        at(step, 'integrity_hash_mismatch', 'its fields do not hash to the stored integrity hash: the step was changed after it was recorded');
       }
       if (step.previousChainHash !== previousChain) {
         at(
@@ -87,11 +96,24 @@ export async function verifyTrace(ctx: TenantCtx, input: { traceId: string }) {
       detail: 'the signature does not verify over integrity_root_hash with the key of key_id',
     });
 
+  let certificateValid = true;
+  if (publicKey && trace.certificateVersion >= 2) {
+    const body = certificateBody(trace, publicKey, await q.stepHashes(ctx.db, ctx.tenantId, trace.id));
+    certificateValid = trace.certificateSignature !== null && (await verifySignature(publicKey, certificateBytes(body), trace.certificateSignature));
+    if (!certificateValid)
+      found.push({
+        step_index: null,
+        step_id: null,
+        problem: 'certificate_signature_invalid',
+        detail: 'certificate_signature does not verify over the certificate as stored: its trace, agent, status, time or a step type was changed',
+      });
+  }
+
   return {
     trace_id: trace.id,
-    valid: chainValid && signatureValid,
+    valid: chainValid && signatureValid && certificateValid,
     chain_valid: chainValid,
-    signature_valid: signatureValid,
+    signature_valid: signatureValid && certificateValid,
     discrepancies: found.length ? found : null,
     step_count: trace.stepCount,
     key_id: trace.keyId,

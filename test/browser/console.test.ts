@@ -155,7 +155,7 @@ describe('the console in a browser', () => {
     await a.page.getByRole('link', { name: 'Refund order 42' }).click();
     await a.page.getByRole('button', { name: 'Verify in this browser' }).click();
     await a.page.waitForFunction(() => !/^(Checking|)$/.test(document.querySelector('#verify-result')?.textContent ?? ''), null, { timeout: 10_000 });
-    expect(await a.page.locator('#verify-result').textContent()).toMatch(/^Signature valid/);
+    expect(await a.page.locator('#verify-result').textContent()).toMatch(/^Valid: /);
     await shot(a.page, '07-trace-verified');
     await a.page.goto(`${server.base}/console/traces`);
     await shot(a.page, '08-traces');

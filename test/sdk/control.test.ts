@@ -34,9 +34,12 @@ describe('engram-sdk traces', () => {
     const { public_key } = await engram.traces.publicKey();
     expect(await verifyTraceCertificate(certificate, { publicKey: public_key })).toEqual({
       valid: true,
+      version: 2,
       keyValid: true,
       chainValid: true,
       signatureValid: true,
+      certificateSignatureValid: true,
+      contentValid: null,
       problems: [],
     });
   });
@@ -47,7 +50,7 @@ describe('engram-sdk traces', () => {
 
     const step = copy();
     step.steps[0].integrity_hash = step.steps[0].integrity_hash.replace(/^./, (c) => (c === '0' ? '1' : '0'));
-    expect(await verifyTraceCertificate(step)).toMatchObject({ valid: false, chainValid: false, signatureValid: true });
+    expect(await verifyTraceCertificate(step)).toMatchObject({ valid: false, chainValid: false, signatureValid: true, certificateSignatureValid: false });
 
     const dropped = copy();
     dropped.steps.pop();
@@ -59,7 +62,7 @@ describe('engram-sdk traces', () => {
 
     const signature = copy();
     signature.signature = `${signature.signature.slice(0, 10)}${signature.signature[10] === 'A' ? 'B' : 'A'}${signature.signature.slice(11)}`;
-    expect(await verifyTraceCertificate(signature)).toMatchObject({ valid: false, chainValid: true, signatureValid: false });
+    expect(await verifyTraceCertificate(signature)).toMatchObject({ valid: false, chainValid: true, signatureValid: false, certificateSignatureValid: false });
 
     // A key of our own, not the server's: the certificate's key does not match it.
     const pair = (await crypto.subtle.generateKey({ name: 'RSA-PSS', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, [

@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { raw } from 'hono/html';
 import type { certificate, getTrace, listTraces } from '../../traces/service';
 import { Layout, type Viewer } from './layout';
 
@@ -7,6 +8,13 @@ type Shown = Awaited<ReturnType<typeof getTrace>>;
 type Certificate = Awaited<ReturnType<typeof certificate>>;
 
 const when = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '—');
+/**
+ * A step's text for a <pre> whose textContent is that text exactly, as the browser check hashes it:
+ * the parser drops a newline right after <pre> and turns a carriage return into a line feed, so the
+ * first is doubled and the second written as a character reference.
+ */
+const preText = (text: string) =>
+  raw((text.startsWith('\n') ? '\n' : '') + text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r/g, '&#13;'));
 const STATUS_CLASS: Record<string, string> = { completed: 'ok', failed: 'bad', interrupted: 'bad' };
 
 export function TracesPage(props: { viewer: Viewer; listed: Listed }) {
@@ -51,8 +59,9 @@ export function TracesPage(props: { viewer: Viewer; listed: Listed }) {
 }
 
 /**
- * One trace: its steps, and for a sealed one the certificate's parts in data attributes, which
- * our script checks with WebCrypto in the browser (the key's id, the chain, the signature).
+ * One trace: its steps, and for a sealed one its certificate in a data attribute, which our script
+ * checks in the browser with the SDK's verifier against what the page shows: each step's hash is
+ * recomputed from its card, and the fields marked `data-certified` must read as certified.
  */
 export function TracePage(props: { viewer: Viewer; shown: Shown; cert: Certificate | null }) {
   const { trace, steps } = props.shown;
@@ -65,34 +74,36 @@ export function TracePage(props: { viewer: Viewer; shown: Shown; cert: Certifica
       <h1>{trace.description ?? trace.trace_id}</h1>
       <dl class="facts panel">
         <dt>Trace</dt>
-        <dd class="mono">{trace.trace_id}</dd>
+        <dd class="mono" data-certified="trace_id">
+          {trace.trace_id}
+        </dd>
         <dt>Agent</dt>
-        <dd class="mono">{trace.agent_id}</dd>
+        <dd class="mono" data-certified="agent_id">
+          {trace.agent_id}
+        </dd>
         <dt>Status</dt>
         <dd>
-          <span class={`badge ${STATUS_CLASS[trace.status] ?? ''}`}>{trace.status}</span>
+          <span class={`badge ${STATUS_CLASS[trace.status] ?? ''}`} data-certified={cert ? 'status' : undefined}>
+            {trace.status}
+          </span>
         </dd>
         <dt>Started</dt>
         <dd>{when(trace.created_at)}</dd>
         <dt>Sealed</dt>
-        <dd>{when(trace.signed_at)}</dd>
+        <dd data-certified={cert ? 'signed_at' : undefined} data-format="time">
+          {when(trace.signed_at)}
+        </dd>
         <dt>Root hash</dt>
-        <dd class="mono">{trace.integrity_root_hash ?? '—'}</dd>
+        <dd class="mono" data-certified={cert ? 'integrity_root_hash' : undefined}>
+          {trace.integrity_root_hash ?? '—'}
+        </dd>
       </dl>
       {cert ? (
-        <section
-          class="panel"
-          id="trace-certificate"
-          data-public-key={cert.public_key}
-          data-key-id={cert.key_id}
-          data-root={cert.integrity_root_hash}
-          data-signature={cert.signature}
-          data-steps={JSON.stringify(cert.steps.map((s) => [s.integrity_hash, s.chain_hash]))}
-        >
+        <section class="panel" id="trace-certificate" data-certificate={JSON.stringify(cert)}>
           <h2>Signature</h2>
           <p class="hint">
-            {cert.signature_algorithm}, key {cert.key_id.slice(0, 16)}…. Checked here in your browser against the public key, without trusting this server's
-            word.
+            {cert.signature_algorithm}, key {cert.key_id.slice(0, 16)}…, certificate version {cert.certificate_version}. Checked here in your browser against
+            the public key, without trusting this server's word: both signatures, the chain, and each step below hashed from the text shown.
           </p>
           <button type="button" id="verify-signature">
             Verify in this browser
@@ -102,14 +113,14 @@ export function TracePage(props: { viewer: Viewer; shown: Shown; cert: Certifica
       ) : null}
       <h2>Steps</h2>
       {steps.map((s) => (
-        <article class="card">
+        <article class="card" data-step-index={s.step_index} data-metadata={JSON.stringify(s.metadata)} data-created-at={s.created_at}>
           <header>
             <h3 class="mono">
-              #{s.step_index} {s.type}
+              #{s.step_index} <span data-step-type>{s.type}</span>
             </h3>
             <span class="risk">{when(s.created_at)}</span>
           </header>
-          <pre>{s.content}</pre>
+          <pre>{preText(s.content)}</pre>
           <p class="hint mono" title={s.chain_hash}>
             chain {s.chain_hash.slice(0, 16)}…
           </p>

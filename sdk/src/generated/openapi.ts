@@ -855,7 +855,7 @@ export interface paths {
         put?: never;
         /**
          * Append a step
-         * @description Steps get consecutive zero-based indexes, also under concurrent appends. Each step's `integrity_hash` is the SHA-256 hex of the RFC 8785 (JCS) bytes of `{trace_id, step_index, type, content, metadata}`; its `chain_hash` is the SHA-256 hex of the previous chain hash (empty for the first step) followed by its integrity hash. An `ERROR` step with `metadata.fatal: true` ends the trace: it is sealed and signed as `failed`. 409 once the trace is no longer active or holds 10000 steps.
+         * @description Steps get consecutive zero-based indexes, also under concurrent appends. Each step's `integrity_hash` is the SHA-256 hex of the RFC 8785 (JCS) bytes of `{trace_id, step_index, type, content, metadata, created_at}` (`created_at` as returned, an ISO 8601 time in UTC; traces of certificate_version 1 hash without it); its `chain_hash` is the SHA-256 hex of the previous chain hash (empty for the first step) followed by its integrity hash. An `ERROR` step with `metadata.fatal: true` ends the trace: it is sealed and signed as `failed`. 409 once the trace is no longer active or holds 10000 steps.
          *
          *     Requires the pro tier or higher (feature `traces`); a lower tier is answered 403 FEATURE_NOT_AVAILABLE.
          */
@@ -919,7 +919,7 @@ export interface paths {
         put?: never;
         /**
          * Recompute a sealed trace and check its signature
-         * @description Rehashes every stored step, checks the links, the indexes, the count and the root, and verifies the signature with the key that made it. `discrepancies` names each step that fails and what failed. 400 TRACE_NOT_COMPLETED while the trace is active.
+         * @description Rehashes every stored step, checks the links, the indexes, the count and the root, and verifies both signatures (the root hash and the certificate) with the key that made them. `discrepancies` names each step that fails and what failed. 400 TRACE_NOT_COMPLETED while the trace is active.
          *
          *     Requires the pro tier or higher (feature `traces`); a lower tier is answered 403 FEATURE_NOT_AVAILABLE.
          */
@@ -939,7 +939,7 @@ export interface paths {
         };
         /**
          * Everything needed to verify a sealed trace without engram
-         * @description The seal, the public key of `key_id` and each step's hashes. The root hash is the last chain hash (SHA-256 of the empty string without steps); the signature is RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) with a 4096-bit key over the UTF-8 bytes of the root hash hex, in base64. docs/change-control.md in the repository verifies one with openssl. 400 TRACE_NOT_COMPLETED while the trace is active.
+         * @description The seal, the public key of `key_id` and each step's hashes (with `include_content=true` its content too). The root hash is the last chain hash (SHA-256 of the empty string without steps); the signature is RSA-PSS (SHA-256, MGF1-SHA-256, salt 32) with a 4096-bit key over the UTF-8 bytes of the root hash hex, in base64. docs/change-control.md in the repository verifies one with openssl. `certificate_signature`, with the same key, covers the RFC 8785 (JCS) bytes of the certificate without itself and without the steps' content, metadata and created_at, so no field shown can change unnoticed. 400 TRACE_NOT_COMPLETED while the trace is active.
          *
          *     Requires the pro tier or higher (feature `traces`); a lower tier is answered 403 FEATURE_NOT_AVAILABLE.
          */
@@ -3889,7 +3889,7 @@ export interface components {
             /** @enum {string} */
             type: "THOUGHT" | "ACTION" | "OBSERVATION" | "OUTPUT" | "ERROR" | "POLICY_CHECK";
             /**
-             * @description SHA-256 hex of the RFC 8785 (JCS) bytes of {trace_id, step_index, type, content, metadata}
+             * @description SHA-256 hex of the RFC 8785 (JCS) bytes of {trace_id, step_index, type, content, metadata, created_at}
              * @example a3f1c2d4e5b60718293a4b5c6d7e8f9012a3b4c5d6e7f8091a2b3c4d5e6f7081
              */
             integrity_hash: string;
@@ -3997,7 +3997,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description SHA-256 hex of the JCS bytes of {trace_id, step_index, type, content, metadata}
+             * @description SHA-256 hex of the JCS bytes of {trace_id, step_index, type, content, metadata, created_at}
              * @example a3f1c2d4e5b60718293a4b5c6d7e8f9012a3b4c5d6e7f8091a2b3c4d5e6f7081
              */
             integrity_hash: string;
@@ -4017,7 +4017,7 @@ export interface components {
             valid: boolean;
             /** @description Every stored step hashes to its integrity hash, the chain links, indexes run 0..n-1 and end at the signed root */
             chain_valid: boolean;
-            /** @description The signature verifies over the stored root hash with the key of key_id */
+            /** @description The signature verifies over the stored root hash, and certificate_signature over the certificate as stored, with the key of key_id */
             signature_valid: boolean;
             /** @description What broke, step by step; null when nothing did */
             discrepancies: components["schemas"]["TraceDiscrepancy"][] | null;
@@ -4034,21 +4034,37 @@ export interface components {
             /** @example stp_4f9Qw2b8Zr1LmT0aXcVe3K */
             step_id: string | null;
             /** @enum {string} */
-            problem: "integrity_hash_mismatch" | "previous_chain_hash_mismatch" | "chain_hash_mismatch" | "missing_step" | "unexpected_step" | "step_count_mismatch" | "root_hash_mismatch" | "signature_invalid" | "signing_key_unknown";
+            problem: "integrity_hash_mismatch" | "previous_chain_hash_mismatch" | "chain_hash_mismatch" | "missing_step" | "unexpected_step" | "step_count_mismatch" | "root_hash_mismatch" | "signature_invalid" | "signing_key_unknown" | "certificate_signature_invalid";
             /** @example type, content or metadata do not hash to the stored integrity hash: the step was changed after it was recorded */
             detail: string;
         };
         TraceCertificate: {
+            /**
+             * @description 2: `certificate_signature` covers the whole certificate and a step's hash covers all its fields. 1: a trace started before that; only the root hash is signed
+             * @example 2
+             */
+            certificate_version: number;
             /** @example trc_4f9Qw2b8Zr1LmT0aXcVe3K */
             trace_id: string;
             /** @example refund-agent */
             agent_id: string;
+            /** @example Refund order 42 */
+            description: string | null;
+            /**
+             * @example [
+             *       "refunds"
+             *     ]
+             */
+            tags: string[];
             /** @enum {string} */
             status: "active" | "completed" | "failed" | "interrupted";
             step_count: number;
             /** @example 5b2e8c1d0f9a7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d */
             integrity_root_hash: string;
-            /** @example kR9vQm3tX0bYzL8wP2sJdF6hN1cA4eU7iO5gT9yB3nM0qW8rE2tY6uI1oP4aS7dF+Lh2Vw== */
+            /**
+             * @description Base64 RSA-PSS over the UTF-8 bytes of integrity_root_hash
+             * @example kR9vQm3tX0bYzL8wP2sJdF6hN1cA4eU7iO5gT9yB3nM0qW8rE2tY6uI1oP4aS7dF+Lh2Vw==
+             */
             signature: string;
             /** @enum {string} */
             signature_algorithm: "RSA-PSS-SHA256";
@@ -4078,7 +4094,31 @@ export interface components {
                 integrity_hash: string;
                 /** @example 5b2e8c1d0f9a7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d */
                 chain_hash: string;
+                /**
+                 * @description With include_content=true
+                 * @example POST /v1/refunds {"order": 42}
+                 */
+                content?: string;
+                /**
+                 * @description With include_content=true
+                 * @example {
+                 *       "tool": "stripe"
+                 *     }
+                 */
+                metadata?: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @description With include_content=true
+                 * @example 2026-11-15T12:00:00.000Z
+                 */
+                created_at?: string;
             }[];
+            /**
+             * @description Base64 RSA-PSS (same key and parameters as `signature`) over the RFC 8785 (JCS) bytes of this certificate without `certificate_signature` and without the steps' content, metadata and created_at (their integrity_hash covers them); null for certificate_version 1
+             * @example kR9vQm3tX0bYzL8wP2sJdF6hN1cA4eU7iO5gT9yB3nM0qW8rE2tY6uI1oP4aS7dF+Lh2Vw==
+             */
+            certificate_signature: string | null;
         };
         AuditList: {
             entries: components["schemas"]["AuditEntry"][];
@@ -12351,7 +12391,10 @@ export interface operations {
     };
     "traces.certificate": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `true` adds each step's content, metadata and created_at, from which a verifier recomputes its integrity_hash */
+                include_content?: "true" | "false";
+            };
             header?: never;
             path: {
                 /** @description The trace */
