@@ -4,7 +4,7 @@ import { createLogger } from '../shared/platform/log';
 import { createEngine, errorOf, type TestEngine } from './harness';
 
 /**
- * Single stores of one tenant that arrive together commit together (functions/memories/store.ts,
+ * Single stores of one tenant that arrive together commit together (functions/memories/store/store.ts,
  * shared/platform/coalesce.ts): each must still answer, and be recorded, as if it had run alone.
  */
 let engine: TestEngine;

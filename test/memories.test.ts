@@ -146,7 +146,7 @@ describe('conflicts', () => {
 
 describe('auto-links and duplicates', () => {
   // The nearest memories are read before the duplicates are known, one more than a store links to
-  // (functions/memories/store.ts): what lww supersedes is never a link target, and does not take the
+  // (functions/memories/store/plan.ts): what lww supersedes is never a link target, and does not take the
   // place of one.
   const text = 'The customer prefers invoices by email every Monday.';
   const nearThree = async (t: Tenant) => {

@@ -203,7 +203,7 @@ describe('wrong method', () => {
     const res = await fetch(`http://127.0.0.1:${port}/v1/usage`, { method: 'DELETE' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
-    expect(await res.json()).toMatchObject({ code: 'METHOD_NOT_ALLOWED', status: 405 });
+    expect(await res.json()).toMatchObject({ code: 'METHOD_NOT_ALLOWED', status: 405, request_id: res.headers.get('x-request-id') });
     const withParam = await fetch(`http://127.0.0.1:${port}/v1/memories/urn:uuid:0190b5a0-0000-7000-8000-000000000000`, { method: 'PUT' });
     expect(withParam.status).toBe(405);
     expect(withParam.headers.get('allow')).toMatch(/GET, HEAD.*DELETE/);

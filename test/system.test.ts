@@ -108,6 +108,13 @@ describe('errors share one body', () => {
     expect(kept.headers.get('x-request-id')).toBe('trace-123');
     const replaced = await engine.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
     expect(replaced.headers.get('x-request-id')).toMatch(/^req_/);
+    const longest = 'a'.repeat(128);
+    expect((await engine.request('GET', '/healthz', { headers: { 'x-request-id': longest } })).headers.get('x-request-id')).toBe(longest);
+    const tooLong = await engine.request('GET', '/healthz', { headers: { 'x-request-id': `${longest}a` } });
+    expect(tooLong.headers.get('x-request-id')).toMatch(/^req_/);
+    const unknown = await engine.request('GET', '/v1/nowhere', { headers: { 'x-request-id': 'trace-404' } });
+    expect(unknown.status).toBe(404);
+    expect(errorOf(unknown).request_id).toBe('trace-404');
   });
 });
 

@@ -75,7 +75,7 @@ const RECORD = sql.raw(`r(id uuid, observation text, tags text[], importance sma
 /*
  * Rows a rollback writes are index_pending (migrations/0006): the partial HNSW index skips them, so
  * thousands of vectors do not go into the graph inside this transaction; searches read them
- * exactly until the vector_index job (shared/vector-index.ts) moves them in, a batch at a time.
+ * exactly until the vector_index job (shared/memory/vector-index.ts) moves them in, a batch at a time.
  */
 
 /** Brings deleted memories back exactly as they were (one statement for any number). */

@@ -2,6 +2,7 @@ import { streamedBodyPaths } from './streamed-body';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
 import { HTTPException } from 'hono/http-exception';
 import type { Result, Router } from 'hono/router';
 import { TrieRouter } from 'hono/router/trie-router';
@@ -14,7 +15,7 @@ import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
 import { operationOf } from './metrics';
 import { traceRequest } from './tracing';
 import { uniqueViolation } from './pg-errors';
-import { allowedMethodsOf } from './method-not-allowed';
+import { answerMethodNotAllowed } from './method-not-allowed';
 import { countErrorResponse } from './response-counts';
 import type { Services } from './services';
 import { databaseUnavailable, isClientAbort, isDatabaseUnavailable } from './unavailable';
@@ -139,11 +140,10 @@ export class CachedTrieRouter<T> implements Router<T> {
 export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promise<Services>) {
   const app = new OpenAPIHono<AppEnv>({ router: new CachedTrieRouter() });
 
+  // A caller's X-Request-Id is kept when it is 1-128 word characters, '-' or '='; else a `req_...`
+  // id is made. Either is echoed on the answer, in every log line and in error bodies.
+  app.use('*', requestId({ limitLength: 128, generator: () => newId('request') }));
   app.use('*', async (c, next) => {
-    const incoming = c.req.header('x-request-id');
-    const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : newId('request');
-    c.set('requestId', requestId);
-    c.header('X-Request-Id', requestId);
     const services = await servicesFor(c);
     c.set('services', services);
     if (c.req.url.includes('%00')) rejectNulInUrl(c); // text Postgres cannot store (input-text.ts)
@@ -173,6 +173,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
           await next();
         }),
   );
+  app.use('*', answerMethodNotAllowed(app));
 
   app.onError(async (err, c) => {
     const requestId = c.get('requestId') ?? newId('request');
@@ -205,14 +206,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     return c.json(errorBody(appError, requestId), appError.status);
   });
 
-  const allowedMethods = allowedMethodsOf(app.routes);
   app.notFound((c) => {
-    const allowed = allowedMethods(c.req.path);
-    if (allowed.length) {
-      c.header('Allow', allowed.join(', '));
-      const err = new AppError('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}`);
-      return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 405);
-    }
     const err = new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`);
     return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 404);
   });

@@ -1,21 +1,29 @@
-import { TrieRouter } from 'hono/router/trie-router';
+import type { Hono } from 'hono';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import type { AppEnv } from './context';
+import { AppError, errorBody } from './errors';
+import { newId } from './ids';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const rank = (method: string) => {
+  const i = METHOD_ORDER.indexOf(method);
+  return i < 0 ? METHOD_ORDER.length : i;
+};
 
 /**
- * For a request no route matched: the methods that do have a route at its path (empty when the
- * path itself is unknown), for `405` and its `Allow` header. Reads the app's route list (`app.routes`,
- * middleware excluded) once, on the first miss, when every family is registered. HEAD comes with GET.
+ * A request no route matched, at a path that does have routes for other methods: `405` with the
+ * one error body and an `Allow` header listing them (HEAD comes with GET), in a fixed order so the
+ * header does not depend on which family registered first. Hono's middleware reads `app.routes`
+ * on the first miss, when every family is registered. It is the innermost of the root middleware,
+ * so tracing and metrics see the 405, not the 404 it replaces.
  */
-export function allowedMethodsOf(routes: readonly { method: string; path: string }[]) {
-  let router: TrieRouter<true> | null = null;
-  return (path: string): string[] => {
-    if (!router) {
-      router = new TrieRouter<true>();
-      for (const r of routes) if (r.method !== 'ALL') router.add(r.method, r.path, true);
-    }
-    const allowed = METHODS.filter((m) => (router!.match(m, path)[0] as unknown[]).length > 0) as string[];
-    if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.splice(allowed.indexOf('GET') + 1, 0, 'HEAD');
-    return allowed;
-  };
+export function answerMethodNotAllowed(app: Hono<AppEnv>) {
+  return methodNotAllowed<AppEnv>({
+    app,
+    onMethodNotAllowed: (c, methods) => {
+      const allow = [...methods].sort((a, b) => rank(a) - rank(b)).join(', ');
+      const err = new AppError('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow}`);
+      return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 405, { Allow: allow });
+    },
+  });
 }

@@ -17,7 +17,7 @@
  *    definition from the migrations, timed): `--memories` memories created over 30 days before
  *    H = start − 2 h, and `--events` memory_events in all: a `create` per memory, then updates
  *    (half change the observation, with a new embedding; the rest importance or tags) and recalls
- *    at random times up to H. Snapshots are built by toMemoryDto (shared/memory-rows.ts) from the
+ *    at random times up to H. Snapshots are built by toMemoryDto (shared/memory/rows.ts) from the
  *    row as it was, updates carry before/after and the row's embedding as PATCH records them, and
  *    the live row is the last state event's `after` (recall_count / last_recalled_at included).
  *    Random unit 512-d vectors are made in SQL; rows are staged, then appended in time order.
@@ -29,7 +29,7 @@
  * 3. GET /v1/rollback/preview and POST /v1/rollback to T: time, counts, RSS sampled every 50 ms,
  *    every SQL statement timed (pg's Client.query is wrapped in this process only), the live rows
  *    checked against their state at T; GET /v1/replay/snapshot at three moments and three offsets,
- *    `--calls` each; audit chain appended with SQL (hashes as shared/audit.ts computes them) to
+ *    `--calls` each; audit chain appended with SQL (hashes as shared/platform/audit.ts computes them) to
  *    `--audit-first`, GET /v1/audit/verify, then to `--audit` and verify again (time, RSS, heap).
  *    EXPLAIN (ANALYZE, BUFFERS) of the slowest rollback statement and of the slowest snapshot (each
  *    re-run with the SET LOCALs its own transaction made); the slowest rollback statement, if it
@@ -420,7 +420,7 @@ async function makeVectors(count: number) {
   );
 }
 
-/** Appends `count` entries to the tenant's chain in one transaction, hashed exactly as shared/audit.ts appendAudit does. */
+/** Appends `count` entries to the tenant's chain in one transaction, hashed exactly as shared/platform/audit.ts appendAudit does. */
 async function appendAuditChain(
   bulk: Bulk,
   tenantId: string,

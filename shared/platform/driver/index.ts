@@ -29,7 +29,7 @@ import { type Pool, shortTransactions } from './short-transactions';
  * What they touch of drizzle that drizzle does not promise (`db.session`, `db.dialect`,
  * `session.options`, `tx.session.client`, `SQL.shouldInlineParams`, the Session and Transaction
  * constructors, `db.transaction` replaced on the handle) is read and written only in internals.ts;
- * test/driver-internals.test.ts fails, naming the field, when an upgrade moves any of it.
+ * test/driver.test.ts fails, naming the field, when an upgrade moves any of it.
  *
  * `DB_DRIVER_SHORTCUTS=off` installs none of them: transactions are drizzle's own, every statement
  * goes through `db.execute`, nothing is prepared by name. Slower, and independent of drizzle's

@@ -4,7 +4,7 @@ import type { Db, DbOrTx, Tx } from '../db';
 /**
  * Every read or write of drizzle's private surface, in one place. drizzle keeps these fields
  * internal (`@internal` in its sources), so a drizzle upgrade may rename or reshape them without
- * notice: test/driver-internals.test.ts checks each of them against the installed drizzle and
+ * notice: test/driver.test.ts checks each of them against the installed drizzle and
  * names what moved. The version below is the one they were last checked against.
  */
 export const DRIZZLE_VERSION_CHECKED = '0.45.4';
