@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { integration } from './harness';
-import { type ServerProcess, startServer, stopServer } from './server-process';
+import { freePort, type ServerProcess, startServer, stopServer } from './server-process';
 
 /**
  * SIGTERM on Node: the server stops accepting at once, answers every request in flight, ends the
@@ -62,6 +63,50 @@ const store = (base: string, key: string, observation: string, idempotencyKey = 
 const memoryCount = async (base: string, key: string) =>
   ((await (await fetch(`${base}/v1/memories?limit=1`, { headers: { authorization: `Bearer ${key}` } })).json()) as { total: number }).total;
 
+/**
+ * `npm start` as a process manager runs it: in a process group of its own (npm, its shell and the
+ * server), which gets the signal as a whole. Resolves once `/healthz` answers; `ended` resolves
+ * when every process of the group has let go of the output (all of them exited).
+ */
+async function npmStart(env: Record<string, string>) {
+  const port = await freePort();
+  let out = '';
+  const proc = spawn('npm', ['start'], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: { ...process.env, PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const ended = Promise.all([new Promise((r) => proc.stdout!.once('close', r)), new Promise((r) => proc.stderr!.once('close', r))]);
+  const signal = (name: NodeJS.Signals) => process.kill(-proc.pid!, name);
+  groups.push(signal);
+  const base = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 90_000; ; ) {
+    if (proc.exitCode !== null) throw new Error(`npm start exited ${proc.exitCode}: ${out}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not answer: ${out}`);
+    if (
+      await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { base, port, signal, ended, output: () => out };
+}
+const groups: ((name: NodeJS.Signals) => void)[] = [];
+afterAll(() => {
+  for (const signal of groups)
+    try {
+      signal('SIGKILL');
+    } catch {
+      // the group has exited
+    }
+});
+
 describe('graceful shutdown on SIGTERM', () => {
   it('answers the requests in flight, ends event streams, refuses new connections and exits 0; nothing is lost', async () => {
     const embedder = await slowEmbedder(800);
@@ -108,6 +153,44 @@ describe('graceful shutdown on SIGTERM', () => {
     const again = await startServer({ ...env, PORT: String(server.port) }, { timeoutMs: 90_000 });
     running.push(again);
     expect(await memoryCount(again.base, key)).toBe(8);
+    await stopServer(again);
+  }, 180_000);
+
+  it('npm start under load: SIGTERM to its process group answers every write in flight, and every acknowledged one is stored', async () => {
+    const dataDir = integration.databaseUrl ? null : await mkdtemp(join(tmpdir(), 'engram-npm-start-'));
+    if (dataDir) cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const storage: Record<string, string> = dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: integration.databaseUrl!, REDIS_URL: integration.redisUrl ?? '' };
+    const env = { ...storage, ADMIN_TOKEN: ADMIN, EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'info', RATE_LIMIT_SCALE: '100', SHUTDOWN_GRACE_MS: '10000' };
+    const server = await npmStart(env);
+    const key = await tenantKey(server.base);
+
+    let writing = true;
+    let acknowledged = 0;
+    const failures: string[] = [];
+    const writer = async (n: number) => {
+      for (let i = 0; writing; i++) {
+        try {
+          const res = await store(server.base, key, `Writer ${n} write ${i} under a stopping npm start`);
+          if (res.status === 201) acknowledged += 1;
+          else failures.push(`${res.status} ${await res.text()}`);
+        } catch (err) {
+          failures.push(String((err as { cause?: { code?: string } }).cause?.code ?? err));
+        }
+      }
+    };
+    const writers = Array.from({ length: 16 }, (_, n) => writer(n));
+    while (acknowledged < 100) await new Promise((r) => setTimeout(r, 20));
+    // No writer starts a request after this; the 16 in flight must each be answered.
+    writing = false;
+    server.signal('SIGTERM');
+    await Promise.all(writers);
+    await server.ended;
+    expect(failures, server.output().slice(-3000)).toEqual([]);
+    expect(server.output()).toMatch(/"stopped".*"forced":false/);
+
+    const again = await startServer(env, { timeoutMs: 90_000 });
+    running.push(again);
+    expect(await memoryCount(again.base, key)).toBe(acknowledged);
     await stopServer(again);
   }, 180_000);
 

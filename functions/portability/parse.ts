@@ -3,6 +3,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { AGENT_PROVIDERS, AGENT_STATUSES } from '../../schema';
 import { AppError } from '../../shared/platform/errors';
 import { BUNDLE_FORMAT, BUNDLE_VERSION } from './export';
+import { readMem0 } from './mem0';
 
 export type ImportFormat = 'bundle' | 'jsonl' | 'mem0';
 
@@ -125,7 +126,7 @@ function bundleRecord(line: number, o: Record<string, unknown>): Record_ | LineE
 /**
  * Reads the body line by line, at most `maxBytes` (413 past it), handing the valid records to
  * `sink` a batch at a time and the refused lines to `errors`, so memory stays bounded whatever the
- * size (a mem0 file is one JSON document and is read whole). A bundle's lines are hashed as they
+ * size (a mem0 file, one JSON document, is read item by item: ./mem0.ts). A bundle's lines are hashed as they
  * arrive, each one once the next has come, so the last line (the trailer) is left out; the trailer
  * must then match the line count and the hash, else the whole file is refused: the caller has
  * written nothing the tenant can see yet.
@@ -147,8 +148,13 @@ export async function parseBody(
     }
   };
   if (format === 'mem0') {
-    parseMem0(await readAll(body, maxBytes), out, errors, records);
-    for (let i = 0; i < records.length; i += SINK_BATCH) await sink(records.slice(i, i + SINK_BATCH));
+    const onItem = (item: unknown, line: number) => {
+      const record = isObject(item) ? mem0Record(line, item) : invalid(line, 'an item must be a JSON object');
+      if ('code' in record) errors.add(record);
+      else records.push(record);
+    };
+    out.lines = await readMem0(body, { maxBytes, tooLarge: () => tooLarge(maxBytes) }, onItem, () => flush(false));
+    await flush(true);
     return out;
   }
   const hash = sha256.create();
@@ -287,50 +293,4 @@ function concat(parts: Uint8Array[], size: number): Uint8Array {
     at += p.byteLength;
   }
   return out;
-}
-
-async function readAll(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  if (body) {
-    const reader = body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel();
-        throw tooLarge(maxBytes);
-      }
-      parts.push(value);
-    }
-  }
-  return new TextDecoder().decode(concat(parts, size));
-}
-
-/** mem0's export: `{"results": [...]}` or a bare array; the "line" of an item is its position, from 1. */
-function parseMem0(text: string, out: Parsed, errors: LineErrors, records: Record_[]) {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new AppError('VALIDATION_ERROR', 'The mem0 file is not JSON; nothing was written', { details: [{ path: 'body', message: 'not JSON' }] });
-  }
-  const items = Array.isArray(value)
-    ? value
-    : isObject(value) && Array.isArray(value.results)
-      ? value.results
-      : isObject(value) && Array.isArray(value.memories)
-        ? value.memories
-        : null;
-  if (!items)
-    throw new AppError('VALIDATION_ERROR', 'A mem0 file is {"results": [...]} or an array; nothing was written', {
-      details: [{ path: 'body', message: 'no results array' }],
-    });
-  out.lines = items.length;
-  items.forEach((item, i) => {
-    const record = isObject(item) ? mem0Record(i + 1, item) : invalid(i + 1, 'an item must be a JSON object');
-    if ('code' in record) errors.add(record);
-    else records.push(record);
-  });
 }
