@@ -10,7 +10,7 @@ import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
 import { AppError, conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
-import { actingAgent } from '../../shared/platform/scopes';
+import { actingAgent, requireScope, SETTINGS_WRITE } from '../../shared/platform/scopes';
 import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/tiers';
 import { runtimeAgentTools } from '../../shared/runtime/tools';
 import { isoOrNull } from '../../shared/platform/time';
@@ -322,6 +322,8 @@ export async function getSettings(ctx: TenantCtx) {
 }
 
 export async function putSettings(ctx: TenantCtx, input: z.infer<typeof SettingsBody>) {
+  // Shadow evaluation turns enforcement off for the account: never a power of an agent's actions:write.
+  requireScope(ctx.auth, SETTINGS_WRITE);
   if (input.approval_mode === 'team') requireFeature(ctx.tier, 'team_approvals');
   if (input.approval_mode === 'enterprise') requireFeature(ctx.tier, 'enterprise_approvals');
   return write(ctx, async (work) => {
