@@ -96,6 +96,15 @@ export function actingAgent(auth: AuthContext, requested: string | undefined, wh
   return agentId;
 }
 
+/**
+ * Whether a record of `agentId` (an action, a trace) lies outside a key confined to another agent:
+ * by-id routes answer it 404, as an unknown id, so a confined key learns nothing of other agents' ids.
+ */
+export const outsideAgent = (auth: AuthContext, agentId: string | null) => {
+  const own = auth.restriction?.agentId;
+  return !!own && agentId !== own;
+};
+
 /** Scope names that are not scopes (unknown family or access), for a 400 that names them. */
 export function unknownScopes(scopes: readonly string[]): string[] {
   const known = new Set(families);
