@@ -255,6 +255,50 @@ describe('every keyed route either honours a confined key or refuses it', () => 
 });
 
 /**
+ * Actions and traces belong to an agent: a key confined to another agent answers the tenant's
+ * action or trace by id exactly as an id that names nothing, on every confinable route that takes
+ * one (reads and writes alike). A new such route is covered without being listed.
+ */
+const AGENT_KINDS: readonly IdKind[] = ['action', 'trace'];
+const agentOwned = keyed.filter((r) => r.confinable && idsOf(r).some((i) => AGENT_KINDS.includes(i.kind as IdKind)));
+
+describe("a key confined to an agent answers another agent's actions and traces as ids that name nothing", () => {
+  let confined: string;
+
+  beforeAll(async () => {
+    // The owner's fixtures were made by no agent (the action) or by another one (the trace).
+    const res = await engine.request('POST', '/v1/keys/restricted', { key: owner.key, body: { name: 'bot-a', scopes: ['*'], agent_id: 'bot-a' } });
+    expect(res.status, res.text).toBe(201);
+    confined = res.body.api_key;
+  });
+
+  it(`covers ${agentOwned.length} confinable routes with an action or trace id`, () => {
+    expect(agentOwned.length).toBeGreaterThan(4);
+  });
+
+  for (const route of agentOwned) {
+    const ids = idsOf(route);
+    it(`${route.method} ${route.path}: ${ids.map((i) => `${i.in} ${i.name}`).join(', ')}`, async () => {
+      const request = (choose: (kind: IdKind) => string) => {
+        const params: Record<string, string> = {};
+        const body = exampleBody(route);
+        for (const id of ids) {
+          const value = choose(id.kind as IdKind);
+          if (id.in === 'path') params[id.name] = value;
+          else if (body) body[id.name] = value;
+        }
+        return send(route, confined, fillPath(route.path, params), body);
+      };
+      const theirs = await request((kind) => owned[kind]);
+      const missing = await request((kind) => unknownId[kind]());
+      const where = `another agent's ${theirs.status} ${theirs.text} / unknown ${missing.status} ${missing.text}`;
+      expect(missing.status, where).toBe(404);
+      expect({ status: theirs.status, code: errorOf(theirs).code }, where).toEqual({ status: missing.status, code: errorOf(missing).code });
+    });
+  }
+});
+
+/**
  * The same through MCP, derived from the tool table: each tool is bound to its route by
  * operationId, so a tool whose route takes an id gets that route's ids and fixtures. Another
  * tenant's id must come back as the tool error an id that names nothing gets, with nothing else
