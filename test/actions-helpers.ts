@@ -22,7 +22,26 @@ export function actionHelpers(engineOf: () => TestEngine) {
     body?: unknown,
     headers?: Record<string, string>,
   ) => engineOf().request<T, M, P>(method, path, { key: t.key, body, headers });
-  const submit = (t: Tenant, body: Record<string, unknown>, headers?: Record<string, string>) => call(t, 'POST', '/v1/actions', body, headers);
+  /**
+   * The tenant's agent: a restricted key with `actions:write`, minted once per tenant. Actions are
+   * submitted with it, as an agent would, because the key that submits an action never decides it.
+   */
+  const agents = new WeakMap<Tenant, Promise<Tenant>>();
+  const agentOf = (t: Tenant) => {
+    let agent = agents.get(t);
+    if (!agent) {
+      agent = engineOf()
+        .request('POST', '/v1/keys/restricted', { key: t.key, body: { name: 'agent', scopes: ['actions:write'] } })
+        .then((res) => {
+          expect(res.status, res.text).toBe(201);
+          return { ...t, key: res.body.api_key as string, keyId: res.body.key_id as string };
+        });
+      agents.set(t, agent);
+    }
+    return agent;
+  };
+  const submit = async (t: Tenant, body: Record<string, unknown>, headers?: Record<string, string>) =>
+    call(await agentOf(t), 'POST', '/v1/actions', body, headers);
   /** Submits the pending payload (or `body`) and returns the action id. */
   const pending = async (t: Tenant, body: Record<string, unknown> = PAYLOADS.pending) => {
     const res = await submit(t, body);
@@ -47,5 +66,5 @@ export function actionHelpers(engineOf: () => TestEngine) {
     for (const [who, role] of members) await addMember(owner, created.body.team_id, who, role);
     return created.body.team_id as string;
   };
-  return { call, submit, pending, decide, poll, settings, addMember, team };
+  return { call, agentOf, submit, pending, decide, poll, settings, addMember, team };
 }

@@ -21,8 +21,11 @@ beforeAll(async () => {
 });
 afterAll(() => engine.close());
 
+/** Submits as the tenant's agent (a key with actions:write): the key that submits an action never decides it. */
 const submit = async (t: Tenant, body: Record<string, unknown> = PAYLOADS.pending) => {
-  const res = await engine.request('POST', '/v1/actions', { key: t.key, body });
+  const agent = await engine.request('POST', '/v1/keys/restricted', { key: t.key, body: { name: 'agent', scopes: ['actions:write'] } });
+  expect(agent.status, agent.text).toBe(201);
+  const res = await engine.request('POST', '/v1/actions', { key: agent.body.api_key, body });
   expect(res.body.status).toBe('pending_review');
   return res.body.action_id as string;
 };

@@ -174,7 +174,9 @@ describe(`MCP over streamable HTTP (${storageName})`, () => {
     expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
     const id = held.structuredContent!.action_id as string;
     e.clock.advance(6 * SECOND);
-    const decided = await e.request('POST', `/v1/approvals/${id}/decision`, { key: pro.key, body: { decision: 'approve', reason: 'fine' } });
+    // A person's key decides: the key that submitted the action (this client's) never does.
+    const person = await e.request('POST', '/v1/keys/restricted', { key: pro.key, body: { name: 'reviewer', scopes: ['approvals:write'] } });
+    const decided = await e.request('POST', `/v1/approvals/${id}/decision`, { key: person.body.api_key, body: { decision: 'approve', reason: 'fine' } });
     expect(decided.status, decided.text).toBe(200);
     expect((await call('action_status', { action_id: id })).structuredContent).toMatchObject({ status: 'approved' });
     expect((await call('explain_action', { action_id: id })).isError).toBeFalsy();

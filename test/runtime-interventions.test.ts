@@ -20,6 +20,13 @@ const as =
   <T = never, M extends string = string, P extends string = string>(method: M, path: P, body?: unknown) =>
     engine.request<T, M, P>(method, path, { key: t.key, body });
 type Call = ReturnType<typeof as>;
+
+/** The tenant's agent key (actions:write): the key that submits an action never decides it. */
+async function agentOf(t: Tenant): Promise<Call> {
+  const minted = await engine.request('POST', '/v1/keys/restricted', { key: t.key, body: { name: 'agent', scopes: ['actions:write'] } });
+  expect(minted.status, minted.text).toBe(201);
+  return as({ ...t, key: minted.body.api_key });
+}
 async function ok<T>(res: Promise<TestResponse<T>>, status: number): Promise<T> {
   const r = await res;
   expect(r.status, r.text).toBe(status);
@@ -134,7 +141,7 @@ describe('POST /v1/interventions', () => {
     expect(rerouted).toMatchObject({ mission_id: null, agent_id: 'bot', effect: { type: 'rerouted', event: 'intervention.rerouted' } });
     const note = await ok(call('POST', '/v1/interventions', { intervention_type: 'annotate', mission_id: m, rationale: 'Fine so far' }), 201);
     expect(note.effect).toBeNull();
-    const held = await ok(call('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
+    const held = await ok((await agentOf(t))('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
     engine.clock.advance(6_000); // solo mode decides 5 s after submission at the earliest
     const approve = await ok(call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: held.action_id, rationale: 'Looks right' }), 201);
     expect(approve).toMatchObject({
@@ -164,7 +171,8 @@ describe('POST /v1/interventions', () => {
     const t = await engine.newTenant('pro');
     const other = await engine.newTenant('pro');
     const call = as(t);
-    const held = await ok(call('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
+    const agent = await agentOf(t);
+    const held = await ok(agent('POST', '/v1/actions', PAYLOADS.pendingPlain), 200);
     const early = await call('POST', '/v1/interventions', { intervention_type: 'reject', action_id: held.action_id });
     expect([early.status, errorOf(early).code, errorOf(early).retry_after]).toEqual([409, 'CONFLICT', 5]);
     engine.clock.advance(6_000);
@@ -176,7 +184,7 @@ describe('POST /v1/interventions', () => {
     const again = await call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: held.action_id });
     expect([again.status, errorOf(again).code]).toEqual([409, 'svc_ram.v1.control.approval_already_decided']);
 
-    const wire = await ok(call('POST', '/v1/actions', PAYLOADS.pending), 200);
+    const wire = await ok(agent('POST', '/v1/actions', PAYLOADS.pending), 200);
     engine.clock.advance(6_000);
     const unconfirmed = await call('POST', '/v1/interventions', { intervention_type: 'approve', action_id: wire.action_id });
     expect([unconfirmed.status, errorOf(unconfirmed).code]).toEqual([400, 'VALIDATION_ERROR']);

@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { familyOf, requiredScope, UNCONFINED } from '../shared/platform/scopes';
+import { requiredScope, UNCONFINED } from '../shared/platform/scopes';
 import { bindTools } from '../functions/mcp/catalog';
 import { TOOLS } from '../functions/mcp/tools';
 import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
@@ -14,7 +14,7 @@ import { signIn } from './console-session';
  * that needs a key refuses a missing, malformed, unknown, revoked and expired key with 401; every
  * route with an id in its path or body answers another tenant's id exactly as an id that names
  * nothing (404, or the 403 the contract names; docs/architecture.md#not-found-never-forbidden), so no route is an oracle; every
- * keyed route refuses a restricted key without its family's scope. A new route is covered
+ * keyed route refuses a restricted key without the scope it declares. A new route is covered
  * without being listed; a new kind of id fails here until test/security/fixtures.ts knows it.
  */
 const routes = routeTable();
@@ -162,8 +162,11 @@ describe('every tier gate a route declares refuses the tiers without the feature
   }
 });
 
+/** The family of a declared scope: `approvals:write` → `approvals`. */
+const scopeFamily = (route: RouteEntry) => route.scope!.split(':')[0];
+
 describe("every keyed route checks a restricted key's scope: read for GET and HEAD, write for the rest", () => {
-  const families = [...new Set(keyed.map((r) => familyOf(r.operationId)))];
+  const families = [...new Set(keyed.map(scopeFamily))];
   /** For each family, a restricted key whose only scope is of another family (read and write). */
   const strangers = new Map<string, string>();
   const own = new Map<string, string>();
@@ -188,10 +191,26 @@ describe("every keyed route checks a restricted key's scope: read for GET and HE
     expect(families.length).toBeGreaterThan(10);
   });
 
+  it('every keyed route declares its scope, read for GET and HEAD and write for the rest, as MCP computes it', () => {
+    const wrong = keyed.filter((r) => {
+      const access = r.method === 'GET' || r.method === 'HEAD' ? 'read' : 'write';
+      return r.scope !== `${r.scope?.split(':')[0]}:${access}` || requiredScope(r.operationId, r.method) !== r.scope;
+    });
+    expect(wrong.map((r) => `${r.method} ${r.path}: ${r.scope}`)).toEqual([]);
+  });
+
+  it("deciding held actions and changing control settings are scopes of their own, not the agent's actions:write", () => {
+    const scopeOf = (operationId: string) => keyed.find((r) => r.operationId === operationId)?.scope;
+    expect(scopeOf('actions.decide')).toBe('approvals:write');
+    expect(scopeOf('actions.putSettings')).toBe('settings:write');
+    expect(scopeOf('actions.submit')).toBe('actions:write');
+  });
+
   for (const route of keyed) {
-    const scope = requiredScope(route.operationId, route.method);
+    const scope = route.scope!;
     it(`${route.method} ${route.path} (${route.operationId}): 403 FORBIDDEN with required_scope ${scope} without it, and not with it`, async () => {
-      const family = familyOf(route.operationId);
+      const family = scopeFamily(route);
+      expect(doc.paths[route.path][route.method.toLowerCase()]['x-required-scope']).toBe(scope);
       const path = fillPath(route.path, {});
       const refused = await send(route, strangers.get(family)!, path, exampleBody(route));
       expect(refused.status, refused.text).toBe(403);
@@ -231,6 +250,50 @@ describe('every keyed route either honours a confined key or refuses it', () => 
       const res = await send(route, confined, fillPath(route.path, {}), exampleBody(route));
       const unconfined = res.status === 403 && (res.body as { required_scope?: string }).required_scope === UNCONFINED;
       expect(unconfined, res.text).toBe(!route.confinable);
+    });
+  }
+});
+
+/**
+ * Actions and traces belong to an agent: a key confined to another agent answers the tenant's
+ * action or trace by id exactly as an id that names nothing, on every confinable route that takes
+ * one (reads and writes alike). A new such route is covered without being listed.
+ */
+const AGENT_KINDS: readonly IdKind[] = ['action', 'trace'];
+const agentOwned = keyed.filter((r) => r.confinable && idsOf(r).some((i) => AGENT_KINDS.includes(i.kind as IdKind)));
+
+describe("a key confined to an agent answers another agent's actions and traces as ids that name nothing", () => {
+  let confined: string;
+
+  beforeAll(async () => {
+    // The owner's fixtures were made by no agent (the action) or by another one (the trace).
+    const res = await engine.request('POST', '/v1/keys/restricted', { key: owner.key, body: { name: 'bot-a', scopes: ['*'], agent_id: 'bot-a' } });
+    expect(res.status, res.text).toBe(201);
+    confined = res.body.api_key;
+  });
+
+  it(`covers ${agentOwned.length} confinable routes with an action or trace id`, () => {
+    expect(agentOwned.length).toBeGreaterThan(4);
+  });
+
+  for (const route of agentOwned) {
+    const ids = idsOf(route);
+    it(`${route.method} ${route.path}: ${ids.map((i) => `${i.in} ${i.name}`).join(', ')}`, async () => {
+      const request = (choose: (kind: IdKind) => string) => {
+        const params: Record<string, string> = {};
+        const body = exampleBody(route);
+        for (const id of ids) {
+          const value = choose(id.kind as IdKind);
+          if (id.in === 'path') params[id.name] = value;
+          else if (body) body[id.name] = value;
+        }
+        return send(route, confined, fillPath(route.path, params), body);
+      };
+      const theirs = await request((kind) => owned[kind]);
+      const missing = await request((kind) => unknownId[kind]());
+      const where = `another agent's ${theirs.status} ${theirs.text} / unknown ${missing.status} ${missing.text}`;
+      expect(missing.status, where).toBe(404);
+      expect({ status: theirs.status, code: errorOf(theirs).code }, where).toEqual({ status: missing.status, code: errorOf(missing).code });
     });
   }
 });

@@ -73,6 +73,7 @@ export async function explain(ctx: TenantCtx, input: { actionId: string }) {
           decision: d.decision,
           approver_id: d.approverId,
           approver_tenant_id: d.approverTenantId,
+          decided_by_key_id: d.approverKeyId,
           approver_role: d.approverRole,
           reason: d.reason,
           created_at: d.createdAt.toISOString(),

@@ -76,6 +76,7 @@ export const resultRoute = keyRoute({
 
 export const queueRoute = keyRoute({
   operationId: 'actions.approvals',
+  scopeFamily: 'approvals',
   method: 'get',
   path: '/v1/approvals',
   tags,
@@ -88,11 +89,13 @@ export const queueRoute = keyRoute({
 
 export const decideRoute = keyRoute({
   operationId: 'actions.decide',
+  scopeFamily: 'approvals',
   method: 'post',
   path: '/v1/approvals/{approval_id}/decision',
   tags,
   summary: 'Approve or deny a pending action',
   description: [
+    'Needs the scope `approvals:write` (a restricted key with only `actions:write`, what an agent needs to submit actions, is 403 FORBIDDEN with `required_scope`). Whatever its scopes, the key that submitted an action never decides it (403 FORBIDDEN): an agent does not approve its own actions. The answer, the audit entry and GET /v1/actions/{action_id}/explain name the deciding key as `decided_by_key_id`, beside the free-form `approver_id`.',
     'Fields come in the JSON body or as query parameters (a field in the body wins). Decisions are final: a second one is 409 `svc_ram.v1.control.approval_already_decided`. An id that is unknown, never pending, or not yours to decide is 404 `svc_ram.v1.control.approval_not_found`; `decision` other than approve or deny is 400 `control.invalid_decision`.',
     '**solo** (all tiers, the default): the submitting tenant decides, not before 5 seconds after submission (409 CONFLICT with `retry_after`); approving a destructive action (its name or params mention delete, drop, destroy, truncate, rollback, transfer or payment) needs `confirmation: "ROLLBACK"` (else 400 VALIDATION_ERROR).',
     '**team** (Starter+): a member of a team the submitter belongs to, other than `readonly` (403 FORBIDDEN), decides at once with their own key; the submitter may approve its own action only 10 minutes after submission (409 CONFLICT with `retry_after`) and may deny it at any time.',
@@ -108,6 +111,7 @@ export const decideRoute = keyRoute({
 
 export const getSettingsRoute = keyRoute({
   operationId: 'actions.getSettings',
+  scopeFamily: 'settings',
   method: 'get',
   path: '/v1/control/settings',
   tags,
@@ -119,12 +123,13 @@ export const getSettingsRoute = keyRoute({
 
 export const putSettingsRoute = keyRoute({
   operationId: 'actions.putSettings',
+  scopeFamily: 'settings',
   method: 'put',
   path: '/v1/control/settings',
   tags,
   summary: 'Change approval and evaluation settings',
   description:
-    'Fields left out keep their value. `approval_mode: team` needs the `team_approvals` feature (Starter+), `enterprise` the `enterprise_approvals` feature (Enterprise): a lower tier is answered 403 svc_ram.v1.tier.feature_required, as POST /v1/actions answers an action needing review after a downgrade below the mode (GET shows that refusal in `approval_mode_unavailable`). An action is decided under the settings in force when it was submitted. Audited.',
+    'Needs the scope `settings:write` (shadow evaluation turns enforcement off for the whole account, so `actions:write` does not grant it). Fields left out keep their value. `approval_mode: team` needs the `team_approvals` feature (Starter+), `enterprise` the `enterprise_approvals` feature (Enterprise): a lower tier is answered 403 svc_ram.v1.tier.feature_required, as POST /v1/actions answers an action needing review after a downgrade below the mode (GET shows that refusal in `approval_mode_unavailable`). An action is decided under the settings in force when it was submitted. Audited.',
   request: { body: jsonBody(s.SettingsBody) },
   responses: { 200: json(s.SettingsSchema, 'The settings now'), ...errors(403) },
 });

@@ -10,7 +10,7 @@ import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
 import { AppError, conflict, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
-import { actingAgent } from '../../shared/platform/scopes';
+import { actingAgent, outsideAgent, requireScope, SETTINGS_WRITE } from '../../shared/platform/scopes';
 import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/tiers';
 import { runtimeAgentTools } from '../../shared/runtime/tools';
 import { isoOrNull } from '../../shared/platform/time';
@@ -203,16 +203,19 @@ export async function submit(ctx: TenantCtx, submission: Submission) {
   });
 }
 
+/** A key confined to an agent sees only that agent's actions: another's answers as an unknown id. */
+const visible = (ctx: TenantCtx, row: q.ActionRow | null): row is q.ActionRow => !!row && !outsideAgent(ctx.auth, row.agentId);
+
 export async function getAction(ctx: TenantCtx, input: { actionId: string }) {
   const row = await q.actionOf(ctx.db, ctx.tenantId, input.actionId);
-  if (!row) throw notFound('Action');
+  if (!visible(ctx, row)) throw notFound('Action');
   return statusDto(row);
 }
 
 export async function reportResult(ctx: TenantCtx, input: { actionId: string } & z.infer<typeof ResultBody>) {
   return write(ctx, async (work) => {
     const row = await q.actionOf(work.tx, ctx.tenantId, input.actionId, true);
-    if (!row) throw notFound('Action');
+    if (!visible(ctx, row)) throw notFound('Action');
     if (row.status !== 'allowed' && row.status !== 'approved') {
       throw conflict(`The action is ${row.status}; only an allowed or approved action reports a result, once`, { action_status: row.status });
     }
@@ -322,6 +325,8 @@ export async function getSettings(ctx: TenantCtx) {
 }
 
 export async function putSettings(ctx: TenantCtx, input: z.infer<typeof SettingsBody>) {
+  // Shadow evaluation turns enforcement off for the account: never a power of an agent's actions:write.
+  requireScope(ctx.auth, SETTINGS_WRITE);
   if (input.approval_mode === 'team') requireFeature(ctx.tier, 'team_approvals');
   if (input.approval_mode === 'enterprise') requireFeature(ctx.tier, 'enterprise_approvals');
   return write(ctx, async (work) => {

@@ -7,6 +7,7 @@ import type { TenantCtx } from '../../shared/platform/context';
 import type { DbOrTx } from '../../shared/platform/db';
 import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
 import type { PageInput } from '../../shared/platform/pagination';
+import { isConfined } from '../../shared/platform/scopes';
 import { requireFeature } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
@@ -35,6 +36,23 @@ async function checkTeamGrants(ctx: TenantCtx, tx: DbOrTx, allowed: string[] | u
   const grantable = await q.grantableTeams(tx, ctx.tenantId, added);
   const refused = added.find((t) => !grantable.has(t));
   if (refused) throw validationError('allowed_tenant_ids', `team:${refused} is not a team you belong to as owner, admin or member`);
+}
+
+/** The fields that decide who else reads or stores into a space. */
+const REACH_FIELDS = ['allowed_tenant_ids', 'allowed_agent_ids', 'team_write'] as const;
+type Reach = Pick<CreateInput, (typeof REACH_FIELDS)[number]>;
+
+/**
+ * A key confined to an agent or to spaces cannot widen who reaches a space: granting another account
+ * (or another agent, or a team's writes) would let the key read, through that grant, memories its own
+ * confinement hides from it. Only an unconfined key sets these fields; sending them unchanged is fine.
+ */
+function checkReach(ctx: TenantCtx, change: Partial<Reach>, current: Reach) {
+  if (!isConfined(ctx.auth.restriction)) return;
+  const widened = REACH_FIELDS.filter((k) => change[k] !== undefined && JSON.stringify(change[k]) !== JSON.stringify(current[k]));
+  if (widened.length) {
+    throw forbidden(`A key confined to an agent or to spaces cannot set ${widened.join(', ')}: who else reaches a space is set with an unconfined key`);
+  }
 }
 
 /** A restricted key confined to some spaces sees no other: they answer as unknown ones. */
@@ -76,6 +94,7 @@ async function auditCrossTenantRead(work: Work<TenantCtx>, space: q.SpaceWithAcc
 export async function createSpace(ctx: TenantCtx, input: CreateInput) {
   // A key confined to some spaces would lose sight of the space it made at once.
   if (ctx.auth.restriction?.spaceIds) throw forbidden('This restricted key is confined to its space_ids: it cannot create a space');
+  checkReach(ctx, input, { allowed_tenant_ids: [], allowed_agent_ids: [], team_write: false });
   checkTenantGrants(ctx, input.allowed_tenant_ids);
   const id = uuidv7();
   const row = await write(ctx, async (work) => {
@@ -126,6 +145,11 @@ export async function updateSpace(ctx: TenantCtx, input: { spaceId: string } & U
   checkTenantGrants(ctx, change.allowed_tenant_ids);
   const row = await write(ctx, async (work) => {
     const before = await ownedForUpdate(work.ctx, spaceId);
+    checkReach(ctx, change, {
+      allowed_tenant_ids: before.allowed_tenant_ids ?? [],
+      allowed_agent_ids: before.allowed_agent_ids ?? [],
+      team_write: before.team_write ?? false,
+    });
     await checkTeamGrants(ctx, work.tx, change.allowed_tenant_ids, before.allowed_tenant_ids);
     const changed = (Object.keys(change) as (keyof UpdateInput)[]).filter((k) => change[k] !== undefined);
     const after = await q.updateSpace(

@@ -2,7 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import type { TenantCtx, Ctx } from '../../shared/platform/context';
 import { AppError, conflict, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
-import { actingAgent } from '../../shared/platform/scopes';
+import { actingAgent, outsideAgent } from '../../shared/platform/scopes';
 import type { PageInput } from '../../shared/platform/pagination';
 import { registerKey } from '../../shared/platform/signing-keys';
 import { SIGNATURE_ALGORITHM, type SigningKey } from '../../shared/platform/trace-signing';
@@ -16,7 +16,8 @@ type SealStatus = 'completed' | 'failed' | 'interrupted';
 
 export async function traceFor(ctx: TenantCtx, traceId: string, lock = false) {
   const found = await q.traceOf(ctx.db, ctx.tenantId, traceId, lock);
-  if (!found) throw notFound('Trace');
+  // Another agent's trace answers a key confined to an agent as an unknown id.
+  if (!found || outsideAgent(ctx.auth, found.agentId)) throw notFound('Trace');
   return found;
 }
 

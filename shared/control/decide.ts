@@ -1,6 +1,7 @@
 import type { TenantCtx } from '../platform/context';
 import { conflict, forbidden, validationError } from '../platform/errors';
 import { newId } from '../platform/ids';
+import { APPROVALS_WRITE, requireScope } from '../platform/scopes';
 import { MINUTE } from '../platform/time';
 import type { Work } from '../platform/unit-of-work';
 import { approvalFor, decisionsOf, insertDecision, reviewerRoles, type TeamRole, updateAction } from './approvals';
@@ -38,13 +39,23 @@ export interface DecisionRequest {
  * Records a decision on a pending action under the mode it was submitted in, inside `work` (the
  * approvals route and runtime interventions both decide through here), with the action row locked
  * so concurrent decisions go one at a time and only the first can decide. The decision goes into
- * the submitter's audit chain (resource id = the action id); a final one emits `action.decided`.
+ * the submitter's audit chain (resource id = the action id), naming the deciding key
+ * (`decided_by_key_id`); a final one emits `action.decided`.
+ *
+ * Who may decide is checked here, not in a route, so every way in obeys it: the key needs
+ * `approvals:write` (an agent's `actions:write` submits, never decides), and the key that submitted
+ * the action never decides it, in any mode and for each of the k decisions of enterprise mode, so an
+ * agent cannot approve what it asked for, whatever `approver_id` it writes.
  */
 export async function recordDecision(work: Work<TenantCtx>, input: DecisionRequest) {
   const { ctx } = work;
   const { decision, reason, approverId } = input;
+  requireScope(ctx.auth, APPROVALS_WRITE);
   const row = await approvalFor(work.tx, ctx.tenantId, input.approvalId);
   if (!row) throw approvalNotFound(input.approvalId);
+  if (row.submittedBy === ctx.auth.keyId) {
+    throw forbidden('The key that submitted this action cannot decide it: decide with another key of the account (a person, or the console)');
+  }
   if (row.status !== 'pending_review') throw approvalAlreadyDecided(row.id, row.status);
   const own = row.tenantId === ctx.tenantId;
   const elapsed = ctx.now.getTime() - row.submittedAt.getTime();
@@ -107,6 +118,7 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
     decision,
     reason,
     approver_id: approverId,
+    decided_by_key_id: ctx.auth.keyId,
     approver_tenant_id: ctx.tenantId,
     approver_role: role,
     approval_mode: mode,
@@ -129,6 +141,7 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
     reason,
     status,
     approver_id: approverId,
+    decided_by_key_id: ctx.auth.keyId,
     approvals: approvers,
     approvals_required: required,
     decided_at: final ? ctx.now.toISOString() : null,

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import { experimentalGate, featureGate, optionalKey, requireKey } from './auth';
 import { idempotency, idempotencyParameter } from './idempotency';
 import { AppError, type ErrorCode, errorCodes } from './errors';
-import { registerScopeFamily, familyOf, scopeGate } from './scopes';
+import { registerScopeFamily, requiredScope, scopeGate } from './scopes';
 import { type Feature, tierRefusal } from './tiers';
 import { streamedBodyPaths } from './streamed-body';
 
@@ -188,15 +188,19 @@ const strictBody = (config: Declared) => {
 
 /**
  * A route that needs a key: authentication, rate limit and quota run before the handler, then the
- * scope check of a restricted key (shared/platform/scopes.ts; `confinable` says the route honours a
- * key's `agent_id` and `space_ids`, which every other route refuses), then the tier gate when the route
+ * scope check of a restricted key (shared/platform/scopes.ts: the scope family is the operationId's
+ * prefix unless `scopeFamily` names another; the document states the scope as `x-required-scope`;
+ * `confinable` says the route honours a key's `agent_id` and `space_ids`, which every other route
+ * refuses), then the tier gate when the route
  * names a `feature`, then (on a POST) `Idempotency-Key`
  * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
  * for a restricted key's scope and for gated routes), the idempotency header and its errors, and the input errors.
  */
-export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true; streamedBody?: true }>(config: R) {
-  const { feature, experimental, confinable, streamedBody, ...route } = config;
-  registerScopeFamily(familyOf(route.operationId));
+export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true; streamedBody?: true; scopeFamily?: string }>(
+  config: R,
+) {
+  const { feature, experimental, confinable, streamedBody, scopeFamily, ...route } = config;
+  registerScopeFamily(route.operationId, scopeFamily);
   if (streamedBody) streamedBodyPaths.add(route.path);
   // A streamed body is read once, by the handler: no Idempotency-Key (it would read the body first).
   const post = route.method === 'post' && !streamedBody;
@@ -218,6 +222,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     ...(feature ? { 'x-required-feature': feature } : {}),
     ...(experimental ? { 'x-experimental': true } : {}),
     ...(confinable ? { 'x-confinable': true } : {}),
+    'x-required-scope': requiredScope(route.operationId, route.method),
     ...(post ? { parameters: [...(route.parameters ?? []), idempotencyParameter] } : {}),
     middleware,
     security: [{ bearerAuth: [] }],
@@ -228,7 +233,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
       ...serverErrors(),
       ...route.responses,
     },
-  } as unknown as Omit<R, 'feature' | 'experimental' | 'confinable' | 'streamedBody'> & {
+  } as unknown as Omit<R, 'feature' | 'experimental' | 'confinable' | 'streamedBody' | 'scopeFamily'> & {
     middleware: typeof middleware;
     security: { bearerAuth: string[] }[];
   });

@@ -4,15 +4,21 @@ import { AppError } from './errors';
 
 /**
  * Scopes of restricted keys. A scope is `<family>:read`, `<family>:write` (which implies read) or
- * `*`; the family of a route is the prefix of its operationId (`memories.search` → `memories`). A
- * GET or HEAD needs read, any other method write. The families are those of the keyed routes
- * themselves: `keyRoute` registers each route's family here as the routes are declared, so a new
- * family is a scope the moment it has a keyed route.
+ * `*`; the scope family of a route is the prefix of its operationId (`memories.search` →
+ * `memories`) unless the route declares another (`keyRoute({ scopeFamily: 'approvals' })`): deciding
+ * held actions and changing the account's control settings are powers of their own, which the
+ * `actions:write` an agent needs to submit actions must not carry. A GET or HEAD needs read, any
+ * other method write. The families are those of the keyed routes themselves: `keyRoute` registers
+ * each route's family here as the routes are declared, so a new family is a scope the moment it has
+ * a keyed route.
  */
 const families = new Set<string>();
+/** The operations whose scope family is not their operationId's prefix. */
+const declaredFamilies = new Map<string, string>();
 
-export const registerScopeFamily = (family: string) => {
+export const registerScopeFamily = (operationId: string, family: string = familyOf(operationId)) => {
   families.add(family);
+  if (family !== familyOf(operationId)) declaredFamilies.set(operationId, family);
 };
 
 /** Every family a scope may name, sorted. */
@@ -26,12 +32,21 @@ export const ALL_SCOPES = '*';
  */
 export const UNRESTRICTED = 'unrestricted';
 
-export const familyOf = (operationId: string) => operationId.slice(0, operationId.indexOf('.'));
+const familyOf = (operationId: string) => operationId.slice(0, operationId.indexOf('.'));
+
+/** The scope family of an operation: the one its route declares, else its operationId's prefix. */
+const scopeFamilyOf = (operationId: string) => declaredFamilies.get(operationId) ?? familyOf(operationId);
+
+/** Deciding held actions (POST /v1/approvals/{approval_id}/decision, runtime interventions, the console inbox). */
+export const APPROVALS_WRITE = 'approvals:write';
+
+/** Changing the account's approval and evaluation settings (PUT /v1/control/settings). */
+export const SETTINGS_WRITE = 'settings:write';
 
 /** The scope a call of the operation with this method needs. */
 export function requiredScope(operationId: string, method: string): string {
   const m = method.toUpperCase();
-  return `${familyOf(operationId)}:${m === 'GET' || m === 'HEAD' ? 'read' : 'write'}`;
+  return `${scopeFamilyOf(operationId)}:${m === 'GET' || m === 'HEAD' ? 'read' : 'write'}`;
 }
 
 /** Whether the scopes grant `required` (`<family>:write` grants `<family>:read`). */
@@ -49,6 +64,11 @@ export const scopeRefusal = (required: string, message = `This restricted key la
 
 /** The refusal of what only an unrestricted key may do. */
 export const unrestrictedOnly = (what: string) => scopeRefusal(UNRESTRICTED, `A restricted key cannot ${what}; use an unrestricted key`);
+
+/** Throws the scope refusal unless the caller may use `required`: for verbs reached by more than one route. */
+export function requireScope(auth: AuthContext, required: string): void {
+  if (!mayUse(auth, required)) throw scopeRefusal(required);
+}
 
 /** Throws unless the caller's key is unrestricted. */
 export function requireUnrestricted(auth: AuthContext, what: string): void {
@@ -75,6 +95,15 @@ export function actingAgent(auth: AuthContext, requested: string | undefined, wh
   if (requested !== undefined && requested !== agentId) throw new AppError('FORBIDDEN', `This restricted key ${what} only as agent_id ${agentId}`);
   return agentId;
 }
+
+/**
+ * Whether a record of `agentId` (an action, a trace) lies outside a key confined to another agent:
+ * by-id routes answer it 404, as an unknown id, so a confined key learns nothing of other agents' ids.
+ */
+export const outsideAgent = (auth: AuthContext, agentId: string | null) => {
+  const own = auth.restriction?.agentId;
+  return !!own && agentId !== own;
+};
 
 /** Scope names that are not scopes (unknown family or access), for a 400 that names them. */
 export function unknownScopes(scopes: readonly string[]): string[] {

@@ -15,7 +15,8 @@ const SHOTS = new URL('./screenshots/', import.meta.url).pathname;
 
 let server: ServerProcess;
 let browser: Browser;
-let keys: { a: string; b: string };
+/** `agentA`: tenant a's agent (actions:write); the key that submits an action never decides it. */
+let keys: { a: string; b: string; agentA: string };
 
 async function newTenant(email: string): Promise<string> {
   const res = await fetch(`${server.base}/admin/v1/tenants`, {
@@ -55,7 +56,9 @@ beforeAll(async () => {
     { ADMIN_TOKEN, DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'warn', WEBHOOKS_ALLOW_INSECURE: 'true' },
     { timeoutMs: 90_000 },
   );
-  keys = { a: await newTenant('console-a@example.com'), b: await newTenant('console-b@example.com') };
+  const a = await newTenant('console-a@example.com');
+  const agentA = (await api(a, 'POST', '/v1/keys/restricted', { name: 'agent', scopes: ['actions:write'] })).api_key as string;
+  keys = { a, b: await newTenant('console-b@example.com'), agentA };
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: [
@@ -98,7 +101,7 @@ describe('the console in a browser', () => {
     // The live stream is open before the action is submitted.
     await a.page.waitForFunction(() => document.querySelector('#cards')?.getAttribute('sse-connect') !== null);
     await a.page.waitForTimeout(500);
-    const submitted = await api(keys.a, 'POST', '/v1/actions', PAYLOADS.pending);
+    const submitted = await api(keys.agentA, 'POST', '/v1/actions', PAYLOADS.pending);
     expect(submitted.status).toBe('pending_review');
     actionId = submitted.action_id as string;
     const card = a.page.locator(`#card-${actionId}`);

@@ -7,8 +7,13 @@ import type { Feature } from '../../shared/platform/tiers';
  */
 export interface RouteEntry {
   method: string;
-  /** `memories.search`: its prefix is the route's family, the scope a restricted key needs. */
+  /** `memories.search`: verb-style, family first. */
   operationId: string;
+  /**
+   * The scope a restricted key needs, as the route declares it (`x-required-scope`): its operationId's
+   * family unless it names another (`keyRoute({ scopeFamily })`), read for GET and HEAD, else write.
+   */
+  scope?: string;
   /** OpenAPI form: `/v1/memories/{id}`. */
   path: string;
   access: 'key' | 'optional' | 'public' | 'admin';
@@ -30,6 +35,7 @@ type Definition = {
     operationId?: string;
     'x-required-feature'?: Feature;
     'x-confinable'?: true;
+    'x-required-scope'?: string;
     security?: Record<string, unknown>[];
     request?: { params?: { shape?: object }; body?: { content?: Record<string, { schema?: { shape?: object } }> } };
   };
@@ -63,6 +69,7 @@ export function routeTable(): RouteEntry[] {
         hasBody: Boolean(body),
         feature: r['x-required-feature'],
         confinable: r['x-confinable'] === true,
+        scope: r['x-required-scope'],
       };
     });
 }

@@ -80,11 +80,14 @@ describe('MCP in workerd', () => {
     const held = await tool('request_action', { action: 'http.post', params: { url: 'https://pastebin.com/api/api_post.php', text: 'meeting notes' } });
     expect(held.structuredContent, JSON.stringify(held)).toMatchObject({ status: 'pending_review' });
     const id = held.structuredContent!.action_id as string;
-    // Solo mode takes a decision 5 seconds after submission at the earliest, on the real clock here.
-    const early = await call('POST', `/v1/approvals/${id}/decision`, { key: proKey, body: { decision: 'approve', reason: 'fine' } });
+    // A person's key decides (the key that submitted the action never does), and solo mode takes a
+    // decision 5 seconds after submission at the earliest, on the real clock here.
+    const person = await call('POST', '/v1/keys/restricted', { key: proKey, body: { name: 'reviewer', scopes: ['approvals:write'] } });
+    const personKey = person.body.api_key as string;
+    const early = await call('POST', `/v1/approvals/${id}/decision`, { key: personKey, body: { decision: 'approve', reason: 'fine' } });
     expect(early.status).toBe(409);
     await new Promise((r) => setTimeout(r, 5_100));
-    const decided = await call('POST', `/v1/approvals/${id}/decision`, { key: proKey, body: { decision: 'approve', reason: 'fine' } });
+    const decided = await call('POST', `/v1/approvals/${id}/decision`, { key: personKey, body: { decision: 'approve', reason: 'fine' } });
     expect(decided.status, decided.text).toBe(200);
     expect((await tool('action_status', { action_id: id })).structuredContent).toMatchObject({ status: 'approved' });
     const bad = await tool('recall', { q: 'x', limit: 1000 });

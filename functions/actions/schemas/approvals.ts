@@ -89,6 +89,9 @@ export const DecisionResponse = z
       .enum(['approved', 'denied', 'pending_review'])
       .openapi({ description: '`pending_review` only in enterprise mode, while approvals are still short of `min_approvals`' }),
     approver_id: z.string().openapi({ example: 'cfo@example.com' }),
+    decided_by_key_id: z
+      .string()
+      .openapi({ description: 'The key that recorded this decision (never the key that submitted the action)', example: 'key_2aB9xQ7mLp0cRt5VwZ1yK8' }),
     approvals: z.number().int().openapi({ description: 'Distinct approvers so far', example: 1 }),
     approvals_required: z.number().int().openapi({ description: 'Approvals needed (enterprise: min_approvals; else 1)', example: 1 }),
     decided_at: z.string().nullable().openapi({ example: TIME }),

@@ -10,6 +10,10 @@ const ApprovalDecisionRecord = z.object({
   decision: z.enum(['approve', 'deny']),
   approver_id: z.string().openapi({ example: 'cfo@example.com' }),
   approver_tenant_id: z.string().openapi({ example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
+  decided_by_key_id: z.string().nullable().openapi({
+    description: 'The key that recorded the decision (null for a decision recorded before keys were named)',
+    example: 'key_2aB9xQ7mLp0cRt5VwZ1yK8',
+  }),
   approver_role: z
     .string()
     .nullable()

@@ -161,7 +161,7 @@ export interface paths {
         put?: never;
         /**
          * Create a restricted key
-         * @description Mints a key of the caller's account that may call only what its `scopes` name (`<family>:read`, `<family>:write`, `*`; a GET needs read, any other method write; the family is the operationId's prefix). With `agent_id` it reads only that agent's memories and stores only as that agent; with `space_ids` it reads and stores memories only in those spaces. Any other call is 403 FORBIDDEN with `required_scope`. Only an unrestricted key may mint one (a restricted key is 403 FORBIDDEN, `required_scope: "unrestricted"`); at most 50 live restricted keys per account (403 svc_ram.v1.tier.limit_exceeded). The secret is shown only in this answer; revoke it with POST /v1/keys/revoke.
+         * @description Mints a key of the caller's account that may call only what its `scopes` name (`<family>:read`, `<family>:write`, `*`; a GET needs read, any other method write; the family is the operationId's prefix unless the operation names another, and every operation states its scope as `x-required-scope`: deciding approvals needs `approvals:write` and changing control settings `settings:write`, which `actions:write` does not grant). With `agent_id` it reads only that agent's memories and stores only as that agent; with `space_ids` it reads and stores memories only in those spaces. Any other call is 403 FORBIDDEN with `required_scope`. Only an unrestricted key may mint one (a restricted key is 403 FORBIDDEN, `required_scope: "unrestricted"`); at most 50 live restricted keys per account (403 svc_ram.v1.tier.limit_exceeded). The secret is shown only in this answer; revoke it with POST /v1/keys/revoke.
          */
         post: operations["keys.createRestricted"];
         delete?: never;
@@ -1811,7 +1811,9 @@ export interface paths {
         put?: never;
         /**
          * Approve or deny a pending action
-         * @description Fields come in the JSON body or as query parameters (a field in the body wins). Decisions are final: a second one is 409 `svc_ram.v1.control.approval_already_decided`. An id that is unknown, never pending, or not yours to decide is 404 `svc_ram.v1.control.approval_not_found`; `decision` other than approve or deny is 400 `control.invalid_decision`.
+         * @description Needs the scope `approvals:write` (a restricted key with only `actions:write`, what an agent needs to submit actions, is 403 FORBIDDEN with `required_scope`). Whatever its scopes, the key that submitted an action never decides it (403 FORBIDDEN): an agent does not approve its own actions. The answer, the audit entry and GET /v1/actions/{action_id}/explain name the deciding key as `decided_by_key_id`, beside the free-form `approver_id`.
+         *
+         *     Fields come in the JSON body or as query parameters (a field in the body wins). Decisions are final: a second one is 409 `svc_ram.v1.control.approval_already_decided`. An id that is unknown, never pending, or not yours to decide is 404 `svc_ram.v1.control.approval_not_found`; `decision` other than approve or deny is 400 `control.invalid_decision`.
          *
          *     **solo** (all tiers, the default): the submitting tenant decides, not before 5 seconds after submission (409 CONFLICT with `retry_after`); approving a destructive action (its name or params mention delete, drop, destroy, truncate, rollback, transfer or payment) needs `confirmation: "ROLLBACK"` (else 400 VALIDATION_ERROR).
          *
@@ -1840,7 +1842,7 @@ export interface paths {
         get: operations["actions.getSettings"];
         /**
          * Change approval and evaluation settings
-         * @description Fields left out keep their value. `approval_mode: team` needs the `team_approvals` feature (Starter+), `enterprise` the `enterprise_approvals` feature (Enterprise): a lower tier is answered 403 svc_ram.v1.tier.feature_required, as POST /v1/actions answers an action needing review after a downgrade below the mode (GET shows that refusal in `approval_mode_unavailable`). An action is decided under the settings in force when it was submitted. Audited.
+         * @description Needs the scope `settings:write` (shadow evaluation turns enforcement off for the whole account, so `actions:write` does not grant it). Fields left out keep their value. `approval_mode: team` needs the `team_approvals` feature (Starter+), `enterprise` the `enterprise_approvals` feature (Enterprise): a lower tier is answered 403 svc_ram.v1.tier.feature_required, as POST /v1/actions answers an action needing review after a downgrade below the mode (GET shows that refusal in `approval_mode_unavailable`). An action is decided under the settings in force when it was submitted. Audited.
          */
         put: operations["actions.putSettings"];
         post?: never;
@@ -5774,6 +5776,11 @@ export interface components {
                 /** @example ten_2aB9xQ7mLp0cRt5VwZ1yK8 */
                 approver_tenant_id: string;
                 /**
+                 * @description The key that recorded the decision (null for a decision recorded before keys were named)
+                 * @example key_2aB9xQ7mLp0cRt5VwZ1yK8
+                 */
+                decided_by_key_id: string | null;
+                /**
                  * @description The approver's best role in a team shared with the submitter (team and enterprise modes)
                  * @example admin
                  */
@@ -6042,6 +6049,11 @@ export interface components {
             status: "approved" | "denied" | "pending_review";
             /** @example cfo@example.com */
             approver_id: string;
+            /**
+             * @description The key that recorded this decision (never the key that submitted the action)
+             * @example key_2aB9xQ7mLp0cRt5VwZ1yK8
+             */
+            decided_by_key_id: string;
             /**
              * @description Distinct approvers so far
              * @example 1
