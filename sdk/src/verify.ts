@@ -273,7 +273,8 @@ export async function verifyWebhook(
   const signatures = header(headers, 'webhook-signature');
   if (!id || !timestamp || !signatures || !/^\d+$/.test(timestamp)) return false;
   const now = (opts.now ?? new Date()).getTime() / 1000;
-  if (Math.abs(now - Number(timestamp)) > (opts.toleranceSeconds ?? 300)) return false;
+  // Written so that a tolerance that is not a number (NaN from an unset setting) refuses rather than accepts any age.
+  if (!(Math.abs(now - Number(timestamp)) <= (opts.toleranceSeconds ?? 300))) return false;
   try {
     const keyBytes = fromBase64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret);
     const key = await crypto.subtle.importKey('raw', keyBytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
