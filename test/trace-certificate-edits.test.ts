@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_SCRIPT } from '../functions/console/assets/console-script';
 import { verifyTraceCertificate } from '../sdk/src/verify';
 import { buildCliIfStale, runCli } from './cli/cli-process';
+import { signIn } from './console-session';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**
@@ -233,6 +234,25 @@ async function browserVerdict(page: ReturnType<typeof tracePage>) {
 }
 
 describe("the console's in-browser check (the served bundle)", () => {
+  it('the trace page carries the certificate and shows each step as its exact text', async () => {
+    const visitor = await signIn((req) => engine.app.request(req), t.key);
+    const page = await visitor.get(`/console/traces/${plain.trace_id}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const attribute = /data-certificate="([^"]*)"/.exec(html)?.[1] ?? '';
+    const unescaped = attribute
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
+    expect(JSON.parse(unescaped)).toEqual(plain);
+    // The parser drops a newline right after <pre> and reads a bare carriage return as a line feed.
+    expect(html).toContain('<pre>POST /v1/refunds {"order": 42}&#13;\n— 12.50 EUR</pre>');
+    expect(html).toContain('<pre>\n\nRefunded.</pre>');
+    expect(html).toContain('data-certified="agent_id"');
+  });
+
   it('says valid for the page as served', async () => {
     const result = await browserVerdict(tracePage(withContent));
     expect(result.className, result.textContent).toBe('notice ok');

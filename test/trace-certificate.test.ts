@@ -26,12 +26,18 @@ afterAll(async () => {
   await engine.close();
 });
 
-async function certificateOf(steps: { type: string; content: string; metadata?: object }[]) {
+async function certificateOf(steps: { type: string; content: string; metadata?: object }[], withContent = false) {
   const post = <P extends string>(path: P, body: unknown = {}) => engine.request('POST', path, { key: t.key, body });
   const traceId = (await post('/v1/traces', { agent_id: 'auditor' })).body.trace_id;
   for (const s of steps) expect((await post(`/v1/traces/${traceId}/steps`, s)).status).toBe(201);
   expect((await post(`/v1/traces/${traceId}/complete`)).status).toBe(200);
-  const cert = await engine.request('GET', `/v1/traces/${traceId}/certificate`, { key: t.key });
+  const cert = await engine.request(
+    'GET',
+    `/v1/traces/${traceId}/certificate${withContent ? '?include_content=true' : ''}` as '/v1/traces/{trace_id}/certificate',
+    {
+      key: t.key,
+    },
+  );
   expect(cert.status).toBe(200);
   return cert.body;
 }
@@ -46,20 +52,47 @@ describe.skipIf(!tools && !process.env.CI)('docs/change-control.md verifies a tr
     expect(SCRIPT).toContain('openssl dgst -sha256');
   });
 
-  it('accepts a real certificate, with steps and without', async () => {
-    for (const steps of [
-      [
-        { type: 'THOUGHT', content: 'Refund order 42?' },
-        { type: 'ACTION', content: 'POST /v1/refunds {"order": 42} — €12.50', metadata: { tool: 'stripe', amount: 12.5 } },
-        { type: 'OUTPUT', content: 'done\nwith a second line' },
-      ],
-      [],
-    ]) {
-      const run = runReadme(await certificateOf(steps));
+  it('accepts a real certificate, with steps and without, with their contents and without', async () => {
+    const steps = [
+      { type: 'THOUGHT', content: 'Refund order 42?' },
+      {
+        type: 'ACTION',
+        content: 'POST /v1/refunds {"order": 42} — €12.50\r\n\t"quoted"',
+        metadata: { tool: 'stripe', amount: 12.5, nested: { z: [1, null] } },
+      },
+      { type: 'OUTPUT', content: 'done\nwith a second line' },
+    ];
+    for (const cert of [await certificateOf(steps), await certificateOf(steps, true), await certificateOf([])]) {
+      const run = runReadme(cert);
       expect(run.status, run.stderr).toBe(0);
       expect(run.stdout).toContain('chain: OK');
-      expect(run.stdout).toContain('Verified OK');
+      expect(run.stdout.match(/Verified OK/g)).toHaveLength(2);
     }
+  });
+
+  it('fails on an edit only certificate_signature covers, or on a step content that does not hash', async () => {
+    const cert = await certificateOf(
+      [
+        { type: 'THOUGHT', content: 'one' },
+        { type: 'ACTION', content: 'two', metadata: { tool: 'stripe' } },
+      ],
+      true,
+    );
+    const step = (i: number, change: object) => ({ ...cert, steps: cert.steps.map((s: object, j: number) => (j === i ? { ...s, ...change } : s)) });
+    const forged = [
+      { ...cert, agent_id: 'another-agent' },
+      { ...cert, status: 'failed' },
+      { ...cert, signed_at: '2020-01-01T00:00:00.000Z' },
+      { ...cert, description: 'Something else' },
+      { ...cert, certificate_signature: null },
+      { ...cert, certificate_version: 1 },
+      step(1, { type: 'THOUGHT' }),
+      step(1, { content: 'three' }),
+      step(1, { metadata: { tool: 'paypal' } }),
+      step(0, { created_at: '2020-01-01T00:00:00.000Z' }),
+    ];
+    for (const [i, bad] of forged.entries()) expect(runReadme(bad).status, `forgery ${i}`).not.toBe(0);
+    expect(runReadme(cert).status).toBe(0);
   });
 
   it('fails on a changed step hash, a reordered chain, a forged root, a flipped signature or a swapped key', async () => {

@@ -1,6 +1,6 @@
 /**
- * Offline checks that need only WebCrypto: a trace certificate (docs/change-control.md#the-hashes)
- * and a webhook delivery (Standard Webhooks, docs/teams-and-webhooks.md#verifying-a-delivery).
+ * Offline checks that need only WebCrypto: a trace certificate (docs/change-control.md#the-hashes),
+ * an erasure receipt (docs/security.md#erasure) and a webhook delivery (Standard Webhooks, docs/teams-and-webhooks.md#verifying-a-delivery).
  * The console's "Verify in this browser" is this file, bundled (functions/console/assets).
  */
 import canonicalize from 'canonicalize';
@@ -203,6 +203,41 @@ export async function verifyTraceCertificate(certificate: TraceCertificate | unk
   return check;
 }
 
+export interface ReceiptCheck {
+  /** The key hashes to `key_id` and the signature verifies over every other field of the receipt. */
+  valid: boolean;
+  /** What failed, in words; empty when valid. */
+  problems: string[];
+}
+
+/**
+ * Verifies an erasure receipt (POST /v1/erasures, GET /v1/erasures/{erasure_id}, DELETE /v1/account)
+ * without the server, as docs/security.md#erasure describes: `signature` is RSA-PSS (SHA-256,
+ * MGF1-SHA-256, salt 32) over the RFC 8785 (JCS) bytes of the receipt without `signature`, so
+ * every other field it shows is covered; `publicKey` (GET /v1/traces/public-key, kept from a source
+ * you trust) must hash to its `key_id`. Never throws.
+ */
+export async function verifyErasureReceipt(receipt: unknown, opts: { publicKey: string }): Promise<ReceiptCheck> {
+  const problems: string[] = [];
+  if (!isObject(receipt) || typeof receipt.erasure_id !== 'string' || typeof receipt.signature !== 'string' || typeof receipt.key_id !== 'string')
+    return { valid: false, problems: ['not an erasure receipt: erasure_id, signature or key_id is missing'] };
+  const { signature, ...signed } = receipt;
+  let valid = false;
+  try {
+    const der = pemDer(opts.publicKey);
+    if ((await sha256Hex(der)) !== receipt.key_id) problems.push('signed by another key than the one given: key_id does not match it');
+    else if (receipt.signature_algorithm !== ALGORITHM) problems.push(`unknown signature_algorithm ${String(receipt.signature_algorithm)}`);
+    else {
+      const key = await crypto.subtle.importKey('spki', der, RSA_PSS, false, ['verify']);
+      valid = await verifyPss(key, signature, jcs(signed));
+      if (!valid) problems.push('the signature does not verify over the receipt: a field was changed, added or removed');
+    }
+  } catch (err) {
+    problems.push(`unreadable key: ${(err as Error).message}`);
+  }
+  return { valid: valid && problems.length === 0, problems };
+}
+
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
 
 function header(headers: WebhookHeaders, name: string): string | null {
@@ -238,7 +273,8 @@ export async function verifyWebhook(
   const signatures = header(headers, 'webhook-signature');
   if (!id || !timestamp || !signatures || !/^\d+$/.test(timestamp)) return false;
   const now = (opts.now ?? new Date()).getTime() / 1000;
-  if (Math.abs(now - Number(timestamp)) > (opts.toleranceSeconds ?? 300)) return false;
+  // Written so that a tolerance that is not a number (NaN from an unset setting) refuses rather than accepts any age.
+  if (!(Math.abs(now - Number(timestamp)) <= (opts.toleranceSeconds ?? 300))) return false;
   try {
     const keyBytes = fromBase64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret);
     const key = await crypto.subtle.importKey('raw', keyBytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);

@@ -129,6 +129,11 @@ describe('engram-sdk account namespaces', () => {
     expect(await verifyWebhook(secret, new Headers(headers), new TextEncoder().encode(body))).toBe(true);
     expect(await verifyWebhook(secret, { ...headers, 'webhook-id': 'evt_2' }, body)).toBe(false);
     expect(await verifyWebhook(secret, headers, body, { now: new Date(at.getTime() + 301 * SECOND) })).toBe(false);
+    // The timestamp is signed too: one moved within the tolerance does not verify.
+    const moved = { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) + 1) };
+    expect(await verifyWebhook(secret, moved, body)).toBe(false);
+    // A tolerance that is not a number refuses, rather than accepting a delivery of any age.
+    expect(await verifyWebhook(secret, headers, body, { toleranceSeconds: Number.NaN })).toBe(false);
     expect(await verifyWebhook(secret, { 'webhook-id': 'evt_1' }, body)).toBe(false);
   });
 

@@ -42,6 +42,11 @@ describe('engram-sdk traces', () => {
       contentValid: null,
       problems: [],
     });
+    const withContent = await engram.traces.certificate(traceId, { include_content: 'true' });
+    expect(withContent.steps[1]).toMatchObject({ type: 'ACTION', content: 'POST /v1/refunds {"order": 42}', metadata: { tool: 'stripe' } });
+    expect(await verifyTraceCertificate(withContent)).toMatchObject({ valid: true, contentValid: true });
+    withContent.steps[1].content = 'POST /v1/refunds {"order": 4200}';
+    expect(await verifyTraceCertificate(withContent)).toMatchObject({ valid: false, contentValid: false, certificateSignatureValid: true });
   });
 
   it('refuses a tampered certificate: a step, the root, the signature, another key', async () => {

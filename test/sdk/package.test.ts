@@ -21,7 +21,7 @@ describe('engram-sdk package', () => {
     expect(readFileSync(GENERATED_PATH, 'utf8') === (await generatedTypes()), 'sdk/src/generated/openapi.ts is stale: run `npm run sdk:generate`').toBe(true);
   });
 
-  it('imports nothing Node-only in the client, and depends on nothing but eventsource-parser (and the CLI on its own)', () => {
+  it('imports nothing Node-only in the client, and depends on nothing but eventsource-parser and canonicalize (and the CLI on its own)', () => {
     const files = sources(`${sdk}src`);
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
@@ -32,7 +32,7 @@ describe('engram-sdk package', () => {
       expect(text, file).not.toMatch(new RegExp(`from ['"](${CLI_DEPENDENCIES.join('|')})`));
     }
     const pkg = JSON.parse(readFileSync(`${sdk}package.json`, 'utf8'));
-    expect(Object.keys(pkg.dependencies ?? {}).sort()).toEqual(['eventsource-parser', ...CLI_DEPENDENCIES].sort());
+    expect(Object.keys(pkg.dependencies ?? {}).sort()).toEqual(['canonicalize', 'eventsource-parser', ...CLI_DEPENDENCIES].sort());
     expect(pkg).toMatchObject({ name: 'engram-sdk', type: 'module', license: 'Apache-2.0', bin: { engram: './dist/cli/main.js' } });
   });
 });

@@ -6,6 +6,7 @@ import { registerAccountCommands } from './commands/account.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerApprovalCommands } from './commands/approvals.js';
 import { registerAuditCommands } from './commands/audit.js';
+import { registerErasureCommands } from './commands/erasures.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerMcpCommand } from './commands/mcp.js';
 import { registerMemoryCommands } from './commands/memories.js';
@@ -39,6 +40,7 @@ function buildProgram(): Command {
   registerAuditCommands(program);
   registerEventCommands(program);
   registerTraceCommands(program);
+  registerErasureCommands(program);
   registerApprovalCommands(program);
   registerMcpCommand(program);
   registerAdminCommands(program);

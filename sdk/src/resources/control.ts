@@ -29,8 +29,9 @@ export class Traces extends Resource {
     return this.call<'traces.verify'>('POST', `/v1/traces/${seg(traceId)}/verify`, opts);
   }
 
-  certificate(traceId: string, opts?: CallOptions) {
-    return this.call<'traces.certificate'>('GET', `/v1/traces/${seg(traceId)}/certificate`, opts);
+  /** `{ include_content: 'true' }` adds each step's content, which `verifyTraceCertificate` then rehashes. */
+  certificate(traceId: string, query?: QueryOf<'traces.certificate'>, opts?: CallOptions) {
+    return this.call<'traces.certificate'>('GET', `/v1/traces/${seg(traceId)}/certificate`, { ...opts, query });
   }
 
   publicKey(opts?: CallOptions) {
