@@ -3762,7 +3762,10 @@ export interface components {
              * @example 1
              */
             attempt: number;
-            /** @example null */
+            /**
+             * @description Why the attempt failed, in engram's words (`receiver answered 503`, `redirect not followed`, `no answer within 10 s`); null on success. Never the receiver's answer: its body is not kept
+             * @example null
+             */
             error: string | null;
             /** @example 84 */
             duration_ms: number;
