@@ -69,6 +69,7 @@ describe('registering', () => {
   it('refuses http, loopback, private, link-local and metadata targets, names that resolve to them, and bad events with 422', async () => {
     const t = await strict.newTenant('pro');
     const refused: [Record<string, unknown>, string][] = [
+      [{ url: 'https://hooks.example.com/a', colour: 'blue' }, 'colour'],
       [{ url: 'http://hooks.example.com/a' }, 'url'],
       [{ url: 'https://127.0.0.1/a' }, 'url'],
       [{ url: 'https://[::1]/a' }, 'url'],
@@ -92,8 +93,8 @@ describe('registering', () => {
     ];
     for (const [body, field] of refused) {
       const res = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { events: ['memory.created'], ...body } });
-      expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(errorOf(res)).toMatchObject({ code: 'VALIDATION_ERROR', status: 422 });
       expect(
         errorOf(res).details?.map((d: { path: string }) => d.path),
         JSON.stringify(body),
@@ -101,8 +102,8 @@ describe('registering', () => {
     }
     const hook = await register(strict, t, { url: 'https://hooks.example.com/a' });
     const moved = await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: { url: 'https://169.254.169.254/' } });
-    expect(moved.status).toBe(400);
-    expect((await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: {} })).status).toBe(400);
+    expect(moved.status).toBe(422);
+    expect((await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: {} })).status).toBe(422);
     expect((await strict.request('GET', '/v1/webhooks', { key: t.key })).body.total_count).toBe(1);
   });
 

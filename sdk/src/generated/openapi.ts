@@ -669,7 +669,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook
-         * @description The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 400 VALIDATION_ERROR; more than 50 webhooks is 403 svc_ram.v1.tier.limit_exceeded with `usage`. The answer carries the signing `secret`, shown only this once. Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; docs/teams-and-webhooks.md#verifying-a-delivery shows how a receiver checks it.
+         * @description The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 422 VALIDATION_ERROR (as every invalid field of the body); more than 50 webhooks is 403 svc_ram.v1.tier.limit_exceeded with `usage`. The answer carries the signing `secret`, shown only this once. Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; docs/teams-and-webhooks.md#verifying-a-delivery shows how a receiver checks it.
          *
          *     Requires the pro tier or higher (feature `webhooks`); a lower tier is answered 403 FEATURE_NOT_AVAILABLE.
          */
@@ -694,7 +694,7 @@ export interface paths {
         get: operations["webhooks.get"];
         /**
          * Change a webhook, pause or resume it
-         * @description Any of `url`, `events`, `active`, `description`, `format`. `active: true` resumes a paused or deactivated webhook.
+         * @description Any of `url`, `events`, `active`, `description`, `format`, checked as at registration (an invalid field is 422 VALIDATION_ERROR). `active: true` resumes a paused or deactivated webhook.
          *
          *     Requires the pro tier or higher (feature `webhooks`); a lower tier is answered 403 FEATURE_NOT_AVAILABLE.
          */
@@ -7177,7 +7177,7 @@ export interface operations {
                     "application/json": components["schemas"]["Healthz"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7224,7 +7224,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7280,7 +7280,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7336,7 +7336,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7410,7 +7410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7488,7 +7488,7 @@ export interface operations {
                     "application/json": components["schemas"]["SignupResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7575,7 +7575,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerifyResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7665,7 +7665,7 @@ export interface operations {
                     "application/json": components["schemas"]["RotateResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7712,6 +7712,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7773,7 +7782,7 @@ export interface operations {
                     "application/json": components["schemas"]["RestrictedKey"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7820,6 +7829,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7881,7 +7899,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7937,6 +7955,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8004,7 +8031,7 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8085,7 +8112,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoreMemoryResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8132,6 +8159,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8202,7 +8238,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchStoreResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8249,6 +8285,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8333,7 +8378,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8425,7 +8470,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8499,7 +8544,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextNow"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8576,7 +8621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8662,7 +8707,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteMemoryResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8752,7 +8797,7 @@ export interface operations {
                     "application/json": components["schemas"]["PatchMemoryResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8876,7 +8921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpaceList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8957,7 +9002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpace"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9004,6 +9049,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9061,7 +9115,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpace"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9151,7 +9205,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpace"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9253,7 +9307,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9350,7 +9404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpaceMemories"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9440,7 +9494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShareCreated"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9487,6 +9541,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9541,7 +9604,7 @@ export interface operations {
                     "application/json": components["schemas"]["SharedList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9618,7 +9681,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShareTokenCheck"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9672,7 +9735,7 @@ export interface operations {
                     "application/json": components["schemas"]["JoinShareResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9719,6 +9782,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9779,7 +9851,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShareCreated"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9817,6 +9889,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9872,7 +9953,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9960,7 +10041,7 @@ export interface operations {
                     "application/json": components["schemas"]["TeamList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10041,7 +10122,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10088,6 +10169,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10149,7 +10239,7 @@ export interface operations {
                     "application/json": components["schemas"]["TeamJoinResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10196,6 +10286,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10253,7 +10352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10343,7 +10442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10445,7 +10544,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10538,7 +10637,7 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitation"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10594,6 +10693,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10657,7 +10765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10761,7 +10869,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10849,7 +10957,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10930,7 +11038,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10977,6 +11085,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid webhook (VALIDATION_ERROR, `details` names each field): a URL that is not HTTPS or resolves to a loopback, private, link-local or metadata address, no events or an unknown one, an unknown field; also an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11034,7 +11151,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11124,7 +11241,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11171,6 +11288,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid webhook (VALIDATION_ERROR, `details` names each field): a URL that is not HTTPS or resolves to a loopback, private, link-local or metadata address, no events or an unknown one, an unknown field. Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11228,7 +11354,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeletedWebhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11317,7 +11443,7 @@ export interface operations {
                     "application/json": components["schemas"]["RotatedWebhookSecret"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11355,6 +11481,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11417,7 +11552,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11506,7 +11641,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryQueued"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11544,6 +11679,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11606,7 +11750,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryQueued"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11644,6 +11788,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11698,7 +11851,7 @@ export interface operations {
                     "application/json": components["schemas"]["TracePublicKey"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11781,7 +11934,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11862,7 +12015,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceStarted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11909,6 +12062,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11973,7 +12135,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceStepAdded"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12036,6 +12198,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -12089,7 +12260,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceCompleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12127,6 +12298,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12189,7 +12369,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceWithSteps"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12278,7 +12458,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceVerification"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12316,6 +12496,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12373,7 +12562,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceCertificate"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12467,7 +12656,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12559,7 +12748,7 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12645,7 +12834,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditSummary"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12728,7 +12917,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditVerify"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12815,7 +13004,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayTimeline"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12905,7 +13094,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplaySnapshot"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12984,7 +13173,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayDiff"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13070,7 +13259,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayMemoryLifecycle"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13160,7 +13349,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayRecall"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13250,7 +13439,7 @@ export interface operations {
                     "application/json": components["schemas"]["RollbackResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13297,6 +13486,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13354,7 +13552,7 @@ export interface operations {
                     "application/json": components["schemas"]["RollbackPreview"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13433,7 +13631,7 @@ export interface operations {
                     "application/json": components["schemas"]["RollbackHistory"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13512,7 +13710,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13593,7 +13791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureReceipt"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13656,6 +13854,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -13706,7 +13913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureReceipt"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13793,7 +14000,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureReceipt"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13885,7 +14092,7 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13977,7 +14184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14083,7 +14290,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14160,7 +14367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14250,7 +14457,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationPlan"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14304,7 +14511,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A range that starts after it ends (INVALID_RANGE). Codes: `INVALID_RANGE`. */
+            /** @description A range that starts after it ends (INVALID_RANGE); also an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `INVALID_RANGE`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14367,7 +14574,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationPlanList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14444,7 +14651,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationPlan"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14536,7 +14743,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationAcknowledgmentResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14659,7 +14866,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTripleList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14740,7 +14947,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTriple"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14803,6 +15010,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -14853,7 +15069,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTriple"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14939,7 +15155,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTripleDeleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15031,7 +15247,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeEntityList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15111,7 +15327,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeEntityDetail"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15197,7 +15413,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeEntityDeleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15287,7 +15503,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgePaths"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15431,6 +15647,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -15481,7 +15706,7 @@ export interface operations {
                     "application/json": components["schemas"]["PolicyList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15626,6 +15851,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -15679,7 +15913,7 @@ export interface operations {
                     "application/json": components["schemas"]["PolicyDetail"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15880,7 +16114,7 @@ export interface operations {
                     "application/json": components["schemas"]["PolicyWrite"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15978,7 +16212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionSubmitted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16041,6 +16275,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -16095,7 +16338,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionSubmitted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16142,6 +16385,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16199,7 +16451,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionExplanation"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16287,7 +16539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ControlDashboard"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16373,7 +16625,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentViolations"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `svc_ram.v1.control.invalid_violations_param`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `svc_ram.v1.control.invalid_violations_param`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16450,7 +16702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionStatus"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16543,7 +16795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionStatus"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16599,6 +16851,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16664,7 +16925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalQueue"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16757,7 +17018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalDecided"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `control.invalid_decision`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `control.invalid_decision`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16820,6 +17081,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -16867,7 +17137,7 @@ export interface operations {
                     "application/json": components["schemas"]["ControlSettings"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16945,7 +17215,7 @@ export interface operations {
                     "application/json": components["schemas"]["ControlSettings"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17042,7 +17312,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCapabilityList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17123,7 +17393,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCapability"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17170,6 +17440,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17231,7 +17510,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgentList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17312,7 +17591,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgent"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17375,6 +17654,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -17425,7 +17713,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgent"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17511,7 +17799,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgentDeleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17601,7 +17889,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgent"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17711,7 +17999,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMissionList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17792,7 +18080,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17855,6 +18143,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -17905,7 +18202,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17996,7 +18293,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCheckpointList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18089,7 +18386,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCheckpoint"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18145,6 +18442,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18209,7 +18515,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMissionRolledBack"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18272,6 +18578,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -18325,7 +18640,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMissionRollbackPreview"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18428,7 +18743,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeInterventionList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18509,7 +18824,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeIntervention"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18572,6 +18887,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -18625,7 +18949,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18663,6 +18987,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18723,7 +19056,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18761,6 +19094,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18821,7 +19163,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18859,6 +19201,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18919,7 +19270,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18957,6 +19308,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19017,7 +19377,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19055,6 +19415,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19115,7 +19484,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19153,6 +19522,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19214,7 +19592,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19261,6 +19639,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19322,7 +19709,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19376,7 +19763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description GATE_FAILED: the health score is below min_score; the eval is in `eval`. Codes: `GATE_FAILED`. */
+            /** @description GATE_FAILED: the health score is below min_score; the eval is in `eval`; also an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `GATE_FAILED`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19437,7 +19824,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalHistory"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19514,7 +19901,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalDrift"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19588,7 +19975,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalBaselines"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19669,7 +20056,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalBaseline"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19716,6 +20103,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19771,7 +20167,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19854,7 +20250,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexConfig"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19932,7 +20328,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexConfig"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20028,7 +20424,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexConfig"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20120,7 +20516,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexStatus"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20200,7 +20596,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexRunResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20229,6 +20625,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20288,7 +20693,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexInsightList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20370,7 +20775,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20444,7 +20849,7 @@ export interface operations {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20518,7 +20923,7 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20592,7 +20997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Milestones"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20670,7 +21075,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminCreatedTenant"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20765,7 +21170,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminTenant"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20837,7 +21242,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminTenant"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20923,7 +21328,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMailList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
