@@ -121,7 +121,7 @@ describe('the closed error contract', () => {
     }
   });
 
-  it('a count the tier caps is 403 svc_ram.v1.tier.limit_exceeded with usage; a reused Idempotency-Key is 400', async () => {
+  it('a count the tier caps is 403 svc_ram.v1.tier.limit_exceeded with usage; a reused Idempotency-Key is 422', async () => {
     const t = await engine.newTenant('starter');
     const policy = (i: number) => ({ name: `Cap${i}`, rules: [{ match: `never-${i}`, severity: 'low', reason: 'test' }] });
     for (let i = 0; i < 5; i++) expect((await engine.request('POST', '/v1/control/policies', { key: t.key, body: policy(i) })).status).toBe(201);
@@ -138,7 +138,7 @@ describe('the closed error contract', () => {
     const headers = { 'idempotency-key': 'contract-1' };
     expect((await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'one' }, headers })).status).toBe(201);
     const reused = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'two' }, headers });
-    expect([reused.status, errorOf(reused).code, errorOf(reused).status]).toEqual([400, 'VALIDATION_ERROR', 400]);
+    expect([reused.status, errorOf(reused).code, errorOf(reused).status]).toEqual([422, 'VALIDATION_ERROR', 422]);
   });
 });
 

@@ -116,17 +116,23 @@ describe('console sessions', () => {
       body: `api_key=${owner.key}`,
     });
     const signInAt = (headers: Record<string, string>) => engine.app.request('https://engram.example/console/sign-in', form(headers));
-    for (const headers of [
+    const refusedHeaders: Record<string, string>[] = [
       { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
       { origin: 'https://evil.example' },
       { origin: 'null' },
-    ]) {
+    ];
+    for (const headers of refusedHeaders) {
       const refused = await signInAt(headers);
       expect(refused.status, JSON.stringify(headers)).toBe(403);
       expect(refused.headers.get('set-cookie'), JSON.stringify(headers)).toBeNull();
     }
-    for (const headers of [{ origin: 'https://engram.example', 'sec-fetch-site': 'same-origin' }, { origin: 'https://engram.example' }, {}]) {
+    const takenHeaders: Record<string, string>[] = [
+      { origin: 'https://engram.example', 'sec-fetch-site': 'same-origin' },
+      { origin: 'https://engram.example' },
+      {},
+    ];
+    for (const headers of takenHeaders) {
       const taken = await signInAt(headers);
       expect(taken.status, JSON.stringify(headers)).toBe(303);
       expect(taken.headers.get('set-cookie')).toMatch(/^engram_console=/);

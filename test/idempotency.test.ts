@@ -42,11 +42,11 @@ describe('Idempotency-Key on stores', () => {
     expect(await auditOf(t, 'memory.create')).toBe(1);
 
     const other = await post(t, '/v1/memories', { ...body, importance: 9 }, key);
-    expect(other.status).toBe(400);
-    expect(other.body).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, details: [{ path: 'Idempotency-Key' }] });
+    expect(other.status).toBe(422);
+    expect(other.body).toMatchObject({ code: 'VALIDATION_ERROR', status: 422, details: [{ path: 'Idempotency-Key' }] });
     // The path and the query are part of the request too.
-    expect((await post(t, '/v1/memories?x=1', body, key)).status).toBe(400);
-    expect((await post(t, '/v1/rollback', { target: new Date().toISOString() }, key)).status).toBe(400);
+    expect((await post(t, '/v1/memories?x=1', body, key)).status).toBe(422);
+    expect((await post(t, '/v1/rollback', { target: new Date().toISOString() }, key)).status).toBe(422);
     expect(await memoriesOf(t)).toBe(1);
 
     // Without a key, or with another key, the same body is stored again (lww supersedes).
@@ -277,7 +277,7 @@ describe('Idempotency-Key in the API description', () => {
     ]) {
       const op = doc.paths[path][method];
       expect(header(op), `${method} ${path}`).toMatchObject({ required: false, schema: { type: 'string', maxLength: 255 } });
-      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['400', '409']));
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['400', '409', '422']));
     }
     expect(header(doc.paths['/v1/memories'].get)).toBeUndefined();
     expect(header(doc.paths['/v1/keys'].post)).toBeUndefined(); // public: no tenant to keep it for

@@ -50,11 +50,11 @@ describe('webhook delivery and DNS rebinding', () => {
 });
 
 describe('webhook URLs that write a local IPv4 address in IPv6', () => {
-  it('are refused with 400 naming url', async () => {
+  it('are refused with 422 naming url', async () => {
     const t = await engine.newTenant('pro');
     for (const url of ['https://[::127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://[64:ff9b::169.254.169.254]/', 'https://[2002:a00:1::]/hook']) {
       const res = await engine.request('POST', '/v1/webhooks', { key: t.key, body: { url, events: ['memory.created'] } });
-      expect(res.status, url).toBe(400);
+      expect(res.status, url).toBe(422);
       expect(errorOf(res).details, url).toEqual([{ path: 'url', message: expect.stringMatching(/loopback|private|linkLocal/) }]);
     }
   });

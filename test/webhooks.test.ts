@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { setRecord } from './standins/dns';
 import { startReceiver, verifySignature } from './standins/webhook-receiver';
+import { tablesHolding } from './tables-holding';
 
 /**
  * Webhooks through HTTP: the address rule at registration and delivery, and deliveries to a real
@@ -68,6 +69,7 @@ describe('registering', () => {
   it('refuses http, loopback, private, link-local and metadata targets, names that resolve to them, and bad events with 422', async () => {
     const t = await strict.newTenant('pro');
     const refused: [Record<string, unknown>, string][] = [
+      [{ url: 'https://hooks.example.com/a', colour: 'blue' }, 'colour'],
       [{ url: 'http://hooks.example.com/a' }, 'url'],
       [{ url: 'https://127.0.0.1/a' }, 'url'],
       [{ url: 'https://[::1]/a' }, 'url'],
@@ -91,8 +93,8 @@ describe('registering', () => {
     ];
     for (const [body, field] of refused) {
       const res = await strict.request('POST', '/v1/webhooks', { key: t.key, body: { events: ['memory.created'], ...body } });
-      expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(errorOf(res).code).toBe('VALIDATION_ERROR');
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(errorOf(res)).toMatchObject({ code: 'VALIDATION_ERROR', status: 422 });
       expect(
         errorOf(res).details?.map((d: { path: string }) => d.path),
         JSON.stringify(body),
@@ -100,8 +102,8 @@ describe('registering', () => {
     }
     const hook = await register(strict, t, { url: 'https://hooks.example.com/a' });
     const moved = await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: { url: 'https://169.254.169.254/' } });
-    expect(moved.status).toBe(400);
-    expect((await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: {} })).status).toBe(400);
+    expect(moved.status).toBe(422);
+    expect((await strict.request('PUT', `/v1/webhooks/${hook.webhook_id}`, { key: t.key, body: {} })).status).toBe(422);
     expect((await strict.request('GET', '/v1/webhooks', { key: t.key })).body.total_count).toBe(1);
   });
 
@@ -177,6 +179,24 @@ describe('delivering', { timeout: 60_000 }, () => {
     ]);
     expect(log[2].error).toMatch(/receiver answered 503/);
     expect((await local.request('GET', `/v1/webhooks/${hook.webhook_id}`, { key: t.key })).body.failing_since).toBeNull();
+  });
+
+  it("keeps no text of a receiver's answer: an error page quoting a memory is gone from the log once it is erased", async () => {
+    const t = await local.newTenant('enterprise');
+    statusOf.set('/quoting', 500);
+    const secret = 'Quoted-by-the-receiver: Jane Roe takes drug Y';
+    const hook = await register(local, t, { url: receiver.url('/quoting') });
+    await local.request('POST', '/v1/memories', { key: t.key, body: { observation: secret, tags: ['quoted'] } });
+    await drain(local);
+    expect(at('/quoting')[0].body).toContain(secret);
+    const [attempt] = await deliveries(local, t, hook.webhook_id);
+    expect(attempt).toMatchObject({ status_code: 500, success: false, error: 'receiver answered 500' });
+    expect(await tablesHolding(local, secret)).not.toContain('webhook_deliveries');
+
+    const erased = await local.request('POST', '/v1/erasures', { key: t.key, body: { reason: 'GDPR Art. 17 request', tags: ['quoted'] } });
+    expect(erased.status, erased.text).toBe(201);
+    expect(await tablesHolding(local, secret)).toEqual([]);
+    expect(JSON.stringify(await deliveries(local, t, hook.webhook_id))).not.toContain('Jane Roe');
   });
 
   it('does not follow redirects', async () => {

@@ -1,5 +1,5 @@
 import { WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
-import { createRouter } from '../../shared/platform/app';
+import { createRouter, validationHook } from '../../shared/platform/app';
 import { ctxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
 import { DAY } from '../../shared/platform/time';
@@ -11,10 +11,15 @@ import * as service from './service';
 const id = (c: { req: { valid(t: 'param'): { webhook_id: string } } }) => c.req.valid('param').webhook_id;
 
 const router = createRouter()
-  .openapi(routes.createRoute, async (c) => c.json(await service.createWebhook(ctxOf(c), c.req.valid('json')), 201))
+  // An invalid webhook body is 422, as the contract answers webhook validation.
+  .openapi(routes.createRoute, async (c) => c.json(await service.createWebhook(ctxOf(c), c.req.valid('json')), 201), validationHook(422))
   .openapi(routes.listRoute, async (c) => c.json(await service.listWebhooks(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.getRoute, async (c) => c.json(await service.getWebhook(ctxOf(c), { webhookId: id(c) }), 200))
-  .openapi(routes.updateRoute, async (c) => c.json(await service.updateWebhook(ctxOf(c), { webhookId: id(c), ...c.req.valid('json') }), 200))
+  .openapi(
+    routes.updateRoute,
+    async (c) => c.json(await service.updateWebhook(ctxOf(c), { webhookId: id(c), ...c.req.valid('json') }), 200),
+    validationHook(422),
+  )
   .openapi(routes.deleteRoute, async (c) => c.json(await service.deleteWebhook(ctxOf(c), { webhookId: id(c) }), 200))
   .openapi(routes.rotateSecretRoute, async (c) => c.json(await service.rotateSecret(ctxOf(c), { webhookId: id(c) }), 200))
   .openapi(routes.deliveriesRoute, async (c) => c.json(await service.listDeliveries(ctxOf(c), { webhookId: id(c), ...c.req.valid('query') }), 200))

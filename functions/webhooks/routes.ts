@@ -1,8 +1,17 @@
-import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { ErrorSchema, errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
 
 const tags = ['Webhooks'];
 const feature = 'webhooks' as const;
+/** A webhook's body that fails its checks: 422, as the contract answers webhook validation. */
+const invalidWebhook = {
+  422: {
+    description:
+      'Invalid webhook (VALIDATION_ERROR, `details` names each field): a URL that is not HTTPS or resolves to a loopback, private, link-local or metadata address, no events or an unknown one, an unknown field',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+};
+
 const signing =
   'Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; docs/teams-and-webhooks.md#verifying-a-delivery shows how a receiver checks it.';
 
@@ -13,9 +22,10 @@ export const createRoute = keyRoute({
   path: '/v1/webhooks',
   tags,
   summary: 'Register a webhook',
-  description: `The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 400 VALIDATION_ERROR; more than ${s.MAX_WEBHOOKS} webhooks is 403 svc_ram.v1.tier.limit_exceeded with \`usage\`. The answer carries the signing \`secret\`, shown only this once. ${signing}`,
+  description: `The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 422 VALIDATION_ERROR (as every invalid field of the body); more than ${s.MAX_WEBHOOKS} webhooks is 403 svc_ram.v1.tier.limit_exceeded with \`usage\`. The answer carries the signing \`secret\`, shown only this once. ${signing}`,
   request: { body: jsonBody(s.CreateWebhookBody) },
-  responses: { 201: json(s.CreatedWebhook, 'The webhook and its signing secret') },
+  validationStatus: 422,
+  responses: { 201: json(s.CreatedWebhook, 'The webhook and its signing secret'), ...invalidWebhook },
 });
 
 export const listRoute = keyRoute({
@@ -47,9 +57,11 @@ export const updateRoute = keyRoute({
   path: '/v1/webhooks/{webhook_id}',
   tags,
   summary: 'Change a webhook, pause or resume it',
-  description: 'Any of `url`, `events`, `active`, `description`, `format`. `active: true` resumes a paused or deactivated webhook.',
+  description:
+    'Any of `url`, `events`, `active`, `description`, `format`, checked as at registration (an invalid field is 422 VALIDATION_ERROR). `active: true` resumes a paused or deactivated webhook.',
   request: { params: s.WebhookParams, body: jsonBody(s.UpdateWebhookBody) },
-  responses: { 200: json(s.WebhookSchema, 'The changed webhook'), ...errorsOf(404) },
+  validationStatus: 422,
+  responses: { 200: json(s.WebhookSchema, 'The changed webhook'), ...errorsOf(404), ...invalidWebhook },
 });
 
 export const deleteRoute = keyRoute({

@@ -98,7 +98,11 @@ export const DeliverySchema = z
     status_code: z.number().int().openapi({ description: "The receiver's HTTP status; 0 when none came (refused, timed out, blocked address)", example: 200 }),
     success: z.boolean(),
     attempt: z.number().int().openapi({ description: '1 for the first attempt, then one more per retry', example: 1 }),
-    error: z.string().nullable().openapi({ example: null }),
+    error: z.string().nullable().openapi({
+      description:
+        "Why the attempt failed, in engram's words (`receiver answered 503`, `redirect not followed`, `no answer within 10 s`); null on success. Never the receiver's answer: its body is not kept",
+      example: null,
+    }),
     duration_ms: z.number().int().openapi({ example: 84 }),
     created_at: z.string().openapi({ example: TIME }),
   })

@@ -19,11 +19,11 @@ function newSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-/** The address rule at registration: 400 naming `url`, like the body's other checks. */
+/** The address rule at registration: 422 naming `url`, like the body's other checks. */
 async function assertDestination(ctx: TenantCtx, url: string) {
   const { config } = ctx.services;
   const problem = await destinationProblem(url, { allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, resolveHost: ctx.services.resolveHost });
-  if (problem) throw validationError('url', problem);
+  if (problem) throw validationError('url', problem, 422);
 }
 
 /** URLs can carry tokens (Slack's do): the audit trail keeps only the origin. */

@@ -9,7 +9,7 @@ import { TrieRouter } from 'hono/router/trie-router';
 import type { ZodError } from 'zod';
 import type { AppEnv } from './context';
 import { errorFields } from './error-fields';
-import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange } from './errors';
+import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, type StatusOf } from './errors';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
 import { operationOf } from './metrics';
@@ -43,21 +43,21 @@ const limitOf = (usage: unknown): 'rate' | 'quota' | 'other' => {
 /** Retry-After of a 429 or 503 whose error carries no `retry_after` of its own, in seconds. */
 const DEFAULT_RETRY_AFTER: Record<number, number | undefined> = { 429: 60, 503: 1 };
 
-export function validationHook() {
+export function validationHook(status?: StatusOf<'VALIDATION_ERROR'>) {
   return (result: { success: boolean; target?: string; error?: unknown }): undefined => {
     if (result.success) return undefined;
     const error = result.error as ZodError;
     const range = rangeIssue(error);
     if (range) throw invalidRange(range.start, range.end);
-    throw validationFailure(error, result.target ?? 'json');
+    throw validationFailure(error, result.target ?? 'json', status);
   };
 }
 
 /** The error a failed validation answers with (also for one item of a batch body, validated on its own). */
-export function validationFailure(error: ZodError, target: string): AppError {
+export function validationFailure(error: ZodError, target: string, status?: StatusOf<'VALIDATION_ERROR'>): AppError {
   const details = zodDetails(error);
   const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
-  return new AppError('VALIDATION_ERROR', `Invalid ${targetNames[target] ?? target}: ${summary}`, { details });
+  return new AppError('VALIDATION_ERROR', `Invalid ${targetNames[target] ?? target}: ${summary}`, { details }, status);
 }
 
 /** How a message names what failed: the validator's targets as a client knows them. */

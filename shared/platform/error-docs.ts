@@ -1,4 +1,4 @@
-import { type ErrorCode, errorAliases, errorCodes } from './errors';
+import { type ErrorCode, errorAliases, errorCodes, statusesOf } from './errors';
 
 /**
  * The error table published: in /openapi.json (each operation's `x-error-codes`, and each error
@@ -29,10 +29,16 @@ const defaults: Partial<Record<number, ErrorCode>> = {
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const mentions = (text: string, code: string) => new RegExp(`(?<![\\w.])${escapeRegExp(code)}(?![\\w])`).test(text);
 
-/** The codes a response of `status` can carry: those its texts name, else the status's own; 400 is always also VALIDATION_ERROR. */
+/**
+ * The codes a response of `status` can carry: those its texts name (a code answered with `status`
+ * only in some cases, its `also`, only when the response's own description, the first text, names
+ * it), else the status's own; 400 is always also VALIDATION_ERROR.
+ */
 export function codesFor(status: number, texts: string[]): ErrorCode[] {
   const text = texts.join('\n');
-  const named = ALL.filter((code) => errorCodes[code].status === status && mentions(text, code));
+  const named = ALL.filter((code) =>
+    errorCodes[code].status === status ? mentions(text, code) : statusesOf(code).includes(status as never) && mentions(texts[0] ?? '', code),
+  );
   const fallback = defaults[status];
   const codes = named.length ? named : fallback ? [fallback] : [];
   if (status === 400 && !codes.includes('VALIDATION_ERROR')) codes.unshift('VALIDATION_ERROR');
@@ -68,8 +74,9 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 /** docs/errors.md, generated: test/openapi.test.ts fails when the committed file differs. */
 export function errorsMarkdown(): string {
   const rows = ALL.map((code) => {
-    const e = errorCodes[code];
-    return `| \`${code}\` | ${e.status} | ${cell(e.meaning)} | ${cell(e.action)} |`;
+    const e: { status: number; meaning: string; action: string; also?: readonly { status: number; when: string }[] } = errorCodes[code];
+    const also = (e.also ?? []).map((a) => ` ${a.status}: ${a.when}`).join('');
+    return `| \`${code}\` | ${[e.status, ...(e.also ?? []).map((a) => a.status)].join(', ')} | ${cell(e.meaning + also)} | ${cell(e.action)} |`;
   });
   const aliases = Object.entries(errorAliases).map(([alias, code]) => `- \`${alias}\` is also written for \`${code}\` (the body carries it in \`alias\`).`);
   return [

@@ -1,7 +1,10 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 interface CodeEntry {
+  /** The status the code is answered with, unless `also` names the case. */
   status: ContentfulStatusCode;
+  /** Other statuses the contract gives the code, each with the cases it is answered for. */
+  also?: readonly { status: ContentfulStatusCode; when: string }[];
   /** When the service answers it. */
   meaning: string;
   /** What a client should do about it. */
@@ -9,16 +12,21 @@ interface CodeEntry {
 }
 
 /**
- * Every error code the service answers, with its one HTTP status. A code that is not here does not
- * compile. docs/errors.md and each operation's `x-error-codes` in /openapi.json are generated from
+ * Every error code the service answers, with its HTTP status (and, where the contract gives a code
+ * another status for some cases, those in `also`). A code that is not here does not compile. docs/errors.md and each operation's `x-error-codes` in /openapi.json are generated from
  * this table (test/openapi.test.ts fails when the document drifts from it).
  */
 export const errorCodes = {
   VALIDATION_ERROR: {
     status: 400,
-    meaning:
-      'A field is missing, unknown, of the wrong type or out of range; `details` names each field. Also an `Idempotency-Key` reused with a different request.',
+    meaning: 'A field is missing, unknown, of the wrong type or out of range; `details` names each field.',
     action: 'Fix the request as `details` says; do not retry it unchanged.',
+    also: [
+      {
+        status: 422,
+        when: 'An invalid webhook (POST /v1/webhooks, PUT /v1/webhooks/{webhook_id}: a URL that is not HTTPS or not public, no events); an `Idempotency-Key` reused with a different request.',
+      },
+    ],
   },
   INVALID_TOKEN: {
     status: 400,
@@ -163,6 +171,17 @@ export const errorAliases = {
 
 export const statusOf = (code: ErrorCode): ContentfulStatusCode => errorCodes[code].status;
 
+/** A status the table gives `code`: its own, or one of its `also`. */
+export type StatusOf<C extends ErrorCode> =
+  | (typeof errorCodes)[C]['status']
+  | ((typeof errorCodes)[C] extends { also: readonly { status: infer S }[] } ? S : never);
+
+/** Every status the table gives `code`, its own first. */
+export const statusesOf = (code: ErrorCode): ContentfulStatusCode[] => {
+  const entry: CodeEntry = errorCodes[code];
+  return [entry.status, ...(entry.also ?? []).map((a) => a.status)];
+};
+
 /** The codes answered with `status`. */
 export interface ErrorDetail {
   path: string;
@@ -172,20 +191,30 @@ export interface ErrorDetail {
 /** The one error type of the service. `extra` is merged into the body (usage, required_tier, ...). */
 export class AppError<C extends ErrorCode = ErrorCode> extends Error {
   readonly status: ContentfulStatusCode;
+  /** `status`: one of the code's `also` statuses, for the cases the table names; else its own. */
   constructor(
     readonly code: C,
     message: string,
     readonly extra: Record<string, unknown> & { details?: ErrorDetail[] } = {},
+    status?: StatusOf<C>,
   ) {
     super(message);
     this.name = 'AppError';
-    this.status = statusOf(code);
+    this.status = (status as ContentfulStatusCode | undefined) ?? statusOf(code);
+  }
+
+  /** The same error answered with another of its code's statuses (the table's `also`). */
+  withStatus(status: StatusOf<C>): AppError<C> {
+    const copy = new AppError(this.code, this.message, this.extra, status);
+    copy.stack = this.stack;
+    return copy;
   }
 }
 
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
 
-export const validationError = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
+export const validationError = (path: string, message: string, status?: StatusOf<'VALIDATION_ERROR'>) =>
+  new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] }, status);
 
 export const conflict = (message: string, extra: Record<string, unknown> = {}) => new AppError('CONFLICT', message, extra);
 

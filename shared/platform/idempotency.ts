@@ -196,9 +196,14 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (await claim(services, own)) break;
     const row = await read(services, own);
     if (row && row.request_hash !== own.hash) {
-      throw new AppError('VALIDATION_ERROR', `${IDEMPOTENCY_HEADER} was already used with a different request (method, path, query or body)`, {
-        details: [{ path: IDEMPOTENCY_HEADER, message: 'already used with a different request' }],
-      });
+      throw new AppError(
+        'VALIDATION_ERROR',
+        `${IDEMPOTENCY_HEADER} was already used with a different request (method, path, query or body)`,
+        {
+          details: [{ path: IDEMPOTENCY_HEADER, message: 'already used with a different request' }],
+        },
+        422,
+      );
     }
     if (row?.status === 'done') return replay(c, row, own.cipher);
     if (row?.status === 'committed' && new Date(row.locked_until).getTime() <= services.clock.now().getTime()) {

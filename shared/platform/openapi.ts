@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from './context';
 import { experimentalGate, featureGate, optionalKey, requireKey } from './auth';
 import { idempotency, idempotencyParameter } from './idempotency';
 import { AppError, type ErrorCode, errorCodes } from './errors';
@@ -38,7 +39,7 @@ export const ErrorSchema = z
   .openapi('Error');
 
 const descriptions: Record<number, string> = {
-  400: 'Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request)',
+  400: 'Invalid input (VALIDATION_ERROR)',
   401: 'Missing, unknown, revoked or expired key (UNAUTHORIZED)',
   403: 'Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`)',
   404: 'Unknown resource (NOT_FOUND)',
@@ -82,6 +83,14 @@ type Declared = Omit<RouteConfig, 'middleware' | 'security' | 'operationId'> & {
  */
 function inputErrors(config: Declared) {
   return errors(...(config.request?.body ? [400, 413, 415] : [400]));
+}
+
+const REUSED_KEY = 'an Idempotency-Key reused with a different request (VALIDATION_ERROR)';
+
+/** A POST's 422: the route's own (a range, a failed gate) and also the reused Idempotency-Key. */
+function reusedKeyResponse(own: { description?: string } | undefined) {
+  if (own) return { ...own, description: `${own.description ?? 'Error'}; also ${REUSED_KEY}` };
+  return { description: `Unprocessable: ${REUSED_KEY}`, content: { 'application/json': { schema: ErrorSchema } } };
 }
 
 /** Any route can fail inside (500) or find its database away (503 SERVICE_UNAVAILABLE, Retry-After). */
@@ -180,6 +189,21 @@ function refuseUnknownFields(schema: unknown): MiddlewareHandler | null {
   };
 }
 
+/**
+ * A body check whose VALIDATION_ERROR the route answers with another of the code's statuses (a
+ * webhook's body: 422, as the contract says). Only the check's own refusal: what runs after it
+ * (`next`) answers for itself.
+ */
+const answeredWith =
+  (status: 422, check: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    try {
+      await check(c, next);
+    } catch (err) {
+      throw err instanceof AppError && err.code === 'VALIDATION_ERROR' ? (err as AppError<'VALIDATION_ERROR'>).withStatus(status) : err;
+    }
+  };
+
 const strictBody = (config: Declared) => {
   const media = config.request?.body?.content?.['application/json'];
   const check = refuseUnknownFields(media && 'schema' in media ? media.schema : undefined);
@@ -196,10 +220,10 @@ const strictBody = (config: Declared) => {
  * (shared/platform/idempotency.ts). The document gets the security requirement, the 401/429 (403
  * for a restricted key's scope and for gated routes), the idempotency header and its errors, and the input errors.
  */
-export function keyRoute<const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true; streamedBody?: true; scopeFamily?: string }>(
-  config: R,
-) {
-  const { feature, experimental, confinable, streamedBody, scopeFamily, ...route } = config;
+export function keyRoute<
+  const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true; streamedBody?: true; scopeFamily?: string; validationStatus?: 422 },
+>(config: R) {
+  const { feature, experimental, confinable, streamedBody, scopeFamily, validationStatus, ...route } = config;
   registerScopeFamily(route.operationId, scopeFamily);
   if (streamedBody) streamedBodyPaths.add(route.path);
   // A streamed body is read once, by the handler: no Idempotency-Key (it would read the body first).
@@ -212,7 +236,7 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
     ...(experimental ? [experimentalGate] : []),
     ...(feature ? [featureGate(feature)] : []),
     ...(post ? [idempotency] : []),
-    ...(streamedBody ? [] : strictBody(config)),
+    ...(streamedBody ? [] : strictBody(config).map((check) => (validationStatus ? answeredWith(validationStatus, check) : check))),
   ];
   const notes = [route.description, experimental ? experimentalNote : undefined, feature ? gateNote(feature) : undefined].filter(Boolean);
   const gated = Boolean(feature || experimental);
@@ -232,8 +256,9 @@ export function keyRoute<const R extends Declared & { feature?: Feature; experim
       ...(experimental ? experimentalRefusal(feature) : {}),
       ...serverErrors(),
       ...route.responses,
+      ...(post ? { 422: reusedKeyResponse((route.responses as Record<number, { description?: string }> | undefined)?.[422]) } : {}),
     },
-  } as unknown as Omit<R, 'feature' | 'experimental' | 'confinable' | 'streamedBody' | 'scopeFamily'> & {
+  } as unknown as Omit<R, 'feature' | 'experimental' | 'confinable' | 'streamedBody' | 'scopeFamily' | 'validationStatus'> & {
     middleware: typeof middleware;
     security: { bearerAuth: string[] }[];
   });

@@ -32,7 +32,8 @@ export interface Received {
 
 /**
  * A local HTTP receiver for webhook tests and benchmarks: records every request; `respond` decides
- * the status per path (200 by default), `delayMs` holds the answer back.
+ * the status per path (200 by default), `delayMs` holds the answer back. A refusal quotes what it
+ * refused, as many real receivers' error pages do.
  */
 export async function startReceiver(opts: { respond?: (path: string) => number; delayMs?: number } = {}) {
   const received: Received[] = [];
@@ -53,7 +54,7 @@ export async function startReceiver(opts: { respond?: (path: string) => number; 
         w.resolve();
       }
       const status = opts.respond?.(req.url ?? '/') ?? 200;
-      const answer = () => res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : `refused with ${status}`);
+      const answer = () => res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : `refused with ${status}: ${raw}`);
       if (opts.delayMs) setTimeout(answer, opts.delayMs);
       else answer();
     });

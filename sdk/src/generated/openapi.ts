@@ -669,7 +669,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook
-         * @description The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 400 VALIDATION_ERROR; more than 50 webhooks is 403 svc_ram.v1.tier.limit_exceeded with `usage`. The answer carries the signing `secret`, shown only this once. Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; docs/teams-and-webhooks.md#verifying-a-delivery shows how a receiver checks it.
+         * @description The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 422 VALIDATION_ERROR (as every invalid field of the body); more than 50 webhooks is 403 svc_ram.v1.tier.limit_exceeded with `usage`. The answer carries the signing `secret`, shown only this once. Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; docs/teams-and-webhooks.md#verifying-a-delivery shows how a receiver checks it.
          *
          *     Requires the pro tier or higher (feature `webhooks`); a lower tier is answered 403 FEATURE_NOT_AVAILABLE.
          */
@@ -694,7 +694,7 @@ export interface paths {
         get: operations["webhooks.get"];
         /**
          * Change a webhook, pause or resume it
-         * @description Any of `url`, `events`, `active`, `description`, `format`. `active: true` resumes a paused or deactivated webhook.
+         * @description Any of `url`, `events`, `active`, `description`, `format`, checked as at registration (an invalid field is 422 VALIDATION_ERROR). `active: true` resumes a paused or deactivated webhook.
          *
          *     Requires the pro tier or higher (feature `webhooks`); a lower tier is answered 403 FEATURE_NOT_AVAILABLE.
          */
@@ -3764,7 +3764,10 @@ export interface components {
              * @example 1
              */
             attempt: number;
-            /** @example null */
+            /**
+             * @description Why the attempt failed, in engram's words (`receiver answered 503`, `redirect not followed`, `no answer within 10 s`); null on success. Never the receiver's answer: its body is not kept
+             * @example null
+             */
             error: string | null;
             /** @example 84 */
             duration_ms: number;
@@ -7226,7 +7229,7 @@ export interface operations {
                     "application/json": components["schemas"]["Healthz"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7273,7 +7276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7329,7 +7332,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7385,7 +7388,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7459,7 +7462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7537,7 +7540,7 @@ export interface operations {
                     "application/json": components["schemas"]["SignupResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7624,7 +7627,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerifyResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7714,7 +7717,7 @@ export interface operations {
                     "application/json": components["schemas"]["RotateResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7761,6 +7764,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7822,7 +7834,7 @@ export interface operations {
                     "application/json": components["schemas"]["RestrictedKey"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7869,6 +7881,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7930,7 +7951,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7986,6 +8007,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8053,7 +8083,7 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8134,7 +8164,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoreMemoryResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8181,6 +8211,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8251,7 +8290,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchStoreResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8298,6 +8337,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8382,7 +8430,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8474,7 +8522,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8548,7 +8596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextNow"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8625,7 +8673,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8711,7 +8759,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteMemoryResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8801,7 +8849,7 @@ export interface operations {
                     "application/json": components["schemas"]["PatchMemoryResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8925,7 +8973,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpaceList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9006,7 +9054,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpace"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9053,6 +9101,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9110,7 +9167,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpace"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9200,7 +9257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpace"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9302,7 +9359,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9399,7 +9456,7 @@ export interface operations {
                     "application/json": components["schemas"]["ContextSpaceMemories"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9489,7 +9546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShareCreated"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9536,6 +9593,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9590,7 +9656,7 @@ export interface operations {
                     "application/json": components["schemas"]["SharedList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9667,7 +9733,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShareTokenCheck"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9721,7 +9787,7 @@ export interface operations {
                     "application/json": components["schemas"]["JoinShareResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9768,6 +9834,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9828,7 +9903,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShareCreated"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9866,6 +9941,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9921,7 +10005,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10009,7 +10093,7 @@ export interface operations {
                     "application/json": components["schemas"]["TeamList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10090,7 +10174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10137,6 +10221,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10198,7 +10291,7 @@ export interface operations {
                     "application/json": components["schemas"]["TeamJoinResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `INVALID_TOKEN`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10245,6 +10338,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10302,7 +10404,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10392,7 +10494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10494,7 +10596,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10587,7 +10689,7 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitation"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10643,6 +10745,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10706,7 +10817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10810,7 +10921,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10898,7 +11009,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10979,7 +11090,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11026,6 +11137,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid webhook (VALIDATION_ERROR, `details` names each field): a URL that is not HTTPS or resolves to a loopback, private, link-local or metadata address, no events or an unknown one, an unknown field; also an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11083,7 +11203,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11173,7 +11293,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11220,6 +11340,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid webhook (VALIDATION_ERROR, `details` names each field): a URL that is not HTTPS or resolves to a loopback, private, link-local or metadata address, no events or an unknown one, an unknown field. Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11277,7 +11406,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeletedWebhook"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11366,7 +11495,7 @@ export interface operations {
                     "application/json": components["schemas"]["RotatedWebhookSecret"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11404,6 +11533,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11466,7 +11604,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11555,7 +11693,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryQueued"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11593,6 +11731,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11655,7 +11802,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryQueued"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11693,6 +11840,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11747,7 +11903,7 @@ export interface operations {
                     "application/json": components["schemas"]["TracePublicKey"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11830,7 +11986,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11911,7 +12067,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceStarted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11958,6 +12114,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12022,7 +12187,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceStepAdded"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12085,6 +12250,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -12138,7 +12312,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceCompleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12176,6 +12350,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12238,7 +12421,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceWithSteps"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12327,7 +12510,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceVerification"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12365,6 +12548,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12425,7 +12617,7 @@ export interface operations {
                     "application/json": components["schemas"]["TraceCertificate"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `TRACE_NOT_COMPLETED`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12519,7 +12711,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12611,7 +12803,7 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12697,7 +12889,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditSummary"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12780,7 +12972,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditVerify"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12867,7 +13059,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayTimeline"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12957,7 +13149,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplaySnapshot"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13036,7 +13228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayDiff"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13122,7 +13314,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayMemoryLifecycle"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13212,7 +13404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayRecall"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13302,7 +13494,7 @@ export interface operations {
                     "application/json": components["schemas"]["RollbackResponse"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13349,6 +13541,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13406,7 +13607,7 @@ export interface operations {
                     "application/json": components["schemas"]["RollbackPreview"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13485,7 +13686,7 @@ export interface operations {
                     "application/json": components["schemas"]["RollbackHistory"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13564,7 +13765,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13645,7 +13846,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureReceipt"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13708,6 +13909,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -13758,7 +13968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureReceipt"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13845,7 +14055,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureReceipt"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13937,7 +14147,7 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14029,7 +14239,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14135,7 +14345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14212,7 +14422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14302,7 +14512,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationPlan"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14356,7 +14566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A range that starts after it ends (INVALID_RANGE). Codes: `INVALID_RANGE`. */
+            /** @description A range that starts after it ends (INVALID_RANGE); also an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `INVALID_RANGE`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14419,7 +14629,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationPlanList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14496,7 +14706,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationPlan"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14588,7 +14798,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompensationAcknowledgmentResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14711,7 +14921,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTripleList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14792,7 +15002,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTriple"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14855,6 +15065,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -14905,7 +15124,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTriple"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14991,7 +15210,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeTripleDeleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15083,7 +15302,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeEntityList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15163,7 +15382,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeEntityDetail"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15249,7 +15468,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeEntityDeleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15339,7 +15558,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgePaths"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15483,6 +15702,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -15533,7 +15761,7 @@ export interface operations {
                     "application/json": components["schemas"]["PolicyList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15678,6 +15906,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -15731,7 +15968,7 @@ export interface operations {
                     "application/json": components["schemas"]["PolicyDetail"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15932,7 +16169,7 @@ export interface operations {
                     "application/json": components["schemas"]["PolicyWrite"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16030,7 +16267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionSubmitted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16093,6 +16330,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -16147,7 +16393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionSubmitted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16194,6 +16440,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16251,7 +16506,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionExplanation"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16339,7 +16594,7 @@ export interface operations {
                     "application/json": components["schemas"]["ControlDashboard"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16425,7 +16680,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentViolations"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `svc_ram.v1.control.invalid_violations_param`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `svc_ram.v1.control.invalid_violations_param`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16502,7 +16757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionStatus"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16595,7 +16850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionStatus"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16651,6 +16906,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16716,7 +16980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalQueue"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16809,7 +17073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalDecided"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`, `control.invalid_decision`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `control.invalid_decision`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16872,6 +17136,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -16919,7 +17192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ControlSettings"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16997,7 +17270,7 @@ export interface operations {
                     "application/json": components["schemas"]["ControlSettings"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17094,7 +17367,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCapabilityList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17175,7 +17448,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCapability"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17222,6 +17495,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17283,7 +17565,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgentList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17364,7 +17646,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgent"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17427,6 +17709,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -17477,7 +17768,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgent"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17563,7 +17854,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgentDeleted"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17653,7 +17944,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeAgent"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17763,7 +18054,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMissionList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17844,7 +18135,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17907,6 +18198,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -17957,7 +18257,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18048,7 +18348,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCheckpointList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18141,7 +18441,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeCheckpoint"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18197,6 +18497,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18261,7 +18570,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMissionRolledBack"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18324,6 +18633,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -18377,7 +18695,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMissionRollbackPreview"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18480,7 +18798,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeInterventionList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18561,7 +18879,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeIntervention"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18624,6 +18942,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -18677,7 +19004,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18715,6 +19042,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18775,7 +19111,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18813,6 +19149,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18873,7 +19218,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18911,6 +19256,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18971,7 +19325,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19009,6 +19363,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19069,7 +19432,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19107,6 +19470,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19167,7 +19539,7 @@ export interface operations {
                     "application/json": components["schemas"]["RuntimeMission"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19205,6 +19577,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19266,7 +19647,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19313,6 +19694,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19374,7 +19764,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19428,7 +19818,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description GATE_FAILED: the health score is below min_score; the eval is in `eval`. Codes: `GATE_FAILED`. */
+            /** @description GATE_FAILED: the health score is below min_score; the eval is in `eval`; also an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`, `GATE_FAILED`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19489,7 +19879,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalHistory"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19566,7 +19956,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalDrift"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19640,7 +20030,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalBaselines"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19721,7 +20111,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvalBaseline"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19768,6 +20158,15 @@ export interface operations {
             };
             /** @description Body is not application/json (UNSUPPORTED_MEDIA_TYPE). Codes: `UNSUPPORTED_MEDIA_TYPE`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19823,7 +20222,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19906,7 +20305,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexConfig"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19984,7 +20383,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexConfig"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20080,7 +20479,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexConfig"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20172,7 +20571,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexStatus"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20252,7 +20651,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexRunResult"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20281,6 +20680,15 @@ export interface operations {
             };
             /** @description Conflict (CONFLICT; also a request with the same Idempotency-Key still running). Codes: `CONFLICT`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20340,7 +20748,7 @@ export interface operations {
                     "application/json": components["schemas"]["CortexInsightList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20422,7 +20830,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20496,7 +20904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20570,7 +20978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20644,7 +21052,7 @@ export interface operations {
                     "application/json": components["schemas"]["Milestones"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20722,7 +21130,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminCreatedTenant"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20817,7 +21225,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminTenant"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20889,7 +21297,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminTenant"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20975,7 +21383,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMailList"];
                 };
             };
-            /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
