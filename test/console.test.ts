@@ -76,6 +76,7 @@ describe('console sessions', () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('referrer-policy')).toBe('same-origin');
     expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('strict-transport-security')).toBeNull();
     expect(res.headers.get('cache-control')).toBe('no-store');
     const html = await res.text();
     expect(html).not.toMatch(/<script>|<style>| style=| on\w+=/);

@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditHashInput, chainHash } from '../shared/platform/audit';
 import { RETRY_DELAYS_MS } from '../shared/jobs/outbox';
+import { NodeRunner } from '../shared/node/runner';
 import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';
 
 /** A local stand-in for the Resend API: records requests, fails while `failing` is set. */
@@ -57,6 +58,25 @@ describe('transactional outbox and its dispatcher', () => {
     expect(job.status).toBe('done');
     await engine.node.runner.drain();
     expect(received.filter((r) => r.body.to[0] === email)).toHaveLength(1);
+  });
+
+  it('a runner stopped and started again runs the jobs due', async () => {
+    received = [];
+    const runner = new NodeRunner(engine.node.services, {}, { pollMs: 3_600_000, maintenanceMs: 3_600_000, statisticsMs: 3_600_000 });
+    const wake = engine.node.services.notifyJobs;
+    engine.node.services.notifyJobs = () => undefined; // only this runner may run the job
+    try {
+      runner.start();
+      await runner.stop();
+      runner.start();
+      const email = uniqueEmail();
+      expect((await engine.request('POST', '/v1/keys', { body: { email }, headers: { 'x-forwarded-for': freshIp() } })).status).toBe(201);
+      await runner.drain();
+      expect((await jobsFor(email))[0].status).toBe('done');
+    } finally {
+      engine.node.services.notifyJobs = wake;
+      await runner.stop();
+    }
   });
 
   it('retries a failing delivery with backoff and gives up after the last attempt', async () => {

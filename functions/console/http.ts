@@ -22,6 +22,9 @@ const consoleSecureHeaders = secureHeaders({
   },
   xFrameOptions: 'DENY',
   referrerPolicy: 'same-origin',
+  // HSTS binds the whole host (and with includeSubDomains its subdomains): the operator's TLS
+  // front decides that, not one path of the service.
+  strictTransportSecurity: false,
 });
 
 /**

@@ -23,6 +23,7 @@ export class NodeRunner {
   ) {}
 
   start(): void {
+    this.stopped = false; // a stopped runner may be started again (test/bench/webhooks.ts pauses it so)
     this.timer = setInterval(() => this.wake(), this.opts.pollMs ?? 1000);
     this.timer.unref();
     this.maintenanceTimer = setInterval(() => void this.maintain(), this.opts.maintenanceMs ?? 15 * 60_000);

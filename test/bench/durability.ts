@@ -18,7 +18,7 @@ import { DurableNodeFS } from '../../shared/node/pglite-durable';
 import { createNodeServices } from '../../shared/node/services';
 import { parseConfig } from '../../shared/platform/config';
 import { createLogger } from '../../shared/platform/log';
-import { f1, f2, pct, table } from './lib';
+import { f1, f2, pct, SMOKE, table } from './lib';
 
 const { values } = parseArgs({
   options: { stores: { type: 'string', default: '300' }, dir: { type: 'string', default: new URL('../..', import.meta.url).pathname } },
@@ -69,7 +69,7 @@ async function measure(durable: boolean) {
 const rows: string[][] = [];
 // Alternate the modes twice so a change in machine load hits both.
 const results: Record<string, Awaited<ReturnType<typeof measure>>[]> = { 'PGlite default (fsync off)': [], 'durable (fsync on)': [] };
-for (let round = 0; round < 2; round++) {
+for (let round = 0; round < (SMOKE ? 1 : 2); round++) {
   results['PGlite default (fsync off)'].push(await measure(false));
   results['durable (fsync on)'].push(await measure(true));
 }

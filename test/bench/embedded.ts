@@ -16,7 +16,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { f2, inProcessEngram, pct, processCpu, table } from './lib';
+import { f2, inProcessEngram, pct, processCpu, SMOKE, table } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -29,7 +29,7 @@ const { values: args } = parseArgs({
 if (!args.data) throw new Error('pass the LoCoMo data directory: --data <dir> or LOCOMO_DATA');
 const STORES = Number(args.stores);
 const SEARCHES = Number(args.searches);
-const WARMUP = 10;
+const WARMUP = SMOKE ? 2 : 10;
 delete process.env.DATABASE_URL; // the embedded default, whatever the shell has
 delete process.env.REDIS_URL;
 

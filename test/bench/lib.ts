@@ -7,6 +7,9 @@ import type { Embedder } from '../../shared/memory/embeddings';
 import { parseConfig } from '../../shared/platform/config';
 import { createLogger } from '../../shared/platform/log';
 
+/** BENCH_SMOKE=1 (test/bench/smoke.ts): the smallest run that still prints every table; its figures mean nothing. */
+export const SMOKE = process.env.BENCH_SMOKE === '1';
+
 /** Deterministic numbers in [0, 1) (mulberry32), so every run loads the same data. */
 export function rng(seed: number) {
   return () => {

@@ -18,7 +18,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { listen } from '../../shared/node/http-server';
-import { f1, f2, inProcessEngram, pct, rng, table } from './lib';
+import { f1, f2, inProcessEngram, pct, rng, SMOKE, table } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,7 +28,7 @@ const { values: args } = parseArgs({
 });
 const MEMORIES = Number(args.memories);
 const CALLS = Number(args.calls);
-const WARMUP = 30;
+const WARMUP = SMOKE ? 3 : 30;
 delete process.env.DATABASE_URL; // the embedded default, whatever the shell has
 delete process.env.REDIS_URL;
 

@@ -34,7 +34,7 @@ import pg from 'pg';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { PGVector } from 'mem0ai/oss';
 import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
-import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, table } from './lib';
+import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, SMOKE, table } from './lib';
 import { benchLink } from './latency-proxy';
 
 const { values: args } = parseArgs({
@@ -52,7 +52,7 @@ const STORES = Number(args.stores);
 const QUERIES = Number(args.queries);
 const THROUGHPUT = Number(args.throughput);
 const CLIENTS = [1, 4, 16];
-const WARMUP = 200;
+const WARMUP = SMOKE ? 5 : 200;
 if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL (bash .ci/services.sh prints it): the comparison is on Postgres');
 const LINK_MS = Number(args['link-latency']);
 // Every system reaches PostgreSQL through the same delaying relay, as over a network.

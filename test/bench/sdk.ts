@@ -20,7 +20,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { Engram } from '../../sdk/src/index';
 import { listen } from '../../shared/node/http-server';
-import { f2, inProcessEngram, pct, rng, table } from './lib';
+import { f2, inProcessEngram, pct, rng, SMOKE, table } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -30,7 +30,7 @@ const { values: args } = parseArgs({
 });
 const MEMORIES = Number(args.memories);
 const CALLS = Number(args.calls);
-const WARMUP = 30;
+const WARMUP = SMOKE ? 3 : 30;
 delete process.env.DATABASE_URL; // the embedded default, whatever the shell has
 delete process.env.REDIS_URL;
 

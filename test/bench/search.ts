@@ -48,7 +48,7 @@ import { openPglite } from '../../shared/node/database';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 import { periodOf } from '../../shared/platform/time';
 import { nearestMemories, vectorSearchSettings } from '../../shared/memory/vector-search';
-import { rng, pct, f1, f2, table, timed, pool, indexDefinition } from './lib';
+import { f1, f2, indexDefinition, pct, pool, rng, SMOKE, table, timed } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -68,11 +68,11 @@ const SIZES = args.sizes.split(',').map(Number);
 if (SIZES.some((n) => !(n > 0)) || SIZES.some((n, i) => i > 0 && n <= SIZES[i - 1])) throw new Error('--sizes must be increasing positive numbers');
 if (args.postgres && !process.env.DATABASE_URL) throw new Error('--postgres needs DATABASE_URL');
 
-const STORES = 500;
+const STORES = SMOKE ? 20 : 500;
 const STREAMS = 16;
-const RYW = 50;
-const SEMANTIC_SEARCHES = 200;
-const OTHER_SEARCHES = 100; // keyword and hybrid each
+const RYW = SMOKE ? 5 : 50;
+const SEMANTIC_SEARCHES = SMOKE ? 10 : 200;
+const OTHER_SEARCHES = SMOKE ? 5 : 100; // keyword and hybrid each
 const LIMIT = 10;
 const BATCH = 500; // rows per INSERT in the bulk load
 const PGLITE_BUDGET_S = 600;

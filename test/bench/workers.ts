@@ -24,7 +24,7 @@ import ws from 'ws';
 import { openPostgres } from '../../shared/node/database';
 import { startNeonWsProxy } from '../standins/neon-ws-proxy';
 import { startUpstashProxy } from '../standins/upstash-redis-proxy';
-import { BENCH_ADMIN_TOKEN, f1, pct, table } from './lib';
+import { BENCH_ADMIN_TOKEN, f1, pct, SMOKE, table } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
 const STORES = Number(args.stores);
 const SEARCHES = Number(args.searches);
 const LATENCIES = args.latency.split(',').map(Number);
-const WARMUP = 20;
+const WARMUP = SMOKE ? 2 : 20;
 if (!process.env.DATABASE_URL || !process.env.REDIS_URL) throw new Error('set DATABASE_URL and REDIS_URL (bash .ci/services.sh prints them)');
 
 const server = new URL(process.env.DATABASE_URL);
