@@ -49,6 +49,13 @@ describe.skipIf(!REDIS).each(adapters)(`%s window operations${REDIS ? '' : ' [SK
     expect(await ops.incrWindow(k, 300)).toBe(1);
   });
 
+  it('a hit may count several (a JSON-RPC batch, one per message)', async () => {
+    const ops = await open();
+    const k = key('weighted');
+    expect(await ops.incrWindow(k, 300, 5)).toBe(5);
+    expect(await ops.incrWindow(k, 300)).toBe(6);
+  });
+
   it('a sliding window counts the members inside it, each concurrent caller a different count, and forgets the older ones', async () => {
     const ops = await open();
     const k = key('sliding');
