@@ -62,7 +62,7 @@ async function measure(durable: boolean) {
     await node.close();
     return { p50: pct(ms, 50), p95: pct(ms, 95), p99: pct(ms, 99), rate: STORES / seconds, perStore };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 

@@ -133,7 +133,8 @@ async function run(storage: 'embedded' | 'postgres'): Promise<Row[]> {
     server.close();
     (server as { closeAllConnections?: () => void }).closeAllConnections?.();
     await node.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    // A file PGlite still flushes after close can make one pass of the removal fail (ENOTEMPTY).
+    if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
   }
   return rows;
 }

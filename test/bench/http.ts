@@ -278,6 +278,6 @@ try {
     await exited;
   }
   await node?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
 }
 process.exit(failed ? 1 : 0);

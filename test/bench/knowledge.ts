@@ -247,7 +247,7 @@ async function run(storage: 'embedded' | 'postgres') {
   } finally {
     if (storage === 'postgres') for (const id of tenants) await node.services.db.execute(sql`DELETE FROM tenants WHERE id = ${id}`);
     await node.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 

@@ -702,6 +702,6 @@ try {
     .query((await indexDefinition(INDEX)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'))
     .catch((err) => console.error('could not restore the index:', err));
   await main?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
 }
 process.exit(failed ? 1 : 0);
