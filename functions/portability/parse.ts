@@ -2,6 +2,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { AGENT_PROVIDERS, AGENT_STATUSES } from '../../schema';
 import { AppError } from '../../shared/platform/errors';
+import { findInJson } from '../../shared/platform/input-text';
 import { BUNDLE_FORMAT, BUNDLE_VERSION } from './export';
 
 export type ImportFormat = 'bundle' | 'jsonl' | 'mem0';
@@ -9,7 +10,7 @@ export type ImportFormat = 'bundle' | 'jsonl' | 'mem0';
 /** A line's refusal, as the answer lists it. */
 export interface LineError {
   line: number;
-  /** INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, or the error code a store answered. */
+  /** INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, FORBIDDEN, or the error code a create verb answered. */
   code: string;
   message: string;
 }
@@ -184,6 +185,12 @@ export async function parseBody(
     }
     if (!isObject(value)) {
       errors.add(invalid(line, 'the line must be a JSON object'));
+      return;
+    }
+    // An escaped NUL or lone surrogate anywhere (text, metadata, a policy field) is this line's error, not the import's.
+    const unsafe = findInJson(value);
+    if (unsafe) {
+      errors.add({ line, code: 'INVALID_TEXT', message: `${unsafe.path} ${unsafe.problem}` });
       return;
     }
     if (format === 'bundle') {

@@ -1,14 +1,15 @@
 import type { MaintenanceTask } from '../../shared/jobs/maintenance';
 import { batchStore } from '../../shared/memory/store-port';
 import type { TenantCtx } from '../../shared/platform/context';
-import { notFound } from '../../shared/platform/errors';
+import { type AppError, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import type { PageInput } from '../../shared/platform/pagination';
-import { hasFeature } from '../../shared/platform/tiers';
+import { requireFeature } from '../../shared/platform/tiers';
 import { HOUR } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
 import { type ImportFormat, LineErrors, parseBody, type Record_ } from './parse';
 import { advance, finish, queueImport } from './process';
+import { refusalOf } from './restore';
 import { ImportPaging } from './schemas';
 import * as st from './staging';
 
@@ -22,12 +23,21 @@ const FALLBACK_DELAY_MS = 5 * 60_000;
 
 type Staged = Exclude<Record_, { kind: 'webhook' }>;
 
-/** A record the tenant's tier may not restore: the feature the family's own route would ask for. */
-function gateOf(ctx: TenantCtx, r: Record_): string | null {
-  if (r.kind === 'space' && !hasFeature(ctx.tier, 'spaces')) return 'spaces';
-  if (r.kind === 'triple' && !hasFeature(ctx.tier, 'knowledge_graph')) return 'knowledge_graph';
-  if (r.kind === 'policy' && r.data.agent_id && !hasFeature(ctx.tier, 'agent_scoped_policies')) return 'agent_scoped_policies';
-  return null;
+/**
+ * Why the caller may not restore this record at all: the scope and tier feature of the route that
+ * creates its kind (docs/portability.md#what-an-import-checks). The verb checks the rest (an
+ * agent-scoped policy's feature among them) when the record is stored.
+ */
+function refusal(ctx: TenantCtx, r: Record_): AppError | null {
+  if (r.kind === 'webhook') return null;
+  const refused = refusalOf(ctx, r.kind);
+  if (refused || r.kind !== 'policy' || !r.data.agent_id) return refused;
+  try {
+    requireFeature(ctx.tier, 'agent_scoped_policies');
+    return null;
+  } catch (err) {
+    return err as AppError;
+  }
 }
 
 /** What the parse made of the body: lines, valid records, webhooks skipped, and the refused lines. */
@@ -43,10 +53,9 @@ function checked(ctx: TenantCtx, records: Record_[], tally: Tally): Staged[] {
   const port = batchStore();
   const out: Staged[] = [];
   for (const r of records) {
-    const gate = gateOf(ctx, r);
+    const refused = refusal(ctx, r);
     const why = r.kind === 'memory' ? port.invalid(r.body) : null;
-    if (gate)
-      tally.errors.add({ line: r.line, code: 'FEATURE_NOT_AVAILABLE', message: `the ${r.kind} needs the ${gate} feature, which the ${ctx.tier} tier lacks` });
+    if (refused) tally.errors.add({ line: r.line, code: refused.code, message: refused.message });
     else if (why) tally.errors.add({ line: r.line, code: 'INVALID_RECORD', message: why });
     else {
       tally.valid += 1;

@@ -1301,7 +1301,7 @@ export interface paths {
         put?: never;
         /**
          * Import a bundle, a JSONL file or a mem0 export
-         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.
+         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, packs, agents, policies and triples of a bundle through the create verbs of their families, with the same validation, caps, tier gates and audit entries as those routes; a restricted key needs the write scope of each kind it restores, else that line is refused with FORBIDDEN. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time; a memory an erasure removed is counted in `erased` and not stored again. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.
          */
         post: operations["portability.import"];
         delete?: never;
@@ -4728,7 +4728,7 @@ export interface components {
             };
             /** @description Valid records the store refused (a quota, a tier limit); each has an error */
             failed: number;
-            /** @description Staged memories an erasure removed before they were stored (POST /v1/erasures) */
+            /** @description Memories an erasure removed (POST /v1/erasures): staged lines it dropped, and lines naming a memory it erased before, not stored again */
             erased: number;
             /** @description Per-line errors in line order, at most 1,000 */
             errors: components["schemas"]["ImportLineError"][];
@@ -4748,7 +4748,7 @@ export interface components {
             /** @description Line number in the file, from 1 (for mem0, the position of the item in its array) */
             line: number;
             /**
-             * @description INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, FEATURE_NOT_AVAILABLE, or the error code the store answered (RATE_LIMITED, ...)
+             * @description INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT (a NUL or unpaired surrogate anywhere in the line), FORBIDDEN (the key lacks the write scope of the kind), a tier refusal, or the code the create route of the kind answers (svc_ram.v1.control.invalid_policy, svc_ram.v1.tier.limit_exceeded, VALIDATION_ERROR, RATE_LIMITED, ...)
              * @example INVALID_RECORD
              */
             code: string;
