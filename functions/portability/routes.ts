@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { errors, json, keyRoute } from '../../shared/platform/openapi';
+import { BundleLine } from './format';
 import * as s from './schemas';
 
 const tags = ['Portability'];
@@ -13,7 +14,8 @@ export const exportBundleRoute = keyRoute({
   description:
     'One JSON object per line: a `header` (`format: "engram-bundle"`, `version`, `exported_at`, `counts` by type when the export started), then every `space`, `agent`, `pack`, `policy`, `memory` (text, tags, importance, context, agent, space, times), `triple` and `webhook` (without its secret), then a `trailer` with `lines` (the lines before it) and `sha256` (hex, of every byte before it, newlines included). Erased and expired memories are not in it. POST /v1/import?format=bundle restores it.',
   responses: {
-    200: { description: 'File download: application/x-ndjson', content: { 'application/x-ndjson': { schema: z.string() } } },
+    // Each line is a BundleLine; the line schemas are the format (format.ts) and so the SDK's types.
+    200: { description: 'File download: application/x-ndjson, one `BundleLine` a line', content: { 'application/x-ndjson': { schema: BundleLine } } },
   },
 });
 

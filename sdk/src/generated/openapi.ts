@@ -4685,6 +4685,252 @@ export interface components {
              */
             confirm: string;
         };
+        /** @description One line of a bundle (application/x-ndjson: one of these JSON objects a line), by `type` */
+        BundleLine: components["schemas"]["BundleHeaderLine"] | components["schemas"]["BundleSpaceLine"] | components["schemas"]["BundleAgentLine"] | components["schemas"]["BundlePackLine"] | components["schemas"]["BundlePolicyLine"] | components["schemas"]["BundleMemoryLine"] | components["schemas"]["BundleTripleLine"] | components["schemas"]["BundleWebhookLine"] | components["schemas"]["BundleTrailerLine"];
+        /** @description The first line of a bundle */
+        BundleHeaderLine: {
+            /** @enum {string} */
+            type: "header";
+            /** @enum {string} */
+            format: "engram-bundle";
+            /**
+             * @description The format version; a change that is not additive makes a new one
+             * @example 1
+             */
+            version: number;
+            /**
+             * @description When the export started
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            exported_at?: string | null;
+            tenant_id?: string | null;
+            /** @description Records by type when the export started */
+            counts?: {
+                [key: string]: number;
+            } | null;
+        };
+        /** @description A context space the account owns; restored as POST /v1/context-spaces creates one */
+        BundleSpaceLine: {
+            /** @enum {string} */
+            type: "space";
+            /**
+             * @description The space's id in the exported account (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            id: string;
+            /** @example billing-research */
+            name: string;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            /**
+             * @example [
+             *       "preferences",
+             *       "billing"
+             *     ]
+             */
+            tags?: string[] | null;
+            /**
+             * @example [
+             *       "billing-agent"
+             *     ]
+             */
+            allowed_agent_ids?: string[] | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+        };
+        /** @description An agent; restored as POST /v1/agents creates one, then given its status */
+        BundleAgentLine: {
+            /** @enum {string} */
+            type: "agent";
+            /** @example billing-agent */
+            agent_id: string;
+            /** @example billing-research */
+            name?: string | null;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            /** @enum {string} */
+            provider: "openai" | "anthropic" | "litellm";
+            model: string;
+            instructions?: string | null;
+            capabilities?: string[] | null;
+            /** @enum {string|null} */
+            status?: "active" | "paused" | "archived" | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+        };
+        /** @description A capability pack; restored as POST /v1/capabilities creates one */
+        BundlePackLine: {
+            /** @enum {string} */
+            type: "pack";
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            id: string;
+            /** @example billing-research */
+            name: string;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            tools?: {
+                /** @example billing-research */
+                name: string;
+                /** @example What the billing agents learned */
+                description: string;
+            }[] | null;
+            risk_levels?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+        };
+        /** @description A custom policy; restored as POST /v1/control/policies creates one (never replacing one of that name) */
+        BundlePolicyLine: {
+            /** @enum {string} */
+            type: "policy";
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            id: string;
+            /** @example billing-research */
+            name: string;
+            /** @example billing-agent */
+            agent_id?: string | null;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            step_types?: string[] | null;
+            whitelisted_domains?: string[] | null;
+            /** @description As POST /v1/control/policies takes them (`PolicyRule`) */
+            rules: {
+                [key: string]: unknown;
+            }[];
+            enabled?: boolean | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+        };
+        /** @description A live memory; restored through the batch store path */
+        BundleMemoryLine: {
+            /** @enum {string} */
+            type: "memory";
+            /**
+             * @description The memory's id in the exported account (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            id: string;
+            /** @example Your verification token: vt_8sQm2x9PzLr4Kd0aWc7Ty1Nb5Ve3Hj6G */
+            text: string;
+            /**
+             * @example [
+             *       "preferences",
+             *       "billing"
+             *     ]
+             */
+            tags?: string[] | null;
+            importance?: number | null;
+            confidence?: number | null;
+            /** @example From the March billing call */
+            context?: string | null;
+            /** @example billing-agent */
+            agent_id?: string | null;
+            /**
+             * @description A space of the same bundle (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f60-1a2b-7c3d-8e4f-5a6b7c8d9e01
+             */
+            space_id?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            expires_at?: string | null;
+        };
+        /** @description A knowledge triple; restored as POST /v1/knowledge/triples creates one */
+        BundleTripleLine: {
+            /** @enum {string} */
+            type: "triple";
+            /**
+             * @description The triple's id in the exported account (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            id: string;
+            subject: {
+                /** @example billing-research */
+                name: string;
+                type?: string | null;
+            };
+            predicate: string;
+            object: {
+                /** @example billing-research */
+                name: string;
+                type?: string | null;
+            };
+            confidence?: number | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+        };
+        /** @description A webhook without its signing secret; counted in `skipped`, never restored */
+        BundleWebhookLine: {
+            /** @enum {string} */
+            type: "webhook";
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            id: string;
+            url?: string | null;
+            events?: string[] | null;
+            active?: boolean | null;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            format?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+        };
+        /** @description The last line of a bundle */
+        BundleTrailerLine: {
+            /** @enum {string} */
+            type: "trailer";
+            /** @description The lines before the trailer */
+            lines: number;
+            /** @description Hex SHA-256 of every byte before the trailer, newlines included */
+            sha256: string;
+        };
         Import: {
             /**
              * @description The import (`imp_...`), for GET /v1/imports/{id}; null in a dry run
@@ -13873,13 +14119,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description File download: application/x-ndjson */
+            /** @description File download: application/x-ndjson, one `BundleLine` a line */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": string;
+                    "application/x-ndjson": components["schemas"]["BundleLine"];
                 };
             };
             /** @description Invalid input (VALIDATION_ERROR; also an Idempotency-Key reused with a different request). Codes: `VALIDATION_ERROR`. */
