@@ -156,7 +156,6 @@ export const RECORD_LINES = {
   webhook: WebhookLine,
 } as const;
 export type RecordType = keyof typeof RECORD_LINES;
-export type RecordLine<T extends RecordType> = z.infer<(typeof RECORD_LINES)[T]>;
 /** A line as the export writes it: every field present (null where there is nothing). */
 export type ExportedLine<T extends RecordType> = z.input<(typeof RECORD_LINES)[T]>;
 
