@@ -202,6 +202,12 @@ describe('erased ids stay erased', () => {
     await remember(t, 'The office opens at nine.');
     const file = (await engine.request('GET', '/v1/export/bundle', { key: t.key })).text;
     await erase(t, [secret]);
+    const dry = await engine.request('POST', '/v1/import?format=bundle&dry_run=true', {
+      key: t.key,
+      raw: file,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    expect(dry.body).toMatchObject({ erased: 1, staged: 1 });
     const result = await importBundle(t, file);
     expect(result).toMatchObject({ erased: 1, stored: { memory: 1 }, already_imported: 0 });
     expect(await texts(t)).not.toContain('Door code 4321.');

@@ -103,11 +103,14 @@ const storeMemories = (ctx: TenantCtx, importId: string) =>
   chunk(ctx, importId, true, async (work, lines) => {
     const spaces = lines.map((l) => l.record.spaceSource).filter((s): s is string => !!s);
     const known = await st.knownSources(work.tx, ctx.tenantId, [...lines.map((l) => l.source), ...spaces]);
-    const idsOf = (l: st.StagedLine) => [st.memoryIdOf(l.source), known.get(l.source)?.replace(/^urn:uuid:/, '')].filter((id): id is string => !!id);
-    const erased = await st.erasedAmong(work.tx, ctx.tenantId, lines.flatMap(idsOf));
-    const wasErased = (l: st.StagedLine) => idsOf(l).some((id) => erased.has(id.toLowerCase()));
-    const gone = lines.filter(wasErased);
-    const fresh = lines.filter((l) => !known.has(l.source) && !wasErased(l));
+    const erased = await st.erasedSources(
+      work.tx,
+      ctx.tenantId,
+      lines.map((l) => l.source),
+      known,
+    );
+    const gone = lines.filter((l) => erased.has(l.source));
+    const fresh = lines.filter((l) => !known.has(l.source) && !erased.has(l.source));
     const bodies = fresh.map((l) => {
       const space = l.record.spaceSource ? known.get(l.record.spaceSource) : undefined;
       return space ? { ...l.record.body, space_id: space } : (l.record.body ?? {});

@@ -101,6 +101,7 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
   const seen = new Set<string>();
   let alreadyImported = 0;
   let duplicates = 0;
+  let erased = 0;
   const parsed = await parseBody(body, format, MAX_IMPORT_BYTES, tally.errors, async (records) => {
     const fresh = checked(ctx, records, tally);
     const known = await st.knownSources(
@@ -108,8 +109,15 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
       ctx.tenantId,
       fresh.map((r) => r.source),
     );
+    const gone = await st.erasedSources(
+      ctx.db,
+      ctx.tenantId,
+      fresh.filter((r) => r.kind === 'memory').map((r) => r.source),
+      known,
+    );
     for (const r of fresh) {
-      if (known.has(r.source)) alreadyImported += 1;
+      if (gone.has(r.source)) erased += 1;
+      else if (known.has(r.source)) alreadyImported += 1;
       else if (seen.has(r.source)) duplicates += 1;
       seen.add(r.source);
     }
@@ -122,14 +130,14 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
     status: 'completed',
     lines: parsed.lines,
     valid: tally.valid,
-    staged: tally.valid - tally.webhooks - alreadyImported - duplicates,
+    staged: tally.valid - tally.webhooks - alreadyImported - duplicates - erased,
     processed: 0,
     stored: {},
     already_imported: alreadyImported,
     duplicates,
     skipped_webhooks: tally.webhooks,
     failed: 0,
-    erased: 0,
+    erased,
     errors: tally.errors.list(),
     errors_total: tally.errors.total,
     created_at: now,

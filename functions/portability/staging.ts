@@ -187,7 +187,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * an earlier import stored them as) an erasure of the tenant removed. The erasure's tombstones hold
  * ids only, never text: a file exported before an erasure does not bring the memory back.
  */
-export async function erasedAmong(db: DbOrTx, tenantId: string, ids: string[]): Promise<Set<string>> {
+async function erasedAmong(db: DbOrTx, tenantId: string, ids: string[]): Promise<Set<string>> {
   const wanted = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
   if (!wanted.length) return new Set();
   const found = await rows<{ memory_id: string }>(
@@ -198,4 +198,21 @@ export async function erasedAmong(db: DbOrTx, tenantId: string, ids: string[]): 
 }
 
 /** The memory id a source id names, if any: `bundle:<id>` and `jsonl:<id>` carry the file's own id. */
-export const memoryIdOf = (source: string) => /^(bundle|jsonl):(.+)$/.exec(source)?.[2]?.toLowerCase() ?? null;
+const memoryIdOf = (source: string) => /^(bundle|jsonl):(.+)$/.exec(source)?.[2]?.toLowerCase() ?? null;
+
+/**
+ * Which memory `sources` name a memory an erasure removed: the file's own id, or what an earlier
+ * import stored the source as (`known`, from knownSources).
+ */
+export async function erasedSources(db: DbOrTx, tenantId: string, sources: string[], known: Map<string, string | null>): Promise<Set<string>> {
+  const idsOf = (source: string) =>
+    [
+      memoryIdOf(source),
+      known
+        .get(source)
+        ?.replace(/^urn:uuid:/, '')
+        .toLowerCase(),
+    ].filter((id): id is string => !!id);
+  const erased = await erasedAmong(db, tenantId, sources.flatMap(idsOf));
+  return new Set(sources.filter((source) => idsOf(source).some((id) => erased.has(id))));
+}
