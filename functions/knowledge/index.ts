@@ -24,4 +24,7 @@ export default defineFamily({
     description: 'Entities and subject-predicate-object triples between them, entity neighbourhoods, paths; memories link to the entities they name',
   },
   router,
+  restore: {
+    triple: { feature: 'knowledge_graph', restore: async (ctx, body) => (await service.createTriple(ctx, body as never)).triple_id.slice('urn:uuid:'.length) },
+  },
 });

@@ -1,13 +1,14 @@
 import type { z } from '@hono/zod-openapi';
 import { v7 as uuidv7 } from 'uuid';
 import { normalizeName, unlinkEvents } from '../../shared/memory/entities';
+import { validInput } from '../../shared/platform/app';
 import type { TenantCtx } from '../../shared/platform/context';
 import { notFound } from '../../shared/platform/errors';
 import { toUrn } from '../../shared/platform/ids';
 import { write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
 import {
-  type CreateTripleBody,
+  CreateTripleBody,
   DEFAULT_TYPE,
   type EntityListQuery,
   EntityPaging,
@@ -29,7 +30,9 @@ const normalizedOrUndefined = (value: string | undefined) => (value === undefine
  * source memory (the caller's own, live: else 404, whether it never existed or is another tenant's),
  * in one unit of work with its audit entry.
  */
-export async function createTriple(ctx: TenantCtx, input: z.infer<typeof CreateTripleBody>) {
+export async function createTriple(ctx: TenantCtx, body: z.input<typeof CreateTripleBody>) {
+  // Checked here too, so any caller (an import) gets the route's refusals.
+  const input = validInput(CreateTripleBody, body);
   const [subjectName, objectName] = [normalizeName(input.subject), normalizeName(input.object)];
   const typeOf = (given: string | undefined) => normalizeName(given ?? DEFAULT_TYPE);
   // A triple naming the same entity twice: the type given at either end applies to it.

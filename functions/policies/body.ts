@@ -83,7 +83,12 @@ export function policyValidationHook(prefix?: string) {
     const error = result.error as ZodError;
     const policyIssues = result.target === 'json' ? error.issues.filter((i) => prefix === undefined || i.path[0] === prefix) : [];
     if (!policyIssues.length || policyIssues.length !== error.issues.length) return fallback(result);
-    const details = policyIssues.map((i) => ({ path: pathOf(i.path), message: i.message }));
-    throw invalidPolicy(`Invalid policy: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
+    throw policyRefusal(policyIssues);
   };
+}
+
+/** 400 svc_ram.v1.control.invalid_policy naming each bad field, as the route answers it. */
+export function policyRefusal(issues: ZodError['issues']) {
+  const details = issues.map((i) => ({ path: pathOf(i.path), message: i.message }));
+  return invalidPolicy(`Invalid policy: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
 }

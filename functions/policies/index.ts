@@ -51,4 +51,7 @@ export default defineFamily({
     description: 'Rules that decide governed actions: the built-ins, your custom policies per tenant or agent, and a dry run (custom policies Starter+)',
   },
   router,
+  restore: {
+    policy: { feature: 'draft_policies', restore: (ctx, body) => service.restorePolicy(ctx, body as PolicyInput) },
+  },
 });

@@ -1,4 +1,5 @@
 import type { z } from '@hono/zod-openapi';
+import { validInput } from '../../shared/platform/app';
 import { BUILTIN_POLICIES, builtinListedName, isBuiltinName } from '../../shared/control/builtins';
 import { cannotDeleteBuiltin, invalidPolicy, policyLimitExceeded, policyNotFound } from '../../shared/control/errors';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
@@ -10,8 +11,9 @@ import type { TenantCtx } from '../../shared/platform/context';
 import { newId } from '../../shared/platform/ids';
 import { requireFeature, tiers } from '../../shared/platform/tiers';
 import { write } from '../../shared/platform/unit-of-work';
+import { policyRefusal } from './body';
 import * as q from './queries';
-import { type PolicyInput, type ReplaceBody, type TestBody, scopeOf, toDetail, toSummary } from './schemas';
+import { PolicyBody, type PolicyInput, type ReplaceBody, type TestBody, scopeOf, toDetail, toSummary } from './schemas';
 
 type Normalized = {
   name: string;
@@ -80,12 +82,13 @@ const auditMeta = (row: q.PolicyRow) => ({ name: row.name, agent_id: row.agentId
  * against the tier's limit cannot race. The limit counts enabled custom policies at every scope;
  * a disabled one does not count, and re-enabling it needs room.
  */
-async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
+async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 'insert') {
   if (p.agentId !== null) requireFeature(ctx.tier, 'agent_scoped_policies');
   const saved = await write(ctx, async (work) => {
     await work.lock(`policies:${ctx.tenantId}`);
     const existing = await q.policyAt(work.tx, ctx.tenantId, p.name, p.agentId);
     if (!existing && mode === 'replace') throw policyNotFound(p.name, p.agentId);
+    if (existing && mode === 'insert') return null;
     if (p.enabled && !existing?.enabled) {
       const limit = tiers[ctx.tier].limits.custom_policies;
       const enabled = limit === null ? 0 : await q.countEnabled(work.tx, ctx.tenantId);
@@ -102,7 +105,7 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
     if (existing) {
       const row = await q.updatePolicy(work.tx, ctx.tenantId, existing.id, { ...fields, version: existing.version + 1, updatedAt: ctx.now });
       await work.audit({ operation: 'policy.updated', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
-      return { status: 200 as const, body: writeResult(row, 'updated') };
+      return { status: 200 as const, body: writeResult(row, 'updated'), id: row.id };
     }
     const row = await q.insertPolicy(work.tx, {
       id: newId('policy'),
@@ -115,15 +118,28 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace') {
       updatedAt: ctx.now,
     });
     await work.audit({ operation: 'policy.created', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
-    return { status: 201 as const, body: writeResult(row, 'created') };
+    return { status: 201 as const, body: writeResult(row, 'created'), id: row.id };
   });
   // The patterns were compiled to validate them: the tenant's next action finds them compiled.
-  if (p.enabled) policyPatterns(ctx.tenantId, ctx.tier).warm(p.rules.flatMap((r) => (r.context_requires ? [r.match, r.context_requires] : [r.match])));
+  if (saved && p.enabled) policyPatterns(ctx.tenantId, ctx.tier).warm(p.rules.flatMap((r) => (r.context_requires ? [r.match, r.context_requires] : [r.match])));
   return saved;
 }
 
-export async function createPolicy(ctx: TenantCtx, input: PolicyInput) {
-  return save(ctx, normalize(input), 'upsert');
+/** The create body, checked here too: any caller gets the route's refusals (docs/portability.md#what-an-import-checks). */
+const validPolicy = (input: z.input<typeof PolicyBody>): PolicyInput => validInput(PolicyBody, input, (e) => policyRefusal(e.issues));
+
+export async function createPolicy(ctx: TenantCtx, input: z.input<typeof PolicyBody>) {
+  const { status, body } = (await save(ctx, normalize(validPolicy(input)), 'upsert'))!;
+  return { status, body };
+}
+
+/**
+ * A policy of a bundle (`portability.import`): the create verb's rules, but a policy of that name
+ * at that scope is kept as it is (null: nothing written).
+ */
+export async function restorePolicy(ctx: TenantCtx, input: z.input<typeof PolicyBody>): Promise<string | null> {
+  const saved = await save(ctx, normalize(validPolicy(input)), 'insert');
+  return saved?.id ?? null;
 }
 
 export async function replacePolicy(ctx: TenantCtx, input: { policyName: string; queryAgentId?: string; body: z.infer<typeof ReplaceBody> }) {
@@ -134,7 +150,7 @@ export async function replacePolicy(ctx: TenantCtx, input: { policyName: string;
     throw invalidPolicy(`name ${body.name} differs from the policy in the path (${policyName})`, [{ path: 'name', message: 'must be the name in the path' }]);
   if (queryAgentId !== undefined && body.agent_id !== undefined && queryAgentId !== body.agent_id)
     throw invalidPolicy('agent_id in the query and in the body differ', [{ path: 'agent_id', message: 'differs from the agent_id query parameter' }]);
-  return (await save(ctx, normalize({ ...body, name: policyName, agent_id: body.agent_id ?? queryAgentId }), 'replace')).body;
+  return (await save(ctx, normalize({ ...body, name: policyName, agent_id: body.agent_id ?? queryAgentId }), 'replace'))!.body;
 }
 
 /** Soft delete: enabled false and version + 1. Disabling a disabled policy changes nothing. */

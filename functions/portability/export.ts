@@ -1,12 +1,12 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import type { z } from '@hono/zod-openapi';
 import type { TenantCtx } from '../../shared/platform/context';
 import { errorFields } from '../../shared/platform/error-fields';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, type HeaderLine, type TrailerLine } from './format';
 import { SECTIONS } from './queries';
 
 const PAGE = 500;
-export const BUNDLE_FORMAT = 'engram-bundle';
-export const BUNDLE_VERSION = 1;
 
 /**
  * GET /v1/export/bundle (`portability.exportBundle`): the header with the counts, then every
@@ -37,7 +37,11 @@ export async function exportBundle(ctx: TenantCtx): Promise<ReadableStream<Uint8
       try {
         if (section < 0) {
           controller.enqueue(
-            encode([{ type: 'header', format: BUNDLE_FORMAT, version: BUNDLE_VERSION, exported_at: now.toISOString(), tenant_id: tenantId, counts }]),
+            encode([
+              { type: 'header', format: BUNDLE_FORMAT, version: BUNDLE_VERSION, exported_at: now.toISOString(), tenant_id: tenantId, counts } satisfies z.input<
+                typeof HeaderLine
+              >,
+            ]),
           );
           section = 0;
           return;
@@ -45,7 +49,7 @@ export async function exportBundle(ctx: TenantCtx): Promise<ReadableStream<Uint8
         // A pull must enqueue something or close: an empty section moves on to the next one here.
         for (;;) {
           if (section >= SECTIONS.length) {
-            const trailer = { type: 'trailer', lines, sha256: bytesToHex(hash.digest()) };
+            const trailer: z.input<typeof TrailerLine> = { type: 'trailer', lines, sha256: bytesToHex(hash.digest()) };
             controller.enqueue(encoder.encode(`${JSON.stringify(trailer)}\n`));
             controller.close();
             return;

@@ -1,8 +1,8 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { AGENT_PROVIDERS, AGENT_STATUSES } from '../../schema';
 import { AppError } from '../../shared/platform/errors';
-import { BUNDLE_FORMAT, BUNDLE_VERSION } from './export';
+import { findInJson } from '../../shared/platform/input-text';
+import { HeaderLine, issuesOf, RECORD_LINES, type RecordType, SUPPORTED_VERSIONS, TrailerLine } from './format';
 import { readMem0 } from './mem0';
 
 export type ImportFormat = 'bundle' | 'jsonl' | 'mem0';
@@ -10,7 +10,7 @@ export type ImportFormat = 'bundle' | 'jsonl' | 'mem0';
 /** A line's refusal, as the answer lists it. */
 export interface LineError {
   line: number;
-  /** INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, or the error code a store answered. */
+  /** INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, FORBIDDEN, or the error code a create verb answered. */
   code: string;
   message: string;
 }
@@ -79,48 +79,29 @@ function mem0Record(line: number, o: Record<string, unknown>): Record_ | LineErr
   return { line, kind: 'memory', source: id ? `mem0:${id}` : `text:${hex(text)}`, body, spaceSource: null };
 }
 
-const BUNDLE_KINDS = ['space', 'policy', 'agent', 'pack', 'triple'] as const;
+const RESTORED = ['space', 'policy', 'agent', 'pack', 'triple'] as const;
 
-const named = (v: unknown) => isObject(v) && typeof v.name === 'string' && v.name.length > 0;
-
-/** What a restored record needs to be stored as its own family would store it. */
-function shapeError(kind: (typeof BUNDLE_KINDS)[number], o: Record<string, unknown>): string | null {
-  switch (kind) {
-    case 'space':
-    case 'policy':
-    case 'pack':
-      return typeof o.name === 'string' && o.name.length > 0 ? null : `a ${kind} needs a name`;
-    case 'agent':
-      if (!AGENT_PROVIDERS.includes(o.provider as never)) return `provider must be one of ${AGENT_PROVIDERS.join(', ')}`;
-      if (o.status !== undefined && !AGENT_STATUSES.includes(o.status as never)) return `status must be one of ${AGENT_STATUSES.join(', ')}`;
-      return typeof o.model === 'string' ? null : 'an agent needs a model';
-    case 'triple':
-      return named(o.subject) && named(o.object) && typeof o.predicate === 'string' && o.predicate.length > 0
-        ? null
-        : 'a triple needs subject.name, predicate and object.name';
-  }
-}
-
-/** One record line of a bundle (GET /v1/export/bundle). */
+/** One record line of a bundle (GET /v1/export/bundle), checked against its line schema (format.ts). */
 function bundleRecord(line: number, o: Record<string, unknown>): Record_ | LineError {
   const type = o.type;
-  if (type === 'memory') {
-    const text = str(o.text);
-    const id = stripUrn(o.id);
-    if (text === undefined || !id) return invalid(line, 'a memory needs id and text');
-    const body = { observation: text, ...pick(o, ['tags', 'importance', 'context', 'agent_id']), auto_link: false };
-    return { line, kind: 'memory', source: `bundle:${id}`, body, spaceSource: o.space_id ? `space:${stripUrn(o.space_id)}` : null };
+  if (typeof type !== 'string' || !Object.hasOwn(RECORD_LINES, type))
+    return { line, code: 'UNKNOWN_TYPE', message: `unknown record type ${JSON.stringify(type)?.slice(0, 40)}` };
+  const parsed = RECORD_LINES[type as RecordType].safeParse(o);
+  if (!parsed.success) return invalid(line, `a ${type} line: ${issuesOf(parsed.error)}`);
+  const r = parsed.data;
+  switch (r.type) {
+    case 'memory': {
+      const body = { observation: r.text, ...pick(r, ['tags', 'importance', 'context', 'agent_id']), auto_link: false };
+      return { line, kind: 'memory', source: `bundle:${stripUrn(r.id)}`, body, spaceSource: r.space_id ? `space:${stripUrn(r.space_id)}` : null };
+    }
+    case 'webhook':
+      return { line, kind: 'webhook', source: `webhook:${r.id}` };
+    default: {
+      const kind = r.type as (typeof RESTORED)[number];
+      const key = r.type === 'agent' ? r.agent_id : stripUrn((r as { id: string }).id);
+      return { line, kind, source: `${kind}:${key}`, data: r as Record<string, unknown> };
+    }
   }
-  if (type === 'webhook') return { line, kind: 'webhook', source: `webhook:${str(o.id) ?? line}` };
-  if ((BUNDLE_KINDS as readonly unknown[]).includes(type)) {
-    const kind = type as (typeof BUNDLE_KINDS)[number];
-    const key = kind === 'agent' ? str(o.agent_id) : stripUrn(o.id);
-    if (!key) return invalid(line, `a ${kind} needs ${kind === 'agent' ? 'agent_id' : 'id'}`);
-    const why = shapeError(kind, o);
-    if (why) return invalid(line, why);
-    return { line, kind, source: `${kind}:${key}`, data: o };
-  }
-  return { line, code: 'UNKNOWN_TYPE', message: `unknown record type ${JSON.stringify(type)?.slice(0, 40)}` };
 }
 
 /**
@@ -192,6 +173,12 @@ export async function parseBody(
       errors.add(invalid(line, 'the line must be a JSON object'));
       return;
     }
+    // An escaped NUL or lone surrogate anywhere (text, metadata, a policy field) is this line's error, not the import's.
+    const unsafe = findInJson(value);
+    if (unsafe) {
+      errors.add({ line, code: 'INVALID_TEXT', message: `${unsafe.path} ${unsafe.problem}` });
+      return;
+    }
     if (format === 'bundle') {
       if (line === 1) {
         header = value;
@@ -228,10 +215,14 @@ function checkBundle(
   pending: Uint8Array | null,
   hash: ReturnType<typeof sha256.create>,
 ) {
-  if (header?.type !== 'header' || header.format !== BUNDLE_FORMAT) throw refused('the first line is not an engram bundle header');
-  if (header.version !== BUNDLE_VERSION) throw refused(`bundle version ${JSON.stringify(header.version)} is not supported (${BUNDLE_VERSION} is)`);
+  const parsed = HeaderLine.safeParse(header);
+  if (!parsed.success) throw refused('the first line is not an engram bundle header');
+  if (!SUPPORTED_VERSIONS.includes(parsed.data.version))
+    throw refused(`bundle version ${parsed.data.version} is not supported (${SUPPORTED_VERSIONS.join(', ')} are)`);
   if (!trailer || trailer.line !== lines || !pending) throw refused('the bundle has no trailer line: it is truncated');
-  const t = JSON.parse(trailer.text) as Record<string, unknown>;
+  const read = TrailerLine.safeParse(JSON.parse(trailer.text));
+  if (!read.success) throw refused(`the trailer is not valid: ${issuesOf(read.error)}`);
+  const t = read.data;
   if (t.lines !== lines - 1) throw refused(`the trailer counts ${JSON.stringify(t.lines)} lines, the bundle has ${lines - 1}`);
   if (t.sha256 !== bytesToHex(hash.digest())) throw refused('the SHA-256 of the bundle does not match its trailer');
 }

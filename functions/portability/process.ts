@@ -4,10 +4,10 @@ import { batchStore } from '../../shared/memory/store-port';
 import { systemCtx, type TenantCtx, tenantCtx } from '../../shared/platform/context';
 import { rows } from '../../shared/platform/db';
 import { errorFields } from '../../shared/platform/error-fields';
-import { tiers, type Tier } from '../../shared/platform/tiers';
+import type { Tier } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import type { LineError } from './parse';
-import { restore } from './restore';
+import { bodyOf, restoreLine } from './restore';
 import * as st from './staging';
 
 export const IMPORT_TOPIC = 'import_run';
@@ -64,7 +64,11 @@ function chunk(ctx: TenantCtx, importId: string, memories: boolean, fn: (work: W
   });
 }
 
-/** Spaces, agents, packs, policies and triples, as their families store them, with one audit entry a chunk. */
+/**
+ * Spaces, packs, agents, policies and triples, each through the create verb of its family inside
+ * the chunk's unit of work (docs/portability.md#what-an-import-checks): the family's schema, caps,
+ * locks, tier gates, audit entry and ids. A record the verb refuses is that line's error.
+ */
 const restoreOthers = (ctx: TenantCtx, importId: string) =>
   chunk(ctx, importId, false, async (work, lines) => {
     const again = await st.knownSources(
@@ -72,9 +76,6 @@ const restoreOthers = (ctx: TenantCtx, importId: string) =>
       ctx.tenantId,
       lines.map((l) => l.source),
     );
-    const limit = tiers[ctx.tier].limits.custom_policies;
-    let policies =
-      limit === null ? 0 : Number((await rows<{ n: number }>(work.tx, sql`SELECT count(*) AS n FROM policies WHERE tenant_id = ${ctx.tenantId}`))[0].n);
     const p = { processed: lines.length, stored: st.zeroCounts(), alreadyImported: 0, failed: 0, errors: [] as LineError[] };
     const done: { source: string; target: string | null }[] = [];
     for (const l of lines) {
@@ -83,25 +84,17 @@ const restoreOthers = (ctx: TenantCtx, importId: string) =>
         p.alreadyImported += 1;
         continue;
       }
-      if (l.kind === 'policy' && limit !== null && policies >= limit) {
-        p.errors.push({ line: l.line, code: 'RATE_LIMITED', message: `the ${ctx.tier} tier allows ${limit} custom policies` });
+      const outcome = await restoreLine(work, { line: l.line, kind: l.kind, body: bodyOf(l.kind, l.record.data ?? {}) });
+      if ('code' in outcome) {
         p.failed += 1;
+        p.errors.push(outcome);
         continue;
       }
-      const target = await restore(work.tx, ctx.tenantId, ctx.now, l.kind, l.record.data ?? {});
-      if (l.kind === 'policy' && target) policies += 1;
-      if (target) p.stored[l.kind] += 1;
+      if (outcome.target) p.stored[l.kind] += 1;
       else p.alreadyImported += 1;
-      done.push({ source: l.source, target });
+      done.push({ source: l.source, target: outcome.target });
     }
     await st.remember(work.tx, ctx.tenantId, ctx.now, done);
-    const { space, agent, pack, policy, triple } = p.stored;
-    await work.audit({
-      operation: 'import.restored',
-      resourceType: 'import',
-      resourceId: importId,
-      metadata: { import_id: importId, spaces: space, agents: agent, packs: pack, policies: policy, triples: triple },
-    });
     return p;
   });
 
@@ -110,13 +103,27 @@ const storeMemories = (ctx: TenantCtx, importId: string) =>
   chunk(ctx, importId, true, async (work, lines) => {
     const spaces = lines.map((l) => l.record.spaceSource).filter((s): s is string => !!s);
     const known = await st.knownSources(work.tx, ctx.tenantId, [...lines.map((l) => l.source), ...spaces]);
-    const fresh = lines.filter((l) => !known.has(l.source));
+    const erased = await st.erasedSources(
+      work.tx,
+      ctx.tenantId,
+      lines.map((l) => l.source),
+      known,
+    );
+    const gone = lines.filter((l) => erased.has(l.source));
+    const fresh = lines.filter((l) => !known.has(l.source) && !erased.has(l.source));
     const bodies = fresh.map((l) => {
       const space = l.record.spaceSource ? known.get(l.record.spaceSource) : undefined;
       return space ? { ...l.record.body, space_id: space } : (l.record.body ?? {});
     });
     const outcomes = bodies.length ? await batchStore().store(work.ctx, bodies) : [];
-    const p = { processed: lines.length, stored: { memory: 0 }, alreadyImported: lines.length - fresh.length, failed: 0, errors: [] as LineError[] };
+    const p = {
+      processed: lines.length,
+      stored: { memory: 0 },
+      alreadyImported: lines.length - fresh.length - gone.length,
+      erased: gone.length,
+      failed: 0,
+      errors: [] as LineError[],
+    };
     const done: { source: string; target: string | null }[] = [];
     outcomes.forEach((o, k) => {
       if (o.ok) {

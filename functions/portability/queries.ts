@@ -1,5 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from '../../shared/platform/db';
+import type { AGENT_PROVIDERS, AGENT_STATUSES } from '../../schema';
+import type { ExportedLine } from './format';
 
 /**
  * The tenant's records as a bundle holds them, one section per kind, each read a keyset page at a
@@ -12,7 +14,8 @@ export interface Section {
 }
 
 const iso = (v: unknown) => (v == null ? null : new Date(v as string).toISOString());
-const urn = (v: unknown) => (v == null ? null : `urn:uuid:${v as string}`);
+const urnOf = (v: string) => `urn:uuid:${v}`;
+const urn = (v: string | null) => (v == null ? null : urnOf(v));
 const countOf = async (db: DbOrTx, query: SQL) => Number((await rows<{ n: number | string }>(db, query))[0].n);
 const keyAfter = (column: string, after: string | null, cast = '') => (after === null ? sql`` : sql`AND ${sql.raw(column)} > ${after}${sql.raw(cast)}`);
 
@@ -24,7 +27,19 @@ const memories: Section = {
   count: (db, t, now) => countOf(db, sql`SELECT count(*) AS n FROM memories WHERE ${liveMemory(t, now)}`),
   page: async (db, t, now, after, limit) =>
     (
-      await rows<Record<string, unknown>>(
+      await rows<{
+        id: string;
+        observation: string;
+        tags: string[];
+        importance: number;
+        confidence: number;
+        context: string | null;
+        agent_id: string | null;
+        space_id: string | null;
+        created_at: unknown;
+        updated_at: unknown;
+        expires_at: unknown;
+      }>(
         db,
         sql`SELECT id, observation, tags, importance, confidence, context, agent_id, space_id, created_at, updated_at, expires_at
             FROM memories WHERE ${liveMemory(t, now)} ${keyAfter('id', after, '::uuid')} ORDER BY id LIMIT ${limit}`,
@@ -33,7 +48,7 @@ const memories: Section = {
       key: m.id as string,
       line: {
         type: 'memory',
-        id: urn(m.id),
+        id: urnOf(m.id),
         text: m.observation,
         tags: m.tags,
         importance: m.importance,
@@ -44,7 +59,7 @@ const memories: Section = {
         created_at: iso(m.created_at),
         updated_at: iso(m.updated_at),
         expires_at: iso(m.expires_at),
-      },
+      } satisfies ExportedLine<'memory'>,
     })),
 };
 
@@ -53,7 +68,15 @@ const spaces: Section = {
   count: (db, t) => countOf(db, sql`SELECT count(*) AS n FROM context_spaces WHERE owner_tenant_id = ${t} AND deleted_at IS NULL`),
   page: async (db, t, _now, after, limit) =>
     (
-      await rows<Record<string, unknown>>(
+      await rows<{
+        id: string;
+        name: string;
+        description: string | null;
+        tags: string[];
+        allowed_agent_ids: string[];
+        created_at: unknown;
+        updated_at: unknown;
+      }>(
         db,
         sql`SELECT id, name, description, tags, allowed_agent_ids, created_at, updated_at FROM context_spaces
             WHERE owner_tenant_id = ${t} AND deleted_at IS NULL ${keyAfter('id', after, '::uuid')} ORDER BY id LIMIT ${limit}`,
@@ -62,14 +85,14 @@ const spaces: Section = {
       key: s.id as string,
       line: {
         type: 'space',
-        id: urn(s.id),
+        id: urnOf(s.id),
         name: s.name,
         description: s.description ?? null,
         tags: s.tags,
         allowed_agent_ids: s.allowed_agent_ids,
         created_at: iso(s.created_at),
         updated_at: iso(s.updated_at),
-      },
+      } satisfies ExportedLine<'space'>,
     })),
 };
 
@@ -78,7 +101,17 @@ const triples: Section = {
   count: (db, t) => countOf(db, sql`SELECT count(*) AS n FROM knowledge_triples WHERE tenant_id = ${t}`),
   page: async (db, t, _now, after, limit) =>
     (
-      await rows<Record<string, unknown>>(
+      await rows<{
+        id: string;
+        subject: string;
+        subject_type: string;
+        predicate: string;
+        object: string;
+        object_type: string;
+        confidence: number;
+        metadata: Record<string, unknown>;
+        created_at: unknown;
+      }>(
         db,
         sql`SELECT k.id, s.name AS subject, s.entity_type AS subject_type, k.predicate, o.name AS object, o.entity_type AS object_type,
                    k.confidence, k.metadata, k.created_at
@@ -91,14 +124,14 @@ const triples: Section = {
       key: k.id as string,
       line: {
         type: 'triple',
-        id: urn(k.id),
+        id: urnOf(k.id),
         subject: { name: k.subject, type: k.subject_type },
         predicate: k.predicate,
         object: { name: k.object, type: k.object_type },
         confidence: k.confidence,
         metadata: k.metadata,
         created_at: iso(k.created_at),
-      },
+      } satisfies ExportedLine<'triple'>,
     })),
 };
 
@@ -107,7 +140,18 @@ const policies: Section = {
   count: (db, t) => countOf(db, sql`SELECT count(*) AS n FROM policies WHERE tenant_id = ${t}`),
   page: async (db, t, _now, after, limit) =>
     (
-      await rows<Record<string, unknown>>(
+      await rows<{
+        id: string;
+        name: string;
+        agent_id: string | null;
+        description: string | null;
+        step_types: string[];
+        whitelisted_domains: string[];
+        rules: Record<string, unknown>[];
+        enabled: boolean;
+        created_at: unknown;
+        updated_at: unknown;
+      }>(
         db,
         sql`SELECT id, name, agent_id, description, step_types, whitelisted_domains, rules, enabled, created_at, updated_at
             FROM policies WHERE tenant_id = ${t} ${keyAfter('id', after)} ORDER BY id LIMIT ${limit}`,
@@ -126,7 +170,7 @@ const policies: Section = {
         enabled: p.enabled,
         created_at: iso(p.created_at),
         updated_at: iso(p.updated_at),
-      },
+      } satisfies ExportedLine<'policy'>,
     })),
 };
 
@@ -135,7 +179,18 @@ const agents: Section = {
   count: (db, t) => countOf(db, sql`SELECT count(*) AS n FROM runtime_agents WHERE tenant_id = ${t}`),
   page: async (db, t, _now, after, limit) =>
     (
-      await rows<Record<string, unknown>>(
+      await rows<{
+        agent_id: string;
+        name: string;
+        description: string | null;
+        provider: (typeof AGENT_PROVIDERS)[number];
+        model: string;
+        instructions: string | null;
+        capabilities: string[];
+        status: (typeof AGENT_STATUSES)[number];
+        created_at: unknown;
+        updated_at: unknown;
+      }>(
         db,
         sql`SELECT agent_id, name, description, provider, model, instructions, capabilities, status, created_at, updated_at
             FROM runtime_agents WHERE tenant_id = ${t} ${keyAfter('agent_id', after)} ORDER BY agent_id LIMIT ${limit}`,
@@ -154,7 +209,7 @@ const agents: Section = {
         status: a.status,
         created_at: iso(a.created_at),
         updated_at: iso(a.updated_at),
-      },
+      } satisfies ExportedLine<'agent'>,
     })),
 };
 
@@ -163,7 +218,14 @@ const packs: Section = {
   count: (db, t) => countOf(db, sql`SELECT count(*) AS n FROM runtime_capabilities WHERE tenant_id = ${t}`),
   page: async (db, t, _now, after, limit) =>
     (
-      await rows<Record<string, unknown>>(
+      await rows<{
+        id: string;
+        name: string;
+        description: string | null;
+        tools: { name: string; description: string }[];
+        risk_levels: Record<string, string>;
+        created_at: unknown;
+      }>(
         db,
         sql`SELECT id, name, description, tools, risk_levels, created_at FROM runtime_capabilities
             WHERE tenant_id = ${t} ${keyAfter('id', after)} ORDER BY id LIMIT ${limit}`,
@@ -178,7 +240,7 @@ const packs: Section = {
         tools: p.tools,
         risk_levels: p.risk_levels,
         created_at: iso(p.created_at),
-      },
+      } satisfies ExportedLine<'pack'>,
     })),
 };
 
@@ -188,7 +250,7 @@ const webhooks: Section = {
   count: (db, t) => countOf(db, sql`SELECT count(*) AS n FROM webhooks WHERE tenant_id = ${t}`),
   page: async (db, t, _now, after, limit) =>
     (
-      await rows<Record<string, unknown>>(
+      await rows<{ id: string; url: string; events: string[]; active: boolean; description: string | null; format: string; created_at: unknown }>(
         db,
         sql`SELECT id, url, events, active, description, format, created_at FROM webhooks
             WHERE tenant_id = ${t} ${keyAfter('id', after)} ORDER BY id LIMIT ${limit}`,
@@ -204,7 +266,7 @@ const webhooks: Section = {
         description: w.description ?? null,
         format: w.format,
         created_at: iso(w.created_at),
-      },
+      } satisfies ExportedLine<'webhook'>,
     })),
 };
 

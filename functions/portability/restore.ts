@@ -1,87 +1,105 @@
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import { newId } from '../../shared/platform/ids';
+import type { TenantCtx } from '../../shared/platform/context';
+import { errorFields } from '../../shared/platform/error-fields';
+import { AppError } from '../../shared/platform/errors';
+import { restorerOf } from '../../shared/platform/family';
+import { sqlState } from '../../shared/platform/pg-errors';
+import { mayUse } from '../../shared/platform/scopes';
+import { requireFeature } from '../../shared/platform/tiers';
+import type { Work } from '../../shared/platform/unit-of-work';
+import type { LineError } from './parse';
 
-type Data = Record<string, unknown>;
-const arr = (v: unknown) => pgArray(Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-const text = (v: unknown) => (typeof v === 'string' ? v : null);
-const json = (v: unknown, fallback: unknown) => JSON.stringify(v ?? fallback);
+export type RestoredKind = 'space' | 'policy' | 'agent' | 'pack' | 'triple';
 
 /**
- * Restores one non-memory record of a bundle into the tenant, as its own family would store it,
- * and answers what it became (the target id), or null when the tenant already has one of that
- * name (a policy, agent or pack is its name within the tenant): then nothing is written.
+ * Why the caller may not restore a record of `kind` at all, or null: the scope the key needs for
+ * the family that restores it (`<family>:write`, as that family's create route asks) and the
+ * feature that route asks of the tier. Checked as the lines arrive, so a dry run says it too.
  */
-export async function restore(
-  tx: DbOrTx,
-  tenantId: string,
-  now: Date,
-  kind: 'space' | 'policy' | 'agent' | 'pack' | 'triple',
-  d: Data,
-): Promise<string | null> {
-  const at = now.toISOString();
+export function refusalOf(ctx: TenantCtx, kind: RestoredKind | 'memory'): AppError | null {
+  const restorer = kind === 'memory' ? { family: 'memories', feature: undefined } : restorerOf(kind);
+  if (!restorer) return new AppError('INTERNAL_ERROR', `no family restores ${kind}`);
+  const scope = `${restorer.family}:write`;
+  if (!mayUse(ctx.auth, scope)) return new AppError('FORBIDDEN', `restoring a ${kind} needs the scope ${scope}, which this restricted key lacks`);
+  try {
+    if (restorer.feature) requireFeature(ctx.tier, restorer.feature);
+  } catch (err) {
+    return err as AppError;
+  }
+  return null;
+}
+
+/**
+ * Restores one record through the create verb of the family that owns its kind, inside the import
+ * chunk's unit of work, behind a savepoint: a record the verb refuses (an AppError, or a statement
+ * that failed) is rolled back alone and answered as that line's error; the rest of the chunk goes
+ * on. A deadlock or serialization failure aborts the whole transaction, which `write` runs again.
+ * Answers the new record's id, null when the tenant already has one of that name (nothing written).
+ */
+export async function restoreLine(
+  work: Work<TenantCtx>,
+  line: { line: number; kind: RestoredKind; body: Record<string, unknown> },
+): Promise<{ target: string | null } | LineError> {
+  const restorer = restorerOf(line.kind);
+  if (!restorer) return { line: line.line, code: 'INTERNAL_ERROR', message: `no family restores ${line.kind}` };
+  await work.tx.execute(sql`SAVEPOINT import_line`);
+  try {
+    const target = await restorer.restore(work.ctx, line.body);
+    await work.tx.execute(sql`RELEASE SAVEPOINT import_line`);
+    return { target };
+  } catch (err) {
+    const state = sqlState(err);
+    if (state === '40P01' || state === '40001') throw err;
+    await work.tx.execute(sql`ROLLBACK TO SAVEPOINT import_line`);
+    if (err instanceof AppError) return { line: line.line, code: err.code, message: err.message };
+    work.ctx.services.log.warn('import line failed', { request_id: work.ctx.requestId, kind: line.kind, ...errorFields(err) });
+    return { line: line.line, code: 'INTERNAL_ERROR', message: `the ${line.kind} could not be stored` };
+  }
+}
+
+/** Drops null fields: a bundle writes null for what the create body leaves out. */
+const present = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
+const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+
+/** A bundle line as the create body of its family's route (what a client restoring by hand would send). */
+export function bodyOf(kind: RestoredKind, d: Record<string, unknown>): Record<string, unknown> {
   switch (kind) {
-    case 'space': {
-      const id = crypto.randomUUID();
-      await tx.execute(sql`INSERT INTO context_spaces (id, owner_tenant_id, name, description, allowed_agent_ids, allowed_tenant_ids, tags, created_at, updated_at)
-        VALUES (${id}::uuid, ${tenantId}, ${String(d.name ?? 'Imported space')}, ${text(d.description)}, ${arr(d.allowed_agent_ids)}::text[], '{}'::text[], ${arr(d.tags)}::text[], ${at}, ${at})`);
-      return id;
-    }
-    case 'policy': {
-      const id = newId('policy');
-      const [row] = await rows<{ id: string }>(
-        tx,
-        sql`INSERT INTO policies (id, tenant_id, name, agent_id, description, step_types, whitelisted_domains, rules, enabled, version, created_at, updated_at)
-            VALUES (${id}, ${tenantId}, ${String(d.name)}, ${text(d.agent_id)}, ${text(d.description)}, ${arr(d.step_types)}::text[], ${arr(d.whitelisted_domains)}::text[],
-                    ${json(d.rules, [])}::jsonb, ${d.enabled !== false}, 1, ${at}, ${at})
-            ON CONFLICT DO NOTHING RETURNING id`,
-      );
-      return row?.id ?? null;
-    }
-    case 'agent': {
-      const [row] = await rows<{ agent_id: string }>(
-        tx,
-        sql`INSERT INTO runtime_agents (tenant_id, agent_id, name, description, provider, model, instructions, capabilities, status, created_at, updated_at)
-            VALUES (${tenantId}, ${String(d.agent_id)}, ${String(d.name ?? d.agent_id)}, ${text(d.description)}, ${String(d.provider)}, ${String(d.model)},
-                    ${text(d.instructions)}, ${arr(d.capabilities)}::text[], ${String(d.status ?? 'active')}, ${at}, ${at})
-            ON CONFLICT DO NOTHING RETURNING agent_id`,
-      );
-      return row?.agent_id ?? null;
-    }
-    case 'pack': {
-      const id = newId('capability');
-      const [row] = await rows<{ id: string }>(
-        tx,
-        sql`INSERT INTO runtime_capabilities (id, tenant_id, name, description, tools, risk_levels, created_at)
-            VALUES (${id}, ${tenantId}, ${String(d.name)}, ${text(d.description)}, ${json(d.tools, [])}::jsonb, ${json(d.risk_levels, {})}::jsonb, ${at})
-            ON CONFLICT DO NOTHING RETURNING id`,
-      );
-      return row?.id ?? null;
-    }
+    case 'space':
+      return present({ name: d.name, description: d.description, tags: d.tags, allowed_agent_ids: d.allowed_agent_ids });
+    case 'policy':
+      return present({
+        name: d.name,
+        agent_id: d.agent_id,
+        description: d.description,
+        step_types: d.step_types,
+        whitelisted_domains: d.whitelisted_domains,
+        rules: d.rules,
+        enabled: d.enabled,
+      });
+    case 'agent':
+      return present({
+        agent_id: d.agent_id,
+        name: d.name,
+        description: d.description,
+        provider: d.provider,
+        model: d.model,
+        instructions: d.instructions,
+        capabilities: d.capabilities,
+        status: d.status,
+      });
+    case 'pack':
+      return present({ name: d.name, description: d.description, tools: d.tools, risk_levels: d.risk_levels });
     case 'triple': {
-      const s = d.subject as Data;
-      const o = d.object as Data;
-      // The exported names are already normalized, as the knowledge family stores them.
-      const named = [
-        { id: crypto.randomUUID(), name: String(s.name), entity_type: String(s.type ?? 'concept') },
-        { id: crypto.randomUUID(), name: String(o.name), entity_type: String(o.type ?? 'concept') },
-      ];
-      const wanted = named[0].name === named[1].name ? [named[0]] : named;
-      // An entity is its name within the tenant: an existing one is reused, as POST /v1/knowledge/triples does.
-      const entities = await rows<{ id: string; name: string }>(
-        tx,
-        sql`INSERT INTO knowledge_entities AS e (id, tenant_id, name, entity_type, metadata, created_at)
-            SELECT w.id, ${tenantId}, w.name, w.entity_type, '{}'::jsonb, ${at}
-            FROM jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb) AS w(id uuid, name text, entity_type text) ORDER BY w.name
-            ON CONFLICT (tenant_id, name) DO UPDATE SET name = EXCLUDED.name
-            RETURNING e.id, e.name`,
-      );
-      const idOf = (name: string) => entities.find((e) => e.name === name)!.id;
-      const id = crypto.randomUUID();
-      await tx.execute(sql`INSERT INTO knowledge_triples (id, tenant_id, subject_id, predicate, object_id, confidence, source_memory_id, metadata, created_at)
-        VALUES (${id}::uuid, ${tenantId}, ${idOf(named[0].name)}::uuid, ${String(d.predicate)}, ${idOf(named[1].name)}::uuid,
-                ${typeof d.confidence === 'number' ? d.confidence : 1}, NULL, ${json(d.metadata, {})}::jsonb, ${at})`);
-      return id;
+      const [s, o] = [obj(d.subject), obj(d.object)];
+      return present({
+        subject: s.name,
+        subject_type: s.type,
+        predicate: d.predicate,
+        object: o.name,
+        object_type: o.type,
+        confidence: d.confidence,
+        metadata: d.metadata,
+      });
     }
   }
 }

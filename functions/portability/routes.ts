@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { errors, json, keyRoute } from '../../shared/platform/openapi';
+import { BundleLine } from './format';
 import * as s from './schemas';
 
 const tags = ['Portability'];
@@ -13,7 +14,8 @@ export const exportBundleRoute = keyRoute({
   description:
     'One JSON object per line: a `header` (`format: "engram-bundle"`, `version`, `exported_at`, `counts` by type when the export started), then every `space`, `agent`, `pack`, `policy`, `memory` (text, tags, importance, context, agent, space, times), `triple` and `webhook` (without its secret), then a `trailer` with `lines` (the lines before it) and `sha256` (hex, of every byte before it, newlines included). Erased and expired memories are not in it. POST /v1/import?format=bundle restores it.',
   responses: {
-    200: { description: 'File download: application/x-ndjson', content: { 'application/x-ndjson': { schema: z.string() } } },
+    // Each line is a BundleLine; the line schemas are the format (format.ts) and so the SDK's types.
+    200: { description: 'File download: application/x-ndjson, one `BundleLine` a line', content: { 'application/x-ndjson': { schema: BundleLine } } },
   },
 });
 
@@ -25,7 +27,7 @@ export const importRoute = keyRoute({
   streamedBody: true,
   summary: 'Import a bundle, a JSONL file or a mem0 export',
   description:
-    "The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.",
+    "The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, packs, agents, policies and triples of a bundle through the create verbs of their families, with the same validation, caps, tier gates and audit entries as those routes; a restricted key needs the write scope of each kind it restores, else that line is refused with FORBIDDEN. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time; a memory an erasure removed is counted in `erased` and not stored again. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.",
   request: {
     query: s.ImportQuery,
     body: {

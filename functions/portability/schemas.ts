@@ -30,7 +30,7 @@ const LineError = z
     line: z.number().int().openapi({ description: 'Line number in the file, from 1 (for mem0, the position of the item in its array)' }),
     code: z.string().openapi({
       description:
-        'INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, FEATURE_NOT_AVAILABLE, or the error code the store answered (RATE_LIMITED, ...)',
+        'INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT (a NUL or unpaired surrogate anywhere in the line), FORBIDDEN (the key lacks the write scope of the kind), a tier refusal, or the code the create route of the kind answers (svc_ram.v1.control.invalid_policy, svc_ram.v1.tier.limit_exceeded, VALIDATION_ERROR, RATE_LIMITED, ...)',
       example: 'INVALID_RECORD',
     }),
     message: z.string(),
@@ -67,7 +67,9 @@ export const Import = z
     duplicates: z.number().int().openapi({ description: 'Records whose source id an earlier line of the same file had: skipped' }),
     skipped: z.object({ webhook: z.number().int().openapi({ description: 'Webhooks are exported without their secret and not restored' }) }),
     failed: z.number().int().openapi({ description: 'Valid records the store refused (a quota, a tier limit); each has an error' }),
-    erased: z.number().int().openapi({ description: 'Staged memories an erasure removed before they were stored (POST /v1/erasures)' }),
+    erased: z.number().int().openapi({
+      description: 'Memories an erasure removed (POST /v1/erasures): staged lines it dropped, and lines naming a memory it erased before, not stored again',
+    }),
     errors: z.array(LineError).openapi({ description: 'Per-line errors in line order, at most 1,000' }),
     errors_total: z.number().int(),
     created_at: when('When the import was received'),

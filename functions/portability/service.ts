@@ -1,14 +1,15 @@
 import type { MaintenanceTask } from '../../shared/jobs/maintenance';
 import { batchStore } from '../../shared/memory/store-port';
 import type { TenantCtx } from '../../shared/platform/context';
-import { notFound } from '../../shared/platform/errors';
+import { type AppError, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import type { PageInput } from '../../shared/platform/pagination';
-import { hasFeature } from '../../shared/platform/tiers';
+import { requireFeature } from '../../shared/platform/tiers';
 import { HOUR } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
 import { type ImportFormat, LineErrors, parseBody, type Record_ } from './parse';
 import { advance, finish, queueImport } from './process';
+import { refusalOf } from './restore';
 import { ImportPaging } from './schemas';
 import * as st from './staging';
 
@@ -22,12 +23,21 @@ const FALLBACK_DELAY_MS = 5 * 60_000;
 
 type Staged = Exclude<Record_, { kind: 'webhook' }>;
 
-/** A record the tenant's tier may not restore: the feature the family's own route would ask for. */
-function gateOf(ctx: TenantCtx, r: Record_): string | null {
-  if (r.kind === 'space' && !hasFeature(ctx.tier, 'spaces')) return 'spaces';
-  if (r.kind === 'triple' && !hasFeature(ctx.tier, 'knowledge_graph')) return 'knowledge_graph';
-  if (r.kind === 'policy' && r.data.agent_id && !hasFeature(ctx.tier, 'agent_scoped_policies')) return 'agent_scoped_policies';
-  return null;
+/**
+ * Why the caller may not restore this record at all: the scope and tier feature of the route that
+ * creates its kind (docs/portability.md#what-an-import-checks). The verb checks the rest (an
+ * agent-scoped policy's feature among them) when the record is stored.
+ */
+function refusal(ctx: TenantCtx, r: Record_): AppError | null {
+  if (r.kind === 'webhook') return null;
+  const refused = refusalOf(ctx, r.kind);
+  if (refused || r.kind !== 'policy' || !r.data.agent_id) return refused;
+  try {
+    requireFeature(ctx.tier, 'agent_scoped_policies');
+    return null;
+  } catch (err) {
+    return err as AppError;
+  }
 }
 
 /** What the parse made of the body: lines, valid records, webhooks skipped, and the refused lines. */
@@ -43,10 +53,9 @@ function checked(ctx: TenantCtx, records: Record_[], tally: Tally): Staged[] {
   const port = batchStore();
   const out: Staged[] = [];
   for (const r of records) {
-    const gate = gateOf(ctx, r);
+    const refused = refusal(ctx, r);
     const why = r.kind === 'memory' ? port.invalid(r.body) : null;
-    if (gate)
-      tally.errors.add({ line: r.line, code: 'FEATURE_NOT_AVAILABLE', message: `the ${r.kind} needs the ${gate} feature, which the ${ctx.tier} tier lacks` });
+    if (refused) tally.errors.add({ line: r.line, code: refused.code, message: refused.message });
     else if (why) tally.errors.add({ line: r.line, code: 'INVALID_RECORD', message: why });
     else {
       tally.valid += 1;
@@ -92,6 +101,7 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
   const seen = new Set<string>();
   let alreadyImported = 0;
   let duplicates = 0;
+  let erased = 0;
   const parsed = await parseBody(body, format, MAX_IMPORT_BYTES, tally.errors, async (records) => {
     const fresh = checked(ctx, records, tally);
     const known = await st.knownSources(
@@ -99,8 +109,15 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
       ctx.tenantId,
       fresh.map((r) => r.source),
     );
+    const gone = await st.erasedSources(
+      ctx.db,
+      ctx.tenantId,
+      fresh.filter((r) => r.kind === 'memory').map((r) => r.source),
+      known,
+    );
     for (const r of fresh) {
-      if (known.has(r.source)) alreadyImported += 1;
+      if (gone.has(r.source)) erased += 1;
+      else if (known.has(r.source)) alreadyImported += 1;
       else if (seen.has(r.source)) duplicates += 1;
       seen.add(r.source);
     }
@@ -113,14 +130,14 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
     status: 'completed',
     lines: parsed.lines,
     valid: tally.valid,
-    staged: tally.valid - tally.webhooks - alreadyImported - duplicates,
+    staged: tally.valid - tally.webhooks - alreadyImported - duplicates - erased,
     processed: 0,
     stored: {},
     already_imported: alreadyImported,
     duplicates,
     skipped_webhooks: tally.webhooks,
     failed: 0,
-    erased: 0,
+    erased,
     errors: tally.errors.list(),
     errors_total: tally.errors.total,
     created_at: now,

@@ -103,13 +103,16 @@ export async function listImports(db: DbOrTx, tenantId: string, page: PageInput)
   return { page: found, total: Number(n) };
 }
 
+/** Packs before the agents that name them, whatever the order of the file; then by line. */
+const RESTORE_ORDER = sql.raw(`CASE kind WHEN 'space' THEN 0 WHEN 'pack' THEN 1 WHEN 'agent' THEN 2 WHEN 'policy' THEN 3 ELSE 4 END`);
+
 /** The next staged lines of one kind group, in line order: the non-memory records first, then memories. */
 export async function nextLines(db: DbOrTx, tenantId: string, importId: string, memories: boolean, limit: number): Promise<StagedLine[]> {
   return rows<StagedLine>(
     db,
     sql`SELECT line, kind, source, record FROM import_lines
         WHERE tenant_id = ${tenantId} AND import_id = ${importId} AND ${memories ? sql`kind = 'memory'` : sql`kind <> 'memory'`}
-        ORDER BY line LIMIT ${limit}`,
+        ORDER BY ${RESTORE_ORDER}, line LIMIT ${limit}`,
   );
 }
 
@@ -125,6 +128,8 @@ export interface Progress {
   stored?: Partial<Counts>;
   alreadyImported?: number;
   failed?: number;
+  /** Records an erasure removed before (their file's ids, or what an earlier import stored them as): not stored. */
+  erased?: number;
   errors?: LineError[];
 }
 
@@ -133,7 +138,7 @@ export async function record(db: DbOrTx, row: ImportRow, p: Progress, now: Date)
   for (const [k, v] of Object.entries(p.stored ?? {})) stored[k as Kind] += v ?? 0;
   const errors = p.errors?.length ? [...row.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, MAX_ERRORS) : row.errors;
   await db.execute(sql`UPDATE imports SET processed = processed + ${p.processed}, stored = ${JSON.stringify(stored)}::jsonb,
-      already_imported = already_imported + ${p.alreadyImported ?? 0}, failed = failed + ${p.failed ?? 0},
+      already_imported = already_imported + ${p.alreadyImported ?? 0}, failed = failed + ${p.failed ?? 0}, erased = erased + ${p.erased ?? 0},
       errors = ${JSON.stringify(errors)}::jsonb, errors_total = errors_total + ${p.errors?.length ?? 0}, updated_at = ${now.toISOString()}
     WHERE id = ${row.id}`);
 }
@@ -173,4 +178,41 @@ export async function remember(tx: DbOrTx, tenantId: string, now: Date, done: { 
 /** Imports whose body stopped arriving (the process ended mid-upload): they and their staged lines go. */
 export async function dropAbandoned(db: DbOrTx, before: Date): Promise<number> {
   return (await rows(db, sql`DELETE FROM imports WHERE status = 'receiving' AND updated_at < ${before.toISOString()} RETURNING 1`)).length;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Which of `ids` (memory ids as a file names them: a bundle's or a JSONL export's own ids, or what
+ * an earlier import stored them as) an erasure of the tenant removed. The erasure's tombstones hold
+ * ids only, never text: a file exported before an erasure does not bring the memory back.
+ */
+async function erasedAmong(db: DbOrTx, tenantId: string, ids: string[]): Promise<Set<string>> {
+  const wanted = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+  if (!wanted.length) return new Set();
+  const found = await rows<{ memory_id: string }>(
+    db,
+    sql`SELECT memory_id FROM erased_memories WHERE tenant_id = ${tenantId} AND memory_id = ANY(${pgArray(wanted)}::uuid[])`,
+  );
+  return new Set(found.map((r) => r.memory_id));
+}
+
+/** The memory id a source id names, if any: `bundle:<id>` and `jsonl:<id>` carry the file's own id. */
+const memoryIdOf = (source: string) => /^(bundle|jsonl):(.+)$/.exec(source)?.[2]?.toLowerCase() ?? null;
+
+/**
+ * Which memory `sources` name a memory an erasure removed: the file's own id, or what an earlier
+ * import stored the source as (`known`, from knownSources).
+ */
+export async function erasedSources(db: DbOrTx, tenantId: string, sources: string[], known: Map<string, string | null>): Promise<Set<string>> {
+  const idsOf = (source: string) =>
+    [
+      memoryIdOf(source),
+      known
+        .get(source)
+        ?.replace(/^urn:uuid:/, '')
+        .toLowerCase(),
+    ].filter((id): id is string => !!id);
+  const erased = await erasedAmong(db, tenantId, sources.flatMap(idsOf));
+  return new Set(sources.filter((source) => idsOf(source).some((id) => erased.has(id))));
 }

@@ -48,4 +48,8 @@ export default defineFamily({
     description: 'Agents with capability packs, missions with a lifecycle and checkpoints, mission rollback and supervisor interventions (all plans)',
   },
   router,
+  restore: {
+    pack: { restore: (ctx, body) => service.restoreCapability(ctx, body as never) },
+    agent: { restore: (ctx, body) => service.restoreAgent(ctx, body as never) },
+  },
 });

@@ -1,5 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import type { AgentStatus } from '../../schema/runtime';
+import { validInput } from '../../shared/platform/app';
 import type { TenantCtx } from '../../shared/platform/context';
 import { AppError, conflict, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
@@ -7,14 +8,16 @@ import type { PageInput } from '../../shared/platform/pagination';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import { missionEvent } from './transitions';
 import * as q from './queries';
-import { type AgentBody, AgentPaging, type CapabilityBody, CapabilityPaging, type MissionSummaryDto, toAgentDto, toCapabilityDto } from './schemas';
+import { AgentBody, AgentPaging, AgentPatch, CapabilityBody, CapabilityPaging, type MissionSummaryDto, toAgentDto, toCapabilityDto } from './schemas';
 
 /**
  * Agents and capability packs (docs/architecture.md#agent-runtime). Every write returns the
  * full record and is audited.
  */
 
-export async function createCapability(ctx: TenantCtx, input: z.infer<typeof CapabilityBody>) {
+/** The create bodies are checked here too, so any caller (an import) gets the route's refusals. */
+export async function createCapability(ctx: TenantCtx, body: z.input<typeof CapabilityBody>) {
+  const input = validInput(CapabilityBody, body);
   return write(ctx, async (work) => {
     const pack = await q.insertCapability(work.tx, {
       id: newId('capability'),
@@ -68,7 +71,8 @@ export async function agentFor(ctx: TenantCtx, agentId: string, lock = false) {
   return agent;
 }
 
-export async function createAgent(ctx: TenantCtx, input: z.infer<typeof AgentBody>) {
+export async function createAgent(ctx: TenantCtx, body: z.input<typeof AgentBody>) {
+  const input = validInput(AgentBody, body);
   return write(ctx, async (work) => {
     await assertCapabilities(work.ctx, input.capabilities);
     const agent = await q.insertAgent(work.tx, {
@@ -93,6 +97,29 @@ export async function createAgent(ctx: TenantCtx, input: z.infer<typeof AgentBod
     });
     return toAgentDto(agent, []);
   });
+}
+
+/**
+ * An agent of a bundle (`portability.import`): created as POST /v1/agents creates it, then given
+ * its exported status; null when the tenant has an agent of that id already (nothing written).
+ */
+export async function restoreAgent(ctx: TenantCtx, body: z.input<typeof AgentBody> & { status?: unknown }): Promise<string | null> {
+  const status = body.status === undefined ? undefined : validInput(AgentPatch, { status: body.status }).status;
+  return write(ctx, async (work) => {
+    const created = await createAgent(work.ctx, body).catch((err: unknown) =>
+      err instanceof AppError && err.code === 'CONFLICT' ? null : Promise.reject(err),
+    );
+    if (created && status && status !== created.status) await updateAgent(work.ctx, { agentId: created.agent_id, status });
+    return created?.agent_id ?? null;
+  });
+}
+
+/** A capability pack of a bundle: created as POST /v1/capabilities creates it; null when one of that name exists. */
+export async function restoreCapability(ctx: TenantCtx, body: z.input<typeof CapabilityBody>): Promise<string | null> {
+  return createCapability(ctx, body).then(
+    (pack) => pack.capability_id,
+    (err: unknown) => (err instanceof AppError && err.code === 'CONFLICT' ? null : Promise.reject(err)),
+  );
 }
 
 export async function listAgents(ctx: TenantCtx, query: PageInput & { status?: AgentStatus }) {

@@ -23,4 +23,5 @@ export default defineFamily({
   name: 'spaces',
   tag: { name: 'Context spaces', description: 'Namespaces for memories with agent and tenant allow-lists' },
   router,
+  restore: { space: { restore: async (ctx, body) => (await service.createSpace(ctx, body as never)).space_id.slice('urn:uuid:'.length) } },
 });

@@ -2,6 +2,7 @@ import { toUrn } from '../../shared/platform/ids';
 import type { z } from '@hono/zod-openapi';
 import { v7 as uuidv7 } from 'uuid';
 import { embedAll } from '../../shared/memory/embeddings';
+import { validInput } from '../../shared/platform/app';
 import { toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import type { TenantCtx } from '../../shared/platform/context';
 import type { DbOrTx } from '../../shared/platform/db';
@@ -11,9 +12,9 @@ import { isConfined } from '../../shared/platform/scopes';
 import { requireFeature } from '../../shared/platform/tiers';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
-import { type CreateSpaceBody, ListPaging, MemoriesPaging, type SpaceMemoriesQuery, toSpaceDto, type UpdateSpaceBody } from './schemas';
+import { CreateSpaceBody, ListPaging, MemoriesPaging, type SpaceMemoriesQuery, toSpaceDto, type UpdateSpaceBody } from './schemas';
 
-type CreateInput = z.infer<typeof CreateSpaceBody>;
+type CreateInput = z.input<typeof CreateSpaceBody>;
 type UpdateInput = z.infer<typeof UpdateSpaceBody>;
 type MemoriesInput = z.infer<typeof SpaceMemoriesQuery>;
 
@@ -91,7 +92,9 @@ async function auditCrossTenantRead(work: Work<TenantCtx>, space: q.SpaceWithAcc
   });
 }
 
-export async function createSpace(ctx: TenantCtx, input: CreateInput) {
+/** The create body is checked here too, so any caller (an import) gets the route's refusals. */
+export async function createSpace(ctx: TenantCtx, body: CreateInput) {
+  const input = validInput(CreateSpaceBody, body);
   // A key confined to some spaces would lose sight of the space it made at once.
   if (ctx.auth.restriction?.spaceIds) throw forbidden('This restricted key is confined to its space_ids: it cannot create a space');
   checkReach(ctx, input, { allowed_tenant_ids: [], allowed_agent_ids: [], team_write: false });

@@ -6,7 +6,7 @@ import { requestId } from 'hono/request-id';
 import { HTTPException } from 'hono/http-exception';
 import type { Result, Router } from 'hono/router';
 import { TrieRouter } from 'hono/router/trie-router';
-import type { ZodError } from 'zod';
+import type { output, ZodError, ZodType } from 'zod';
 import type { AppEnv } from './context';
 import { errorFields } from './error-fields';
 import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, type StatusOf } from './errors';
@@ -58,6 +58,20 @@ export function validationFailure(error: ZodError, target: string, status?: Stat
   const details = zodDetails(error);
   const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
   return new AppError('VALIDATION_ERROR', `Invalid ${targetNames[target] ?? target}: ${summary}`, { details }, status);
+}
+
+/**
+ * A verb's own check of its input with the schema its route validates, so a caller that is not
+ * the route (an import) gets the route's refusal: 400 VALIDATION_ERROR naming each bad field.
+ */
+export function validInput<S extends ZodType>(
+  schema: S,
+  input: unknown,
+  refusal: (error: ZodError) => AppError = (e) => validationFailure(e, 'json'),
+): output<S> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw refusal(parsed.error);
+  return parsed.data;
 }
 
 /** How a message names what failed: the validator's targets as a client knows them. */

@@ -20,7 +20,7 @@ export function textProblem(s: string): string | null {
 const isJson = (contentType: string | undefined) => !!contentType && /^application\/([\w.-]+\+)?json\b/i.test(contentType.trim());
 
 /** The first bad string in a parsed JSON value, walked without recursion (bodies may nest deeply). */
-function findInJson(root: unknown): { path: string; problem: string } | null {
+export function findInJson(root: unknown): { path: string; problem: string } | null {
   const stack: [unknown, string][] = [[root, '']];
   while (stack.length) {
     const [value, path] = stack.pop()!;

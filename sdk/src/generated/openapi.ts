@@ -1301,7 +1301,7 @@ export interface paths {
         put?: never;
         /**
          * Import a bundle, a JSONL file or a mem0 export
-         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, agents, packs, policies and triples of a bundle as their families store them. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.
+         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, packs, agents, policies and triples of a bundle through the create verbs of their families, with the same validation, caps, tier gates and audit entries as those routes; a restricted key needs the write scope of each kind it restores, else that line is refused with FORBIDDEN. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time; a memory an erasure removed is counted in `erased` and not stored again. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.
          */
         post: operations["portability.import"];
         delete?: never;
@@ -4730,6 +4730,252 @@ export interface components {
              */
             confirm: string;
         };
+        /** @description One line of a bundle (application/x-ndjson: one of these JSON objects a line), by `type` */
+        BundleLine: components["schemas"]["BundleHeaderLine"] | components["schemas"]["BundleSpaceLine"] | components["schemas"]["BundleAgentLine"] | components["schemas"]["BundlePackLine"] | components["schemas"]["BundlePolicyLine"] | components["schemas"]["BundleMemoryLine"] | components["schemas"]["BundleTripleLine"] | components["schemas"]["BundleWebhookLine"] | components["schemas"]["BundleTrailerLine"];
+        /** @description The first line of a bundle */
+        BundleHeaderLine: {
+            /** @enum {string} */
+            type: "header";
+            /** @enum {string} */
+            format: "engram-bundle";
+            /**
+             * @description The format version; a change that is not additive makes a new one
+             * @example 1
+             */
+            version: number;
+            /**
+             * @description When the export started
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            exported_at?: string | null;
+            tenant_id?: string | null;
+            /** @description Records by type when the export started */
+            counts?: {
+                [key: string]: number;
+            } | null;
+        };
+        /** @description A context space the account owns; restored as POST /v1/context-spaces creates one */
+        BundleSpaceLine: {
+            /** @enum {string} */
+            type: "space";
+            /**
+             * @description The space's id in the exported account (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            id: string;
+            /** @example billing-research */
+            name: string;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            /**
+             * @example [
+             *       "preferences",
+             *       "billing"
+             *     ]
+             */
+            tags?: string[] | null;
+            /**
+             * @example [
+             *       "billing-agent"
+             *     ]
+             */
+            allowed_agent_ids?: string[] | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+        };
+        /** @description An agent; restored as POST /v1/agents creates one, then given its status */
+        BundleAgentLine: {
+            /** @enum {string} */
+            type: "agent";
+            /** @example billing-agent */
+            agent_id: string;
+            /** @example billing-research */
+            name?: string | null;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            /** @enum {string} */
+            provider: "openai" | "anthropic" | "litellm";
+            model: string;
+            instructions?: string | null;
+            capabilities?: string[] | null;
+            /** @enum {string|null} */
+            status?: "active" | "paused" | "archived" | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+        };
+        /** @description A capability pack; restored as POST /v1/capabilities creates one */
+        BundlePackLine: {
+            /** @enum {string} */
+            type: "pack";
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            id: string;
+            /** @example billing-research */
+            name: string;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            tools?: {
+                /** @example billing-research */
+                name: string;
+                /** @example What the billing agents learned */
+                description: string;
+            }[] | null;
+            risk_levels?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+        };
+        /** @description A custom policy; restored as POST /v1/control/policies creates one (never replacing one of that name) */
+        BundlePolicyLine: {
+            /** @enum {string} */
+            type: "policy";
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            id: string;
+            /** @example billing-research */
+            name: string;
+            /** @example billing-agent */
+            agent_id?: string | null;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            step_types?: string[] | null;
+            whitelisted_domains?: string[] | null;
+            /** @description As POST /v1/control/policies takes them (`PolicyRule`) */
+            rules: {
+                [key: string]: unknown;
+            }[];
+            enabled?: boolean | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+        };
+        /** @description A live memory; restored through the batch store path */
+        BundleMemoryLine: {
+            /** @enum {string} */
+            type: "memory";
+            /**
+             * @description The memory's id in the exported account (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            id: string;
+            /** @example Your verification token: vt_8sQm2x9PzLr4Kd0aWc7Ty1Nb5Ve3Hj6G */
+            text: string;
+            /**
+             * @example [
+             *       "preferences",
+             *       "billing"
+             *     ]
+             */
+            tags?: string[] | null;
+            importance?: number | null;
+            confidence?: number | null;
+            /** @example From the March billing call */
+            context?: string | null;
+            /** @example billing-agent */
+            agent_id?: string | null;
+            /**
+             * @description A space of the same bundle (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f60-1a2b-7c3d-8e4f-5a6b7c8d9e01
+             */
+            space_id?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            updated_at?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            expires_at?: string | null;
+        };
+        /** @description A knowledge triple; restored as POST /v1/knowledge/triples creates one */
+        BundleTripleLine: {
+            /** @enum {string} */
+            type: "triple";
+            /**
+             * @description The triple's id in the exported account (urn:uuid:<uuid>)
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            id: string;
+            subject: {
+                /** @example billing-research */
+                name: string;
+                type?: string | null;
+            };
+            predicate: string;
+            object: {
+                /** @example billing-research */
+                name: string;
+                type?: string | null;
+            };
+            confidence?: number | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+        };
+        /** @description A webhook without its signing secret; counted in `skipped`, never restored */
+        BundleWebhookLine: {
+            /** @enum {string} */
+            type: "webhook";
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            id: string;
+            url?: string | null;
+            events?: string[] | null;
+            active?: boolean | null;
+            /** @example What the billing agents learned */
+            description?: string | null;
+            format?: string | null;
+            /**
+             * @description ISO 8601
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            created_at?: string | null;
+        };
+        /** @description The last line of a bundle */
+        BundleTrailerLine: {
+            /** @enum {string} */
+            type: "trailer";
+            /** @description The lines before the trailer */
+            lines: number;
+            /** @description Hex SHA-256 of every byte before the trailer, newlines included */
+            sha256: string;
+        };
         Import: {
             /**
              * @description The import (`imp_...`), for GET /v1/imports/{id}; null in a dry run
@@ -4773,7 +5019,7 @@ export interface components {
             };
             /** @description Valid records the store refused (a quota, a tier limit); each has an error */
             failed: number;
-            /** @description Staged memories an erasure removed before they were stored (POST /v1/erasures) */
+            /** @description Memories an erasure removed (POST /v1/erasures): staged lines it dropped, and lines naming a memory it erased before, not stored again */
             erased: number;
             /** @description Per-line errors in line order, at most 1,000 */
             errors: components["schemas"]["ImportLineError"][];
@@ -4793,7 +5039,7 @@ export interface components {
             /** @description Line number in the file, from 1 (for mem0, the position of the item in its array) */
             line: number;
             /**
-             * @description INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT, FEATURE_NOT_AVAILABLE, or the error code the store answered (RATE_LIMITED, ...)
+             * @description INVALID_JSON, INVALID_RECORD, UNKNOWN_TYPE, LINE_TOO_LONG, INVALID_TEXT (a NUL or unpaired surrogate anywhere in the line), FORBIDDEN (the key lacks the write scope of the kind), a tier refusal, or the code the create route of the kind answers (svc_ram.v1.control.invalid_policy, svc_ram.v1.tier.limit_exceeded, VALIDATION_ERROR, RATE_LIMITED, ...)
              * @example INVALID_RECORD
              */
             code: string;
@@ -14138,13 +14384,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description File download: application/x-ndjson */
+            /** @description File download: application/x-ndjson, one `BundleLine` a line */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": string;
+                    "application/x-ndjson": components["schemas"]["BundleLine"];
                 };
             };
             /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
