@@ -8,6 +8,8 @@ import * as insights from './insights';
 import * as routes from './routes';
 import * as s from './schemas';
 import * as service from './service';
+import { runFromRoute } from '../../shared/platform/verb';
+import { approvalsVerb, explainVerb } from './verbs';
 
 type Submitted = Awaited<ReturnType<typeof service.submit>>;
 
@@ -64,7 +66,7 @@ router
     const body = c.req.valid('json');
     return answer(c, await service.submit(ctxOf(c), { action: body.action, params: body.params, agent_id: body.agent_id ?? null }));
   })
-  .openapi(routes.explainRoute, async (c) => c.json(await insights.explain(ctxOf(c), { actionId: c.req.valid('param').action_id }), 200))
+  .openapi(routes.explainRoute, async (c) => c.json(await runFromRoute(explainVerb, c), 200))
   .openapi(routes.dashboardRoute, async (c) => c.json(await insights.dashboard(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.violationsRoute, async (c) =>
     c.json(await insights.agentViolations(ctxOf(c), { agentId: c.req.valid('param').agent_id, ...c.req.valid('query') }), 200),
@@ -73,7 +75,7 @@ router
   .openapi(routes.resultRoute, async (c) =>
     c.json(await service.reportResult(ctxOf(c), { actionId: c.req.valid('param').action_id, ...c.req.valid('json') }), 200),
   )
-  .openapi(routes.queueRoute, async (c) => c.json(await service.approvalQueue(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.queueRoute, async (c) => c.json(await runFromRoute(approvalsVerb, c), 200))
   .openapi(routes.decideRoute, async (c) => {
     const body = c.req.valid('json') as s.DecisionInput | undefined;
     return c.json(await service.decide(ctxOf(c), { approvalId: c.req.valid('param').approval_id, body, query: c.req.valid('query') }), 200);

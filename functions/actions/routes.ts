@@ -1,8 +1,10 @@
 import { ErrorSchema, errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { routeOf } from '../../shared/platform/verb';
 import { z } from '@hono/zod-openapi';
 import { TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import { CONNECTORS } from '../../shared/control/types';
 import * as s from './schemas';
+import { approvalsVerb, explainVerb } from './verbs';
 
 const tags = ['Actions'];
 
@@ -75,15 +77,12 @@ export const resultRoute = keyRoute({
 });
 
 export const queueRoute = keyRoute({
-  operationId: 'actions.approvals',
-  scopeFamily: 'approvals',
-  method: 'get',
+  ...routeOf(approvalsVerb),
   path: '/v1/approvals',
   tags,
   summary: 'The approval queue',
   description:
     'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params.',
-  request: { query: s.QueueQuery },
   responses: { 200: json(s.QueueResponse, 'Approvals and their total') },
 });
 
@@ -135,13 +134,11 @@ export const putSettingsRoute = keyRoute({
 });
 
 export const explainRoute = keyRoute({
-  operationId: 'actions.explain',
-  method: 'get',
+  ...routeOf(explainVerb),
   path: '/v1/actions/{action_id}/explain',
   tags,
   summary: 'Why an action ended as it did',
   description: `The policy result, the approval with each decision (null when never pending), the tenant's memories as they were at submission (replay; newest first, at most ${s.MAX_EXPLAIN_MEMORIES}), the action's audit trail and a one-paragraph summary. 404 \`actions.not_found\` for an unknown id or another tenant's.`,
-  request: { params: s.ActionParams },
   responses: { 200: json(s.ExplainResponse, 'The explanation'), ...errors(404) },
 });
 

@@ -2,22 +2,20 @@ import { createRouter } from '../../shared/platform/app';
 import { ctxOf } from '../../shared/platform/context';
 import { download } from '../../shared/platform/download';
 import { defineFamily } from '../../shared/platform/family';
-import { exportFile } from './export';
 import { pruneAuditRetention } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
-import { verify } from './verify';
+import { runFromRoute } from '../../shared/platform/verb';
+import { exportAuditVerb, listAuditVerb, verifyAuditVerb } from './verbs';
 
 const router = createRouter()
-  .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.listRoute, async (c) => c.json(await runFromRoute(listAuditVerb, c), 200))
   .openapi(routes.exportRoute, async (c) => {
-    const ctx = ctxOf(c);
-    const query = c.req.valid('query');
-    const file = await exportFile(ctx, query);
-    return download(c, { ...file, name: 'audit', extension: query.format, now: ctx.now });
+    const file = await runFromRoute(exportAuditVerb, c);
+    return download(c, { ...file, name: 'audit', extension: file.format, now: ctxOf(c).now });
   })
   .openapi(routes.summaryRoute, async (c) => c.json(await service.summary(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.verifyRoute, async (c) => c.json(await verify(ctxOf(c)), 200));
+  .openapi(routes.verifyRoute, async (c) => c.json(await runFromRoute(verifyAuditVerb, c), 200));
 
 export default defineFamily({
   name: 'audit',

@@ -1,7 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { errors, json, keyRoute } from '../../shared/platform/openapi';
+import { routeOf } from '../../shared/platform/verb';
 import { CSV_COLUMNS } from './export';
 import * as s from './schemas';
+import { exportAuditVerb, listAuditVerb, verifyAuditVerb } from './verbs';
 
 const tags = ['Audit'];
 
@@ -9,25 +11,20 @@ const retention =
   'Only entries inside your retention window are returned (Free 7 days, Starter 14, Pro 30, Enterprise 90); older ones are pruned by scheduled maintenance.';
 
 export const listRoute = keyRoute({
-  operationId: 'audit.list',
-  method: 'get',
+  ...routeOf(listAuditVerb),
   path: '/v1/audit',
   tags,
   summary: 'List audit entries, newest first',
   description: `Your tamper-evident trail: every memory operation and every other audited event (keys, spaces, shares, tenant changes), each a link in your hash chain. Memory operations appear as \`create\`, \`update\`, \`delete\` (a TTL purge is a \`delete\` with \`metadata.reason: "expired"\`) and \`rollback\`; \`event_type\` keeps only those. \`since\`/\`until\` are inclusive; \`since\` after \`until\` is 422 INVALID_RANGE. ${retention}`,
-  request: { query: s.ListQuery },
   responses: { 200: json(s.ListResponse, 'A page of entries'), ...errors(422) },
 });
 
 export const exportRoute = keyRoute({
-  operationId: 'audit.export',
-  method: 'get',
+  ...routeOf(exportAuditVerb),
   path: '/v1/audit/export',
   tags,
   summary: 'Export the audit trail (streamed file, Starter+)',
-  feature: 'audit_export',
   description: `Oldest first (chain order), streamed. \`csv\` has the columns ${CSV_COLUMNS.join(', ')} (\`artifact_id\`: the memory id, else the audited resource id); \`json\` is an array and \`jsonl\` one object per line, both of full entries with \`prev_hash\` and \`entry_hash\`, so the chain can be recomputed from the file. 422 INVALID_RANGE when \`since\` is after \`until\`. ${retention}`,
-  request: { query: s.ExportQuery },
   responses: {
     200: {
       description: 'File download (Content-Disposition: attachment): text/csv, application/json or application/x-ndjson',
@@ -54,13 +51,10 @@ export const summaryRoute = keyRoute({
 });
 
 export const verifyRoute = keyRoute({
-  operationId: 'audit.verify',
-  confinable: true,
-  method: 'get',
+  ...routeOf(verifyAuditVerb),
   path: '/v1/audit/verify',
   tags,
   summary: 'Verify memory content and the audit hash chain (Pro+)',
-  feature: 'audit_verify',
   description:
     'Recomputes SHA-256 of every memory observation against its stored hash (`memory_hash`), and walks your whole retained audit chain: seq without gaps from the retained start (`audit_gap`), each `prev_hash` equal to the previous `entry_hash` (`audit_link`), each `entry_hash` recomputed (`audit_hash`), and the chain head matching the last entry (`audit_head`, which catches entries removed at the end). Each failure names the memory urn or audit entry id with `expected` (computed) and `actual` (stored). Pages through both in constant memory.',
   responses: { 200: json(s.VerifyResponse, 'The verification result') },

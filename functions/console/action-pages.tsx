@@ -1,9 +1,7 @@
 /** @jsxImportSource hono/jsx */
-import { actionNotFound } from '../../shared/control/errors';
-import { explain } from '../actions/insights';
 import { recentActions } from '../actions/queries';
-import { ActionParams } from '../actions/schemas';
 import { statusDto } from '../actions/service';
+import { explainVerb } from '../actions/verbs';
 import type { ConsoleContext } from './http';
 import { tenantOf, viewerOf } from './viewer';
 import { ActionPage, ActionsPage } from './views/actions';
@@ -21,8 +19,6 @@ export async function actionsPage(c: ConsoleContext) {
 
 /** One action and its explanation (`GET /v1/actions/{action_id}/explain`). */
 export async function actionPage(c: ConsoleContext) {
-  const parsed = ActionParams.safeParse({ action_id: c.req.param('action_id') });
-  if (!parsed.success) throw actionNotFound(String(c.req.param('action_id')));
-  const explained = await explain(tenantOf(c), { actionId: parsed.data.action_id });
+  const explained = await explainVerb(tenantOf(c), { action_id: c.req.param('action_id') });
   return c.html(<ActionPage viewer={viewerOf(c)} explained={explained} />);
 }

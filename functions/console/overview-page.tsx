@@ -1,13 +1,12 @@
 /** @jsxImportSource hono/jsx */
-import { ctxOf } from '../../shared/platform/context';
 import { health } from '../system/service';
 import { milestones, usageReport } from '../usage/service';
 import type { ConsoleContext } from './http';
+import { tenantOf, viewerOf } from './viewer';
 import { OverviewPage } from './views/overview';
 
 export async function overviewPage(c: ConsoleContext) {
-  const ctx = ctxOf(c as never);
+  const ctx = tenantOf(c);
   const [usage, reached, checked] = await Promise.all([usageReport(ctx, c.get('counted')), milestones(ctx), health(ctx)]);
-  const viewer = { email: ctx.auth.email, tier: ctx.auth.tier, csrfToken: c.get('session').csrfToken };
-  return c.html(<OverviewPage viewer={viewer} usage={usage} milestones={reached} health={checked} />);
+  return c.html(<OverviewPage viewer={viewerOf(c)} usage={usage} milestones={reached} health={checked} />);
 }

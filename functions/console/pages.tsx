@@ -1,33 +1,20 @@
 /** @jsxImportSource hono/jsx */
 import { streamSSE } from 'hono/streaming';
-import { DecisionBody } from '../actions/schemas';
-import * as actions from '../actions/service';
-import { list as auditList } from '../audit/service';
-import { exportFile } from '../audit/export';
-import { ListQuery, ExportQuery } from '../audit/schemas';
-import { verify as auditVerify } from '../audit/verify';
-import * as events from '../events/service';
+import { decideVerb } from '../actions/verbs';
+import { exportAuditVerb, listAuditVerb, verifyAuditVerb } from '../audit/verbs';
 import { runStream } from '../events/stream';
-import { ctxOf } from '../../shared/platform/context';
+import { openStreamVerb } from '../events/verbs';
 import { download } from '../../shared/platform/download';
 import { AppError } from '../../shared/platform/errors';
-import { hasFeature, requireFeature } from '../../shared/platform/tiers';
 import { type ConsoleContext, formOf, fromHtmx } from './http';
 import { AuditPage } from './views/audit';
 import { cardFor, cardsIn } from './cards';
 import { ApprovalCard, INBOX_STATES, InboxCount, InboxPage, type InboxStatus } from './views/inbox';
 import { onSessionEnd } from './live';
 import { sessionOpen } from './session';
-import type { Viewer } from './views/layout';
+import { tenantOf as ctx, viewerOf } from './viewer';
 
 const INBOX_PAGE = 25;
-
-const viewerOf = (c: ConsoleContext): Viewer => {
-  const auth = ctxOf(c as never).auth;
-  return { email: auth.email, tier: auth.tier, csrfToken: c.get('session').csrfToken };
-};
-
-const ctx = (c: ConsoleContext) => ctxOf(c as never);
 
 /** A refusal's text as the API would answer it, for the page to show. */
 const refusalOf = (err: unknown): string => {
@@ -42,7 +29,7 @@ export async function inbox(c: ConsoleContext, refusals?: Map<string, string>, s
   const t = ctx(c);
   const { cards, total } = await cardsIn(t, state, INBOX_PAGE);
   return c.html(
-    <InboxPage viewer={viewerOf(c)} status={state} items={cards} total={total} live={hasFeature(t.tier, 'webhooks')} refusals={refusals} />,
+    <InboxPage viewer={viewerOf(c)} status={state} items={cards} total={total} live={openStreamVerb.allows(t)} refusals={refusals} />,
     status as 200,
   );
 }
@@ -56,17 +43,17 @@ export async function decide(c: ConsoleContext) {
   const approvalId = c.req.param('approval_id') ?? '';
   const form = await formOf(c);
   const t = ctx(c);
-  const parsed = DecisionBody.safeParse({
+  const input = {
+    approval_id: approvalId,
     decision: form.decision || 'approve',
     ...(form.reason ? { reason: form.reason } : {}),
     ...(form.confirmation ? { confirmation: form.confirmation } : {}),
-  });
+  };
   let refusal: string | undefined;
   let outcome: string | undefined;
   let status = 200;
   try {
-    if (!parsed.success) throw new AppError('VALIDATION_ERROR', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-    const decided = await actions.decide(t, { approvalId, body: parsed.data });
+    const decided = await decideVerb(t, input);
     outcome = `${decided.decision === 'approve' ? 'Approved' : 'Denied'}: ${decided.status} (${decided.approvals} of ${decided.approvals_required})`;
   } catch (err) {
     refusal = refusalOf(err);
@@ -88,8 +75,7 @@ export async function decide(c: ConsoleContext) {
  */
 export async function inboxStream(c: ConsoleContext) {
   const t = ctx(c);
-  requireFeature(t.tier, 'webhooks');
-  const open = await events.open(t, { types: ['action.pending_review'] });
+  const open = await openStreamVerb(t, { types: 'action.pending_review' });
   const { csrfToken, idHash } = c.get('session');
   const { services } = t;
   return streamSSE(c, async (sse) => {
@@ -135,32 +121,33 @@ const auditFilters = (c: ConsoleContext) => {
 
 const auditQuery = (filters: Record<string, string>) => Object.fromEntries(Object.entries(filters).filter(([, v]) => v));
 
-export async function audit(c: ConsoleContext, verified?: Awaited<ReturnType<typeof auditVerify>>, problem?: string) {
+export async function audit(c: ConsoleContext, verified?: Awaited<ReturnType<typeof verifyAuditVerb>>, problem?: string) {
   const filters = auditFilters(c);
-  const query = ListQuery.safeParse({ ...auditQuery(filters), limit: 100 });
   const t = ctx(c);
-  if (!query.success) {
-    problem = query.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  let listed: Awaited<ReturnType<typeof listAuditVerb>>;
+  try {
+    listed = await listAuditVerb(t, { ...auditQuery(filters), limit: 100 });
+  } catch (err) {
+    // Filters the list refuses: the refusal, over the unfiltered list.
+    problem = refusalOf(err);
+    listed = await listAuditVerb(t, { limit: 100 });
   }
-  const listed = await auditList(t, query.success ? query.data : ListQuery.parse({ limit: 100 }));
   return c.html(<AuditPage viewer={viewerOf(c)} listed={listed} filters={filters} verified={verified} problem={problem} />);
 }
 
-/** POST: verifies the chain (Pro+, as `GET /v1/audit/verify`) and shows the result on the audit page. */
+/** POST: verifies the chain (as `GET /v1/audit/verify`) and shows the result, or its refusal, on the audit page. */
 export async function auditVerifyPage(c: ConsoleContext) {
-  const t = ctx(c);
+  let verified: Awaited<ReturnType<typeof verifyAuditVerb>>;
   try {
-    requireFeature(t.tier, 'audit_verify');
+    verified = await verifyAuditVerb(ctx(c), {});
   } catch (err) {
     return audit(c, undefined, refusalOf(err));
   }
-  return audit(c, await auditVerify(t));
+  return audit(c, verified);
 }
 
 export async function auditExport(c: ConsoleContext) {
   const t = ctx(c);
-  requireFeature(t.tier, 'audit_export');
-  const query = ExportQuery.parse(auditQuery(auditFilters(c)));
-  const file = await exportFile(t, query);
-  return download(c as never, { ...file, name: 'audit', extension: query.format, now: t.now });
+  const file = await exportAuditVerb(t, auditQuery(auditFilters(c)));
+  return download(c as never, { ...file, name: 'audit', extension: file.format, now: t.now });
 }

@@ -1,13 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import { AppError } from '../../shared/platform/errors';
-import { TestBody } from '../policies/schemas';
-import { listPolicies, testPolicies } from '../policies/service';
+import { listPoliciesVerb, testPoliciesVerb } from '../policies/verbs';
 import { type ConsoleContext, formOf } from './http';
-import { issuesOf, messageOf, tenantOf, viewerOf } from './viewer';
+import { messageOf, tenantOf, viewerOf } from './viewer';
 import { type DryRunForm, PoliciesPage } from './views/policies';
 
-async function render(c: ConsoleContext, form: DryRunForm, extra: { tested?: Awaited<ReturnType<typeof testPolicies>>; problem?: string }, status = 200) {
-  const listed = await listPolicies(tenantOf(c), {});
+async function render(c: ConsoleContext, form: DryRunForm, extra: { tested?: Awaited<ReturnType<typeof testPoliciesVerb>>; problem?: string }, status = 200) {
+  const listed = await listPoliciesVerb(tenantOf(c), {});
   return c.html(<PoliciesPage viewer={viewerOf(c)} listed={listed} form={form} {...extra} />, status as 200);
 }
 
@@ -31,9 +30,8 @@ export async function policyDryRun(c: ConsoleContext) {
   const fields = await formOf(c);
   const form = { action: fields.action ?? '', params: fields.params ?? '', agent_id: fields.agent_id ?? '' };
   try {
-    const parsed = TestBody.safeParse({ action: form.action, params: paramsOf(form.params), ...(form.agent_id.trim() ? { agent_id: form.agent_id } : {}) });
-    if (!parsed.success) throw new AppError('VALIDATION_ERROR', issuesOf(parsed.error));
-    return await render(c, form, { tested: await testPolicies(tenantOf(c), parsed.data) });
+    const input = { action: form.action, params: paramsOf(form.params), ...(form.agent_id.trim() ? { agent_id: form.agent_id } : {}) };
+    return await render(c, form, { tested: await testPoliciesVerb(tenantOf(c), input) });
   } catch (err) {
     return render(c, form, { problem: messageOf(err) }, (err as AppError).status);
   }

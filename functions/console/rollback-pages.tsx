@@ -1,23 +1,13 @@
 /** @jsxImportSource hono/jsx */
 import { CONFIRMATION_PHRASE } from '../../shared/control/decide';
-import { ctxOf } from '../../shared/platform/context';
-import { AppError } from '../../shared/platform/errors';
+import type { AppError } from '../../shared/platform/errors';
 import * as rollbacks from '../rollback/service';
 import { type ConsoleContext, formOf } from './http';
+import { messageOf, tenantOf, viewerOf } from './viewer';
 import { RollbackPage } from './views/rollback';
 
-const viewerOf = (c: ConsoleContext) => {
-  const { auth } = ctxOf(c as never);
-  return { email: auth.email, tier: auth.tier, csrfToken: c.get('session').csrfToken };
-};
-
-const messageOf = (err: unknown) => {
-  if (err instanceof AppError && err.status < 500) return err.message;
-  throw err;
-};
-
 async function render(c: ConsoleContext, props: Omit<Parameters<typeof RollbackPage>[0], 'viewer' | 'recent'>, status = 200) {
-  const recent = await rollbacks.history(ctxOf(c as never), { limit: 10, offset: 0 });
+  const recent = await rollbacks.history(tenantOf(c), { limit: 10, offset: 0 });
   return c.html(<RollbackPage viewer={viewerOf(c)} recent={recent} {...props} />, status as 200);
 }
 
@@ -27,7 +17,7 @@ export const rollbackPage = (c: ConsoleContext) => render(c, {});
 export async function rollbackPreview(c: ConsoleContext) {
   const target = c.req.query('target') ?? '';
   try {
-    return await render(c, { target, previewed: await rollbacks.preview(ctxOf(c as never), { target }) });
+    return await render(c, { target, previewed: await rollbacks.preview(tenantOf(c), { target }) });
   } catch (err) {
     return render(c, { target, problem: messageOf(err) }, (err as AppError).status);
   }
@@ -37,7 +27,7 @@ export async function rollbackPreview(c: ConsoleContext) {
 export async function rollbackRun(c: ConsoleContext) {
   const form = await formOf(c);
   const target = form.target ?? '';
-  const ctx = ctxOf(c as never);
+  const ctx = tenantOf(c);
   try {
     if (form.confirmation !== CONFIRMATION_PHRASE) {
       const previewed = await rollbacks.preview(ctx, { target });

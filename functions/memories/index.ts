@@ -5,8 +5,9 @@ import { defineFamily } from '../../shared/platform/family';
 import { exportFile } from './export';
 import { purgeExpiredMemories } from './maintenance';
 import * as routes from './routes';
-import { search } from './search';
 import * as service from './service';
+import { runFromRoute } from '../../shared/platform/verb';
+import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
 import { batchStorePort, storeBatch, storeMemory } from './store';
 import { provideBatchStore } from '../../shared/memory/store-port';
 
@@ -16,16 +17,16 @@ const router = createRouter()
   .openapi(routes.storeRoute, async (c) => c.json(await storeMemory(ctxOf(c), c.req.valid('json')), 201))
   .openapi(routes.batchStoreRoute, async (c) => c.json(await storeBatch(ctxOf(c), c.req.valid('json')), 200))
   .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.searchRoute, async (c) => c.json(await search(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.searchRoute, async (c) => c.json(await runFromRoute(searchVerb, c), 200))
   .openapi(routes.exportRoute, async (c) => {
     const ctx = ctxOf(c);
     const query = c.req.valid('query');
     return download(c, { ...(await exportFile(ctx, query)), name: 'memories', extension: query.format, now: ctx.now });
   })
   .openapi(routes.contextNowRoute, async (c) => c.json(await service.contextNow(ctxOf(c)), 200))
-  .openapi(routes.getRoute, async (c) => c.json(await service.get(ctxOf(c), c.req.valid('param')), 200))
+  .openapi(routes.getRoute, async (c) => c.json(await runFromRoute(getMemoryVerb, c), 200))
   .openapi(routes.patchRoute, async (c) => c.json(await service.patch(ctxOf(c), { ...c.req.valid('param'), ...c.req.valid('json') }), 200))
-  .openapi(routes.deleteRoute, async (c) => c.json(await service.remove(ctxOf(c), c.req.valid('param')), 200));
+  .openapi(routes.deleteRoute, async (c) => c.json(await runFromRoute(deleteMemoryVerb, c), 200));
 
 /** Store, search, list and export memories, and purge expired ones. A new family copies rollback's shape, not this one (CONTRIBUTING.md). */
 export default defineFamily({

@@ -1,7 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { MENTION_RULE } from '../../shared/memory/entities';
 import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { routeOf } from '../../shared/platform/verb';
 import * as s from './schemas';
+import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
 
 const tags = ['Memories'];
 
@@ -48,15 +50,12 @@ export const listRoute = keyRoute({
 });
 
 export const searchRoute = keyRoute({
-  operationId: 'memories.search',
-  confinable: true,
-  method: 'get',
+  ...routeOf(searchVerb),
   path: '/v1/memories/search',
   tags,
   summary: 'Search memories',
   description:
     'Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.',
-  request: { query: s.SearchQuery },
   responses: { 200: json(s.SearchResponse, 'Ranked memories'), ...errors(400, 403, 502, 503) },
 });
 
@@ -94,14 +93,11 @@ export const contextNowRoute = keyRoute({
 });
 
 export const getRoute = keyRoute({
-  operationId: 'memories.get',
-  confinable: true,
-  method: 'get',
+  ...routeOf(getMemoryVerb),
   path: '/v1/memories/{id}',
   tags,
   summary: 'Get a memory',
   description: 'One of your memories, or one shared with you; 404 for an unknown, expired or foreign id.',
-  request: { params: s.IdParams },
   responses: { 200: json(s.MemorySchema, 'The memory'), ...errors(400, 404) },
 });
 
@@ -119,14 +115,11 @@ export const patchRoute = keyRoute({
 });
 
 export const deleteRoute = keyRoute({
-  operationId: 'memories.delete',
-  confinable: true,
-  method: 'delete',
+  ...routeOf(deleteMemoryVerb),
   path: '/v1/memories/{id}',
   tags,
   summary: 'Delete a memory permanently (and its links)',
   description:
     "Removes the memory and its links; memories it had superseded become current again. The delete is audited and can be undone by a rollback. Only your own memories: one you stored into another tenant's store (write share or team space) is that tenant's, and 404 here.",
-  request: { params: s.IdParams },
   responses: { 200: json(s.DeleteResponse, 'Deleted'), ...errors(400, 404) },
 });

@@ -5,16 +5,17 @@ import { policyBodyParser, policyValidationHook } from './body';
 import * as routes from './routes';
 import type { PolicyInput, ReplaceInput } from './schemas';
 import * as service from './service';
+import { runFromRoute } from '../../shared/platform/verb';
+import { listPoliciesVerb, testPoliciesVerb } from './verbs';
 
 // The YAML media type is documented as a string; the body parser has turned it into this JSON by now.
 const policyHook = policyValidationHook();
-const draftHook = policyValidationHook('policy');
 /** The body parser runs after the route's own middleware (key, tier gate, Idempotency-Key). */
 const parsingBody = <R extends { middleware: readonly unknown[] }>(route: R): R => ({ ...route, middleware: [...route.middleware, policyBodyParser] });
 
 // /test before /{policy_name}: the static path must win.
 const router = createRouter()
-  .openapi(routes.testRoute, async (c) => c.json(await service.testPolicies(ctxOf(c), c.req.valid('json')), 200), draftHook)
+  .openapi(routes.testRoute, async (c) => c.json(await runFromRoute(testPoliciesVerb, c), 200), testPoliciesVerb.hook)
   .openapi(
     parsingBody(routes.createRoute),
     async (c) => {
@@ -23,7 +24,7 @@ const router = createRouter()
     },
     policyHook,
   )
-  .openapi(routes.listRoute, async (c) => c.json(await service.listPolicies(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.listRoute, async (c) => c.json(await runFromRoute(listPoliciesVerb, c), 200))
   .openapi(routes.getRoute, async (c) =>
     c.json(await service.getPolicy(ctxOf(c), { name: c.req.valid('param').policy_name, agentId: c.req.valid('query').agent_id ?? null }), 200),
   )

@@ -1,6 +1,8 @@
 import { errors as errorsOf, json, keyRoute } from '../../shared/platform/openapi';
+import { routeOf } from '../../shared/platform/verb';
 import { MAX_EVALUATED_CHARS, TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import * as s from './schemas';
+import { listPoliciesVerb, testPoliciesVerb } from './verbs';
 
 const tags = ['Policies'];
 const invalid = {
@@ -42,25 +44,21 @@ export const createRoute = keyRoute({
 });
 
 export const listRoute = keyRoute({
-  operationId: 'policies.list',
-  method: 'get',
+  ...routeOf(listPoliciesVerb),
   path: '/v1/control/policies',
   tags,
   summary: 'Built-in and custom policies, with the evaluation and approval modes',
   description:
     "Built-ins first (only name, enabled, description, source, agent_id), then the tenant-wide custom policies, enabled or disabled, and with `agent_id` that agent's scoped ones. `mode` is the evaluation mode (`enforcement` or `shadow`), `approval_mode` the approval mode held actions are decided under. Every tier may list.",
-  request: { query: s.ListQuery },
   responses: { 200: json(s.PolicyList, 'The policies') },
 });
 
 export const testRoute = keyRoute({
-  operationId: 'policies.test',
-  method: 'post',
+  ...routeOf(testPoliciesVerb),
   path: '/v1/control/policies/test',
   tags,
   summary: 'Dry run: which rule would match where',
   description: `Evaluates the action against the current policy set (for \`agent_id\`, with its overrides) plus an optional draft \`policy\`, which replaces a policy of the same name for this test. Nothing is stored, audited or counted as an action. Every tier may test the current set; a draft needs Starter+ (403 svc_ram.v1.tier.feature_required), an agent-scoped draft Pro+. A bad draft is 400 svc_ram.v1.control.invalid_policy naming \`policy.<field>\`. Bounded as POST /v1/actions is: an action longer than ${MAX_EVALUATED_CHARS / 1024} Ki characters as evaluated is not read, custom rules may scan at most ${WORK_BUDGET_CHARS / 1024 / 1024} Mi characters and take at most ${TIME_BUDGET_MS} ms; past a budget the answer is \`pending_review\` with \`policy_result.reason\` starting "Policy evaluation budget exceeded" and \`budget_exceeded\` saying which budget ran out (null when every rule ran).`,
-  request: { body: { required: true, content: { 'application/json': { schema: s.TestBody } } } },
   responses: { 200: json(s.TestResult, 'The outcome, the policy result and each match with its JSON path'), ...errorsOf(403), ...invalid },
 });
 

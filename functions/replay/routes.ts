@@ -1,5 +1,7 @@
 import { errors, json, keyRoute } from '../../shared/platform/openapi';
+import { routeOf } from '../../shared/platform/verb';
 import * as s from './schemas';
+import { diffVerb, lifecycleVerb } from './verbs';
 
 const tags = ['Replay'];
 const times = 'Times are ISO 8601 (without an offset, UTC) or `N minutes|hours|days ago`.';
@@ -29,26 +31,20 @@ export const snapshotRoute = keyRoute({
 });
 
 export const diffRoute = keyRoute({
-  operationId: 'replay.diff',
-  feature: 'replay',
-  method: 'get',
+  ...routeOf(diffVerb),
   path: '/v1/replay/diff',
   tags,
   summary: 'What changed between two moments',
   description: `\`added\`: existed at \`to\`, not at \`from\`; \`removed\`: the reverse; \`modified\`: existed at both with a different observation, tags, importance, context, agent_id, space_id or superseded_by (listed in \`changed\`). Both required; \`from\` must be before \`to\` (else 422 INVALID_RANGE); neither in the future. ${times}`,
-  request: { query: s.DiffQuery },
   responses: { 200: json(s.DiffResponse, 'The differences'), ...errors(422) },
 });
 
 export const memoryRoute = keyRoute({
-  operationId: 'replay.memory',
-  feature: 'replay',
-  method: 'get',
+  ...routeOf(lifecycleVerb),
   path: '/v1/replay/memory/{memory_id}',
   tags,
   summary: 'The lifecycle of one memory',
   description: `Every event of the memory oldest first (create, update, delete, expire, recall, link, rollback) with a \`detail\` object, the versions its content went through, its current links, the knowledge graph \`entities\` it mentions (\`link\`/\`unlink\` events with relation \`mentions\`), and recall statistics; \`current_state\` is \`active\`, \`superseded\`, \`expired\` or \`deleted\`. Works for deleted memories too. A memory with no history of yours is 404.`,
-  request: { params: s.MemoryParams },
   responses: { 200: json(s.LifecycleResponse, 'The lifecycle'), ...errors(404) },
 });
 

@@ -4,6 +4,8 @@ import { defineFamily } from '../../shared/platform/family';
 import { interruptIdleTraces } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
+import { certificateVerb, getTraceVerb, listTracesVerb } from './verbs';
+import { runFromRoute } from '../../shared/platform/verb';
 import { verifyTrace } from './verify';
 
 const id = (c: { req: { valid(t: 'param'): { trace_id: string } } }) => c.req.valid('param').trace_id;
@@ -12,12 +14,12 @@ const id = (c: { req: { valid(t: 'param'): { trace_id: string } } }) => c.req.va
 const router = createRouter()
   .openapi(routes.publicKeyRoute, async (c) => c.json(await service.publicKey(ctxOf(c)), 200))
   .openapi(routes.startRoute, async (c) => c.json(await service.startTrace(ctxOf(c), c.req.valid('json')), 201))
-  .openapi(routes.listRoute, async (c) => c.json(await service.listTraces(ctxOf(c), c.req.valid('query')), 200))
+  .openapi(routes.listRoute, async (c) => c.json(await runFromRoute(listTracesVerb, c), 200))
   .openapi(routes.addStepRoute, async (c) => c.json(await service.addStep(ctxOf(c), { traceId: id(c), ...c.req.valid('json') }), 201))
   .openapi(routes.completeRoute, async (c) => c.json(await service.completeTrace(ctxOf(c), { traceId: id(c) }), 200))
-  .openapi(routes.getRoute, async (c) => c.json(await service.getTrace(ctxOf(c), { traceId: id(c), ...c.req.valid('query') }), 200))
+  .openapi(routes.getRoute, async (c) => c.json(await runFromRoute(getTraceVerb, c), 200))
   .openapi(routes.verifyRoute, async (c) => c.json(await verifyTrace(ctxOf(c), { traceId: id(c) }), 200))
-  .openapi(routes.certificateRoute, async (c) => c.json(await service.certificate(ctxOf(c), { traceId: id(c), ...c.req.valid('query') }), 200));
+  .openapi(routes.certificateRoute, async (c) => c.json(await runFromRoute(certificateVerb, c), 200));
 
 export default defineFamily({
   name: 'traces',

@@ -1,5 +1,7 @@
 import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { routeOf } from '../../shared/platform/verb';
 import * as s from './schemas';
+import { certificateVerb, getTraceVerb, listTracesVerb } from './verbs';
 
 const tags = ['Traces'];
 const feature = 'traces' as const;
@@ -48,14 +50,10 @@ export const completeRoute = keyRoute({
 });
 
 export const listRoute = keyRoute({
-  operationId: 'traces.list',
-  confinable: true,
-  feature,
-  method: 'get',
+  ...routeOf(listTracesVerb),
   path: '/v1/traces',
   tags,
   summary: 'Your traces, newest first',
-  request: { query: s.ListQuery },
   responses: { 200: json(s.TraceList, 'A page of traces') },
 });
 
@@ -71,14 +69,10 @@ export const publicKeyRoute = keyRoute({
 });
 
 export const getRoute = keyRoute({
-  operationId: 'traces.get',
-  confinable: true,
-  feature,
-  method: 'get',
+  ...routeOf(getTraceVerb),
   path: '/v1/traces/{trace_id}',
   tags,
   summary: 'A trace with its steps in order',
-  request: { params: s.TraceParams, query: s.GetQuery },
   responses: { 200: json(s.TraceWithSteps, 'The trace and a page of its steps'), ...errorsOf(404) },
 });
 
@@ -97,14 +91,10 @@ export const verifyRoute = keyRoute({
 });
 
 export const certificateRoute = keyRoute({
-  operationId: 'traces.certificate',
-  confinable: true,
-  feature,
-  method: 'get',
+  ...routeOf(certificateVerb),
   path: '/v1/traces/{trace_id}/certificate',
   tags,
   summary: 'Everything needed to verify a sealed trace without engram',
   description: `The seal, the public key of \`key_id\` and each step's hashes (with \`include_content=true\` its content too). ${sealing} \`certificate_signature\`, with the same key, covers the RFC 8785 (JCS) bytes of the certificate without itself and without the steps' content, metadata and created_at, so no field shown can change unnoticed. 400 TRACE_NOT_COMPLETED while the trace is active.`,
-  request: { params: s.TraceParams, query: s.CertificateQuery },
   responses: { 200: json(s.Certificate, 'The certificate'), ...errorsOf(404) },
 });

@@ -7,14 +7,16 @@ import { deliverJob } from './delivery';
 import * as q from './queries';
 import * as routes from './routes';
 import * as service from './service';
+import { runFromRoute } from '../../shared/platform/verb';
+import { deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
 
 const id = (c: { req: { valid(t: 'param'): { webhook_id: string } } }) => c.req.valid('param').webhook_id;
 
 const router = createRouter()
   // An invalid webhook body is 422, as the contract answers webhook validation.
   .openapi(routes.createRoute, async (c) => c.json(await service.createWebhook(ctxOf(c), c.req.valid('json')), 201), validationHook(422))
-  .openapi(routes.listRoute, async (c) => c.json(await service.listWebhooks(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.getRoute, async (c) => c.json(await service.getWebhook(ctxOf(c), { webhookId: id(c) }), 200))
+  .openapi(routes.listRoute, async (c) => c.json(await runFromRoute(listWebhooksVerb, c), 200))
+  .openapi(routes.getRoute, async (c) => c.json(await runFromRoute(getWebhookVerb, c), 200))
   .openapi(
     routes.updateRoute,
     async (c) => c.json(await service.updateWebhook(ctxOf(c), { webhookId: id(c), ...c.req.valid('json') }), 200),
@@ -22,12 +24,9 @@ const router = createRouter()
   )
   .openapi(routes.deleteRoute, async (c) => c.json(await service.deleteWebhook(ctxOf(c), { webhookId: id(c) }), 200))
   .openapi(routes.rotateSecretRoute, async (c) => c.json(await service.rotateSecret(ctxOf(c), { webhookId: id(c) }), 200))
-  .openapi(routes.deliveriesRoute, async (c) => c.json(await service.listDeliveries(ctxOf(c), { webhookId: id(c), ...c.req.valid('query') }), 200))
-  .openapi(routes.testRoute, async (c) => c.json(await service.sendTest(ctxOf(c), { webhookId: id(c) }), 202))
-  .openapi(routes.redeliverRoute, async (c) => {
-    const { webhook_id, delivery_id } = c.req.valid('param');
-    return c.json(await service.redeliver(ctxOf(c), { webhookId: webhook_id, deliveryId: delivery_id }), 202);
-  });
+  .openapi(routes.deliveriesRoute, async (c) => c.json(await runFromRoute(deliveriesVerb, c), 200))
+  .openapi(routes.testRoute, async (c) => c.json(await runFromRoute(sendTestVerb, c), 202))
+  .openapi(routes.redeliverRoute, async (c) => c.json(await runFromRoute(redeliverVerb, c), 202));
 
 export default defineFamily({
   name: 'webhooks',

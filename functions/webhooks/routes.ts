@@ -1,5 +1,7 @@
 import { ErrorSchema, errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { routeOf } from '../../shared/platform/verb';
 import * as s from './schemas';
+import { deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
 
 const tags = ['Webhooks'];
 const feature = 'webhooks' as const;
@@ -29,24 +31,18 @@ export const createRoute = keyRoute({
 });
 
 export const listRoute = keyRoute({
-  operationId: 'webhooks.list',
-  feature,
-  method: 'get',
+  ...routeOf(listWebhooksVerb),
   path: '/v1/webhooks',
   tags,
   summary: 'Your webhooks, oldest first',
-  request: { query: s.ListQuery },
   responses: { 200: json(s.WebhookList, 'A page of webhooks') },
 });
 
 export const getRoute = keyRoute({
-  operationId: 'webhooks.get',
-  feature,
-  method: 'get',
+  ...routeOf(getWebhookVerb),
   path: '/v1/webhooks/{webhook_id}',
   tags,
   summary: 'A webhook',
-  request: { params: s.WebhookParams },
   responses: { 200: json(s.WebhookSchema, 'The webhook (without its secret)'), ...errorsOf(404) },
 });
 
@@ -88,38 +84,29 @@ export const rotateSecretRoute = keyRoute({
 });
 
 export const deliveriesRoute = keyRoute({
-  operationId: 'webhooks.deliveries',
-  feature,
-  method: 'get',
+  ...routeOf(deliveriesVerb),
   path: '/v1/webhooks/{webhook_id}/deliveries',
   tags,
   summary: 'Delivery attempts, newest first',
   description:
     'One row per attempt, kept 30 days. Failed deliveries are retried after about 30 s, 2 min, 10 min, 1 h, 6 h and 24 h; a webhook failing for 3 days straight is deactivated (event `webhook.deactivated` and a mail to you).',
-  request: { params: s.WebhookParams, query: s.DeliveriesQuery },
   responses: { 200: json(s.DeliveryList, 'A page of attempts'), ...errorsOf(404) },
 });
 
 export const testRoute = keyRoute({
-  operationId: 'webhooks.test',
-  feature,
-  method: 'post',
+  ...routeOf(sendTestVerb),
   path: '/v1/webhooks/{webhook_id}/test',
   tags,
   summary: 'Send a signed webhook.test event',
   description: 'Queues a `webhook.test` event (`data: {webhook_id}`) for this webhook only. An inactive webhook is 409.',
-  request: { params: s.WebhookParams },
   responses: { 202: json(s.Queued, 'Queued'), ...errorsOf(404) },
 });
 
 export const redeliverRoute = keyRoute({
-  operationId: 'webhooks.redeliver',
-  feature,
-  method: 'post',
+  ...routeOf(redeliverVerb),
   path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
   tags,
   summary: 'Send the event of a past delivery again',
   description: 'A new delivery with its own attempts and the same `webhook-id`. An inactive webhook is 409.',
-  request: { params: s.DeliveryParams },
   responses: { 202: json(s.Queued, 'Queued'), ...errorsOf(404) },
 });

@@ -46,11 +46,15 @@ const DEFAULT_RETRY_AFTER: Record<number, number | undefined> = { 429: 60, 503: 
 export function validationHook(status?: StatusOf<'VALIDATION_ERROR'>) {
   return (result: { success: boolean; target?: string; error?: unknown }): undefined => {
     if (result.success) return undefined;
-    const error = result.error as ZodError;
-    const range = rangeIssue(error);
-    if (range) throw invalidRange(range.start, range.end);
-    throw validationFailure(error, result.target ?? 'json', status);
+    throw inputFailure(result.error as ZodError, result.target ?? 'json', status);
   };
+}
+
+/** The refusal of input that fails its schema: 422 INVALID_RANGE for a `withRange` check, else 400 VALIDATION_ERROR. */
+export function inputFailure(error: ZodError, target: string, status?: StatusOf<'VALIDATION_ERROR'>): AppError {
+  const range = rangeIssue(error);
+  if (range) return invalidRange(range.start, range.end);
+  return validationFailure(error, target, status);
 }
 
 /** The error a failed validation answers with (also for one item of a batch body, validated on its own). */

@@ -127,11 +127,18 @@ const confinedRefusal = (operationId: string) =>
  * honour its confinement (`confinable`) is 403 with `required_scope: "unconfined"`.
  */
 export const scopeGate = (operationId: string, method: string, confinable: boolean): MiddlewareHandler<AppEnv> => {
-  const required = requiredScope(operationId, method);
   return async (c, next) => {
-    const restriction = c.get('auth')?.restriction;
-    if (restriction && !scopesAllow(restriction.scopes, required)) throw scopeRefusal(required);
-    if (!confinable && isConfined(restriction)) throw confinedRefusal(operationId);
+    refuseOutOfScope(c.get('auth')?.restriction, operationId, method, confinable);
     await next();
   };
 };
+
+/**
+ * The scope check itself, for a route (`scopeGate`) and for a verb called from another surface
+ * (shared/platform/verb.ts): the same refusals whichever way in.
+ */
+export function refuseOutOfScope(restriction: KeyRestriction | undefined, operationId: string, method: string, confinable: boolean): void {
+  const required = requiredScope(operationId, method);
+  if (restriction && !scopesAllow(restriction.scopes, required)) throw scopeRefusal(required);
+  if (!confinable && isConfined(restriction)) throw confinedRefusal(operationId);
+}

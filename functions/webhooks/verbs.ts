@@ -1,0 +1,46 @@
+import { defineVerb } from '../../shared/platform/verb';
+import * as s from './schemas';
+import { getWebhook, listDeliveries, listWebhooks, redeliver, sendTest } from './service';
+
+/** The webhooks verbs the routes and the console share (docs/architecture.md#verbs). */
+const feature = 'webhooks' as const;
+
+export const listWebhooksVerb = defineVerb({
+  name: 'webhooks.list',
+  method: 'get',
+  feature,
+  input: { query: s.ListQuery },
+  run: (ctx, page) => listWebhooks(ctx, page),
+});
+
+export const getWebhookVerb = defineVerb({
+  name: 'webhooks.get',
+  method: 'get',
+  feature,
+  input: { params: s.WebhookParams },
+  run: (ctx, { webhook_id }) => getWebhook(ctx, { webhookId: webhook_id }),
+});
+
+export const deliveriesVerb = defineVerb({
+  name: 'webhooks.deliveries',
+  method: 'get',
+  feature,
+  input: { params: s.WebhookParams, query: s.DeliveriesQuery },
+  run: (ctx, { webhook_id, ...page }) => listDeliveries(ctx, { webhookId: webhook_id, ...page }),
+});
+
+export const sendTestVerb = defineVerb({
+  name: 'webhooks.test',
+  method: 'post',
+  feature,
+  input: { params: s.WebhookParams },
+  run: (ctx, { webhook_id }) => sendTest(ctx, { webhookId: webhook_id }),
+});
+
+export const redeliverVerb = defineVerb({
+  name: 'webhooks.redeliver',
+  method: 'post',
+  feature,
+  input: { params: s.DeliveryParams },
+  run: (ctx, { webhook_id, delivery_id }) => redeliver(ctx, { webhookId: webhook_id, deliveryId: delivery_id }),
+});
