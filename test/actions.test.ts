@@ -238,7 +238,7 @@ describe('submitting actions', () => {
     const b2 = await h.submit(t, PAYLOADS.blocked, blockedHeaders);
     expect([b2.status, b2.body.action_id]).toEqual([403, b1.body.action_id]);
     expect((await h.call(t, 'GET', '/v1/approvals')).body.total).toBe(1);
-    expect((await h.submit(t, PAYLOADS.allowed, headers)).status).toBe(400);
+    expect((await h.submit(t, PAYLOADS.allowed, headers)).status).toBe(422);
   });
 
   it('matches rules against decoded values: a newline inside a value is whitespace to \\s', async () => {

@@ -152,7 +152,8 @@ describe('the console in a browser', () => {
     const trace = await api(keys.a, 'POST', '/v1/traces', { agent_id: 'refund-bot', description: 'Refund order 42' });
     const traceId = trace.trace_id as string;
     await api(keys.a, 'POST', `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'The customer was charged twice.' });
-    await api(keys.a, 'POST', `/v1/traces/${traceId}/steps`, { type: 'ACTION', content: 'POST /v1/refunds {"order": 42}' });
+    // A carriage return and a leading newline: the text the page shows must hash as the text recorded.
+    await api(keys.a, 'POST', `/v1/traces/${traceId}/steps`, { type: 'ACTION', content: '\nPOST /v1/refunds {"order": 42}\r\n<b>12.50 EUR</b>' });
     expect((await api(keys.a, 'POST', `/v1/traces/${traceId}/complete`)).status).toBe('completed');
     await a.page.getByRole('link', { name: 'Traces' }).click();
     await a.page.getByRole('link', { name: 'Refund order 42' }).click();
@@ -160,6 +161,16 @@ describe('the console in a browser', () => {
     await a.page.waitForFunction(() => !/^(Checking|)$/.test(document.querySelector('#verify-result')?.textContent ?? ''), null, { timeout: 10_000 });
     expect(await a.page.locator('#verify-result').textContent()).toMatch(/^Valid: /);
     await shot(a.page, '07-trace-verified');
+    // What the page shows is what is checked: a step's text changed in the page no longer verifies.
+    await a.page
+      .locator('article pre')
+      .nth(1)
+      .evaluate((pre) => {
+        pre.textContent = (pre.textContent ?? '').replace('12.50', '1250');
+      });
+    await a.page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await a.page.waitForFunction(() => /^Invalid: /.test(document.querySelector('#verify-result')?.textContent ?? ''), null, { timeout: 10_000 });
+    expect(await a.page.locator('#verify-result').textContent()).toContain('step 1: its type, content, metadata or created_at do not hash');
     await a.page.goto(`${server.base}/console/traces`);
     await shot(a.page, '08-traces');
     await a.page.getByRole('link', { name: 'Memories' }).click();

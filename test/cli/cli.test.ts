@@ -213,7 +213,16 @@ describe('engram CLI', () => {
       name: 'HoldNewsletters',
       rules: [{ match: 'newsletter', severity: 'high', on_violation: 'require_approval', reason: 'A newsletter needs a person' }],
     });
-    const submit = () => api<{ action_id: string; status: string }>('POST', '/v1/actions', { action: 'mail.send', params: { subject: 'November newsletter' } });
+    // The agent submits with its own key: the key that submits an action never decides it.
+    const agent = await api<{ api_key: string }>('POST', '/v1/keys/restricted', { name: 'mailer', scopes: ['actions:write'] });
+    const submit = async () => {
+      const res = await fetch(`${server.base}/v1/actions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.api_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ action: 'mail.send', params: { subject: 'November newsletter' } }),
+      });
+      return (await res.json()) as { action_id: string; status: string };
+    };
     const first = await submit();
     const second = await submit();
     expect(first.status).toBe('pending_review');
