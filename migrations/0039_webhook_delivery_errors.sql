@@ -1,4 +1,4 @@
--- A delivery log keeps no text of the receiver's answer (docs/webhooks.md#delivery-log): an error
+-- A delivery log keeps no text of the receiver's answer (docs/teams-and-webhooks.md#retries-and-redelivery): an error
 -- page may quote the event, so a memory's text, and the log outlives the memory's erasure. Drops
 -- the excerpts earlier attempts kept after their status ("receiver answered 500: <excerpt>").
 

@@ -77,7 +77,7 @@ function toSignIn(c: ConsoleContext, location: string) {
  * visitor's own navigation), else `Origin` must be this server's (PUBLIC_URL's or the request's
  * own; a cross-site page cannot choose the Host a browser sends). A request with neither header is
  * not a browser's (curl, a script): it has no visitor to sign in against their will, and is taken.
- * Refused: 403 FORBIDDEN (docs/console.md#signing-in).
+ * Refused: 403 FORBIDDEN (docs/console.md#csrf-and-the-browsers-rules).
  */
 export const refuseCrossSiteSignIn: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
   const site = c.req.header('sec-fetch-site');

@@ -138,7 +138,10 @@ describe('engram-sdk account namespaces', () => {
   });
 
   it('actions, approvals and policies: held, decided, waited for, explained, reported', async () => {
-    const held = await engram.actions.submit({ action: 'http.post', params: { url: 'https://bank.example/wire', amount: 250000, memo: 'wire transfer' } });
+    // An agent submits with its own key: the key that submits an action never decides it.
+    const agentKey = await engram.keys.createRestricted({ name: 'agent', scopes: ['actions:write'] });
+    const agent = sdkFor(engine, agentKey.api_key);
+    const held = await agent.actions.submit({ action: 'http.post', params: { url: 'https://bank.example/wire', amount: 250000, memo: 'wire transfer' } });
     expect(held.status).toBe('pending_review');
     expect((await engram.actions.status(held.action_id)).status).toBe('pending_review');
     const [approval] = await engram.approvals.list({ status: 'pending_review' }).toArray();
