@@ -29,7 +29,7 @@ describe('worker in workerd: Idempotency-Key', () => {
     const list = await call('GET', '/v1/memories?tags=idem', { key });
     expect(list.body.total).toBe(1);
     const other = await call('POST', '/v1/memories', { key, body: { ...body, importance: 2 }, idempotencyKey });
-    expect(other.status).toBe(400);
+    expect(other.status).toBe(422);
     expect(errorOf(other).code).toBe('VALIDATION_ERROR');
   });
 });
