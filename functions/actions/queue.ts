@@ -44,7 +44,10 @@ export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQ
   return {
     approvals: page.map((row) => {
       const tally = decided.get(row.id);
-      const closed = row.decidedAt && tally?.last ? tally.last : null;
+      // The last decision closed it when it agrees with the outcome: a deny closes at once, so a
+      // denied action whose last decision approves expired (maintenance decides it, no key).
+      const last = tally?.last;
+      const closed = row.decidedAt && last && (last.decision === 'deny') === (row.status === 'denied') ? last : null;
       return {
         ...(team ? { tenant_id: row.tenantId } : {}),
         ...(body ? { params: row.params, policy_result: row.policyResult as unknown as PolicyResult } : {}),
