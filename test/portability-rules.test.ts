@@ -181,6 +181,43 @@ describe('bundle records go through the families’ verbs', () => {
   });
 });
 
+describe('a dry run hears what the verbs refuse', () => {
+  it('lists the refusals a real import would (bad pattern, the cap, an unknown pack) and writes nothing', async () => {
+    const t = await engine.newTenant('starter'); // five enabled custom policies
+    const file = bundle([
+      policy({ rules: [{ match: '(?<=a)b(', severity: 'high' }] }),
+      ...Array.from({ length: 6 }, () => policy({})),
+      { type: 'agent', agent_id: 'lost-bot', name: 'Lost', provider: 'openai', model: 'gpt-4.1', capabilities: ['nope'] },
+      // Named by the agent below it: a pack is restored before the agents, in a dry run too.
+      { type: 'agent', agent_id: 'gh-bot', name: 'GH', provider: 'openai', model: 'gpt-4.1', capabilities: ['gh'] },
+      { type: 'pack', id: 'cap_dry', name: 'gh', tools: [{ name: 'github.comment', description: 'Comment' }], risk_levels: { 'github.comment': 'low' } },
+    ]);
+    const seqBefore = await engine.sql<{ n: string }>(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId}`);
+    const dry = await engine.request('POST', '/v1/import?format=bundle&dry_run=true', {
+      key: t.key,
+      raw: file,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    expect(dry.status, dry.text).toBe(200);
+    const expected = [
+      { line: 2, code: 'svc_ram.v1.control.invalid_policy' },
+      { line: 8, code: 'svc_ram.v1.tier.limit_exceeded' },
+      { line: 9, code: 'NOT_FOUND' },
+    ];
+    const codes = (s: Summary) => s.errors.map(({ line, code }) => ({ line, code }));
+    expect(codes(dry.body as unknown as Summary)).toEqual(expected);
+    expect(dry.body).toMatchObject({ dry_run: true, failed: 3, invalid: 3, stored: { policy: 0, agent: 0, pack: 0 } });
+    for (const table of ['policies', 'runtime_agents', 'runtime_capabilities']) {
+      const [{ n }] = await engine.sql<{ n: string }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)} WHERE tenant_id = ${t.tenantId}`);
+      expect(Number(n), table).toBe(0);
+    }
+    const seqAfter = await engine.sql<{ n: string }>(sql`SELECT count(*) AS n FROM audit_log WHERE tenant_id = ${t.tenantId}`);
+    expect(seqAfter).toEqual(seqBefore);
+    // The real import refuses the same lines.
+    expect(codes(await importBundle(t, file))).toEqual(expected);
+  });
+});
+
 describe('erased ids stay erased', () => {
   const remember = async (t: Tenant, observation: string) => {
     const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation, auto_link: false } });

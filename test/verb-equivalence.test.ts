@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalsVerb } from '../functions/actions/verbs';
@@ -15,7 +16,8 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
 /**
  * One table of inputs, driven through the HTTP API and through the verb as the console calls it
  * (with the session's tenant ctx): each row must give the same outcome both ways, the same body or
- * the same refusal, and a write the same audit entry. Another surface (an importer) is one more leg.
+ * the same refusal, and a write the same audit entry. The importer is the third leg: a bundle line
+ * of each kind it restores gives the rows, audit entries and refusal the create route gives.
  */
 
 let engine: TestEngine;
@@ -258,5 +260,165 @@ describe('a verb answers the same through the API and through the console', () =
     expect(apiEntry).toBeDefined();
     expect(verbEntry).toEqual(apiEntry);
     for (const uuid of [viaApi, viaVerb]) expect((await engine.request('GET', `/v1/memories/${uuid}`, { key: pro.key })).status).toBe(404);
+  });
+});
+
+/** A bundle of `records` with a valid header and trailer, as GET /v1/export/bundle writes one. */
+function bundleOf(records: Record<string, unknown>[]): string {
+  const header = { type: 'header', format: 'engram-bundle', version: 1, exported_at: '2026-11-01T00:00:00.000Z', tenant_id: 'ten_x', counts: {} };
+  const body = [header, ...records].map((r) => `${JSON.stringify(r)}\n`).join('');
+  return `${body}${JSON.stringify({ type: 'trailer', lines: records.length + 1, sha256: createHash('sha256').update(body).digest('hex') })}\n`;
+}
+
+/** The stored rows of each kind, in the tenant's own table. */
+const TABLES = {
+  space: (tenantId: string) => sql`SELECT * FROM context_spaces WHERE owner_tenant_id = ${tenantId} ORDER BY name`,
+  policy: (tenantId: string) => sql`SELECT * FROM policies WHERE tenant_id = ${tenantId} ORDER BY name`,
+  agent: (tenantId: string) => sql`SELECT * FROM runtime_agents WHERE tenant_id = ${tenantId} ORDER BY agent_id`,
+  pack: (tenantId: string) => sql`SELECT * FROM runtime_capabilities WHERE tenant_id = ${tenantId} ORDER BY name`,
+  triple: (tenantId: string) =>
+    sql`SELECT s.name AS subject, t.predicate, o.name AS object, t.confidence, t.metadata, t.source_memory_id FROM knowledge_triples t
+        JOIN knowledge_entities s ON s.id = t.subject_id JOIN knowledge_entities o ON o.id = t.object_id WHERE t.tenant_id = ${tenantId}`,
+};
+type Kind = keyof typeof TABLES;
+
+/**
+ * What legitimately differs between two tenants' copies of the same record: the ids (each write
+ * draws its own), the tenant, the times, and the provenance of the write (`source`: an import says
+ * so). Everything else must be equal. A bundle line may also carry what a create body cannot (an
+ * agent's `status`): the restore then writes it with the family's update verb, one more audit entry
+ * (`agent.updated`) than the create route's, so this table leaves such fields out.
+ */
+const VOLATILE_KEYS = new Set(['id', 'tenant_id', 'owner_tenant_id', 'created_at', 'updated_at', 'source', 'request_id']);
+const ID_VALUE = /^(urn:uuid:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[a-z]+_[0-9A-Za-z]{20,}$/;
+const comparable = (value: unknown, tenantId: string): unknown =>
+  JSON.parse(
+    JSON.stringify(value, (key, v) => {
+      if (VOLATILE_KEYS.has(key) || (key.endsWith('_id') && typeof v === 'string' && ID_VALUE.test(v))) return undefined;
+      if (v instanceof Date) return undefined;
+      if (typeof v === 'string' && (v === tenantId || ID_VALUE.test(v))) return '<id>';
+      return v;
+    }),
+  );
+
+/** What a leg left behind: the rows of the kind and the audit entries after `afterSeq`, but the import's own. */
+async function traceOf(tenant: Tenant, kind: Kind, afterSeq: number) {
+  const rows = await engine.sql(TABLES[kind](tenant.tenantId));
+  const audit = await engine.sql<{ operation: string; resource_type: string; metadata: unknown }>(
+    sql`SELECT operation, resource_type, metadata FROM audit_log WHERE tenant_id = ${tenant.tenantId} AND seq > ${afterSeq} AND operation NOT LIKE 'import.%' ORDER BY seq`,
+  );
+  return comparable({ rows, audit }, tenant.tenantId);
+}
+
+const lastSeq = async (tenant: Tenant) =>
+  Number((await engine.sql<{ seq: string | null }>(sql`SELECT max(seq) AS seq FROM audit_log WHERE tenant_id = ${tenant.tenantId}`))[0]?.seq ?? 0);
+
+interface ImportRow {
+  name: string;
+  kind: Kind;
+  tier?: 'starter' | 'enterprise';
+  /** Run on both tenants first (through the API), e.g. filling the enabled-policies cap. */
+  setup?: (tenant: Tenant) => Promise<void>;
+  api: [path: string, body: Record<string, unknown>];
+  /** The bundle line of the same record, as an export writes it. */
+  line: Record<string, unknown>;
+  /** The refusal code both ways give; none: both store it. */
+  code?: string;
+}
+
+const policyBody = (fields: Record<string, unknown> = {}) => ({ name: 'NoDrops', rules: [{ match: 'drop table', severity: 'high' }], ...fields });
+const fillPolicyCap = async (tenant: Tenant) => {
+  for (let i = 0; i < 5; i++) {
+    const res = await engine.request('POST', '/v1/control/policies', { key: tenant.key, body: policyBody({ name: `Cap${i}` }) });
+    expect(res.status, res.text).toBe(201);
+  }
+};
+const PACK = { name: 'gh', tools: [{ name: 'github.comment', description: 'Comment' }], risk_levels: { 'github.comment': 'low' } };
+const AGENT = { agent_id: 'release-bot', name: 'Release bot', provider: 'openai', model: 'gpt-4.1', capabilities: [] as string[] };
+
+const importRows: ImportRow[] = [
+  {
+    name: 'space',
+    kind: 'space',
+    api: ['/v1/context-spaces', { name: 'research', description: 'papers', tags: ['science'], allowed_agent_ids: ['bot-1'] }],
+    line: {
+      type: 'space',
+      id: 'urn:uuid:0193a0a0-0000-7000-8000-0000000000a1',
+      name: 'research',
+      description: 'papers',
+      tags: ['science'],
+      allowed_agent_ids: ['bot-1'],
+    },
+  },
+  { name: 'valid policy', kind: 'policy', api: ['/v1/control/policies', policyBody()], line: { type: 'policy', id: 'pol_eq1', ...policyBody() } },
+  {
+    name: 'policy with a bad pattern',
+    kind: 'policy',
+    api: ['/v1/control/policies', policyBody({ rules: [{ match: '(?<=a)b(', severity: 'high' }] })],
+    line: { type: 'policy', id: 'pol_eq2', ...policyBody({ rules: [{ match: '(?<=a)b(', severity: 'high' }] }) },
+    code: 'svc_ram.v1.control.invalid_policy',
+  },
+  {
+    name: 'policy with 101 rules',
+    kind: 'policy',
+    api: ['/v1/control/policies', policyBody({ rules: Array.from({ length: 101 }, (_, i) => ({ match: `word${i}`, severity: 'low' })) })],
+    line: { type: 'policy', id: 'pol_eq3', ...policyBody({ rules: Array.from({ length: 101 }, (_, i) => ({ match: `word${i}`, severity: 'low' })) }) },
+    code: 'svc_ram.v1.control.invalid_policy',
+  },
+  {
+    name: 'policy over the enabled-policies cap',
+    kind: 'policy',
+    tier: 'starter',
+    setup: fillPolicyCap,
+    api: ['/v1/control/policies', policyBody()],
+    line: { type: 'policy', id: 'pol_eq4', ...policyBody() },
+    code: 'svc_ram.v1.tier.limit_exceeded',
+  },
+  { name: 'pack', kind: 'pack', api: ['/v1/capabilities', PACK], line: { type: 'pack', id: 'cap_eq1', ...PACK } },
+  { name: 'agent', kind: 'agent', api: ['/v1/agents', AGENT], line: { type: 'agent', ...AGENT } },
+  {
+    name: 'agent naming an unknown pack',
+    kind: 'agent',
+    api: ['/v1/agents', { ...AGENT, capabilities: ['nope'] }],
+    line: { type: 'agent', ...AGENT, capabilities: ['nope'] },
+    code: 'NOT_FOUND',
+  },
+  {
+    name: 'triple',
+    kind: 'triple',
+    api: ['/v1/knowledge/triples', { subject: 'ada', subject_type: 'person', predicate: 'wrote', object: 'notes', confidence: 0.8 }],
+    line: {
+      type: 'triple',
+      id: 'urn:uuid:0193a0a0-0000-7000-8000-0000000000a2',
+      subject: { name: 'ada', type: 'person' },
+      predicate: 'wrote',
+      object: { name: 'notes' },
+      confidence: 0.8,
+    },
+  },
+];
+
+describe('a bundle line restores what the create route stores, and refuses what it refuses', () => {
+  it.each(importRows)('$name', async (row) => {
+    const [viaApi, viaImport] = [await engine.newTenant(row.tier ?? 'enterprise'), await engine.newTenant(row.tier ?? 'enterprise')];
+    for (const tenant of [viaApi, viaImport]) await row.setup?.(tenant);
+    const [apiSeq, importSeq] = [await lastSeq(viaApi), await lastSeq(viaImport)];
+
+    const api = await engine.request('POST', row.api[0], { key: viaApi.key, body: row.api[1] });
+    const imported = await engine.request('POST', '/v1/import?format=bundle', {
+      key: viaImport.key,
+      raw: bundleOf([row.line]),
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    expect(imported.status, imported.text).toBe(200);
+    const errors = (imported.body as { errors: { line: number; code: string }[] }).errors.map(({ line, code }) => ({ line, code }));
+    if (row.code) {
+      expect([api.status >= 400, (api.body as { code?: string }).code], api.text).toEqual([true, row.code]);
+      expect(errors).toEqual([{ line: 2, code: row.code }]);
+    } else {
+      expect(api.status, api.text).toBe(201);
+      expect(errors).toEqual([]);
+    }
+    expect(await traceOf(viaImport, row.kind, importSeq)).toEqual(await traceOf(viaApi, row.kind, apiSeq));
   });
 });

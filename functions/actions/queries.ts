@@ -1,5 +1,5 @@
-import { and, asc, count, desc, eq, lt, type SQL, sql } from 'drizzle-orm';
-import { actions, auditLog, controlSettings } from '../../schema';
+import { and, asc, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { actionDecisions, actions, auditLog, controlSettings } from '../../schema';
 import type { ActionState } from '../../schema/actions';
 import { reviewerMemberships } from '../../shared/control/approvals';
 import type { ControlSettings } from '../../shared/control/settings';
@@ -11,6 +11,7 @@ import type { PageInput } from '../../shared/platform/pagination';
 export type ActionRow = typeof actions.$inferSelect;
 export { decisionsOf, updateAction } from '../../shared/control/approvals';
 export type { DecisionRow } from '../../shared/control/approvals';
+import type { DecisionRow } from '../../shared/control/approvals';
 
 /** Inserts a complete row (no RETURNING: the caller has every field already). */
 export async function insertAction(db: DbOrTx, row: ActionRow): Promise<ActionRow> {
@@ -28,10 +29,41 @@ export async function actionOf(db: DbOrTx, tenantId: string, actionId: string, l
   return found ?? null;
 }
 
+/** What a queue page may be narrowed to: a status, one approval. */
+export interface QueueFilter {
+  status?: ActionState;
+  actionId?: string;
+}
+
+const queueFilter = (filter: QueueFilter): SQL[] => [
+  ...(filter.status ? [eq(actions.status, filter.status)] : []),
+  ...(filter.actionId ? [eq(actions.id, filter.actionId)] : []),
+];
+
+/**
+ * The decisions on a page of actions, in one query whatever the page size, each action's in the
+ * order they were taken. Each action's decisions are read under its own tenant (the submitter's).
+ */
+export async function decisionsFor(db: DbOrTx, page: Pick<ActionRow, 'id' | 'tenantId'>[]): Promise<DecisionRow[]> {
+  if (!page.length) return [];
+  return db
+    .select()
+    .from(actionDecisions)
+    .where(
+      and(
+        inArray(
+          actionDecisions.actionId,
+          page.map((row) => row.id),
+        ),
+        inArray(actionDecisions.tenantId, [...new Set(page.map((row) => row.tenantId))]),
+      ),
+    )
+    .orderBy(asc(actionDecisions.createdAt), asc(actionDecisions.id));
+}
+
 /** The approval queue: actions that were ever pending, in the order of their latest audit entry. */
-export async function queue(db: DbOrTx, tenantId: string, status: ActionState | undefined, page: PageInput) {
-  const where: SQL[] = [eq(actions.tenantId, tenantId), eq(actions.reviewable, true)];
-  if (status) where.push(eq(actions.status, status));
+export async function queue(db: DbOrTx, tenantId: string, filter: QueueFilter, page: PageInput) {
+  const where: SQL[] = [eq(actions.tenantId, tenantId), eq(actions.reviewable, true), ...queueFilter(filter)];
   const [found, [{ n }]] = await Promise.all([
     db
       .select()
@@ -53,10 +85,9 @@ export async function queue(db: DbOrTx, tenantId: string, status: ActionState | 
  * is in, submitted in team or enterprise mode (the ones it may decide, or see decided), oldest
  * submission first. The same rule as for a decision (approvals.reviewerMemberships).
  */
-export async function teamQueue(db: DbOrTx, reviewerTenantId: string, status: ActionState | undefined, page: PageInput) {
+export async function teamQueue(db: DbOrTx, reviewerTenantId: string, filter: QueueFilter, page: PageInput) {
   const teammates = sql`${actions.tenantId} <> ${reviewerTenantId} AND EXISTS (${reviewerMemberships(sql`${actions.tenantId}`, reviewerTenantId)})`;
-  const where: SQL[] = [eq(actions.reviewable, true), sql`${actions.approvalMode} IN ('team', 'enterprise')`, teammates];
-  if (status) where.push(eq(actions.status, status));
+  const where: SQL[] = [eq(actions.reviewable, true), sql`${actions.approvalMode} IN ('team', 'enterprise')`, teammates, ...queueFilter(filter)];
   const [found, [{ n }]] = await Promise.all([
     db
       .select()

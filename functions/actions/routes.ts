@@ -82,7 +82,7 @@ export const queueRoute = keyRoute({
   tags,
   summary: 'The approval queue',
   description:
-    'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params.',
+    'Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params. Each entry says how far its decision stands (`approvals` of `approvals_required`, the key that closed it), read for the whole page at once; `params` and `policy_result` of your own entries need a key that may read actions (`actions:read`). `approval_id` narrows the page to one approval.',
   responses: { 200: json(s.QueueResponse, 'Approvals and their total') },
 });
 

@@ -8,7 +8,7 @@ import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
-import { AppError, conflict, notFound, validationError } from '../../shared/platform/errors';
+import { AppError, conflict, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import { actingAgent, outsideAgent, requireScope, SETTINGS_WRITE } from '../../shared/platform/scopes';
 import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/tiers';
@@ -17,8 +17,7 @@ import { isoOrNull } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
 import { applyCapabilities } from './capabilities';
 import * as q from './queries';
-import type { DecisionBody, DecisionQuery, PolicyResultSchema, QueueQuery, ResultBody, SettingsBody } from './schemas';
-import { QueuePaging } from './schemas';
+import type { DecisionBody, DecisionQuery, PolicyResultSchema, ResultBody, SettingsBody } from './schemas';
 
 export interface Submission {
   action: string;
@@ -233,30 +232,6 @@ export async function reportResult(ctx: TenantCtx, input: { actionId: string } &
     });
     return statusDto(updated);
   });
-}
-
-export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQuery>) {
-  if (input.status && input.status_filter && input.status !== input.status_filter) {
-    throw validationError('status_filter', 'must agree with status when both are sent');
-  }
-  const team = input.scope === 'team';
-  const { page, total } = await (team ? q.teamQueue : q.queue)(ctx.db, ctx.tenantId, input.status ?? input.status_filter, input);
-  return {
-    approvals: page.map((row) => ({
-      ...(team ? { tenant_id: row.tenantId, params: row.params } : {}),
-      approval_id: row.id,
-      action: row.action,
-      connector: row.connector as Connector | null,
-      agent_id: row.agentId,
-      status: row.status,
-      submitted_at: row.submittedAt.toISOString(),
-      risk_score: row.riskScore,
-      approval_mode: row.approvalMode,
-      decided_at: isoOrNull(row.decidedAt),
-      reason: row.reason,
-    })),
-    ...QueuePaging.meta(total, input, page.length),
-  };
 }
 
 type DecisionInput = z.infer<typeof DecisionBody>;

@@ -1,7 +1,8 @@
 import { defineVerb } from '../../shared/platform/verb';
 import { explain } from './insights';
 import * as s from './schemas';
-import { approvalQueue, decide } from './service';
+import { approvalQueue } from './queue';
+import { decide } from './service';
 
 /** The actions verbs the routes and the console share (docs/architecture.md#verbs). */
 export const approvalsVerb = defineVerb({

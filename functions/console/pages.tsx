@@ -97,7 +97,7 @@ export async function inboxStream(c: ConsoleContext) {
           if (!data) continue;
           const actionId = (JSON.parse(data) as { data: { action_id: string } }).data.action_id;
           const item = await cardFor(t, actionId);
-          const { total } = await cardsIn(t, 'pending_review', 0);
+          const { total } = await cardsIn(t, 'pending_review', 1);
           const count = <InboxCount status="pending_review" total={total} shown={total} live oob />;
           await sse.writeSSE({ event: 'pending', data: String(<ApprovalCard item={item} csrfToken={csrfToken} />) + String(count) });
         }

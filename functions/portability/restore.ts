@@ -6,7 +6,7 @@ import { restorerOf } from '../../shared/platform/family';
 import { sqlState } from '../../shared/platform/pg-errors';
 import { mayUse } from '../../shared/platform/scopes';
 import { requireFeature } from '../../shared/platform/tiers';
-import type { Work } from '../../shared/platform/unit-of-work';
+import { type Work, write } from '../../shared/platform/unit-of-work';
 import type { LineError } from './parse';
 
 export type RestoredKind = 'space' | 'policy' | 'agent' | 'pack' | 'triple';
@@ -55,6 +55,42 @@ export async function restoreLine(
     work.ctx.services.log.warn('import line failed', { request_id: work.ctx.requestId, kind: line.kind, ...errorFields(err) });
     return { line: line.line, code: 'INTERNAL_ERROR', message: `the ${line.kind} could not be stored` };
   }
+}
+
+/** Packs before the agents that name them, whatever the order of the file; then by line (as staging orders them). */
+const RESTORE_RANK: Record<RestoredKind, number> = { space: 0, pack: 1, agent: 2, policy: 3, triple: 4 };
+
+/** The end of a dry run's transaction: thrown so that `write` rolls back everything the verbs did. */
+class DryRunDone extends Error {
+  constructor(readonly errors: LineError[]) {
+    super('dry run rolled back');
+  }
+}
+
+/**
+ * A dry run's refusals that only the verbs make (an invalid pattern, the enabled-policies cap, an
+ * agent naming a pack that does not exist): the records restored as an import restores them, in
+ * one transaction that is rolled back whatever happens, so nothing is written, audited or
+ * announced (a rolled-back `write` wakes nothing) and each line sees the ones before it, as the cap
+ * counts them in a real import.
+ */
+export async function verbRefusals(ctx: TenantCtx, lines: { line: number; kind: RestoredKind; data: Record<string, unknown> }[]): Promise<LineError[]> {
+  if (!lines.length) return [];
+  const ordered = [...lines].sort((a, b) => RESTORE_RANK[a.kind] - RESTORE_RANK[b.kind] || a.line - b.line);
+  try {
+    await write(ctx, async (work) => {
+      const errors: LineError[] = [];
+      for (const l of ordered) {
+        const outcome = await restoreLine(work, { line: l.line, kind: l.kind, body: bodyOf(l.kind, l.data) });
+        if ('code' in outcome) errors.push(outcome);
+      }
+      throw new DryRunDone(errors);
+    });
+  } catch (err) {
+    if (err instanceof DryRunDone) return err.errors;
+    throw err;
+  }
+  throw new Error('a dry run committed');
 }
 
 /** Drops null fields: a bundle writes null for what the create body leaves out. */

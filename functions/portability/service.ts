@@ -9,7 +9,7 @@ import { HOUR } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
 import { type ImportFormat, LineErrors, parseBody, type Record_ } from './parse';
 import { advance, finish, queueImport } from './process';
-import { refusalOf } from './restore';
+import { refusalOf, type RestoredKind, verbRefusals } from './restore';
 import { ImportPaging } from './schemas';
 import * as st from './staging';
 
@@ -93,8 +93,17 @@ export function toImport(row: st.ImportRow, dryRun = false) {
 }
 
 /**
+ * The most spaces, packs, agents, policies and triples a dry run restores (and rolls back) to hear
+ * what their verbs refuse: all of a file that is stored while the request waits; beyond, the rest
+ * are checked as lines only.
+ */
+const MAX_DRY_RUN_RESTORES = 10_000;
+
+/**
  * POST /v1/import (`portability.import`), dry run: every line parsed and checked, the source ids
- * looked up, nothing written.
+ * looked up, and the new spaces, packs, agents, policies and triples restored through their verbs
+ * in a transaction that is rolled back (`verbRefusals`): their refusals are the answer's errors
+ * (and `failed`), as a real import would list them; nothing is written.
  */
 async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream<Uint8Array> | null) {
   const tally: Tally = { lines: 0, valid: 0, webhooks: 0, errors: new LineErrors() };
@@ -102,26 +111,30 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
   let alreadyImported = 0;
   let duplicates = 0;
   let erased = 0;
+  const fresh: { line: number; kind: RestoredKind; data: Record<string, unknown> }[] = [];
   const parsed = await parseBody(body, format, MAX_IMPORT_BYTES, tally.errors, async (records) => {
-    const fresh = checked(ctx, records, tally);
+    const candidates = checked(ctx, records, tally);
     const known = await st.knownSources(
       ctx.db,
       ctx.tenantId,
-      fresh.map((r) => r.source),
+      candidates.map((r) => r.source),
     );
     const gone = await st.erasedSources(
       ctx.db,
       ctx.tenantId,
-      fresh.filter((r) => r.kind === 'memory').map((r) => r.source),
+      candidates.filter((r) => r.kind === 'memory').map((r) => r.source),
       known,
     );
-    for (const r of fresh) {
+    for (const r of candidates) {
       if (gone.has(r.source)) erased += 1;
       else if (known.has(r.source)) alreadyImported += 1;
       else if (seen.has(r.source)) duplicates += 1;
+      else if (r.kind !== 'memory' && fresh.length < MAX_DRY_RUN_RESTORES) fresh.push({ line: r.line, kind: r.kind, data: r.data });
       seen.add(r.source);
     }
   });
+  const refused = await verbRefusals(ctx, fresh);
+  for (const e of refused) tally.errors.add(e);
   const now = ctx.now.toISOString();
   const row: st.ImportRow = {
     id: '',
@@ -136,7 +149,7 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
     already_imported: alreadyImported,
     duplicates,
     skipped_webhooks: tally.webhooks,
-    failed: 0,
+    failed: refused.length,
     erased,
     errors: tally.errors.list(),
     errors_total: tally.errors.total,

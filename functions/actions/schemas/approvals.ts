@@ -4,7 +4,7 @@ import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES } from '../../../shared/co
 import { PageQuery, paging } from '../../../shared/platform/pagination';
 import { PrefixedId } from '../../../shared/platform/params';
 import { TIERS } from '../../../shared/platform/tiers';
-import { ACTION_ID, TIME } from './actions';
+import { ACTION_ID, PolicyResultSchema, TIME } from './actions';
 
 // Approvals -----------------------------------------------------------------------------------
 
@@ -13,6 +13,7 @@ const QueueStatus = z.enum(QUEUE_STATES);
 export const QueueQuery = PageQuery({ max: 500, default: 50 }).extend({
   status: QueueStatus.optional().openapi({ description: 'Only entries in this status' }),
   status_filter: QueueStatus.optional().openapi({ description: 'The same as `status` (an older name); when both are sent they must agree' }),
+  approval_id: PrefixedId('action', 'Only this approval (the action id): an empty page when it is not in the queue of this `scope`').optional(),
   scope: z.enum(['own', 'team']).default('own').openapi({
     description:
       "`own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params`",
@@ -31,13 +32,24 @@ const ApprovalEntry = z
     submitted_at: z.string().openapi({ example: TIME }),
     risk_score: z.number().nullable().openapi({ example: 0.9 }),
     approval_mode: z.enum(APPROVAL_MODES).nullable(),
+    approvals: z.number().int().openapi({ description: 'Distinct tenants that approved so far', example: 0 }),
+    approvals_required: z.number().int().openapi({ description: 'Approvals needed (enterprise: min_approvals; else 1)', example: 1 }),
     decided_at: z.string().nullable().openapi({ example: null }),
+    decided_by_key_id: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The key that recorded the final decision; null while pending, or when it expired undecided', example: null }),
     reason: z.string().nullable().openapi({ example: 'Large transfer "amount": 250000' }),
     tenant_id: z.string().optional().openapi({ description: '`scope=team` only: the submitting tenant', example: 'ten_2aB9xQ7mLp0cRt5VwZ1yK8' }),
     params: z
       .record(z.string(), z.unknown())
       .optional()
-      .openapi({ description: '`scope=team` only: what the reviewer is asked to approve', example: { url: 'https://bank.example/wire', amount: 250000 } }),
+      .openapi({
+        description:
+          'What the reviewer is asked to approve: always with `scope=team`; with `scope=own` only for a key that may read actions (`actions:read`, as GET /v1/actions/{action_id}/explain needs)',
+        example: { url: 'https://bank.example/wire', amount: 250000 },
+      }),
+    policy_result: PolicyResultSchema.optional().openapi({ description: 'Why it was held (the matching rule and the text it matched); shown with `params`' }),
   })
   .openapi('ApprovalEntry');
 

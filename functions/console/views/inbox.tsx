@@ -22,14 +22,14 @@ const WHO_DECIDES: Record<string, string> = {
 /** One action waiting for (or past) a decision: what, why it was held, by whom, and the decision form. */
 export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: string; outcome?: string }) {
   const { item } = props;
-  const mode = item.approval_mode;
-  const violation = item.policy_result.violations?.[0];
+  const mode = item.approval_mode ?? 'solo';
+  const violation = item.policy_result?.violations?.[0];
   const approvals = item.approvals;
   const required = item.approvals_required;
   const pending = item.status === 'pending_review';
-  const destructive = mode === 'solo' && isDestructive(item);
+  const destructive = mode === 'solo' && isDestructive({ action: item.action, params: item.params ?? {} });
   const decidableAt = new Date(Date.parse(item.submitted_at) + SOLO_DELAY_MS).toISOString();
-  const id = item.action_id;
+  const id = item.approval_id;
   return (
     <article class="card" id={`card-${id}`} aria-labelledby={`title-${id}`}>
       <header>
@@ -37,13 +37,13 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
           <code>{item.action}</code>
         </h2>
         <span class={`badge ${item.status}`}>{item.status.replace('_', ' ')}</span>
-        <span class="risk">risk {item.policy_result.risk_score}</span>
+        <span class="risk">risk {item.risk_score ?? '—'}</span>
       </header>
       <dl class="facts">
-        {item.submitter ? (
+        {item.tenant_id ? (
           <>
             <dt>Account</dt>
-            <dd class="mono">{item.submitter}</dd>
+            <dd class="mono">{item.tenant_id}</dd>
           </>
         ) : null}
         <dt>Agent</dt>
@@ -53,7 +53,7 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
           <time datetime={item.submitted_at}>{item.submitted_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>
         </dd>
         <dt>Rule</dt>
-        <dd>{violation ? `${violation.policy} #${violation.rule_index + 1}: ${violation.reason}` : (item.policy_result.triggered_policy ?? '—')}</dd>
+        <dd>{violation ? `${violation.policy} #${violation.rule_index + 1}: ${violation.reason}` : (item.policy_result?.triggered_policy ?? '—')}</dd>
         {violation ? (
           <>
             <dt>Matched</dt>
@@ -68,17 +68,21 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
         </dd>
         <dt>Who decides</dt>
         <dd>{WHO_DECIDES[mode]}</dd>
-        {item.reason ? (
+        {item.decided_at && item.reason ? (
           <>
             <dt>Reason</dt>
             <dd>{item.reason}</dd>
           </>
         ) : null}
       </dl>
-      <details>
-        <summary>Params</summary>
-        <pre>{JSON.stringify(item.params, null, 2)}</pre>
-      </details>
+      {item.params ? (
+        <details>
+          <summary>Params</summary>
+          <pre>{JSON.stringify(item.params, null, 2)}</pre>
+        </details>
+      ) : (
+        <p class="hint">Params and the matching rule need a key that may read actions (actions:read).</p>
+      )}
       {props.refusal ? <Notice kind="bad">Refused: {props.refusal}</Notice> : null}
       {props.outcome ? <Notice kind="ok">{props.outcome}</Notice> : null}
       {pending ? (
@@ -160,7 +164,7 @@ export function InboxPage(props: { viewer: Viewer; status: InboxStatus; items: C
         {...(pending && props.live ? { 'hx-ext': 'sse', 'sse-connect': '/console/approvals/stream', 'sse-swap': 'pending', 'hx-swap': 'beforeend' } : {})}
       >
         {props.items.map((item) => (
-          <ApprovalCard item={item} csrfToken={props.viewer.csrfToken} refusal={props.refusals?.get(item.action_id)} />
+          <ApprovalCard item={item} csrfToken={props.viewer.csrfToken} refusal={props.refusals?.get(item.approval_id)} />
         ))}
       </div>
       {props.items.length === 0 ? <p class="empty">Nothing here.</p> : null}

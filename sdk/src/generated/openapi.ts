@@ -1301,7 +1301,7 @@ export interface paths {
         put?: never;
         /**
          * Import a bundle, a JSONL file or a mem0 export
-         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, packs, agents, policies and triples of a bundle through the create verbs of their families, with the same validation, caps, tier gates and audit entries as those routes; a restricted key needs the write scope of each kind it restores, else that line is refused with FORBIDDEN. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time; a memory an erasure removed is counted in `erased` and not stored again. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be.
+         * @description The body is the file itself (up to 100 MB, else 413 and nothing is written), read as it arrives. Every line is checked first; a bundle whose trailer is missing or does not match its lines or SHA-256 is refused with 422 `BUNDLE_INTEGRITY_FAILED` before anything is written. Then the valid lines are restored: memories through the batch store path (quota, duplicates, events, audit as POST /v1/memories/batch), spaces, packs, agents, policies and triples of a bundle through the create verbs of their families, with the same validation, caps, tier gates and audit entries as those routes; a restricted key needs the write scope of each kind it restores, else that line is refused with FORBIDDEN. Webhooks are not restored (their secret is not exported) and are counted in `skipped`. Each record has a source id (a bundle's original id, a mem0 id, a JSONL `id`/`uuid`, else the SHA-256 of the text): a record an earlier import restored is skipped, so importing the same file twice stores nothing the second time; a memory an erasure removed is counted in `erased` and not stored again. Invalid lines are listed in `errors` with their line number and do not stop the others. A file of at most 10,000 lines is stored before the answer (200); a larger one is checked, accepted with 202 and stored by a background job: follow it with GET /v1/imports/{id}, the `import.progress` events (one a slice) and `import.completed`. With `dry_run=true` nothing is written and the answer counts what would be: the spaces, packs, agents, policies and triples go through their create verbs in a transaction that is rolled back, so the errors list what those verbs would refuse (the first 10,000 such records).
          */
         post: operations["portability.import"];
         delete?: never;
@@ -1789,7 +1789,7 @@ export interface paths {
         };
         /**
          * The approval queue
-         * @description Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params.
+         * @description Every action that was ever pending review, with its latest status, ordered by the audit sequence number of its latest entry (the oldest change first), not by time. Filter with `status` (or its older name `status_filter`). `scope=team` lists instead what you review for others: the team- and enterprise-mode approvals of the tenants you share a team with, with their params. Each entry says how far its decision stands (`approvals` of `approvals_required`, the key that closed it), read for the whole page at once; `params` and `policy_result` of your own entries need a key that may read actions (`actions:read`). `approval_id` narrows the page to one approval.
          */
         get: operations["actions.approvals"];
         put?: never;
@@ -6264,8 +6264,23 @@ export interface components {
             risk_score: number | null;
             /** @enum {string|null} */
             approval_mode: "solo" | "team" | "enterprise" | null;
+            /**
+             * @description Distinct tenants that approved so far
+             * @example 0
+             */
+            approvals: number;
+            /**
+             * @description Approvals needed (enterprise: min_approvals; else 1)
+             * @example 1
+             */
+            approvals_required: number;
             /** @example null */
             decided_at: string | null;
+            /**
+             * @description The key that recorded the final decision; null while pending, or when it expired undecided
+             * @example null
+             */
+            decided_by_key_id: string | null;
             /** @example Large transfer "amount": 250000 */
             reason: string | null;
             /**
@@ -6274,7 +6289,7 @@ export interface components {
              */
             tenant_id?: string;
             /**
-             * @description `scope=team` only: what the reviewer is asked to approve
+             * @description What the reviewer is asked to approve: always with `scope=team`; with `scope=own` only for a key that may read actions (`actions:read`, as GET /v1/actions/{action_id}/explain needs)
              * @example {
              *       "url": "https://bank.example/wire",
              *       "amount": 250000
@@ -6283,6 +6298,7 @@ export interface components {
             params?: {
                 [key: string]: unknown;
             };
+            policy_result?: components["schemas"]["PolicyResult"] & unknown;
         };
         ApprovalDecided: {
             /** @example act_4f9Qw2b8Zr1LmT0aXcVe3K */
@@ -17208,6 +17224,8 @@ export interface operations {
                 status?: "pending_review" | "approved" | "denied" | "executed" | "failed";
                 /** @description The same as `status` (an older name); when both are sent they must agree */
                 status_filter?: "pending_review" | "approved" | "denied" | "executed" | "failed";
+                /** @description Only this approval (the action id): an empty page when it is not in the queue of this `scope` */
+                approval_id?: string;
                 /** @description `own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params` */
                 scope?: "own" | "team";
             };
