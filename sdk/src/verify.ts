@@ -106,7 +106,11 @@ async function stepHash(traceId: unknown, step: Record<string, unknown>, version
 async function verifyPss(key: CryptoKey, signature: unknown, text: string | null): Promise<boolean> {
   if (typeof signature !== 'string' || text === null) return false;
   try {
-    return await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: SALT_LENGTH }, key, fromBase64(signature), encoder.encode(text));
+    const bytes = fromBase64(signature);
+    // A signature is exactly as long as the modulus: one with bytes appended (a changed base64 tail)
+    // is refused here, not left to how leniently the platform's RSA code reads it.
+    if (bytes.length * 8 !== (key.algorithm as RsaHashedKeyAlgorithm).modulusLength) return false;
+    return await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: SALT_LENGTH }, key, bytes, encoder.encode(text));
   } catch {
     return false;
   }
