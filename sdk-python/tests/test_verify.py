@@ -1,6 +1,7 @@
 """Offline verification: a real trace certificate and erasure receipt from the server, then tampered."""
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import subprocess
@@ -11,6 +12,12 @@ from conftest import ROOT
 from engram._jcs import JCSError, canonicalize
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+
+def b64url(number: int) -> str:
+    return base64.urlsafe_b64encode(number.to_bytes((number.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()
 
 
 def test_trace_certificate_verifies_offline_and_tampering_is_caught(client: engram.Engram) -> None:
@@ -25,6 +32,16 @@ def test_trace_certificate_verifies_offline_and_tampering_is_caught(client: engr
     check = engram.verify_trace_certificate(cert, key["public_key"])
     assert check.valid, check.problems
     assert check.version == 2 and check.key_valid and check.chain_valid and check.signature_valid and check.certificate_signature_valid
+
+    loaded = serialization.load_pem_public_key(key["public_key"].encode())
+    assert isinstance(loaded, rsa.RSAPublicKey)
+    numbers = loaded.public_numbers()
+    jwk = {"kty": "RSA", "n": b64url(numbers.n), "e": b64url(numbers.e)}
+    assert engram.verify_trace_certificate(cert, jwk).valid
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key()
+    other_pem = other.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    wrong = engram.verify_trace_certificate(cert, other_pem)
+    assert not wrong.valid and "signed by another key than the one expected" in wrong.problems
 
     with_content = client.traces.certificate(trace_id, include_content="true")
     full = engram.verify_trace_certificate(with_content)
