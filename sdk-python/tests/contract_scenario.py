@@ -54,7 +54,7 @@ def run(client: engram.Engram) -> Dict[str, Any]:
 
     stored = client.memories.store(observation="The customer prefers invoices in EUR", tags=["billing"], importance=7)
     out["store"] = sorted(stored)
-    batch = client.memories.store_batch(memories=[{"observation": f"Order {i} shipped to Lyon"} for i in range(5)])
+    batch = client.memories.store_many(memories=[{"observation": f"Order {i} shipped to Lyon"} for i in range(5)])
     out["batch"] = {"stored": batch["stored"], "failed": batch["failed"]}
 
     out["search"] = {}
@@ -97,7 +97,7 @@ def run(client: engram.Engram) -> Dict[str, Any]:
     decided = None
     for _ in range(30):
         try:
-            decided = client.actions.decide(held["action_id"], decision="approve", reason="verified by phone", confirmation="ROLLBACK")
+            decided = client.approvals.decide(held["action_id"], decision="approve", reason="verified by phone", confirmation="ROLLBACK")
             break
         except engram.ConflictError as err:
             # Solo mode: a decision waits 5 s after the submission (409 with retry_after).

@@ -27,7 +27,7 @@ def test_store_search_get(client: engram.Engram) -> None:
 
 
 def test_list_pages_every_item(client: engram.Engram) -> None:
-    batch = client.memories.store_batch(memories=[{"observation": f"note number {i}"} for i in range(7)])
+    batch = client.memories.store_many(memories=[{"observation": f"note number {i}"} for i in range(7)])
     assert len(batch["results"]) == 7
     pages = list(client.memories.list(limit=3).pages())
     assert [len(p["memories"]) for p in pages] == [3, 3, 1]

@@ -33,3 +33,15 @@ def test_every_operation_of_the_snapshot_has_a_method() -> None:
 def test_generated_files_are_current() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "sdk-python" / "scripts" / "generate.py"), "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_names_are_the_typescript_sdks() -> None:
+    """names.json is sdk/src/names.ts snake_cased: the same namespaces and methods in both SDKs."""
+    ts = ROOT / "sdk" / "src" / "names.ts"
+    names = json.loads((ROOT / "sdk-python" / "names.json").read_text("utf-8"))
+    for op in OPERATIONS.values():
+        assert [op.namespace, op.name] == names[op.id][:2], op.id
+    if ts.exists():
+        text = ts.read_text("utf-8")
+        for op_id, entry in names.items():
+            assert f"'{op_id}':" in text, f"{op_id} is not in sdk/src/names.ts"

@@ -84,7 +84,7 @@ class MemoriesResource:
         """Store a memory. `POST /v1/memories` (memories.store)."""
         return cast("_t.StoreMemoryResponse", self._client._call(OPERATIONS["memories.store"], path={}, query={}, body={"observation": observation, "tags": tags, "importance": importance, "context": context, "agent_id": agent_id, "space_id": space_id, "ttl_seconds": ttl_seconds, "auto_link": auto_link, "on_conflict": on_conflict, "owner_tenant_id": owner_tenant_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def store_batch(self, *, memories: List[Dict[str, Any]], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.BatchStoreResponse:
+    def store_many(self, *, memories: List[Dict[str, Any]], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.BatchStoreResponse:
         """Store up to 100 memories in one request. `POST /v1/memories/batch` (memories.storeBatch)."""
         return cast("_t.BatchStoreResponse", self._client._call(OPERATIONS["memories.storeBatch"], path={}, query={}, body={"memories": memories}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
@@ -387,7 +387,7 @@ class ErasuresResource:
         """One erasure receipt. `GET /v1/erasures/{erasure_id}` (erasures.get)."""
         return cast("_t.ErasureReceipt", self._client._call(OPERATIONS["erasures.get"], path={"erasure_id": erasure_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def account(self, *, confirm: str, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ErasureReceipt:
+    def delete_account(self, *, confirm: str, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ErasureReceipt:
         """Delete the account and erase all its data. `DELETE /v1/account` (erasures.account)."""
         return cast("_t.ErasureReceipt", self._client._call(OPERATIONS["erasures.account"], path={}, query={}, body={"confirm": confirm}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
@@ -438,13 +438,13 @@ class CompensationsResource:
         return cast("_t.CompensationAcknowledgmentResult", self._client._call(OPERATIONS["compensations.acknowledge"], path={"id": id, "index": index}, query={}, body={"status": status, "detail": detail}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
 
-class KnowledgeResource:
-    """The `knowledge` operations."""
+class GraphResource:
+    """The `graph` operations."""
 
     def __init__(self, client: Engram) -> None:
         self._client = client
 
-    def list_triples(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, subject: Union[str, NotGiven] = NOT_GIVEN, predicate: Union[str, NotGiven] = NOT_GIVEN, object: Union[str, NotGiven] = NOT_GIVEN, source_memory_id: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.KnowledgeTripleList, _t.KnowledgeTriple]:
+    def triples(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, subject: Union[str, NotGiven] = NOT_GIVEN, predicate: Union[str, NotGiven] = NOT_GIVEN, object: Union[str, NotGiven] = NOT_GIVEN, source_memory_id: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.KnowledgeTripleList, _t.KnowledgeTriple]:
         """Triples, newest first. `GET /v1/knowledge/triples` (knowledge.listTriples)."""
         return self._client._paginate(OPERATIONS["knowledge.listTriples"], path={}, query={"limit": limit, "offset": offset, "subject": subject, "predicate": predicate, "object": object, "source_memory_id": source_memory_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -460,7 +460,7 @@ class KnowledgeResource:
         """Delete a triple (its entities stay). `DELETE /v1/knowledge/triples/{triple_id}` (knowledge.deleteTriple)."""
         return cast("_t.KnowledgeTripleDeleted", self._client._call(OPERATIONS["knowledge.deleteTriple"], path={"triple_id": triple_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_entities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, entity_type: Union[str, NotGiven] = NOT_GIVEN, q: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.KnowledgeEntityList, Dict[str, Any]]:
+    def entities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, entity_type: Union[str, NotGiven] = NOT_GIVEN, q: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.KnowledgeEntityList, Dict[str, Any]]:
         """Entities in name order, with their triple counts. `GET /v1/knowledge/entities` (knowledge.listEntities)."""
         return self._client._paginate(OPERATIONS["knowledge.listEntities"], path={}, query={"limit": limit, "offset": offset, "entity_type": entity_type, "q": q}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -530,25 +530,17 @@ class ActionsResource:
         """Governed actions at a glance. `GET /v1/control/dashboard` (actions.dashboard)."""
         return cast("_t.ControlDashboard", self._client._call(OPERATIONS["actions.dashboard"], path={}, query={"window": window, "bucket": bucket}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def agent_violations(self, agent_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, since: Union[str, NotGiven] = NOT_GIVEN, until: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.AgentViolations, _t.AgentViolationsActionsItem]:
+    def violations(self, agent_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, since: Union[str, NotGiven] = NOT_GIVEN, until: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.AgentViolations, _t.AgentViolationsActionsItem]:
         """An agent's violation history. `GET /v1/control/agents/{agent_id}/violations` (actions.agentViolations)."""
         return self._client._paginate(OPERATIONS["actions.agentViolations"], path={"agent_id": agent_id}, query={"limit": limit, "offset": offset, "since": since, "until": until}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
-    def get(self, action_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
+    def status(self, action_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
         """Poll an action's status. `GET /v1/actions/{action_id}` (actions.get)."""
         return cast("_t.ActionStatus", self._client._call(OPERATIONS["actions.get"], path={"action_id": action_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def result(self, action_id: str, *, status: Literal["executed", "failed"], detail: Union[Union[str, Dict[str, Any]], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
+    def report_result(self, action_id: str, *, status: Literal["executed", "failed"], detail: Union[Union[str, Dict[str, Any]], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
         """Report what happened when the agent acted. `POST /v1/actions/{action_id}/result` (actions.result)."""
         return cast("_t.ActionStatus", self._client._call(OPERATIONS["actions.result"], path={"action_id": action_id}, query={}, body={"status": status, "detail": detail}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
-
-    def approvals(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, status_filter: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, approval_id: Union[str, NotGiven] = NOT_GIVEN, scope: Union[Literal["own", "team"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.ApprovalQueue, _t.ApprovalEntry]:
-        """The approval queue. `GET /v1/approvals` (actions.approvals)."""
-        return self._client._paginate(OPERATIONS["actions.approvals"], path={}, query={"limit": limit, "offset": offset, "status": status, "status_filter": status_filter, "approval_id": approval_id, "scope": scope}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
-
-    def decide(self, approval_id: str, *, decision: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, approver_id: Union[str, NotGiven] = NOT_GIVEN, confirmation: Union[str, NotGiven] = NOT_GIVEN, query_decision: Union[str, NotGiven] = NOT_GIVEN, query_reason: Union[str, NotGiven] = NOT_GIVEN, query_approver_id: Union[str, NotGiven] = NOT_GIVEN, query_confirmation: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ApprovalDecided:
-        """Approve or deny a pending action. `POST /v1/approvals/{approval_id}/decision` (actions.decide)."""
-        return cast("_t.ApprovalDecided", self._client._call(OPERATIONS["actions.decide"], path={"approval_id": approval_id}, query={"decision": query_decision, "reason": query_reason, "approver_id": query_approver_id, "confirmation": query_confirmation}, body={"decision": decision, "reason": reason, "approver_id": approver_id, "confirmation": confirmation}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
     def get_settings(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ControlSettings:
         """Approval and evaluation settings. `GET /v1/control/settings` (actions.getSettings)."""
@@ -559,13 +551,28 @@ class ActionsResource:
         return cast("_t.ControlSettings", self._client._call(OPERATIONS["actions.putSettings"], path={}, query={}, body={"approval_mode": approval_mode, "evaluation_mode": evaluation_mode, "min_approvals": min_approvals, "require_manager": require_manager, "allowed_roles": allowed_roles}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
 
-class RuntimeResource:
-    """The `runtime` operations."""
+class ApprovalsResource:
+    """The `approvals` operations."""
 
     def __init__(self, client: Engram) -> None:
         self._client = client
 
-    def list_capabilities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeCapabilityList, _t.RuntimeCapability]:
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, status_filter: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, approval_id: Union[str, NotGiven] = NOT_GIVEN, scope: Union[Literal["own", "team"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.ApprovalQueue, _t.ApprovalEntry]:
+        """The approval queue. `GET /v1/approvals` (actions.approvals)."""
+        return self._client._paginate(OPERATIONS["actions.approvals"], path={}, query={"limit": limit, "offset": offset, "status": status, "status_filter": status_filter, "approval_id": approval_id, "scope": scope}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
+
+    def decide(self, approval_id: str, *, decision: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, approver_id: Union[str, NotGiven] = NOT_GIVEN, confirmation: Union[str, NotGiven] = NOT_GIVEN, query_decision: Union[str, NotGiven] = NOT_GIVEN, query_reason: Union[str, NotGiven] = NOT_GIVEN, query_approver_id: Union[str, NotGiven] = NOT_GIVEN, query_confirmation: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ApprovalDecided:
+        """Approve or deny a pending action. `POST /v1/approvals/{approval_id}/decision` (actions.decide)."""
+        return cast("_t.ApprovalDecided", self._client._call(OPERATIONS["actions.decide"], path={"approval_id": approval_id}, query={"decision": query_decision, "reason": query_reason, "approver_id": query_approver_id, "confirmation": query_confirmation}, body={"decision": decision, "reason": reason, "approver_id": approver_id, "confirmation": confirmation}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
+
+
+class AgentsResource:
+    """The `agents` operations."""
+
+    def __init__(self, client: Engram) -> None:
+        self._client = client
+
+    def capabilities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeCapabilityList, _t.RuntimeCapability]:
         """Capability packs, by name. `GET /v1/capabilities` (runtime.listCapabilities)."""
         return self._client._paginate(OPERATIONS["runtime.listCapabilities"], path={}, query={"limit": limit, "offset": offset}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -573,39 +580,46 @@ class RuntimeResource:
         """Register a capability pack. `POST /v1/capabilities` (runtime.createCapability)."""
         return cast("_t.RuntimeCapability", self._client._call(OPERATIONS["runtime.createCapability"], path={}, query={}, body={"name": name, "description": description, "tools": tools, "risk_levels": risk_levels}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def list_agents(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["active", "paused", "archived"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeAgentList, _t.RuntimeAgent]:
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["active", "paused", "archived"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeAgentList, _t.RuntimeAgent]:
         """Agents, newest first. `GET /v1/agents` (runtime.listAgents)."""
         return self._client._paginate(OPERATIONS["runtime.listAgents"], path={}, query={"limit": limit, "offset": offset, "status": status}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
-    def create_agent(self, *, name: str, provider: Literal["openai", "anthropic", "litellm"], model: str, agent_id: Union[str, NotGiven] = NOT_GIVEN, description: Union[str, NotGiven] = NOT_GIVEN, instructions: Union[str, NotGiven] = NOT_GIVEN, capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
+    def create(self, *, name: str, provider: Literal["openai", "anthropic", "litellm"], model: str, agent_id: Union[str, NotGiven] = NOT_GIVEN, description: Union[str, NotGiven] = NOT_GIVEN, instructions: Union[str, NotGiven] = NOT_GIVEN, capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
         """Register an agent. `POST /v1/agents` (runtime.createAgent)."""
         return cast("_t.RuntimeAgent", self._client._call(OPERATIONS["runtime.createAgent"], path={}, query={}, body={"name": name, "agent_id": agent_id, "description": description, "provider": provider, "model": model, "instructions": instructions, "capabilities": capabilities}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def get_agent(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
+    def get(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
         """An agent with its status, capabilities and active missions. `GET /v1/agents/{agent_id}` (runtime.getAgent)."""
         return cast("_t.RuntimeAgent", self._client._call(OPERATIONS["runtime.getAgent"], path={"agent_id": agent_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def update_agent(self, agent_id: str, *, status: Literal["active", "paused", "archived"], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
+    def update(self, agent_id: str, *, status: Literal["active", "paused", "archived"], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
         """Set an agent's status. `PATCH /v1/agents/{agent_id}` (runtime.updateAgent)."""
         return cast("_t.RuntimeAgent", self._client._call(OPERATIONS["runtime.updateAgent"], path={"agent_id": agent_id}, query={}, body={"status": status}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
-    def delete_agent(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgentDeleted:
+    def delete(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgentDeleted:
         """Delete an agent for good. `DELETE /v1/agents/{agent_id}` (runtime.deleteAgent)."""
         return cast("_t.RuntimeAgentDeleted", self._client._call(OPERATIONS["runtime.deleteAgent"], path={"agent_id": agent_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_missions(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, status: Union[Literal["queued", "running", "paused", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeMissionList, _t.RuntimeMission]:
+
+class MissionsResource:
+    """The `missions` operations."""
+
+    def __init__(self, client: Engram) -> None:
+        self._client = client
+
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, status: Union[Literal["queued", "running", "paused", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeMissionList, _t.RuntimeMission]:
         """Missions, newest first. `GET /v1/missions` (runtime.listMissions)."""
         return self._client._paginate(OPERATIONS["runtime.listMissions"], path={}, query={"limit": limit, "offset": offset, "agent_id": agent_id, "status": status}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
-    def create_mission(self, *, agent_id: str, goal: str, constraints: Union[List[str], NotGiven] = NOT_GIVEN, success_criteria: Union[List[str], NotGiven] = NOT_GIVEN, allowed_capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def create(self, *, agent_id: str, goal: str, constraints: Union[List[str], NotGiven] = NOT_GIVEN, success_criteria: Union[List[str], NotGiven] = NOT_GIVEN, allowed_capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Give an agent a mission. `POST /v1/missions` (runtime.createMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.createMission"], path={}, query={}, body={"agent_id": agent_id, "goal": goal, "constraints": constraints, "success_criteria": success_criteria, "allowed_capabilities": allowed_capabilities}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def get_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def get(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """A mission. `GET /v1/missions/{mission_id}` (runtime.getMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.getMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_checkpoints(self, mission_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeCheckpointList, _t.RuntimeCheckpoint]:
+    def checkpoints(self, mission_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeCheckpointList, _t.RuntimeCheckpoint]:
         """A mission's checkpoints in creation order. `GET /v1/missions/{mission_id}/checkpoints` (runtime.listCheckpoints)."""
         return self._client._paginate(OPERATIONS["runtime.listCheckpoints"], path={"mission_id": mission_id}, query={"limit": limit, "offset": offset}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -613,7 +627,7 @@ class RuntimeResource:
         """Checkpoint a mission's progress. `POST /v1/missions/{mission_id}/checkpoints` (runtime.createCheckpoint)."""
         return cast("_t.RuntimeCheckpoint", self._client._call(OPERATIONS["runtime.createCheckpoint"], path={"mission_id": mission_id}, query={}, body={"mission_id": body_mission_id, "label": label, "state": state}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def rollback_mission(self, mission_id: str, *, checkpoint_id: str, body_mission_id: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, revert_memories: Union[bool, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMissionRolledBack:
+    def rollback(self, mission_id: str, *, checkpoint_id: str, body_mission_id: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, revert_memories: Union[bool, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMissionRolledBack:
         """Roll a mission back to a checkpoint. `POST /v1/missions/{mission_id}/rollback` (runtime.rollbackMission)."""
         return cast("_t.RuntimeMissionRolledBack", self._client._call(OPERATIONS["runtime.rollbackMission"], path={"mission_id": mission_id}, query={}, body={"mission_id": body_mission_id, "checkpoint_id": checkpoint_id, "reason": reason, "revert_memories": revert_memories}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
@@ -621,7 +635,7 @@ class RuntimeResource:
         """What a mission rollback would do (no side effects). `GET /v1/missions/{mission_id}/rollback/preview` (runtime.previewRollback)."""
         return cast("_t.RuntimeMissionRollbackPreview", self._client._call(OPERATIONS["runtime.previewRollback"], path={"mission_id": mission_id}, query={"checkpoint_id": checkpoint_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_interventions(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, mission_id: Union[str, NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, intervention_type: Union[Literal["approve", "reject", "pause", "escalate", "reroute", "annotate", "rollback_request"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeInterventionList, _t.RuntimeIntervention]:
+    def interventions(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, mission_id: Union[str, NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, intervention_type: Union[Literal["approve", "reject", "pause", "escalate", "reroute", "annotate", "rollback_request"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.RuntimeInterventionList, _t.RuntimeIntervention]:
         """Interventions, newest first. `GET /v1/interventions` (runtime.listInterventions)."""
         return self._client._paginate(OPERATIONS["runtime.listInterventions"], path={}, query={"limit": limit, "offset": offset, "mission_id": mission_id, "agent_id": agent_id, "intervention_type": intervention_type}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -629,33 +643,33 @@ class RuntimeResource:
         """Step in: pause, roll back, escalate, reroute, annotate, approve or reject. `POST /v1/interventions` (runtime.recordIntervention)."""
         return cast("_t.RuntimeIntervention", self._client._call(OPERATIONS["runtime.recordIntervention"], path={}, query={}, body={"intervention_type": intervention_type, "mission_id": mission_id, "action_id": action_id, "agent_id": agent_id, "rationale": rationale, "confirmation": confirmation}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def start_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def start(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Start a queued mission. `POST /v1/missions/{mission_id}/start` (runtime.startMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.startMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def pause_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def pause(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Pause a running mission. `POST /v1/missions/{mission_id}/pause` (runtime.pauseMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.pauseMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def resume_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def resume(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Resume a paused mission where it left off. `POST /v1/missions/{mission_id}/resume` (runtime.resumeMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.resumeMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def complete_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def complete(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Complete a mission. `POST /v1/missions/{mission_id}/complete` (runtime.completeMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.completeMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def fail_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def fail(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Mark a mission failed. `POST /v1/missions/{mission_id}/fail` (runtime.failMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.failMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def cancel_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    def cancel(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Cancel a mission for good. `POST /v1/missions/{mission_id}/cancel` (runtime.cancelMission)."""
         return cast("_t.RuntimeMission", self._client._call(OPERATIONS["runtime.cancelMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
 
-class EvalResource:
-    """The `eval` operations."""
+class EvalsResource:
+    """The `evals` operations."""
 
     def __init__(self, client: Engram) -> None:
         self._client = client
@@ -676,7 +690,7 @@ class EvalResource:
         """How what the store holds has shifted. `GET /v1/eval/drift` (eval.drift)."""
         return cast("_t.EvalDrift", self._client._call(OPERATIONS["eval.drift"], path={}, query={"days": days}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_baselines(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.EvalBaselines:
+    def baselines(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.EvalBaselines:
         """The recall baselines, oldest first. `GET /v1/eval/baselines` (eval.listBaselines)."""
         return cast("_t.EvalBaselines", self._client._call(OPERATIONS["eval.listBaselines"], path={}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
@@ -841,7 +855,7 @@ class AsyncMemoriesResource:
         """Store a memory. `POST /v1/memories` (memories.store)."""
         return cast("_t.StoreMemoryResponse", await self._client._call(OPERATIONS["memories.store"], path={}, query={}, body={"observation": observation, "tags": tags, "importance": importance, "context": context, "agent_id": agent_id, "space_id": space_id, "ttl_seconds": ttl_seconds, "auto_link": auto_link, "on_conflict": on_conflict, "owner_tenant_id": owner_tenant_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def store_batch(self, *, memories: List[Dict[str, Any]], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.BatchStoreResponse:
+    async def store_many(self, *, memories: List[Dict[str, Any]], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.BatchStoreResponse:
         """Store up to 100 memories in one request. `POST /v1/memories/batch` (memories.storeBatch)."""
         return cast("_t.BatchStoreResponse", await self._client._call(OPERATIONS["memories.storeBatch"], path={}, query={}, body={"memories": memories}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
@@ -1144,7 +1158,7 @@ class AsyncErasuresResource:
         """One erasure receipt. `GET /v1/erasures/{erasure_id}` (erasures.get)."""
         return cast("_t.ErasureReceipt", await self._client._call(OPERATIONS["erasures.get"], path={"erasure_id": erasure_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    async def account(self, *, confirm: str, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ErasureReceipt:
+    async def delete_account(self, *, confirm: str, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ErasureReceipt:
         """Delete the account and erase all its data. `DELETE /v1/account` (erasures.account)."""
         return cast("_t.ErasureReceipt", await self._client._call(OPERATIONS["erasures.account"], path={}, query={}, body={"confirm": confirm}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
@@ -1195,13 +1209,13 @@ class AsyncCompensationsResource:
         return cast("_t.CompensationAcknowledgmentResult", await self._client._call(OPERATIONS["compensations.acknowledge"], path={"id": id, "index": index}, query={}, body={"status": status, "detail": detail}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
 
-class AsyncKnowledgeResource:
-    """The `knowledge` operations."""
+class AsyncGraphResource:
+    """The `graph` operations."""
 
     def __init__(self, client: AsyncEngram) -> None:
         self._client = client
 
-    def list_triples(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, subject: Union[str, NotGiven] = NOT_GIVEN, predicate: Union[str, NotGiven] = NOT_GIVEN, object: Union[str, NotGiven] = NOT_GIVEN, source_memory_id: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.KnowledgeTripleList, _t.KnowledgeTriple]:
+    def triples(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, subject: Union[str, NotGiven] = NOT_GIVEN, predicate: Union[str, NotGiven] = NOT_GIVEN, object: Union[str, NotGiven] = NOT_GIVEN, source_memory_id: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.KnowledgeTripleList, _t.KnowledgeTriple]:
         """Triples, newest first. `GET /v1/knowledge/triples` (knowledge.listTriples)."""
         return self._client._paginate(OPERATIONS["knowledge.listTriples"], path={}, query={"limit": limit, "offset": offset, "subject": subject, "predicate": predicate, "object": object, "source_memory_id": source_memory_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -1217,7 +1231,7 @@ class AsyncKnowledgeResource:
         """Delete a triple (its entities stay). `DELETE /v1/knowledge/triples/{triple_id}` (knowledge.deleteTriple)."""
         return cast("_t.KnowledgeTripleDeleted", await self._client._call(OPERATIONS["knowledge.deleteTriple"], path={"triple_id": triple_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_entities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, entity_type: Union[str, NotGiven] = NOT_GIVEN, q: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.KnowledgeEntityList, Dict[str, Any]]:
+    def entities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, entity_type: Union[str, NotGiven] = NOT_GIVEN, q: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.KnowledgeEntityList, Dict[str, Any]]:
         """Entities in name order, with their triple counts. `GET /v1/knowledge/entities` (knowledge.listEntities)."""
         return self._client._paginate(OPERATIONS["knowledge.listEntities"], path={}, query={"limit": limit, "offset": offset, "entity_type": entity_type, "q": q}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -1287,25 +1301,17 @@ class AsyncActionsResource:
         """Governed actions at a glance. `GET /v1/control/dashboard` (actions.dashboard)."""
         return cast("_t.ControlDashboard", await self._client._call(OPERATIONS["actions.dashboard"], path={}, query={"window": window, "bucket": bucket}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def agent_violations(self, agent_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, since: Union[str, NotGiven] = NOT_GIVEN, until: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.AgentViolations, _t.AgentViolationsActionsItem]:
+    def violations(self, agent_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, since: Union[str, NotGiven] = NOT_GIVEN, until: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.AgentViolations, _t.AgentViolationsActionsItem]:
         """An agent's violation history. `GET /v1/control/agents/{agent_id}/violations` (actions.agentViolations)."""
         return self._client._paginate(OPERATIONS["actions.agentViolations"], path={"agent_id": agent_id}, query={"limit": limit, "offset": offset, "since": since, "until": until}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
-    async def get(self, action_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
+    async def status(self, action_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
         """Poll an action's status. `GET /v1/actions/{action_id}` (actions.get)."""
         return cast("_t.ActionStatus", await self._client._call(OPERATIONS["actions.get"], path={"action_id": action_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    async def result(self, action_id: str, *, status: Literal["executed", "failed"], detail: Union[Union[str, Dict[str, Any]], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
+    async def report_result(self, action_id: str, *, status: Literal["executed", "failed"], detail: Union[Union[str, Dict[str, Any]], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ActionStatus:
         """Report what happened when the agent acted. `POST /v1/actions/{action_id}/result` (actions.result)."""
         return cast("_t.ActionStatus", await self._client._call(OPERATIONS["actions.result"], path={"action_id": action_id}, query={}, body={"status": status, "detail": detail}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
-
-    def approvals(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, status_filter: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, approval_id: Union[str, NotGiven] = NOT_GIVEN, scope: Union[Literal["own", "team"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.ApprovalQueue, _t.ApprovalEntry]:
-        """The approval queue. `GET /v1/approvals` (actions.approvals)."""
-        return self._client._paginate(OPERATIONS["actions.approvals"], path={}, query={"limit": limit, "offset": offset, "status": status, "status_filter": status_filter, "approval_id": approval_id, "scope": scope}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
-
-    async def decide(self, approval_id: str, *, decision: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, approver_id: Union[str, NotGiven] = NOT_GIVEN, confirmation: Union[str, NotGiven] = NOT_GIVEN, query_decision: Union[str, NotGiven] = NOT_GIVEN, query_reason: Union[str, NotGiven] = NOT_GIVEN, query_approver_id: Union[str, NotGiven] = NOT_GIVEN, query_confirmation: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ApprovalDecided:
-        """Approve or deny a pending action. `POST /v1/approvals/{approval_id}/decision` (actions.decide)."""
-        return cast("_t.ApprovalDecided", await self._client._call(OPERATIONS["actions.decide"], path={"approval_id": approval_id}, query={"decision": query_decision, "reason": query_reason, "approver_id": query_approver_id, "confirmation": query_confirmation}, body={"decision": decision, "reason": reason, "approver_id": approver_id, "confirmation": confirmation}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
     async def get_settings(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ControlSettings:
         """Approval and evaluation settings. `GET /v1/control/settings` (actions.getSettings)."""
@@ -1316,13 +1322,28 @@ class AsyncActionsResource:
         return cast("_t.ControlSettings", await self._client._call(OPERATIONS["actions.putSettings"], path={}, query={}, body={"approval_mode": approval_mode, "evaluation_mode": evaluation_mode, "min_approvals": min_approvals, "require_manager": require_manager, "allowed_roles": allowed_roles}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
 
-class AsyncRuntimeResource:
-    """The `runtime` operations."""
+class AsyncApprovalsResource:
+    """The `approvals` operations."""
 
     def __init__(self, client: AsyncEngram) -> None:
         self._client = client
 
-    def list_capabilities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeCapabilityList, _t.RuntimeCapability]:
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, status_filter: Union[Literal["pending_review", "approved", "denied", "executed", "failed"], NotGiven] = NOT_GIVEN, approval_id: Union[str, NotGiven] = NOT_GIVEN, scope: Union[Literal["own", "team"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.ApprovalQueue, _t.ApprovalEntry]:
+        """The approval queue. `GET /v1/approvals` (actions.approvals)."""
+        return self._client._paginate(OPERATIONS["actions.approvals"], path={}, query={"limit": limit, "offset": offset, "status": status, "status_filter": status_filter, "approval_id": approval_id, "scope": scope}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
+
+    async def decide(self, approval_id: str, *, decision: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, approver_id: Union[str, NotGiven] = NOT_GIVEN, confirmation: Union[str, NotGiven] = NOT_GIVEN, query_decision: Union[str, NotGiven] = NOT_GIVEN, query_reason: Union[str, NotGiven] = NOT_GIVEN, query_approver_id: Union[str, NotGiven] = NOT_GIVEN, query_confirmation: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ApprovalDecided:
+        """Approve or deny a pending action. `POST /v1/approvals/{approval_id}/decision` (actions.decide)."""
+        return cast("_t.ApprovalDecided", await self._client._call(OPERATIONS["actions.decide"], path={"approval_id": approval_id}, query={"decision": query_decision, "reason": query_reason, "approver_id": query_approver_id, "confirmation": query_confirmation}, body={"decision": decision, "reason": reason, "approver_id": approver_id, "confirmation": confirmation}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
+
+
+class AsyncAgentsResource:
+    """The `agents` operations."""
+
+    def __init__(self, client: AsyncEngram) -> None:
+        self._client = client
+
+    def capabilities(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeCapabilityList, _t.RuntimeCapability]:
         """Capability packs, by name. `GET /v1/capabilities` (runtime.listCapabilities)."""
         return self._client._paginate(OPERATIONS["runtime.listCapabilities"], path={}, query={"limit": limit, "offset": offset}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -1330,39 +1351,46 @@ class AsyncRuntimeResource:
         """Register a capability pack. `POST /v1/capabilities` (runtime.createCapability)."""
         return cast("_t.RuntimeCapability", await self._client._call(OPERATIONS["runtime.createCapability"], path={}, query={}, body={"name": name, "description": description, "tools": tools, "risk_levels": risk_levels}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    def list_agents(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["active", "paused", "archived"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeAgentList, _t.RuntimeAgent]:
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, status: Union[Literal["active", "paused", "archived"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeAgentList, _t.RuntimeAgent]:
         """Agents, newest first. `GET /v1/agents` (runtime.listAgents)."""
         return self._client._paginate(OPERATIONS["runtime.listAgents"], path={}, query={"limit": limit, "offset": offset, "status": status}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
-    async def create_agent(self, *, name: str, provider: Literal["openai", "anthropic", "litellm"], model: str, agent_id: Union[str, NotGiven] = NOT_GIVEN, description: Union[str, NotGiven] = NOT_GIVEN, instructions: Union[str, NotGiven] = NOT_GIVEN, capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
+    async def create(self, *, name: str, provider: Literal["openai", "anthropic", "litellm"], model: str, agent_id: Union[str, NotGiven] = NOT_GIVEN, description: Union[str, NotGiven] = NOT_GIVEN, instructions: Union[str, NotGiven] = NOT_GIVEN, capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
         """Register an agent. `POST /v1/agents` (runtime.createAgent)."""
         return cast("_t.RuntimeAgent", await self._client._call(OPERATIONS["runtime.createAgent"], path={}, query={}, body={"name": name, "agent_id": agent_id, "description": description, "provider": provider, "model": model, "instructions": instructions, "capabilities": capabilities}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def get_agent(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
+    async def get(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
         """An agent with its status, capabilities and active missions. `GET /v1/agents/{agent_id}` (runtime.getAgent)."""
         return cast("_t.RuntimeAgent", await self._client._call(OPERATIONS["runtime.getAgent"], path={"agent_id": agent_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    async def update_agent(self, agent_id: str, *, status: Literal["active", "paused", "archived"], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
+    async def update(self, agent_id: str, *, status: Literal["active", "paused", "archived"], extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgent:
         """Set an agent's status. `PATCH /v1/agents/{agent_id}` (runtime.updateAgent)."""
         return cast("_t.RuntimeAgent", await self._client._call(OPERATIONS["runtime.updateAgent"], path={"agent_id": agent_id}, query={}, body={"status": status}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, timeout=timeout)))
 
-    async def delete_agent(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgentDeleted:
+    async def delete(self, agent_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeAgentDeleted:
         """Delete an agent for good. `DELETE /v1/agents/{agent_id}` (runtime.deleteAgent)."""
         return cast("_t.RuntimeAgentDeleted", await self._client._call(OPERATIONS["runtime.deleteAgent"], path={"agent_id": agent_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_missions(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, status: Union[Literal["queued", "running", "paused", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeMissionList, _t.RuntimeMission]:
+
+class AsyncMissionsResource:
+    """The `missions` operations."""
+
+    def __init__(self, client: AsyncEngram) -> None:
+        self._client = client
+
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, status: Union[Literal["queued", "running", "paused", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeMissionList, _t.RuntimeMission]:
         """Missions, newest first. `GET /v1/missions` (runtime.listMissions)."""
         return self._client._paginate(OPERATIONS["runtime.listMissions"], path={}, query={"limit": limit, "offset": offset, "agent_id": agent_id, "status": status}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
-    async def create_mission(self, *, agent_id: str, goal: str, constraints: Union[List[str], NotGiven] = NOT_GIVEN, success_criteria: Union[List[str], NotGiven] = NOT_GIVEN, allowed_capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def create(self, *, agent_id: str, goal: str, constraints: Union[List[str], NotGiven] = NOT_GIVEN, success_criteria: Union[List[str], NotGiven] = NOT_GIVEN, allowed_capabilities: Union[List[str], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Give an agent a mission. `POST /v1/missions` (runtime.createMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.createMission"], path={}, query={}, body={"agent_id": agent_id, "goal": goal, "constraints": constraints, "success_criteria": success_criteria, "allowed_capabilities": allowed_capabilities}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def get_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def get(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """A mission. `GET /v1/missions/{mission_id}` (runtime.getMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.getMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_checkpoints(self, mission_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeCheckpointList, _t.RuntimeCheckpoint]:
+    def checkpoints(self, mission_id: str, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeCheckpointList, _t.RuntimeCheckpoint]:
         """A mission's checkpoints in creation order. `GET /v1/missions/{mission_id}/checkpoints` (runtime.listCheckpoints)."""
         return self._client._paginate(OPERATIONS["runtime.listCheckpoints"], path={"mission_id": mission_id}, query={"limit": limit, "offset": offset}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -1370,7 +1398,7 @@ class AsyncRuntimeResource:
         """Checkpoint a mission's progress. `POST /v1/missions/{mission_id}/checkpoints` (runtime.createCheckpoint)."""
         return cast("_t.RuntimeCheckpoint", await self._client._call(OPERATIONS["runtime.createCheckpoint"], path={"mission_id": mission_id}, query={}, body={"mission_id": body_mission_id, "label": label, "state": state}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def rollback_mission(self, mission_id: str, *, checkpoint_id: str, body_mission_id: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, revert_memories: Union[bool, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMissionRolledBack:
+    async def rollback(self, mission_id: str, *, checkpoint_id: str, body_mission_id: Union[str, NotGiven] = NOT_GIVEN, reason: Union[str, NotGiven] = NOT_GIVEN, revert_memories: Union[bool, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMissionRolledBack:
         """Roll a mission back to a checkpoint. `POST /v1/missions/{mission_id}/rollback` (runtime.rollbackMission)."""
         return cast("_t.RuntimeMissionRolledBack", await self._client._call(OPERATIONS["runtime.rollbackMission"], path={"mission_id": mission_id}, query={}, body={"mission_id": body_mission_id, "checkpoint_id": checkpoint_id, "reason": reason, "revert_memories": revert_memories}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
@@ -1378,7 +1406,7 @@ class AsyncRuntimeResource:
         """What a mission rollback would do (no side effects). `GET /v1/missions/{mission_id}/rollback/preview` (runtime.previewRollback)."""
         return cast("_t.RuntimeMissionRollbackPreview", await self._client._call(OPERATIONS["runtime.previewRollback"], path={"mission_id": mission_id}, query={"checkpoint_id": checkpoint_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def list_interventions(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, mission_id: Union[str, NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, intervention_type: Union[Literal["approve", "reject", "pause", "escalate", "reroute", "annotate", "rollback_request"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeInterventionList, _t.RuntimeIntervention]:
+    def interventions(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, mission_id: Union[str, NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, intervention_type: Union[Literal["approve", "reject", "pause", "escalate", "reroute", "annotate", "rollback_request"], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.RuntimeInterventionList, _t.RuntimeIntervention]:
         """Interventions, newest first. `GET /v1/interventions` (runtime.listInterventions)."""
         return self._client._paginate(OPERATIONS["runtime.listInterventions"], path={}, query={"limit": limit, "offset": offset, "mission_id": mission_id, "agent_id": agent_id, "intervention_type": intervention_type}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
@@ -1386,33 +1414,33 @@ class AsyncRuntimeResource:
         """Step in: pause, roll back, escalate, reroute, annotate, approve or reject. `POST /v1/interventions` (runtime.recordIntervention)."""
         return cast("_t.RuntimeIntervention", await self._client._call(OPERATIONS["runtime.recordIntervention"], path={}, query={}, body={"intervention_type": intervention_type, "mission_id": mission_id, "action_id": action_id, "agent_id": agent_id, "rationale": rationale, "confirmation": confirmation}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def start_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def start(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Start a queued mission. `POST /v1/missions/{mission_id}/start` (runtime.startMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.startMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def pause_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def pause(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Pause a running mission. `POST /v1/missions/{mission_id}/pause` (runtime.pauseMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.pauseMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def resume_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def resume(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Resume a paused mission where it left off. `POST /v1/missions/{mission_id}/resume` (runtime.resumeMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.resumeMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def complete_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def complete(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Complete a mission. `POST /v1/missions/{mission_id}/complete` (runtime.completeMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.completeMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def fail_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def fail(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Mark a mission failed. `POST /v1/missions/{mission_id}/fail` (runtime.failMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.failMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
-    async def cancel_mission(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
+    async def cancel(self, mission_id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.RuntimeMission:
         """Cancel a mission for good. `POST /v1/missions/{mission_id}/cancel` (runtime.cancelMission)."""
         return cast("_t.RuntimeMission", await self._client._call(OPERATIONS["runtime.cancelMission"], path={"mission_id": mission_id}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, idempotency_key=idempotency_key, timeout=timeout)))
 
 
-class AsyncEvalResource:
-    """The `eval` operations."""
+class AsyncEvalsResource:
+    """The `evals` operations."""
 
     def __init__(self, client: AsyncEngram) -> None:
         self._client = client
@@ -1433,7 +1461,7 @@ class AsyncEvalResource:
         """How what the store holds has shifted. `GET /v1/eval/drift` (eval.drift)."""
         return cast("_t.EvalDrift", await self._client._call(OPERATIONS["eval.drift"], path={}, query={"days": days}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    async def list_baselines(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.EvalBaselines:
+    async def baselines(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.EvalBaselines:
         """The recall baselines, oldest first. `GET /v1/eval/baselines` (eval.listBaselines)."""
         return cast("_t.EvalBaselines", await self._client._call(OPERATIONS["eval.listBaselines"], path={}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
@@ -1547,11 +1575,13 @@ class SyncNamespaces:
     erasures: ErasuresResource
     portability: PortabilityResource
     compensations: CompensationsResource
-    knowledge: KnowledgeResource
+    graph: GraphResource
     policies: PoliciesResource
     actions: ActionsResource
-    runtime: RuntimeResource
-    eval: EvalResource
+    approvals: ApprovalsResource
+    agents: AgentsResource
+    missions: MissionsResource
+    evals: EvalsResource
     cortex: CortexResource
     events: EventsResource
     usage: UsageResource
@@ -1573,11 +1603,13 @@ class SyncNamespaces:
         self.erasures = ErasuresResource(client)
         self.portability = PortabilityResource(client)
         self.compensations = CompensationsResource(client)
-        self.knowledge = KnowledgeResource(client)
+        self.graph = GraphResource(client)
         self.policies = PoliciesResource(client)
         self.actions = ActionsResource(client)
-        self.runtime = RuntimeResource(client)
-        self.eval = EvalResource(client)
+        self.approvals = ApprovalsResource(client)
+        self.agents = AgentsResource(client)
+        self.missions = MissionsResource(client)
+        self.evals = EvalsResource(client)
         self.cortex = CortexResource(client)
         self.events = EventsResource(client)
         self.usage = UsageResource(client)
@@ -1601,11 +1633,13 @@ class AsyncNamespaces:
     erasures: AsyncErasuresResource
     portability: AsyncPortabilityResource
     compensations: AsyncCompensationsResource
-    knowledge: AsyncKnowledgeResource
+    graph: AsyncGraphResource
     policies: AsyncPoliciesResource
     actions: AsyncActionsResource
-    runtime: AsyncRuntimeResource
-    eval: AsyncEvalResource
+    approvals: AsyncApprovalsResource
+    agents: AsyncAgentsResource
+    missions: AsyncMissionsResource
+    evals: AsyncEvalsResource
     cortex: AsyncCortexResource
     events: AsyncEventsResource
     usage: AsyncUsageResource
@@ -1627,11 +1661,13 @@ class AsyncNamespaces:
         self.erasures = AsyncErasuresResource(client)
         self.portability = AsyncPortabilityResource(client)
         self.compensations = AsyncCompensationsResource(client)
-        self.knowledge = AsyncKnowledgeResource(client)
+        self.graph = AsyncGraphResource(client)
         self.policies = AsyncPoliciesResource(client)
         self.actions = AsyncActionsResource(client)
-        self.runtime = AsyncRuntimeResource(client)
-        self.eval = AsyncEvalResource(client)
+        self.approvals = AsyncApprovalsResource(client)
+        self.agents = AsyncAgentsResource(client)
+        self.missions = AsyncMissionsResource(client)
+        self.evals = AsyncEvalsResource(client)
         self.cortex = AsyncCortexResource(client)
         self.events = AsyncEventsResource(client)
         self.usage = AsyncUsageResource(client)
