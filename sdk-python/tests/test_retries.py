@@ -166,3 +166,21 @@ def test_missing_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_BASE_URL", "http://from-env/")
     c = engram.Engram()
     assert c.api_key == "eng_env" and c.base_url == "http://from-env"
+
+
+def test_an_in_progress_idempotent_post_is_retried_and_a_plain_409_is_not() -> None:
+    seen: List[httpx.Request] = []
+    running = httpx.Response(409, json={"code": "CONFLICT"}, headers={"idempotency-status": "in-progress", "retry-after": "0"})
+    assert client(scripted([running, httpx.Response(201, json=STORED)], seen)).memories.store(observation="x")["id"] == "m1"
+    assert len(seen) == 2 and seen[0].headers["idempotency-key"] == seen[1].headers["idempotency-key"]
+    seen.clear()
+    with pytest.raises(engram.ConflictError):
+        client(scripted([httpx.Response(409, json={"code": "CONFLICT"})], seen)).memories.store(observation="x")
+    assert len(seen) == 1
+
+
+def test_a_patch_is_retried_after_429() -> None:
+    seen: List[httpx.Request] = []
+    answers = [httpx.Response(429, json={"code": "RATE_LIMITED"}, headers={"retry-after": "0"}), httpx.Response(200, json={"uuid": "m1"})]
+    client(scripted(answers, seen)).memories.update("m1", importance=2)
+    assert len(seen) == 2 and all(r.method == "PATCH" for r in seen)
