@@ -72,9 +72,10 @@ class Gen:
             schema = self.schemas[self.ref_name(schema["$ref"])]
         return schema
 
-    def py(self, schema: Optional[Dict[str, Any]], hint: Optional[str] = None) -> str:
+    def py(self, schema: Optional[Dict[str, Any]], hint: Optional[str] = None, origin: Optional[Dict[str, Any]] = None) -> str:
         """The type of a schema; `hint` names the TypedDict an inline object with properties becomes
-        (in _types.py only: elsewhere an inline object is a Dict)."""
+        in _types.py, which _resources.py then refers to; `origin` is the schema of the contract
+        this one was copied from (a nullable object), by which that TypedDict is found again."""
         if not schema:
             return "Any"
         if "$ref" in schema:
@@ -95,7 +96,7 @@ class Gen:
             return self.py(parts[0]) if len(parts) == 1 else "Dict[str, Any]"
         kind = schema.get("type")
         if isinstance(kind, list):
-            parts = unique(self.py({**schema, "type": k}, hint) for k in kind if k != "null")
+            parts = unique(self.py({**schema, "type": k}, hint, schema) for k in kind if k != "null")
             inner = parts[0] if len(parts) == 1 else f"Union[{', '.join(parts)}]" if parts else "None"
             return f"Optional[{inner}]" if "null" in kind and parts else inner
         if kind == "string":
@@ -110,17 +111,18 @@ class Gen:
             return "None"
         if kind == "array":
             return f"List[{self.py(schema.get('items'), hint and hint + 'Item')}]"
+        key = origin or schema
         if (kind == "object" or "properties" in schema) and schema.get("properties") and hint and self.ref_prefix is not None:
-            # In _resources.py: the TypedDict _types.py made for this inline object, found by the same name.
-            found = next((n for n, (s, _) in self.inline.items() if s is schema), None)
+            # In _resources.py: the TypedDict _types.py made for this inline object of the contract.
+            found = next((n for n, (s, _) in self.inline.items() if s is key), None)
             return f"{self.ref_prefix}{found}" if found else "Dict[str, Any]"
         if (kind == "object" or "properties" in schema) and schema.get("properties") and hint and self.ref_prefix is None:
             name = hint
-            while name in self.schemas or (name in self.inline and self.inline[name][0] is not schema):
+            while name in self.schemas or (name in self.inline and self.inline[name][0] is not key):
                 name += "_"
             if name not in self.inline:
-                self.inline[name] = (schema, "")
-                self.inline[name] = (schema, self.typeddict(name, schema))
+                self.inline[name] = (key, "")  # taken before its fields are typed: a field may refer back to it
+                self.inline[name] = (key, self.typeddict(name, schema))
             return f'"{name}"'
         if kind == "object" or "properties" in schema:
             extra = schema.get("additionalProperties")
