@@ -63,4 +63,5 @@ def test_raw_response_headers(client: engram.Engram) -> None:
     raw = client.with_raw_response.memories.store(observation="headers please")
     assert raw.status_code == 201
     assert raw.headers["x-request-id"]
+    assert raw.headers["ratelimit"]
     assert raw.parse()["id"]
