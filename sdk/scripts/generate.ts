@@ -16,7 +16,7 @@ import { type OperationName, operationNames } from '../src/names.js';
 const root = new URL('../..', import.meta.url).pathname;
 const SNAPSHOT = `${root}test/openapi.snapshot.json`;
 export const GENERATED_PATH = `${root}sdk/src/generated/openapi.ts`;
-const OPERATIONS_PATH = `${root}sdk/src/generated/operations.ts`;
+export const OPERATIONS_PATH = `${root}sdk/src/generated/operations.ts`;
 const VERSION_PATH = `${root}sdk/src/generated/version.ts`;
 
 const HEADER = `/**
