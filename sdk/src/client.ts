@@ -1,4 +1,5 @@
 import type { APIPromise } from './api-promise.js';
+import type { NamedSurface } from './generated/operations.js';
 import { type EngramEvent, type StreamOptions, streamEvents } from './events.js';
 import { Admin, Agents, Keys, Missions, Teams, Usage, Webhooks } from './resources/account.js';
 import { Actions, Approvals, Policies } from './resources/actions.js';
@@ -88,3 +89,11 @@ export class Engram {
     return this.#transport.request<T>(method, path, spec);
   }
 }
+
+/**
+ * Every method sdk/src/names.ts names exists on the client: `tsc -p sdk` fails otherwise (and
+ * test/sdk-coverage.test.ts checks each sends its operation).
+ */
+type Bound<T extends { [N in keyof NamedSurface]: { [M in keyof NamedSurface[N]]: (...args: never[]) => unknown } }> = T;
+// biome-ignore lint/correctness/noUnusedVariables: the check is the constraint itself.
+type Checked = Bound<Engram>;

@@ -159,3 +159,206 @@ export const operationTable = {
 } as const;
 
 export type OperationTable = typeof operationTable;
+
+/** The client as sdk/src/names.ts names it: namespace → method → operationId (client.ts checks it has each). */
+export interface NamedSurface {
+  "system": {
+    "liveness": "system.liveness";
+    "health": "system.health";
+    "status": "system.status";
+    "metrics": "system.metrics";
+  };
+  "keys": {
+    "list": "keys.list";
+    "signup": "keys.signup";
+    "verify": "keys.verify";
+    "rotate": "keys.rotate";
+    "createRestricted": "keys.createRestricted";
+    "revoke": "keys.revoke";
+  };
+  "memories": {
+    "list": "memories.list";
+    "store": "memories.store";
+    "storeMany": "memories.storeBatch";
+    "search": "memories.search";
+    "export": "memories.export";
+    "contextNow": "memories.contextNow";
+    "get": "memories.get";
+    "update": "memories.update";
+    "delete": "memories.delete";
+  };
+  "spaces": {
+    "list": "spaces.list";
+    "create": "spaces.create";
+    "get": "spaces.get";
+    "update": "spaces.update";
+    "delete": "spaces.delete";
+    "memories": "spaces.memories";
+  };
+  "shares": {
+    "create": "shares.create";
+    "list": "shares.list";
+    "checkToken": "shares.checkToken";
+    "join": "shares.join";
+    "rotate": "shares.rotate";
+    "revoke": "shares.revoke";
+  };
+  "teams": {
+    "list": "teams.list";
+    "create": "teams.create";
+    "join": "teams.join";
+    "get": "teams.get";
+    "rename": "teams.rename";
+    "delete": "teams.delete";
+    "invite": "teams.invite";
+    "changeRole": "teams.changeRole";
+    "removeMember": "teams.removeMember";
+  };
+  "webhooks": {
+    "list": "webhooks.list";
+    "create": "webhooks.create";
+    "get": "webhooks.get";
+    "update": "webhooks.update";
+    "delete": "webhooks.delete";
+    "rotateSecret": "webhooks.rotateSecret";
+    "deliveries": "webhooks.deliveries";
+    "test": "webhooks.test";
+    "redeliver": "webhooks.redeliver";
+  };
+  "traces": {
+    "publicKey": "traces.publicKey";
+    "list": "traces.list";
+    "start": "traces.start";
+    "addStep": "traces.addStep";
+    "complete": "traces.complete";
+    "get": "traces.get";
+    "verify": "traces.verify";
+    "certificate": "traces.certificate";
+  };
+  "audit": {
+    "list": "audit.list";
+    "export": "audit.export";
+    "summary": "audit.summary";
+    "verify": "audit.verify";
+  };
+  "replay": {
+    "timeline": "replay.timeline";
+    "snapshot": "replay.snapshot";
+    "diff": "replay.diff";
+    "memory": "replay.memory";
+    "recall": "replay.recall";
+  };
+  "rollback": {
+    "run": "rollback.run";
+    "preview": "rollback.preview";
+    "history": "rollback.history";
+  };
+  "erasures": {
+    "list": "erasures.list";
+    "create": "erasures.create";
+    "get": "erasures.get";
+    "deleteAccount": "erasures.account";
+  };
+  "portability": {
+    "exportBundle": "portability.exportBundle";
+    "import": "portability.import";
+    "listImports": "portability.listImports";
+    "getImport": "portability.getImport";
+  };
+  "compensations": {
+    "preview": "compensations.preview";
+    "list": "compensations.list";
+    "get": "compensations.get";
+    "acknowledge": "compensations.acknowledge";
+  };
+  "graph": {
+    "triples": "knowledge.listTriples";
+    "createTriple": "knowledge.createTriple";
+    "getTriple": "knowledge.getTriple";
+    "deleteTriple": "knowledge.deleteTriple";
+    "entities": "knowledge.listEntities";
+    "getEntity": "knowledge.getEntity";
+    "deleteEntity": "knowledge.deleteEntity";
+    "paths": "knowledge.paths";
+  };
+  "policies": {
+    "test": "policies.test";
+    "list": "policies.list";
+    "create": "policies.create";
+    "get": "policies.get";
+    "replace": "policies.replace";
+    "delete": "policies.delete";
+  };
+  "actions": {
+    "submitConnector": "actions.submitConnector";
+    "submit": "actions.submit";
+    "explain": "actions.explain";
+    "dashboard": "actions.dashboard";
+    "violations": "actions.agentViolations";
+    "status": "actions.get";
+    "reportResult": "actions.result";
+    "getSettings": "actions.getSettings";
+    "putSettings": "actions.putSettings";
+  };
+  "approvals": {
+    "list": "actions.approvals";
+    "decide": "actions.decide";
+  };
+  "agents": {
+    "capabilities": "runtime.listCapabilities";
+    "createCapability": "runtime.createCapability";
+    "list": "runtime.listAgents";
+    "create": "runtime.createAgent";
+    "get": "runtime.getAgent";
+    "update": "runtime.updateAgent";
+    "delete": "runtime.deleteAgent";
+  };
+  "missions": {
+    "list": "runtime.listMissions";
+    "create": "runtime.createMission";
+    "get": "runtime.getMission";
+    "checkpoints": "runtime.listCheckpoints";
+    "createCheckpoint": "runtime.createCheckpoint";
+    "rollback": "runtime.rollbackMission";
+    "previewRollback": "runtime.previewRollback";
+    "interventions": "runtime.listInterventions";
+    "recordIntervention": "runtime.recordIntervention";
+    "start": "runtime.startMission";
+    "pause": "runtime.pauseMission";
+    "resume": "runtime.resumeMission";
+    "complete": "runtime.completeMission";
+    "fail": "runtime.failMission";
+    "cancel": "runtime.cancelMission";
+  };
+  "evals": {
+    "run": "eval.run";
+    "gate": "eval.gate";
+    "history": "eval.history";
+    "drift": "eval.drift";
+    "baselines": "eval.listBaselines";
+    "createBaseline": "eval.createBaseline";
+    "deleteBaseline": "eval.deleteBaseline";
+  };
+  "cortex": {
+    "getConfig": "cortex.getConfig";
+    "putConfig": "cortex.putConfig";
+    "patchConfig": "cortex.patchConfig";
+    "status": "cortex.status";
+    "run": "cortex.run";
+    "insights": "cortex.insights";
+  };
+  "events": {
+    "stream": "events.stream";
+  };
+  "usage": {
+    "get": "usage.get";
+    "dashboard": "usage.dashboard";
+    "milestones": "usage.milestones";
+  };
+  "admin": {
+    "createTenant": "admin.createTenant";
+    "getTenant": "admin.getTenant";
+    "setTier": "admin.setTier";
+    "listMail": "admin.listMail";
+  };
+}
