@@ -6,7 +6,7 @@ import { CounterStore } from '../shared/platform/counters';
 import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
 import type { Db } from '../shared/platform/db';
 import { installShortcuts } from '../shared/platform/driver';
-import { AppError, errorBody } from '../shared/platform/errors';
+import { AppError, errorBody, SHOULD_RETRY_HEADER, shouldRetry } from '../shared/platform/errors';
 import { newId } from '../shared/platform/ids';
 import { createLogger, type Logger } from '../shared/platform/log';
 import { dohResolver } from '../shared/platform/outbound';
@@ -141,9 +141,11 @@ export default {
     } catch (err) {
       const requestId = newId('request');
       console.error(JSON.stringify({ level: 'error', msg: 'bad worker configuration', request_id: requestId, error: String(err) }));
-      return Response.json(errorBody(new AppError('INTERNAL_ERROR', 'Service misconfigured'), requestId), {
+      const misconfigured = new AppError('INTERNAL_ERROR', 'Service misconfigured');
+      misconfigured.retryable = false; // the same request fails the same way until the operator fixes the configuration
+      return Response.json(errorBody(misconfigured, requestId), {
         status: 500,
-        headers: { 'x-request-id': requestId },
+        headers: { 'x-request-id': requestId, [SHOULD_RETRY_HEADER]: String(shouldRetry(misconfigured)) },
       });
     }
     let res: Response;

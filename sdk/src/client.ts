@@ -1,17 +1,22 @@
+import type { APIPromise } from './api-promise.js';
+import type { NamedSurface } from './generated/operations.js';
 import { type EngramEvent, type StreamOptions, streamEvents } from './events.js';
 import { Admin, Agents, Keys, Missions, Teams, Usage, Webhooks } from './resources/account.js';
 import { Actions, Approvals, Policies } from './resources/actions.js';
 import { Audit, Compensations, Replay, Rollback, Traces } from './resources/control.js';
 import { Graph, Memories, Shares, Spaces } from './resources/memories.js';
-import { Portability } from './resources/portability.js';
+import { Erasures, Portability } from './resources/portability.js';
 import { Cortex, Evals, System } from './resources/quality.js';
 import { type HttpMethod, type RequestSpec, Transport, type TransportOptions } from './transport.js';
 
 export type EngramOptions = TransportOptions;
 
 /**
- * The engram API client: one namespace per family of routes, every call typed from the OpenAPI
- * document (sdk/src/generated/openapi.ts). Works wherever `fetch` and WebCrypto exist.
+ * The engram API client: one namespace per family of routes (sdk/src/names.ts names each
+ * operation's method), every call typed from the OpenAPI document (sdk/src/generated/openapi.ts)
+ * and sent by its generated method and path (sdk/src/generated/operations.ts). Every call answers
+ * an APIPromise: `await` it for the result, `.withResponse()` for the headers too. Works wherever
+ * `fetch` and WebCrypto exist.
  *
  * ```ts
  * const engram = new Engram({ apiKey: process.env.ENGRAM_API_KEY!, baseUrl: 'http://localhost:8787' });
@@ -43,6 +48,7 @@ export class Engram {
   readonly cortex: Cortex;
   readonly system: System;
   readonly portability: Portability;
+  readonly erasures: Erasures;
   readonly events: { stream(opts?: StreamOptions): AsyncGenerator<EngramEvent, void, undefined> };
   readonly #transport: Transport;
 
@@ -50,6 +56,7 @@ export class Engram {
     const t = (this.#transport = new Transport(opts));
     this.memories = new Memories(t);
     this.portability = new Portability(t);
+    this.erasures = new Erasures(t);
     this.spaces = new Spaces(t);
     this.shares = new Shares(t);
     this.graph = new Graph(t);
@@ -78,7 +85,15 @@ export class Engram {
    * Any route, untyped: the same auth, retries, idempotency and errors as the namespaces. For a
    * route this SDK version does not wrap yet.
    */
-  request<T = unknown>(method: HttpMethod, path: string, spec?: Omit<RequestSpec, 'raw'>): Promise<T> {
+  request<T = unknown>(method: HttpMethod, path: string, spec?: Omit<RequestSpec, 'raw'>): APIPromise<T> {
     return this.#transport.request<T>(method, path, spec);
   }
 }
+
+/**
+ * Every method sdk/src/names.ts names exists on the client: `tsc -p sdk` fails otherwise (and
+ * test/sdk-coverage.test.ts checks each sends its operation).
+ */
+type Bound<T extends { [N in keyof NamedSurface]: { [M in keyof NamedSurface[N]]: (...args: never[]) => unknown } }> = T;
+// biome-ignore lint/correctness/noUnusedVariables: the check is the constraint itself.
+type Checked = Bound<Engram>;

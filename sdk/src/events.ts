@@ -1,7 +1,11 @@
+import { operationTable } from './generated/operations.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { EngramError } from './errors.js';
 import { backoffMs, sleep, type Transport } from './transport.js';
 import type { QueryOf } from './types.js';
+
+/** events.stream, from the generated operation table. */
+const STREAM = operationTable['events.stream'];
 
 /** One event of the live stream: `id` its number, `type` its event type, `data` the raw webhook body. */
 export interface EngramEvent {
@@ -37,7 +41,7 @@ export async function* streamEvents(transport: Transport, opts: StreamOptions = 
   while (!opts.signal?.aborted) {
     let res: Response;
     try {
-      res = await transport.request<Response>('GET', '/v1/events/stream', {
+      res = await transport.request<Response>(STREAM.method, STREAM.path, {
         raw: true,
         signal: opts.signal,
         query: opts.types ? { types: opts.types } : undefined,

@@ -1,3 +1,5 @@
+import type { APIPromise } from './api-promise.js';
+
 /** The page fields every list of the API answers (docs/architecture.md#pages-and-totals). */
 interface PageFields {
   has_more?: boolean;
@@ -17,13 +19,13 @@ export type PageQuery = { limit?: number; offset?: number | null };
  */
 export class Paginated<Page extends object, Item> implements AsyncIterable<Item> {
   constructor(
-    private readonly fetchPage: (offset: number | undefined) => Promise<Page>,
+    private readonly fetchPage: (offset: number | undefined) => APIPromise<Page>,
     private readonly itemsOf: (page: Page) => readonly Item[],
     private readonly startOffset: number | undefined,
   ) {}
 
-  /** The page the query names (its `offset`, or the first). */
-  page(): Promise<Page> {
+  /** The page the query names (its `offset`, or the first); `.page().withResponse()` adds the raw answer. */
+  page(): APIPromise<Page> {
     return this.fetchPage(this.startOffset);
   }
 
@@ -52,21 +54,4 @@ export class Paginated<Page extends object, Item> implements AsyncIterable<Item>
     for await (const item of this) all.push(item);
     return all;
   }
-}
-
-/** The item type of the `K` array of a page (never when the page has no such array). */
-type ItemOf<T, K extends string> = T extends { [P in K]?: readonly (infer I)[] | null } ? I : never;
-
-/** A Paginated over a list operation whose items are the `key` array of each page. */
-export function paginate<Page extends object, K extends string, Q extends PageQuery>(
-  key: K,
-  query: Q | undefined,
-  call: (query: Q) => Promise<Page>,
-): Paginated<Page, ItemOf<Page, K>> {
-  const start = query?.offset ?? undefined;
-  return new Paginated<Page, ItemOf<Page, K>>(
-    (offset) => call({ ...(query ?? {}), ...(offset === undefined ? {} : { offset }) } as Q),
-    (page) => ((page as Record<string, unknown>)[key] ?? []) as readonly ItemOf<Page, K>[],
-    start,
-  );
 }

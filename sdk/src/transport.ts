@@ -1,4 +1,6 @@
-import { EngramError, errorFromResponse, retryAfterSeconds } from './errors.js';
+import { APIPromise } from './api-promise.js';
+import { APIConnectionError, APIConnectionTimeoutError, APIUserAbortError, type EngramError, errorFromResponse, retryAfterSeconds } from './errors.js';
+import { VERSION } from './generated/version.js';
 import type { CallOptions } from './types.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -10,7 +12,10 @@ export interface TransportOptions {
   apiKey: string;
   baseUrl: string;
   fetch?: FetchLike;
-  /** Retries after the first attempt on 429, 503 and network errors (default 2). */
+  /**
+   * Retries after the first attempt (default 2): when the answer says `x-should-retry: true`; without
+   * that header, on 429, 503 and network errors. Never when it says `x-should-retry: false`.
+   */
   maxRetries?: number;
   /** Per-attempt timeout in milliseconds (default 60 000). */
   timeoutMs?: number;
@@ -54,7 +59,31 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 function abortError(signal: AbortSignal): EngramError {
-  return new EngramError({ status: 0, code: 'ABORTED', message: 'The call was aborted', cause: signal.reason });
+  return new APIUserAbortError({ status: 0, code: 'ABORTED', message: 'The call was aborted', cause: signal.reason });
+}
+
+type RuntimeGlobals = {
+  navigator?: { userAgent?: string };
+  Deno?: { version?: { deno?: string } };
+  Bun?: { version?: string };
+  process?: { versions?: { node?: string } };
+  document?: unknown;
+  window?: unknown;
+};
+
+/**
+ * Who is calling: `engram-sdk/<version> (<runtime>; <runtime version>)`. Sent as `User-Agent`,
+ * except in a browser, which does not let a page set it: there as `x-engram-client`.
+ */
+export function clientHeaders(g: RuntimeGlobals = globalThis as RuntimeGlobals): Record<string, string> {
+  let runtime = 'unknown';
+  let version = 'unknown';
+  if (g.navigator?.userAgent === 'Cloudflare-Workers') runtime = 'workerd';
+  else if (g.Deno?.version?.deno) [runtime, version] = ['deno', g.Deno.version.deno];
+  else if (g.Bun?.version) [runtime, version] = ['bun', g.Bun.version];
+  else if (g.process?.versions?.node) [runtime, version] = ['node', g.process.versions.node];
+  else if (g.window !== undefined && g.document !== undefined) return { 'x-engram-client': `engram-sdk/${VERSION} (browser)` };
+  return { 'user-agent': `engram-sdk/${VERSION} (${runtime}; ${version})` };
 }
 
 export function queryString(query: object | undefined): string {
@@ -69,10 +98,12 @@ export function queryString(query: object | undefined): string {
 }
 
 /**
- * The one place a call goes out: auth, JSON, `Idempotency-Key` on POST, a per-attempt timeout and
- * retries with exponential backoff and full jitter on 429, 503 and network errors, honouring
- * `Retry-After` (and on a keyed POST's 409 with `Idempotency-Status: in-progress`: the same key still running). A POST is retried only with its Idempotency-Key (the server replays the first
- * answer instead of doing the work twice); a PATCH only on 429, which the API answers before any work.
+ * The one place a call goes out: auth, JSON, `User-Agent`, `Idempotency-Key` on POST, a
+ * per-attempt timeout and retries with exponential backoff and full jitter, honouring
+ * `Retry-After`. An answer's `x-should-retry` decides whether it is retried (`true`: even a 5xx or
+ * a POST, which keeps its Idempotency-Key so the server replays instead of doing the work twice;
+ * `false`: never). Without the header: 429, 503, a keyed POST's 409 with `Idempotency-Status:
+ * in-progress`, and network errors (a PATCH only on 429, which the API answers before any work).
  */
 export class Transport {
   readonly baseUrl: string;
@@ -92,19 +123,21 @@ export class Transport {
     this.#fetch = opts.fetch ?? ((input, init) => fetch(input, init));
   }
 
-  async request<T>(method: HttpMethod, path: string, spec: RequestSpec = {}): Promise<T> {
-    const res = await this.send(method, path, spec);
-    if (spec.raw) return res as T;
-    if (res.status === 204) return undefined as T;
-    if (spec.text) return (await res.text()) as T;
-    const type = res.headers.get('content-type') ?? '';
-    return (type.includes('json') ? await res.json() : await res.text()) as T;
+  /** One call: an APIPromise of the parsed answer (`.withResponse()` adds the raw one). */
+  request<T>(method: HttpMethod, path: string, spec: RequestSpec = {}): APIPromise<T> {
+    return new APIPromise<T>(this.send(method, path, spec), async (res) => {
+      if (spec.raw) return res as T;
+      if (res.status === 204) return undefined as T;
+      if (spec.text) return (await res.text()) as T;
+      const type = res.headers.get('content-type') ?? '';
+      return (type.includes('json') ? await res.json() : await res.text()) as T;
+    });
   }
 
   /** Sends with retries and answers the first 2xx response, or throws an EngramError. */
   async send(method: HttpMethod, path: string, spec: RequestSpec): Promise<Response> {
     const url = `${this.baseUrl}${path}${queryString(spec.query)}`;
-    const headers: Record<string, string> = { accept: spec.raw ? 'text/event-stream' : 'application/json', ...spec.headers };
+    const headers: Record<string, string> = { ...clientHeaders(), accept: spec.raw ? 'text/event-stream' : 'application/json', ...spec.headers };
     headers.authorization = `Bearer ${this.#apiKey}`;
     let body: string | Blob | Uint8Array<ArrayBuffer> | undefined;
     if (spec.file !== undefined) {
@@ -132,7 +165,7 @@ export class Transport {
         const timedOut = timeout.signal.aborted;
         const retryable = method !== 'PATCH' && (method !== 'POST' || idempotencyKey !== undefined);
         if (last || !retryable) {
-          throw new EngramError({
+          throw new (timedOut ? APIConnectionTimeoutError : APIConnectionError)({
             status: 0,
             code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
             message: timedOut
@@ -153,8 +186,11 @@ export class Transport {
       // key is still running on the server; the retry gets its answer. Other 409s (a duplicate, a
       // decision asked for too early) are the caller's.
       const stillRunning = res.status === 409 && idempotencyKey !== undefined && res.headers.get('idempotency-status') === 'in-progress';
-      const retryable =
-        (stillRunning || (RETRY_STATUSES.has(res.status) && (method !== 'PATCH' || res.status === 429))) && (wait === null || wait <= MAX_RETRY_AFTER_S);
+      // The server's say first (`x-should-retry`, from its error table: docs/errors.md); without it,
+      // the rules above. A POST carries its Idempotency-Key on every attempt, so it happens once.
+      const says = res.headers.get('x-should-retry');
+      const fallback = stillRunning || (RETRY_STATUSES.has(res.status) && (method !== 'PATCH' || res.status === 429));
+      const retryable = (says === 'true' ? true : says === 'false' ? false : fallback) && (wait === null || wait <= MAX_RETRY_AFTER_S);
       if (last || !retryable) throw await errorFromResponse(res);
       await res.body?.cancel().catch(() => undefined);
       await sleep(wait !== null ? wait * 1000 : backoffMs(attempt), spec.signal);

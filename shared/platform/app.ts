@@ -9,7 +9,7 @@ import { TrieRouter } from 'hono/router/trie-router';
 import type { output, ZodError, ZodType } from 'zod';
 import type { AppEnv } from './context';
 import { errorFields } from './error-fields';
-import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, type StatusOf } from './errors';
+import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, SHOULD_RETRY_HEADER, type StatusOf, shouldRetry, shouldRetryOf } from './errors';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
 import { operationOf } from './metrics';
@@ -161,6 +161,28 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
   // A caller's X-Request-Id is kept when it is 1-128 word characters, '-' or '='; else a `req_...`
   // id is made. Either is echoed on the answer, in every log line and in error bodies.
   app.use('*', requestId({ limitLength: 128, generator: () => newId('request') }));
+  // Every error answer says whether to send it again (`x-should-retry`, docs/errors.md): the error
+  // handler sets it from the code's `retryable`; an error body written elsewhere (not-found, 405,
+  // MCP's refusals) gets it here from the code it names.
+  app.use('*', async (c, next) => {
+    await next();
+    if (c.res.status < 400 || c.res.headers.has(SHOULD_RETRY_HEADER)) return;
+    let code: unknown;
+    if (c.res.headers.get('content-type')?.includes('json'))
+      code = (
+        (await c.res
+          .clone()
+          .json()
+          .catch(() => null)) as { code?: unknown } | null
+      )?.code;
+    const value = String(shouldRetryOf(c.res.status, code));
+    try {
+      c.res.headers.set(SHOULD_RETRY_HEADER, value);
+    } catch {
+      c.res = new Response(c.res.body, c.res); // immutable headers (a fetched answer passed through)
+      c.res.headers.set(SHOULD_RETRY_HEADER, value);
+    }
+  });
   app.use('*', async (c, next) => {
     const services = await servicesFor(c);
     c.set('services', services);
@@ -221,6 +243,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     const retryAfter = appError.extra.retry_after ?? DEFAULT_RETRY_AFTER[appError.status];
     if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter));
     c.header('X-Request-Id', requestId);
+    c.header(SHOULD_RETRY_HEADER, String(shouldRetry(appError)));
     return c.json(errorBody(appError, requestId), appError.status);
   });
 

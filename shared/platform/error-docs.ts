@@ -74,9 +74,9 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 /** docs/errors.md, generated: test/openapi.test.ts fails when the committed file differs. */
 export function errorsMarkdown(): string {
   const rows = ALL.map((code) => {
-    const e: { status: number; meaning: string; action: string; also?: readonly { status: number; when: string }[] } = errorCodes[code];
+    const e: { status: number; retryable: boolean; meaning: string; action: string; also?: readonly { status: number; when: string }[] } = errorCodes[code];
     const also = (e.also ?? []).map((a) => ` ${a.status}: ${a.when}`).join('');
-    return `| \`${code}\` | ${[e.status, ...(e.also ?? []).map((a) => a.status)].join(', ')} | ${cell(e.meaning + also)} | ${cell(e.action)} |`;
+    return `| \`${code}\` | ${[e.status, ...(e.also ?? []).map((a) => a.status)].join(', ')} | ${e.retryable ? 'yes' : 'no'} | ${cell(e.meaning + also)} | ${cell(e.action)} |`;
   });
   const aliases = Object.entries(errorAliases).map(([alias, code]) => `- \`${alias}\` is also written for \`${code}\` (the body carries it in \`alias\`).`);
   return [
@@ -91,8 +91,13 @@ export function errorsMarkdown(): string {
     '(`BLOCKED`) is the error fields plus the whole action, whose `status` is `"blocked"`. Each operation of',
     '`/openapi.json` lists the codes it can answer in `x-error-codes`.',
     '',
-    '| code | status | meaning | what the client should do |',
-    '|---|---|---|---|',
+    'Every error answer also carries `x-should-retry: true|false`: whether the same request, sent again',
+    'unchanged, may succeed (the *retry* column; a keyed request still in progress, 409 with',
+    '`Idempotency-Status: in-progress`, says `true`). The SDK retries by it, with backoff and jitter, honouring',
+    '`Retry-After`; a POST keeps its `Idempotency-Key`, so a retried write happens once.',
+    '',
+    '| code | status | retry | meaning | what the client should do |',
+    '|---|---|---|---|---|',
     ...rows,
     '',
     '## Aliases',

@@ -3,6 +3,12 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 interface CodeEntry {
   /** The status the code is answered with, unless `also` names the case. */
   status: ContentfulStatusCode;
+  /**
+   * Whether the same request may succeed if sent again unchanged (a transient failure or a limit
+   * that resets): every error answer says it in `x-should-retry` (shouldRetryHeader), and the SDK
+   * retries by it.
+   */
+  retryable: boolean;
   /** Other statuses the contract gives the code, each with the cases it is answered for. */
   also?: readonly { status: ContentfulStatusCode; when: string }[];
   /** When the service answers it. */
@@ -19,6 +25,7 @@ interface CodeEntry {
 export const errorCodes = {
   VALIDATION_ERROR: {
     status: 400,
+    retryable: false,
     meaning: 'A field is missing, unknown, of the wrong type or out of range; `details` names each field.',
     action: 'Fix the request as `details` says; do not retry it unchanged.',
     also: [
@@ -30,133 +37,182 @@ export const errorCodes = {
   },
   INVALID_TOKEN: {
     status: 400,
+    retryable: false,
     meaning: 'A verification, invitation or share token (or invitation id) is expired, used or unknown.',
     action: 'Ask for a new token or invitation.',
   },
   CONFIRMATION_MISMATCH: {
     status: 400,
+    retryable: false,
     meaning: "DELETE /v1/account with a `confirm` that is not the account's e-mail address; nothing was changed.",
     action: "Send the account's e-mail address in `confirm`.",
   },
   TRACE_NOT_COMPLETED: {
     status: 400,
+    retryable: false,
     meaning: 'Verify on a trace that is still active.',
     action: 'Complete the trace first (POST /v1/traces/{trace_id}/complete).',
   },
   'svc_ram.v1.control.invalid_policy': {
     status: 400,
+    retryable: false,
     meaning: 'The policy body is invalid (unparsable JSON or YAML, missing fields, a bad pattern); `details` names each field.',
     action: 'Fix the policy as `details` says.',
   },
   'control.invalid_decision': {
     status: 400,
+    retryable: false,
     meaning: 'An approval decision other than `approve` or `deny`; the body also carries `alias: "svc_ram.v1.control.invalid_decision"`.',
     action: 'Send `approve` or `deny`.',
   },
   'svc_ram.v1.control.invalid_violations_param': {
     status: 400,
+    retryable: false,
     meaning: "A bad `since` or `until` on an agent's violations; `field` names it.",
     action: 'Send ISO 8601 times with `since` not after `until`.',
   },
   UNAUTHORIZED: {
     status: 401,
+    retryable: false,
     meaning: 'The API key is missing, malformed, unknown, revoked or expired.',
     action: 'Send `Authorization: Bearer <key>` with a live key.',
   },
   FORBIDDEN: {
     status: 403,
+    retryable: false,
     meaning:
       'No access to the space, team or share (not its owner or admin, or a read-only member); or a restricted key without the scope the call needs (`required_scope` names it).',
     action: 'Ask the owner for access, or use a key with `required_scope`; do not retry.',
   },
-  OWNER_ONLY: { status: 403, meaning: "Only the space's owner may change or delete it.", action: "Use the owner's key." },
+  OWNER_ONLY: { status: 403, retryable: false, meaning: "Only the space's owner may change or delete it.", action: "Use the owner's key." },
   FEATURE_NOT_AVAILABLE: {
     status: 403,
+    retryable: false,
     meaning: 'The tier lacks the feature; `required_tier` and `current_tier` say which tier has it.',
     action: 'Upgrade to `required_tier`.',
   },
   TIER_REQUIRED: {
     status: 403,
+    retryable: false,
     meaning: 'The tier refusal of the audit export; carries `required_tier` and `current_tier`.',
     action: 'Upgrade to `required_tier`.',
   },
   BLOCKED: {
     status: 403,
+    retryable: false,
     meaning: 'A policy blocked the action; the body is the error fields plus the whole action with `status: "blocked"` and `policy_result`.',
     action: 'Do not perform the action; read `policy_result.violations`.',
   },
   'svc_ram.v1.tier.feature_required': {
     status: 403,
+    retryable: false,
     meaning: 'The tier lacks a control-plane feature (`draft_policies`, `agent_scoped_policies`, the team or enterprise approval mode).',
     action: 'Upgrade to `required_tier`.',
   },
   'svc_ram.v1.tier.limit_exceeded': {
     status: 403,
+    retryable: false,
     meaning: 'A count the tier caps is at its limit (custom policies, webhooks); `usage` has `current` and `limit`, `resets_at` null.',
     action: 'Delete or disable one, or upgrade (`upgrade_url`).',
   },
   'svc_ram.v1.control.cannot_delete_builtin': {
     status: 403,
+    retryable: false,
     meaning: 'Built-in policies cannot be deleted.',
     action: 'Disable enforcement another way (shadow mode) instead.',
   },
   'svc_ram.v1.experimental.disabled': {
     status: 403,
+    retryable: false,
     meaning: 'The experimental surface is off on this deployment.',
     action: 'Ask the operator to set `SVC_ENABLE_EXPERIMENTAL=1`.',
   },
   NOT_FOUND: {
     status: 404,
+    retryable: false,
     meaning: "No such resource for this tenant, whatever the id's shape (another tenant's id answers the same), or no such route.",
     action: 'Check the id; do not retry.',
   },
-  'svc_ram.v1.control.policy_not_found': { status: 404, meaning: 'No policy of that name at that scope.', action: 'Check the name and `agent_id`.' },
+  'svc_ram.v1.control.policy_not_found': {
+    status: 404,
+    retryable: false,
+    meaning: 'No policy of that name at that scope.',
+    action: 'Check the name and `agent_id`.',
+  },
   'svc_ram.v1.control.approval_not_found': {
     status: 404,
+    retryable: false,
     meaning: 'Unknown approval, never pending, or not yours to decide.',
     action: 'Check the approval id (GET /v1/approvals lists pending ones).',
   },
-  'actions.not_found': { status: 404, meaning: 'No audit trail for that action id.', action: 'Check the action id.' },
-  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; `Allow` lists the methods.', action: 'Use a method from `Allow`.' },
+  'actions.not_found': { status: 404, retryable: false, meaning: 'No audit trail for that action id.', action: 'Check the action id.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    retryable: false,
+    meaning: 'The path exists but not with this method; `Allow` lists the methods.',
+    action: 'Use a method from `Allow`.',
+  },
   CONFLICT: {
     status: 409,
+    retryable: false,
     meaning: 'A duplicate with `on_conflict: reject`, a concurrent write, a decision too early, or the same `Idempotency-Key` still running.',
     action: 'Read the message; retry after `retry_after` when it is set.',
   },
   'svc_ram.v1.control.approval_already_decided': {
     status: 409,
+    retryable: false,
     meaning: 'The approval was already decided; `approval_status` says how.',
     action: 'Do not decide again.',
   },
-  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The body is larger than 1 MiB (100 MB for POST /v1/import).', action: 'Send less (split a batch or the file).' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    retryable: false,
+    meaning: 'The body is larger than 1 MiB (100 MB for POST /v1/import).',
+    action: 'Send less (split a batch or the file).',
+  },
   BUNDLE_INTEGRITY_FAILED: {
     status: 422,
+    retryable: false,
     meaning:
       'POST /v1/import?format=bundle with a file whose header, trailer line count or SHA-256 does not match (truncated, edited or not a bundle); nothing was written.',
     action: 'Export the bundle again (GET /v1/export/bundle) and import that file unchanged.',
   },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The body is not JSON.', action: 'Send `Content-Type: application/json` with a JSON body.' },
-  INVALID_RANGE: { status: 422, meaning: 'A range starts after it ends; `details` names the fields.', action: 'Swap or fix the bounds.' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    retryable: false,
+    meaning: 'The body is not JSON.',
+    action: 'Send `Content-Type: application/json` with a JSON body.',
+  },
+  INVALID_RANGE: { status: 422, retryable: false, meaning: 'A range starts after it ends; `details` names the fields.', action: 'Swap or fix the bounds.' },
   GATE_FAILED: {
     status: 422,
+    retryable: false,
     meaning: "The eval's health score is below `min_score`; the whole eval is in `eval`.",
     action: 'Stop the deploy, or lower `min_score`.',
   },
   RATE_LIMITED: {
     status: 429,
+    retryable: true,
     meaning:
       'A rate limit or a quota that resets is used up (monthly api_calls, memories, rollbacks; daily eval runs; eval baselines; open event streams); `usage` has `current`, `limit`, `plan`, `resets_at`.',
     action: 'Wait `Retry-After` seconds (or until `usage.resets_at`), or upgrade (`upgrade_url`).',
   },
   INTERNAL_ERROR: {
     status: 500,
+    retryable: true,
     meaning: 'An unexpected error; the server log has it under the request id.',
     action: 'Retry later; report the `request_id` if it persists.',
   },
-  REQUIRES_POSTGRES: { status: 501, meaning: 'The feature needs the relational backend (Postgres).', action: 'Use a deployment on Postgres.' },
-  UPSTREAM_ERROR: { status: 502, meaning: 'A provider (the embedding provider) answered with an error.', action: 'Retry later.' },
+  REQUIRES_POSTGRES: {
+    status: 501,
+    retryable: false,
+    meaning: 'The feature needs the relational backend (Postgres).',
+    action: 'Use a deployment on Postgres.',
+  },
+  UPSTREAM_ERROR: { status: 502, retryable: true, meaning: 'A provider (the embedding provider) answered with an error.', action: 'Retry later.' },
   SERVICE_UNAVAILABLE: {
     status: 503,
+    retryable: true,
     meaning: 'A dependency is unavailable (the database, an embedding provider, a signing key).',
     action: 'Retry after `Retry-After`.',
   },
@@ -191,6 +247,8 @@ export interface ErrorDetail {
 /** The one error type of the service. `extra` is merged into the body (usage, required_tier, ...). */
 export class AppError<C extends ErrorCode = ErrorCode> extends Error {
   readonly status: ContentfulStatusCode;
+  /** Overrides the table's `retryable` for this one answer (a keyed request still in progress: CONFLICT, yet the retry gets the answer). */
+  retryable?: boolean;
   /** `status`: one of the code's `also` statuses, for the cases the table names; else its own. */
   constructor(
     readonly code: C,
@@ -209,6 +267,22 @@ export class AppError<C extends ErrorCode = ErrorCode> extends Error {
     copy.stack = this.stack;
     return copy;
   }
+}
+
+/** The header every error answer carries: whether to send the same request again (docs/errors.md). */
+export const SHOULD_RETRY_HEADER = 'x-should-retry';
+
+/** `x-should-retry` of an error: the AppError's own say, else its code's `retryable`. */
+export const shouldRetry = (err: AppError): boolean => err.retryable ?? (errorCodes[err.code] as CodeEntry).retryable;
+
+/**
+ * `x-should-retry` of an error answer whose code is unknown here (a body not built from an
+ * AppError): its code's `retryable` when the body names a code of the table, else by status (429,
+ * 502, 503 and 504 are transient; 500 as INTERNAL_ERROR).
+ */
+export function shouldRetryOf(status: number, code: unknown): boolean {
+  if (typeof code === 'string' && code in errorCodes) return (errorCodes[code as ErrorCode] as CodeEntry).retryable;
+  return status === 429 || status === 500 || status === 502 || status === 503 || status === 504;
 }
 
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);

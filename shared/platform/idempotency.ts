@@ -215,7 +215,9 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (Date.now() >= deadline) {
       // The one 409 a client may retry as it is: clients tell it from other conflicts by this header.
       c.header(IN_PROGRESS_HEADER, 'in-progress');
-      throw new AppError('CONFLICT', `A request with this ${IDEMPOTENCY_HEADER} is still in progress; retry it later`, { retry_after: 1 });
+      const running = new AppError('CONFLICT', `A request with this ${IDEMPOTENCY_HEADER} is still in progress; retry it later`, { retry_after: 1 });
+      running.retryable = true;
+      throw running;
     }
     await sleep(POLL_MS);
   }

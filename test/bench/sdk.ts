@@ -5,7 +5,7 @@
  *
  *   npm run bench:sdk -- [--memories 1000] [--calls 400]
  *
- * Size: sdk/src/index.ts bundled by esbuild (ESM, minified, its one dependency included) and that
+ * Size: sdk/src/index.ts bundled by esbuild (ESM, minified, its dependencies included) and that
  * gzipped (node:zlib, level 9). Time: one tenant stores `--memories` memories, then the same query
  * mix (semantic, keyword and hybrid, a fifth with a tag filter, top 10) runs one call at a time both
  * ways, alternating call by call on the same query: the SDK (URL building, headers, Idempotency-Key

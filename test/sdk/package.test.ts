@@ -1,12 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { GENERATED_PATH, generatedTypes } from '../../sdk/scripts/generate';
+import { GENERATED_PATH, generatedOperations, generatedTypes, OPERATIONS_PATH } from '../../sdk/scripts/generate';
+import { VERSION } from '../../sdk/src/generated/version';
 
 /** The package itself: its generated types follow the OpenAPI snapshot, and its client stays runtime-neutral. */
 const sdk = new URL('../../sdk/', import.meta.url).pathname;
 
-/** What `engram` (sdk/src/cli) needs besides the client. */
+/** What `engram` (sdk/src/cli) needs besides the client; bundled into dist/cli/main.js. */
 const CLI_DEPENDENCIES = ['@modelcontextprotocol/client', '@modelcontextprotocol/server', 'commander', 'picocolors'];
+/** What the client needs; bundled into dist/esm and dist/cjs by sdk/scripts/build.ts. */
+const CLIENT_DEPENDENCIES = ['canonicalize', 'eventsource-parser', 'standardwebhooks'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -17,11 +20,12 @@ function sources(dir: string): string[] {
 }
 
 describe('engram-sdk package', () => {
-  it('has generated types current with test/openapi.snapshot.json (npm run sdk:generate)', async () => {
+  it('has generated types and operations current with test/openapi.snapshot.json (npm run sdk:generate)', async () => {
     expect(readFileSync(GENERATED_PATH, 'utf8') === (await generatedTypes()), 'sdk/src/generated/openapi.ts is stale: run `npm run sdk:generate`').toBe(true);
+    expect(readFileSync(OPERATIONS_PATH, 'utf8') === generatedOperations(), 'sdk/src/generated/operations.ts is stale: run `npm run sdk:generate`').toBe(true);
   });
 
-  it('imports nothing Node-only in the client, and depends on nothing but eventsource-parser and canonicalize (and the CLI on its own)', () => {
+  it('imports nothing Node-only in the client, and installs no dependency (the client and the CLI bundle theirs)', () => {
     const files = sources(`${sdk}src`);
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
@@ -32,7 +36,26 @@ describe('engram-sdk package', () => {
       expect(text, file).not.toMatch(new RegExp(`from ['"](${CLI_DEPENDENCIES.join('|')})`));
     }
     const pkg = JSON.parse(readFileSync(`${sdk}package.json`, 'utf8'));
-    expect(Object.keys(pkg.dependencies ?? {}).sort()).toEqual(['canonicalize', 'eventsource-parser', ...CLI_DEPENDENCIES].sort());
-    expect(pkg).toMatchObject({ name: 'engram-sdk', type: 'module', license: 'Apache-2.0', bin: { engram: './dist/cli/main.js' } });
+    expect(pkg.dependencies ?? {}).toEqual({});
+    expect(Object.keys(pkg.devDependencies).sort()).toEqual([...CLIENT_DEPENDENCIES, ...CLI_DEPENDENCIES].sort());
+    expect(pkg).toMatchObject({
+      name: 'engram-sdk',
+      type: 'module',
+      license: 'Apache-2.0',
+      sideEffects: false,
+      bin: { engram: './dist/cli/main.js' },
+      exports: {
+        '.': {
+          import: { types: './dist/esm/index.d.ts', default: './dist/esm/index.js' },
+          require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' },
+        },
+      },
+    });
+    expect(pkg.files).toContain('LICENSE');
+    expect(readFileSync(`${sdk}LICENSE`, 'utf8')).toBe(readFileSync(`${sdk}../LICENSE`, 'utf8'));
+  });
+
+  it('sends the version of sdk/package.json in its User-Agent (sdk/src/generated/version.ts)', () => {
+    expect(VERSION).toBe(JSON.parse(readFileSync(`${sdk}package.json`, 'utf8')).version);
   });
 });

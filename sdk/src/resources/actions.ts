@@ -1,7 +1,6 @@
 import { EngramError } from '../errors.js';
-import { paginate } from '../pages.js';
 import { sleep } from '../transport.js';
-import { type BodyOf, type CallOptions, type QueryOf, Resource, type ResultOf, seg } from './base.js';
+import { type BodyOf, type CallOptions, type QueryOf, Resource, type ResultOf } from './base.js';
 
 type ActionState = ResultOf<'actions.get'>;
 
@@ -12,7 +11,7 @@ export class Actions extends Resource {
    * throws an EngramError with code `BLOCKED` whose `body` is the whole action.
    */
   submit(body: BodyOf<'actions.submit'>, opts?: CallOptions) {
-    return this.call<'actions.submit'>('POST', '/v1/actions', { ...opts, body });
+    return this.op('actions.submit', [], { ...opts, body });
   }
 
   /** POST /v1/actions/{connector}/{operation} (actions.submitConnector). */
@@ -23,21 +22,21 @@ export class Actions extends Resource {
     query?: QueryOf<'actions.submitConnector'>,
     opts?: CallOptions,
   ) {
-    return this.call<'actions.submitConnector'>('POST', `/v1/actions/${seg(connector)}/${seg(operation)}`, { ...opts, body, query });
+    return this.op('actions.submitConnector', [connector, operation], { ...opts, body, query });
   }
 
   /** GET /v1/actions/{action_id} (actions.get): the action's current state. */
   status(actionId: string, opts?: CallOptions) {
-    return this.call<'actions.get'>('GET', `/v1/actions/${seg(actionId)}`, opts);
+    return this.op('actions.get', [actionId], opts);
   }
 
   explain(actionId: string, opts?: CallOptions) {
-    return this.call<'actions.explain'>('GET', `/v1/actions/${seg(actionId)}/explain`, opts);
+    return this.op('actions.explain', [actionId], opts);
   }
 
   /** POST /v1/actions/{action_id}/result (actions.result): what happened when the agent ran it. */
   reportResult(actionId: string, body: BodyOf<'actions.result'>, opts?: CallOptions) {
-    return this.call<'actions.result'>('POST', `/v1/actions/${seg(actionId)}/result`, { ...opts, body });
+    return this.op('actions.result', [actionId], { ...opts, body });
   }
 
   /**
@@ -58,58 +57,56 @@ export class Actions extends Resource {
   }
 
   dashboard(query?: QueryOf<'actions.dashboard'>, opts?: CallOptions) {
-    return this.call<'actions.dashboard'>('GET', '/v1/control/dashboard', { ...opts, query });
+    return this.op('actions.dashboard', [], { ...opts, query });
   }
 
   violations(agentId: string, query?: QueryOf<'actions.agentViolations'>, opts?: CallOptions) {
-    return paginate('actions', query, (q) =>
-      this.call<'actions.agentViolations'>('GET', `/v1/control/agents/${seg(agentId)}/violations`, { ...opts, query: q }),
-    );
+    return this.paged('actions.agentViolations', [agentId], query, opts);
   }
 
   getSettings(opts?: CallOptions) {
-    return this.call<'actions.getSettings'>('GET', '/v1/control/settings', opts);
+    return this.op('actions.getSettings', [], opts);
   }
 
   putSettings(body: BodyOf<'actions.putSettings'>, opts?: CallOptions) {
-    return this.call<'actions.putSettings'>('PUT', '/v1/control/settings', { ...opts, body });
+    return this.op('actions.putSettings', [], { ...opts, body });
   }
 }
 
 /** Actions held for review, and their decisions (actions.approvals, actions.decide). */
 export class Approvals extends Resource {
   list(query?: QueryOf<'actions.approvals'>, opts?: CallOptions) {
-    return paginate('approvals', query, (q) => this.call<'actions.approvals'>('GET', '/v1/approvals', { ...opts, query: q }));
+    return this.paged('actions.approvals', [], query, opts);
   }
 
   decide(approvalId: string, body: BodyOf<'actions.decide'>, opts?: CallOptions) {
-    return this.call<'actions.decide'>('POST', `/v1/approvals/${seg(approvalId)}/decision`, { ...opts, body });
+    return this.op('actions.decide', [approvalId], { ...opts, body });
   }
 }
 
 /** Control policies (policies.*); `agentId` scopes a call to an agent's policies. */
 export class Policies extends Resource {
   test(body: BodyOf<'policies.test'>, opts?: CallOptions) {
-    return this.call<'policies.test'>('POST', '/v1/control/policies/test', { ...opts, body });
+    return this.op('policies.test', [], { ...opts, body });
   }
 
   create(body: BodyOf<'policies.create'>, opts?: CallOptions) {
-    return this.call<'policies.create'>('POST', '/v1/control/policies', { ...opts, body });
+    return this.op('policies.create', [], { ...opts, body });
   }
 
   list(query?: QueryOf<'policies.list'>, opts?: CallOptions) {
-    return this.call<'policies.list'>('GET', '/v1/control/policies', { ...opts, query });
+    return this.op('policies.list', [], { ...opts, query });
   }
 
   get(name: string, query?: QueryOf<'policies.get'>, opts?: CallOptions) {
-    return this.call<'policies.get'>('GET', `/v1/control/policies/${seg(name)}`, { ...opts, query });
+    return this.op('policies.get', [name], { ...opts, query });
   }
 
   replace(name: string, body: BodyOf<'policies.replace'>, query?: QueryOf<'policies.replace'>, opts?: CallOptions) {
-    return this.call<'policies.replace'>('PUT', `/v1/control/policies/${seg(name)}`, { ...opts, body, query });
+    return this.op('policies.replace', [name], { ...opts, body, query });
   }
 
   delete(name: string, query?: QueryOf<'policies.delete'>, opts?: CallOptions) {
-    return this.call<'policies.delete'>('DELETE', `/v1/control/policies/${seg(name)}`, { ...opts, query });
+    return this.op('policies.delete', [name], { ...opts, query });
   }
 }
