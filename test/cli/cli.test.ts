@@ -167,6 +167,16 @@ describe('engram CLI', () => {
       'Partly good line one',
     ]);
 
+    // A JSON array export with a damaged record is read line by line: the damaged line is refused by its number.
+    const damaged = join(dir, 'damaged-export.json');
+    const records = ['Damaged export one', 'Damaged export three'].map((o) => JSON.stringify({ observation: o, tags: ['damaged'] }));
+    await writeFile(damaged, `[\n${records[0]},\n{"observation": oops},\n${records[1]}\n]\n`);
+    const partly = await cli(['import', damaged]);
+    expect(partly.code).toBe(1);
+    expect(partly.stderr).toContain('read line by line');
+    expect(partly.stderr).toContain('line 3: INVALID_JSON');
+    expect(partly.stdout).toContain('stored 2 memory');
+
     const missing = await cli(['import', join(dir, 'no-such-file.jsonl')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe(`engram: ${join(dir, 'no-such-file.jsonl')}: no such file\n`);
@@ -373,6 +383,9 @@ describe('engram CLI', () => {
     expect((await cli(['search', 'x', '--mode', 'fuzzy'])).code).toBe(2);
     expect((await cli(['frobnicate'])).code).toBe(2);
     expect((await cli(['audit'])).code).toBe(2); // a group without its subcommand
+    const unwritable = await cli(['export', '-o', join(dir, 'no-such-dir', 'out.json')]);
+    expect(unwritable.code).toBe(2);
+    expect(unwritable.stderr).toMatch(/^engram: .+out\.json: no such file\n$/);
     const noKey = await runCli(['list'], { XDG_CONFIG_HOME: join(dir, 'nobody'), ENGRAM_URL: server.base });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('engram login');

@@ -31,10 +31,12 @@ export function registerTransferCommands(program: Command): void {
     .option('--bundle', 'the whole account as one JSONL bundle with a SHA-256 trailer (GET /v1/export/bundle); --format, --tags and --agent do not apply')
     .action(
       action<{ format: ExportFormat; out?: string; tags?: string[]; agent?: string; bundle?: boolean }>(async (ctx, _args, opts) => {
+        // The file is opened before the download: a path that cannot be written is an input error (exit 2), not a stack.
+        const sink = opts.out ? createWriteStream(opts.out, { mode: 0o600 }) : process.stdout;
+        if (opts.out) await once(sink, 'open');
         const stream = opts.bundle
           ? await ctx.client().portability.exportBundle()
           : await ctx.client().memories.exportStream({ format: opts.format, tags: opts.tags?.join(','), agent_id: opts.agent });
-        const sink = opts.out ? createWriteStream(opts.out, { mode: 0o600 }) : process.stdout;
         let bytes = 0;
         let lines = 0;
         let records = 0;
