@@ -96,9 +96,8 @@ export function registerTransferCommands(program: Command): void {
         if (summary.status !== 'completed' && summary.id) {
           const id = summary.id;
           if (!opts.wait) {
-            ctx.output.result(summary, () =>
-              ctx.output.line(`Import ${id} accepted: ${summary.staged} records to store; follow it with GET /v1/imports/${id}.`),
-            );
+            if (ctx.output.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+            ctx.output.line(`Import ${id} accepted: ${summary.staged} records to store; follow it with GET /v1/imports/${id}.`);
             return;
           }
           const progress = new Progress(() => `${summary.processed} of ${summary.staged} records done`);
