@@ -374,6 +374,7 @@ describe('decisions (solo mode, the default)', () => {
     engine.clock.advance(2 * SECOND);
     const early = await h.decide(t, id);
     expect([early.status, errorOf(early).code, errorOf(early).retry_after]).toEqual([409, 'CONFLICT', 3]);
+    expect(errorOf(early).message).toMatch(/; retry after 3 seconds$/); // the number, never a field name
     expect(early.headers.get('retry-after')).toBe('3');
     engine.clock.advance(4 * SECOND);
     const ok = await h.decide(t, id, { reason: 'expected invoice run' });

@@ -157,6 +157,7 @@ describe('a trace from start to a verified seal', () => {
     }
     const cert = await get(pro, `/v1/traces/${traceId}/certificate`);
     expect([cert.status, errorOf(cert).code]).toEqual([400, 'TRACE_NOT_COMPLETED']);
+    expect(errorOf(cert).message).toContain(`POST /v1/traces/${traceId}/complete`); // the trace's own path, no placeholder
     await step(pro, traceId, { type: 'THOUGHT', content: 'one' });
     expect((await post(pro, `/v1/traces/${traceId}/complete`)).status).toBe(200);
     const late = await post(pro, `/v1/traces/${traceId}/steps`, { type: 'THOUGHT', content: 'too late' });

@@ -187,7 +187,7 @@ export async function getTrace(ctx: TenantCtx, input: { traceId: string; steps_o
 
 export function sealedOnly(trace: q.TraceRow) {
   if (trace.status === 'active' || !trace.signature || !trace.keyId || !trace.integrityRootHash) {
-    throw new AppError('TRACE_NOT_COMPLETED', 'The trace is still active: complete it first (POST /v1/traces/{trace_id}/complete)');
+    throw new AppError('TRACE_NOT_COMPLETED', `The trace is still active: complete it first (POST /v1/traces/${trace.id}/complete)`);
   }
   return trace as q.TraceRow & { signature: string; keyId: string; integrityRootHash: string; signedAt: Date };
 }

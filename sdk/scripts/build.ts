@@ -5,13 +5,11 @@
  *   so installing the client installs nothing else;
  * - dist/esm/*.d.ts, and the same files in dist/cjs (a `{"type":"commonjs"}` folder, so TypeScript
  *   reads them as CommonJS types for `require`);
- * - dist/cli/main.js: `engram`, bundled with the client and its own dependencies (until it moves
- *   to a package of its own);
  * - LICENSE: the repository's, beside package.json.
- * Types are checked by tsc first: the client without Node's types, the CLI with them.
+ * Types are checked by tsc first (the declarations are tsc's; the code is esbuild's).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type BuildOptions, build } from 'esbuild';
 
@@ -21,7 +19,6 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 rmSync(dist, { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', sdk, '--emitDeclarationOnly', '--outDir', `${dist}/esm`], { stdio: 'inherit' });
-execFileSync(process.execPath, [tsc, '-p', `${sdk}tsconfig.cli.json`, '--noEmit'], { stdio: 'inherit' });
 
 const client: BuildOptions = {
   entryPoints: [`${sdk}src/index.ts`],
@@ -37,19 +34,5 @@ await build({ ...client, format: 'cjs', outfile: `${dist}/cjs/index.js` });
 cpSync(`${dist}/esm`, `${dist}/cjs`, { recursive: true, filter: (src) => !src.endsWith('.js') });
 writeFileSync(`${dist}/cjs/package.json`, '{ "type": "commonjs" }\n');
 
-mkdirSync(`${dist}/cli`, { recursive: true });
-await build({
-  entryPoints: [`${sdk}src/cli/main.ts`],
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  // Everything inside (commander, the MCP client and server, picocolors): the package installs
-  // no dependency, and the CLI still runs on its own.
-  banner: { js: "import { createRequire as __engramRequire } from 'node:module'; const require = __engramRequire(import.meta.url);" },
-  minify: true,
-  outfile: `${dist}/cli/main.js`,
-  logLevel: 'warning',
-});
 copyFileSync(`${sdk}../LICENSE`, `${sdk}LICENSE`);
-console.log('built sdk/dist (esm, cjs, types, cli) and sdk/LICENSE');
+console.log('built sdk/dist (esm, cjs, types) and sdk/LICENSE');

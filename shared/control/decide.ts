@@ -17,7 +17,11 @@ export const CONFIRMATION_PHRASE = 'ROLLBACK';
 const MANAGER_ROLES: readonly string[] = ['owner', 'admin'];
 const ROLE_RANK = ['owner', 'admin', 'member', 'readonly'] as const;
 
-const tooEarly = (waitMs: number, message: string) => conflict(message, { retry_after: Math.max(1, Math.ceil(waitMs / 1000)) });
+/** A decision asked for too soon: the message names the wait in seconds, as `retry_after` gives it. */
+const tooEarly = (waitMs: number, message: string) => {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return conflict(`${message}; retry after ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`, { retry_after: seconds });
+};
 
 const bestRole = (roles: TeamRole[]): TeamRole | null => ROLE_RANK.find((r) => roles.includes(r)) ?? null;
 
@@ -64,8 +68,7 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
   let role: TeamRole | null = null;
 
   if (mode === 'solo') {
-    if (elapsed < SOLO_DELAY_MS)
-      throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest; retry after retry_after seconds');
+    if (elapsed < SOLO_DELAY_MS) throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest');
     if (decision === 'approve' && isDestructive(row) && input.confirmation !== CONFIRMATION_PHRASE) {
       throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
     }

@@ -89,22 +89,113 @@ describe('engram CLI', () => {
     expect(listed.stdout).not.toContain('\u001b['); // no colours off a terminal
   });
 
-  it('exports to a file with a progress line on stderr, and imports a JSONL file through the batch route', async () => {
+  it('exports to a file (--out or -o) with a progress line on stderr, and imports JSONL through POST /v1/import, followed as a job', async () => {
     const out = join(dir, 'memories.json');
     const exported = await cli(['export', '--format', 'json', '--out', out]);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stderr).toMatch(/\d+(\.\d)? (B|KiB), 1 record written to/);
     const rows = JSON.parse(await readFile(out, 'utf8')) as { observation: string }[];
     expect(rows.map((r) => r.observation)).toEqual(['The user prefers invoices in EUR.']);
+    const short = join(dir, 'memories-o.json');
+    const withO = await cli(['export', '--format', 'json', '-o', short]);
+    expect(withO.code, withO.stderr).toBe(0);
+    expect(await readFile(short, 'utf8')).toBe(await readFile(out, 'utf8'));
 
+    // 150 lines: past this server's inline limit (30), so a job stores them and the command follows it.
     const jsonl = join(dir, 'more.jsonl');
     const lines = Array.from({ length: 150 }, (_, i) => JSON.stringify({ observation: `Imported fact number ${i}`, tags: ['imported'] }));
     await writeFile(jsonl, `${lines.join('\n')}\n`);
     const imported = await cli(['import', jsonl]);
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stderr).toContain('150 read, 150 stored, 0 failed');
+    expect(imported.stderr).toContain('150 of 150 records done');
+    expect(imported.stdout).toContain('stored 150 memory');
     const listed = await cli(['list', '--tags', 'imported', '--limit', '1', '--json']);
     expect((JSON.parse(listed.stdout) as { total: number }).total).toBe(150);
+  });
+
+  it('imports the same file twice as once, whatever its detected format (JSONL, a JSON array, a mem0 export)', async () => {
+    const total = async (tag: string) => (JSON.parse((await cli(['list', '--tags', tag, '--limit', '1', '--json'])).stdout) as { total: number }).total;
+    const files = {
+      jsonl: [join(dir, 'twice.jsonl'), ['a', 'b', 'c'].map((x) => JSON.stringify({ observation: `Twice JSONL ${x}`, tags: ['twice-jsonl'] })).join('\n')],
+      array: [
+        join(dir, 'twice.json'),
+        JSON.stringify(
+          [1, 2].map((x) => ({ observation: `Twice array ${x}`, tags: ['twice-array'] })),
+          null,
+          2,
+        ),
+      ],
+      mem0: [
+        join(dir, 'twice-mem0.json'),
+        JSON.stringify({ results: [{ id: 'm-1', memory: 'Twice mem0 one', categories: ['twice-mem0'], user_id: 'u1' }] }, null, 2),
+      ],
+    } as const;
+    const expected = { jsonl: 3, array: 2, mem0: 1 };
+    for (const [kind, [file, text]] of Object.entries(files)) {
+      await writeFile(file, text);
+      const first = await cli(['import', file, '--json']);
+      expect(first.code, first.stderr).toBe(0);
+      const summary = JSON.parse(first.stdout) as { format: string; stored: { memory: number }; already_imported: number };
+      expect(summary.format).toBe(kind === 'mem0' ? 'mem0' : 'jsonl');
+      expect(summary.stored.memory).toBe(expected[kind as keyof typeof expected]);
+      const again = await cli(['import', file]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain(`stored nothing; ${expected[kind as keyof typeof expected]} already imported`);
+      expect(await total(`twice-${kind}`)).toBe(expected[kind as keyof typeof expected]);
+    }
+  });
+
+  it('imports the good lines of a file with bad ones, reporting each bad line by number (exit 1); a missing or unreadable file is exit 2', async () => {
+    const file = join(dir, 'one-bad.jsonl');
+    const lines = [
+      JSON.stringify({ observation: 'Partly good line one', tags: ['partly'] }),
+      '{"observation": "cut off',
+      JSON.stringify({ tags: ['partly'] }),
+      JSON.stringify({ observation: 'Partly good line four', tags: ['partly'] }),
+    ];
+    await writeFile(file, lines.join('\n'));
+    const imported = await cli(['import', file]);
+    expect(imported.code).toBe(1);
+    expect(imported.stdout).toContain('stored 2 memory');
+    expect(imported.stderr).toContain('line 2: INVALID_JSON');
+    expect(imported.stderr).toContain('line 3: INVALID_RECORD');
+    expect(imported.stderr).toContain('2 lines of');
+    expect(imported.stderr).not.toMatch(/\bat \w+ \(|Error:/); // no stack
+    const listed = await cli(['list', '--tags', 'partly', '--json']);
+    expect((JSON.parse(listed.stdout) as { memories: { observation: string }[] }).memories.map((m) => m.observation).sort()).toEqual([
+      'Partly good line four',
+      'Partly good line one',
+    ]);
+
+    // A JSON array export with a damaged record is read line by line: the damaged line is refused by its number.
+    const damaged = join(dir, 'damaged-export.json');
+    const records = ['Damaged export one', 'Damaged export three'].map((o) => JSON.stringify({ observation: o, tags: ['damaged'] }));
+    await writeFile(damaged, `[\n${records[0]},\n{"observation": oops},\n${records[1]}\n]\n`);
+    const partly = await cli(['import', damaged]);
+    expect(partly.code).toBe(1);
+    expect(partly.stderr).toContain('read line by line');
+    expect(partly.stderr).toContain('line 3: INVALID_JSON');
+    expect(partly.stdout).toContain('stored 2 memory');
+
+    const missing = await cli(['import', join(dir, 'no-such-file.jsonl')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(`engram: ${join(dir, 'no-such-file.jsonl')}: no such file\n`);
+    expect((await cli(['import', dir])).code).toBe(2); // a directory
+    const prose = join(dir, 'notes.txt');
+    await writeFile(prose, 'just some notes\n');
+    const notJson = await cli(['import', prose]);
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toContain('is not JSON');
+  });
+
+  it('ends quietly with exit 0 when the reader closes the pipe (`engram --json list | true`)', async () => {
+    for (const args of ['--json list --limit 100', 'export --format json']) {
+      // PIPESTATUS[0] is engram's own exit code; `true` exits before engram writes a byte.
+      const script = `"${process.execPath}" "${cliMain}" ${args} | true; echo "exit=\${PIPESTATUS[0]}"`;
+      const run = await runCli([], env, { shell: script });
+      expect(run.stdout, args).toBe('exit=0\n');
+      expect(run.stderr, args).toBe('');
+    }
   });
 
   it('exports the account as a bundle and imports it with --format bundle: a dry run, then once', async () => {
@@ -118,13 +209,14 @@ describe('engram CLI', () => {
     // The same account: every memory in the bundle was stored by this account, not imported, so it is stored again once.
     const dry = await cli(['import', bundle, '--format', 'bundle', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('Dry run:');
-    expect(dry.stdout).toContain('stored nothing');
+    expect(dry.stdout).toMatch(/^Dry run: .+ \d+ records would be stored; 0 already imported/);
     const first = await cli(['import', bundle, '--format', 'bundle', '--json']);
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout.split('\n')[0]) as { stored: { memory: number } };
     expect(summary.stored.memory).toBeGreaterThan(0);
-    const again = await cli(['import', bundle, '--format', 'bundle']);
+    const again = await cli(['import', bundle]); // detected by its header line
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('an engram bundle');
     expect(again.stdout).toContain('stored nothing');
   });
 
@@ -162,7 +254,7 @@ describe('engram CLI', () => {
     expect(verified.stdout).toMatch(/^valid: \d+ audit entries/);
   });
 
-  it('tails the audit log and the live event stream as JSON lines', async () => {
+  it('tails the audit log and the live event stream as JSON lines, and for people with the ids and tags of each event', async () => {
     const audit = await cli(['audit', 'tail', '--no-follow', '--limit', '2', '--json']);
     expect(audit.code, audit.stderr).toBe(0);
     const entries = audit.stdout
@@ -181,9 +273,15 @@ describe('engram CLI', () => {
       .map((line) => (JSON.parse(line) as { type: string }).type);
     expect(types.length).toBeGreaterThan(0);
     expect(new Set(types)).toEqual(new Set(['memory.created']));
+
+    // For people: each event with the ids and tags it is about.
+    const lines = await runCli(['events', 'tail', '--after', '0', '--types', 'memory.created'], env, { timeoutMs: 5_000 });
+    const eur = lines.stdout.split('\n').find((line) => line.includes('[billing, prefs]'));
+    expect(eur, `${lines.stdout}\n${lines.stderr}`).toBeDefined();
+    expect(eur).toMatch(/^#\d+ {2}\S+ {2}memory\.created {2}urn:uuid:[\w-]+ .*\[billing, prefs\]$/);
   });
 
-  it('verifies a trace certificate offline: exit 0 when good, 1 with the reason when tampered', async () => {
+  it('verifies a trace certificate offline: exit 0 when good, 1 with the reason when tampered or not a certificate, 2 when not JSON', async () => {
     const { trace_id } = await api<{ trace_id: string }>('POST', '/v1/traces', { agent_id: 'cli-agent', description: 'Plan the invoice run' });
     await api('POST', `/v1/traces/${trace_id}/steps`, { type: 'THOUGHT', content: 'Invoices go out in EUR' });
     await api('POST', `/v1/traces/${trace_id}/complete`);
@@ -206,6 +304,27 @@ describe('engram CLI', () => {
     expect(invalid.stderr).toMatch(/^invalid: step 0: chain_hash is not/);
 
     expect((await runCli(['trace', 'verify', join(dir, 'missing.json')], offline)).code).toBe(2);
+
+    // JSON that is no certificate (or receipt) at all: invalid with a reason people read, exit 1; not JSON: exit 2.
+    const other = join(dir, 'not-a-certificate.json');
+    const pem = join(dir, 'public.pem');
+    await writeFile(pem, (await api<{ public_key: string }>('GET', '/v1/traces/public-key')).public_key);
+    for (const [text, code, message] of [
+      ['{"hello": "world"}', 1, /^invalid: not an? (trace certificate|erasure receipt): /],
+      ['null', 1, /^invalid: not an? (trace certificate|erasure receipt): /],
+      ['[1, 2', 2, /^engram: .+ is not JSON, so not an? (trace certificate|erasure receipt)\n$/],
+    ] as const) {
+      await writeFile(other, text);
+      for (const args of [
+        ['trace', 'verify', other],
+        ['erasure', 'verify', other, '--public-key', pem],
+      ]) {
+        const run = await runCli(args, offline);
+        expect(run.code, `${args[0]} ${text}`).toBe(code);
+        expect(run.stderr).toMatch(message);
+        expect(run.stderr).not.toMatch(/TypeError|\bat \w+/);
+      }
+    }
   });
 
   it('lists a held action in the approval queue and approves it after the solo wait; denies another', async () => {
@@ -238,7 +357,8 @@ describe('engram CLI', () => {
     // Solo mode: a decision comes no sooner than 5 s after submission; before, it is refused (exit 1), not waited out.
     const early = await cli(['approve', first.action_id, '--reason', 'too soon']);
     expect(early.code).toBe(1);
-    expect(early.stderr).toMatch(/^CONFLICT: Solo mode/);
+    expect(early.stderr).toMatch(/^CONFLICT: Solo mode.*; retry after [1-5] seconds? \(req_/);
+    expect(early.stderr).not.toContain('retry_after');
     await new Promise((r) => setTimeout(r, Math.max(0, submittedAt + 5_500 - Date.now())));
 
     const approved = await cli(['approve', first.action_id, '--reason', 'checked the list']);
@@ -263,6 +383,9 @@ describe('engram CLI', () => {
     expect((await cli(['search', 'x', '--mode', 'fuzzy'])).code).toBe(2);
     expect((await cli(['frobnicate'])).code).toBe(2);
     expect((await cli(['audit'])).code).toBe(2); // a group without its subcommand
+    const unwritable = await cli(['export', '-o', join(dir, 'no-such-dir', 'out.json')]);
+    expect(unwritable.code).toBe(2);
+    expect(unwritable.stderr).toMatch(/^engram: .+out\.json: no such file\n$/);
     const noKey = await runCli(['list'], { XDG_CONFIG_HOME: join(dir, 'nobody'), ENGRAM_URL: server.base });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('engram login');

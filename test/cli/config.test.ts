@@ -2,8 +2,8 @@ import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configPath, DEFAULT_URL, readConfig, resolveConnection, writeConfig } from '../../sdk/src/cli/config';
-import { maskKey } from '../../sdk/src/cli/output';
+import { configPath, DEFAULT_URL, readConfig, resolveConnection, writeConfig } from '../../cli/src/config';
+import { maskKey } from '../../cli/src/output';
 
 /** Where the CLI takes its key and URL from: flags, then ENGRAM_* variables, then the config file. */
 let dir: string;

@@ -6,7 +6,7 @@ import { VERSION } from '../../sdk/src/generated/version';
 /** The package itself: its generated types follow the OpenAPI snapshot, and its client stays runtime-neutral. */
 const sdk = new URL('../../sdk/', import.meta.url).pathname;
 
-/** What `engram` (sdk/src/cli) needs besides the client; bundled into dist/cli/main.js. */
+/** What the `engram` CLI needs besides the client: cli/package.json's, never the client's (installing the SDK installs no CLI). */
 const CLI_DEPENDENCIES = ['@modelcontextprotocol/client', '@modelcontextprotocol/server', 'commander', 'picocolors'];
 /** What the client needs; bundled into dist/esm and dist/cjs by sdk/scripts/build.ts. */
 const CLIENT_DEPENDENCIES = ['canonicalize', 'eventsource-parser', 'standardwebhooks'];
@@ -14,7 +14,7 @@ const CLIENT_DEPENDENCIES = ['canonicalize', 'eventsource-parser', 'standardwebh
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = `${dir}/${e.name}`;
-    if (e.isDirectory()) return e.name === 'cli' || e.name === 'generated' ? [] : sources(path);
+    if (e.isDirectory()) return e.name === 'generated' ? [] : sources(path);
     return e.name.endsWith('.ts') ? [path] : [];
   });
 }
@@ -25,25 +25,25 @@ describe('engram-sdk package', () => {
     expect(readFileSync(OPERATIONS_PATH, 'utf8') === generatedOperations(), 'sdk/src/generated/operations.ts is stale: run `npm run sdk:generate`').toBe(true);
   });
 
-  it('imports nothing Node-only in the client, and installs no dependency (the client and the CLI bundle theirs)', () => {
+  it('imports nothing Node-only in the client, installs no dependency (the client bundles its own) and has no bin (the CLI is engram-cli)', () => {
     const files = sources(`${sdk}src`);
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
       // Node globals (process, Buffer) are caught by `tsc -p sdk`, which builds without Node's types.
       expect(text, file).not.toMatch(/from ['"]node:|import\(['"]node:|\brequire\(/);
-      // The other dependencies are the CLI's (src/cli); the client never loads them.
+      // The CLI's dependencies are cli/'s; the client never loads them.
       expect(text, file).not.toMatch(new RegExp(`from ['"](${CLI_DEPENDENCIES.join('|')})`));
     }
     const pkg = JSON.parse(readFileSync(`${sdk}package.json`, 'utf8'));
     expect(pkg.dependencies ?? {}).toEqual({});
-    expect(Object.keys(pkg.devDependencies).sort()).toEqual([...CLIENT_DEPENDENCIES, ...CLI_DEPENDENCIES].sort());
+    expect(Object.keys(pkg.devDependencies).sort()).toEqual([...CLIENT_DEPENDENCIES].sort());
+    expect(pkg.bin).toBeUndefined();
     expect(pkg).toMatchObject({
       name: 'engram-sdk',
       type: 'module',
       license: 'Apache-2.0',
       sideEffects: false,
-      bin: { engram: './dist/cli/main.js' },
       exports: {
         '.': {
           import: { types: './dist/esm/index.d.ts', default: './dist/esm/index.js' },

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
-import { EngramError } from '../index.js';
+import { EngramError } from 'engram-sdk';
 import { registerAccountCommands } from './commands/account.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerApprovalCommands } from './commands/approvals.js';
@@ -16,8 +16,8 @@ import { registerTransferCommands } from './commands/transfer.js';
 import { currentCommand } from './context.js';
 import { CheckFailed, EXIT_API_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './exit.js';
 
-/** sdk/package.json, two levels up from both src/cli and dist/cli. */
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+/** cli/package.json, one level up from both src and dist. */
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
 function buildProgram(): Command {
   const program = new Command('engram')
@@ -31,7 +31,7 @@ function buildProgram(): Command {
     .exitOverride();
   program.addHelpText(
     'after',
-    '\nExit codes: 0 ok, 1 the API answered an error (or a check failed), 2 usage error.\nConfig: $XDG_CONFIG_HOME/engram/config.json (~/.config/engram/config.json), written by `engram login`.',
+    '\nExit codes: 0 ok (also when the reader of stdout closed the pipe), 1 the API answered an error, the server could not be reached or a check failed,\n2 usage or input error (a bad flag or argument, no key, a file that cannot be read or is not JSON).\nConfig: $XDG_CONFIG_HOME/engram/config.json (~/.config/engram/config.json), written by `engram login`.',
   );
   registerAccountCommands(program);
   registerMemoryCommands(program);
@@ -45,6 +45,29 @@ function buildProgram(): Command {
   registerMcpCommand(program);
   registerAdminCommands(program);
   return program;
+}
+
+/**
+ * A reader that closed the pipe (`engram --json list | head -1`, `| true`) has what it wanted: the
+ * command ends quietly with 0, as `cat` and `git log` do, instead of an EPIPE stack. A closed stderr
+ * only loses the notes; the command goes on and its exit code still tells.
+ */
+function endQuietlyOnClosedPipes(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(EXIT_OK);
+  });
+  process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
+/** A file the command was given that cannot be read or written (ENOENT, EACCES, EISDIR...): an input error. */
+function fileError(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException;
+  if (!(err instanceof Error) || typeof e.code !== 'string' || typeof e.path !== 'string' || typeof e.syscall !== 'string') return undefined;
+  const why: Record<string, string> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory', ENOTDIR: 'not a directory' };
+  return `${e.path}: ${why[e.code] ?? e.code}`;
 }
 
 /** Maps what went wrong to the exit codes of `engram --help`, with the key masked in every message. */
@@ -69,11 +92,17 @@ function report(err: unknown): number {
     output.note(err.message);
     return EXIT_API_ERROR;
   }
+  const file = fileError(err);
+  if (file) {
+    output.note(`engram: ${file}`);
+    return EXIT_USAGE;
+  }
   const message = err instanceof Error ? err.message : String(err);
   output.note(`engram: ${message}`);
   return EXIT_API_ERROR;
 }
 
+endQuietlyOnClosedPipes();
 buildProgram()
   .parseAsync(process.argv)
   .then(

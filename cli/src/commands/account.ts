@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Engram } from '../../index.js';
+import { Engram } from 'engram-sdk';
 import { configPath, writeConfig } from '../config.js';
 import { action } from '../context.js';
 import { UsageError } from '../exit.js';

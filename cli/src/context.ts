@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Engram } from '../index.js';
+import { Engram } from 'engram-sdk';
 import { type Connection, type GlobalFlags, requireKey, resolveConnection } from './config.js';
 import { Output } from './output.js';
 
