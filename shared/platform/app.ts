@@ -82,6 +82,24 @@ export function validInput<S extends ZodType>(
 const targetNames: Record<string, string> = { json: 'body', form: 'body', param: 'path parameter', query: 'query parameter', header: 'header' };
 
 /** A family router. Validation failures use the one error body, naming each bad field. */
+type Socket = { localAddress?: string; localPort?: number; encrypted?: boolean };
+
+/**
+ * Where this server is reached, for the absolute URLs it hands out: PUBLIC_URL, else the address
+ * the connection came in on (Node), else none (Workers without PUBLIC_URL). Never the request's
+ * Host, which the caller chooses: a 401 would point a client at a metadata URL an attacker named,
+ * and a share's link would send its recipient, with the token, to a host the caller named.
+ */
+export function publicBase(c: Context<AppEnv>): string | null {
+  const configured = c.get('services').config.PUBLIC_URL;
+  if (configured) return configured.replace(/\/+$/, '');
+  const socket = (c.env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
+  if (!socket?.localAddress || !socket.localPort) return null;
+  const address = socket.localAddress.replace(/^::ffff:(?=\d+\.)/, '');
+  const host = address.includes(':') ? `[${address}]` : address;
+  return `${socket.encrypted ? 'https' : 'http'}://${host}:${socket.localPort}`;
+}
+
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 }
