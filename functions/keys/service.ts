@@ -8,7 +8,7 @@ import { forgetKeys } from '../../shared/platform/auth';
 import { isLoopbackHost } from '../../shared/platform/config';
 import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
 import { newId, parseUrn, toUrn } from '../../shared/platform/ids';
-import { requireUnrestricted, scopeFamilies, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
+import { requireUnrestricted, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
 import { sendMail } from '../../shared/jobs/mail';
 import { DAY, HOUR } from '../../shared/platform/time';
 import * as q from './queries';
@@ -279,10 +279,12 @@ async function spacesOf(ctx: TenantCtx, given: string[] | undefined): Promise<st
  */
 export function admitRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
   requireUnrestricted(ctx.auth, 'create keys');
-  const unknown = unknownScopes(body.scopes);
+  // The families of the app that took the request (shared/platform/metrics.ts, AppRegistry).
+  const families = ctx.registry?.scopeFamilies ?? new Set<string>();
+  const unknown = unknownScopes(body.scopes, families);
   if (unknown.length) {
     const which = `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
-    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${scopeFamilies().join(', ')}`);
+    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${[...families].sort().join(', ')}`);
   }
   if (body.expires_at && body.expires_at <= ctx.now) throw validationError('expires_at', 'must be in the future');
 }

@@ -12,7 +12,7 @@ import { errorFields } from './error-fields';
 import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, type StatusOf } from './errors';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
-import { operationOf } from './metrics';
+import { newAppRegistry, operationOf } from './metrics';
 import { traceRequest } from './tracing';
 import { uniqueViolation } from './pg-errors';
 import { answerMethodNotAllowed } from './method-not-allowed';
@@ -175,6 +175,8 @@ export class CachedTrieRouter<T> implements Router<T> {
  */
 export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promise<Services>) {
   const app = new OpenAPIHono<AppEnv>({ router: new CachedTrieRouter() });
+  // This app's own registry of its routes, filled by buildApp once they are mounted.
+  const registry = newAppRegistry();
 
   // A caller's X-Request-Id is kept when it is 1-128 word characters, '-' or '='; else a `req_...`
   // id is made. Either is echoed on the answer, in every log line and in error bodies.
@@ -182,6 +184,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
   app.use('*', async (c, next) => {
     const services = await servicesFor(c);
     c.set('services', services);
+    c.set('registry', registry);
     if (c.req.url.includes('%00')) rejectNulInUrl(c); // text Postgres cannot store (input-text.ts)
     const started = performance.now();
     await traceRequest(c, next);
@@ -247,5 +250,5 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 404);
   });
 
-  return app;
+  return Object.assign(app, { registry });
 }

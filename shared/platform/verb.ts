@@ -5,7 +5,7 @@ import { type AppEnv, ctxOf, type TenantCtx } from './context';
 import type { Tx } from './db';
 import { limitReached } from './errors';
 import { jsonBody } from './openapi';
-import { refuseOutOfScope, registerScopeFamily, requiredScope } from './scopes';
+import { refuseOutOfScope, requiredScope } from './scopes';
 import { type Feature, requireFeature, type Tier, TIERS } from './tiers';
 import { write } from './unit-of-work';
 
@@ -110,9 +110,9 @@ const PARTS = [
 
 /** Declares a verb; see the file's comment. */
 export function defineVerb<const M extends Method, I extends VerbInput, R>(declared: VerbDeclaration<I, R, M>): Verb<I, R, M> {
-  registerScopeFamily(declared.name, declared.scopeFamily);
+  const scope = requiredScope(declared.name, declared.method, declared.scopeFamily);
   const admit = (ctx: TenantCtx) => {
-    refuseOutOfScope(ctx.auth.restriction, declared.name, declared.method, declared.confinable === true);
+    refuseOutOfScope(ctx.auth.restriction, declared.name, scope, declared.confinable === true);
     if (declared.feature) requireFeature(ctx.tier, declared.feature);
   };
   const perform = async (ctx: TenantCtx, input: InputOf<I>): Promise<R> => {
@@ -140,7 +140,7 @@ export function defineVerb<const M extends Method, I extends VerbInput, R>(decla
   // A function's own `name` is read-only: the operationId replaces it by definition.
   const { name, ...rest } = declared;
   Object.defineProperty(call, 'name', { value: name });
-  return Object.assign(call, rest, { scope: requiredScope(name, declared.method), admit, allows, perform }) as unknown as Verb<I, R, M>;
+  return Object.assign(call, rest, { scope, admit, allows, perform }) as unknown as Verb<I, R, M>;
 }
 
 async function refuseOverLimit<In>(limit: VerbLimit<In>, tx: Tx, ctx: TenantCtx, input: In): Promise<void> {

@@ -3312,7 +3312,10 @@ export interface components {
              * @example st_9fK2xQ
              */
             token_prefix: string;
-            /** @example https://app.example.com/join?token=st_9fK2xQ7mLp0cRt5VwZ1yK8aB3dE6gH4jN2pS5uW8 */
+            /**
+             * @description SHARE_BASE_URL, else PUBLIC_URL, else the address the server listens on, then /join?token=...; never the request Host. Without any of them, the path alone.
+             * @example https://app.example.com/join?token=st_9fK2xQ7mLp0cRt5VwZ1yK8aB3dE6gH4jN2pS5uW8
+             */
             share_url: string;
             /** @example billing */
             tag: string;
