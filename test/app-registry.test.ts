@@ -1,10 +1,12 @@
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../functions/app';
 import { createEngine, type TestEngine } from './harness';
 
 /**
  * The registries of an app's routes (operationIds for metrics and spans, scope families for
- * restricted keys) belong to the app buildApp builds, not to the process (docs/architecture.md#verbs).
+ * restricted keys) and its tracing belong to the app buildApp builds and the services it serves
+ * with, not to the process (docs/architecture.md#verbs).
  */
 let engine: TestEngine;
 beforeAll(async () => {
@@ -43,5 +45,21 @@ describe('two apps in one process', () => {
 
     one.registry.operations.clear();
     expect(two.registry.operations.size).toBeGreaterThan(0);
+  });
+});
+
+describe('tracing is the app’s', () => {
+  it('an app whose services carry a tracer makes spans; another app in the same process makes none', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const traced = buildApp(() => ({ ...engine.node.services, tracing: { tracer: provider.getTracer('engram') } }));
+    const plain = buildApp(() => engine.node.services);
+    expect((await plain.request('/healthz')).status).toBe(200);
+    await provider.forceFlush();
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    expect((await traced.request('/healthz')).status).toBe(200);
+    await provider.forceFlush();
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['system.liveness']);
+    await provider.shutdown();
   });
 });
