@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalsVerb } from '../functions/actions/verbs';
+import { approvalsVerb, listActionsVerb } from '../functions/actions/verbs';
+import { createRestrictedVerb } from '../functions/keys/verbs';
 import { listAuditVerb, verifyAuditVerb } from '../functions/audit/verbs';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from '../functions/memories/verbs';
 import { testPoliciesVerb } from '../functions/policies/verbs';
@@ -39,6 +40,14 @@ beforeAll(async () => {
   keys.memoriesReader = await mint({ scopes: ['memories:read'] });
   keys.confinedAuditor = await mint({ scopes: ['audit:read'], agent_id: 'bot-1' });
   keys.allScopes = await mint({ scopes: ['*'] });
+  keys.confinedActor = await mint({ scopes: ['actions:write'], agent_id: 'bot-1' });
+  for (const [key, agent_id] of [
+    [pro.key, 'bot-1'],
+    [pro.key, 'bot-2'],
+  ] as const) {
+    const res = await engine.request('POST', '/v1/actions', { key, body: { action: 'http.get', agent_id, params: { url: 'https://example.com' } } });
+    expect(res.status, res.text).toBe(200);
+  }
 });
 afterAll(() => engine.close());
 
@@ -61,7 +70,7 @@ const throughApi = async (key: string, method: string, path: string, body?: unkn
 /** The console's way in: the verb, called with the tenant ctx the session's key gives. */
 const throughVerb = async (key: string, verb: (ctx: never, raw: unknown) => Promise<unknown>, raw: unknown): Promise<Outcome> => {
   const { services } = engine.node;
-  const ctx = tenantCtx(makeCtx(services), await authenticate(services, `Bearer ${key}`));
+  const ctx = tenantCtx(makeCtx(services, { registry: engine.app.registry }), await authenticate(services, `Bearer ${key}`));
   try {
     return { status: 200, body: untimed(await verb(ctx as never, raw)) };
   } catch (err) {
@@ -72,7 +81,7 @@ const throughVerb = async (key: string, verb: (ctx: never, raw: unknown) => Prom
 
 interface Row {
   name: string;
-  key: keyof typeof keys | 'memoriesReader' | 'confinedAuditor' | 'allScopes';
+  key: keyof typeof keys | 'memoriesReader' | 'confinedAuditor' | 'allScopes' | 'confinedActor';
   verb: (ctx: never, raw: unknown) => Promise<unknown>;
   api: [method: string, path: string, body?: unknown];
   raw: unknown;
@@ -84,6 +93,51 @@ interface Row {
 const DRAFT = { name: 'no-wires', rules: [{ match: 'action', pattern: '^wire\\.', action: 'block', severity: 'high' }] };
 
 const rows: Row[] = [
+  { name: 'valid: actions.list', key: 'pro', verb: listActionsVerb, api: ['GET', '/v1/actions?limit=5'], raw: { limit: '5' }, expected: 200 },
+  {
+    name: "confined key: actions.list lists only its agent's",
+    key: 'confinedActor',
+    verb: listActionsVerb,
+    api: ['GET', '/v1/actions'],
+    raw: {},
+    expected: 200,
+  },
+  {
+    name: 'over a cap: actions.list limit',
+    key: 'pro',
+    verb: listActionsVerb,
+    api: ['GET', '/v1/actions?limit=1000'],
+    raw: { limit: '1000' },
+    expected: 400,
+    code: 'VALIDATION_ERROR',
+  },
+  {
+    name: 'out of scope: actions.list with memories:read',
+    key: 'memoriesReader',
+    verb: listActionsVerb,
+    api: ['GET', '/v1/actions'],
+    raw: {},
+    expected: 403,
+    code: 'FORBIDDEN',
+  },
+  {
+    name: 'a restricted key: keys.createRestricted',
+    key: 'allScopes',
+    verb: createRestrictedVerb,
+    api: ['POST', '/v1/keys/restricted', { name: 'k', scopes: ['memories:read'] }],
+    raw: { name: 'k', scopes: ['memories:read'] },
+    expected: 403,
+    code: 'FORBIDDEN',
+  },
+  {
+    name: 'unknown scope: keys.createRestricted names the app’s families',
+    key: 'pro',
+    verb: createRestrictedVerb,
+    api: ['POST', '/v1/keys/restricted', { name: 'k', scopes: ['nope:read'] }],
+    raw: { name: 'k', scopes: ['nope:read'] },
+    expected: 400,
+    code: 'VALIDATION_ERROR',
+  },
   { name: 'valid: traces.list', key: 'pro', verb: listTracesVerb, api: ['GET', '/v1/traces?limit=5'], raw: { limit: '5' }, expected: 200 },
   {
     name: 'over a cap: traces.list limit',
@@ -230,6 +284,16 @@ describe('a verb answers the same through the API and through the console', () =
     expect(api.status, JSON.stringify(api.body)).toBe(row.expected);
     if (row.code) expect((api.body as { code: string }).code).toBe(row.code);
     expect(verb).toEqual(api);
+  });
+
+  it("a key confined to an agent lists that agent's actions only, through the API and the console's verb", async () => {
+    const api = await throughApi(keys.confinedActor!, 'GET', '/v1/actions');
+    const verb = await throughVerb(keys.confinedActor!, listActionsVerb, {});
+    const agents = (o: Outcome) => (o.body as { actions: { agent_id: string }[] }).actions.map((a) => a.agent_id);
+    expect(agents(api)).toEqual(['bot-1']);
+    expect(agents(verb)).toEqual(['bot-1']);
+    const all = await throughVerb(keys.pro!, listActionsVerb, {});
+    expect(agents(all).sort()).toEqual(['bot-1', 'bot-2']);
   });
 
   it("another tenant's memory is not found either way", async () => {
