@@ -43,7 +43,8 @@ export type InputOf<I extends VerbInput> = Out<I['params']> & Out<I['query']> & 
 /**
  * A count the verb caps (docs/architecture.md#verbs): what is counted, the most a tier may have,
  * the advisory lock the count and the write hold together (so two callers cannot both take the
- * last place), and the refusal over it (403 svc_ram.v1.tier.limit_exceeded with `usage`).
+ * last place), and the refusal over it (403 svc_ram.v1.tier.limit_exceeded with `usage`, or the
+ * contract's 429 RATE_LIMITED where it names that).
  */
 export interface VerbLimit<In> {
   /** What is counted, as the refusal's `usage.metric` names it: `custom_policies`, `webhooks`. */
@@ -58,6 +59,8 @@ export interface VerbLimit<In> {
   adds?: (tx: Tx, ctx: TenantCtx, input: In) => Promise<boolean>;
   /** The refusal's message. */
   message: (max: number, tier: Tier) => string;
+  /** Where the contract names RATE_LIMITED for a count cap (eval baselines); else limit_exceeded. */
+  code?: 'RATE_LIMITED';
 }
 
 export interface VerbDeclaration<I extends VerbInput, R, M extends Method> {
@@ -151,7 +154,7 @@ async function refuseOverLimit<In>(limit: VerbLimit<In>, tx: Tx, ctx: TenantCtx,
   throw limitReached(
     limit.message(max, ctx.tier),
     { metric: limit.metric, current, limit: max, plan: ctx.tier, resets_at: null },
-    { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL },
+    { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL, ...(limit.code ? { code: limit.code } : {}) },
   );
 }
 
@@ -159,7 +162,7 @@ async function refuseOverLimit<In>(limit: VerbLimit<In>, tx: Tx, ctx: TenantCtx,
 // biome-ignore lint/suspicious/noExplicitAny: any limit, whatever its input
 const limitDocument = (limit: VerbLimit<any>) => ({
   metric: limit.metric,
-  code: 'svc_ram.v1.tier.limit_exceeded',
+  code: limit.code ?? 'svc_ram.v1.tier.limit_exceeded',
   max: Object.fromEntries(TIERS.map((tier) => [tier, limit.max(tier)])),
 });
 
