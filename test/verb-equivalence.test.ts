@@ -5,10 +5,11 @@ import { approvalsVerb, listActionsVerb } from '../functions/actions/verbs';
 import { createRestrictedVerb } from '../functions/keys/verbs';
 import { listAuditVerb, verifyAuditVerb } from '../functions/audit/verbs';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from '../functions/memories/verbs';
-import { testPoliciesVerb } from '../functions/policies/verbs';
+import { createPolicyVerb, testPoliciesVerb } from '../functions/policies/verbs';
+import { createSpaceVerb } from '../functions/spaces/verbs';
+import { createWebhookVerb, listWebhooksVerb } from '../functions/webhooks/verbs';
 import { diffVerb } from '../functions/replay/verbs';
 import { listTracesVerb } from '../functions/traces/verbs';
-import { listWebhooksVerb } from '../functions/webhooks/verbs';
 import { authenticate } from '../shared/platform/auth';
 import { makeCtx, tenantCtx } from '../shared/platform/context';
 import { AppError } from '../shared/platform/errors';
@@ -93,6 +94,51 @@ interface Row {
 const DRAFT = { name: 'no-wires', rules: [{ match: 'action', pattern: '^wire\\.', action: 'block', severity: 'high' }] };
 
 const rows: Row[] = [
+  {
+    name: 'tier without the feature: policies.create',
+    key: 'free',
+    verb: createPolicyVerb,
+    api: ['POST', '/v1/control/policies', DRAFT],
+    raw: DRAFT,
+    expected: 403,
+    code: 'svc_ram.v1.tier.feature_required',
+  },
+  {
+    name: 'invalid policy: policies.create',
+    key: 'pro',
+    verb: createPolicyVerb,
+    api: ['POST', '/v1/control/policies', { name: 'x', rules: 'none' }],
+    raw: { name: 'x', rules: 'none' },
+    expected: 400,
+    code: 'svc_ram.v1.control.invalid_policy',
+  },
+  {
+    name: 'invalid body is 422: webhooks.create',
+    key: 'pro',
+    verb: createWebhookVerb,
+    api: ['POST', '/v1/webhooks', { url: 'https://example.com/hook', events: [] }],
+    raw: { url: 'https://example.com/hook', events: [] },
+    expected: 422,
+    code: 'VALIDATION_ERROR',
+  },
+  {
+    name: 'tier without the feature: webhooks.create',
+    key: 'free',
+    verb: createWebhookVerb,
+    api: ['POST', '/v1/webhooks', { url: 'https://example.com/hook', events: ['memory.created'] }],
+    raw: { url: 'https://example.com/hook', events: ['memory.created'] },
+    expected: 403,
+    code: 'FEATURE_NOT_AVAILABLE',
+  },
+  {
+    name: 'invalid: spaces.create without a name',
+    key: 'pro',
+    verb: createSpaceVerb,
+    api: ['POST', '/v1/context-spaces', { description: 'x' }],
+    raw: { description: 'x' },
+    expected: 400,
+    code: 'VALIDATION_ERROR',
+  },
   { name: 'valid: actions.list', key: 'pro', verb: listActionsVerb, api: ['GET', '/v1/actions?limit=5'], raw: { limit: '5' }, expected: 200 },
   {
     name: "confined key: actions.list lists only its agent's",
@@ -294,6 +340,21 @@ describe('a verb answers the same through the API and through the console', () =
     expect(agents(verb)).toEqual(['bot-1']);
     const all = await throughVerb(keys.pro!, listActionsVerb, {});
     expect(agents(all).sort()).toEqual(['bot-1', 'bot-2']);
+  });
+
+  it('over the enabled-policies cap: the same refusal through the API and the verb, under the verb’s limit', async () => {
+    const starter = await engine.newTenant('starter');
+    for (let i = 0; i < 5; i++) {
+      const res = await engine.request('POST', '/v1/control/policies', { key: starter.key, body: { ...DRAFT, name: `p${i}` } });
+      expect(res.status, res.text).toBe(201);
+    }
+    const api = await throughApi(starter.key, 'POST', '/v1/control/policies', { ...DRAFT, name: 'one-more' });
+    const verb = await throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'one-more' });
+    expect(api.status).toBe(403);
+    expect(api.body).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', usage: { metric: 'custom_policies', current: 5, limit: 5 } });
+    expect(verb).toEqual(api);
+    // A disabled one adds nothing to the count: both ways store it.
+    expect((await throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'off', enabled: false })).status).toBe(200);
   });
 
   it("another tenant's memory is not found either way", async () => {
