@@ -357,6 +357,22 @@ describe('a verb answers the same through the API and through the console', () =
     expect((await throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'off', enabled: false })).status).toBe(200);
   });
 
+  it('concurrent creates at the last place: the verb’s lock lets exactly one through, the API and the verb alike', async () => {
+    const starter = await engine.newTenant('starter');
+    for (let i = 0; i < 4; i++) {
+      const res = await engine.request('POST', '/v1/control/policies', { key: starter.key, body: { ...DRAFT, name: `p${i}` } });
+      expect(res.status, res.text).toBe(201);
+    }
+    const outcomes = await Promise.all([
+      throughApi(starter.key, 'POST', '/v1/control/policies', { ...DRAFT, name: 'a' }),
+      throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'b' }),
+      throughApi(starter.key, 'POST', '/v1/control/policies', { ...DRAFT, name: 'c' }),
+      throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'd' }),
+    ]);
+    expect(outcomes.filter((o) => o.status < 300)).toHaveLength(1);
+    expect(outcomes.filter((o) => o.status === 403).map((o) => (o.body as { code: string }).code)).toEqual(Array(3).fill('svc_ram.v1.tier.limit_exceeded'));
+  });
+
   it("another tenant's memory is not found either way", async () => {
     const stored = await engine.request('POST', '/v1/memories', { key: other.key, body: { observation: 'theirs' } });
     const id = stored.body.uuid as string;
