@@ -6,6 +6,7 @@ import { createRestrictedVerb } from '../functions/keys/verbs';
 import { listAuditVerb, verifyAuditVerb } from '../functions/audit/verbs';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from '../functions/memories/verbs';
 import { createPolicyVerb, testPoliciesVerb } from '../functions/policies/verbs';
+import { historyVerb, previewVerb } from '../functions/rollback/verbs';
 import { createSpaceVerb } from '../functions/spaces/verbs';
 import { createWebhookVerb, listWebhooksVerb } from '../functions/webhooks/verbs';
 import { diffVerb } from '../functions/replay/verbs';
@@ -94,6 +95,24 @@ interface Row {
 const DRAFT = { name: 'no-wires', rules: [{ match: 'action', pattern: '^wire\\.', action: 'block', severity: 'high' }] };
 
 const rows: Row[] = [
+  { name: 'valid: rollback.history', key: 'pro', verb: historyVerb, api: ['GET', '/v1/rollback/history?limit=10'], raw: { limit: '10' }, expected: 200 },
+  {
+    name: 'out of scope: rollback.history with memories:read',
+    key: 'memoriesReader',
+    verb: historyVerb,
+    api: ['GET', '/v1/rollback/history'],
+    raw: {},
+    expected: 403,
+    code: 'FORBIDDEN',
+  },
+  {
+    name: 'invalid: rollback.preview target',
+    key: 'pro',
+    verb: previewVerb,
+    api: ['GET', '/v1/rollback/preview?target=whenever'],
+    raw: { target: 'whenever' },
+    expected: 400,
+  },
   {
     name: 'tier without the feature: policies.create',
     key: 'free',
