@@ -121,7 +121,8 @@ export function defineVerb<const M extends Method, I extends VerbInput, R>(decla
   const perform = async (ctx: TenantCtx, input: InputOf<I>): Promise<R> => {
     await declared.check?.(ctx, input);
     const { limit } = declared;
-    if (!limit) return declared.run(ctx, input);
+    // A tier without a maximum counts nothing and waits on no lock.
+    if (!limit || limit.max(ctx.tier) === null) return declared.run(ctx, input);
     return write(ctx, async (work) => {
       await work.lock(limit.lock(ctx));
       await refuseOverLimit(limit, work.tx, work.ctx, input);
@@ -147,8 +148,8 @@ export function defineVerb<const M extends Method, I extends VerbInput, R>(decla
 }
 
 async function refuseOverLimit<In>(limit: VerbLimit<In>, tx: Tx, ctx: TenantCtx, input: In): Promise<void> {
-  const max = limit.max(ctx.tier);
-  if (max === null || (limit.adds && !(await limit.adds(tx, ctx, input)))) return;
+  const max = limit.max(ctx.tier)!;
+  if (limit.adds && !(await limit.adds(tx, ctx, input))) return;
   const current = await limit.count(tx, ctx);
   if (current < max) return;
   throw limitReached(
