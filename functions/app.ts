@@ -52,8 +52,9 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
     scheme: 'bearer',
     description: 'Metrics token (METRICS_TOKEN) for /metrics; without it only loopback clients may scrape',
   });
-  // Metrics label each request by the operationId of the route that answered it.
-  registerOperations((app.openAPIRegistry as unknown as { definitions: Parameters<typeof registerOperations>[0] }).definitions);
+  // Metrics label each request by the operationId of the route that answered it; restricted keys
+  // name the scope families of these routes. Both belong to this app (shared/platform/metrics.ts).
+  registerOperations(app.registry, (app.openAPIRegistry as unknown as { definitions: Parameters<typeof registerOperations>[1] }).definitions);
 
   // Building the document walks every schema; do it once per process, on first request.
   let document: unknown;

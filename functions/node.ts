@@ -30,7 +30,12 @@ async function main() {
   const devToken = developmentOperatorToken(config);
   if (devToken) config = { ...config, ADMIN_TOKEN: devToken };
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT ? startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME, VERSION) : null;
-  const node = await createNodeServices(config, { log, jobHandlers: jobHandlers(config, log), maintenance: maintenanceTasks });
+  const node = await createNodeServices(config, {
+    log,
+    jobHandlers: jobHandlers(config, log),
+    maintenance: maintenanceTasks,
+    ...(tracing ? { tracing: tracing.tracing } : {}),
+  });
   node.runner.start();
   const app = buildApp(() => node.services);
   const { server, address } = await listen(app.fetch, { host: config.HOST, port: config.PORT });

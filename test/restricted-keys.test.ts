@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOLS } from '../functions/mcp/tools';
 import { listen } from '../shared/node/http-server';
-import { scopeFamilies } from '../shared/platform/scopes';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 const HOUR = 3_600_000;
@@ -109,7 +108,7 @@ describe('what a restricted key may call', () => {
     const doc = readFileSync(new URL('../docs/security.md', import.meta.url), 'utf8');
     const bullet = doc.slice(doc.indexOf('- **Scopes.**'), doc.indexOf('- **`agent_id`.**'));
     const listed = new Set([...bullet.matchAll(/`([a-z]+)`/g)].map((m) => m[1]));
-    expect([...listed].sort()).toEqual(scopeFamilies());
+    expect([...listed].sort()).toEqual([...engine.app.registry.scopeFamilies].sort());
   });
 
   it('a read scope can list and search but not store; other families are refused', async () => {

@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requiredScope, UNCONFINED } from '../shared/platform/scopes';
+import { UNCONFINED } from '../shared/platform/scopes';
 import { bindTools } from '../functions/mcp/catalog';
 import { TOOLS } from '../functions/mcp/tools';
 import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
@@ -191,10 +191,10 @@ describe("every keyed route checks a restricted key's scope: read for GET and HE
     expect(families.length).toBeGreaterThan(10);
   });
 
-  it('every keyed route declares its scope, read for GET and HEAD and write for the rest, as MCP computes it', () => {
+  it('every keyed route declares its scope, read for GET and HEAD and write for the rest (MCP reads this x-required-scope)', () => {
     const wrong = keyed.filter((r) => {
       const access = r.method === 'GET' || r.method === 'HEAD' ? 'read' : 'write';
-      return r.scope !== `${r.scope?.split(':')[0]}:${access}` || requiredScope(r.operationId, r.method) !== r.scope;
+      return r.scope !== `${r.scope?.split(':')[0]}:${access}`;
     });
     expect(wrong.map((r) => `${r.method} ${r.path}: ${r.scope}`)).toEqual([]);
   });

@@ -37,12 +37,16 @@ describe('share invitation links', () => {
   it('without SHARE_BASE_URL or PUBLIC_URL the mail carries the token and no link, whatever the Host', async () => {
     const owner = await plain.newTenant('starter');
     const email = `to-${crypto.randomUUID().slice(0, 8)}@example.com`;
-    const { token, share_id } = await shareFromEvilHost(plain, owner, email);
+    const { token, share_id, share_url } = await shareFromEvilHost(plain, owner, email);
+    // The answer's link is not built from the Host either: without a configured base or a
+    // listening address (this in-process request has none) it is the path alone.
+    expect(share_url).toBe(`/join?token=${token}`);
     const rotated = await plain.request<BodyOf<'POST', `/v1/spaces/share/${string}/rotate`>>('POST', `${EVIL}/v1/spaces/share/${share_id}/rotate`, {
       key: owner.key,
       headers: { host: 'evil.example' },
     });
     expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body.share_url).not.toContain('evil.example');
 
     const sent = await mails(plain, email);
     expect(sent.map((m) => m.token).sort()).toEqual([token, rotated.body.token].sort());

@@ -25,7 +25,7 @@ describe('create', () => {
     expect(share_id).toMatch(/^shr_[0-9A-Za-z]{22}$/);
     expect(res.body).toMatchObject({
       token_prefix: token.slice(0, 10),
-      share_url: `http://localhost/join?token=${token}`,
+      share_url: `/join?token=${token}`,
       tag: 'billing',
       kind: 'tag',
       space_id: null,

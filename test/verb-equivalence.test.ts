@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalsVerb } from '../functions/actions/verbs';
+import { approvalsVerb, listActionsVerb } from '../functions/actions/verbs';
+import { createRestrictedVerb } from '../functions/keys/verbs';
 import { listAuditVerb, verifyAuditVerb } from '../functions/audit/verbs';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from '../functions/memories/verbs';
-import { testPoliciesVerb } from '../functions/policies/verbs';
+import { createPolicyVerb, testPoliciesVerb } from '../functions/policies/verbs';
+import { historyVerb, previewVerb } from '../functions/rollback/verbs';
+import { createSpaceVerb } from '../functions/spaces/verbs';
+import { createWebhookVerb, listWebhooksVerb } from '../functions/webhooks/verbs';
 import { diffVerb } from '../functions/replay/verbs';
 import { listTracesVerb } from '../functions/traces/verbs';
-import { listWebhooksVerb } from '../functions/webhooks/verbs';
 import { authenticate } from '../shared/platform/auth';
 import { makeCtx, tenantCtx } from '../shared/platform/context';
 import { AppError } from '../shared/platform/errors';
@@ -39,6 +42,14 @@ beforeAll(async () => {
   keys.memoriesReader = await mint({ scopes: ['memories:read'] });
   keys.confinedAuditor = await mint({ scopes: ['audit:read'], agent_id: 'bot-1' });
   keys.allScopes = await mint({ scopes: ['*'] });
+  keys.confinedActor = await mint({ scopes: ['actions:write'], agent_id: 'bot-1' });
+  for (const [key, agent_id] of [
+    [pro.key, 'bot-1'],
+    [pro.key, 'bot-2'],
+  ] as const) {
+    const res = await engine.request('POST', '/v1/actions', { key, body: { action: 'http.get', agent_id, params: { url: 'https://example.com' } } });
+    expect(res.status, res.text).toBe(200);
+  }
 });
 afterAll(() => engine.close());
 
@@ -61,7 +72,7 @@ const throughApi = async (key: string, method: string, path: string, body?: unkn
 /** The console's way in: the verb, called with the tenant ctx the session's key gives. */
 const throughVerb = async (key: string, verb: (ctx: never, raw: unknown) => Promise<unknown>, raw: unknown): Promise<Outcome> => {
   const { services } = engine.node;
-  const ctx = tenantCtx(makeCtx(services), await authenticate(services, `Bearer ${key}`));
+  const ctx = tenantCtx(makeCtx(services, { registry: engine.app.registry }), await authenticate(services, `Bearer ${key}`));
   try {
     return { status: 200, body: untimed(await verb(ctx as never, raw)) };
   } catch (err) {
@@ -72,7 +83,7 @@ const throughVerb = async (key: string, verb: (ctx: never, raw: unknown) => Prom
 
 interface Row {
   name: string;
-  key: keyof typeof keys | 'memoriesReader' | 'confinedAuditor' | 'allScopes';
+  key: keyof typeof keys | 'memoriesReader' | 'confinedAuditor' | 'allScopes' | 'confinedActor';
   verb: (ctx: never, raw: unknown) => Promise<unknown>;
   api: [method: string, path: string, body?: unknown];
   raw: unknown;
@@ -84,6 +95,114 @@ interface Row {
 const DRAFT = { name: 'no-wires', rules: [{ match: 'action', pattern: '^wire\\.', action: 'block', severity: 'high' }] };
 
 const rows: Row[] = [
+  { name: 'valid: rollback.history', key: 'pro', verb: historyVerb, api: ['GET', '/v1/rollback/history?limit=10'], raw: { limit: '10' }, expected: 200 },
+  {
+    name: 'out of scope: rollback.history with memories:read',
+    key: 'memoriesReader',
+    verb: historyVerb,
+    api: ['GET', '/v1/rollback/history'],
+    raw: {},
+    expected: 403,
+    code: 'FORBIDDEN',
+  },
+  {
+    name: 'invalid: rollback.preview target',
+    key: 'pro',
+    verb: previewVerb,
+    api: ['GET', '/v1/rollback/preview?target=whenever'],
+    raw: { target: 'whenever' },
+    expected: 400,
+  },
+  {
+    name: 'tier without the feature: policies.create',
+    key: 'free',
+    verb: createPolicyVerb,
+    api: ['POST', '/v1/control/policies', DRAFT],
+    raw: DRAFT,
+    expected: 403,
+    code: 'svc_ram.v1.tier.feature_required',
+  },
+  {
+    name: 'invalid policy: policies.create',
+    key: 'pro',
+    verb: createPolicyVerb,
+    api: ['POST', '/v1/control/policies', { name: 'x', rules: 'none' }],
+    raw: { name: 'x', rules: 'none' },
+    expected: 400,
+    code: 'svc_ram.v1.control.invalid_policy',
+  },
+  {
+    name: 'invalid body is 422: webhooks.create',
+    key: 'pro',
+    verb: createWebhookVerb,
+    api: ['POST', '/v1/webhooks', { url: 'https://example.com/hook', events: [] }],
+    raw: { url: 'https://example.com/hook', events: [] },
+    expected: 422,
+    code: 'VALIDATION_ERROR',
+  },
+  {
+    name: 'tier without the feature: webhooks.create',
+    key: 'free',
+    verb: createWebhookVerb,
+    api: ['POST', '/v1/webhooks', { url: 'https://example.com/hook', events: ['memory.created'] }],
+    raw: { url: 'https://example.com/hook', events: ['memory.created'] },
+    expected: 403,
+    code: 'FEATURE_NOT_AVAILABLE',
+  },
+  {
+    name: 'invalid: spaces.create without a name',
+    key: 'pro',
+    verb: createSpaceVerb,
+    api: ['POST', '/v1/context-spaces', { description: 'x' }],
+    raw: { description: 'x' },
+    expected: 400,
+    code: 'VALIDATION_ERROR',
+  },
+  { name: 'valid: actions.list', key: 'pro', verb: listActionsVerb, api: ['GET', '/v1/actions?limit=5'], raw: { limit: '5' }, expected: 200 },
+  {
+    name: "confined key: actions.list lists only its agent's",
+    key: 'confinedActor',
+    verb: listActionsVerb,
+    api: ['GET', '/v1/actions'],
+    raw: {},
+    expected: 200,
+  },
+  {
+    name: 'over a cap: actions.list limit',
+    key: 'pro',
+    verb: listActionsVerb,
+    api: ['GET', '/v1/actions?limit=1000'],
+    raw: { limit: '1000' },
+    expected: 400,
+    code: 'VALIDATION_ERROR',
+  },
+  {
+    name: 'out of scope: actions.list with memories:read',
+    key: 'memoriesReader',
+    verb: listActionsVerb,
+    api: ['GET', '/v1/actions'],
+    raw: {},
+    expected: 403,
+    code: 'FORBIDDEN',
+  },
+  {
+    name: 'a restricted key: keys.createRestricted',
+    key: 'allScopes',
+    verb: createRestrictedVerb,
+    api: ['POST', '/v1/keys/restricted', { name: 'k', scopes: ['memories:read'] }],
+    raw: { name: 'k', scopes: ['memories:read'] },
+    expected: 403,
+    code: 'FORBIDDEN',
+  },
+  {
+    name: 'unknown scope: keys.createRestricted names the app’s families',
+    key: 'pro',
+    verb: createRestrictedVerb,
+    api: ['POST', '/v1/keys/restricted', { name: 'k', scopes: ['nope:read'] }],
+    raw: { name: 'k', scopes: ['nope:read'] },
+    expected: 400,
+    code: 'VALIDATION_ERROR',
+  },
   { name: 'valid: traces.list', key: 'pro', verb: listTracesVerb, api: ['GET', '/v1/traces?limit=5'], raw: { limit: '5' }, expected: 200 },
   {
     name: 'over a cap: traces.list limit',
@@ -230,6 +349,47 @@ describe('a verb answers the same through the API and through the console', () =
     expect(api.status, JSON.stringify(api.body)).toBe(row.expected);
     if (row.code) expect((api.body as { code: string }).code).toBe(row.code);
     expect(verb).toEqual(api);
+  });
+
+  it("a key confined to an agent lists that agent's actions only, through the API and the console's verb", async () => {
+    const api = await throughApi(keys.confinedActor!, 'GET', '/v1/actions');
+    const verb = await throughVerb(keys.confinedActor!, listActionsVerb, {});
+    const agents = (o: Outcome) => (o.body as { actions: { agent_id: string }[] }).actions.map((a) => a.agent_id);
+    expect(agents(api)).toEqual(['bot-1']);
+    expect(agents(verb)).toEqual(['bot-1']);
+    const all = await throughVerb(keys.pro!, listActionsVerb, {});
+    expect(agents(all).sort()).toEqual(['bot-1', 'bot-2']);
+  });
+
+  it('over the enabled-policies cap: the same refusal through the API and the verb, under the verb’s limit', async () => {
+    const starter = await engine.newTenant('starter');
+    for (let i = 0; i < 5; i++) {
+      const res = await engine.request('POST', '/v1/control/policies', { key: starter.key, body: { ...DRAFT, name: `p${i}` } });
+      expect(res.status, res.text).toBe(201);
+    }
+    const api = await throughApi(starter.key, 'POST', '/v1/control/policies', { ...DRAFT, name: 'one-more' });
+    const verb = await throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'one-more' });
+    expect(api.status).toBe(403);
+    expect(api.body).toMatchObject({ code: 'svc_ram.v1.tier.limit_exceeded', usage: { metric: 'custom_policies', current: 5, limit: 5 } });
+    expect(verb).toEqual(api);
+    // A disabled one adds nothing to the count: both ways store it.
+    expect((await throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'off', enabled: false })).status).toBe(200);
+  });
+
+  it('concurrent creates at the last place: the verb’s lock lets exactly one through, the API and the verb alike', async () => {
+    const starter = await engine.newTenant('starter');
+    for (let i = 0; i < 4; i++) {
+      const res = await engine.request('POST', '/v1/control/policies', { key: starter.key, body: { ...DRAFT, name: `p${i}` } });
+      expect(res.status, res.text).toBe(201);
+    }
+    const outcomes = await Promise.all([
+      throughApi(starter.key, 'POST', '/v1/control/policies', { ...DRAFT, name: 'a' }),
+      throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'b' }),
+      throughApi(starter.key, 'POST', '/v1/control/policies', { ...DRAFT, name: 'c' }),
+      throughVerb(starter.key, createPolicyVerb, { ...DRAFT, name: 'd' }),
+    ]);
+    expect(outcomes.filter((o) => o.status < 300)).toHaveLength(1);
+    expect(outcomes.filter((o) => o.status === 403).map((o) => (o.body as { code: string }).code)).toEqual(Array(3).fill('svc_ram.v1.tier.limit_exceeded'));
   });
 
   it("another tenant's memory is not found either way", async () => {

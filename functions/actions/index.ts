@@ -9,7 +9,7 @@ import * as routes from './routes';
 import * as s from './schemas';
 import * as service from './service';
 import { runFromRoute } from '../../shared/platform/verb';
-import { approvalsVerb, explainVerb } from './verbs';
+import { approvalsVerb, explainVerb, listActionsVerb } from './verbs';
 
 type Submitted = Awaited<ReturnType<typeof service.submit>>;
 
@@ -71,6 +71,7 @@ router
   .openapi(routes.violationsRoute, async (c) =>
     c.json(await insights.agentViolations(ctxOf(c), { agentId: c.req.valid('param').agent_id, ...c.req.valid('query') }), 200),
   )
+  .openapi(routes.listRoute, async (c) => c.json(await runFromRoute(listActionsVerb, c), 200))
   .openapi(routes.getRoute, async (c) => c.json(await service.getAction(ctxOf(c), { actionId: c.req.valid('param').action_id }), 200))
   .openapi(routes.resultRoute, async (c) =>
     c.json(await service.reportResult(ctxOf(c), { actionId: c.req.valid('param').action_id, ...c.req.valid('json') }), 200),

@@ -225,8 +225,9 @@ export async function agentViolations(db: DbOrTx, tenantId: string, agentId: str
 }
 
 /** The tenant's submitted actions, newest first (the console's list), and their total. */
-export async function recentActions(db: DbOrTx, tenantId: string, page: PageInput) {
-  const where = eq(actions.tenantId, tenantId);
+/** The tenant's actions, newest first; only `agentId`'s for a key confined to that agent. */
+export async function recentActions(db: DbOrTx, tenantId: string, page: PageInput, agentId: string | null = null) {
+  const where = agentId === null ? eq(actions.tenantId, tenantId) : and(eq(actions.tenantId, tenantId), eq(actions.agentId, agentId));
   const [found, [{ n }]] = await Promise.all([
     db.select().from(actions).where(where).orderBy(desc(actions.submittedAt), desc(actions.id)).limit(page.limit).offset(page.offset),
     db.select({ n: count() }).from(actions).where(where),

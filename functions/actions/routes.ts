@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import { CONNECTORS } from '../../shared/control/types';
 import * as s from './schemas';
-import { approvalsVerb, explainVerb } from './verbs';
+import { approvalsVerb, explainVerb, listActionsVerb } from './verbs';
 
 const tags = ['Actions'];
 
@@ -48,6 +48,16 @@ export const submitConnectorRoute = keyRoute({
     ),
     404: { ...errors(404)[404], description: 'No such connector (NOT_FOUND): only the known connectors have a path' },
   },
+});
+
+export const listRoute = keyRoute({
+  ...routeOf(listActionsVerb),
+  path: '/v1/actions',
+  tags,
+  summary: 'Your submitted actions, newest first',
+  description:
+    "Each action as GET /v1/actions/{action_id} shows it, with `outcome`: what the evaluation answered at submission (its `status` may have moved on since). A key confined to an agent lists only that agent's actions.",
+  responses: { 200: json(s.ActionList, 'A page of actions') },
 });
 
 export const getRoute = keyRoute({

@@ -10,6 +10,7 @@ import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/context';
 import { AppError, conflict, notFound } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
+import type { PageInput } from '../../shared/platform/pagination';
 import { actingAgent, outsideAgent, requireScope, SETTINGS_WRITE } from '../../shared/platform/scopes';
 import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/tiers';
 import { runtimeAgentTools } from '../../shared/runtime/tools';
@@ -17,7 +18,7 @@ import { isoOrNull } from '../../shared/platform/time';
 import { write } from '../../shared/platform/unit-of-work';
 import { applyCapabilities } from './capabilities';
 import * as q from './queries';
-import type { DecisionBody, DecisionQuery, PolicyResultSchema, ResultBody, SettingsBody } from './schemas';
+import { type DecisionBody, type DecisionQuery, ListPaging, type PolicyResultSchema, type ResultBody, type SettingsBody } from './schemas';
 
 export interface Submission {
   action: string;
@@ -102,6 +103,16 @@ export function statusDto(row: q.ActionRow) {
     approval_mode: row.approvalMode,
     ...(row.resultAt ? { result_detail: row.resultDetail } : {}),
   };
+}
+
+/**
+ * The tenant's actions, newest first, each as GET /v1/actions/{action_id} shows it with the
+ * evaluation's `outcome`; a key confined to an agent sees only that agent's, as by id.
+ */
+export async function listActions(ctx: TenantCtx, page: PageInput) {
+  const agentId = ctx.auth.restriction?.agentId ?? null;
+  const { page: found, total } = await q.recentActions(ctx.db, ctx.tenantId, page, agentId);
+  return { actions: found.map((row) => ({ ...statusDto(row), outcome: row.outcome })), ...ListPaging.meta(total, page, found.length) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { defineVerb } from '../../shared/platform/verb';
 import { explain } from './insights';
 import * as s from './schemas';
 import { approvalQueue } from './queue';
-import { decide } from './service';
+import { decide, listActions } from './service';
 
 /** The actions verbs the routes and the console share (docs/architecture.md#verbs). */
 export const approvalsVerb = defineVerb({
@@ -11,6 +11,15 @@ export const approvalsVerb = defineVerb({
   scopeFamily: 'approvals',
   input: { query: s.QueueQuery },
   run: (ctx, query) => approvalQueue(ctx, query),
+});
+
+/** The tenant's actions, newest first (GET /v1/actions; the console's actions page). */
+export const listActionsVerb = defineVerb({
+  name: 'actions.list',
+  method: 'get',
+  confinable: true,
+  input: { query: s.ListQuery },
+  run: (ctx, page) => listActions(ctx, page),
 });
 
 export const explainVerb = defineVerb({

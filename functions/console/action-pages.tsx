@@ -1,20 +1,16 @@
 /** @jsxImportSource hono/jsx */
-import { recentActions } from '../actions/queries';
-import { statusDto } from '../actions/service';
-import { explainVerb } from '../actions/verbs';
+import { explainVerb, listActionsVerb } from '../actions/verbs';
 import type { ConsoleContext } from './http';
 import { tenantOf, viewerOf } from './viewer';
 import { ActionPage, ActionsPage } from './views/actions';
 
 const PAGE = 50;
 
-/** The tenant's submitted actions, newest first, a page at a time, each as `GET /v1/actions/{action_id}` shows it. */
+/** The tenant's submitted actions, newest first, a page at a time: the list verb (`GET /v1/actions`). */
 export async function actionsPage(c: ConsoleContext) {
   const offset = Math.max(0, Math.min(1_000_000, Number.parseInt(c.req.query('offset') ?? '0', 10) || 0));
-  const t = tenantOf(c);
-  const { page, total } = await recentActions(t.db, t.tenantId, { limit: PAGE, offset });
-  const rows = page.map((row) => ({ ...statusDto(row), outcome: row.outcome }));
-  return c.html(<ActionsPage viewer={viewerOf(c)} rows={rows} total={total} offset={offset} limit={PAGE} />);
+  const { actions, total } = await listActionsVerb(tenantOf(c), { limit: PAGE, offset });
+  return c.html(<ActionsPage viewer={viewerOf(c)} rows={actions} total={total} offset={offset} limit={PAGE} />);
 }
 
 /** One action and its explanation (`GET /v1/actions/{action_id}/explain`). */

@@ -1,13 +1,13 @@
 /** @jsxImportSource hono/jsx */
 import { CONFIRMATION_PHRASE } from '../../shared/control/decide';
 import type { AppError } from '../../shared/platform/errors';
-import * as rollbacks from '../rollback/service';
+import { historyVerb, previewVerb, rollbackVerb } from '../rollback/verbs';
 import { type ConsoleContext, formOf } from './http';
 import { messageOf, tenantOf, viewerOf } from './viewer';
 import { RollbackPage } from './views/rollback';
 
 async function render(c: ConsoleContext, props: Omit<Parameters<typeof RollbackPage>[0], 'viewer' | 'recent'>, status = 200) {
-  const recent = await rollbacks.history(tenantOf(c), { limit: 10, offset: 0 });
+  const recent = await historyVerb(tenantOf(c), { limit: 10 });
   return c.html(<RollbackPage viewer={viewerOf(c)} recent={recent} {...props} />, status as 200);
 }
 
@@ -17,7 +17,7 @@ export const rollbackPage = (c: ConsoleContext) => render(c, {});
 export async function rollbackPreview(c: ConsoleContext) {
   const target = c.req.query('target') ?? '';
   try {
-    return await render(c, { target, previewed: await rollbacks.preview(tenantOf(c), { target }) });
+    return await render(c, { target, previewed: await previewVerb(tenantOf(c), { target }) });
   } catch (err) {
     return render(c, { target, problem: messageOf(err) }, (err as AppError).status);
   }
@@ -30,10 +30,10 @@ export async function rollbackRun(c: ConsoleContext) {
   const ctx = tenantOf(c);
   try {
     if (form.confirmation !== CONFIRMATION_PHRASE) {
-      const previewed = await rollbacks.preview(ctx, { target });
+      const previewed = await previewVerb(ctx, { target });
       return await render(c, { target, previewed, problem: `Type ${CONFIRMATION_PHRASE} to confirm the rollback.` }, 400);
     }
-    return await render(c, { target, done: await rollbacks.rollback(ctx, { target }) });
+    return await render(c, { target, done: await rollbackVerb(ctx, { target }) });
   } catch (err) {
     return render(c, { target, problem: messageOf(err) }, (err as AppError).status);
   }

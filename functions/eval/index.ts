@@ -1,3 +1,5 @@
+import { runFromRoute } from '../../shared/platform/verb';
+import { createBaselineVerb } from './verbs';
 import { createRouter } from '../../shared/platform/app';
 import { ctxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
@@ -9,7 +11,7 @@ const router = createRouter()
   .openapi(routes.gateRoute, async (c) => c.json(await service.gate(ctxOf(c), c.req.valid('json')), 200))
   .openapi(routes.historyRoute, async (c) => c.json(await service.history(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.driftRoute, async (c) => c.json(await service.driftReport(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.createBaselineRoute, async (c) => c.json(await service.createBaseline(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.createBaselineRoute, async (c) => c.json(await runFromRoute(createBaselineVerb, c), 201))
   .openapi(routes.listBaselinesRoute, async (c) => c.json(await service.listBaselines(ctxOf(c)), 200))
   .openapi(routes.deleteBaselineRoute, async (c) => {
     await service.deleteBaseline(ctxOf(c), { baselineId: c.req.valid('param').baseline_id });

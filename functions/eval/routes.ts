@@ -1,5 +1,7 @@
 import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
+import { routeOf } from '../../shared/platform/verb';
+import { createBaselineVerb } from './verbs';
 
 const tags = ['Eval'];
 const experimental = true;
@@ -61,15 +63,13 @@ export const driftRoute = keyRoute({
 });
 
 export const createBaselineRoute = keyRoute({
-  operationId: 'eval.createBaseline',
-  method: 'post',
+  ...routeOf(createBaselineVerb),
   path: '/v1/eval/baselines',
   tags,
   experimental,
   summary: 'Add a recall baseline',
   description:
     'A query and the observation searching it should find; baselines drive `recall_consistency`. Free 1, starter 5, pro+ unlimited (429 RATE_LIMITED beyond).',
-  request: { body: jsonBody(s.BaselineBody) },
   responses: { 201: json(s.Baseline, 'Created') },
 });
 

@@ -1,3 +1,5 @@
+import { runFromRoute } from '../../shared/platform/verb';
+import { createRestrictedVerb } from './verbs';
 import { createRouter } from '../../shared/platform/app';
 import { ctxOf, publicCtxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
@@ -19,7 +21,7 @@ const router = createRouter()
     const body = c.req.valid('json') ?? {};
     return c.json(await service.rotate(ctxOf(c), { expiresAt: body.expires_at }), 200);
   })
-  .openapi(routes.restrictedRoute, async (c) => c.json(await service.createRestricted(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.restrictedRoute, async (c) => c.json(await runFromRoute(createRestrictedVerb, c), 201))
   .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c)), 200))
   .openapi(routes.revokeRoute, async (c) => c.json(await service.revoke(ctxOf(c), { keyId: c.req.valid('json').key_id }), 200));
 

@@ -1,3 +1,5 @@
+import { routeOf } from '../../shared/platform/verb';
+import { createRestrictedVerb } from './verbs';
 import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/openapi';
 import { DAY, HOUR } from '../../shared/platform/time';
 import * as s from './schemas';
@@ -43,14 +45,12 @@ export const rotateRoute = keyRoute({
 });
 
 export const restrictedRoute = keyRoute({
-  operationId: 'keys.createRestricted',
-  method: 'post',
+  ...routeOf(createRestrictedVerb),
   path: '/v1/keys/restricted',
   tags,
   summary: 'Create a restricted key',
   description:
     "Mints a key of the caller's account that may call only what its `scopes` name (`<family>:read`, `<family>:write`, `*`; a GET needs read, any other method write; the family is the operationId's prefix unless the operation names another, and every operation states its scope as `x-required-scope`: deciding approvals needs `approvals:write` and changing control settings `settings:write`, which `actions:write` does not grant). With `agent_id` it reads only that agent's memories and stores only as that agent; with `space_ids` it reads and stores memories only in those spaces. Any other call is 403 FORBIDDEN with `required_scope`. Only an unrestricted key may mint one (a restricted key is 403 FORBIDDEN, `required_scope: \"unrestricted\"`); at most 50 live restricted keys per account (403 svc_ram.v1.tier.limit_exceeded). The secret is shown only in this answer; revoke it with POST /v1/keys/revoke.",
-  request: { body: jsonBody(s.RestrictedKeyBody) },
   responses: { 201: json(s.RestrictedKeyResponse, 'Restricted key created; the secret is shown once'), ...errors(400, 403) },
 });
 

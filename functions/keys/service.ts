@@ -6,13 +6,13 @@ import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
 import { isDisposableEmail } from './disposable';
 import { forgetKeys } from '../../shared/platform/auth';
 import { isLoopbackHost } from '../../shared/platform/config';
-import { AppError, forbidden, limitReached, notFound, validationError } from '../../shared/platform/errors';
+import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
 import { newId, parseUrn, toUrn } from '../../shared/platform/ids';
-import { requireUnrestricted, scopeFamilies, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
+import { requireUnrestricted, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
 import { sendMail } from '../../shared/jobs/mail';
 import { DAY, HOUR } from '../../shared/platform/time';
 import * as q from './queries';
-import { MAX_RESTRICTED_KEYS, type RestrictedKeyBody, toKeyDto } from './schemas';
+import { type RestrictedKeyBody, toKeyDto } from './schemas';
 import type { z } from '@hono/zod-openapi';
 
 export const VERIFICATION_TTL_MS = 24 * HOUR;
@@ -273,32 +273,28 @@ async function spacesOf(ctx: TenantCtx, given: string[] | undefined): Promise<st
 }
 
 /**
- * A restricted key of the caller's account: only an unrestricted key may mint one, and at most
- * MAX_RESTRICTED_KEYS are live at once (counted under a lock of the account, so two concurrent
- * mints cannot both take the last one).
+ * A restricted key's refusals that read nothing: only an unrestricted key may mint one, with known
+ * scopes and an expiry ahead. The cap (MAX_RESTRICTED_KEYS live at once) is the create verb's,
+ * counted under a lock of the account (functions/keys/verbs.ts).
  */
-export async function createRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
-  const { auth, now } = ctx;
-  requireUnrestricted(auth, 'create keys');
-  const unknown = unknownScopes(body.scopes);
+export function admitRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
+  requireUnrestricted(ctx.auth, 'create keys');
+  // The families of the app that took the request (shared/platform/metrics.ts, AppRegistry).
+  const families = ctx.registry?.scopeFamilies ?? new Set<string>();
+  const unknown = unknownScopes(body.scopes, families);
   if (unknown.length) {
     const which = `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
-    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${scopeFamilies().join(', ')}`);
+    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${[...families].sort().join(', ')}`);
   }
-  if (body.expires_at && body.expires_at <= now) throw validationError('expires_at', 'must be in the future');
+  if (body.expires_at && body.expires_at <= ctx.now) throw validationError('expires_at', 'must be in the future');
+}
+
+export async function createRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
+  const { auth, now } = ctx;
   const spaceIds = await spacesOf(ctx, body.space_ids);
   const restriction = { name: body.name, scopes: [...new Set(body.scopes)], agentId: body.agent_id ?? null, spaceIds };
   const key = await write(ctx, async (work) => {
     await lockManagingKey(work.tx, auth);
-    await work.lock(`restricted-keys:${auth.tenantId}`);
-    const live = await q.countLiveRestricted(work.tx, auth.tenantId, now);
-    if (live >= MAX_RESTRICTED_KEYS) {
-      throw limitReached(
-        `At most ${MAX_RESTRICTED_KEYS} live restricted keys per account; revoke one first`,
-        { metric: 'restricted_keys', current: live, limit: MAX_RESTRICTED_KEYS, plan: ctx.tier, resets_at: null },
-        { now, upgradeUrl: ctx.services.config.UPGRADE_URL },
-      );
-    }
     return issueKey(work, { tenantId: auth.tenantId, expiresAt: body.expires_at ?? null, reason: 'restricted', restriction });
   });
   return {

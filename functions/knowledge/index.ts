@@ -4,9 +4,11 @@ import { defineFamily } from '../../shared/platform/family';
 import { paths } from './paths';
 import * as routes from './routes';
 import * as service from './service';
+import { runFromRoute } from '../../shared/platform/verb';
+import { createTripleVerb } from './verbs';
 
 const router = createRouter()
-  .openapi(routes.createTripleRoute, async (c) => c.json(await service.createTriple(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.createTripleRoute, async (c) => c.json(await runFromRoute(createTripleVerb, c), 201))
   .openapi(routes.listTriplesRoute, async (c) => c.json(await service.listTriples(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.getTripleRoute, async (c) => c.json(await service.getTriple(ctxOf(c), { tripleId: c.req.valid('param').triple_id }), 200))
   .openapi(routes.deleteTripleRoute, async (c) => c.json(await service.deleteTriple(ctxOf(c), { tripleId: c.req.valid('param').triple_id }), 200))
@@ -25,6 +27,6 @@ export default defineFamily({
   },
   router,
   restore: {
-    triple: { feature: 'knowledge_graph', restore: async (ctx, body) => (await service.createTriple(ctx, body as never)).triple_id.slice('urn:uuid:'.length) },
+    triple: { feature: 'knowledge_graph', restore: async (ctx, body) => (await createTripleVerb(ctx, body)).triple_id.slice('urn:uuid:'.length) },
   },
 });

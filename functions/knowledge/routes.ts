@@ -1,5 +1,7 @@
+import { routeOf } from '../../shared/platform/verb';
+import { createTripleVerb } from './verbs';
 import { MENTION_RULE } from '../../shared/memory/entities';
-import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { errors, json, keyRoute } from '../../shared/platform/openapi';
 import { PATH_FANOUT, PATH_FRONTIER } from './queries';
 import * as s from './schemas';
 
@@ -7,14 +9,11 @@ const tags = ['Knowledge graph'];
 const feature = 'knowledge_graph' as const;
 
 export const createTripleRoute = keyRoute({
-  operationId: 'knowledge.createTriple',
-  feature,
-  method: 'post',
+  ...routeOf(createTripleVerb),
   path: '/v1/knowledge/triples',
   tags,
   summary: 'Add a subject-predicate-object triple',
   description: `Entities are found by name, and created when missing: names are trimmed, whitespace runs become one space, and they are lowercased. An entity is its name: a triple that names an existing entity reuses it whatever type it gives or omits; \`subject_type\` and \`object_type\` set the type of an entity that is created (default \`${s.DEFAULT_TYPE}\`) or still has the default type, and never change another type. Creating the same entity from parallel requests yields one entity. The same triple may be added more than once (from different sources, say); each is its own triple. \`source_memory_id\` must name a live memory of yours, else 404 (the same answer for an id that names nothing and another tenant's memory); when that memory is later deleted, purged after its TTL or removed by a rollback, the triple stays and its \`source_memory_id\` reads null (a rollback that brings the memory back does not restore it).`,
-  request: { body: jsonBody(s.CreateTripleBody) },
   responses: { 201: json(s.TripleSchema, 'The triple, with both entities'), ...errors(404) },
 });
 

@@ -18,6 +18,8 @@ export interface BoundTool {
   experimental: boolean;
   /** Whether the route honours a key confined to an agent or to spaces (`x-confinable`). */
   confinable: boolean;
+  /** The scope a restricted key needs (`x-required-scope`). */
+  scope: string;
 }
 
 interface Parameter {
@@ -92,6 +94,7 @@ function bind(spec: ToolSpec, method: string, path: string, op: Json, components
     feature: op['x-required-feature'] as Feature | undefined,
     experimental: op['x-experimental'] === true,
     confinable: op['x-confinable'] === true,
+    scope: op['x-required-scope'] as string,
   };
 }
 

@@ -10,7 +10,7 @@ import type { Context, Hono } from 'hono';
 import { authenticate, countUncounted } from '../../shared/platform/auth';
 import { type AppEnv, VIA_ENV } from '../../shared/platform/context';
 import { AppError, errorBody } from '../../shared/platform/errors';
-import { MAX_BODY_BYTES } from '../../shared/platform/app';
+import { MAX_BODY_BYTES, publicBase } from '../../shared/platform/app';
 import { type Services, VERSION } from '../../shared/platform/services';
 import { errorFields } from '../../shared/platform/error-fields';
 import { LIMIT_HEADER_NAMES, type LimitState, limitHeaders, setLimitHeaders } from '../../shared/platform/rate-limit-headers';
@@ -20,23 +20,6 @@ import { type McpCaller, serverFor } from './server';
 
 export const MCP_PATH = '/mcp';
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
-
-type Socket = { localAddress?: string; localPort?: number; encrypted?: boolean };
-
-/**
- * Where this server is reached, for the absolute URLs it hands out: PUBLIC_URL, else the address
- * the connection came in on (Node), else none (Workers without PUBLIC_URL). Never the request's
- * Host, which the caller chooses: a 401 would point a client at a metadata URL an attacker named.
- */
-export function publicBase(c: Context<AppEnv>): string | null {
-  const configured = c.get('services').config.PUBLIC_URL;
-  if (configured) return configured.replace(/\/+$/, '');
-  const socket = (c.env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
-  if (!socket?.localAddress || !socket.localPort) return null;
-  const address = socket.localAddress.replace(/^::ffff:(?=\d+\.)/, '');
-  const host = address.includes(':') ? `[${address}]` : address;
-  return `${socket.encrypted ? 'https' : 'http'}://${host}:${socket.localPort}`;
-}
 
 /**
  * `/mcp`: the Model Context Protocol over streamable HTTP, stateless (a server per request), on

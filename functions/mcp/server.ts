@@ -2,7 +2,7 @@ import { McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontex
 import type { AuthContext } from '../../shared/platform/context';
 import { errorFields } from '../../shared/platform/error-fields';
 import { AppError, errorBody, validationError } from '../../shared/platform/errors';
-import { isConfined, mayUse, requiredScope } from '../../shared/platform/scopes';
+import { isConfined, mayUse } from '../../shared/platform/scopes';
 import type { Services } from '../../shared/platform/services';
 import { hasFeature } from '../../shared/platform/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
@@ -60,7 +60,7 @@ const annotationsOf = (spec: BoundTool['spec']) => ({
 export const mayCall = (tool: BoundTool, caller: Pick<McpCaller, 'auth' | 'experimentalEnabled'>) =>
   (!tool.feature || hasFeature(caller.auth.tier, tool.feature)) &&
   (!tool.experimental || caller.experimentalEnabled) &&
-  mayUse(caller.auth, requiredScope(tool.spec.operationId, tool.method)) &&
+  mayUse(caller.auth, tool.scope) &&
   (tool.confinable || !isConfined(caller.auth.restriction));
 
 type Listing = { name: string; title: string; description: string; inputSchema: Json & { type: 'object' }; annotations: ReturnType<typeof annotationsOf> };

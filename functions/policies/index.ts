@@ -6,7 +6,7 @@ import * as routes from './routes';
 import type { PolicyInput, ReplaceInput } from './schemas';
 import * as service from './service';
 import { runFromRoute } from '../../shared/platform/verb';
-import { listPoliciesVerb, testPoliciesVerb } from './verbs';
+import { createPolicyVerb, listPoliciesVerb, replacePolicyVerb, restorePolicyVerb, testPoliciesVerb } from './verbs';
 
 // The YAML media type is documented as a string; the body parser has turned it into this JSON by now.
 const policyHook = policyValidationHook();
@@ -19,7 +19,7 @@ const router = createRouter()
   .openapi(
     parsingBody(routes.createRoute),
     async (c) => {
-      const { status, body } = await service.createPolicy(ctxOf(c), c.req.valid('json') as PolicyInput);
+      const { status, body } = await createPolicyVerb.perform(ctxOf(c), c.req.valid('json') as PolicyInput);
       return status === 201 ? c.json(body, 201) : c.json(body, 200);
     },
     policyHook,
@@ -30,15 +30,11 @@ const router = createRouter()
   )
   .openapi(
     parsingBody(routes.replaceRoute),
-    async (c) =>
-      c.json(
-        await service.replacePolicy(ctxOf(c), {
-          policyName: c.req.valid('param').policy_name,
-          queryAgentId: c.req.valid('query').agent_id,
-          body: c.req.valid('json') as ReplaceInput,
-        }),
-        200,
-      ),
+    async (c) => {
+      const body = c.req.valid('json') as ReplaceInput;
+      const agentId = service.sameScope(c.req.valid('query').agent_id, body.agent_id);
+      return c.json(await replacePolicyVerb.perform(ctxOf(c), { ...body, policy_name: c.req.valid('param').policy_name, agent_id: agentId }), 200);
+    },
     policyHook,
   )
   .openapi(routes.deleteRoute, async (c) =>
@@ -53,6 +49,6 @@ export default defineFamily({
   },
   router,
   restore: {
-    policy: { feature: 'draft_policies', restore: (ctx, body) => service.restorePolicy(ctx, body as PolicyInput) },
+    policy: { feature: 'draft_policies', restore: (ctx, body) => restorePolicyVerb(ctx, body) },
   },
 });

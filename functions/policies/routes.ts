@@ -2,7 +2,7 @@ import { errors as errorsOf, json, keyRoute } from '../../shared/platform/openap
 import { routeOf } from '../../shared/platform/verb';
 import { MAX_EVALUATED_CHARS, TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import * as s from './schemas';
-import { listPoliciesVerb, testPoliciesVerb } from './verbs';
+import { createPolicyVerb, listPoliciesVerb, replacePolicyVerb, testPoliciesVerb } from './verbs';
 
 const tags = ['Policies'];
 const invalid = {
@@ -32,9 +32,7 @@ const bodies =
 const limits = `At most ${s.MAX_RULES} rules and ${s.MAX_WHITELISTED_DOMAINS} whitelisted domains; patterns up to 1,000 characters, run on RE2 (linear time; no backreferences or lookarounds).`;
 
 export const createRoute = keyRoute({
-  operationId: 'policies.create',
-  feature: 'draft_policies',
-  method: 'post',
+  ...routeOf(createPolicyVerb),
   path: '/v1/control/policies',
   tags,
   summary: 'Create a policy, or update the one of that name (upsert)',
@@ -74,9 +72,7 @@ export const getRoute = keyRoute({
 });
 
 export const replaceRoute = keyRoute({
-  operationId: 'policies.replace',
-  feature: 'draft_policies',
-  method: 'put',
+  ...routeOf(replacePolicyVerb),
   path: '/v1/control/policies/{policy_name}',
   tags,
   summary: "Replace a policy's rules and metadata",

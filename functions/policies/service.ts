@@ -1,7 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { validInput } from '../../shared/platform/app';
 import { BUILTIN_POLICIES, builtinListedName, isBuiltinName } from '../../shared/control/builtins';
-import { cannotDeleteBuiltin, invalidPolicy, policyLimitExceeded, policyNotFound } from '../../shared/control/errors';
+import { cannotDeleteBuiltin, invalidPolicy, policyNotFound } from '../../shared/control/errors';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
 import { evaluatePolicies } from '../../shared/control/evaluate';
 import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
@@ -9,7 +9,7 @@ import { readControlSettings } from '../../shared/control/settings';
 import { APPROVAL_MODES, CONNECTORS, type PolicyDefinition, type PolicyRule, type PolicyStepType } from '../../shared/control/types';
 import type { TenantCtx } from '../../shared/platform/context';
 import { newId } from '../../shared/platform/ids';
-import { requireFeature, tiers } from '../../shared/platform/tiers';
+import { requireFeature } from '../../shared/platform/tiers';
 import { write } from '../../shared/platform/unit-of-work';
 import { policyRefusal } from './body';
 import * as q from './queries';
@@ -78,9 +78,9 @@ function writeResult(row: q.PolicyRow, action: 'created' | 'updated' | 'disabled
 const auditMeta = (row: q.PolicyRow) => ({ name: row.name, agent_id: row.agentId, version: row.version, enabled: row.enabled, rule_count: row.rules.length });
 
 /**
- * Create, upsert (POST) or replace (PUT) at one scope, under the tenant's policy lock so the count
- * against the tier's limit cannot race. The limit counts enabled custom policies at every scope;
- * a disabled one does not count, and re-enabling it needs room.
+ * Create, upsert (POST) or replace (PUT) at one scope, under the tenant's policy lock. The tier's
+ * limit is the verbs' (functions/policies/verbs.ts, `policyLimit`): counted under the same lock in
+ * the unit of work this joins, whichever surface calls.
  */
 async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 'insert') {
   if (p.agentId !== null) requireFeature(ctx.tier, 'agent_scoped_policies');
@@ -89,12 +89,6 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 
     const existing = await q.policyAt(work.tx, ctx.tenantId, p.name, p.agentId);
     if (!existing && mode === 'replace') throw policyNotFound(p.name, p.agentId);
     if (existing && mode === 'insert') return null;
-    if (p.enabled && !existing?.enabled) {
-      const limit = tiers[ctx.tier].limits.custom_policies;
-      const enabled = limit === null ? 0 : await q.countEnabled(work.tx, ctx.tenantId);
-      if (limit !== null && enabled >= limit)
-        throw policyLimitExceeded(enabled, limit, ctx.tier, { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL });
-    }
     const fields = {
       description: p.description,
       stepTypes: p.stepTypes,
@@ -128,6 +122,16 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 
 /** The create body, checked here too: any caller gets the route's refusals (docs/portability.md#what-an-import-checks). */
 const validPolicy = (input: z.input<typeof PolicyBody>): PolicyInput => validInput(PolicyBody, input, (e) => policyRefusal(e.issues));
 
+/**
+ * A create body's refusals that come before the limit (an invalid policy, an agent scope the tier
+ * lacks), and the name, scope and enabled flag the limit reads.
+ */
+export function admitPolicy(ctx: TenantCtx, input: z.input<typeof PolicyBody>) {
+  const p = normalize(validPolicy(input));
+  if (p.agentId !== null) requireFeature(ctx.tier, 'agent_scoped_policies');
+  return p;
+}
+
 export async function createPolicy(ctx: TenantCtx, input: z.input<typeof PolicyBody>) {
   const { status, body } = (await save(ctx, normalize(validPolicy(input)), 'upsert'))!;
   return { status, body };
@@ -142,15 +146,30 @@ export async function restorePolicy(ctx: TenantCtx, input: z.input<typeof Policy
   return saved?.id ?? null;
 }
 
-export async function replacePolicy(ctx: TenantCtx, input: { policyName: string; queryAgentId?: string; body: z.infer<typeof ReplaceBody> }) {
-  const { policyName, queryAgentId, body } = input;
+/**
+ * A replacement's refusals that come before the limit, and what it saves: the name from the path,
+ * the scope from the body, else the query (the route refuses the two differing).
+ */
+export function admitReplacement(ctx: TenantCtx, input: { policy_name: string } & z.infer<typeof ReplaceBody>) {
+  const { policy_name: policyName, ...body } = input;
   if (isBuiltinName(policyName))
     throw invalidPolicy(`${policyName} is built in and cannot be changed`, [{ path: 'name', message: 'is the name of a built-in policy' }]);
   if (body.name !== undefined && body.name !== policyName)
     throw invalidPolicy(`name ${body.name} differs from the policy in the path (${policyName})`, [{ path: 'name', message: 'must be the name in the path' }]);
-  if (queryAgentId !== undefined && body.agent_id !== undefined && queryAgentId !== body.agent_id)
+  const p = normalize({ ...body, name: policyName });
+  if (p.agentId !== null) requireFeature(ctx.tier, 'agent_scoped_policies');
+  return p;
+}
+
+export async function replacePolicy(ctx: TenantCtx, input: { policy_name: string } & z.infer<typeof ReplaceBody>) {
+  return (await save(ctx, admitReplacement(ctx, input), 'replace'))!.body;
+}
+
+/** The route's two places for one scope must agree (PUT /v1/control/policies/{policy_name}?agent_id=). */
+export function sameScope(queryAgentId: string | undefined, bodyAgentId: string | undefined) {
+  if (queryAgentId !== undefined && bodyAgentId !== undefined && queryAgentId !== bodyAgentId)
     throw invalidPolicy('agent_id in the query and in the body differ', [{ path: 'agent_id', message: 'differs from the agent_id query parameter' }]);
-  return (await save(ctx, normalize({ ...body, name: policyName, agent_id: body.agent_id ?? queryAgentId }), 'replace'))!.body;
+  return bodyAgentId ?? queryAgentId;
 }
 
 /** Soft delete: enabled false and version + 1. Disabling a disabled policy changes nothing. */

@@ -1,13 +1,13 @@
 import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
+import { runFromRoute } from '../../shared/platform/verb';
 import * as routes from './routes';
-import * as service from './service';
+import { historyVerb, previewVerb, rollbackVerb } from './verbs';
 
 const router = createRouter()
-  .openapi(routes.rollbackRoute, async (c) => c.json(await service.rollback(ctxOf(c), c.req.valid('json')), 200))
-  .openapi(routes.previewRoute, async (c) => c.json(await service.preview(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.historyRoute, async (c) => c.json(await service.history(ctxOf(c), c.req.valid('query')), 200));
+  .openapi(routes.rollbackRoute, async (c) => c.json(await runFromRoute(rollbackVerb, c), 200))
+  .openapi(routes.previewRoute, async (c) => c.json(await runFromRoute(previewVerb, c), 200))
+  .openapi(routes.historyRoute, async (c) => c.json(await runFromRoute(historyVerb, c), 200));
 
 export default defineFamily({
   name: 'rollback',

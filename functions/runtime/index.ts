@@ -5,6 +5,8 @@ import { recordIntervention, listInterventions } from './interventions';
 import * as missions from './missions';
 import * as routes from './routes';
 import * as service from './service';
+import { runFromRoute } from '../../shared/platform/verb';
+import { createAgentVerb, createCapabilityVerb, restoreAgentVerb, restoreCapabilityVerb } from './verbs';
 import { VERBS } from './transitions';
 
 type Params<K extends string> = { req: { valid(t: 'param'): Record<K, string> } };
@@ -12,9 +14,9 @@ const agentId = (c: Params<'agent_id'>) => c.req.valid('param').agent_id;
 const missionId = (c: Params<'mission_id'>) => c.req.valid('param').mission_id;
 
 const router = createRouter()
-  .openapi(routes.createCapabilityRoute, async (c) => c.json(await service.createCapability(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.createCapabilityRoute, async (c) => c.json(await runFromRoute(createCapabilityVerb, c), 201))
   .openapi(routes.listCapabilitiesRoute, async (c) => c.json(await service.listCapabilities(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.createAgentRoute, async (c) => c.json(await service.createAgent(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.createAgentRoute, async (c) => c.json(await runFromRoute(createAgentVerb, c), 201))
   .openapi(routes.listAgentsRoute, async (c) => c.json(await service.listAgents(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.getAgentRoute, async (c) => c.json(await service.getAgent(ctxOf(c), { agentId: agentId(c) }), 200))
   .openapi(routes.updateAgentRoute, async (c) => c.json(await service.updateAgent(ctxOf(c), { agentId: agentId(c), ...c.req.valid('json') }), 200))
@@ -49,7 +51,7 @@ export default defineFamily({
   },
   router,
   restore: {
-    pack: { restore: (ctx, body) => service.restoreCapability(ctx, body as never) },
-    agent: { restore: (ctx, body) => service.restoreAgent(ctx, body as never) },
+    pack: { restore: (ctx, body) => restoreCapabilityVerb(ctx, body) },
+    agent: { restore: (ctx, body) => restoreAgentVerb(ctx, body) },
   },
 });

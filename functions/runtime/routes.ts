@@ -1,5 +1,7 @@
 import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
+import { routeOf } from '../../shared/platform/verb';
+import { createAgentVerb, createCapabilityVerb } from './verbs';
 import { TRANSITIONS, type Verb } from './transitions';
 
 const tags = ['Runtime'];
@@ -7,14 +9,12 @@ const tags = ['Runtime'];
 // ---- capability packs
 
 export const createCapabilityRoute = keyRoute({
-  operationId: 'runtime.createCapability',
-  method: 'post',
+  ...routeOf(createCapabilityVerb),
   path: '/v1/capabilities',
   tags,
   summary: 'Register a capability pack',
   description:
     'A named set of tools an agent may use, with a risk level per tool. A tool is an action (`github.create_issue`) or a connector (`github`: every `github.*` action). A risk level for a tool the pack does not list, or a level other than low, medium, high, critical, is 400; a name in use is 409.',
-  request: { body: jsonBody(s.CapabilityBody) },
   responses: { 201: json(s.Capability, 'The pack'), ...errorsOf(409) },
 });
 
@@ -32,14 +32,12 @@ export const listCapabilitiesRoute = keyRoute({
 // ---- agents
 
 export const createAgentRoute = keyRoute({
-  operationId: 'runtime.createAgent',
-  method: 'post',
+  ...routeOf(createAgentVerb),
   path: '/v1/agents',
   tags,
   summary: 'Register an agent',
   description:
     '`provider` and `model` are required. `agent_id` is yours (the id the agent writes memories, traces and actions under) or a generated `agt_...`; one in use is 409. Every capability pack named must exist (404). A new agent is `active`.',
-  request: { body: jsonBody(s.AgentBody) },
   responses: { 201: json(s.Agent, 'The agent'), ...errorsOf(404, 409) },
 });
 

@@ -1,11 +1,12 @@
 import type { Context } from 'hono';
-import { createRouter } from '../../shared/platform/app';
+import { createRouter, publicBase } from '../../shared/platform/app';
 import { type AppEnv, ctxOf, publicCtxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
 import * as routes from './routes';
 import * as service from './service';
 
-const originOf = (c: Context<AppEnv>) => new URL(c.req.url).origin;
+/** Where the share link points when no base is configured: never the request's Host (publicBase). */
+const originOf = (c: Context<AppEnv>) => publicBase(c) ?? '';
 
 const router = createRouter()
   .openapi(routes.shareRoute, async (c) => c.json(await service.createShare(ctxOf(c), { ...c.req.valid('json'), origin: originOf(c) }), 201))

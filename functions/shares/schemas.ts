@@ -24,7 +24,11 @@ export const ShareCreated = z
     share_id: z.string().openapi({ example: 'shr_4f9Qw2b8Zr1LmT0aXcVe3K' }),
     token: z.string().openapi({ description: 'The invitation secret; shown only here and on rotation', example: EXAMPLE_TOKEN }),
     token_prefix: z.string().openapi({ description: 'First 10 characters of the token, kept to recognise it later' }),
-    share_url: z.string().openapi({ example: `https://app.example.com/join?token=${EXAMPLE_TOKEN}` }),
+    share_url: z.string().openapi({
+      description:
+        'SHARE_BASE_URL, else PUBLIC_URL, else the address the server listens on, then /join?token=...; never the request Host. Without any of them, the path alone.',
+      example: `https://app.example.com/join?token=${EXAMPLE_TOKEN}`,
+    }),
     tag: z.string(),
     kind: Kind,
     space_id: z.string().nullable(),

@@ -22,7 +22,10 @@ async function newToken(now: Date) {
   return { token, hash: await sha256Hex(token), prefix: token.slice(0, TOKEN_PREFIX_LENGTH), expiresAt: new Date(now.getTime() + SHARE_TTL_MS) };
 }
 
-/** `{SHARE_BASE_URL | PUBLIC_URL | request origin}/join?token=...` */
+/**
+ * `{SHARE_BASE_URL | PUBLIC_URL | listening address}/join?token=...`; `origin` is the route's
+ * `publicBase`, never the request's Host; without any of them the link is the path alone.
+ */
 function shareUrl({ services }: Ctx, origin: string, token: string) {
   const base = (services.config.SHARE_BASE_URL ?? services.config.PUBLIC_URL ?? origin).replace(/\/+$/, '');
   return `${base}/join?token=${encodeURIComponent(token)}`;

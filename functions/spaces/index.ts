@@ -3,9 +3,11 @@ import { ctxOf } from '../../shared/platform/context';
 import { defineFamily } from '../../shared/platform/family';
 import * as routes from './routes';
 import * as service from './service';
+import { runFromRoute } from '../../shared/platform/verb';
+import { createSpaceVerb } from './verbs';
 
 const router = createRouter()
-  .openapi(routes.createRoute, async (c) => c.json(await service.createSpace(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.createRoute, async (c) => c.json(await runFromRoute(createSpaceVerb, c), 201))
   .openapi(routes.listRoute, async (c) => c.json(await service.listSpaces(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.getRoute, async (c) => c.json(await service.getSpace(ctxOf(c), { spaceId: c.req.valid('param').space_id }), 200))
   .openapi(routes.updateRoute, async (c) =>
@@ -23,5 +25,5 @@ export default defineFamily({
   name: 'spaces',
   tag: { name: 'Context spaces', description: 'Namespaces for memories with agent and tenant allow-lists' },
   router,
-  restore: { space: { restore: async (ctx, body) => (await service.createSpace(ctx, body as never)).space_id.slice('urn:uuid:'.length) } },
+  restore: { space: { restore: async (ctx, body) => (await createSpaceVerb(ctx, body)).space_id.slice('urn:uuid:'.length) } },
 });

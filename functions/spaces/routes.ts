@@ -1,18 +1,17 @@
+import { routeOf } from '../../shared/platform/verb';
+import { createSpaceVerb } from './verbs';
 import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import * as s from './schemas';
 
 const tags = ['Context spaces'];
 
 export const createRoute = keyRoute({
-  operationId: 'spaces.create',
-  confinable: true,
-  method: 'post',
+  ...routeOf(createSpaceVerb),
   path: '/v1/context-spaces',
   tags,
   summary: 'Create a context space',
   description:
     "The caller becomes the owner. All tiers may create spaces; a non-empty `allowed_tenant_ids` needs Pro+ (403 FEATURE_NOT_AVAILABLE). Storing memories into a space (`space_id` on POST /v1/memories) needs Pro+. Tenants and teams in `allowed_tenant_ids` read the space; with `team_write: true` (default false) members of the granted teams with role owner, admin or member also store into it (the memories are the owner's and count against the owner's quota), while `readonly` members and tenants listed by id still only read.",
-  request: { body: jsonBody(s.CreateSpaceBody) },
   responses: { 201: json(s.SpaceSchema, 'Space created'), ...errors(400, 403) },
 });
 

@@ -151,7 +151,7 @@ export const deliverJob: JobHandler = async (job, { db, now, services }) => {
       span?.setAttribute('http.response.status_code', result.statusCode);
       return result;
     },
-    contextOf(traceparent),
+    { parent: contextOf(traceparent), tracing: services.tracing },
   );
   const attemptId = job.attempts === 1 ? delivery_id : newId('delivery');
   const { deactivated } = await settle(services, now, hook, event, attemptId, job.attempts, outcome);

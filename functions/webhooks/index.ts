@@ -8,13 +8,13 @@ import * as q from './queries';
 import * as routes from './routes';
 import * as service from './service';
 import { runFromRoute } from '../../shared/platform/verb';
-import { deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
+import { createWebhookVerb, deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
 
 const id = (c: { req: { valid(t: 'param'): { webhook_id: string } } }) => c.req.valid('param').webhook_id;
 
 const router = createRouter()
   // An invalid webhook body is 422, as the contract answers webhook validation.
-  .openapi(routes.createRoute, async (c) => c.json(await service.createWebhook(ctxOf(c), c.req.valid('json')), 201), validationHook(422))
+  .openapi(routes.createRoute, async (c) => c.json(await runFromRoute(createWebhookVerb, c), 201), createWebhookVerb.hook)
   .openapi(routes.listRoute, async (c) => c.json(await runFromRoute(listWebhooksVerb, c), 200))
   .openapi(routes.getRoute, async (c) => c.json(await runFromRoute(getWebhookVerb, c), 200))
   .openapi(

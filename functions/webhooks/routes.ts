@@ -1,7 +1,7 @@
 import { ErrorSchema, errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
 import { routeOf } from '../../shared/platform/verb';
 import * as s from './schemas';
-import { deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
+import { createWebhookVerb, deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
 
 const tags = ['Webhooks'];
 const feature = 'webhooks' as const;
@@ -18,14 +18,11 @@ const signing =
   'Deliveries are signed the Standard Webhooks way: `webhook-id` (the event id), `webhook-timestamp` (seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret; docs/teams-and-webhooks.md#verifying-a-delivery shows how a receiver checks it.';
 
 export const createRoute = keyRoute({
-  operationId: 'webhooks.create',
-  feature,
-  method: 'post',
+  ...routeOf(createWebhookVerb),
   path: '/v1/webhooks',
   tags,
   summary: 'Register a webhook',
   description: `The URL must be HTTPS and must not resolve to a loopback, private, link-local or metadata address; an unknown event type or an empty list is 422 VALIDATION_ERROR (as every invalid field of the body); more than ${s.MAX_WEBHOOKS} webhooks is 403 svc_ram.v1.tier.limit_exceeded with \`usage\`. The answer carries the signing \`secret\`, shown only this once. ${signing}`,
-  request: { body: jsonBody(s.CreateWebhookBody) },
   validationStatus: 422,
   responses: { 201: json(s.CreatedWebhook, 'The webhook and its signing secret'), ...invalidWebhook },
 });

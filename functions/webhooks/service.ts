@@ -1,14 +1,14 @@
 import type { z } from '@hono/zod-openapi';
 import { deliveryJob, insertEvent, WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
 import type { TenantCtx } from '../../shared/platform/context';
-import { AppError, limitReached, notFound, validationError } from '../../shared/platform/errors';
+import { AppError, notFound, validationError } from '../../shared/platform/errors';
 import { newId } from '../../shared/platform/ids';
 import { destinationProblem } from '../../shared/platform/outbound';
 import type { PageInput } from '../../shared/platform/pagination';
 import { DAY } from '../../shared/platform/time';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import * as q from './queries';
-import { type CreateWebhookBody, ListPaging, MAX_WEBHOOKS, toDeliveryDto, toWebhookDto, type UpdateWebhookBody } from './schemas';
+import { type CreateWebhookBody, ListPaging, toDeliveryDto, toWebhookDto, type UpdateWebhookBody } from './schemas';
 
 /** After a rotation, deliveries are signed with the old secret too for this long. */
 export const SECRET_OVERLAP_MS = DAY;
@@ -20,7 +20,7 @@ function newSecret(): string {
 }
 
 /** The address rule at registration: 422 naming `url`, like the body's other checks. */
-async function assertDestination(ctx: TenantCtx, url: string) {
+export async function assertDestination(ctx: TenantCtx, url: string) {
   const { config } = ctx.services;
   const problem = await destinationProblem(url, { allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, resolveHost: ctx.services.resolveHost });
   if (problem) throw validationError('url', problem, 422);
@@ -38,18 +38,12 @@ async function webhookFor(ctx: TenantCtx, webhookId: string, lock = false) {
 const audit = (work: Work<TenantCtx>, operation: string, webhookId: string, metadata: Record<string, unknown>) =>
   work.audit({ operation, resourceType: 'webhook', resourceId: webhookId, metadata });
 
+/**
+ * A new webhook, in the unit of work of the create verb, which has counted the tenant's webhooks
+ * under the webhooks lock (functions/webhooks/verbs.ts) and checked the destination before it.
+ */
 export async function createWebhook(ctx: TenantCtx, input: z.infer<typeof CreateWebhookBody>) {
-  await assertDestination(ctx, input.url);
   return write(ctx, async (work) => {
-    await work.lock(`webhooks:${ctx.tenantId}`); // the count below holds under concurrent creates
-    const count = await q.countWebhooks(work.tx, ctx.tenantId);
-    if (count >= MAX_WEBHOOKS) {
-      throw limitReached(
-        `At most ${MAX_WEBHOOKS} webhooks per tenant; delete one first`,
-        { metric: 'webhooks', current: count, limit: MAX_WEBHOOKS, plan: ctx.tier, resets_at: null },
-        { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL },
-      );
-    }
     const secret = newSecret();
     const hook = await q.insertWebhook(work.tx, {
       id: newId('webhook'),

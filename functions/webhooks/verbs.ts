@@ -1,6 +1,8 @@
+import { validationHook } from '../../shared/platform/app';
 import { defineVerb } from '../../shared/platform/verb';
+import * as q from './queries';
 import * as s from './schemas';
-import { getWebhook, listDeliveries, listWebhooks, redeliver, sendTest } from './service';
+import { assertDestination, createWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, sendTest } from './service';
 
 /** The webhooks verbs the routes and the console share (docs/architecture.md#verbs). */
 const feature = 'webhooks' as const;
@@ -43,4 +45,26 @@ export const redeliverVerb = defineVerb({
   feature,
   input: { params: s.DeliveryParams },
   run: (ctx, { webhook_id, delivery_id }) => redeliver(ctx, { webhookId: webhook_id, deliveryId: delivery_id }),
+});
+
+/**
+ * Register a webhook: an invalid body is 422, as the contract answers webhook validation; the
+ * destination is resolved before the unit of work opens; at most MAX_WEBHOOKS per tenant, counted
+ * under the webhooks lock.
+ */
+export const createWebhookVerb = defineVerb({
+  name: 'webhooks.create',
+  method: 'post',
+  feature,
+  input: { body: s.CreateWebhookBody },
+  hook: validationHook(422),
+  check: (ctx, body) => assertDestination(ctx, body.url),
+  limit: {
+    metric: 'webhooks',
+    max: () => s.MAX_WEBHOOKS,
+    lock: (ctx) => `webhooks:${ctx.tenantId}`,
+    count: (tx, ctx) => q.countWebhooks(tx, ctx.tenantId),
+    message: (max) => `At most ${max} webhooks per tenant; delete one first`,
+  },
+  run: (ctx, body) => createWebhook(ctx, body),
 });

@@ -1,4 +1,4 @@
-import { AppError, type ErrorDetail, limitReached } from '../platform/errors';
+import { AppError, type ErrorDetail } from '../platform/errors';
 
 /** The control plane's errors; their statuses are in the one table (shared/platform/errors.ts). */
 export const invalidPolicy = (message: string, details: ErrorDetail[] = []) => new AppError('svc_ram.v1.control.invalid_policy', message, { details });
@@ -7,9 +7,6 @@ export const policyNotFound = (name: string, agentId: string | null) =>
   new AppError('svc_ram.v1.control.policy_not_found', agentId ? `No policy ${name} for agent ${agentId}` : `No policy ${name}`, {});
 
 export const cannotDeleteBuiltin = (name: string) => new AppError('svc_ram.v1.control.cannot_delete_builtin', `${name} is built in and cannot be deleted`, {});
-
-export const policyLimitExceeded = (current: number, limit: number, tier: string, opts: { now: Date; upgradeUrl: string }) =>
-  limitReached(`The ${tier} tier allows ${limit} custom policies`, { metric: 'custom_policies', current, limit, plan: tier, resets_at: null }, opts);
 
 export const invalidDecision = (value: unknown) =>
   new AppError('control.invalid_decision', `decision must be approve or deny, not ${JSON.stringify(value)}`, {

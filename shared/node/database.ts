@@ -4,7 +4,8 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { inSpan, tracingEnabled } from '../platform/tracing';
+import { context, trace } from '@opentelemetry/api';
+import { inSpan } from '../platform/tracing';
 import { type Db, type RawQuery, sqlLiteral, type StorageKind } from '../platform/db';
 import { installShortcuts } from '../platform/driver';
 import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
@@ -97,13 +98,13 @@ const operationOf = (query: unknown): string => {
   return typeof text === 'string' ? (/^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY') : 'QUERY';
 };
 
-/** With tracing on, each query of the client in a `db.query` span under the request's. */
+/** Under a request's span (an app with tracing), each query of the client in a `db.query` span of its own. */
 function traceQueries(client: pg.PoolClient) {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const first = args[0] as { submit?: unknown } | undefined;
     // Callback and submittable (cursor) forms pass as they are.
-    if (!tracingEnabled() || typeof args[args.length - 1] === 'function' || typeof first?.submit === 'function') return query(...args);
+    if (!trace.getSpan(context.active()) || typeof args[args.length - 1] === 'function' || typeof first?.submit === 'function') return query(...args);
     return inSpan('db.query', { 'db.system.name': 'postgresql', 'db.operation.name': operationOf(first) }, () => query(...args) as Promise<unknown>);
   };
 }

@@ -12,6 +12,7 @@ import type { JobHandlers } from '../jobs/outbox';
 import { MemoryRateLimiter, PostgresRateLimiter, RedisRateLimiter } from '../platform/ratelimit';
 import { RequestGate } from '../platform/request-gate';
 import { RequestStats, type Services } from '../platform/services';
+import type { Tracing } from '../platform/tracing';
 import { type Clock, systemClock } from '../platform/time';
 import { nodeClientIp } from './client-ip';
 import { type Database, openPglite, openPostgres } from './database';
@@ -46,6 +47,8 @@ export async function createNodeServices(
     jobHandlers?: JobHandlers;
     maintenance?: Record<string, MaintenanceTask>;
     embedder?: Embedder;
+    /** The OpenTelemetry tracer when the server exports spans (shared/node/tracing.ts). */
+    tracing?: Tracing;
     /** Name resolution for the outbound address rule; the system resolver by default. */
     resolveHost?: (hostname: string) => Promise<string[]>;
   } = {},
@@ -97,6 +100,7 @@ export async function createNodeServices(
     jobHandlers: { ...opts.jobHandlers },
     stats: new RequestStats(),
     metrics,
+    ...(opts.tracing ? { tracing: opts.tracing } : {}),
     clientIp: nodeClientIp(config.TRUST_PROXY),
     hashSecret: (secret) => hash('sha256', secret, 'hex'), // one-shot: a third of createHash's cost
     docsScript: nodeDocsScript,

@@ -4,14 +4,15 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { enableTracing } from '../platform/tracing';
+import type { Tracing } from '../platform/tracing';
 
 /**
  * The OpenTelemetry SDK of the Node server when OTEL_EXPORTER_OTLP_ENDPOINT is set: spans batched
  * to `<endpoint>/v1/traces` over OTLP/HTTP (JSON), the W3C trace-context propagator, and an
- * AsyncLocalStorage context so spans nest across awaits. Returns what flushes and stops it.
+ * AsyncLocalStorage context so spans nest across awaits. Returns the `Tracing` the server's services
+ * carry (an app without it makes no span) and what flushes and stops it.
  */
-export function startTracing(endpoint: string, serviceName: string, version: string): { shutdown(): Promise<void> } {
+export function startTracing(endpoint: string, serviceName: string, version: string): { tracing: Tracing; shutdown(): Promise<void> } {
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName, 'service.version': version }),
     spanProcessors: [
@@ -21,10 +22,9 @@ export function startTracing(endpoint: string, serviceName: string, version: str
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
-  enableTracing();
   return {
+    tracing: { tracer: provider.getTracer('engram') },
     async shutdown() {
-      enableTracing(false);
       await provider.shutdown().catch(() => undefined);
     },
   };

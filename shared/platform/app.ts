@@ -12,7 +12,7 @@ import { errorFields } from './error-fields';
 import { AppError, type ErrorCode, type ErrorDetail, errorBody, invalidRange, SHOULD_RETRY_HEADER, type StatusOf, shouldRetry, shouldRetryOf } from './errors';
 import { newId } from './ids';
 import { rejectNulInUrl, rejectUnsafeBody } from './input-text';
-import { operationOf } from './metrics';
+import { newAppRegistry, operationOf } from './metrics';
 import { traceRequest } from './tracing';
 import { uniqueViolation } from './pg-errors';
 import { answerMethodNotAllowed } from './method-not-allowed';
@@ -82,6 +82,24 @@ export function validInput<S extends ZodType>(
 const targetNames: Record<string, string> = { json: 'body', form: 'body', param: 'path parameter', query: 'query parameter', header: 'header' };
 
 /** A family router. Validation failures use the one error body, naming each bad field. */
+type Socket = { localAddress?: string; localPort?: number; encrypted?: boolean };
+
+/**
+ * Where this server is reached, for the absolute URLs it hands out: PUBLIC_URL, else the address
+ * the connection came in on (Node), else none (Workers without PUBLIC_URL). Never the request's
+ * Host, which the caller chooses: a 401 would point a client at a metadata URL an attacker named,
+ * and a share's link would send its recipient, with the token, to a host the caller named.
+ */
+export function publicBase(c: Context<AppEnv>): string | null {
+  const configured = c.get('services').config.PUBLIC_URL;
+  if (configured) return configured.replace(/\/+$/, '');
+  const socket = (c.env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
+  if (!socket?.localAddress || !socket.localPort) return null;
+  const address = socket.localAddress.replace(/^::ffff:(?=\d+\.)/, '');
+  const host = address.includes(':') ? `[${address}]` : address;
+  return `${socket.encrypted ? 'https' : 'http'}://${host}:${socket.localPort}`;
+}
+
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 }
@@ -157,6 +175,8 @@ export class CachedTrieRouter<T> implements Router<T> {
  */
 export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promise<Services>) {
   const app = new OpenAPIHono<AppEnv>({ router: new CachedTrieRouter() });
+  // This app's own registry of its routes, filled by buildApp once they are mounted.
+  const registry = newAppRegistry();
 
   // A caller's X-Request-Id is kept when it is 1-128 word characters, '-' or '='; else a `req_...`
   // id is made. Either is echoed on the answer, in every log line and in error bodies.
@@ -186,6 +206,7 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
   app.use('*', async (c, next) => {
     const services = await servicesFor(c);
     c.set('services', services);
+    c.set('registry', registry);
     if (c.req.url.includes('%00')) rejectNulInUrl(c); // text Postgres cannot store (input-text.ts)
     const started = performance.now();
     await traceRequest(c, next);
@@ -252,5 +273,5 @@ export function createApp(servicesFor: (c: Context<AppEnv>) => Services | Promis
     return c.json(errorBody(err, c.get('requestId') ?? newId('request')), 404);
   });
 
-  return app;
+  return Object.assign(app, { registry });
 }

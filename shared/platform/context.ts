@@ -3,6 +3,7 @@ import type { CounterOutcome } from './counters';
 import type { DbOrTx } from './db';
 import type { UsageWrite } from './request-gate';
 import { AppError } from './errors';
+import type { AppRegistry } from './metrics';
 import type { Services } from './services';
 import type { Tier } from './tiers';
 
@@ -31,6 +32,8 @@ export interface KeyRestriction {
 export interface AppEnv {
   Variables: {
     services: Services;
+    /** The app's own registry of its routes (shared/platform/metrics.ts). */
+    registry: AppRegistry;
     requestId: string;
     auth?: AuthContext;
     /** This request's api_calls count and the tenant's other counters at that moment. */
@@ -67,6 +70,8 @@ export interface Ctx {
   readonly usageWrite?: UsageWrite;
   /** The way in when it is not the HTTP API itself: a tool call over MCP. Its audit entries say so. */
   readonly via?: Via;
+  /** The app that took the request (its routes' registry); none for jobs and maintenance. */
+  readonly registry?: AppRegistry;
 }
 
 export type Via = 'mcp';
@@ -92,8 +97,16 @@ export interface TenantCtx extends Ctx {
   readonly tier: Tier;
 }
 
-export function makeCtx(services: Services, opts: { requestId?: string | null; actor?: string | null; now?: Date } = {}): Ctx {
-  return { services, db: services.db, now: opts.now ?? services.clock.now(), requestId: opts.requestId ?? null, actor: opts.actor ?? null, auth: null };
+export function makeCtx(services: Services, opts: { requestId?: string | null; actor?: string | null; now?: Date; registry?: AppRegistry } = {}): Ctx {
+  return {
+    services,
+    db: services.db,
+    now: opts.now ?? services.clock.now(),
+    requestId: opts.requestId ?? null,
+    actor: opts.actor ?? null,
+    auth: null,
+    registry: opts.registry,
+  };
 }
 
 /**
@@ -113,13 +126,14 @@ export function tenantCtx(base: Ctx, auth: AuthContext, idempotency?: Idempotenc
     idempotency: idempotency ?? base.idempotency,
     usageWrite: usageWrite ?? base.usageWrite,
     via: via ?? base.via,
+    registry: base.registry,
   };
 }
 
 /** The ctx of a public route (signup, verify, operator calls): no tenant; `actor` names who acts. */
 export function publicCtxOf(c: Context<AppEnv>, actor: string | null = null): Ctx {
   const auth = c.get('auth');
-  const base = makeCtx(c.get('services'), { requestId: c.get('requestId'), actor: auth?.keyId ?? actor });
+  const base = makeCtx(c.get('services'), { requestId: c.get('requestId'), actor: auth?.keyId ?? actor, registry: c.get('registry') });
   return auth ? tenantCtx(base, auth) : base;
 }
 
@@ -129,7 +143,13 @@ export function ctxOf(c: Context<AppEnv>): TenantCtx {
   if (cached?.auth) return cached as TenantCtx;
   const auth = c.get('auth');
   if (!auth) throw new AppError('UNAUTHORIZED', 'Missing API key');
-  const ctx = tenantCtx(makeCtx(c.get('services'), { requestId: c.get('requestId') }), auth, c.get('idempotency'), c.get('usageWrite'), viaOf(c));
+  const ctx = tenantCtx(
+    makeCtx(c.get('services'), { requestId: c.get('requestId'), registry: c.get('registry') }),
+    auth,
+    c.get('idempotency'),
+    c.get('usageWrite'),
+    viaOf(c),
+  );
   c.set('ctx', ctx);
   return ctx;
 }

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import type { AppEnv } from './context';
 
 /**
  * What the service counts for operators (docs/operations.md#metrics). The Node server keeps them
@@ -15,14 +16,28 @@ export interface Metrics {
   render(): Promise<{ contentType: string; body: string }>;
 }
 
-/** `METHOD /hono/:path` → operationId, filled once from the OpenAPI registry of the app. */
-const operations = new Map<string, string>();
+type Definitions = readonly { type: string; route?: { method: string; path: string; operationId?: string; 'x-required-scope'?: string } }[];
 
-/** Records the operationIds of the app's documented routes, so metrics label requests by them. */
-export function registerOperations(definitions: readonly { type: string; route?: { method: string; path: string; operationId?: string } }[]) {
+/**
+ * What an app knows of its own routes, filled once by `buildApp` from its OpenAPI registry: the
+ * operationId of each `METHOD /hono/:path` (metrics and trace spans are labelled by it) and the
+ * scope families its keyed routes need (shared/platform/scopes.ts). It belongs to the app, never
+ * to the process, so two apps in one process (tests build many) share nothing.
+ */
+export interface AppRegistry {
+  readonly operations: Map<string, string>;
+  readonly scopeFamilies: Set<string>;
+}
+
+export const newAppRegistry = (): AppRegistry => ({ operations: new Map(), scopeFamilies: new Set() });
+
+/** Records the operationIds and scope families of the app's documented routes. */
+export function registerOperations(registry: AppRegistry, definitions: Definitions) {
   for (const d of definitions) {
     if (d.type !== 'route' || !d.route?.operationId) continue;
-    operations.set(`${d.route.method.toUpperCase()} ${d.route.path.replace(/\{(\w+)\}/g, ':$1')}`, d.route.operationId);
+    registry.operations.set(`${d.route.method.toUpperCase()} ${d.route.path.replace(/\{(\w+)\}/g, ':$1')}`, d.route.operationId);
+    const scope = d.route['x-required-scope'];
+    if (scope) registry.scopeFamilies.add(scope.slice(0, scope.indexOf(':')));
   }
 }
 
@@ -30,8 +45,8 @@ export function registerOperations(definitions: readonly { type: string; route?:
  * The operationId of the route that answered (after the handlers ran), `mcp` for `/mcp`, else
  * `other`: never the raw path, which can carry ids and text.
  */
-export function operationOf(c: Context): string {
+export function operationOf(c: Context<AppEnv>): string {
   const path = c.req.routePath;
   const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
-  return operations.get(`${method} ${path}`) ?? (path === '/mcp' ? 'mcp' : 'other');
+  return c.get('registry')?.operations.get(`${method} ${path}`) ?? (path === '/mcp' ? 'mcp' : 'other');
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from './context';
 import { experimentalGate, featureGate, optionalKey, requireKey } from './auth';
 import { idempotency, idempotencyParameter } from './idempotency';
 import { AppError, type ErrorCode, errorCodes } from './errors';
-import { registerScopeFamily, requiredScope, scopeGate } from './scopes';
+import { requiredScope, scopeGate } from './scopes';
 import { type Feature, tierRefusal } from './tiers';
 import { streamedBodyPaths } from './streamed-body';
 
@@ -224,7 +224,7 @@ export function keyRoute<
   const R extends Declared & { feature?: Feature; experimental?: true; confinable?: true; streamedBody?: true; scopeFamily?: string; validationStatus?: 422 },
 >(config: R) {
   const { feature, experimental, confinable, streamedBody, scopeFamily, validationStatus, ...route } = config;
-  registerScopeFamily(route.operationId, scopeFamily);
+  const scope = requiredScope(route.operationId, route.method, scopeFamily);
   if (streamedBody) streamedBodyPaths.add(route.path);
   // A streamed body is read once, by the handler: no Idempotency-Key (it would read the body first).
   const post = route.method === 'post' && !streamedBody;
@@ -232,7 +232,7 @@ export function keyRoute<
   const middleware = [
     ...(optionalBody ? [emptyBodyIsNoBody] : []),
     requireKey,
-    scopeGate(route.operationId, route.method, confinable === true),
+    scopeGate(route.operationId, scope, confinable === true),
     ...(experimental ? [experimentalGate] : []),
     ...(feature ? [featureGate(feature)] : []),
     ...(post ? [idempotency] : []),
@@ -246,7 +246,7 @@ export function keyRoute<
     ...(feature ? { 'x-required-feature': feature } : {}),
     ...(experimental ? { 'x-experimental': true } : {}),
     ...(confinable ? { 'x-confinable': true } : {}),
-    'x-required-scope': requiredScope(route.operationId, route.method),
+    'x-required-scope': scope,
     ...(post ? { parameters: [...(route.parameters ?? []), idempotencyParameter] } : {}),
     middleware,
     security: [{ bearerAuth: [] }],

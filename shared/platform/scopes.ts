@@ -8,21 +8,11 @@ import { AppError } from './errors';
  * `memories`) unless the route declares another (`keyRoute({ scopeFamily: 'approvals' })`): deciding
  * held actions and changing the account's control settings are powers of their own, which the
  * `actions:write` an agent needs to submit actions must not carry. A GET or HEAD needs read, any
- * other method write. The families are those of the keyed routes themselves: `keyRoute` registers
- * each route's family here as the routes are declared, so a new family is a scope the moment it has
- * a keyed route.
+ * other method write. The families are those of the keyed routes themselves: `keyRoute` states
+ * each route's scope in its document (`x-required-scope`), and the app `buildApp` builds lists the
+ * families of its routes (`AppRegistry.scopeFamilies`, shared/platform/metrics.ts), so a new family
+ * is a scope the moment it has a keyed route, and two apps in one process share nothing.
  */
-const families = new Set<string>();
-/** The operations whose scope family is not their operationId's prefix. */
-const declaredFamilies = new Map<string, string>();
-
-export const registerScopeFamily = (operationId: string, family: string = familyOf(operationId)) => {
-  families.add(family);
-  if (family !== familyOf(operationId)) declaredFamilies.set(operationId, family);
-};
-
-/** Every family a scope may name, sorted. */
-export const scopeFamilies = (): string[] => [...families].sort();
 
 export const ALL_SCOPES = '*';
 
@@ -34,19 +24,16 @@ export const UNRESTRICTED = 'unrestricted';
 
 const familyOf = (operationId: string) => operationId.slice(0, operationId.indexOf('.'));
 
-/** The scope family of an operation: the one its route declares, else its operationId's prefix. */
-const scopeFamilyOf = (operationId: string) => declaredFamilies.get(operationId) ?? familyOf(operationId);
-
 /** Deciding held actions (POST /v1/approvals/{approval_id}/decision, runtime interventions, the console inbox). */
 export const APPROVALS_WRITE = 'approvals:write';
 
 /** Changing the account's approval and evaluation settings (PUT /v1/control/settings). */
 export const SETTINGS_WRITE = 'settings:write';
 
-/** The scope a call of the operation with this method needs. */
-export function requiredScope(operationId: string, method: string): string {
+/** The scope a call of the operation with this method needs: its declared family, else its operationId's prefix. */
+export function requiredScope(operationId: string, method: string, scopeFamily: string = familyOf(operationId)): string {
   const m = method.toUpperCase();
-  return `${scopeFamilyOf(operationId)}:${m === 'GET' || m === 'HEAD' ? 'read' : 'write'}`;
+  return `${scopeFamily}:${m === 'GET' || m === 'HEAD' ? 'read' : 'write'}`;
 }
 
 /** Whether the scopes grant `required` (`<family>:write` grants `<family>:read`). */
@@ -106,12 +93,11 @@ export const outsideAgent = (auth: AuthContext, agentId: string | null) => {
 };
 
 /** Scope names that are not scopes (unknown family or access), for a 400 that names them. */
-export function unknownScopes(scopes: readonly string[]): string[] {
-  const known = new Set(families);
+export function unknownScopes(scopes: readonly string[], families: ReadonlySet<string>): string[] {
   return scopes.filter((s) => {
     if (s === ALL_SCOPES) return false;
     const [family, access, ...rest] = s.split(':');
-    return rest.length > 0 || !known.has(family) || (access !== 'read' && access !== 'write');
+    return rest.length > 0 || !families.has(family) || (access !== 'read' && access !== 'write');
   });
 }
 
@@ -126,9 +112,9 @@ const confinedRefusal = (operationId: string) =>
  * route's scope is 403 FORBIDDEN with `required_scope`; a confined key on a route that does not
  * honour its confinement (`confinable`) is 403 with `required_scope: "unconfined"`.
  */
-export const scopeGate = (operationId: string, method: string, confinable: boolean): MiddlewareHandler<AppEnv> => {
+export const scopeGate = (operationId: string, required: string, confinable: boolean): MiddlewareHandler<AppEnv> => {
   return async (c, next) => {
-    refuseOutOfScope(c.get('auth')?.restriction, operationId, method, confinable);
+    refuseOutOfScope(c.get('auth')?.restriction, operationId, required, confinable);
     await next();
   };
 };
@@ -137,8 +123,7 @@ export const scopeGate = (operationId: string, method: string, confinable: boole
  * The scope check itself, for a route (`scopeGate`) and for a verb called from another surface
  * (shared/platform/verb.ts): the same refusals whichever way in.
  */
-export function refuseOutOfScope(restriction: KeyRestriction | undefined, operationId: string, method: string, confinable: boolean): void {
-  const required = requiredScope(operationId, method);
+export function refuseOutOfScope(restriction: KeyRestriction | undefined, operationId: string, required: string, confinable: boolean): void {
   if (restriction && !scopesAllow(restriction.scopes, required)) throw scopeRefusal(required);
   if (!confinable && isConfined(restriction)) throw confinedRefusal(operationId);
 }

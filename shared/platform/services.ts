@@ -13,6 +13,7 @@ import type { RequestGate } from './request-gate';
 import type { Clock } from './time';
 import type { SigningKeySource } from './trace-signing';
 import type { Metrics } from './metrics';
+import type { Tracing } from './tracing';
 
 export const VERSION = '0.1.0';
 
@@ -85,6 +86,8 @@ export interface Services {
   stats: RequestStats;
   /** Node: what `/metrics` serves (shared/platform/metrics.ts). Unset on Workers. */
   metrics?: Metrics;
+  /** Node with OTEL_EXPORTER_OTLP_ENDPOINT: the tracer of this server's spans (shared/platform/tracing.ts). */
+  tracing?: Tracing;
   /**
    * Synchronous SHA-256 where the runtime has one (Node): WebCrypto's digest hops through a thread
    * pool, which under load queues every authenticated request behind the others. Key hashing

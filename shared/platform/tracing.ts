@@ -1,5 +1,16 @@
-import { type Attributes, type Context as OtelContext, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context as OtelContext,
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import type { Context } from 'hono';
+import type { AppEnv } from './context';
 import { operationOf } from './metrics';
 
 /**
@@ -8,17 +19,16 @@ import { operationOf } from './metrics';
  * deliveries. Only the OpenTelemetry API here, which does nothing until the Node server registers
  * an SDK (OTEL_EXPORTER_OTLP_ENDPOINT): no span is started and no context is entered before that.
  * No attribute ever carries stored text, a query, a key, a tenant or an e-mail.
+ *
+ * Whether spans are made is the app's, not the process's: the services the app serves with carry
+ * a `Tracing` when the SDK runs (`services.tracing`), and only then does a request or a delivery
+ * start a root span. A child span (a query, an embedding call) is made only under a span that is
+ * active, so an app without tracing starts none, whatever another app in the process does.
  */
-let enabled = false;
-
-/** Called once the SDK, its context manager and propagator are registered (shared/node/tracing.ts). */
-export function enableTracing(on = true): void {
-  enabled = on;
+export interface Tracing {
+  /** The tracer of the SDK the Node server started (shared/node/tracing.ts). */
+  readonly tracer: Tracer;
 }
-
-export const tracingEnabled = () => enabled;
-
-const tracer = () => trace.getTracer('engram');
 
 const headerGetter = {
   keys: (carrier: Context) => Object.keys(carrier.req.header()),
@@ -26,10 +36,11 @@ const headerGetter = {
 };
 
 /** Runs the rest of the request inside its server span; the span is named after the route that answered. */
-export async function traceRequest(c: Context, next: () => Promise<void>): Promise<void> {
-  if (!enabled) return next();
+export async function traceRequest(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
+  const tracing = c.get('services').tracing;
+  if (!tracing) return next();
   const parent = propagation.extract(context.active(), c, headerGetter);
-  const span = tracer().startSpan(`${c.req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method } }, parent);
+  const span = tracing.tracer.startSpan(`${c.req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method } }, parent);
   try {
     await context.with(trace.setSpan(parent, span), next);
   } finally {
@@ -42,11 +53,20 @@ export async function traceRequest(c: Context, next: () => Promise<void>): Promi
   }
 }
 
-/** A child span of the current one around `work`; without tracing, just `work`. */
-export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span | null) => Promise<T>, parent?: OtelContext): Promise<T> {
-  if (!enabled) return work(null);
-  const base = parent ?? context.active();
-  const span = tracer().startSpan(name, { kind: SpanKind.INTERNAL, attributes }, base);
+/**
+ * A span around `work`: a child of the active span, or of `parent`; with `tracing` it may be a root
+ * (a job's). Without any of them, just `work`.
+ */
+export async function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  work: (span: Span | null) => Promise<T>,
+  opts: { parent?: OtelContext; tracing?: Tracing } = {},
+): Promise<T> {
+  const base = opts.parent ?? context.active();
+  const tracer = opts.tracing?.tracer ?? (trace.getSpan(base) ? trace.getTracer('engram') : null);
+  if (!tracer) return work(null);
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, base);
   try {
     return await context.with(trace.setSpan(base, span), () => work(span));
   } catch (err) {
@@ -57,9 +77,9 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
   }
 }
 
-/** The `traceparent` of the current span, to carry into work done later (a webhook delivery). */
+/** The `traceparent` of the current span (none outside a span), to carry into work done later (a webhook delivery). */
 export function currentTraceparent(): string | undefined {
-  if (!enabled || !trace.getSpan(context.active())) return undefined;
+  if (!trace.getSpan(context.active())) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier.traceparent;
@@ -67,13 +87,13 @@ export function currentTraceparent(): string | undefined {
 
 /** The context a stored `traceparent` names, to continue its trace. */
 export function contextOf(traceparent: string | undefined): OtelContext | undefined {
-  if (!enabled || !traceparent) return undefined;
+  if (!traceparent) return undefined;
   return propagation.extract(context.active(), { traceparent });
 }
 
 /** The W3C headers of the current span, for an outgoing request. */
 export function traceHeaders(): Record<string, string> {
-  if (!enabled) return {};
+  if (!trace.getSpan(context.active())) return {};
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier;

@@ -2,15 +2,19 @@ import type { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { inputFailure } from './app';
 import { type AppEnv, ctxOf, type TenantCtx } from './context';
+import type { Tx } from './db';
+import { limitReached } from './errors';
 import { jsonBody } from './openapi';
-import { refuseOutOfScope, registerScopeFamily, requiredScope } from './scopes';
-import { type Feature, requireFeature } from './tiers';
+import { refuseOutOfScope, requiredScope } from './scopes';
+import { type Feature, requireFeature, type Tier, TIERS } from './tiers';
+import { write } from './unit-of-work';
 
 /**
  * A verb is the single enforcement point of an operation (docs/architecture.md#verbs): what a caller
  * may do and with what input is declared once, here, and every surface that calls the verb (the
- * route, the console) meets the same rules in the same order as the route's middleware: the key's
- * scope and confinement, the tier gate, then the input schemas.
+ * route, the console, MCP, the importer) meets the same rules in the same order as the route's
+ * middleware: the key's scope and confinement, the tier gate, then the input schemas; then the
+ * verb's own checks, and its limit, counted under its lock in the unit of work the work runs in.
  */
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -36,6 +40,29 @@ type Out<S> = S extends Schema ? z.output<S> : unknown;
 /** The input `run` gets: every part, parsed, as one object. */
 export type InputOf<I extends VerbInput> = Out<I['params']> & Out<I['query']> & Out<I['body']>;
 
+/**
+ * A count the verb caps (docs/architecture.md#verbs): what is counted, the most a tier may have,
+ * the advisory lock the count and the write hold together (so two callers cannot both take the
+ * last place), and the refusal over it (403 svc_ram.v1.tier.limit_exceeded with `usage`, or the
+ * contract's 429 RATE_LIMITED where it names that).
+ */
+export interface VerbLimit<In> {
+  /** What is counted, as the refusal's `usage.metric` names it: `custom_policies`, `webhooks`. */
+  metric: string;
+  /** The most there may be on a tier; null: no limit. */
+  max: (tier: Tier) => number | null;
+  /** The advisory lock key (`work.lock`), held from the count to the end of the write. */
+  lock: (ctx: TenantCtx) => string;
+  /** How many there are, read under the lock. */
+  count: (tx: Tx, ctx: TenantCtx) => Promise<number>;
+  /** Whether this call adds one to the count (default: always); enabling a policy that is enabled adds none. */
+  adds?: (tx: Tx, ctx: TenantCtx, input: In) => Promise<boolean>;
+  /** The refusal's message. */
+  message: (max: number, tier: Tier) => string;
+  /** Where the contract names RATE_LIMITED for a count cap (eval baselines); else limit_exceeded. */
+  code?: 'RATE_LIMITED';
+}
+
 export interface VerbDeclaration<I extends VerbInput, R, M extends Method> {
   /** The operationId of the route that serves it: `traces.list`. */
   name: `${string}.${string}`;
@@ -53,6 +80,13 @@ export interface VerbDeclaration<I extends VerbInput, R, M extends Method> {
    * VALIDATION_ERROR with `details`, or 422 INVALID_RANGE, as the router answers.
    */
   hook?: ValidationHook;
+  /**
+   * Checks of the input the schemas cannot make and that read nothing of the account (a webhook's
+   * destination, resolved in DNS): they run before the unit of work opens, so no lock waits on them.
+   */
+  check?: (ctx: TenantCtx, input: InputOf<I>) => Promise<void> | void;
+  /** The count it caps; checked in the unit of work `run` then joins. */
+  limit?: VerbLimit<InputOf<I>>;
   /** The work, with input already admitted and parsed. */
   run: (ctx: TenantCtx, input: InputOf<I>) => Promise<R>;
 }
@@ -66,6 +100,8 @@ export interface Verb<I extends VerbInput, R, M extends Method> extends VerbDecl
   admit(ctx: TenantCtx): void;
   /** Whether the caller would be admitted: for a page that shows a gate rather than meeting it. */
   allows(ctx: TenantCtx): boolean;
+  /** The work of admitted, parsed input with the verb's checks and limit: what a route's handler runs. */
+  perform(ctx: TenantCtx, input: InputOf<I>): Promise<R>;
 }
 
 /** The order the router validates a route's parts in, and the name each failure gives its target. */
@@ -77,14 +113,25 @@ const PARTS = [
 
 /** Declares a verb; see the file's comment. */
 export function defineVerb<const M extends Method, I extends VerbInput, R>(declared: VerbDeclaration<I, R, M>): Verb<I, R, M> {
-  registerScopeFamily(declared.name, declared.scopeFamily);
+  const scope = requiredScope(declared.name, declared.method, declared.scopeFamily);
   const admit = (ctx: TenantCtx) => {
-    refuseOutOfScope(ctx.auth.restriction, declared.name, declared.method, declared.confinable === true);
+    refuseOutOfScope(ctx.auth.restriction, declared.name, scope, declared.confinable === true);
     if (declared.feature) requireFeature(ctx.tier, declared.feature);
+  };
+  const perform = async (ctx: TenantCtx, input: InputOf<I>): Promise<R> => {
+    await declared.check?.(ctx, input);
+    const { limit } = declared;
+    // A tier without a maximum counts nothing and waits on no lock.
+    if (!limit || limit.max(ctx.tier) === null) return declared.run(ctx, input);
+    return write(ctx, async (work) => {
+      await work.lock(limit.lock(ctx));
+      await refuseOverLimit(limit, work.tx, work.ctx, input);
+      return declared.run(work.ctx, input);
+    });
   };
   const call = async (ctx: TenantCtx, raw: unknown) => {
     admit(ctx);
-    return declared.run(ctx, parseInput(declared, raw) as InputOf<I>);
+    return perform(ctx, parseInput(declared, raw) as InputOf<I>);
   };
   const allows = (ctx: TenantCtx) => {
     try {
@@ -97,8 +144,28 @@ export function defineVerb<const M extends Method, I extends VerbInput, R>(decla
   // A function's own `name` is read-only: the operationId replaces it by definition.
   const { name, ...rest } = declared;
   Object.defineProperty(call, 'name', { value: name });
-  return Object.assign(call, rest, { scope: requiredScope(name, declared.method), admit, allows }) as unknown as Verb<I, R, M>;
+  return Object.assign(call, rest, { scope, admit, allows, perform }) as unknown as Verb<I, R, M>;
 }
+
+async function refuseOverLimit<In>(limit: VerbLimit<In>, tx: Tx, ctx: TenantCtx, input: In): Promise<void> {
+  const max = limit.max(ctx.tier)!;
+  if (limit.adds && !(await limit.adds(tx, ctx, input))) return;
+  const current = await limit.count(tx, ctx);
+  if (current < max) return;
+  throw limitReached(
+    limit.message(max, ctx.tier),
+    { metric: limit.metric, current, limit: max, plan: ctx.tier, resets_at: null },
+    { now: ctx.now, upgradeUrl: ctx.services.config.UPGRADE_URL, ...(limit.code ? { code: limit.code } : {}) },
+  );
+}
+
+/** The limit as `/openapi.json` states it (`x-limit`): what is counted and the most per tier. */
+// biome-ignore lint/suspicious/noExplicitAny: any limit, whatever its input
+const limitDocument = (limit: VerbLimit<any>) => ({
+  metric: limit.metric,
+  code: limit.code ?? 'svc_ram.v1.tier.limit_exceeded',
+  max: Object.fromEntries(TIERS.map((tier) => [tier, limit.max(tier)])),
+});
 
 /** Each part's schema applied to the raw input, with the refusal the route's validation gives. */
 function parseInput({ input, hook }: { input: VerbInput; hook?: ValidationHook }, raw: unknown): Record<string, unknown> {
@@ -130,6 +197,7 @@ export function routeOf<V extends Verb<any, any, Method>>(verb: V) {
     ...(verb.scopeFamily ? { scopeFamily: verb.scopeFamily } : {}),
     ...(verb.feature ? { feature: verb.feature } : {}),
     ...(verb.confinable ? { confinable: true as const } : {}),
+    ...(verb.limit ? { 'x-limit': limitDocument(verb.limit) } : {}),
     request: {
       ...(params ? { params } : {}),
       ...(query ? { query } : {}),
@@ -140,11 +208,11 @@ export function routeOf<V extends Verb<any, any, Method>>(verb: V) {
 
 /**
  * A route's handler body: the input the router already validated with the verb's own schemas, and
- * the checks its middleware already made, so the verb's work runs without parsing twice.
+ * the checks its middleware already made, so the verb's checks, limit and work run without parsing twice.
  */
 // biome-ignore lint/suspicious/noExplicitAny: any verb, whatever its input and result
 export function runFromRoute<V extends Verb<any, any, Method>>(verb: V, c: Context<AppEnv>): ReturnType<V['run']> {
   const input: Record<string, unknown> = {};
   for (const [part, target] of PARTS) if ((verb.input as VerbInput)[part]) Object.assign(input, c.req.valid(target as never));
-  return verb.run(ctxOf(c), input) as ReturnType<V['run']>;
+  return verb.perform(ctxOf(c), input) as ReturnType<V['run']>;
 }

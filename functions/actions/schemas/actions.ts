@@ -3,6 +3,7 @@ import { ACTION_STATES } from '../../../schema/actions';
 import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES, OUTCOMES, SEVERITIES } from '../../../shared/control/types';
 import { idPattern } from '../../../shared/platform/ids';
 import { Metadata, PrefixedId } from '../../../shared/platform/params';
+import { PageQuery, paging } from '../../../shared/platform/pagination';
 
 /** An action's params: any JSON object up to 64 KB (policies read all of it). */
 export const MAX_PARAMS_BYTES = 64 * 1024;
@@ -134,6 +135,22 @@ export const ActionStatusSchema = z
     result_detail: z.unknown().optional().openapi({ description: 'What the agent reported with executed or failed' }),
   })
   .openapi('ActionStatus');
+
+export const ListQuery = PageQuery({ max: 100, default: 50 });
+export const ListPaging = paging({ totals: ['total'], hasMore: true });
+
+export const ActionList = z
+  .object({
+    actions: z.array(
+      ActionStatusSchema.extend({
+        outcome: z
+          .enum(['allowed', 'blocked', 'pending_review'])
+          .openapi({ description: 'What the evaluation answered at submission: allowed, blocked or pending_review' }),
+      }),
+    ),
+    ...ListPaging.fields,
+  })
+  .openapi('ActionList');
 
 export const ResultBody = z
   .object({

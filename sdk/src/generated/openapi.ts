@@ -1665,7 +1665,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Your submitted actions, newest first
+         * @description Each action as GET /v1/actions/{action_id} shows it, with `outcome`: what the evaluation answered at submission (its `status` may have moved on since). A key confined to an agent lists only that agent's actions.
+         */
+        get: operations["actions.list"];
         put?: never;
         /**
          * Ask before acting: evaluate an action against your policies
@@ -3312,7 +3316,10 @@ export interface components {
              * @example st_9fK2xQ
              */
             token_prefix: string;
-            /** @example https://app.example.com/join?token=st_9fK2xQ7mLp0cRt5VwZ1yK8aB3dE6gH4jN2pS5uW8 */
+            /**
+             * @description SHARE_BASE_URL, else PUBLIC_URL, else the address the server listens on, then /join?token=...; never the request Host. Without any of them, the path alone.
+             * @example https://app.example.com/join?token=st_9fK2xQ7mLp0cRt5VwZ1yK8aB3dE6gH4jN2pS5uW8
+             */
             share_url: string;
             /** @example billing */
             tag: string;
@@ -6180,6 +6187,23 @@ export interface components {
             match: string;
             /** @example $.amount */
             field: string;
+        };
+        ActionList: {
+            actions: (components["schemas"]["ActionStatus"] & {
+                /**
+                 * @description What the evaluation answered at submission: allowed, blocked or pending_review
+                 * @enum {string}
+                 */
+                outcome: "allowed" | "blocked" | "pending_review";
+            })[];
+            /** @example 42 */
+            total: number;
+            /** @description More items after this page */
+            has_more: boolean;
+            /** @example 20 */
+            limit: number;
+            /** @example 0 */
+            offset: number;
         };
         ActionStatus: {
             /** @example act_4f9Qw2b8Zr1LmT0aXcVe3K */
@@ -16594,6 +16618,85 @@ export interface operations {
             };
             /** @description Unprocessable: an Idempotency-Key reused with a different request (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate or quota limit (RATE_LIMITED); carries usage and Retry-After. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR); details are in the server log under the request id. Codes: `INTERNAL_ERROR`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (SERVICE_UNAVAILABLE: the database, or an embedding provider); retry after Retry-After. Codes: `SERVICE_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "actions.list": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 50) */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of actions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActionList"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR). Codes: `VALIDATION_ERROR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired key (UNAUTHORIZED). Codes: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,11 @@ export class Actions extends Resource {
     return this.op('actions.submitConnector', [connector, operation], { ...opts, body, query });
   }
 
+  /** GET /v1/actions (actions.list): submitted actions, newest first; iterate the pages with `for await`. */
+  list(query?: QueryOf<'actions.list'>, opts?: CallOptions) {
+    return paginate('actions', query, (q) => this.call<'actions.list'>('GET', '/v1/actions', { ...opts, query: q }));
+  }
+
   /** GET /v1/actions/{action_id} (actions.get): the action's current state. */
   status(actionId: string, opts?: CallOptions) {
     return this.op('actions.get', [actionId], opts);
