@@ -110,6 +110,7 @@ export const operationNames = {
   'policies.delete': ['policies', 'delete'],
   'actions.submitConnector': ['actions', 'submitConnector'],
   'actions.submit': ['actions', 'submit'],
+  'actions.list': ['actions', 'list', { paginated: true }],
   'actions.explain': ['actions', 'explain'],
   'actions.dashboard': ['actions', 'dashboard'],
   'actions.agentViolations': ['actions', 'violations', { paginated: true }],

@@ -114,6 +114,7 @@ OPERATIONS: Dict[str, Operation] = {
     "policies.replace": Operation("policies.replace", "PUT", "/v1/control/policies/{policy_name}", "policies", "replace", ("policy_name", ), None, "json"),
     "policies.delete": Operation("policies.delete", "DELETE", "/v1/control/policies/{policy_name}", "policies", "delete", ("policy_name", ), None, "json"),
     "actions.submitConnector": Operation("actions.submitConnector", "POST", "/v1/actions/{connector}/{operation}", "actions", "submit_connector", ("connector", "operation", ), None, "json"),
+    "actions.list": Operation("actions.list", "GET", "/v1/actions", "actions", "list", (), "actions", "json"),
     "actions.submit": Operation("actions.submit", "POST", "/v1/actions", "actions", "submit", (), None, "json"),
     "actions.explain": Operation("actions.explain", "GET", "/v1/actions/{action_id}/explain", "actions", "explain", ("action_id", ), None, "json"),
     "actions.dashboard": Operation("actions.dashboard", "GET", "/v1/control/dashboard", "actions", "dashboard", (), None, "json"),

@@ -518,6 +518,10 @@ class ActionsResource:
         """Submit an action by connector path, with the params as the body. `POST /v1/actions/{connector}/{operation}` (actions.submitConnector)."""
         return cast("_t.ActionSubmitted", self._client._call(OPERATIONS["actions.submitConnector"], path={"connector": connector, "operation": operation}, query={"agent_id": agent_id}, body={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
 
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> SyncPaginator[_t.ActionList, Dict[str, Any]]:
+        """Your submitted actions, newest first. `GET /v1/actions` (actions.list)."""
+        return self._client._paginate(OPERATIONS["actions.list"], path={}, query={"limit": limit, "offset": offset}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
+
     def submit(self, *, action: str, params: Union[Dict[str, Any], NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ActionSubmitted:
         """Ask before acting: evaluate an action against your policies. `POST /v1/actions` (actions.submit)."""
         return cast("_t.ActionSubmitted", self._client._call(OPERATIONS["actions.submit"], path={}, query={}, body={"action": action, "params": params, "agent_id": agent_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
@@ -1288,6 +1292,10 @@ class AsyncActionsResource:
     async def submit_connector(self, connector: str, operation: str, *, agent_id: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ActionSubmitted:
         """Submit an action by connector path, with the params as the body. `POST /v1/actions/{connector}/{operation}` (actions.submitConnector)."""
         return cast("_t.ActionSubmitted", await self._client._call(OPERATIONS["actions.submitConnector"], path={"connector": connector, "operation": operation}, query={"agent_id": agent_id}, body={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, extra_body=extra_body, idempotency_key=idempotency_key, timeout=timeout)))
+
+    def list(self, *, limit: Union[int, NotGiven] = NOT_GIVEN, offset: Union[Optional[int], NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> AsyncPaginator[_t.ActionList, Dict[str, Any]]:
+        """Your submitted actions, newest first. `GET /v1/actions` (actions.list)."""
+        return self._client._paginate(OPERATIONS["actions.list"], path={}, query={"limit": limit, "offset": offset}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout))
 
     async def submit(self, *, action: str, params: Union[Dict[str, Any], NotGiven] = NOT_GIVEN, agent_id: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, extra_body: Optional[Mapping[str, object]] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> _t.ActionSubmitted:
         """Ask before acting: evaluate an action against your policies. `POST /v1/actions` (actions.submit)."""

@@ -1790,6 +1790,18 @@ class PolicyViolation(_PolicyViolationRequired, total=False):
     pass
 
 
+class _ActionListRequired(TypedDict):
+    actions: List[Dict[str, Any]]
+    total: int
+    has_more: bool
+    limit: int
+    offset: int
+
+
+class ActionList(_ActionListRequired, total=False):
+    pass
+
+
 class _ActionStatusRequired(TypedDict):
     action_id: str
     action: str

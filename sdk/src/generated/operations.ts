@@ -103,6 +103,7 @@ export const operationTable = {
   "policies.replace": {namespace: "policies",name: "replace",method: "PUT",path: "/v1/control/policies/{policy_name}",pathParams: ["policy_name"],query: "optional",body: "json"},
   "policies.delete": {namespace: "policies",name: "delete",method: "DELETE",path: "/v1/control/policies/{policy_name}",pathParams: ["policy_name"],query: "optional",body: null},
   "actions.submitConnector": {namespace: "actions",name: "submitConnector",method: "POST",path: "/v1/actions/{connector}/{operation}",pathParams: ["connector","operation"],query: "optional",body: "json"},
+  "actions.list": {namespace: "actions",name: "list",method: "GET",path: "/v1/actions",pathParams: [],query: "optional",body: null,pageKey: "actions"},
   "actions.submit": {namespace: "actions",name: "submit",method: "POST",path: "/v1/actions",pathParams: [],query: "none",body: "json"},
   "actions.explain": {namespace: "actions",name: "explain",method: "GET",path: "/v1/actions/{action_id}/explain",pathParams: ["action_id"],query: "none",body: null},
   "actions.dashboard": {namespace: "actions",name: "dashboard",method: "GET",path: "/v1/control/dashboard",pathParams: [],query: "optional",body: null},
@@ -292,6 +293,7 @@ export interface NamedSurface {
   "actions": {
     "submitConnector": "actions.submitConnector";
     "submit": "actions.submit";
+    "list": "actions.list";
     "explain": "actions.explain";
     "dashboard": "actions.dashboard";
     "violations": "actions.agentViolations";

@@ -27,7 +27,7 @@ export class Actions extends Resource {
 
   /** GET /v1/actions (actions.list): submitted actions, newest first; iterate the pages with `for await`. */
   list(query?: QueryOf<'actions.list'>, opts?: CallOptions) {
-    return paginate('actions', query, (q) => this.call<'actions.list'>('GET', '/v1/actions', { ...opts, query: q }));
+    return this.paged('actions.list', [], query, opts);
   }
 
   /** GET /v1/actions/{action_id} (actions.get): the action's current state. */
