@@ -1,17 +1,17 @@
-import { createApp } from '../shared/platform/app';
-import { DOCS_SCRIPT_PATH, docsPage, docsScript } from '../shared/platform/docs';
-import { withErrorCodes } from '../shared/platform/error-docs';
-import { registerOperations } from '../shared/platform/metrics';
-import { withFieldExamples } from '../shared/platform/openapi-examples';
-import { VERSION } from '../shared/platform/services';
-import { hasFeature } from '../shared/platform/tiers';
-import { DAY } from '../shared/platform/time';
+import { createApp } from '../shared/platform/http/app';
+import { DOCS_SCRIPT_PATH, docsPage, docsScript } from '../shared/platform/http/docs';
+import { withErrorCodes } from '../shared/platform/contract/error-docs';
+import { registerOperations } from '../shared/platform/http/metrics';
+import { withFieldExamples } from '../shared/platform/contract/openapi-examples';
+import { VERSION } from '../shared/platform/contract/services';
+import { hasFeature } from '../shared/platform/contract/tiers';
+import { DAY } from '../shared/platform/contract/time';
 import { SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './keys';
 import { families } from './families';
 import { mountConsole } from './console';
 import { mountMcp } from './mcp';
 import type { Context } from 'hono';
-import type { AppEnv } from '../shared/platform/context';
+import type { AppEnv } from '../shared/platform/contract/context';
 
 /** The free tier's refusals a newcomer meets first, from the tier table so the text cannot drift from it. */
 const freeLacks = (['audit_verify', 'replay', 'traces', 'spaces', 'sharing', 'webhooks', 'teams'] as const).filter((f) => !hasFeature('free', f));
@@ -53,7 +53,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
     description: 'Metrics token (METRICS_TOKEN) for /metrics; without it only loopback clients may scrape',
   });
   // Metrics label each request by the operationId of the route that answered it; restricted keys
-  // name the scope families of these routes. Both belong to this app (shared/platform/metrics.ts).
+  // name the scope families of these routes. Both belong to this app (shared/platform/http/metrics.ts).
   registerOperations(app.registry, (app.openAPIRegistry as unknown as { definitions: Parameters<typeof registerOperations>[1] }).definitions);
 
   // Building the document walks every schema; do it once per process, on first request.

@@ -1,13 +1,13 @@
-import { ConfigError, parseConfig } from '../shared/platform/config';
-import { createLogger } from '../shared/platform/log';
-import { logConfigWarnings } from '../shared/platform/startup';
+import { ConfigError, parseConfig } from '../shared/platform/contract/config';
+import { createLogger } from '../shared/platform/data/log';
+import { logConfigWarnings } from '../shared/platform/http/startup';
 import { openPglite, openPostgres } from '../shared/node/database';
 import { baseUrl, developmentOperatorToken, firstRunBanner, OPERATOR_API_OFF_HINT } from '../shared/node/first-run';
 import { listen } from '../shared/node/http-server';
 import { createNodeServices } from '../shared/node/services';
 import { gracefulStop, trackResponses } from '../shared/node/shutdown';
 import { startTracing } from '../shared/node/tracing';
-import { VERSION } from '../shared/platform/services';
+import { VERSION } from '../shared/platform/contract/services';
 import { buildApp } from './app';
 import { jobHandlers, maintenanceTasks } from './registry';
 

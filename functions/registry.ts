@@ -1,5 +1,5 @@
-import type { Config } from '../shared/platform/config';
-import type { Logger } from '../shared/platform/log';
+import type { Config } from '../shared/platform/contract/config';
+import type { Logger } from '../shared/platform/data/log';
 import { mailJobHandler, MAIL_TOPIC } from '../shared/jobs/mail';
 import { type MaintenanceTask, platformMaintenance } from '../shared/jobs/maintenance';
 import type { JobHandlers } from '../shared/jobs/outbox';

@@ -1,4 +1,4 @@
--- Idempotency-Key records (shared/platform/idempotency.ts): one row per tenant and key. The first
+-- Idempotency-Key records (shared/platform/data/idempotency.ts): one row per tenant and key. The first
 -- request inserts it as 'running' (the primary key makes concurrent requests with one key do the
 -- work once); the work's own transaction marks it 'committed'; then its response is stored as 'done'. A repeat with the same request hash replays the
 -- stored response; maintenance deletes rows after expires_at (24 h). Responses may hold secrets (a

@@ -2,7 +2,7 @@ import { integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-or
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-/** Idempotency-Key records (migrations/0009_idempotency.sql, shared/platform/idempotency.ts). */
+/** Idempotency-Key records (migrations/0009_idempotency.sql, shared/platform/data/idempotency.ts). */
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../shared/platform/log';
+import { createLogger } from '../shared/platform/data/log';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendAudit } from '../shared/platform/audit';
+import { appendAudit } from '../shared/platform/data/audit';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 let engine: TestEngine;
@@ -418,7 +418,7 @@ describe('GET /v1/audit/summary', () => {
     expect(summary.body).toMatchObject({ error_count: 2, anomaly_count: 0 });
 
     // Make the memory lookup fail as a broken database would; counting uses its own connection path.
-    // Queries reach the driver through the session's prepareQuery (shared/platform/db.ts rows()).
+    // Queries reach the driver through the session's prepareQuery (shared/platform/data/db.ts rows()).
     const services = engine.node.services;
     const realDb = services.db;
     type Session = { prepareQuery(q: { sql: string }, ...rest: unknown[]): { execute(): Promise<unknown> } };

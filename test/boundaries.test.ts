@@ -42,6 +42,8 @@ interface Import {
   specifier: string;
   /** Repository-relative path of the imported file, for relative specifiers. */
   target?: string;
+  /** Every import of this specifier in the file is `import type` (or names types only): no code crosses. */
+  typeOnly?: boolean;
 }
 
 /** Every module specifier a file's text imports or re-exports, including `import()`. */
@@ -49,6 +51,40 @@ function specifiersOf(text: string): string[] {
   const info = ts.preProcessFile(text, true, true);
   return info.importedFiles.map((f) => f.fileName);
 }
+
+/** Specifiers that a file imports or re-exports for types only (`import type`, or every name `type`). */
+function typeOnlySpecifiers(text: string): Set<string> {
+  const source = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false);
+  const typeOnly = new Set<string>();
+  const withCode = new Set<string>();
+  for (const statement of source.statements) {
+    if (!(ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement))) continue;
+    const specifier = statement.moduleSpecifier;
+    if (!specifier || !ts.isStringLiteral(specifier)) continue;
+    let onlyTypes: boolean;
+    if (ts.isImportDeclaration(statement)) {
+      const clause = statement.importClause;
+      const named = clause?.namedBindings;
+      onlyTypes =
+        !!clause &&
+        (clause.isTypeOnly || (!clause.name && !!named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly)));
+    } else {
+      const named = statement.exportClause;
+      onlyTypes = statement.isTypeOnly || (!!named && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly));
+    }
+    (onlyTypes ? typeOnly : withCode).add(specifier.text);
+  }
+  for (const s of withCode) typeOnly.delete(s);
+  return typeOnly;
+}
+
+/** The room of shared/platform a file lives in, lowest first (docs/architecture.md#layers), or null. */
+const ROOMS = ['contract', 'data', 'limits', 'http'] as const;
+const roomOf = (path: string) => {
+  const room = /^shared\/platform\/([^/]+)\//.exec(path)?.[1];
+  const rank = ROOMS.indexOf(room as (typeof ROOMS)[number]);
+  return rank < 0 ? null : { room, rank };
+};
 
 const posix = (p: string) => p.split('\\').join('/');
 
@@ -72,13 +108,15 @@ function scan(): { files: string[]; imports: Import[]; unresolved: string[] } {
   const imports: Import[] = [];
   const unresolved: string[] = [];
   for (const file of files) {
-    for (const specifier of specifiersOf(readFileSync(resolve(ROOT, file), 'utf8'))) {
+    const text = readFileSync(resolve(ROOT, file), 'utf8');
+    const typeOnly = typeOnlySpecifiers(text);
+    for (const specifier of specifiersOf(text)) {
       if (!specifier.startsWith('.')) {
         imports.push({ file, specifier });
         continue;
       }
       const target = resolveRelative(file, specifier);
-      if (target) imports.push({ file, specifier, target });
+      if (target) imports.push({ file, specifier, target, ...(typeOnly.has(specifier) ? { typeOnly: true } : {}) });
       else unresolved.push(`${file}: imports '${specifier}', which resolves to no file`);
     }
   }
@@ -130,6 +168,15 @@ function violations(imports: Import[]): string[] {
       const allowed = i.target ? i.target.startsWith('schema/') : packageOf(i.specifier) === 'drizzle-orm';
       if (!allowed) out.push(`${describeImport(i)}: schema/ may import only drizzle-orm and other schema/ files`);
     }
+    // 6. The rooms of shared/platform import downwards: contract <- data <- limits <- http. Types may cross.
+    const fromRoom = roomOf(i.file);
+    const toRoom = i.target ? roomOf(i.target) : null;
+    if (fromRoom && toRoom && toRoom.rank > fromRoom.rank && !i.typeOnly) {
+      out.push(`${describeImport(i)}: shared/platform/${fromRoom.room} must not import shared/platform/${toRoom.room} (the rooms import downwards)`);
+    }
+    if (i.file.startsWith('shared/platform/') && !fromRoom) {
+      out.push(`${describeImport(i)}: every file of shared/platform lives in a room (${ROOMS.join(', ')})`);
+    }
     // 5. Node-only modules stay in functions/node.ts and shared/node/, so the worker bundle never pulls them.
     if (!i.target && isNodeOnly(i.specifier) && !NODE_ONLY_HOMES.some((home) => i.file === home || i.file.startsWith(home))) {
       out.push(`${describeImport(i)}: Node-only module outside functions/node.ts and shared/node/`);
@@ -165,13 +212,16 @@ describe('import boundaries (docs/architecture.md#layers)', () => {
       { file: 'functions/rollback/service.ts', specifier: '../memories/queries', target: 'functions/memories/queries/index.ts' },
       { file: 'functions/memories/service.ts', specifier: '../registry', target: 'functions/registry.ts' },
       { file: 'functions/app.ts', specifier: './memories/routes', target: 'functions/memories/routes.ts' },
-      { file: 'shared/platform/auth.ts', specifier: '../../functions/keys', target: 'functions/keys/index.ts' },
-      { file: 'schema/memories.ts', specifier: '../shared/platform/ids', target: 'shared/platform/ids.ts' },
+      { file: 'shared/platform/http/auth.ts', specifier: '../../functions/keys', target: 'functions/keys/index.ts' },
+      { file: 'schema/memories.ts', specifier: '../shared/platform/contract/ids', target: 'shared/platform/contract/ids.ts' },
       { file: 'schema/memories.ts', specifier: 'zod' },
-      { file: 'shared/platform/crypto.ts', specifier: 'node:crypto' },
+      { file: 'shared/platform/contract/crypto.ts', specifier: 'node:crypto' },
       { file: 'functions/worker.ts', specifier: 'fs' },
       { file: 'shared/memory/embeddings.ts', specifier: '@energetic-ai/embeddings' },
-      { file: 'shared/platform/db.ts', specifier: 'drizzle-orm/node-postgres' },
+      { file: 'shared/platform/data/db.ts', specifier: 'drizzle-orm/node-postgres' },
+      { file: 'shared/platform/contract/errors.ts', specifier: '../data/db', target: 'shared/platform/data/db.ts' },
+      { file: 'shared/platform/data/usage.ts', specifier: '../http/app', target: 'shared/platform/http/app.ts' },
+      { file: 'shared/platform/stray.ts', specifier: './contract/errors', target: 'shared/platform/contract/errors.ts' },
     ];
     expect(breaches.map((b) => violations([b]).length)).toEqual(breaches.map(() => 1));
     const allowed: Import[] = [
@@ -182,8 +232,10 @@ describe('import boundaries (docs/architecture.md#layers)', () => {
       { file: 'schema/memories.ts', specifier: 'drizzle-orm/pg-core' },
       { file: 'shared/node/database.ts', specifier: '@electric-sql/pglite' },
       { file: 'functions/node.ts', specifier: '@hono/node-server' },
-      { file: 'shared/platform/db.ts', specifier: 'drizzle-orm/pg-core' },
+      { file: 'shared/platform/data/db.ts', specifier: 'drizzle-orm/pg-core' },
       { file: 'functions/worker.ts', specifier: '@neondatabase/serverless' },
+      { file: 'shared/platform/http/app.ts', specifier: '../data/db', target: 'shared/platform/data/db.ts' },
+      { file: 'shared/platform/contract/context.ts', specifier: '../data/db', target: 'shared/platform/data/db.ts', typeOnly: true },
     ];
     expect(violations(allowed)).toEqual([]);
   });

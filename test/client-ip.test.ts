@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwardedClient } from '../shared/node/client-ip';
-import { parseConfig } from '../shared/platform/config';
+import { parseConfig } from '../shared/platform/contract/config';
 import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';
 
 /** TRUST_PROXY counts proxy hops from the right of X-Forwarded-For; what the client wrote is never trusted. */

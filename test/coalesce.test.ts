@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Coalescer } from '../shared/platform/coalesce';
+import { Coalescer } from '../shared/platform/limits/coalesce';
 
 /** A run that records what it was given and ends when the test says so. */
 function recorder() {

@@ -89,7 +89,7 @@ describe('paths cited in code comments', () => {
   const files = SCANNED.flatMap(sourceFiles);
 
   it('finds the sources', () => {
-    expect(files).toContain('shared/platform/app.ts');
+    expect(files).toContain('shared/platform/http/app.ts');
     expect(files).toContain('migrations/0006_deferred_vector_index.sql');
     expect(files).toContain('sdk/src/index.ts');
   });
@@ -111,7 +111,7 @@ describe('paths cited in code comments', () => {
     const missing = `${'docs/architecture'}.md#no-such-heading`;
     const text = [
       "const a = '// shared/nowhere.ts'; const r = /docs\\/x/;",
-      '/** See shared/platform/app.ts and shared/gone.ts. */',
+      '/** See shared/platform/http/app.ts and shared/gone.ts. */',
       `// docs/architecture.md#layers, ${missing}; migrations/0006, migrations/9999`,
       'const b = 1; // functions/ghost/routes.ts',
       '// test/browser/screenshots/ and node_modules/shared/x.ts are fine',

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
-import { ErrorSchema } from '../shared/platform/openapi';
+import { ErrorSchema } from '../shared/platform/http/openapi';
 
 /**
  * OpenAPI conformance for every response a test receives: the status must be one the route

@@ -7,9 +7,9 @@ import { PgTransaction } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../shared/node/database';
-import { ConfigError, parseConfig } from '../shared/platform/config';
-import type { Db } from '../shared/platform/db';
-import { DRIZZLE_VERSION_CHECKED, hooksOf, SHORTCUTS } from '../shared/platform/driver';
+import { ConfigError, parseConfig } from '../shared/platform/contract/config';
+import type { Db } from '../shared/platform/data/db';
+import { DRIZZLE_VERSION_CHECKED, hooksOf, SHORTCUTS } from '../shared/platform/data/driver';
 import {
   dialectOf,
   inlinesParams,
@@ -18,17 +18,17 @@ import {
   sessionOf,
   transactionClientOf,
   transactionOver,
-} from '../shared/platform/driver/internals';
+} from '../shared/platform/data/driver/internals';
 import { createEngine, type TestEngine } from './harness';
 
 /**
- * The driver shortcuts (shared/platform/driver/) lean on parts of drizzle it keeps private. Each
+ * The driver shortcuts (shared/platform/data/driver/) lean on parts of drizzle it keeps private. Each
  * test here checks one of them on the installed drizzle-orm, so an upgrade that moves one fails
  * here, naming it, instead of somewhere in the middle of a request. What to do then is in every
- * message: bring shared/platform/driver/internals.ts up to date (or run with DB_DRIVER_SHORTCUTS=off
+ * message: bring shared/platform/data/driver/internals.ts up to date (or run with DB_DRIVER_SHORTCUTS=off
  * meanwhile).
  */
-const FIX = 'update shared/platform/driver/internals.ts for this drizzle-orm (DB_DRIVER_SHORTCUTS=off runs without it meanwhile)';
+const FIX = 'update shared/platform/data/driver/internals.ts for this drizzle-orm (DB_DRIVER_SHORTCUTS=off runs without it meanwhile)';
 const installedDrizzle = (JSON.parse(readFileSync(new URL('../node_modules/drizzle-orm/package.json', import.meta.url), 'utf8')) as { version: string })
   .version;
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifySignature } from '../shared/platform/trace-signing';
+import { verifySignature } from '../shared/platform/contract/trace-signing';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { tablesHolding as holding } from './tables-holding';
 

@@ -6,13 +6,13 @@ import { buildApp } from '../functions/app';
 import { type ErrorBody, errorOf, freshIp, type RequestFn, testClient, type TestResponse, type Typed, uniqueEmail } from './client';
 import { conformanceChecker } from './conformance';
 import { jobHandlers, maintenanceTasks } from '../functions/registry';
-import { parseConfig } from '../shared/platform/config';
-import { createLogger } from '../shared/platform/log';
+import { parseConfig } from '../shared/platform/contract/config';
+import { createLogger } from '../shared/platform/data/log';
 import { testResolveHost } from './standins/dns';
 import { openPglite, openPostgres } from '../shared/node/database';
 import { createNodeServices, type NodeServices } from '../shared/node/services';
 import type { JobHandlers } from '../shared/jobs/outbox';
-import { ManualClock } from '../shared/platform/time';
+import { ManualClock } from '../shared/platform/contract/time';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 

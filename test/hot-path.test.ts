@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CachedTrieRouter } from '../shared/platform/app';
-import { randomBase62 } from '../shared/platform/crypto';
+import { CachedTrieRouter } from '../shared/platform/http/app';
+import { randomBase62 } from '../shared/platform/contract/crypto';
 import { openPglite, preparedQuery, sqlLiteral } from '../shared/node/database';
-import { dayOf, periodOf } from '../shared/platform/time';
+import { dayOf, periodOf } from '../shared/platform/contract/time';
 
 // The pieces the per-request path was made cheaper with (README, Performance), checked on their own.
 

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../shared/platform/crypto';
+import { sha256Hex } from '../shared/platform/contract/crypto';
 import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 
-/** `Idempotency-Key` makes retries of POSTs safe (docs/architecture.md#idempotency, shared/platform/idempotency.ts). */
+/** `Idempotency-Key` makes retries of POSTs safe (docs/architecture.md#idempotency, shared/platform/data/idempotency.ts). */
 let engine: TestEngine;
 beforeAll(async () => {
   engine = await createEngine();

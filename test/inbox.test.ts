@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalsVerb } from '../functions/actions/verbs';
-import { authenticate } from '../shared/platform/auth';
-import { makeCtx, tenantCtx } from '../shared/platform/context';
+import { authenticate } from '../shared/platform/http/auth';
+import { makeCtx, tenantCtx } from '../shared/platform/contract/context';
 import { actionHelpers, PAYLOADS } from './actions-helpers';
 import { signIn } from './console-session';
 import { createEngine, type Tenant, type TestEngine } from './harness';

@@ -6,8 +6,8 @@
 import { buildApp } from '../functions/app';
 import { openPglite } from '../shared/node/database';
 import { createNodeServices } from '../shared/node/services';
-import { parseConfig } from '../shared/platform/config';
-import { createLogger } from '../shared/platform/log';
+import { parseConfig } from '../shared/platform/contract/config';
+import { createLogger } from '../shared/platform/data/log';
 import { lintOpenApi } from './openapi-lint';
 
 const config = parseConfig({ DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'silent' });

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listen } from '../shared/node/http-server';
-import { createLogger } from '../shared/platform/log';
+import { createLogger } from '../shared/platform/data/log';
 import { createEngine, errorOf, integration, type TestEngine } from './harness';
 
 /**

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../shared/platform/log';
+import { createLogger } from '../shared/platform/data/log';
 import { createEngine, errorOf, type TestEngine } from './harness';
 
 /**
  * Single stores of one tenant that arrive together commit together (functions/memories/store/store.ts,
- * shared/platform/coalesce.ts): each must still answer, and be recorded, as if it had run alone.
+ * shared/platform/limits/coalesce.ts): each must still answer, and be recorded, as if it had run alone.
  */
 let engine: TestEngine;
 beforeAll(async () => {

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { developmentOperatorToken } from '../shared/node/first-run';
-import { parseConfig } from '../shared/platform/config';
-import { hasFeature, tiers } from '../shared/platform/tiers';
+import { parseConfig } from '../shared/platform/contract/config';
+import { hasFeature, tiers } from '../shared/platform/contract/tiers';
 import { freePort } from './server-process';
 
 /**

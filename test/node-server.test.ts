@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../shared/platform/config';
+import { parseConfig } from '../shared/platform/contract/config';
 import { freshIp, integration, uniqueEmail } from './harness';
 import { freePort, startServer, stopServer } from './server-process';
 

@@ -7,9 +7,9 @@ import { writeFileSync } from 'node:fs';
 import { buildApp } from '../functions/app';
 import { openPglite } from '../shared/node/database';
 import { createNodeServices } from '../shared/node/services';
-import { parseConfig } from '../shared/platform/config';
-import { errorsMarkdown } from '../shared/platform/error-docs';
-import { createLogger } from '../shared/platform/log';
+import { parseConfig } from '../shared/platform/contract/config';
+import { errorsMarkdown } from '../shared/platform/contract/error-docs';
+import { createLogger } from '../shared/platform/data/log';
 import { ERRORS_DOC_PATH, SNAPSHOT_PATH, snapshotOf } from './openapi-snapshot-file';
 
 const config = parseConfig({ DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'silent', SVC_ENABLE_EXPERIMENTAL: '1' });

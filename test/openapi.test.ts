@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { families } from '../functions/families';
 import { createEngine, type TestEngine } from './harness';
 import { readFileSync } from 'node:fs';
-import { errorCodes, statusesOf } from '../shared/platform/errors';
-import { errorsMarkdown } from '../shared/platform/error-docs';
+import { errorCodes, statusesOf } from '../shared/platform/contract/errors';
+import { errorsMarkdown } from '../shared/platform/contract/error-docs';
 import { lintOpenApi } from './openapi-lint';
 import { ERRORS_DOC_PATH, SNAPSHOT_PATH, snapshotOf } from './openapi-snapshot-file';
 
@@ -173,9 +173,10 @@ describe('OpenAPI document', () => {
 
   it('docs/errors.md is the error table (npm run openapi:snapshot rewrites it)', () => {
     const committed = readFileSync(ERRORS_DOC_PATH, 'utf8');
-    expect(committed, 'docs/errors.md differs from the error table in shared/platform/errors.ts: run `npm run openapi:snapshot` and commit the result').toBe(
-      errorsMarkdown(),
-    );
+    expect(
+      committed,
+      'docs/errors.md differs from the error table in shared/platform/contract/errors.ts: run `npm run openapi:snapshot` and commit the result',
+    ).toBe(errorsMarkdown());
   });
 
   it('the served document is the committed snapshot (npm run openapi:snapshot rewrites it)', () => {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockedRange, destinationProblem, dohResolver } from '../shared/platform/outbound';
+import { blockedRange, destinationProblem, dohResolver } from '../shared/platform/http/outbound';
 
 /**
  * The outbound address rule on its own, and the DNS-over-HTTPS resolver Workers use, against a

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditHashInput, chainHash } from '../shared/platform/audit';
+import { auditHashInput, chainHash } from '../shared/platform/data/audit';
 import { RETRY_DELAYS_MS } from '../shared/jobs/outbox';
 import { NodeRunner } from '../shared/node/runner';
 import { createEngine, freshIp, type TestEngine, uniqueEmail } from './harness';

@@ -4,14 +4,14 @@ import { drizzle, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-post
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Db, preparedRowsWithNext, rowsAndCommit } from '../shared/platform/db';
-import { shortTransactions } from '../shared/platform/driver/short-transactions';
+import { type Db, preparedRowsWithNext, rowsAndCommit } from '../shared/platform/data/db';
+import { shortTransactions } from '../shared/platform/data/driver/short-transactions';
 import { integration, ownPostgresDatabase } from './harness';
 import { pglitePool } from './pglite-wire';
 
 /**
  * Transactions whose BEGIN travels with the first statement and COMMIT with the last
- * (shared/platform/driver/short-transactions.ts): as node-postgres runs them (statements
+ * (shared/platform/data/driver/short-transactions.ts): as node-postgres runs them (statements
  * prepared once per connection) and as Workers run them on Neon's Pool (literals in the text).
  * Whatever is sent together, the statements stay one transaction, in the order they were given.
  *

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../shared/node/database';
 import { DurableNodeFS } from '../shared/node/pglite-durable';
-import { parseConfig } from '../shared/platform/config';
+import { parseConfig } from '../shared/platform/contract/config';
 
 /**
  * The embedded store on disk acknowledges a commit only once it is flushed to the disk: Postgres

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../shared/node/database';
-import { preparedRows, rows } from '../shared/platform/db';
+import { preparedRows, rows } from '../shared/platform/data/db';
 
 /**
  * On the embedded default a statement that asks for a kept plan (db.preparedRows) is prepared once
- * and then executed (shared/platform/driver/pglite-plans.ts): PGlite's driver would parse and plan it on every
+ * and then executed (shared/platform/data/driver/pglite-plans.ts): PGlite's driver would parse and plan it on every
  * run. Same rows, same types, same errors as running it the usual way.
  */
 let database: Awaited<ReturnType<typeof openPglite>>;

@@ -6,7 +6,7 @@ import pg from 'pg';
  * node-postgres talking to an in-process PGlite over the Postgres wire protocol: each connection
  * is a stream whose messages go to `PGlite.execProtocolRaw` and whose answers come back as a
  * server's would. With it, code written for a node-postgres pool (the short transactions of
- * shared/platform/driver/) runs in `npm test` with nothing but Node.
+ * shared/platform/data/driver/) runs in `npm test` with nothing but Node.
  *
  * PGlite has one session, so the pool has one connection, and a connection's end does what a
  * server does when one closes: rolls back what it left open and forgets what it prepared.

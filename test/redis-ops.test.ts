@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ioredisOps } from '../shared/node/redis';
-import type { RedisOps } from '../shared/platform/redis';
-import { upstashRedis } from '../shared/platform/redis-upstash';
+import type { RedisOps } from '../shared/platform/data/redis';
+import { upstashRedis } from '../shared/platform/data/redis-upstash';
 import { startUpstashProxy } from './standins/upstash-redis-proxy';
 
 /**

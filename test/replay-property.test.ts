@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rows } from '../shared/platform/db';
+import { rows } from '../shared/platform/data/db';
 import { rebuildReplayIntervals } from '../shared/memory/intervals';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 

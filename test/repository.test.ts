@@ -48,8 +48,8 @@ function trackedFiles(): string[] {
 describe('the repository stands on its own', () => {
   it('the check itself: catches outside references, allows imports of our own shared/', () => {
     const up = '../'; // samples built from pieces, like FORBIDDEN
-    expect(outsideReferences('functions/memories/service.ts', `import { x } from '${up}${up}shared/platform/ids';`)).toEqual([]);
-    expect(outsideReferences('test/boundaries.test.ts', `'${up}shared/platform/ids'`)).toEqual([]);
+    expect(outsideReferences('functions/memories/service.ts', `import { x } from '${up}${up}shared/platform/contract/ids';`)).toEqual([]);
+    expect(outsideReferences('test/boundaries.test.ts', `'${up}shared/platform/contract/ids'`)).toEqual([]);
     expect(outsideReferences('README.md', `see ${up}shared/notes.md`)).toHaveLength(1);
     expect(outsideReferences('test/bench/x.ts', `new URL('${up}${up}${up}shared/data/', import.meta.url)`)).toHaveLength(1);
     expect(outsideReferences('functions/x.ts', `// ${FORBIDDEN[2]}3.3`)).toHaveLength(1);

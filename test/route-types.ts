@@ -30,10 +30,10 @@ import type * as teams from '../functions/teams/routes';
 import type * as traces from '../functions/traces/routes';
 import type * as usage from '../functions/usage/routes';
 import type * as webhooks from '../functions/webhooks/routes';
-import type { ErrorSchema } from '../shared/platform/openapi';
+import type { ErrorSchema } from '../shared/platform/http/openapi';
 
 /**
- * The one error body every refusal carries (shared/platform/openapi.ts), with the extra fields a
+ * The one error body every refusal carries (shared/platform/http/openapi.ts), with the extra fields a
  * refusal may add (`errorBody` spreads them in, e.g. `existing_ids` on a duplicate).
  */
 export type ErrorBody = z.output<typeof ErrorSchema> & { [extra: string]: unknown };

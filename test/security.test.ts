@@ -1,9 +1,9 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNCONFINED } from '../shared/platform/scopes';
+import { UNCONFINED } from '../shared/platform/contract/scopes';
 import { bindTools } from '../functions/mcp/catalog';
 import { TOOLS } from '../functions/mcp/tools';
-import { hasFeature, TIERS, tierRefusal } from '../shared/platform/tiers';
+import { hasFeature, TIERS, tierRefusal } from '../shared/platform/contract/tiers';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { type IdKind, kindOf, makeResources, specNamedForbidden, unknownId } from './security/fixtures';
 import { consoleRoutes, fillConsolePath, fillPath, type RouteEntry, routeTable } from './security/route-table';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, errorCodes, SHOULD_RETRY_HEADER, shouldRetry, shouldRetryOf } from '../shared/platform/errors';
+import { AppError, errorCodes, SHOULD_RETRY_HEADER, shouldRetry, shouldRetryOf } from '../shared/platform/contract/errors';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**

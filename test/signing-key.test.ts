@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KEY_FILE, nodeSigningKey } from '../shared/node/signing-key';
-import { parseConfig } from '../shared/platform/config';
-import { createLogger, type Logger } from '../shared/platform/log';
-import { generateSigningKeyPem, verifySignature } from '../shared/platform/trace-signing';
+import { parseConfig } from '../shared/platform/contract/config';
+import { createLogger, type Logger } from '../shared/platform/data/log';
+import { generateSigningKeyPem, verifySignature } from '../shared/platform/contract/trace-signing';
 
 /** Key custody on Node (docs/architecture.md#trace-signing): where the key that signs traces lives. */
 const dirs: string[] = [];

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
 import { memories } from '../schema';
-import { compile, type DbOrTx, pgArray } from '../shared/platform/db';
+import { compile, type DbOrTx, pgArray } from '../shared/platform/data/db';
 
 // compile() replaces drizzle's compiler for the raw SQL every query helper builds; it must give
 // exactly drizzle's text and parameters, and hand anything else back to drizzle.

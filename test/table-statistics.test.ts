@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeRunner } from '../shared/node/runner';
-import { rows } from '../shared/platform/db';
+import { rows } from '../shared/platform/data/db';
 import { createEngine, storageName, type TestEngine } from './harness';
 
 /**

@@ -2,7 +2,7 @@ import { constants, createHash, createPublicKey, verify } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configuredSigningKey, generateSigningKeyPem } from '../shared/platform/trace-signing';
+import { configuredSigningKey, generateSigningKeyPem } from '../shared/platform/contract/trace-signing';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 let engine: TestEngine;

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCtx, tenantCtx } from '../shared/platform/context';
-import { write } from '../shared/platform/unit-of-work';
+import { makeCtx, tenantCtx } from '../shared/platform/contract/context';
+import { write } from '../shared/platform/data/unit-of-work';
 import { createEngine, storageName, type Tenant, type TestEngine } from './harness';
 
 /**

@@ -333,7 +333,7 @@ describe('GET /v1/dashboard and /v1/milestones', () => {
     const t = await engine.newTenant();
     const empty = await engine.request('GET', '/v1/milestones', { key: t.key });
     expect(empty.body).toEqual({ milestones: [], total: 0 });
-    const { recordMilestone } = await import('../shared/platform/milestones');
+    const { recordMilestone } = await import('../shared/platform/data/milestones');
     const at = engine.clock.now();
     await recordMilestone(engine.node.services.db, t.tenantId, 'first_memory', at, { memory_id: 'urn:uuid:x' });
     await recordMilestone(engine.node.services.db, t.tenantId, 'first_memory', new Date(at.getTime() + 5000));

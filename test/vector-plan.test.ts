@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whereReadable } from '../functions/memories/queries';
 import { type Database, openPostgres } from '../shared/node/database';
 import { nearestInTenant, nearestMemories } from '../shared/memory/vector-search';
-import { compile, rows, sqlLiteral } from '../shared/platform/db';
+import { compile, rows, sqlLiteral } from '../shared/platform/data/db';
 import { integration, ownPostgresDatabase } from './harness';
 
 /**

@@ -11,9 +11,9 @@ import { createSpaceVerb } from '../functions/spaces/verbs';
 import { createWebhookVerb, listWebhooksVerb } from '../functions/webhooks/verbs';
 import { diffVerb } from '../functions/replay/verbs';
 import { listTracesVerb } from '../functions/traces/verbs';
-import { authenticate } from '../shared/platform/auth';
-import { makeCtx, tenantCtx } from '../shared/platform/context';
-import { AppError } from '../shared/platform/errors';
+import { authenticate } from '../shared/platform/http/auth';
+import { makeCtx, tenantCtx } from '../shared/platform/contract/context';
+import { AppError } from '../shared/platform/contract/errors';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
 /**

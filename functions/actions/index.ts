@@ -1,14 +1,14 @@
 import type { Context } from 'hono';
-import { createRouter, validationHook } from '../../shared/platform/app';
-import { type AppEnv, ctxOf } from '../../shared/platform/context';
-import { AppError, errorBody } from '../../shared/platform/errors';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter, validationHook } from '../../shared/platform/http/app';
+import { type AppEnv, ctxOf } from '../../shared/platform/contract/context';
+import { AppError, errorBody } from '../../shared/platform/contract/errors';
+import { defineFamily } from '../../shared/platform/http/family';
 import { expirePendingActions } from './maintenance';
 import * as insights from './insights';
 import * as routes from './routes';
 import * as s from './schemas';
 import * as service from './service';
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { approvalsVerb, explainVerb, listActionsVerb } from './verbs';
 
 type Submitted = Awaited<ReturnType<typeof service.submit>>;

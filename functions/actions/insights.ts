@@ -1,7 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { actionNotFound, invalidViolationsParam } from '../../shared/control/errors';
-import type { TenantCtx } from '../../shared/platform/context';
-import { DAY, HOUR, parseTimestamp } from '../../shared/platform/time';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { DAY, HOUR, parseTimestamp } from '../../shared/platform/contract/time';
 import * as q from './queries';
 import { type DashboardQuery, MAX_EXPLAIN_MEMORIES, type PolicyResultSchema, type ViolationsQuery, ViolationsPaging, WINDOWS } from './schemas';
 

@@ -5,8 +5,8 @@ import { reviewerMemberships } from '../../shared/control/approvals';
 import type { ControlSettings } from '../../shared/control/settings';
 import { snapshotSettings, statesHolding } from '../../shared/memory/edge-history';
 import type { MemoryDto } from '../../shared/memory/rows';
-import { type DbOrTx, rows } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 
 export type ActionRow = typeof actions.$inferSelect;
 export { decisionsOf, updateAction } from '../../shared/control/approvals';

@@ -1,9 +1,9 @@
 import type { z } from '@hono/zod-openapi';
 import type { CONNECTORS } from '../../shared/control/types';
-import type { TenantCtx } from '../../shared/platform/context';
-import { validationError } from '../../shared/platform/errors';
-import { mayUse } from '../../shared/platform/scopes';
-import { isoOrNull } from '../../shared/platform/time';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { validationError } from '../../shared/platform/contract/errors';
+import { mayUse } from '../../shared/platform/contract/scopes';
+import { isoOrNull } from '../../shared/platform/contract/time';
 import * as q from './queries';
 import type { PolicyResultSchema, QueueQuery } from './schemas';
 import { QueuePaging } from './schemas';

@@ -1,5 +1,5 @@
-import { ErrorSchema, errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
-import { routeOf } from '../../shared/platform/verb';
+import { ErrorSchema, errors, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
+import { routeOf } from '../../shared/platform/http/verb';
 import { z } from '@hono/zod-openapi';
 import { TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import { CONNECTORS } from '../../shared/control/types';

@@ -1,12 +1,12 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { createRouter } from '../../shared/platform/app';
-import { bearerToken } from '../../shared/platform/auth';
-import { type AppEnv, publicCtxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
-import { timingSafeEqual } from '../../shared/platform/crypto';
-import { AppError } from '../../shared/platform/errors';
-import { errors, json, jsonBody, serverErrors } from '../../shared/platform/openapi';
+import { createRouter } from '../../shared/platform/http/app';
+import { bearerToken } from '../../shared/platform/http/auth';
+import { type AppEnv, publicCtxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
+import { timingSafeEqual } from '../../shared/platform/contract/crypto';
+import { AppError } from '../../shared/platform/contract/errors';
+import { errors, json, jsonBody, serverErrors } from '../../shared/platform/http/openapi';
 import * as s from './schemas';
 import * as service from './service';
 

@@ -1,7 +1,7 @@
 import { desc, eq, sql } from 'drizzle-orm';
 import { mailOutbox, tenants } from '../../schema';
-import type { DbOrTx } from '../../shared/platform/db';
-import type { Tier } from '../../shared/platform/tiers';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import type { Tier } from '../../shared/platform/contract/tiers';
 
 /** The operator's view: tenants by id or e-mail (the operator acts across tenants), and stored mail. */
 export async function findTenant(db: DbOrTx, tenantId: string, lock = false) {

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { TIERS } from '../../shared/platform/tiers';
+import { TIERS } from '../../shared/platform/contract/tiers';
 
 const Tier = z.enum(TIERS).openapi({ example: 'pro' });
 

@@ -1,9 +1,9 @@
-import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/accounts';
-import type { Ctx } from '../../shared/platform/context';
-import { forgetKeys } from '../../shared/platform/auth';
-import { AppError, notFound } from '../../shared/platform/errors';
-import { write } from '../../shared/platform/unit-of-work';
-import type { Tier } from '../../shared/platform/tiers';
+import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/data/accounts';
+import type { Ctx } from '../../shared/platform/contract/context';
+import { forgetKeys } from '../../shared/platform/http/auth';
+import { AppError, notFound } from '../../shared/platform/contract/errors';
+import { write } from '../../shared/platform/data/unit-of-work';
+import type { Tier } from '../../shared/platform/contract/tiers';
 import * as q from './queries';
 import { toTenantDto } from './schemas';
 

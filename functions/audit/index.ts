@@ -1,11 +1,11 @@
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { download } from '../../shared/platform/download';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { download } from '../../shared/platform/http/download';
+import { defineFamily } from '../../shared/platform/http/family';
 import { pruneAuditRetention } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { exportAuditVerb, listAuditVerb, verifyAuditVerb } from './verbs';
 
 const router = createRouter()

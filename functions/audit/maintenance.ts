@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { type Db, rows } from '../../shared/platform/db';
+import { type Db, rows } from '../../shared/platform/data/db';
 import type { MaintenanceTask } from '../../shared/jobs/maintenance';
-import { tiers, TIERS } from '../../shared/platform/tiers';
-import { DAY } from '../../shared/platform/time';
+import { tiers, TIERS } from '../../shared/platform/contract/tiers';
+import { DAY } from '../../shared/platform/contract/time';
 
 const TENANTS_PER_QUERY = 500;
 

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import { type PageInput, pageRows } from '../../shared/platform/pagination';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
+import { type PageInput, pageRows } from '../../shared/platform/data/pagination';
 import type { AuditRow } from './schemas';
 
 export const AUDIT_COLUMNS = sql.raw(

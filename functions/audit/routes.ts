@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { errors, json, keyRoute } from '../../shared/platform/openapi';
-import { routeOf } from '../../shared/platform/verb';
+import { errors, json, keyRoute } from '../../shared/platform/http/openapi';
+import { routeOf } from '../../shared/platform/http/verb';
 import { CSV_COLUMNS } from './export';
 import * as s from './schemas';
 import { exportAuditVerb, listAuditVerb, verifyAuditVerb } from './verbs';

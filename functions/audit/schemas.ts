@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { CsvEnum, Timestamp, withRange } from '../../shared/platform/params';
-import { isoOrNull } from '../../shared/platform/time';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { CsvEnum, Timestamp, withRange } from '../../shared/platform/contract/params';
+import { isoOrNull } from '../../shared/platform/contract/time';
 
 export const AUDIT_LIST_MAX = 1_000;
 

@@ -1,10 +1,10 @@
 import type { z } from '@hono/zod-openapi';
-import { ANOMALY_KINDS, type AnomalyKind } from '../../shared/platform/anomalies';
-import type { TenantCtx } from '../../shared/platform/context';
-import { assertRange } from '../../shared/platform/params';
-import { RESPONSE_METRICS } from '../../shared/platform/response-counts';
-import { tiers, type Tier } from '../../shared/platform/tiers';
-import { DAY, dayOf } from '../../shared/platform/time';
+import { ANOMALY_KINDS, type AnomalyKind } from '../../shared/platform/data/anomalies';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { assertRange } from '../../shared/platform/contract/params';
+import { RESPONSE_METRICS } from '../../shared/platform/limits/response-counts';
+import { tiers, type Tier } from '../../shared/platform/contract/tiers';
+import { DAY, dayOf } from '../../shared/platform/contract/time';
 import * as q from './queries';
 import { ListPaging, type ListQuery, publicOperation, STORED_OPERATIONS, type SummaryQuery, toEntryDto } from './schemas';
 

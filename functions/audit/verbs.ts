@@ -1,4 +1,4 @@
-import { defineVerb } from '../../shared/platform/verb';
+import { defineVerb } from '../../shared/platform/http/verb';
 import { exportFile } from './export';
 import * as s from './schemas';
 import { list } from './service';

@@ -1,11 +1,11 @@
-import { toUrn } from '../../shared/platform/ids';
+import { toUrn } from '../../shared/platform/contract/ids';
 import { sql } from 'drizzle-orm';
 import type { z } from '@hono/zod-openapi';
-import { auditHashInput } from '../../shared/platform/audit';
-import type { TenantCtx } from '../../shared/platform/context';
-import { sha256Hex } from '../../shared/platform/crypto';
-import type { DbOrTx } from '../../shared/platform/db';
-import type { Services } from '../../shared/platform/services';
+import { auditHashInput } from '../../shared/platform/data/audit';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { sha256Hex } from '../../shared/platform/contract/crypto';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import type { Services } from '../../shared/platform/contract/services';
 import * as q from './queries';
 import type { AuditRow, IntegrityFailure } from './schemas';
 

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../../shared/platform/db';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
 import type { ActionRow, PlanRow } from './schemas';
 
 const PLAN_COLUMNS = sql.raw('p.id, p.rollback_id, p.rollback_from, p.rollback_to, p.status, p.action_count, p.truncated, p.created_at, p.completed_at');

@@ -1,4 +1,4 @@
-import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { errors, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
 import { MAX_PLAN_ACTIONS } from '../../shared/memory/compensations';
 import * as s from './schemas';
 

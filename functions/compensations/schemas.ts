@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { ACTION_STATUSES, PLAN_STATUSES } from '../../schema/compensations';
 import { MAX_PLAN_ACTIONS } from '../../shared/memory/compensations';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { PointInTime, PrefixedId } from '../../shared/platform/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { PointInTime, PrefixedId } from '../../shared/platform/contract/params';
 
 export const LIST_MAX = 100;
 export const DETAIL_MAX = 2_000;

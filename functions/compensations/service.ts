@@ -1,11 +1,11 @@
 import type { z } from '@hono/zod-openapi';
 import { createPlan } from '../../shared/memory/compensations';
-import type { TenantCtx } from '../../shared/platform/context';
-import type { DbOrTx } from '../../shared/platform/db';
-import { conflict, notFound } from '../../shared/platform/errors';
-import { assertRange } from '../../shared/platform/params';
-import { pastPointInTime } from '../../shared/platform/time';
-import { write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import { conflict, notFound } from '../../shared/platform/contract/errors';
+import { assertRange } from '../../shared/platform/contract/params';
+import { pastPointInTime } from '../../shared/platform/contract/time';
+import { write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 import { type AckBody, ListPaging, type ListQuery, type PreviewBody, toActionDto, toPlanSummary } from './schemas';
 

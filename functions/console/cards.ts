@@ -1,5 +1,5 @@
-import type { TenantCtx } from '../../shared/platform/context';
-import { AppError } from '../../shared/platform/errors';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { AppError } from '../../shared/platform/contract/errors';
 import { approvalsVerb } from '../actions/verbs';
 
 /**

@@ -1,5 +1,5 @@
-import { createRouter } from '../../shared/platform/app';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { defineFamily } from '../../shared/platform/http/family';
 import { deleteExpiredSessions } from './session';
 
 /**

@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
-import { admitKeyHash } from '../../shared/platform/auth';
-import type { AppEnv } from '../../shared/platform/context';
-import { timingSafeEqual } from '../../shared/platform/crypto';
-import { AppError } from '../../shared/platform/errors';
+import { admitKeyHash } from '../../shared/platform/http/auth';
+import type { AppEnv } from '../../shared/platform/contract/context';
+import { timingSafeEqual } from '../../shared/platform/contract/crypto';
+import { AppError } from '../../shared/platform/contract/errors';
 import { endSession, type Session, sessionOf } from './session';
 import { CSRF_FIELD } from './views/layout';
 

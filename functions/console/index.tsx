@@ -1,11 +1,11 @@
 /** @jsxImportSource hono/jsx */
 import { Hono, type Handler, type MiddlewareHandler } from 'hono';
-import { authenticate } from '../../shared/platform/auth';
-import type { AppEnv } from '../../shared/platform/context';
-import { sha256Hex } from '../../shared/platform/crypto';
-import { AppError } from '../../shared/platform/errors';
-import { errorFields } from '../../shared/platform/error-fields';
-import { HOUR } from '../../shared/platform/time';
+import { authenticate } from '../../shared/platform/http/auth';
+import type { AppEnv } from '../../shared/platform/contract/context';
+import { sha256Hex } from '../../shared/platform/contract/crypto';
+import { AppError } from '../../shared/platform/contract/errors';
+import { errorFields } from '../../shared/platform/contract/error-fields';
+import { HOUR } from '../../shared/platform/contract/time';
 import { ASSETS_PATH, assetByName } from './assets';
 import {
   type ConsoleContext,

@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import { AppError } from '../../shared/platform/errors';
+import { AppError } from '../../shared/platform/contract/errors';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from '../memories/verbs';
 import { lifecycleVerb } from '../replay/verbs';
 import type { ConsoleContext } from './http';

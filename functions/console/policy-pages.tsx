@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import { AppError } from '../../shared/platform/errors';
+import { AppError } from '../../shared/platform/contract/errors';
 import { listPoliciesVerb, testPoliciesVerb } from '../policies/verbs';
 import { type ConsoleContext, formOf } from './http';
 import { messageOf, tenantOf, viewerOf } from './viewer';

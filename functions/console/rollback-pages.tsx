@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { CONFIRMATION_PHRASE } from '../../shared/control/decide';
-import type { AppError } from '../../shared/platform/errors';
+import type { AppError } from '../../shared/platform/contract/errors';
 import { historyVerb, previewVerb, rollbackVerb } from '../rollback/verbs';
 import { type ConsoleContext, formOf } from './http';
 import { messageOf, tenantOf, viewerOf } from './viewer';

@@ -2,11 +2,11 @@ import { eq, lt, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { consoleSessions } from '../../schema';
-import type { AppEnv } from '../../shared/platform/context';
-import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
-import { rows } from '../../shared/platform/db';
-import type { Services } from '../../shared/platform/services';
-import { HOUR } from '../../shared/platform/time';
+import type { AppEnv } from '../../shared/platform/contract/context';
+import { randomBase62, sha256Hex } from '../../shared/platform/contract/crypto';
+import { rows } from '../../shared/platform/data/db';
+import type { Services } from '../../shared/platform/contract/services';
+import { HOUR } from '../../shared/platform/contract/time';
 import { endSessionStreams } from './live';
 
 export const CONSOLE_PATH = '/console';

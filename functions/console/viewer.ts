@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { type AppEnv, ctxOf, type TenantCtx } from '../../shared/platform/context';
-import { AppError } from '../../shared/platform/errors';
+import { type AppEnv, ctxOf, type TenantCtx } from '../../shared/platform/contract/context';
+import { AppError } from '../../shared/platform/contract/errors';
 import type { ConsoleContext } from './http';
 import type { Viewer } from './views/layout';
 

@@ -2,11 +2,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { probeNeighbours } from '../../shared/memory/cortex';
 import { embedAll } from '../../shared/memory/embeddings';
 import { toMemoryDto } from '../../shared/memory/rows';
-import type { TenantCtx } from '../../shared/platform/context';
-import { sha256Hex } from '../../shared/platform/crypto';
-import { toUrn } from '../../shared/platform/ids';
-import { write } from '../../shared/platform/unit-of-work';
-import { adjustLiveMemories } from '../../shared/platform/usage';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { sha256Hex } from '../../shared/platform/contract/crypto';
+import { toUrn } from '../../shared/platform/contract/ids';
+import { write } from '../../shared/platform/data/unit-of-work';
+import { adjustLiveMemories } from '../../shared/platform/data/usage';
 import * as q from './queries';
 
 /** docs/architecture.md#eval-and-cortex: a cluster is at least MIN_CLUSTER live memories with pairwise cosine ≥ INSIGHT_COSINE. */

@@ -3,7 +3,7 @@ import { cortexConfigs } from '../../schema/cortex';
 import { tenants } from '../../schema/accounts';
 import { COLUMNS, type MemoryRow, vectorLiteral } from '../../shared/memory/rows';
 import { liveOf, nearDuplicatePairs, probeNeighbours, withoutJit } from '../../shared/memory/cortex';
-import { type Db, type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { type Db, type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 
 export type ConfigInsert = typeof cortexConfigs.$inferInsert;
 

@@ -2,8 +2,8 @@ import { z } from '@hono/zod-openapi';
 import type { CortexConfigRow } from '../../shared/memory/cortex';
 import { CORTEX_DEFAULTS } from '../../shared/memory/cortex';
 import type { MemoryRow } from '../../shared/memory/rows';
-import { toUrn } from '../../shared/platform/ids';
-import { PageQuery, paging } from '../../shared/platform/pagination';
+import { toUrn } from '../../shared/platform/contract/ids';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
 
 const TIME = '2026-11-15T12:00:00.000Z';
 

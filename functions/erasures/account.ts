@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { forgetKeys } from '../../shared/platform/auth';
-import type { TenantCtx } from '../../shared/platform/context';
-import { rows } from '../../shared/platform/db';
-import { AppError } from '../../shared/platform/errors';
-import { requireUnrestricted } from '../../shared/platform/scopes';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import { forgetKeys } from '../../shared/platform/http/auth';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { rows } from '../../shared/platform/data/db';
+import { AppError } from '../../shared/platform/contract/errors';
+import { requireUnrestricted } from '../../shared/platform/contract/scopes';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import { eraseWithin } from './service';
 
 /**

@@ -1,6 +1,6 @@
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import { deleteAccount } from './account';
 import * as routes from './routes';
 import * as service from './service';

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import { toUrn } from '../../shared/platform/ids';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
+import { toUrn } from '../../shared/platform/contract/ids';
 import { redactJson } from './redact';
 
 /**

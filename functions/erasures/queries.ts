@@ -1,7 +1,7 @@
 import { and, count, desc, eq } from 'drizzle-orm';
 import { erasedMemories, erasures } from '../../schema';
-import type { DbOrTx } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 import type { Selected } from './select';
 
 export type ErasureRow = typeof erasures.$inferSelect;

@@ -1,4 +1,4 @@
-import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
 import * as s from './schemas';
 
 const tags = ['Erasures'];

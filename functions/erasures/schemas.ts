@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { PrefixedId, Timestamp, UrnId } from '../../shared/platform/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { PrefixedId, Timestamp, UrnId } from '../../shared/platform/contract/params';
 import { PLACES } from './purge';
 
 export const MAX_MEMORY_IDS = 1000;

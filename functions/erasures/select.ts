@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { STATE_KINDS_SQL } from '../../shared/memory/history';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import { toUrn } from '../../shared/platform/ids';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
+import { toUrn } from '../../shared/platform/contract/ids';
 
 /** What an erasure selects; every given field must match (AND). */
 export interface Selector {

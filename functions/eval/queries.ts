@@ -3,8 +3,8 @@ import { evalBaselines, evalRuns } from '../../schema/eval';
 import { tenants } from '../../schema/accounts';
 import { liveOf, nearDuplicatePairs, withoutJit } from '../../shared/memory/cortex';
 import { vectorSearchSettings } from '../../shared/memory/vector-search';
-import { type DbOrTx, rows } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 
 /**
  * memory_count, conflict_count and stale_count in one statement. A memory conflicts when it is in a

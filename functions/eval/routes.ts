@@ -1,6 +1,6 @@
-import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { errors, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
 import * as s from './schemas';
-import { routeOf } from '../../shared/platform/verb';
+import { routeOf } from '../../shared/platform/http/verb';
 import { createBaselineVerb } from './verbs';
 
 const tags = ['Eval'];

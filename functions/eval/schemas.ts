@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import type { evalBaselines, evalRuns } from '../../schema/eval';
-import { idPattern } from '../../shared/platform/ids';
-import { ErrorSchema } from '../../shared/platform/openapi';
-import { PrefixedId } from '../../shared/platform/params';
-import { PageQuery, paging } from '../../shared/platform/pagination';
+import { idPattern } from '../../shared/platform/contract/ids';
+import { ErrorSchema } from '../../shared/platform/http/openapi';
+import { PrefixedId } from '../../shared/platform/contract/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
 
 const TIME = '2026-11-15T12:00:00.000Z';
 const Score = (description: string) => z.number().int().min(0).max(100).openapi({ description, example: 92 });

@@ -1,7 +1,7 @@
 import { streamSSE } from 'hono/streaming';
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import * as q from './queries';
 import * as routes from './routes';
 import * as service from './service';

@@ -1,7 +1,7 @@
-import type { TenantCtx } from '../../shared/platform/context';
-import { AppError } from '../../shared/platform/errors';
-import { newId } from '../../shared/platform/ids';
-import { write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { AppError } from '../../shared/platform/contract/errors';
+import { newId } from '../../shared/platform/contract/ids';
+import { write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 
 /**

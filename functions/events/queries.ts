@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { EventPayload } from '../../shared/jobs/events';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import type { Tier } from '../../shared/platform/tiers';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
+import type { Tier } from '../../shared/platform/contract/tiers';
 
 /**
  * The tenant's latest event number, 0 before its first event. Numbers are taken under the head

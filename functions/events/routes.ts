@@ -1,5 +1,5 @@
-import { keyRoute } from '../../shared/platform/openapi';
-import { routeOf } from '../../shared/platform/verb';
+import { keyRoute } from '../../shared/platform/http/openapi';
+import { routeOf } from '../../shared/platform/http/verb';
 import * as s from './schemas';
 import { openStreamVerb } from './verbs';
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES } from '../../shared/jobs/events';
-import { CsvEnum } from '../../shared/platform/params';
+import { CsvEnum } from '../../shared/platform/contract/params';
 
 /** An event number as a client sends it back: a non-negative integer. */
 const EventNumber = (description: string, example: string) =>

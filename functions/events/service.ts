@@ -1,6 +1,6 @@
 import type { EventType } from '../../shared/jobs/events';
-import type { TenantCtx } from '../../shared/platform/context';
-import { validationError } from '../../shared/platform/errors';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { validationError } from '../../shared/platform/contract/errors';
 import { takeLease } from './leases';
 import * as q from './queries';
 import type { OpenStream } from './stream';

@@ -1,7 +1,7 @@
 import type { EventPayload } from '../../shared/jobs/events';
-import type { TenantCtx } from '../../shared/platform/context';
-import { errorFields } from '../../shared/platform/error-fields';
-import { hasFeature } from '../../shared/platform/tiers';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { errorFields } from '../../shared/platform/contract/error-fields';
+import { hasFeature } from '../../shared/platform/contract/tiers';
 import type { Lease } from './leases';
 import * as q from './queries';
 

@@ -1,7 +1,7 @@
 import { Receiver } from '@upstash/qstash';
-import { createRouter } from '../../shared/platform/app';
-import { defineFamily } from '../../shared/platform/family';
-import { AppError } from '../../shared/platform/errors';
+import { createRouter } from '../../shared/platform/http/app';
+import { defineFamily } from '../../shared/platform/http/family';
+import { AppError } from '../../shared/platform/contract/errors';
 import { runDueJobs } from '../../shared/jobs/outbox';
 
 export const JOBS_PATH = '/internal/jobs';

@@ -1,8 +1,8 @@
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { createRestrictedVerb } from './verbs';
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf, publicCtxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf, publicCtxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import * as q from './queries';
 import * as routes from './routes';
 import * as service from './service';

@@ -1,7 +1,7 @@
 import { and, asc, eq, or, sql } from 'drizzle-orm';
 import { apiKeys, signupAttempts, signupTokens, tenants } from '../../schema';
 import { allowedInSpace } from '../../shared/memory/access';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 
 export async function findTenantByEmail(db: DbOrTx, email: string) {
   const [tenant] = await db.select().from(tenants).where(sql`lower(${tenants.email}) = ${email}`).limit(1);
@@ -100,7 +100,7 @@ export async function markRevoked(tx: DbOrTx, tenantId: string, keyId: string, n
     .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)));
 }
 
-/** Request windows of no tenant (shared/platform/ratelimit.ts) once they can no longer refuse anything. */
+/** Request windows of no tenant (shared/platform/limits/ratelimit.ts) once they can no longer refuse anything. */
 export async function deleteExpiredRateWindows(db: DbOrTx, now: Date): Promise<number> {
   const deleted = await rows<{ subject: string }>(db, sql`DELETE FROM rate_windows WHERE expires_at < ${now.toISOString()} RETURNING subject`);
   return deleted.length;

@@ -1,7 +1,7 @@
-import { routeOf } from '../../shared/platform/verb';
+import { routeOf } from '../../shared/platform/http/verb';
 import { createRestrictedVerb } from './verbs';
-import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/openapi';
-import { DAY, HOUR } from '../../shared/platform/time';
+import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/http/openapi';
+import { DAY, HOUR } from '../../shared/platform/contract/time';
 import * as s from './schemas';
 import { LOCAL_SIGNUP_WINDOW_MS, SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './service';
 

@@ -1,7 +1,7 @@
-import { Timestamp } from '../../shared/platform/params';
+import { Timestamp } from '../../shared/platform/contract/params';
 import { z } from '@hono/zod-openapi';
-import { toUrn } from '../../shared/platform/ids';
-import { isoOrNull } from '../../shared/platform/time';
+import { toUrn } from '../../shared/platform/contract/ids';
+import { isoOrNull } from '../../shared/platform/contract/time';
 
 export const SignupBody = z
   .object({

@@ -1,16 +1,16 @@
-import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/accounts';
-import type { AuthContext, Ctx, TenantCtx } from '../../shared/platform/context';
-import type { DbOrTx } from '../../shared/platform/db';
-import { type Work, write } from '../../shared/platform/unit-of-work';
-import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
+import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/data/accounts';
+import type { AuthContext, Ctx, TenantCtx } from '../../shared/platform/contract/context';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
+import { randomBase62, sha256Hex } from '../../shared/platform/contract/crypto';
 import { isDisposableEmail } from './disposable';
-import { forgetKeys } from '../../shared/platform/auth';
-import { isLoopbackHost } from '../../shared/platform/config';
-import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
-import { newId, parseUrn, toUrn } from '../../shared/platform/ids';
-import { requireUnrestricted, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
+import { forgetKeys } from '../../shared/platform/http/auth';
+import { isLoopbackHost } from '../../shared/platform/contract/config';
+import { AppError, forbidden, notFound, validationError } from '../../shared/platform/contract/errors';
+import { newId, parseUrn, toUrn } from '../../shared/platform/contract/ids';
+import { requireUnrestricted, unknownScopes, unrestrictedOnly } from '../../shared/platform/contract/scopes';
 import { sendMail } from '../../shared/jobs/mail';
-import { DAY, HOUR } from '../../shared/platform/time';
+import { DAY, HOUR } from '../../shared/platform/contract/time';
 import * as q from './queries';
 import { type RestrictedKeyBody, toKeyDto } from './schemas';
 import type { z } from '@hono/zod-openapi';
@@ -279,7 +279,7 @@ async function spacesOf(ctx: TenantCtx, given: string[] | undefined): Promise<st
  */
 export function admitRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
   requireUnrestricted(ctx.auth, 'create keys');
-  // The families of the app that took the request (shared/platform/metrics.ts, AppRegistry).
+  // The families of the app that took the request (shared/platform/http/metrics.ts, AppRegistry).
   const families = ctx.registry?.scopeFamilies ?? new Set<string>();
   const unknown = unknownScopes(body.scopes, families);
   if (unknown.length) {

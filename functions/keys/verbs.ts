@@ -1,4 +1,4 @@
-import { defineVerb } from '../../shared/platform/verb';
+import { defineVerb } from '../../shared/platform/http/verb';
 import * as q from './queries';
 import * as s from './schemas';
 import { admitRestricted, createRestricted } from './service';

@@ -1,10 +1,10 @@
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import { paths } from './paths';
 import * as routes from './routes';
 import * as service from './service';
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { createTripleVerb } from './verbs';
 
 const router = createRouter()

@@ -1,8 +1,8 @@
 import type { z } from '@hono/zod-openapi';
 import { normalizeName } from '../../shared/memory/entities';
-import type { TenantCtx } from '../../shared/platform/context';
-import { notFound, validationError } from '../../shared/platform/errors';
-import { parseUrn } from '../../shared/platform/ids';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { notFound, validationError } from '../../shared/platform/contract/errors';
+import { parseUrn } from '../../shared/platform/contract/ids';
 import * as q from './queries';
 import { MAX_PATHS, type PathsQuery, toRef, toStepDto } from './schemas';
 

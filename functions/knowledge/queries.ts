@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { live } from '../../shared/memory/access';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 
 /**
  * Every statement of the knowledge family; each takes the tenant. Ids travel as bare uuids and

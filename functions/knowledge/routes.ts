@@ -1,7 +1,7 @@
-import { routeOf } from '../../shared/platform/verb';
+import { routeOf } from '../../shared/platform/http/verb';
 import { createTripleVerb } from './verbs';
 import { MENTION_RULE } from '../../shared/memory/entities';
-import { errors, json, keyRoute } from '../../shared/platform/openapi';
+import { errors, json, keyRoute } from '../../shared/platform/http/openapi';
 import { PATH_FANOUT, PATH_FRONTIER } from './queries';
 import * as s from './schemas';
 

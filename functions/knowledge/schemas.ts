@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ENTITY_NAME_MAX } from '../../shared/memory/entities';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { Metadata, UrnId } from '../../shared/platform/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { Metadata, UrnId } from '../../shared/platform/contract/params';
 import type { ConnectionRow, EntityRow, StepRow, TripleRow } from './queries';
 
 export const DEFAULT_TYPE = 'concept';

@@ -1,11 +1,11 @@
 import type { z } from '@hono/zod-openapi';
 import { v7 as uuidv7 } from 'uuid';
 import { normalizeName, unlinkEvents } from '../../shared/memory/entities';
-import { validInput } from '../../shared/platform/app';
-import type { TenantCtx } from '../../shared/platform/context';
-import { notFound } from '../../shared/platform/errors';
-import { toUrn } from '../../shared/platform/ids';
-import { write } from '../../shared/platform/unit-of-work';
+import { validInput } from '../../shared/platform/http/app';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { notFound } from '../../shared/platform/contract/errors';
+import { toUrn } from '../../shared/platform/contract/ids';
+import { write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 import {
   CreateTripleBody,

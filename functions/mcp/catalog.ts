@@ -1,4 +1,4 @@
-import type { Feature } from '../../shared/platform/tiers';
+import type { Feature } from '../../shared/platform/contract/tiers';
 import { TOOLS, type ToolSpec } from './tools';
 
 type Json = Record<string, unknown>;

@@ -1,5 +1,5 @@
-import { textProblem } from '../../shared/platform/input-text';
-import { nestsAtMost } from '../../shared/platform/params';
+import { textProblem } from '../../shared/platform/contract/input-text';
+import { nestsAtMost } from '../../shared/platform/contract/params';
 import type { BoundTool } from './catalog';
 
 /** What the request a tool call makes carries besides its arguments. */

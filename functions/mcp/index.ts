@@ -7,13 +7,13 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Context, Hono } from 'hono';
-import { authenticate, countUncounted } from '../../shared/platform/auth';
-import { type AppEnv, VIA_ENV } from '../../shared/platform/context';
-import { AppError, errorBody } from '../../shared/platform/errors';
-import { MAX_BODY_BYTES, publicBase } from '../../shared/platform/app';
-import { type Services, VERSION } from '../../shared/platform/services';
-import { errorFields } from '../../shared/platform/error-fields';
-import { LIMIT_HEADER_NAMES, type LimitState, limitHeaders, setLimitHeaders } from '../../shared/platform/rate-limit-headers';
+import { authenticate, countUncounted } from '../../shared/platform/http/auth';
+import { type AppEnv, VIA_ENV } from '../../shared/platform/contract/context';
+import { AppError, errorBody } from '../../shared/platform/contract/errors';
+import { MAX_BODY_BYTES, publicBase } from '../../shared/platform/http/app';
+import { type Services, VERSION } from '../../shared/platform/contract/services';
+import { errorFields } from '../../shared/platform/contract/error-fields';
+import { LIMIT_HEADER_NAMES, type LimitState, limitHeaders, setLimitHeaders } from '../../shared/platform/limits/rate-limit-headers';
 import { type BoundTool, bindTools } from './catalog';
 import { originAllowed } from './origin';
 import { type McpCaller, serverFor } from './server';

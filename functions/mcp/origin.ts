@@ -1,4 +1,4 @@
-import { type Config, isLoopbackHost } from '../../shared/platform/config';
+import { type Config, isLoopbackHost } from '../../shared/platform/contract/config';
 
 /**
  * Whether a browser page from `origin` may call /mcp: no Origin (not a browser), PUBLIC_URL's

@@ -1,10 +1,10 @@
 import { McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
-import type { AuthContext } from '../../shared/platform/context';
-import { errorFields } from '../../shared/platform/error-fields';
-import { AppError, errorBody, validationError } from '../../shared/platform/errors';
-import { isConfined, mayUse } from '../../shared/platform/scopes';
-import type { Services } from '../../shared/platform/services';
-import { hasFeature } from '../../shared/platform/tiers';
+import type { AuthContext } from '../../shared/platform/contract/context';
+import { errorFields } from '../../shared/platform/contract/error-fields';
+import { AppError, errorBody, validationError } from '../../shared/platform/contract/errors';
+import { isConfined, mayUse } from '../../shared/platform/contract/scopes';
+import type { Services } from '../../shared/platform/contract/services';
+import { hasFeature } from '../../shared/platform/contract/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
 import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments, unsafeArgument } from './dispatch';
 

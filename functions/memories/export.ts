@@ -1,7 +1,7 @@
 import type { z } from '@hono/zod-openapi';
-import type { TenantCtx } from '../../shared/platform/context';
-import { csvField } from '../../shared/platform/csv';
-import { type FileFormat, streamFile } from '../../shared/platform/download';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { csvField } from '../../shared/platform/contract/csv';
+import { type FileFormat, streamFile } from '../../shared/platform/http/download';
 import * as q from './queries';
 import type { ExportQuery } from './schemas';
 

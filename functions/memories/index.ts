@@ -1,12 +1,12 @@
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { download } from '../../shared/platform/download';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { download } from '../../shared/platform/http/download';
+import { defineFamily } from '../../shared/platform/http/family';
 import { exportFile } from './export';
 import { purgeExpiredMemories } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
 import { batchStorePort, storeBatch, storeMemory } from './store';
 import { provideBatchStore } from '../../shared/memory/store-port';

@@ -1,7 +1,7 @@
 import type { MaintenanceTask } from '../../shared/jobs/maintenance';
-import { toUrn } from '../../shared/platform/ids';
-import { write } from '../../shared/platform/unit-of-work';
-import { adjustLiveMemories } from '../../shared/platform/usage';
+import { toUrn } from '../../shared/platform/contract/ids';
+import { write } from '../../shared/platform/data/unit-of-work';
+import { adjustLiveMemories } from '../../shared/platform/data/usage';
 import * as q from './queries';
 
 const BATCH = 500;

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { MENTION_RULE } from '../../shared/memory/entities';
-import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
-import { routeOf } from '../../shared/platform/verb';
+import { errors, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
+import { routeOf } from '../../shared/platform/http/verb';
 import * as s from './schemas';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
 

@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { MemorySchema } from '../../shared/memory/rows';
-import { ErrorSchema } from '../../shared/platform/openapi';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { UrnId } from '../../shared/platform/params';
+import { ErrorSchema } from '../../shared/platform/http/openapi';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { UrnId } from '../../shared/platform/contract/params';
 
 export { MemorySchema };
 

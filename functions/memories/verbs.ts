@@ -1,4 +1,4 @@
-import { defineVerb } from '../../shared/platform/verb';
+import { defineVerb } from '../../shared/platform/http/verb';
 import * as s from './schemas';
 import { search } from './search';
 import { get, remove } from './service';

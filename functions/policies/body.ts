@@ -2,9 +2,9 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import { parse as parseYaml } from 'yaml';
 import { invalidPolicy } from '../../shared/control/errors';
-import { validationHook } from '../../shared/platform/app';
-import type { AppEnv } from '../../shared/platform/context';
-import { textProblem } from '../../shared/platform/input-text';
+import { validationHook } from '../../shared/platform/http/app';
+import type { AppEnv } from '../../shared/platform/contract/context';
+import { textProblem } from '../../shared/platform/contract/input-text';
 import { YAML_TYPES } from './schemas';
 
 const mediaType = (c: Context<AppEnv>) => (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();

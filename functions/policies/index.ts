@@ -1,11 +1,11 @@
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import { policyBodyParser, policyValidationHook } from './body';
 import * as routes from './routes';
 import type { PolicyInput, ReplaceInput } from './schemas';
 import * as service from './service';
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { createPolicyVerb, listPoliciesVerb, replacePolicyVerb, restorePolicyVerb, testPoliciesVerb } from './verbs';
 
 // The YAML media type is documented as a string; the body parser has turned it into this JSON by now.

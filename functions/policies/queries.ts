@@ -1,7 +1,7 @@
 import { and, asc, count, eq, isNull, or, sql } from 'drizzle-orm';
 import { policies } from '../../schema';
 import type { PolicyRow } from '../../shared/control/policy-set';
-import type { DbOrTx } from '../../shared/platform/db';
+import type { DbOrTx } from '../../shared/platform/data/db';
 
 export type { PolicyRow };
 

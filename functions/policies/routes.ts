@@ -1,5 +1,5 @@
-import { errors as errorsOf, json, keyRoute } from '../../shared/platform/openapi';
-import { routeOf } from '../../shared/platform/verb';
+import { errors as errorsOf, json, keyRoute } from '../../shared/platform/http/openapi';
+import { routeOf } from '../../shared/platform/http/verb';
 import { MAX_EVALUATED_CHARS, TIME_BUDGET_MS, WORK_BUDGET_CHARS } from '../../shared/control/budget';
 import * as s from './schemas';
 import { createPolicyVerb, listPoliciesVerb, replacePolicyVerb, testPoliciesVerb } from './verbs';

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { patternProblem } from '../../shared/control/pattern-cache';
 import { MAX_PATTERN_LENGTH, MAX_RULES_PER_POLICY } from '../../shared/control/regex';
 import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES, OUTCOMES, POLICY_STEP_TYPES, SEVERITIES } from '../../shared/control/types';
-import { nestsAtMost } from '../../shared/platform/params';
+import { nestsAtMost } from '../../shared/platform/contract/params';
 import type { PolicyRow } from './queries';
 
 export const MAX_RULES = MAX_RULES_PER_POLICY;

@@ -1,7 +1,7 @@
-import type { TenantCtx } from '../../shared/platform/context';
-import type { Tx } from '../../shared/platform/db';
-import { tiers } from '../../shared/platform/tiers';
-import { defineVerb, type VerbLimit } from '../../shared/platform/verb';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import type { Tx } from '../../shared/platform/data/db';
+import { tiers } from '../../shared/platform/contract/tiers';
+import { defineVerb, type VerbLimit } from '../../shared/platform/http/verb';
 import { policyValidationHook } from './body';
 import * as q from './queries';
 import * as s from './schemas';

@@ -1,8 +1,8 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { z } from '@hono/zod-openapi';
-import type { TenantCtx } from '../../shared/platform/context';
-import { errorFields } from '../../shared/platform/error-fields';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { errorFields } from '../../shared/platform/contract/error-fields';
 import { BUNDLE_FORMAT, BUNDLE_VERSION, type HeaderLine, type TrailerLine } from './format';
 import { SECTIONS } from './queries';
 

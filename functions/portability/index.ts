@@ -1,7 +1,7 @@
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { download } from '../../shared/platform/download';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { download } from '../../shared/platform/http/download';
+import { defineFamily } from '../../shared/platform/http/family';
 import { exportBundle } from './export';
 import * as routes from './routes';
 import { tooLarge } from './parse';

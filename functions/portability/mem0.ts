@@ -1,6 +1,6 @@
 import { Tokenizer, TokenParser, type TokenParserOptions, TokenType } from '@streamparser/json';
-import { AppError } from '../../shared/platform/errors';
-import { nextMacrotask } from '../../shared/platform/streamed-body';
+import { AppError } from '../../shared/platform/contract/errors';
+import { nextMacrotask } from '../../shared/platform/limits/streamed-body';
 
 /**
  * A mem0 export is one JSON document, `{"results": [...]}` (or `memories`) or a bare array, read

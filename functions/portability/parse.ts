@@ -1,7 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { AppError } from '../../shared/platform/errors';
-import { findInJson } from '../../shared/platform/input-text';
+import { AppError } from '../../shared/platform/contract/errors';
+import { findInJson } from '../../shared/platform/contract/input-text';
 import { HeaderLine, issuesOf, RECORD_LINES, type RecordType, SUPPORTED_VERSIONS, TrailerLine } from './format';
 import { readMem0 } from './mem0';
 

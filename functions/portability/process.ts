@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { JobHandler } from '../../shared/jobs/outbox';
 import { batchStore } from '../../shared/memory/store-port';
-import { systemCtx, type TenantCtx, tenantCtx } from '../../shared/platform/context';
-import { rows } from '../../shared/platform/db';
-import { errorFields } from '../../shared/platform/error-fields';
-import type { Tier } from '../../shared/platform/tiers';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import { systemCtx, type TenantCtx, tenantCtx } from '../../shared/platform/contract/context';
+import { rows } from '../../shared/platform/data/db';
+import { errorFields } from '../../shared/platform/contract/error-fields';
+import type { Tier } from '../../shared/platform/contract/tiers';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import type { LineError } from './parse';
 import { bodyOf, restoreLine } from './restore';
 import * as st from './staging';

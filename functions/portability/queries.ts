@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../../shared/platform/db';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
 import type { AGENT_PROVIDERS, AGENT_STATUSES } from '../../schema';
 import type { ExportedLine } from './format';
 

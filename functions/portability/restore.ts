@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
-import type { TenantCtx } from '../../shared/platform/context';
-import { errorFields } from '../../shared/platform/error-fields';
-import { AppError } from '../../shared/platform/errors';
-import { restorerOf } from '../../shared/platform/family';
-import { sqlState } from '../../shared/platform/pg-errors';
-import { mayUse } from '../../shared/platform/scopes';
-import { requireFeature } from '../../shared/platform/tiers';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { errorFields } from '../../shared/platform/contract/error-fields';
+import { AppError } from '../../shared/platform/contract/errors';
+import { restorerOf } from '../../shared/platform/http/family';
+import { sqlState } from '../../shared/platform/data/pg-errors';
+import { mayUse } from '../../shared/platform/contract/scopes';
+import { requireFeature } from '../../shared/platform/contract/tiers';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import type { LineError } from './parse';
 
 export type RestoredKind = 'space' | 'policy' | 'agent' | 'pack' | 'triple';

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { errors, json, keyRoute } from '../../shared/platform/openapi';
+import { errors, json, keyRoute } from '../../shared/platform/http/openapi';
 import { BundleLine } from './format';
 import * as s from './schemas';
 

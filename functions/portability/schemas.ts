@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { PrefixedId } from '../../shared/platform/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { PrefixedId } from '../../shared/platform/contract/params';
 
 export const ImportQuery = z.object({
   format: z.enum(['bundle', 'jsonl', 'mem0']).openapi({

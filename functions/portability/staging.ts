@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 import { type ImportFormat, type LineError, MAX_ERRORS, type Record_ } from './parse';
 
 export type Kind = Record_['kind'];

@@ -1,6 +1,6 @@
-import { toUrn } from '../../shared/platform/ids';
-import type { TenantCtx } from '../../shared/platform/context';
-import { notFound } from '../../shared/platform/errors';
+import { toUrn } from '../../shared/platform/contract/ids';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { notFound } from '../../shared/platform/contract/errors';
 import { mentionsOf } from '../../shared/memory/entities';
 import type { MemoryEventKind } from '../../shared/memory/events';
 import { STATE_KINDS } from '../../shared/memory/history';

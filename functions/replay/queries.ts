@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/db';
+import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 import { statesHolding } from '../../shared/memory/edge-history';
 import { embeddingOfState, STATE_KINDS } from '../../shared/memory/history';
 import type { MemoryDto } from '../../shared/memory/rows';

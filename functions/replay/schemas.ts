@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { CsvEnum, PointInTime, UrnId } from '../../shared/platform/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { CsvEnum, PointInTime, UrnId } from '../../shared/platform/contract/params';
 
 export const TIMELINE_MAX = 1_000;
 export const SNAPSHOT_MAX = 5_000;

@@ -1,15 +1,15 @@
-import { toUrn } from '../../shared/platform/ids';
+import { toUrn } from '../../shared/platform/contract/ids';
 import type { z } from '@hono/zod-openapi';
-import type { TenantCtx } from '../../shared/platform/context';
+import type { TenantCtx } from '../../shared/platform/contract/context';
 import { embedAll } from '../../shared/memory/embeddings';
-import { invalidRange } from '../../shared/platform/errors';
+import { invalidRange } from '../../shared/platform/contract/errors';
 import { analyticRead, existedAt, statesAt } from '../../shared/memory/history';
-import { assertRange } from '../../shared/platform/params';
-import { pastPointInTime, pointInTime } from '../../shared/platform/time';
+import { assertRange } from '../../shared/platform/contract/params';
+import { pastPointInTime, pointInTime } from '../../shared/platform/contract/time';
 import type { MemoryDto } from '../../shared/memory/rows';
 import { vectorLiteral } from '../../shared/memory/rows';
 import { clamp01 } from '../../shared/memory/vector-search';
-import { recordMilestone } from '../../shared/platform/milestones';
+import { recordMilestone } from '../../shared/platform/data/milestones';
 import * as q from './queries';
 import { snapshotPage } from './snapshot';
 import {

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../../shared/platform/db';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
 import { edgeCtes, presentCtes, snapshotSettings, statesHolding } from '../../shared/memory/edge-history';
 import type { MemoryDto } from '../../shared/memory/rows';
 

@@ -1,6 +1,6 @@
-import { createRouter } from '../../shared/platform/app';
-import { defineFamily } from '../../shared/platform/family';
-import { runFromRoute } from '../../shared/platform/verb';
+import { createRouter } from '../../shared/platform/http/app';
+import { defineFamily } from '../../shared/platform/http/family';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import * as routes from './routes';
 import { historyVerb, previewVerb, rollbackVerb } from './verbs';
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../../shared/platform/db';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
 
 export async function listHistory(db: DbOrTx, tenantId: string, limit: number, offset: number) {
   const page = await rows<{

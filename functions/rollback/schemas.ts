@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { PageQuery, paging } from '../../shared/platform/pagination';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
 
 const target = z.string().min(1).max(64).openapi({ description: 'ISO 8601 time, or `N minutes|hours|days ago`', example: '2026-11-01T10:00:00Z' });
 

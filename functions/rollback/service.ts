@@ -1,11 +1,11 @@
 import { countActionSteps, createPlan } from '../../shared/memory/compensations';
 import { changesSince, classify, erasedSince, rollbackMemories } from '../../shared/memory/rollback';
-import type { TenantCtx } from '../../shared/platform/context';
-import { newId } from '../../shared/platform/ids';
-import type { PageInput } from '../../shared/platform/pagination';
-import { hasFeature, tiers } from '../../shared/platform/tiers';
-import { DAY, pastPointInTime } from '../../shared/platform/time';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { newId } from '../../shared/platform/contract/ids';
+import type { PageInput } from '../../shared/platform/data/pagination';
+import { hasFeature, tiers } from '../../shared/platform/contract/tiers';
+import { DAY, pastPointInTime } from '../../shared/platform/contract/time';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 import { HistoryPaging } from './schemas';
 

@@ -1,11 +1,11 @@
 import type { z } from '@hono/zod-openapi';
 import type { InterventionEffect, InterventionType } from '../../schema/runtime';
 import { decideActionFromIntervention } from '../../shared/runtime/decisions';
-import type { TenantCtx } from '../../shared/platform/context';
-import { validationError } from '../../shared/platform/errors';
-import { newId } from '../../shared/platform/ids';
-import type { PageInput } from '../../shared/platform/pagination';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { validationError } from '../../shared/platform/contract/errors';
+import { newId } from '../../shared/platform/contract/ids';
+import type { PageInput } from '../../shared/platform/data/pagination';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import { missionFor, rollbackMission, transition } from './missions';
 import * as q from './queries';
 import { type InterventionBody, InterventionPaging, toInterventionDto } from './schemas';

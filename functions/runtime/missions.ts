@@ -1,12 +1,12 @@
 import type { z } from '@hono/zod-openapi';
 import type { MissionStatus } from '../../schema/runtime';
 import { changesSince, classify, rollbackMemories } from '../../shared/memory/rollback';
-import type { TenantCtx } from '../../shared/platform/context';
-import type { DbOrTx } from '../../shared/platform/db';
-import { conflict, notFound, validationError } from '../../shared/platform/errors';
-import { newId } from '../../shared/platform/ids';
-import type { PageInput } from '../../shared/platform/pagination';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import { conflict, notFound, validationError } from '../../shared/platform/contract/errors';
+import { newId } from '../../shared/platform/contract/ids';
+import type { PageInput } from '../../shared/platform/data/pagination';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 import { CheckpointPaging, MissionPaging, type MissionBody, toCheckpointDto, toMissionDto } from './schemas';
 import { agentFor } from './service';

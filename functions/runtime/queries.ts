@@ -10,8 +10,8 @@ import {
   runtimeInterventions,
   runtimeMissions,
 } from '../../schema/runtime';
-import type { DbOrTx } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 
 export type AgentRow = typeof runtimeAgents.$inferSelect;
 export type MissionRow = typeof runtimeMissions.$inferSelect;

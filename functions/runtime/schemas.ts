@@ -11,10 +11,10 @@ import {
   type runtimeInterventions,
   type runtimeMissions,
 } from '../../schema/runtime';
-import { idPattern } from '../../shared/platform/ids';
-import { Metadata, PrefixedId } from '../../shared/platform/params';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { isoOrNull } from '../../shared/platform/time';
+import { idPattern } from '../../shared/platform/contract/ids';
+import { Metadata, PrefixedId } from '../../shared/platform/contract/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { isoOrNull } from '../../shared/platform/contract/time';
 
 const TIME = '2026-11-15T12:00:00.000Z';
 const AGENT = 'release-bot';

@@ -1,11 +1,11 @@
 import type { z } from '@hono/zod-openapi';
 import type { AgentStatus } from '../../schema/runtime';
-import { validInput } from '../../shared/platform/app';
-import type { TenantCtx } from '../../shared/platform/context';
-import { AppError, conflict, notFound } from '../../shared/platform/errors';
-import { newId } from '../../shared/platform/ids';
-import type { PageInput } from '../../shared/platform/pagination';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import { validInput } from '../../shared/platform/http/app';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { AppError, conflict, notFound } from '../../shared/platform/contract/errors';
+import { newId } from '../../shared/platform/contract/ids';
+import type { PageInput } from '../../shared/platform/data/pagination';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import { missionEvent } from './transitions';
 import * as q from './queries';
 import { AgentBody, AgentPaging, AgentPatch, CapabilityBody, CapabilityPaging, type MissionSummaryDto, toAgentDto, toCapabilityDto } from './schemas';

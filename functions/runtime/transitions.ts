@@ -1,8 +1,8 @@
 import type { MissionStatus } from '../../schema/runtime';
 import type { EventType } from '../../shared/jobs/events';
-import type { TenantCtx } from '../../shared/platform/context';
-import { conflict } from '../../shared/platform/errors';
-import type { Work } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { conflict } from '../../shared/platform/contract/errors';
+import type { Work } from '../../shared/platform/data/unit-of-work';
 
 /**
  * The mission lifecycle (docs/architecture.md#agent-runtime): `POST /v1/missions/{id}/<verb>` moves a mission

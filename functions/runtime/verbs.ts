@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { defineVerb } from '../../shared/platform/verb';
+import { defineVerb } from '../../shared/platform/http/verb';
 import * as s from './schemas';
 import { createAgent, createCapability, restoreAgent, restoreCapability } from './service';
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import { createRouter, publicBase } from '../../shared/platform/app';
-import { type AppEnv, ctxOf, publicCtxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter, publicBase } from '../../shared/platform/http/app';
+import { type AppEnv, ctxOf, publicCtxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import * as routes from './routes';
 import * as service from './service';
 

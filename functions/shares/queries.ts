@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import { shares } from '../../schema';
-import { type DbOrTx, rows } from '../../shared/platform/db';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
 
 /** The caller's own live space, if `id` names one. */
 export async function ownSpaceExists(db: DbOrTx, owner: string, id: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/openapi';
+import { errors, json, jsonBody, keyRoute, publicRoute } from '../../shared/platform/http/openapi';
 import * as s from './schemas';
 
 const tags = ['Sharing'];

@@ -1,4 +1,4 @@
-import { toUrn } from '../../shared/platform/ids';
+import { toUrn } from '../../shared/platform/contract/ids';
 import { z } from '@hono/zod-openapi';
 
 export const MAX_TAG = 50;

@@ -1,14 +1,14 @@
-import { parseUrn, toUrn } from '../../shared/platform/ids';
+import { parseUrn, toUrn } from '../../shared/platform/contract/ids';
 import type { z } from '@hono/zod-openapi';
-import { normalizeEmail } from '../../shared/platform/accounts';
-import type { AuthContext, Ctx, TenantCtx } from '../../shared/platform/context';
-import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
-import type { DbOrTx } from '../../shared/platform/db';
-import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
+import { normalizeEmail } from '../../shared/platform/data/accounts';
+import type { AuthContext, Ctx, TenantCtx } from '../../shared/platform/contract/context';
+import { randomBase62, sha256Hex } from '../../shared/platform/contract/crypto';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import { AppError, forbidden, notFound, validationError } from '../../shared/platform/contract/errors';
 import { sendMail } from '../../shared/jobs/mail';
-import { requireFeature } from '../../shared/platform/tiers';
-import { DAY } from '../../shared/platform/time';
-import { write } from '../../shared/platform/unit-of-work';
+import { requireFeature } from '../../shared/platform/contract/tiers';
+import { DAY } from '../../shared/platform/contract/time';
+import { write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 import { type ShareBody, type ShareRow, shareStatus, toShareEntry } from './schemas';
 
@@ -34,7 +34,7 @@ function shareUrl({ services }: Ctx, origin: string, token: string) {
 /**
  * The link in an invitation mail comes only from configuration, never from the request (its Host
  * header is the caller's to choose); without SHARE_BASE_URL or PUBLIC_URL the mail carries the token
- * and no link, and start-up warns (shared/platform/startup.ts).
+ * and no link, and start-up warns (shared/platform/http/startup.ts).
  */
 const mailUrl = (ctx: Ctx, token: string) => (ctx.services.config.SHARE_BASE_URL || ctx.services.config.PUBLIC_URL ? shareUrl(ctx, '', token) : null);
 

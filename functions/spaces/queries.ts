@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows, type StorageKind } from '../../shared/platform/db';
+import { type DbOrTx, pgArray, rows, type StorageKind } from '../../shared/platform/data/db';
 import { allowedInSpace, confinedTo, live, TEAM_WRITER_ROLES } from '../../shared/memory/access';
-import type { KeyRestriction } from '../../shared/platform/context';
+import type { KeyRestriction } from '../../shared/platform/contract/context';
 import { COLUMNS, type MemoryRow } from '../../shared/memory/rows';
 import { nearestMemories, vectorRead } from '../../shared/memory/vector-search';
 import type { Access, SpaceRow } from './schemas';

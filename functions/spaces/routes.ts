@@ -1,6 +1,6 @@
-import { routeOf } from '../../shared/platform/verb';
+import { routeOf } from '../../shared/platform/http/verb';
 import { createSpaceVerb } from './verbs';
-import { errors, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
+import { errors, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
 import * as s from './schemas';
 
 const tags = ['Context spaces'];

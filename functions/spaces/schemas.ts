@@ -1,6 +1,6 @@
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { UrnId } from '../../shared/platform/params';
-import { toUrn } from '../../shared/platform/ids';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { UrnId } from '../../shared/platform/contract/params';
+import { toUrn } from '../../shared/platform/contract/ids';
 import { z } from '@hono/zod-openapi';
 import { MemorySchema } from '../../shared/memory/rows';
 

@@ -1,16 +1,16 @@
-import { toUrn } from '../../shared/platform/ids';
+import { toUrn } from '../../shared/platform/contract/ids';
 import type { z } from '@hono/zod-openapi';
 import { v7 as uuidv7 } from 'uuid';
 import { embedAll } from '../../shared/memory/embeddings';
-import { validInput } from '../../shared/platform/app';
+import { validInput } from '../../shared/platform/http/app';
 import { toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
-import type { TenantCtx } from '../../shared/platform/context';
-import type { DbOrTx } from '../../shared/platform/db';
-import { AppError, forbidden, notFound, validationError } from '../../shared/platform/errors';
-import type { PageInput } from '../../shared/platform/pagination';
-import { isConfined } from '../../shared/platform/scopes';
-import { requireFeature } from '../../shared/platform/tiers';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import { AppError, forbidden, notFound, validationError } from '../../shared/platform/contract/errors';
+import type { PageInput } from '../../shared/platform/data/pagination';
+import { isConfined } from '../../shared/platform/contract/scopes';
+import { requireFeature } from '../../shared/platform/contract/tiers';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 import { CreateSpaceBody, ListPaging, MemoriesPaging, type SpaceMemoriesQuery, toSpaceDto, type UpdateSpaceBody } from './schemas';
 

@@ -1,6 +1,6 @@
-import { createRouter } from '../../shared/platform/app';
-import { publicCtxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { publicCtxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import { scrape, scrapeRoute } from './metrics';
 import * as routes from './routes';
 import { health, status } from './service';

@@ -1,11 +1,11 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { bearerToken } from '../../shared/platform/auth';
-import { type AppEnv } from '../../shared/platform/context';
-import { isLoopbackHost } from '../../shared/platform/config';
-import { timingSafeEqual } from '../../shared/platform/crypto';
-import { AppError } from '../../shared/platform/errors';
-import { errors, serverErrors } from '../../shared/platform/openapi';
+import { bearerToken } from '../../shared/platform/http/auth';
+import { type AppEnv } from '../../shared/platform/contract/context';
+import { isLoopbackHost } from '../../shared/platform/contract/config';
+import { timingSafeEqual } from '../../shared/platform/contract/crypto';
+import { AppError } from '../../shared/platform/contract/errors';
+import { errors, serverErrors } from '../../shared/platform/http/openapi';
 
 /**
  * Who may scrape: with METRICS_TOKEN set, a caller with that bearer token; without it, loopback

@@ -1,4 +1,4 @@
-import { json, optionalKeyRoute, publicRoute } from '../../shared/platform/openapi';
+import { json, optionalKeyRoute, publicRoute } from '../../shared/platform/http/openapi';
 import * as s from './schemas';
 
 const tags = ['System'];

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { VERSION } from '../../shared/platform/services';
+import { VERSION } from '../../shared/platform/contract/services';
 
 export const Healthz = z.object({ status: z.literal('ok') }).openapi('Healthz');
 const Check = z.object({ status: z.enum(['ok', 'error', 'disabled']), latency_ms: z.number().optional(), error: z.string().optional() });

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import type { Ctx } from '../../shared/platform/context';
-import { VERSION } from '../../shared/platform/services';
-import { LIVE_MEMORIES } from '../../shared/platform/usage';
+import type { Ctx } from '../../shared/platform/contract/context';
+import { VERSION } from '../../shared/platform/contract/services';
+import { LIVE_MEMORIES } from '../../shared/platform/data/usage';
 
 async function timed(check: () => Promise<unknown>) {
   const started = performance.now();

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { teamInvitations, teamMembers, teams, tenants } from '../../schema';
-import type { DbOrTx } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 import type { Role } from './roles';
 
 export type TeamRow = typeof teams.$inferSelect;

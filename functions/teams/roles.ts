@@ -1,4 +1,4 @@
-import { forbidden } from '../../shared/platform/errors';
+import { forbidden } from '../../shared/platform/contract/errors';
 
 export const ROLES = ['owner', 'admin', 'member', 'readonly'] as const;
 export type Role = (typeof ROLES)[number];

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { PrefixedId } from '../../shared/platform/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { PrefixedId } from '../../shared/platform/contract/params';
 import type { MemberRow, TeamRow } from './queries';
 import { INVITABLE_ROLES, PERMISSIONS, ROLES } from './roles';
 

@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { SIGNATURE_ALGORITHM } from '../../shared/platform/trace-signing';
+import { SIGNATURE_ALGORITHM } from '../../shared/platform/contract/trace-signing';
 import type { StepRow, TraceRow } from './queries';
 
 /** A step as a certificate lists it; its content is bound through `integrity_hash`. */

@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { type Digest, digestOf } from '../../shared/platform/crypto';
+import { type Digest, digestOf } from '../../shared/platform/contract/crypto';
 
 export { type Digest, digestOf };
 

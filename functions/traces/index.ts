@@ -1,11 +1,11 @@
-import { createRouter } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
+import { createRouter } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
 import { interruptIdleTraces } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
 import { certificateVerb, getTraceVerb, listTracesVerb } from './verbs';
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { verifyTrace } from './verify';
 
 const id = (c: { req: { valid(t: 'param'): { trace_id: string } } }) => c.req.valid('param').trace_id;

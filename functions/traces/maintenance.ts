@@ -1,5 +1,5 @@
 import type { MaintenanceTask } from '../../shared/jobs/maintenance';
-import { HOUR } from '../../shared/platform/time';
+import { HOUR } from '../../shared/platform/contract/time';
 import * as q from './queries';
 import { interruptIdleTrace } from './service';
 

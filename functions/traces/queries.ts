@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, gt, lt, type SQL } from 'drizzle-orm';
 import { traces, traceSigningKeys, traceSteps } from '../../schema';
-import type { DbOrTx } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 
 export type TraceRow = typeof traces.$inferSelect;
 export type StepRow = typeof traceSteps.$inferSelect;

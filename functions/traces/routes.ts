@@ -1,5 +1,5 @@
-import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
-import { routeOf } from '../../shared/platform/verb';
+import { errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
+import { routeOf } from '../../shared/platform/http/verb';
 import * as s from './schemas';
 import { certificateVerb, getTraceVerb, listTracesVerb } from './verbs';
 

@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi';
 import { STEP_TYPES, TRACE_STATUSES } from '../../schema/traces';
-import { idPattern } from '../../shared/platform/ids';
-import { Metadata, PrefixedId } from '../../shared/platform/params';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { isoOrNull } from '../../shared/platform/time';
-import { SIGNATURE_ALGORITHM } from '../../shared/platform/trace-signing';
+import { idPattern } from '../../shared/platform/contract/ids';
+import { Metadata, PrefixedId } from '../../shared/platform/contract/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { isoOrNull } from '../../shared/platform/contract/time';
+import { SIGNATURE_ALGORITHM } from '../../shared/platform/contract/trace-signing';
 import type { StepRow, TraceRow } from './queries';
 
 export const MAX_CONTENT_BYTES = 64 * 1024;

@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi';
-import type { TenantCtx } from '../../shared/platform/context';
-import { verifySignature } from '../../shared/platform/trace-signing';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { verifySignature } from '../../shared/platform/contract/trace-signing';
 import { certificateBody, certificateBytes } from './certificate';
 import { chainHash, digestOf, EMPTY_ROOT, integrityHash } from './hashing';
 import * as q from './queries';

@@ -1,4 +1,4 @@
-import { json, keyRoute } from '../../shared/platform/openapi';
+import { json, keyRoute } from '../../shared/platform/http/openapi';
 import * as s from './schemas';
 
 const tags = ['Usage'];

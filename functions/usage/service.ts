@@ -1,10 +1,10 @@
 import * as q from './queries';
-import type { TenantCtx } from '../../shared/platform/context';
-import type { CounterOutcome } from '../../shared/platform/counters';
-import type { Services } from '../../shared/platform/services';
-import { featureFlags, tiers, type Tier } from '../../shared/platform/tiers';
-import { periodOf, periodResetsAt } from '../../shared/platform/time';
-import { reportCounters } from '../../shared/platform/usage';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import type { CounterOutcome } from '../../shared/platform/data/counters';
+import type { Services } from '../../shared/platform/contract/services';
+import { featureFlags, tiers, type Tier } from '../../shared/platform/contract/tiers';
+import { periodOf, periodResetsAt } from '../../shared/platform/contract/time';
+import { reportCounters } from '../../shared/platform/data/usage';
 
 export interface QuotaLine {
   current: number;

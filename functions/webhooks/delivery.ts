@@ -2,15 +2,15 @@ import { Webhook } from 'standardwebhooks';
 import { type DeliveryJob, type EventPayload } from '../../shared/jobs/events';
 import { sendMail } from '../../shared/jobs/mail';
 import type { JobHandler } from '../../shared/jobs/outbox';
-import { systemCtx } from '../../shared/platform/context';
-import { newId } from '../../shared/platform/ids';
-import { checkDestination } from '../../shared/platform/outbound';
-import type { Services } from '../../shared/platform/services';
-import { DAY } from '../../shared/platform/time';
-import { write } from '../../shared/platform/unit-of-work';
+import { systemCtx } from '../../shared/platform/contract/context';
+import { newId } from '../../shared/platform/contract/ids';
+import { checkDestination } from '../../shared/platform/http/outbound';
+import type { Services } from '../../shared/platform/contract/services';
+import { DAY } from '../../shared/platform/contract/time';
+import { write } from '../../shared/platform/data/unit-of-work';
 import { formatBody } from './formats';
 import * as q from './queries';
-import { contextOf, inSpan, traceHeaders } from '../../shared/platform/tracing';
+import { contextOf, inSpan, traceHeaders } from '../../shared/platform/http/tracing';
 
 /** A webhook whose deliveries have failed this long without one success is deactivated. */
 export const DEACTIVATE_AFTER_MS = 3 * DAY;

@@ -1,13 +1,13 @@
 import { WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
-import { createRouter, validationHook } from '../../shared/platform/app';
-import { ctxOf } from '../../shared/platform/context';
-import { defineFamily } from '../../shared/platform/family';
-import { DAY } from '../../shared/platform/time';
+import { createRouter, validationHook } from '../../shared/platform/http/app';
+import { ctxOf } from '../../shared/platform/contract/context';
+import { defineFamily } from '../../shared/platform/http/family';
+import { DAY } from '../../shared/platform/contract/time';
 import { deliverJob } from './delivery';
 import * as q from './queries';
 import * as routes from './routes';
 import * as service from './service';
-import { runFromRoute } from '../../shared/platform/verb';
+import { runFromRoute } from '../../shared/platform/http/verb';
 import { createWebhookVerb, deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
 
 const id = (c: { req: { valid(t: 'param'): { webhook_id: string } } }) => c.req.valid('param').webhook_id;

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import { events, tenants, webhookDeliveries, webhooks } from '../../schema';
-import type { DbOrTx } from '../../shared/platform/db';
-import type { PageInput } from '../../shared/platform/pagination';
+import type { DbOrTx } from '../../shared/platform/data/db';
+import type { PageInput } from '../../shared/platform/data/pagination';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;

@@ -1,5 +1,5 @@
-import { ErrorSchema, errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/openapi';
-import { routeOf } from '../../shared/platform/verb';
+import { ErrorSchema, errors as errorsOf, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
+import { routeOf } from '../../shared/platform/http/verb';
 import * as s from './schemas';
 import { createWebhookVerb, deliveriesVerb, getWebhookVerb, listWebhooksVerb, redeliverVerb, sendTestVerb } from './verbs';
 

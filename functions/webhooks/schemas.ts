@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES } from '../../shared/jobs/events';
-import { PageQuery, paging } from '../../shared/platform/pagination';
-import { PrefixedId } from '../../shared/platform/params';
+import { PageQuery, paging } from '../../shared/platform/data/pagination';
+import { PrefixedId } from '../../shared/platform/contract/params';
 import type { DeliveryRow, WebhookRow } from './queries';
 
 export const MAX_WEBHOOKS = 50;

@@ -1,12 +1,12 @@
 import type { z } from '@hono/zod-openapi';
 import { deliveryJob, insertEvent, WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
-import type { TenantCtx } from '../../shared/platform/context';
-import { AppError, notFound, validationError } from '../../shared/platform/errors';
-import { newId } from '../../shared/platform/ids';
-import { destinationProblem } from '../../shared/platform/outbound';
-import type { PageInput } from '../../shared/platform/pagination';
-import { DAY } from '../../shared/platform/time';
-import { type Work, write } from '../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../shared/platform/contract/context';
+import { AppError, notFound, validationError } from '../../shared/platform/contract/errors';
+import { newId } from '../../shared/platform/contract/ids';
+import { destinationProblem } from '../../shared/platform/http/outbound';
+import type { PageInput } from '../../shared/platform/data/pagination';
+import { DAY } from '../../shared/platform/contract/time';
+import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import * as q from './queries';
 import { type CreateWebhookBody, ListPaging, toDeliveryDto, toWebhookDto, type UpdateWebhookBody } from './schemas';
 

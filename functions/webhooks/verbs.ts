@@ -1,5 +1,5 @@
-import { validationHook } from '../../shared/platform/app';
-import { defineVerb } from '../../shared/platform/verb';
+import { validationHook } from '../../shared/platform/http/app';
+import { defineVerb } from '../../shared/platform/http/verb';
 import * as q from './queries';
 import * as s from './schemas';
 import { assertDestination, createWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, sendTest } from './service';

@@ -1,6 +1,6 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { actionDecisions, actions, teamMembers } from '../../schema';
-import { type DbOrTx, pgArray, rows } from '../platform/db';
+import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 
 /** The SQL of approval decisions, shared by the actions family and runtime interventions. */
 export type ActionRow = typeof actions.$inferSelect;

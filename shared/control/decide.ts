@@ -1,9 +1,9 @@
-import type { TenantCtx } from '../platform/context';
-import { conflict, forbidden, validationError } from '../platform/errors';
-import { newId } from '../platform/ids';
-import { APPROVALS_WRITE, requireScope } from '../platform/scopes';
-import { MINUTE } from '../platform/time';
-import type { Work } from '../platform/unit-of-work';
+import type { TenantCtx } from '../platform/contract/context';
+import { conflict, forbidden, validationError } from '../platform/contract/errors';
+import { newId } from '../platform/contract/ids';
+import { APPROVALS_WRITE, requireScope } from '../platform/contract/scopes';
+import { MINUTE } from '../platform/contract/time';
+import type { Work } from '../platform/data/unit-of-work';
 import { approvalFor, decisionsOf, insertDecision, reviewerRoles, type TeamRole, updateAction } from './approvals';
 import { approvalAlreadyDecided, approvalNotFound } from './errors';
 

@@ -1,6 +1,6 @@
-import { AppError, type ErrorDetail } from '../platform/errors';
+import { AppError, type ErrorDetail } from '../platform/contract/errors';
 
-/** The control plane's errors; their statuses are in the one table (shared/platform/errors.ts). */
+/** The control plane's errors; their statuses are in the one table (shared/platform/contract/errors.ts). */
 export const invalidPolicy = (message: string, details: ErrorDetail[] = []) => new AppError('svc_ram.v1.control.invalid_policy', message, { details });
 
 export const policyNotFound = (name: string, agentId: string | null) =>

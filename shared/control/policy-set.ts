@@ -1,7 +1,7 @@
 import { and, eq, isNull, or } from 'drizzle-orm';
 import { policies } from '../../schema';
-import type { DbOrTx } from '../platform/db';
-import { type Tier, tiers } from '../platform/tiers';
+import type { DbOrTx } from '../platform/data/db';
+import { type Tier, tiers } from '../platform/contract/tiers';
 import { BUILTIN_POLICIES } from './builtins';
 import { type PatternCache, tenantPatterns } from './pattern-cache';
 import type { PolicyDefinition, PolicyRule, PolicyStepType } from './types';

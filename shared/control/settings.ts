@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { controlSettings } from '../../schema';
-import type { DbOrTx } from '../platform/db';
+import type { DbOrTx } from '../platform/data/db';
 import type { ApprovalMode, EvaluationMode } from './types';
 
 /** A tenant's approval and evaluation settings (`GET/PUT /v1/control/settings`, docs/architecture.md#approvals). */

@@ -1,9 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { events } from '../../schema';
-import { type DbOrTx, rows } from '../platform/db';
-import { newId } from '../platform/ids';
+import { type DbOrTx, rows } from '../platform/data/db';
+import { newId } from '../platform/contract/ids';
 import { enqueueJob } from './outbox';
-import { currentTraceparent } from '../platform/tracing';
+import { currentTraceparent } from '../platform/http/tracing';
 
 /**
  * Every event type a webhook may subscribe to and the live stream may filter on

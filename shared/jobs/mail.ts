@@ -1,8 +1,8 @@
 import { mailOutbox } from '../../schema';
-import type { Config } from '../platform/config';
-import { newId } from '../platform/ids';
-import type { Logger } from '../platform/log';
-import type { Work } from '../platform/unit-of-work';
+import type { Config } from '../platform/contract/config';
+import { newId } from '../platform/contract/ids';
+import type { Logger } from '../platform/data/log';
+import type { Work } from '../platform/data/unit-of-work';
 import type { Job } from './outbox';
 
 export interface Mail {

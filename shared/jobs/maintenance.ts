@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { type Ctx, systemCtx } from '../platform/context';
-import type { Services } from '../platform/services';
-import { DAY } from '../platform/time';
-import { errorFields } from '../platform/error-fields';
-import { rows } from '../platform/db';
+import { type Ctx, systemCtx } from '../platform/contract/context';
+import type { Services } from '../platform/contract/services';
+import { DAY } from '../platform/contract/time';
+import { errorFields } from '../platform/contract/error-fields';
+import { rows } from '../platform/data/db';
 
 /** One housekeeping task: runs as the `system` actor at the schedule's time; returns how much it did. */
 export type MaintenanceTask = (ctx: Ctx) => Promise<number>;
@@ -15,7 +15,7 @@ export const platformMaintenance: Record<string, MaintenanceTask> = {
     count(await db.execute(sql`DELETE FROM signup_attempts WHERE created_at < ${new Date(now.getTime() - 31 * DAY).toISOString()}`)),
   dead_signup_tokens: async ({ db, now }) =>
     count(await db.execute(sql`DELETE FROM signup_tokens WHERE expires_at < ${new Date(now.getTime() - 7 * DAY).toISOString()}`)),
-  // Idempotency-Key records (shared/platform/idempotency.ts) past their 24 hours.
+  // Idempotency-Key records (shared/platform/data/idempotency.ts) past their 24 hours.
   idempotency_keys: async ({ db, now }) => count(await db.execute(sql`DELETE FROM idempotency_keys WHERE expires_at < ${now.toISOString()}`)),
   // Events (webhook payloads, the live stream's backlog) are kept 30 days; a stream resuming from
   // an older Last-Event-ID starts at the oldest kept.

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { outbox } from '../../schema';
-import { type Db, type DbOrTx, rows } from '../platform/db';
-import { newId } from '../platform/ids';
-import type { Services } from '../platform/services';
-import { errorFields } from '../platform/error-fields';
+import { type Db, type DbOrTx, rows } from '../platform/data/db';
+import { newId } from '../platform/contract/ids';
+import type { Services } from '../platform/contract/services';
+import { errorFields } from '../platform/contract/error-fields';
 
 export interface Job {
   id: string;

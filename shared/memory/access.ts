@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { KeyRestriction } from '../platform/context';
-import { type DbOrTx, pgArray, rows } from '../platform/db';
+import type { KeyRestriction } from '../platform/contract/context';
+import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 
 /**
  * What another tenant lets the caller read (or write): an accepted share of a tag or a space

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import type { Work } from '../platform/unit-of-work';
-import { type DbOrTx, rows } from '../platform/db';
-import { newId } from '../platform/ids';
+import type { Work } from '../platform/data/unit-of-work';
+import { type DbOrTx, rows } from '../platform/data/db';
+import { newId } from '../platform/contract/ids';
 
 /**
  * Compensation plans: a rollback puts memories back, but what an agent did to the outside world

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { cortexConfigs } from '../../schema/cortex';
-import { type Db, type DbOrTx, pgArray, rows } from '../platform/db';
-import { sqlState } from '../platform/pg-errors';
+import { type Db, type DbOrTx, pgArray, rows } from '../platform/data/db';
+import { sqlState } from '../platform/data/pg-errors';
 import { live } from './access';
 import { vectorSearchSettings } from './vector-search';
 

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../platform/db';
+import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 import { analyticSettings } from './history';
 
 /**

@@ -1,4 +1,4 @@
-import { AppError } from '../platform/errors';
+import { AppError } from '../platform/contract/errors';
 
 /** Every stored vector has this many dimensions (the `vector(512)` column). */
 export const EMBEDDING_DIMENSION = 512;

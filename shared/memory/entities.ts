@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../platform/db';
+import { type DbOrTx, rows } from '../platform/data/db';
 import type { MemoryEventInput } from './events';
 
 /**

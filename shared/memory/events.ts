@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../platform/db';
+import type { DbOrTx } from '../platform/data/db';
 import { maintainIntervals } from './intervals';
 import { embeddingOfEvent } from './history';
 

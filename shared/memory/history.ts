@@ -1,6 +1,6 @@
-import type { Ctx } from '../platform/context';
+import type { Ctx } from '../platform/contract/context';
 import { type SQL, sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../platform/db';
+import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 import type { MemoryDto } from './rows';
 
 /** Event kinds that change what a memory is (recalls and links do not). */

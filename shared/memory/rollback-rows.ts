@@ -3,7 +3,7 @@
  * putting memories and their links back. The rollback family and mission rollbacks both use it.
  */
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, pgArray, rows } from '../platform/db';
+import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 import { edgesAt, type PastEdge } from './edge-history';
 import { embeddingOfEvent } from './history';
 import { COLUMNS, type MemoryDto, type MemoryRow } from './rows';

@@ -1,9 +1,9 @@
-import type { TenantCtx } from '../platform/context';
+import type { TenantCtx } from '../platform/contract/context';
 import { sql } from 'drizzle-orm';
-import { type DbOrTx, rows } from '../platform/db';
-import { toUrn } from '../platform/ids';
-import type { Work } from '../platform/unit-of-work';
-import { adjustLiveMemories, spendQuota } from '../platform/usage';
+import { type DbOrTx, rows } from '../platform/data/db';
+import { toUrn } from '../platform/contract/ids';
+import type { Work } from '../platform/data/unit-of-work';
+import { adjustLiveMemories, spendQuota } from '../platform/data/usage';
 import { restoreMentions } from './entities';
 import { statesAt } from './history';
 import * as q from './rollback-rows';

@@ -1,4 +1,4 @@
-import { toUrn } from '../platform/ids';
+import { toUrn } from '../platform/contract/ids';
 import { z } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 

@@ -1,5 +1,5 @@
-import type { TenantCtx } from '../platform/context';
-import type { AppError } from '../platform/errors';
+import type { TenantCtx } from '../platform/contract/context';
+import type { AppError } from '../platform/contract/errors';
 
 /** What a store through the batch path answers for one memory (the `memories` family's StoreOutcome, narrowed). */
 export type PortOutcome = { ok: true; result: { id: string } } | { ok: false; error: AppError };

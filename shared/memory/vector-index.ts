@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { type Db, rows } from '../platform/db';
+import { type Db, rows } from '../platform/data/db';
 import type { MaintenanceTask } from '../jobs/maintenance';
 import { enqueueJob, type JobHandler } from '../jobs/outbox';
-import type { Work } from '../platform/unit-of-work';
+import type { Work } from '../platform/data/unit-of-work';
 
 export const VECTOR_INDEX_TOPIC = 'vector_index';
 

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type Db, type DbOrTx, preparedRows, readWithSettings, rows, type StorageKind } from '../platform/db';
-import { LIVE_MEMORIES } from '../platform/usage';
+import { type Db, type DbOrTx, preparedRows, readWithSettings, rows, type StorageKind } from '../platform/data/db';
+import { LIVE_MEMORIES } from '../platform/data/usage';
 
 /**
  * The rows of `memories m` matching `where`, nearest to `vector` by cosine first, with
@@ -135,7 +135,7 @@ export function primeVectorSessions(db: Db) {
 /**
  * Whether a nearest-neighbour read of `n` rows on this storage runs as a named statement whose plan
  * the connection keeps (vectorRead's keepPlan, on a primed pool): on node-postgres and on PGlite
- * (shared/platform/driver/pglite-plans.ts; its tables' statistics, which nearestInTenant's choice reads, come
+ * (shared/platform/data/driver/pglite-plans.ts; its tables' statistics, which nearestInTenant's choice reads, come
  * from maintenance there: shared/jobs/maintenance.ts), yes. A Worker's connection lives for one
  * request, so there nearestInTenant would only be a larger statement to plan each time (slower
  * in bench:workers); it keeps nearestMemories.

@@ -5,14 +5,14 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { context, trace } from '@opentelemetry/api';
-import { inSpan } from '../platform/tracing';
-import { type Db, type RawQuery, sqlLiteral, type StorageKind } from '../platform/db';
-import { installShortcuts } from '../platform/driver';
+import { inSpan } from '../platform/http/tracing';
+import { type Db, type RawQuery, sqlLiteral, type StorageKind } from '../platform/data/db';
+import { installShortcuts } from '../platform/data/driver';
 import { primeVectorSessions, VECTOR_SESSION_SETTINGS } from '../memory/vector-search';
 import { loadMigrations, migrate } from './migrate';
 import { DurableNodeFS, durableStartParams } from './pglite-durable';
 
-export { sqlLiteral } from '../platform/db';
+export { sqlLiteral } from '../platform/data/db';
 
 const sessionSettingsSql = () =>
   Object.entries(VECTOR_SESSION_SETTINGS)
@@ -59,7 +59,7 @@ export function preparedQuery(client: Pick<PGlite, 'query' | 'exec'>, maxPrepare
 /**
  * Embedded PGlite with pgvector, persisted in `dataDir` (or `memory://`), or restored from a dump.
  * A directory on disk gets durable commits (fsync on, see `pglite-durable.ts`) unless `durable` is false.
- * `shortcuts: false` (DB_DRIVER_SHORTCUTS=off): drizzle's own ways only (shared/platform/driver/).
+ * `shortcuts: false` (DB_DRIVER_SHORTCUTS=off): drizzle's own ways only (shared/platform/data/driver/).
  */
 export async function openPglite(opts: {
   dataDir?: string;
@@ -115,7 +115,7 @@ function traceQueries(client: pg.PoolClient) {
  * idle or checked out; without a listener that would end the process. Here it is reported to
  * `onConnectionError`, the client is discarded, and the pool connects afresh on the next query;
  * while the database is away, a connection attempt fails after `connectionTimeoutMillis` instead of
- * waiting forever, and the request answers 503 (`shared/platform/unavailable.ts`). A database that
+ * waiting forever, and the request answers 503 (`shared/platform/http/unavailable.ts`). A database that
  * is down refuses at once; the timeout also bounds the wait for a free client of a busy pool, so it
  * is long enough for a burst: with the Redis gate, hundreds of writes admitted in one tick queue for
  * the pool together, and a short timeout turns such a burst into 503s.

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { type Config, isLoopbackHost } from '../platform/config';
-import { type Feature, hasFeature, tiers } from '../platform/tiers';
+import { type Config, isLoopbackHost } from '../platform/contract/config';
+import { type Feature, hasFeature, tiers } from '../platform/contract/tiers';
 
 /**
  * The first run: plain `npm start` has no ADMIN_TOKEN, so nobody could read the verification mail

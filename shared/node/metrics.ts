@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Embedder } from '../memory/embeddings';
-import type { Metrics } from '../platform/metrics';
-import { inSpan } from '../platform/tracing';
+import type { Metrics } from '../platform/http/metrics';
+import { inSpan } from '../platform/http/tracing';
 
 /** What the gauges read at scrape time. */
 export interface MetricSources {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { RedisOps } from '../platform/redis';
+import type { RedisOps } from '../platform/data/redis';
 
 /** ioredis behind the same operations as the Upstash adapter. */
 export function ioredisOps(url: string): RedisOps {

@@ -1,7 +1,7 @@
-import type { Services } from '../platform/services';
+import type { Services } from '../platform/contract/services';
 import { runDueJobs } from '../jobs/outbox';
 import { analyzeEmbedded, runMaintenance, type MaintenanceTask } from '../jobs/maintenance';
-import { errorFields } from '../platform/error-fields';
+import { errorFields } from '../platform/contract/error-fields';
 
 /**
  * In-process job dispatcher and maintenance timer for Node. Jobs are polled every second and

@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
-import type { Services } from '../platform/services';
+import type { Services } from '../platform/contract/services';
 
 interface Closable {
   services: Services;

@@ -1,8 +1,8 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from '../platform/config';
-import type { Logger } from '../platform/log';
-import { configuredSigningKey, generateSigningKeyPem, importSigningKey, lazySigningKey, type SigningKeySource } from '../platform/trace-signing';
+import type { Config } from '../platform/contract/config';
+import type { Logger } from '../platform/data/log';
+import { configuredSigningKey, generateSigningKeyPem, importSigningKey, lazySigningKey, type SigningKeySource } from '../platform/contract/trace-signing';
 
 export const KEY_FILE = 'trace-signing-key.pem';
 

@@ -4,7 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import type { Tracing } from '../platform/tracing';
+import type { Tracing } from '../platform/http/tracing';
 
 /**
  * The OpenTelemetry SDK of the Node server when OTEL_EXPORTER_OTLP_ENDPOINT is set: spans batched

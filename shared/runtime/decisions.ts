@@ -1,7 +1,7 @@
 import { recordDecision } from '../control/decide';
 import type { InterventionEffect } from '../../schema/runtime';
-import type { TenantCtx } from '../platform/context';
-import type { Work } from '../platform/unit-of-work';
+import type { TenantCtx } from '../platform/contract/context';
+import type { Work } from '../platform/data/unit-of-work';
 
 /** An `approve` or `reject` intervention on a pending action, as the runtime hands it over. */
 export interface InterventionDecision {

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { type AgentStatus, type RiskLevel, runtimeAgents, runtimeCapabilities } from '../../schema/runtime';
-import type { DbOrTx } from '../platform/db';
+import type { DbOrTx } from '../platform/data/db';
 
 /** One tool a registered runtime agent may use, from one of its capability packs. */
 export interface AgentTool {

@@ -18,8 +18,8 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { auditHashInput, auditRow, chainSql } from '../../shared/platform/audit';
-import { rows } from '../../shared/platform/db';
+import { auditHashInput, auditRow, chainSql } from '../../shared/platform/data/audit';
+import { rows } from '../../shared/platform/data/db';
 import { f0, f1, inProcessEngram, table } from './lib';
 
 const { values: args } = parseArgs({

@@ -29,7 +29,7 @@
  * 3. GET /v1/rollback/preview and POST /v1/rollback to T: time, counts, RSS sampled every 50 ms,
  *    every SQL statement timed (pg's Client.query is wrapped in this process only), the live rows
  *    checked against their state at T; GET /v1/replay/snapshot at three moments and three offsets,
- *    `--calls` each; audit chain appended with SQL (hashes as shared/platform/audit.ts computes them) to
+ *    `--calls` each; audit chain appended with SQL (hashes as shared/platform/data/audit.ts computes them) to
  *    `--audit-first`, GET /v1/audit/verify, then to `--audit` and verify again (time, RSS, heap).
  *    EXPLAIN (ANALYZE, BUFFERS) of the slowest rollback statement and of the slowest snapshot (each
  *    re-run with the SET LOCALs its own transaction made); the slowest rollback statement, if it
@@ -48,14 +48,14 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../functions/app';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
-import { auditHashInput } from '../../shared/platform/audit';
-import { parseConfig } from '../../shared/platform/config';
-import { newId } from '../../shared/platform/ids';
-import { createLogger } from '../../shared/platform/log';
+import { auditHashInput } from '../../shared/platform/data/audit';
+import { parseConfig } from '../../shared/platform/contract/config';
+import { newId } from '../../shared/platform/contract/ids';
+import { createLogger } from '../../shared/platform/data/log';
 import { rebuildReplayIntervals } from '../../shared/memory/intervals';
 import { type MemoryRow, toMemoryDto } from '../../shared/memory/rows';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
-import { periodOf } from '../../shared/platform/time';
+import { periodOf } from '../../shared/platform/contract/time';
 import { rng, pct, f0, f1, f2, table, timed, pool, indexDefinition } from './lib';
 
 const { values: args } = parseArgs({
@@ -420,7 +420,7 @@ async function makeVectors(count: number) {
   );
 }
 
-/** Appends `count` entries to the tenant's chain in one transaction, hashed exactly as shared/platform/audit.ts appendAudit does. */
+/** Appends `count` entries to the tenant's chain in one transaction, hashed exactly as shared/platform/data/audit.ts appendAudit does. */
 async function appendAuditChain(
   bulk: Bulk,
   tenantId: string,

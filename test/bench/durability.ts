@@ -16,8 +16,8 @@ import { jobHandlers } from '../../functions/registry';
 import { openPglite } from '../../shared/node/database';
 import { DurableNodeFS } from '../../shared/node/pglite-durable';
 import { createNodeServices } from '../../shared/node/services';
-import { parseConfig } from '../../shared/platform/config';
-import { createLogger } from '../../shared/platform/log';
+import { parseConfig } from '../../shared/platform/contract/config';
+import { createLogger } from '../../shared/platform/data/log';
 import { f1, f2, pct, SMOKE, table } from './lib';
 
 const { values } = parseArgs({

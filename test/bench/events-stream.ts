@@ -2,7 +2,7 @@
  * Live event stream benchmark: time from a write's commit to its event arriving at an SSE client
  * (GET /v1/events/stream over real HTTP, the Node server in this process), p50/p95/p99, for
  *  - `woken`: as deployed on Node: the unit of work wakes the tenant's streams right after commit
- *    (shared/platform/event-bus.ts), polling only as the fallback;
+ *    (shared/platform/data/event-bus.ts), polling only as the fallback;
  *  - `poll only`: the same stream with no wake-up, finding events by polling every `--poll` ms:
  *    what a stream on another instance (or on Workers) sees, the baseline.
  *
@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { buildApp } from '../../functions/app';
 import { listen } from '../../shared/node/http-server';
 import { createNodeServices } from '../../shared/node/services';
-import { parseConfig } from '../../shared/platform/config';
+import { parseConfig } from '../../shared/platform/contract/config';
 import { f1, pct, rng, table } from './lib';
 
 const { values: args } = parseArgs({ options: { writes: { type: 'string', default: '500' }, poll: { type: 'string', default: '1000' } } });

@@ -7,7 +7,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { buildApp } from '../../functions/app';
-import { parseConfig } from '../../shared/platform/config';
+import { parseConfig } from '../../shared/platform/contract/config';
 import { createNodeServices } from '../../shared/node/services';
 
 type Fetch = (req: Request, env: unknown) => Response | Promise<Response>;

@@ -19,7 +19,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import runAutocannon from 'autocannon';
 import { Hono } from 'hono';
 import { buildApp } from '../../functions/app';
-import { parseConfig } from '../../shared/platform/config';
+import { parseConfig } from '../../shared/platform/contract/config';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
 
 // What we read of autocannon's result (test/bench/autocannon.d.ts). Latencies are in ms.

@@ -20,8 +20,8 @@ import { buildApp } from '../../functions/app';
 import { jobHandlers } from '../../functions/registry';
 import { openPglite, openPostgres } from '../../shared/node/database';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
-import { parseConfig } from '../../shared/platform/config';
-import { createLogger } from '../../shared/platform/log';
+import { parseConfig } from '../../shared/platform/contract/config';
+import { createLogger } from '../../shared/platform/data/log';
 import { f1, pct, rng, table } from './lib';
 
 const { values } = parseArgs({

@@ -4,8 +4,8 @@ import { buildApp } from '../../functions/app';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
 import { createNodeServices } from '../../shared/node/services';
 import type { Embedder } from '../../shared/memory/embeddings';
-import { parseConfig } from '../../shared/platform/config';
-import { createLogger } from '../../shared/platform/log';
+import { parseConfig } from '../../shared/platform/contract/config';
+import { createLogger } from '../../shared/platform/data/log';
 
 /** BENCH_SMOKE=1 (test/bench/smoke.ts): the smallest run that still prints every table; its figures mean nothing. */
 export const SMOKE = process.env.BENCH_SMOKE === '1';

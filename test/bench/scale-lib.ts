@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { v7 as uuidv7 } from 'uuid';
 import { hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
-import { periodOf } from '../../shared/platform/time';
+import { periodOf } from '../../shared/platform/contract/time';
 import { rng } from './lib';
 
 export const ADMIN_TOKEN = `bench-admin-${crypto.randomUUID()}`;

@@ -39,14 +39,14 @@ import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from '../../functions/app';
 import * as q from '../../functions/memories/queries';
 import { jobHandlers, maintenanceTasks } from '../../functions/registry';
-import { parseConfig } from '../../shared/platform/config';
-import { rows } from '../../shared/platform/db';
+import { parseConfig } from '../../shared/platform/contract/config';
+import { rows } from '../../shared/platform/data/db';
 import { toStoredVector } from '../../shared/memory/embeddings';
-import { createLogger } from '../../shared/platform/log';
+import { createLogger } from '../../shared/platform/data/log';
 import { activeGrants } from '../../shared/memory/access';
 import { openPglite } from '../../shared/node/database';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
-import { periodOf } from '../../shared/platform/time';
+import { periodOf } from '../../shared/platform/contract/time';
 import { nearestMemories, vectorSearchSettings } from '../../shared/memory/vector-search';
 import { f1, f2, indexDefinition, pct, pool, rng, SMOKE, table, timed } from './lib';
 

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
-import { newId } from '../../shared/platform/ids';
+import { newId } from '../../shared/platform/contract/ids';
 import { f0, f1, f2, inProcessEngram, pct, pool, SMOKE, table } from './lib';
 
 const arg = (name: string, fallback: number) => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engram, type TraceCertificate, verifyTraceCertificate } from '../../sdk/src/index';
-import { MINUTE } from '../../shared/platform/time';
+import { MINUTE } from '../../shared/platform/contract/time';
 import { createEngine, type TestEngine } from '../harness';
 import { sdkFor } from './helpers';
 

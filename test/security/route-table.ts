@@ -1,5 +1,5 @@
 import { buildApp } from '../../functions/app';
-import type { Feature } from '../../shared/platform/tiers';
+import type { Feature } from '../../shared/platform/contract/tiers';
 
 /**
  * Every route of the app, read from its OpenAPI registry (no database needed), so the security

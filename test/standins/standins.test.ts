@@ -90,7 +90,7 @@ describe('upstash redis proxy', () => {
     expect(await redis.hgetall(`${k}:h`)).toEqual({ a: 1, b: 'x' }); // flattened HGETALL; SDK parses '1'
     await redis.del(`${k}:h`);
 
-    // The fixed-window idiom (shared/platform/redis-upstash.ts) through /multi-exec, raw as the app reads it.
+    // The fixed-window idiom (shared/platform/data/redis-upstash.ts) through /multi-exec, raw as the app reads it.
     const raw = new Redis({ url: proxy.url, token, automaticDeserialization: false });
     const hit = async () => (await raw.multi().set(`${k}:win`, 0, { px: 30_000, nx: true }).incr(`${k}:win`).exec<[unknown, number]>())[1];
     expect([await hit(), await hit(), await hit()].map(Number)).toEqual([1, 2, 3]);

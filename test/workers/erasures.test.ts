@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RequestOptions, testClient } from '../client';
 import worker from '../../functions/worker';
-import { verifySignature } from '../../shared/platform/trace-signing';
+import { verifySignature } from '../../shared/platform/contract/trace-signing';
 
 /**
  * Erasure inside workerd: the memory leaves the Neon stand-in's tables, and the receipt, signed

@@ -3,7 +3,7 @@ import { openPostgres } from '../../shared/node/database';
 import { startFakeQstash } from '../standins/fake-qstash';
 import { startNeonWsProxy } from '../standins/neon-ws-proxy';
 import { startUpstashProxy } from '../standins/upstash-redis-proxy';
-import { generateSigningKeyPem } from '../../shared/platform/trace-signing';
+import { generateSigningKeyPem } from '../../shared/platform/contract/trace-signing';
 
 /**
  * Node side of the Workers smoke suite, run once before any project starts: migrate the real

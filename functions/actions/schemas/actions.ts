@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { ACTION_STATES } from '../../../schema/actions';
 import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES, OUTCOMES, SEVERITIES } from '../../../shared/control/types';
-import { idPattern } from '../../../shared/platform/ids';
-import { Metadata, PrefixedId } from '../../../shared/platform/params';
-import { PageQuery, paging } from '../../../shared/platform/pagination';
+import { idPattern } from '../../../shared/platform/contract/ids';
+import { Metadata, PrefixedId } from '../../../shared/platform/contract/params';
+import { PageQuery, paging } from '../../../shared/platform/data/pagination';
 
 /** An action's params: any JSON object up to 64 KB (policies read all of it). */
 export const MAX_PARAMS_BYTES = 64 * 1024;

@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { ACTION_STATES } from '../../../schema/actions';
 import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES } from '../../../shared/control/types';
-import { PageQuery, paging } from '../../../shared/platform/pagination';
-import { PrefixedId } from '../../../shared/platform/params';
-import { TIERS } from '../../../shared/platform/tiers';
+import { PageQuery, paging } from '../../../shared/platform/data/pagination';
+import { PrefixedId } from '../../../shared/platform/contract/params';
+import { TIERS } from '../../../shared/platform/contract/tiers';
 import { ACTION_ID, PolicyResultSchema, TIME } from './actions';
 
 // Approvals -----------------------------------------------------------------------------------

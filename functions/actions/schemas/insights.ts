@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ACTION_STATES } from '../../../schema/actions';
 import { APPROVAL_MODES, CONNECTORS, EVALUATION_MODES } from '../../../shared/control/types';
-import { PageQuery, paging } from '../../../shared/platform/pagination';
+import { PageQuery, paging } from '../../../shared/platform/data/pagination';
 import { ACTION_ID, PolicyResultSchema, TIME, Violation } from './actions';
 
 // Explain, dashboard, violations ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
-import { type DbOrTx, pgArray, rows } from '../../../shared/platform/db';
+import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
 
 /** Applies `sets` only if the row is still at `version` (optimistic concurrency); null when it moved on. */
 export async function updateIfVersion(tx: DbOrTx, tenantId: string, id: string, version: number, sets: SQL[]) {

@@ -1,10 +1,10 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { confinedTo, type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../../shared/memory/access';
-import type { KeyRestriction } from '../../../shared/platform/context';
+import type { KeyRestriction } from '../../../shared/platform/contract/context';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
-import { type DbOrTx, pgArray, rows } from '../../../shared/platform/db';
-import { type PageInput, pageRows } from '../../../shared/platform/pagination';
-import type { Tier } from '../../../shared/platform/tiers';
+import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
+import { type PageInput, pageRows } from '../../../shared/platform/data/pagination';
+import type { Tier } from '../../../shared/platform/contract/tiers';
 
 export interface Filters {
   tags?: string[];

@@ -2,8 +2,8 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type GrantReader, grantsExist, type TenantScope } from '../../../shared/memory/access';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
 import { keepsVectorPlans, nearestInTenant, nearestMemories, sessionsSearch, vectorRead, vectorSearchSettings } from '../../../shared/memory/vector-search';
-import { type DbOrTx, pgArray, preparedRows, preparedRowsWithNext, rowsAndCommit, type StorageKind } from '../../../shared/platform/db';
-import { milestoneInsert } from '../../../shared/platform/milestones';
+import { type DbOrTx, pgArray, preparedRows, preparedRowsWithNext, rowsAndCommit, type StorageKind } from '../../../shared/platform/data/db';
+import { milestoneInsert } from '../../../shared/platform/data/milestones';
 import type { Candidate } from './search';
 
 interface Recaller {

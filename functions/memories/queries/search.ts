@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type Grant, type GrantReader, grantsFromJson, grantsJson, type TenantScope } from '../../../shared/memory/access';
 import type { MemoryRow } from '../../../shared/memory/rows';
 import { keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../../shared/memory/vector-search';
-import { type DbOrTx, pgArray, preparedRows, readWithSettings, rows, type StorageKind } from '../../../shared/platform/db';
+import { type DbOrTx, pgArray, preparedRows, readWithSettings, rows, type StorageKind } from '../../../shared/platform/data/db';
 
 type Candidate = MemoryRow & { similarity?: number; text_rank?: number; bm25?: number; stats_parts?: number | string };
 export type { Candidate };

@@ -3,12 +3,12 @@ import { v7 as uuidv7 } from 'uuid';
 import { live, type TenantScope } from '../../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../../shared/memory/rows';
 import { keepsVectorPlans, nearestInTenant, nearestMemories } from '../../../shared/memory/vector-search';
-import { type DbOrTx, inList, pgArray, preparedRows, preparedRowsWithNext, rows, rowsOf, type StorageKind, type Tx } from '../../../shared/platform/db';
-import { pgError } from '../../../shared/platform/pg-errors';
-import { ensureHeadsSql } from '../../../shared/platform/audit';
+import { type DbOrTx, inList, pgArray, preparedRows, preparedRowsWithNext, rows, rowsOf, type StorageKind, type Tx } from '../../../shared/platform/data/db';
+import { pgError } from '../../../shared/platform/data/pg-errors';
+import { ensureHeadsSql } from '../../../shared/platform/data/audit';
 import { insertedEventsCte, type MemoryEventInput } from '../../../shared/memory/events';
 import { maintainIntervals } from '../../../shared/memory/intervals';
-import { periodOf } from '../../../shared/platform/time';
+import { periodOf } from '../../../shared/platform/contract/time';
 
 export const newMemoryId = () => uuidv7();
 

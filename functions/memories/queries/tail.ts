@@ -1,13 +1,13 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { MemoryDto } from '../../../shared/memory/rows';
-import { type DbOrTx, preparedRows } from '../../../shared/platform/db';
-import { milestoneInsert } from '../../../shared/platform/milestones';
-import { auditRow, chainSql, type AuditInput } from '../../../shared/platform/audit';
+import { type DbOrTx, preparedRows } from '../../../shared/platform/data/db';
+import { milestoneInsert } from '../../../shared/platform/data/milestones';
+import { auditRow, chainSql, type AuditInput } from '../../../shared/platform/data/audit';
 import { enqueueDelivery, type EventPayload, streamEventsSql } from '../../../shared/jobs/events';
-import { liveMemoriesSql, markUsageChanged, quotaUpsertSql } from '../../../shared/platform/usage';
-import { ANOMALY_THRESHOLDS, anomalyCounterSql } from '../../../shared/platform/anomalies';
-import { tiers } from '../../../shared/platform/tiers';
-import type { Tier } from '../../../shared/platform/tiers';
+import { liveMemoriesSql, markUsageChanged, quotaUpsertSql } from '../../../shared/platform/data/usage';
+import { ANOMALY_THRESHOLDS, anomalyCounterSql } from '../../../shared/platform/data/anomalies';
+import { tiers } from '../../../shared/platform/contract/tiers';
+import type { Tier } from '../../../shared/platform/contract/tiers';
 
 const RAPID_WRITES = ANOMALY_THRESHOLDS.rapid_writes;
 

@@ -1,11 +1,11 @@
 import { type Mention, mentionCandidates, mentionEvents, MENTION_MAX_LINKS } from '../../../shared/memory/entities';
 import type { MemoryEventInput } from '../../../shared/memory/events';
-import type { TenantCtx } from '../../../shared/platform/context';
-import { conflict } from '../../../shared/platform/errors';
-import { toUrn } from '../../../shared/platform/ids';
-import { tiers } from '../../../shared/platform/tiers';
-import type { Work } from '../../../shared/platform/unit-of-work';
-import { quotaExhausted } from '../../../shared/platform/usage';
+import type { TenantCtx } from '../../../shared/platform/contract/context';
+import { conflict } from '../../../shared/platform/contract/errors';
+import { toUrn } from '../../../shared/platform/contract/ids';
+import { tiers } from '../../../shared/platform/contract/tiers';
+import type { Work } from '../../../shared/platform/data/unit-of-work';
+import { quotaExhausted } from '../../../shared/platform/data/usage';
 import * as q from '../queries';
 import type { Prepared, StoreOutcome } from './prepare';
 import type { Group } from './write';

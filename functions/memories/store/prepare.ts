@@ -1,13 +1,13 @@
 import type { z } from '@hono/zod-openapi';
 import { activeGrants, confinedTo, type Grant, grantScope, narrow, ownedBy, type TenantScope, writeGrantFor } from '../../../shared/memory/access';
-import { actingAgent, isConfined } from '../../../shared/platform/scopes';
+import { actingAgent, isConfined } from '../../../shared/platform/contract/scopes';
 import { embedAll } from '../../../shared/memory/embeddings';
 import type { Mention } from '../../../shared/memory/entities';
-import type { TenantCtx } from '../../../shared/platform/context';
-import { digestOf } from '../../../shared/platform/crypto';
-import { AppError, forbidden, validationError } from '../../../shared/platform/errors';
-import { toUrn } from '../../../shared/platform/ids';
-import { requireFeature, type Tier } from '../../../shared/platform/tiers';
+import type { TenantCtx } from '../../../shared/platform/contract/context';
+import { digestOf } from '../../../shared/platform/contract/crypto';
+import { AppError, forbidden, validationError } from '../../../shared/platform/contract/errors';
+import { toUrn } from '../../../shared/platform/contract/ids';
+import { requireFeature, type Tier } from '../../../shared/platform/contract/tiers';
 import * as q from '../queries';
 import { StoreBody } from '../schemas';
 

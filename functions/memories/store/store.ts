@@ -1,11 +1,11 @@
 import type { z } from '@hono/zod-openapi';
-import type { TenantCtx } from '../../../shared/platform/context';
-import { validationFailure } from '../../../shared/platform/app';
-import { AppError, errorBody } from '../../../shared/platform/errors';
-import { errorFields } from '../../../shared/platform/error-fields';
-import { write } from '../../../shared/platform/unit-of-work';
-import { Coalescer } from '../../../shared/platform/coalesce';
-import { oneConnectionPerRequest, type Services } from '../../../shared/platform/services';
+import type { TenantCtx } from '../../../shared/platform/contract/context';
+import { validationFailure } from '../../../shared/platform/http/app';
+import { AppError, errorBody } from '../../../shared/platform/contract/errors';
+import { errorFields } from '../../../shared/platform/contract/error-fields';
+import { write } from '../../../shared/platform/data/unit-of-work';
+import { Coalescer } from '../../../shared/platform/limits/coalesce';
+import { oneConnectionPerRequest, type Services } from '../../../shared/platform/contract/services';
 import { type BatchStoreBody, StoreBody } from '../schemas';
 import { prepare, type Prepared, type StoreInput, type StoreOutcome, type StoreResult } from './prepare';
 import { type Locking, writeStores } from './write';
@@ -24,7 +24,7 @@ export async function storeMemory(ctx: TenantCtx, input: StoreInput): Promise<St
 
 /**
  * Single stores of one tenant that arrive while two of its stores are being written commit together
- * in its next transaction (shared/platform/coalesce.ts): they would queue on the tenant's audit chain
+ * in its next transaction (shared/platform/limits/coalesce.ts): they would queue on the tenant's audit chain
  * head one by one otherwise. Each still gets what storing it alone, in arrival order, would have
  * answered, and its own audit entry and events naming its own key and request. Not on Workers (a
  * request's connection is its own), nor for a request holding an Idempotency-Key (its transaction

@@ -1,8 +1,8 @@
-import type { TenantCtx } from '../../../shared/platform/context';
+import type { TenantCtx } from '../../../shared/platform/contract/context';
 import { eventPayload } from '../../../shared/jobs/events';
-import { toUrn } from '../../../shared/platform/ids';
-import { ANOMALY_THRESHOLDS, crossed, recordAnomaly } from '../../../shared/platform/anomalies';
-import type { Work } from '../../../shared/platform/unit-of-work';
+import { toUrn } from '../../../shared/platform/contract/ids';
+import { ANOMALY_THRESHOLDS, crossed, recordAnomaly } from '../../../shared/platform/data/anomalies';
+import type { Work } from '../../../shared/platform/data/unit-of-work';
 import * as q from '../queries';
 import { resultOf, type StoreOutcome } from './prepare';
 import type { Plan } from './plan';
@@ -62,7 +62,7 @@ export async function commitTail(work: Work<TenantCtx>, plans: Plan[], probe: q.
     throw Object.assign(new Error('memory quota moved while storing; retrying'), { code: '40001' });
   }
   for (const t of tails) {
-    // The anomaly window was counted in the statement above (shared/platform/anomalies.ts); a
+    // The anomaly window was counted in the statement above (shared/platform/data/anomalies.ts); a
     // tail that committed with its statement reached no threshold (it would have run again).
     const count = committed.rapidWrites.get(t.owner)!;
     if (crossed('rapid_writes', count, t.rapidWrites)) {

@@ -1,9 +1,9 @@
 import { lockTeamWrite } from '../../../shared/memory/access';
 import { mentionCandidates } from '../../../shared/memory/entities';
-import type { TenantCtx } from '../../../shared/platform/context';
-import { pgError } from '../../../shared/platform/pg-errors';
-import { hasFeature } from '../../../shared/platform/tiers';
-import type { Work } from '../../../shared/platform/unit-of-work';
+import type { TenantCtx } from '../../../shared/platform/contract/context';
+import { pgError } from '../../../shared/platform/data/pg-errors';
+import { hasFeature } from '../../../shared/platform/contract/tiers';
+import type { Work } from '../../../shared/platform/data/unit-of-work';
 import * as q from '../queries';
 import { type Prepared, type StoreOutcome, type Target, writeEnded } from './prepare';
 import { AUTO_LINK_MAX, LINK_SPARE, planStores } from './plan';
