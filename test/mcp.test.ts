@@ -50,7 +50,7 @@ describe(`MCP over streamable HTTP (${storageName})`, () => {
       required: ['q'],
       properties: { q: { type: 'string' }, mode: { enum: ['semantic', 'keyword', 'hybrid'] } },
     });
-    expect(recall.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(recall.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
     expect(tools.find((t) => t.name === 'rollback')!.annotations).toMatchObject({ destructiveHint: true });
     expect(tools.find((t) => t.name === 'rollback')!.inputSchema.required).toEqual(expect.arrayContaining(['target', 'confirm']));
 

@@ -14,6 +14,8 @@ export interface BoundTool {
   /** Whether the route takes a JSON body; its fields are the arguments that are neither path nor query. */
   hasBody: boolean;
   inputSchema: Json;
+  /** What the tool sends for an argument the model left out (ToolSpec.defaults). */
+  defaults: Readonly<Record<string, unknown>>;
   feature?: Feature;
   experimental: boolean;
   /** Whether the route honours a key confined to an agent or to spaces (`x-confinable`). */
@@ -64,7 +66,7 @@ function bind(spec: ToolSpec, method: string, path: string, op: Json, components
   const required: string[] = [];
   const parameters = ((op.parameters ?? []) as Parameter[]).filter((p) => p.in === 'path' || p.in === 'query');
   for (const p of parameters) {
-    properties[p.name] = { ...(p.schema ?? {}), ...(p.description ? { description: p.description } : {}) };
+    properties[p.name] = asArgument({ ...(p.schema ?? {}), ...(p.description ? { description: p.description } : {}) });
     if (p.required) required.push(p.name);
   }
   const bodySchema = ((op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.['application/json']?.schema as Json | undefined;
@@ -76,6 +78,18 @@ function bind(spec: ToolSpec, method: string, path: string, op: Json, components
     }
     const bodyRequired = (op.requestBody as Json).required !== false;
     if (bodyRequired) required.push(...((body.required ?? []) as string[]));
+  }
+  for (const [path, description] of Object.entries(spec.describe ?? {})) {
+    // `name` or `name.items`: the argument, or the schema of its items.
+    const [name, ...within] = path.split('.');
+    const target = within.reduce<Json | undefined>((schema, key) => schema?.[key] as Json | undefined, properties[name]);
+    if (!target || typeof target !== 'object') throw new Error(`MCP tool ${spec.name}: describes ${path}, which the route does not take`);
+    const described = { ...target, description };
+    properties[name] = within.length ? setAt(properties[name], within, described) : described;
+  }
+  for (const [name, value] of Object.entries(spec.defaults ?? {})) {
+    if (!properties[name]) throw new Error(`MCP tool ${spec.name}: a default for ${name}, which the route does not take`);
+    properties[name] = { ...properties[name], default: value };
   }
   if (spec.confirm) {
     properties.confirm = { type: 'string', const: spec.confirm, description: `Must be exactly "${spec.confirm}": the user confirmed this` };
@@ -90,7 +104,8 @@ function bind(spec: ToolSpec, method: string, path: string, op: Json, components
     pathKeys: parameters.filter((p) => p.in === 'path').map((p) => p.name),
     queryKeys: parameters.filter((p) => p.in === 'query').map((p) => p.name),
     hasBody: Boolean(bodySchema),
-    inputSchema: rewriteRefs(Object.keys(defs).length ? { ...schema, $defs: defs } : schema) as Json,
+    inputSchema: portable(rewriteRefs(Object.keys(defs).length ? { ...schema, $defs: defs } : schema)) as Json,
+    defaults: spec.defaults ?? {},
     feature: op['x-required-feature'] as Feature | undefined,
     experimental: op['x-experimental'] === true,
     confinable: op['x-confinable'] === true,
@@ -132,3 +147,83 @@ function rewriteRefs(value: unknown): unknown {
   }
   return out;
 }
+
+/** A copy of `schema` with the value at `path` replaced. */
+const setAt = (schema: Json, [key, ...rest]: string[], value: Json): Json => ({
+  ...schema,
+  [key]: rest.length ? setAt(schema[key] as Json, rest, value) : value,
+});
+
+const FLAG_VALUES = new Set(['true', 'false', '1', '0']);
+
+/**
+ * A path or query parameter as a model should send it: a list as an array and a flag as a
+ * boolean, which the request then writes as the API takes them (comma-separated; `true`/`false`,
+ * dispatch.ts). A query string has no null, so a nullable parameter is its plain type.
+ */
+function asArgument(schema: Json): Json {
+  const { type, enum: values, description } = schema;
+  if (Array.isArray(type)) {
+    const kinds = type.filter((t) => t !== 'null');
+    if (kinds.length === 1) return asArgument({ ...schema, type: kinds[0] });
+  }
+  if (type === 'string' && Array.isArray(values) && values.includes('true') && values.includes('false') && values.every((v) => FLAG_VALUES.has(v as string))) {
+    const { enum: _, default: fallback, ...rest } = schema;
+    if (typeof description === 'string') rest.description = sentence(description.replace(/^`true` or `1`:\s*/, ''));
+    return { ...rest, type: 'boolean', ...(fallback === undefined ? {} : { default: fallback === true || fallback === 'true' || fallback === '1' }) };
+  }
+  // A list parameter says so: the API documents each as "Comma-separated ...".
+  if (type === 'string' && typeof description === 'string' && /^comma-separated\b/i.test(description)) {
+    const { maxLength: _, description: __, example: ___, ...rest } = schema;
+    const said = description.replace(/^comma-separated\b[,;:]?\s*/i, '');
+    return { type: 'array', items: rest, ...(said ? { description: sentence(said) } : {}) };
+  }
+  return schema;
+}
+
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** Keywords whose value is one schema, a list of schemas, or a map of named schemas. */
+const SCHEMA_KEYWORDS = ['items', 'additionalProperties', 'not', 'contains', 'propertyNames', 'if', 'then', 'else'];
+const SCHEMA_LIST_KEYWORDS = ['anyOf', 'allOf', 'oneOf', 'prefixItems'];
+const SCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', '$defs'];
+/** What only one `type` of a `type` union constrains, so it moves into that type's branch. */
+const KEYWORDS_OF_TYPE: Record<string, readonly string[]> = {
+  string: ['minLength', 'maxLength', 'pattern', 'format'],
+  number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+  integer: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+  array: ['items', 'minItems', 'maxItems', 'uniqueItems'],
+  object: ['properties', 'required', 'additionalProperties', 'minProperties', 'maxProperties'],
+};
+
+/**
+ * A schema every MCP host takes (the Inspector's `--strict` portability check, test/mcp-schema-lint.ts):
+ * a `type` union becomes `anyOf` branches of one type each, a free-form object says
+ * `additionalProperties: true` rather than `{}`, and `example` goes (a model has the description;
+ * the examples stay in the OpenAPI document).
+ */
+function portable(schema: unknown): unknown {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(schema as Json)) {
+    if (key === 'example') continue;
+    if (SCHEMA_KEYWORDS.includes(key)) out[key] = isAnything(value) && key === 'additionalProperties' ? true : portable(value);
+    else if (SCHEMA_LIST_KEYWORDS.includes(key) && Array.isArray(value)) out[key] = value.map(portable);
+    else if (SCHEMA_MAP_KEYWORDS.includes(key) && value && typeof value === 'object') {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, portable(sub)]));
+    } else out[key] = value;
+  }
+  const { type } = out;
+  if (!Array.isArray(type)) return out;
+  const branches = type.map((kind: string) => {
+    const branch: Json = { type: kind };
+    for (const keyword of KEYWORDS_OF_TYPE[kind] ?? []) if (keyword in out) branch[keyword] = out[keyword];
+    return branch;
+  });
+  const moved = new Set(['type', ...type.flatMap((kind: string) => KEYWORDS_OF_TYPE[kind] ?? [])]);
+  return { anyOf: branches, ...Object.fromEntries(Object.entries(out).filter(([key]) => !moved.has(key))) };
+}
+
+/** `{}` (or one with only words in it): a schema that accepts any value. */
+const isAnything = (schema: unknown) =>
+  Boolean(schema) && typeof schema === 'object' && !Array.isArray(schema) && Object.keys(schema as Json).every((k) => k === 'description' || k === 'title');

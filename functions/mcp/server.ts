@@ -45,11 +45,14 @@ function toolResult(answer: RouteAnswer) {
 const refusal = (message: string, requestId: string | undefined) =>
   toolResult({ status: 400, body: { error: 'VALIDATION_ERROR', code: 'VALIDATION_ERROR', status: 400, message, request_id: requestId ?? null } });
 
+/**
+ * The hints that differ from what MCP assumes of a tool left unannotated (a write, destructive,
+ * not idempotent, open world); the title is the tool's own. Every byte of tools/list is read by
+ * the model on every turn.
+ */
 const annotationsOf = (spec: BoundTool['spec']) => ({
-  title: spec.title,
-  readOnlyHint: spec.readOnly,
-  destructiveHint: spec.destructive ?? false,
-  idempotentHint: spec.idempotent ?? false,
+  ...(spec.readOnly ? { readOnlyHint: true } : { destructiveHint: spec.destructive ?? false }),
+  ...(spec.idempotent ? { idempotentHint: true } : {}),
   openWorldHint: false,
 });
 
@@ -114,7 +117,7 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
         annotations: annotationsOf(spec),
       },
       async (input: unknown) => {
-        const args = input as Json; // an object: `advertised` validates it into one
+        const args = { ...tool.defaults, ...(input as Json) }; // an object: `advertised` validates it into one
         if (spec.confirm && args.confirm !== spec.confirm) {
           return refusal(`${spec.name} changes data for good: call it again with confirm: "${spec.confirm}" once the user confirmed`, caller.requestId);
         }

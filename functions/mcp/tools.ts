@@ -14,7 +14,20 @@ export interface ToolSpec {
   idempotent?: boolean;
   /** A phrase the caller must send as `confirm` before anything is done (destructive tools). */
   confirm?: string;
+  /**
+   * Argument values the tool sends when the model leaves them out, where the tool's advice differs
+   * from the route's default (advertised as the argument's `default`).
+   */
+  defaults?: Readonly<Record<string, string | number | boolean>>;
+  /** Shorter words for an argument than the route's, where the route's document is written for people. */
+  describe?: Readonly<Record<string, string>>;
 }
+
+/** `scope` of the reads, in a model's words; the route's says which spaces join a read. */
+const SCOPE = '`own` memories, those `shared` with you, or `all` (own and accepted shares)';
+/** An entity name of the knowledge graph, in a model's words. */
+const ENTITY = 'Entity name (case-insensitive)';
+const ENTITY_TYPE = 'Entity type, e.g. person; default concept';
 
 export const TOOLS: readonly ToolSpec[] = [
   {
@@ -22,8 +35,12 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'memories.store',
     title: 'Remember',
     description:
-      'Store one memory: a fact, preference, decision or event worth recalling later, in one or two sentences (`observation`). Tag it and name the agent so later recalls can filter. Returns the stored memory with its id; a near-duplicate of an existing memory is linked to it.',
+      'Store one memory: a fact, preference, decision or event worth recalling later, in one or two sentences. Tag it so later recalls can filter. Returns the memory with its id.',
     readOnly: false,
+    describe: {
+      owner_tenant_id: "Another tenant's id, to store through a write share it gave you",
+      on_conflict: 'When the same observation exists in the space: `lww` supersedes it, `reject` fails, `manual` keeps both',
+    },
   },
   {
     name: 'remember_many',
@@ -32,15 +49,24 @@ export const TOOLS: readonly ToolSpec[] = [
     description:
       'Store up to 100 memories in one call, each as `remember` takes it. Use it to save a conversation summary as several facts. Returns one result per item, in order.',
     readOnly: false,
+    describe: { 'memories.items': 'A memory as `remember` takes it' },
   },
   {
     name: 'recall',
     operationId: 'memories.search',
     title: 'Recall',
     description:
-      'Search memories by meaning and keywords. Use it before answering anything that may depend on what was learned earlier (preferences, decisions, facts about people or projects). `mode` hybrid is the best general choice; filter by tags, agent or space. Returns memories ranked by score.',
+      'Search memories by meaning and keywords. Use it before answering anything that may depend on what was learned earlier (preferences, decisions, facts about people or projects). The default `mode`, hybrid, is the best general choice. Returns memories ranked by score.',
     readOnly: true,
     idempotent: true,
+    // hybrid retrieves best on the LoCoMo benchmark (docs/performance.md#retrieval-quality-on-locomo); the route keeps semantic
+    // as its default for HTTP clients written against the contract.
+    defaults: { mode: 'hybrid' },
+    describe: {
+      scope: SCOPE,
+      recency_weight: 'Weight of recency against relevance; 0 ranks by relevance alone',
+      mode: '`hybrid` (meaning and words; best), `semantic` (meaning) or `keyword` (words, BM25)',
+    },
   },
   {
     name: 'get_memory',
@@ -63,7 +89,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'forget',
     operationId: 'memories.delete',
     title: 'Forget a memory',
-    description: 'Delete a memory by id, when it is wrong or the user asks to forget it. It stays in the audit trail and a rollback can bring it back.',
+    description: 'Delete a memory by id, when it is wrong or the user asks to forget it. A rollback can bring it back.',
     readOnly: false,
     destructive: true,
     idempotent: true,
@@ -75,12 +101,13 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'A page of memories, newest first, filtered by tags, agent or space. Use `recall` to search by meaning instead.',
     readOnly: true,
     idempotent: true,
+    describe: { scope: SCOPE },
   },
   {
     name: 'context_now',
     operationId: 'memories.contextNow',
     title: 'Context now',
-    description: 'At the start of a session: the server time, the newest memories, how many were stored in the last day and when memory was last touched.',
+    description: 'At the start of a session: the server time, the newest memories, the count of the last day and when memory was last touched.',
     readOnly: true,
     idempotent: true,
   },
@@ -88,8 +115,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'memory_history',
     operationId: 'replay.memory',
     title: 'Memory history',
-    description:
-      'The whole lifecycle of one memory: every create, update, delete, recall and link, and the versions its text went through (also for deleted memories).',
+    description: 'The lifecycle of one memory, also a deleted one: every create, update, delete, recall and link, and each version of its text.',
     readOnly: true,
     idempotent: true,
   },
@@ -98,7 +124,7 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'rollback.preview',
     title: 'Preview a rollback',
     description:
-      'What rolling the memory store back to a time would change: how many memories would be restored, reverted or removed, and warnings. Always call it before `rollback`, and show it to the user.',
+      'What rolling memory back to a time would change: how many memories would be restored, reverted or removed, and warnings. Call it before `rollback` and show it to the user.',
     readOnly: true,
     idempotent: true,
   },
@@ -107,7 +133,7 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'rollback.run',
     title: 'Roll back memory',
     description:
-      'Return the whole memory store to its state at a past time (`target`: ISO 8601 or "N minutes|hours|days ago"). Memories created after it are removed, deleted ones restored, changed ones reverted. Only when the user asked for it, after `rollback_preview`; needs `confirm: "ROLLBACK"`.',
+      'Return the whole memory store to its state at a past time (`target`: ISO 8601 or "N minutes|hours|days ago"): later memories removed, deleted ones restored, changed ones reverted. Only when the user asked for it, after `rollback_preview`.',
     readOnly: false,
     destructive: true,
     confirm: 'ROLLBACK',
@@ -125,14 +151,18 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'actions.submit',
     title: 'Request an action',
     description:
-      'Before doing something with side effects (payments, e-mails, deletions, deployments), submit it here. The answer says `allowed` (go ahead), `blocked` (do not do it; the reason says why) or `pending_review` (a human must approve: poll `action_status`). After acting, nothing else is needed.',
+      'Submit a side effect (payment, e-mail, deletion, deployment) here before doing it. The answer: `allowed` (go ahead), `blocked` (do not; the reason says why) or `pending_review` (a human must approve: poll `action_status`).',
     readOnly: false,
+    describe: {
+      action: '`connector.operation`, e.g. github.merge_pr, slack.post_message, http.post',
+      params: 'The payload you intend to send; every policy reads it. Any JSON object, up to 64 KB',
+    },
   },
   {
     name: 'action_status',
     operationId: 'actions.get',
     title: 'Action status',
-    description: 'The current status of a submitted action: pending_review, approved, rejected, expired, allowed or blocked, with the decision once made.',
+    description: 'The status of a submitted action (pending_review, approved, rejected, expired, allowed, blocked), with the decision once made.',
     readOnly: true,
     idempotent: true,
   },
@@ -140,8 +170,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'explain_action',
     operationId: 'actions.explain',
     title: 'Explain an action',
-    description:
-      'Why an action ended as it did: the policies that matched, the approval and its decisions, and the memories as they were when it was submitted.',
+    description: 'Why an action ended as it did: the policies that matched, the approval and its decisions, and the memories as they were at submission.',
     readOnly: true,
     idempotent: true,
   },
@@ -150,7 +179,7 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'traces.start',
     title: 'Start a reasoning trace',
     description:
-      'Open a signed reasoning trace for a task, to record each step of your reasoning and actions so a person can later verify what you did. Returns the trace id.',
+      'Open a signed reasoning trace for a task, to record each step of your reasoning and actions for a person to verify later. Returns the trace id.',
     readOnly: false,
   },
   {
@@ -159,12 +188,13 @@ export const TOOLS: readonly ToolSpec[] = [
     title: 'Add a trace step',
     description: 'Append one step (a thought, a tool call, an observation, an action) to an open trace. Steps are hash-chained in order.',
     readOnly: false,
+    describe: { metadata: 'Any JSON object, hashed with the step' },
   },
   {
     name: 'trace_complete',
     operationId: 'traces.complete',
     title: 'Complete a trace',
-    description: 'Seal a trace with its outcome: the server signs it, and nothing can be added or changed afterwards. Returns the signed trace.',
+    description: 'Seal a trace with its outcome: the server signs it and nothing can be added afterwards. Returns the signed trace.',
     readOnly: false,
   },
   {
@@ -182,6 +212,15 @@ export const TOOLS: readonly ToolSpec[] = [
     description:
       'Record a fact as subject, predicate, object ("alice" "works_at" "acme") in the knowledge graph. Entities are created as needed; names are compared lowercased.',
     readOnly: false,
+    describe: {
+      subject: ENTITY,
+      predicate: 'The relation, e.g. works_at; stored as given',
+      object: ENTITY,
+      subject_type: ENTITY_TYPE,
+      object_type: ENTITY_TYPE,
+      source_memory_id: 'The memory this fact came from',
+      metadata: 'Any JSON object, up to 16 KB',
+    },
   },
   {
     name: 'query_facts',
@@ -190,6 +229,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'Facts of the knowledge graph, newest first, filtered by subject, predicate or object.',
     readOnly: true,
     idempotent: true,
+    describe: { subject: ENTITY, object: ENTITY },
   },
   {
     name: 'find_paths',
