@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../shared/node/http-server';
-import { TIERS } from '../shared/platform/tiers';
+import { TIERS } from '../shared/platform/contract/tiers';
 import { createEngine, storageName, type Tenant, type TestEngine } from './harness';
 import { lintTool } from './mcp-schema-lint';
 
