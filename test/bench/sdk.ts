@@ -1,7 +1,7 @@
 /**
  * engram-sdk: its bundle size, its install size beside `openai` and `stripe`, and a search through
  * the TypeScript SDK, the Python SDK and `curl` in the same run, all over real HTTP to the same Node
- * server on the embedded default (PGlite in this process, `memory://`, hash embedder).
+ * server process (`functions/node.ts` on the embedded default: PGlite, `memory://`, hash embedder).
  *
  *   npm run bench:sdk -- [--memories 1000] [--calls 400] [--rounds 10] [--install-size yes|no]
  *   (ENGRAM_PYTHON=<a python that imports engram> adds the Python SDK; without it that row is skipped)
@@ -14,13 +14,11 @@
  * hybrid, a fifth with a tag filter, top 10) runs one call at a time, in `--rounds` rounds of
  * `--calls / --rounds` queries; in each round every way runs the same queries in turn, on a kept-alive
  * connection, timed by the caller around the call: a bare fetch and `engram.memories.search` in
- * this process, `client.memories.search` of the sync Python client in a python process (after a
+ * the bench's process, `client.memories.search` of the sync Python client in a python process (after a
  * warm-up; interpreter start not counted), and one `curl` invocation for the round's URLs with its
  * own `%{time_total}` per transfer (process start not counted; it reads no JSON). Prints p50 / p95 /
  * p99 of each way and its p50 over curl's.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,8 +27,8 @@ import { parseArgs, promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { Engram } from '../../sdk/src/index';
-import { listen } from '../../shared/node/http-server';
-import { f2, inProcessEngram, pct, rng, SMOKE, table } from './lib';
+import { startServer, stopServer } from '../server-process';
+import { BENCH_ADMIN_TOKEN, f2, pct, rng, SMOKE, table } from './lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -67,10 +65,22 @@ const load = () =>
     .map((x) => x.toFixed(2))
     .join(' ');
 const loadAtStart = load();
-const engram = await inProcessEngram();
-const tenant = await engram.newTenant('pro');
-const { server } = await listen(engram.app.fetch, { host: '127.0.0.1', port: 0 });
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+// The server in a process of its own, so every way below is a client in another process than it.
+const server = await startServer(
+  { ADMIN_TOKEN: BENCH_ADMIN_TOKEN, DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'hash', LOG_LEVEL: 'warn', RATE_LIMIT_SCALE: '1000' },
+  { timeoutMs: 90_000 },
+);
+const base = server.base;
+async function post<T>(path: string, key: string, body: unknown): Promise<T> {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+const tenant = await post<{ api_key: string }>('/admin/v1/tenants', BENCH_ADMIN_TOKEN, { email: `bench-sdk-${Date.now()}@example.com`, tier: 'pro' });
 
 const random = rng(7);
 const WORDS = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}${Math.floor(random() * 1e4).toString(36)}`);
@@ -81,9 +91,8 @@ for (let i = 0; i < MEMORIES; i += 100) {
     observation: `Note ${i + j}: ${phrase(12)}`,
     tags: [TAGS[(i + j) % TAGS.length]],
   }));
-  await engram.call('POST', '/v1/memories/batch', tenant.api_key, { memories });
+  await post('/v1/memories/batch', tenant.api_key, { memories });
 }
-await engram.node.runner.maintain(); // what the service does at start (ANALYZE on PGlite)
 
 type Query = { q: string; mode: 'semantic' | 'keyword' | 'hybrid'; limit: number; tags?: string };
 const MODES = ['semantic', 'keyword', 'hybrid'] as const;
@@ -183,7 +192,7 @@ for (let r = 0; r < ROUNDS; r++) {
   if (round.length === 0) break;
   for (const [name, way] of Object.entries(ways)) results.get(name)!.push(...(await way(round)));
 }
-await new Promise((r) => (server as Server).close(r));
+await stopServer(server);
 
 console.log(`\n### engram-sdk: bundle ${(code.length / 1024).toFixed(1)} KiB minified, ${(gzipped / 1024).toFixed(1)} KiB gzipped`);
 console.log(`\n### a search through each SDK beside curl: ${MEMORIES} memories, ${CALLS} calls each, one at a time, ${ROUNDS} rounds\n`);
