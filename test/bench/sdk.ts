@@ -3,7 +3,7 @@
  * the TypeScript SDK, the Python SDK and `curl` in the same run, all over real HTTP to the same Node
  * server process (`functions/node.ts` on the embedded default: PGlite, `memory://`, hash embedder).
  *
- *   npm run bench:sdk -- [--memories 1000] [--calls 400] [--rounds 10] [--install-size yes|no]
+ *   npm run bench:sdk -- [--memories 1000] [--calls 400] [--rounds 20] [--install-size yes|no]
  *   (ENGRAM_PYTHON=<a python that imports engram> adds the Python SDK; without it that row is skipped)
  *
  * Size: sdk/src/index.ts bundled by esbuild (ESM, minified, its dependencies included) and that
@@ -12,12 +12,12 @@
  * packages are the package.json directories under node_modules, MB the bytes of its files / 10^6.
  * Time: one tenant stores `--memories` memories, then the same query mix (semantic, keyword and
  * hybrid, a fifth with a tag filter, top 10) runs one call at a time, in `--rounds` rounds of
- * `--calls / --rounds` queries; in each round every way runs the same queries in turn, on a kept-alive
- * connection, timed by the caller around the call: a bare fetch and `engram.memories.search` in
- * the bench's process, `client.memories.search` of the sync Python client in a python process (after a
- * warm-up; interpreter start not counted), and one `curl` invocation for the round's URLs with its
- * own `%{time_total}` per transfer (process start not counted; it reads no JSON). Prints p50 / p95 /
- * p99 of each way and its p50 over curl's.
+ * `--calls / --rounds` queries; in each round every way runs the same queries in turn (each round
+ * starting with the next way), on a kept-alive connection, timed by the caller around the call: a
+ * bare fetch and `engram.memories.search` in the bench's process, `client.memories.search` of the
+ * sync Python client in a python process (after a warm-up; interpreter start not counted), and one
+ * `curl` invocation for the round's URLs with its own `%{time_total}` per transfer (process start
+ * not counted; it reads no JSON). Prints p50 / p95 / p99 of each way and its p50 over curl's.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
   options: {
     memories: { type: 'string', default: '1000' },
     calls: { type: 'string', default: '400' },
-    rounds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '20' },
     'install-size': { type: 'string', default: 'yes' },
   },
 });
@@ -190,7 +190,12 @@ const perRound = Math.ceil(CALLS / ROUNDS);
 for (let r = 0; r < ROUNDS; r++) {
   const round = Array.from({ length: Math.min(perRound, CALLS - r * perRound) }, (_, i) => queries[(r * perRound + i) % queries.length]);
   if (round.length === 0) break;
-  for (const [name, way] of Object.entries(ways)) results.get(name)!.push(...(await way(round)));
+  // Each round starts with the next way, so no way always runs right after another.
+  const order = Object.keys(ways);
+  for (let k = 0; k < order.length; k++) {
+    const name = order[(r + k) % order.length];
+    results.get(name)!.push(...(await ways[name](round)));
+  }
 }
 await stopServer(server);
 
