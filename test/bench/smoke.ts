@@ -47,7 +47,7 @@ const SMOKE: Record<string, Smoke> = {
   'bench:workers': { args: ['--stores', '3', '--searches', '3', '--latency', '0'], storage: 'postgres', limit: 180 },
   'bench:embedded': { args: ['--stores', '20', '--searches', '5'], locomo: true },
   'bench:mcp': { args: ['--memories', '10', '--calls', '5'] },
-  'bench:sdk': { args: ['--memories', '10', '--calls', '5'] },
+  'bench:sdk': { args: ['--memories', '10', '--calls', '5', '--install-size', 'no'] },
   'bench:erasure': { args: ['--memories', '100'] },
   'bench:bundle': { args: ['--memories', '100'] },
   'bench:console': { args: ['--n', '5', '--pending', '5'] },
