@@ -135,14 +135,16 @@ export function engramMemory(opts: EngramMemoryOptions): EngramMiddleware {
 
   const remember = (params: LanguageModelV4CallOptions, answer: string) => {
     if (opts.store === false) return;
-    const question = lastUserText(params.prompt);
-    if (!question) return;
+    // In a tool loop every step repeats the prompt: the user's message is stored by the step that
+    // answers it first (the prompt ends with it), the assistant's text by whichever step says it.
+    const question = params.prompt.at(-1)?.role === 'user' ? lastUserText(params.prompt) : '';
     const memories = [
-      { observation: question.slice(0, 16_000), context: 'Said by the user (ai-sdk)', ...writeScope(opts, ['chat', 'role:user']) },
+      ...(question ? [{ observation: question.slice(0, 16_000), context: 'Said by the user (ai-sdk)', ...writeScope(opts, ['chat', 'role:user']) }] : []),
       ...(answer.trim()
         ? [{ observation: answer.trim().slice(0, 16_000), context: 'Answered by the assistant (ai-sdk)', ...writeScope(opts, ['chat', 'role:assistant']) }]
         : []),
     ];
+    if (!memories.length) return;
     const timeoutMs = opts.storeTimeoutMs ?? 5000;
     const write: Promise<void> = Promise.resolve(client.memories.storeMany(memories, { timeoutMs, signal: AbortSignal.timeout(timeoutMs) })).then(
       (r) => {
