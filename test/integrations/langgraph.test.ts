@@ -90,6 +90,23 @@ describe('EngramStore', () => {
     expect(await store.listNamespaces({ limit: 1, offset: 1 })).toEqual([['users', 'u1', 'memories']]);
   });
 
+  it('answers a mixed batch in order: reads see the store before the batch, the last write of a key wins', async () => {
+    const store = storeFor((await engine.newTenant('pro')).key);
+    await store.put(['cfg'], 'mode', { value: 'old' });
+    const [got, , searched, , namespaces] = await store.batch([
+      { namespace: ['cfg'], key: 'mode' },
+      { namespace: ['cfg'], key: 'mode', value: { value: 'first' } },
+      { namespacePrefix: ['cfg'], limit: 10 },
+      { namespace: ['cfg'], key: 'mode', value: { value: 'last' } },
+      { limit: 10, offset: 0 },
+    ] as const);
+    expect(got?.value).toEqual({ value: 'old' });
+    expect(searched.map((i) => i.value)).toEqual([{ value: 'old' }]);
+    expect(namespaces).toEqual([['cfg']]);
+    expect((await store.get(['cfg'], 'mode'))?.value).toEqual({ value: 'last' });
+    expect((await store.client.memories.list({ tags: 'langgraph:cfg' }).page()).memories).toHaveLength(1);
+  });
+
   it('confines an agent-scoped store to its own items', async () => {
     const key = (await engine.newTenant('pro')).key;
     const a = storeFor(key, { agentId: 'agent-a' });
