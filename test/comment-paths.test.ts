@@ -12,7 +12,7 @@ import { anchorsOf } from './markdown';
  * SQL, as `--` and block comments.
  */
 const root = resolve(new URL('..', import.meta.url).pathname);
-const SCANNED = ['functions', 'shared', 'schema', 'migrations', 'sdk/src', 'sdk/scripts', 'sdk/example', 'cli/src', 'test'];
+const SCANNED = ['functions', 'shared', 'schema', 'migrations', 'sdk/src', 'sdk/scripts', 'sdk/example', 'cli/src', 'integrations', 'test'];
 const SKIPPED = new Set(['node_modules', 'dist', 'screenshots']);
 
 /**
@@ -25,7 +25,7 @@ const MOVED_SINCE_A_MIGRATION: Record<string, string> = {
   'functions/memories/queries.ts': 'functions/memories/queries',
 };
 
-const PATH = /(?<![\w./@~-])((?:functions|shared|schema|migrations|sdk|cli|test|docs)\/[\w./-]*\w)(?:#([\w-]+))?/g;
+const PATH = /(?<![\w./@~-])((?:functions|shared|schema|migrations|sdk|cli|integrations|test|docs)\/[\w./-]*\w)(?:#([\w-]+))?/g;
 
 function sourceFiles(dir: string): string[] {
   if (!existsSync(join(root, dir))) return [];

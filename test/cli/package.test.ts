@@ -27,7 +27,7 @@ describe('engram-cli package', () => {
       'picocolors',
     ]);
     const workspace = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
-    expect(workspace.workspaces).toEqual(['sdk', 'cli']);
+    expect(workspace.workspaces).toEqual(expect.arrayContaining(['sdk', 'cli']));
   });
 
   it('imports the client only through its public entry `engram-sdk`, never sdk/ paths', () => {
