@@ -1,18 +1,18 @@
 import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/accounts';
-import type { AuthContext, Ctx, TenantCtx } from '../../shared/platform/context';
-import type { DbOrTx } from '../../shared/platform/db';
+import type { Ctx, TenantCtx } from '../../shared/platform/context';
 import { type Work, write } from '../../shared/platform/unit-of-work';
 import { randomBase62, sha256Hex } from '../../shared/platform/crypto';
 import { isDisposableEmail } from './disposable';
 import { forgetKeys } from '../../shared/platform/auth';
 import { isLoopbackHost } from '../../shared/platform/config';
-import { AppError, forbidden, limitReached, notFound, validationError } from '../../shared/platform/errors';
-import { newId, parseUrn, toUrn } from '../../shared/platform/ids';
-import { requireUnrestricted, scopeFamilies, unknownScopes, unrestrictedOnly } from '../../shared/platform/scopes';
+import { AppError, notFound, validationError } from '../../shared/platform/errors';
+import { newId, toUrn } from '../../shared/platform/ids';
+import { requireUnrestricted, unrestrictedOnly } from '../../shared/platform/scopes';
+import { checkedRestriction, issueRestrictedKey, lockManagingKey } from '../../shared/platform/restricted-keys';
 import { sendMail } from '../../shared/jobs/mail';
 import { DAY, HOUR } from '../../shared/platform/time';
 import * as q from './queries';
-import { MAX_RESTRICTED_KEYS, type RestrictedKeyBody, toKeyDto } from './schemas';
+import { type RestrictedKeyBody, toKeyDto } from './schemas';
 import type { z } from '@hono/zod-openapi';
 
 export const VERIFICATION_TTL_MS = 24 * HOUR;
@@ -178,21 +178,6 @@ export async function verify(ctx: Ctx, input: { token: string; email: string; cl
 }
 
 /**
- * Only an active key manages keys: a key in its rotation grace period may still read and write
- * data until it expires, but cannot rotate or revoke, so a leaked key does not outlive its
- * rotation and cannot lock the owner out. Checked on the locked row, which also serializes
- * concurrent rotations of one key: the first moves it to grace, the others are refused.
- */
-async function lockManagingKey(tx: DbOrTx, auth: AuthContext) {
-  const current = await q.lockKey(tx, auth.tenantId, auth.keyId);
-  if (!current || current.status === 'revoked') throw new AppError('UNAUTHORIZED', 'API key has been revoked');
-  if (current.status !== 'active') {
-    throw forbidden('This key was rotated out: it works for data until its grace period ends, but only the key that replaced it can rotate or revoke keys');
-  }
-  return current;
-}
-
-/**
  * Rotate: a new active key; the calling key keeps working until the grace period ends. At most one
  * key is in grace: a key still in grace from an earlier rotation stops working now, so rotating
  * again and again never leaves a trail of working keys behind.
@@ -258,56 +243,21 @@ export async function revoke(ctx: TenantCtx, input: { keyId: string }) {
   };
 }
 
-/** Bare uuids of the space ids given; 400 naming any that is not a space the caller may read. */
-async function spacesOf(ctx: TenantCtx, given: string[] | undefined): Promise<string[] | null> {
-  if (!given) return null;
-  const bare = given.map((id) => parseUrn(id));
-  const known = await q.readableSpaces(
-    ctx.db,
-    ctx.tenantId,
-    bare.filter((id): id is string => id !== null),
-  );
-  const unknown = given.filter((_, i) => !bare[i] || !known.has(bare[i]!));
-  if (unknown.length) throw validationError('space_ids', `no such context space: ${unknown.join(', ')}`);
-  return [...new Set(bare as string[])];
-}
-
 /**
- * A restricted key of the caller's account: only an unrestricted key may mint one, and at most
- * MAX_RESTRICTED_KEYS are live at once (counted under a lock of the account, so two concurrent
- * mints cannot both take the last one).
+ * A restricted key of the caller's account: only an unrestricted key may mint one, through the
+ * restricted-key machinery an OAuth grant shares (shared/platform/restricted-keys.ts).
  */
 export async function createRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
-  const { auth, now } = ctx;
-  requireUnrestricted(auth, 'create keys');
-  const unknown = unknownScopes(body.scopes);
-  if (unknown.length) {
-    const which = `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
-    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${scopeFamilies().join(', ')}`);
-  }
-  if (body.expires_at && body.expires_at <= now) throw validationError('expires_at', 'must be in the future');
-  const spaceIds = await spacesOf(ctx, body.space_ids);
-  const restriction = { name: body.name, scopes: [...new Set(body.scopes)], agentId: body.agent_id ?? null, spaceIds };
-  const key = await write(ctx, async (work) => {
-    await lockManagingKey(work.tx, auth);
-    await work.lock(`restricted-keys:${auth.tenantId}`);
-    const live = await q.countLiveRestricted(work.tx, auth.tenantId, now);
-    if (live >= MAX_RESTRICTED_KEYS) {
-      throw limitReached(
-        `At most ${MAX_RESTRICTED_KEYS} live restricted keys per account; revoke one first`,
-        { metric: 'restricted_keys', current: live, limit: MAX_RESTRICTED_KEYS, plan: ctx.tier, resets_at: null },
-        { now, upgradeUrl: ctx.services.config.UPGRADE_URL },
-      );
-    }
-    return issueKey(work, { tenantId: auth.tenantId, expiresAt: body.expires_at ?? null, reason: 'restricted', restriction });
-  });
+  const { now } = ctx;
+  const restriction = await checkedRestriction(ctx, body);
+  const key = await write(ctx, (work) => issueRestrictedKey(work, restriction, { expiresAt: body.expires_at ?? null, reason: 'restricted' }));
   return {
     key_id: key.keyId,
     api_key: key.secret,
     name: restriction.name,
     scopes: restriction.scopes,
     agent_id: restriction.agentId,
-    space_ids: spaceIds?.map(toUrn) ?? null,
+    space_ids: restriction.spaceIds?.map(toUrn) ?? null,
     expires_at: key.expiresAt?.toISOString() ?? null,
     created_at: now.toISOString(),
   };

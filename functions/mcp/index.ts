@@ -16,27 +16,8 @@ import { errorFields } from '../../shared/platform/error-fields';
 import { LIMIT_HEADER_NAMES, type LimitState, limitHeaders, setLimitHeaders } from '../../shared/platform/rate-limit-headers';
 import { type BoundTool, bindTools } from './catalog';
 import { originAllowed } from './origin';
+import { MCP_PATH, publicBase, RESOURCE_METADATA_PATH } from '../../shared/platform/public-url';
 import { type McpCaller, serverFor } from './server';
-
-export const MCP_PATH = '/mcp';
-export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
-
-type Socket = { localAddress?: string; localPort?: number; encrypted?: boolean };
-
-/**
- * Where this server is reached, for the absolute URLs it hands out: PUBLIC_URL, else the address
- * the connection came in on (Node), else none (Workers without PUBLIC_URL). Never the request's
- * Host, which the caller chooses: a 401 would point a client at a metadata URL an attacker named.
- */
-export function publicBase(c: Context<AppEnv>): string | null {
-  const configured = c.get('services').config.PUBLIC_URL;
-  if (configured) return configured.replace(/\/+$/, '');
-  const socket = (c.env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket;
-  if (!socket?.localAddress || !socket.localPort) return null;
-  const address = socket.localAddress.replace(/^::ffff:(?=\d+\.)/, '');
-  const host = address.includes(':') ? `[${address}]` : address;
-  return `${socket.encrypted ? 'https' : 'http'}://${host}:${socket.localPort}`;
-}
 
 /**
  * `/mcp`: the Model Context Protocol over streamable HTTP, stateless (a server per request), on
@@ -53,13 +34,15 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
     onerror: (err) => log?.warn('mcp request failed', errorFields(err)),
   });
 
-  // RFC 9728: where a client that got our 401 learns how to authenticate (a bearer API key).
+  // RFC 9728: where a client that got our 401 learns how to authenticate: an API key, or an
+  // OAuth access token from this server acting as its own authorization server (functions/oauth).
   const metadata = (c: Context<AppEnv>) => {
     const base = publicBase(c);
     if (!base) throw new AppError('NOT_FOUND', 'No protected-resource metadata: set PUBLIC_URL to the URL clients reach this server at');
     return c.json({
       resource: `${base}${MCP_PATH}`,
       resource_name: 'engram',
+      authorization_servers: [base],
       bearer_methods_supported: ['header'],
       resource_documentation: `${base}/docs`,
     });
@@ -79,8 +62,12 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       auth = await authenticate(services, c.req.header('authorization'));
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
+      // RFC 6750: a token that was presented but is no good says so (invalid_token), so a client
+      // refreshes or signs in again; no token at all is only the challenge.
       const base = publicBase(c);
-      c.header('WWW-Authenticate', base ? `Bearer resource_metadata="${base}${RESOURCE_METADATA_PATH}"` : 'Bearer');
+      const presented = Boolean(c.req.header('authorization'));
+      const params = [...(presented ? ['error="invalid_token"'] : []), ...(base ? [`resource_metadata="${base}${RESOURCE_METADATA_PATH}"`] : [])];
+      c.header('WWW-Authenticate', params.length ? `Bearer ${params.join(', ')}` : 'Bearer');
       return c.json(errorBody(err, requestId), 401);
     }
     catalog ??= bindTools(documentOf(c) as Record<string, unknown>);
