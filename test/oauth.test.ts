@@ -370,3 +370,84 @@ describe('MCP sign-in with OAuth 2.1 (engram as its own authorization server)', 
     for (const op of ['oauth.grant_created', 'oauth.code_exchanged', 'oauth.token_refreshed', 'oauth.grant_revoked']) expect(operations).toContain(op);
   });
 });
+
+describe('Client ID Metadata Documents: the client id is the URL of its metadata, fetched under the outbound rules', () => {
+  let e: TestEngine;
+  let strict: TestEngine;
+  let server: Server;
+  let docs: Server;
+  let base: string;
+  let clientUrl: string;
+
+  beforeAll(async () => {
+    // Loopback is refused unless the development flag webhooks use is on; this engine has it.
+    e = await createEngine({ env: { WEBHOOKS_ALLOW_INSECURE: '1' } });
+    strict = await createEngine({ env: { PUBLIC_URL: 'https://engram.example.com' } });
+    ({ server } = await listen(e.app.fetch, { host: '127.0.0.1', port: 0 }));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server: docs } = await listen(
+      async (req) => {
+        const self = req.url;
+        return Response.json({ client_id: self, client_name: 'Metadata host', redirect_uris: [REDIRECT] });
+      },
+      { host: '127.0.0.1', port: 0 },
+    ));
+    clientUrl = `http://127.0.0.1:${(docs.address() as AddressInfo).port}/oauth/client.json`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server?.close(r));
+    await new Promise((r) => docs?.close(r));
+    await e?.close();
+    await strict?.close();
+  });
+
+  it('a metadata-document client signs in and exchanges its code; without the development flag a plain-http loopback document is refused on the page', async () => {
+    const owner = await e.newTenant('pro');
+    const visitor = await signIn((r) => fetch(r), owner.key, base);
+    const { verifier, challenge } = pkce();
+    const query = new URLSearchParams({
+      client_id: clientUrl,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'm',
+      resource: `${base}/mcp`,
+    });
+    const page = await visitor.get(`/console/oauth/authorize?${query}`);
+    const html = await page.text();
+    expect(page.status, html).toBe(200);
+    expect(html).toContain('Metadata host');
+    const hidden = Object.fromEntries([...html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)"/g)].map((m) => [m[1], m[2].replace(/&amp;/g, '&')]));
+    const approved = await visitor.post('/console/oauth/authorize', {
+      ...hidden,
+      _csrf: csrfIn(html),
+      decision: 'approve',
+      scope_memories: 'read',
+      expires: '1',
+    });
+    expect(approved.status).toBe(303);
+    const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
+    const res = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+        client_id: clientUrl,
+        resource: `${base}/mcp`,
+      }),
+    });
+    expect(res.status).toBe(200);
+
+    const strictOwner = await strict.newTenant('pro');
+    const strictVisitor = await signIn((r) => strict.app.request(r), strictOwner.key);
+    query.set('resource', 'https://engram.example.com/mcp');
+    const refused = await strict.app.request(`/console/oauth/authorize?${query}`, { headers: { cookie: strictVisitor.cookie }, redirect: 'manual' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('location')).toBeNull();
+    expect(await refused.text()).toContain('must use https://');
+  });
+});
