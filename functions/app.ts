@@ -10,6 +10,7 @@ import { SIGNUP_WINDOW_MS, SIGNUPS_PER_IP } from './keys';
 import { families } from './families';
 import { mountConsole } from './console';
 import { mountMcp } from './mcp';
+import { mountOAuth } from './oauth';
 import type { Context } from 'hono';
 import type { AppEnv } from '../shared/platform/contract/context';
 
@@ -76,6 +77,7 @@ export function buildApp(servicesFor: Parameters<typeof createApp>[0]) {
     ));
   app.get('/openapi.json', (c) => c.json(documentOf(c)));
   mountMcp(app, documentOf);
+  mountOAuth(app);
   mountConsole(app);
   // The root: where to go from here, for a person or a client that lands on the bare address.
   app.get('/', (c) => c.json({ name: 'engram', version: VERSION, docs: '/docs', openapi: '/openapi.json', console: '/console' }));

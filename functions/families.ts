@@ -11,6 +11,7 @@ import internal from './internal';
 import keys from './keys';
 import knowledge from './knowledge';
 import memories from './memories';
+import oauth from './oauth';
 import policies from './policies';
 import portability from './portability';
 import replay from './replay';
@@ -54,5 +55,6 @@ export const families = [
   usage,
   admin,
   internal,
+  oauth,
   consoleFamily,
 ];

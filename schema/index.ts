@@ -16,3 +16,4 @@ export * from './cortex';
 export * from './erasures';
 export * from './console';
 export * from './imports';
+export * from './oauth';

@@ -74,11 +74,13 @@ describe(`MCP over streamable HTTP (${storageName})`, () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       });
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource"`);
+      const challenge = `resource_metadata="${base}/.well-known/oauth-protected-resource"`;
+      // A presented token that is no good says so (RFC 6750 invalid_token); none at all is only the challenge.
+      expect(res.headers.get('www-authenticate')).toBe(authorization ? `Bearer error="invalid_token", ${challenge}` : `Bearer ${challenge}`);
       expect(await res.json()).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
     }
     const metadata = (await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json()) as Record<string, unknown>;
-    expect(metadata).toMatchObject({ resource: `${base}/mcp`, bearer_methods_supported: ['header'] });
+    expect(metadata).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [base], bearer_methods_supported: ['header'] });
   });
 
   it('refuses a browser page from another origin', async () => {

@@ -7,7 +7,13 @@ import { AppError } from '../../shared/platform/contract/errors';
 import { endSession, type Session, sessionOf } from './session';
 import { CSRF_FIELD } from './views/layout';
 
-export type ConsoleEnv = { Variables: AppEnv['Variables'] & { session: Session } };
+export type ConsoleEnv = {
+  Variables: AppEnv['Variables'] & {
+    session: Session;
+    /** Where this page's form may send the browser besides the console (the consent page's client). */
+    formTarget?: string;
+  };
+};
 export type ConsoleContext = Context<ConsoleEnv>;
 
 export const SIGN_IN_PATH = '/console/sign-in';
@@ -31,11 +37,17 @@ const consoleSecureHeaders = secureHeaders({
  * Every console answer: only our own scripts, styles and images (no inline ones), never framed,
  * no referrer beyond our origin (Hono's secure headers, with its other defaults); pages are not cached.
  */
-export const securityHeaders: MiddlewareHandler<ConsoleEnv> = (c, next) =>
-  consoleSecureHeaders(c, async () => {
+export const securityHeaders: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  await consoleSecureHeaders(c, async () => {
     await next();
     if (!c.res.headers.has('cache-control')) c.header('Cache-Control', 'no-store');
   });
+  // The consent page's form ends in a redirect to the client (its origin or app scheme), which
+  // form-action must allow, or the browser stops at our own redirect.
+  const target = c.get('formTarget');
+  const csp = c.res.headers.get('content-security-policy');
+  if (target && csp) c.res.headers.set('content-security-policy', csp.replace("form-action 'self'", `form-action 'self' ${target}`));
+};
 
 /**
  * A page of the signed-in console: the session's cookie names an unexpired session, and its key

@@ -29,6 +29,7 @@ import { policiesPage, policyDryRun } from './policy-pages';
 import { replayPage } from './replay-pages';
 import { webhookPage, webhookRedeliver, webhooksPage, webhookTest } from './webhook-pages';
 import { Notice } from './views/layout';
+import { connectedAppsPage, consentDecision, consentPage, revokeConnectedApp, signInFirst } from './oauth-pages';
 import { ProblemPage, SignInPage } from './views/signin';
 
 /** The console's place in the family list (its maintenance); its pages are mounted by mountConsole. */
@@ -55,24 +56,36 @@ const ENDED: Record<string, string> = {
   out: 'You are signed out.',
 };
 
+/**
+ * Where to go after sign-in: a console path the sign-in was asked to come back to (the consent
+ * page), never another site (`//host`, `/\\host`) nor anything outside the console.
+ */
+function nextOf(next: string | undefined): string {
+  return next?.startsWith('/console/') && !/[\\]|^\/\//.test(next) ? next : '/console/approvals';
+}
+
 const signInPage: Handler<ConsoleEnv> = async (c) => {
-  if (await sessionOf(c as never)) return c.redirect('/console/approvals', 303);
-  return c.html(<SignInPage ended={ENDED[c.req.query('ended') ?? '']} />);
+  const next = nextOf(c.req.query('next'));
+  if (await sessionOf(c as never)) return c.redirect(next, 303);
+  return c.html(<SignInPage ended={ENDED[c.req.query('ended') ?? '']} next={c.req.query('next') ? next : undefined} />);
 };
 
 const signIn: Handler<ConsoleEnv> = async (c) => {
   await throttleSignIn(c);
-  const key = (await formOf(c)).api_key?.trim() ?? '';
+  const form = await formOf(c);
+  const key = form.api_key?.trim() ?? '';
+  const next = form.next ? nextOf(form.next) : undefined;
   let auth: Awaited<ReturnType<typeof authenticate>>;
   try {
     auth = await authenticate(c.get('services'), `Bearer ${key}`);
   } catch (err) {
     if (!(err instanceof AppError) || err.status !== 401) throw err;
-    return c.html(<SignInPage problem={err.message} />, 401);
+    return c.html(<SignInPage problem={err.message} next={next} />, 401);
   }
-  if (auth.restriction) return c.html(<SignInPage problem="A restricted key cannot sign in to the console; use an unrestricted key of the account." />, 403);
+  if (auth.restriction)
+    return c.html(<SignInPage problem="A restricted key cannot sign in to the console; use an unrestricted key of the account." next={next} />, 403);
   await startSession(c as never, auth.tenantId, auth.keyId);
-  return c.redirect('/console/approvals', 303);
+  return c.redirect(next ?? '/console/approvals', 303);
 };
 
 const signOut: Handler<ConsoleEnv> = async (c) => {
@@ -135,6 +148,11 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   page('GET', '/console/webhooks/:webhook_id', (c) => webhookPage(c), ['webhook_id']),
   page('POST', '/console/webhooks/:webhook_id/test', webhookTest, ['webhook_id']),
   page('POST', '/console/webhooks/:webhook_id/deliveries/:delivery_id/redeliver', webhookRedeliver, ['webhook_id', 'delivery_id']),
+  // The OAuth consent page (functions/oauth): without a session it is sign-in first, then back here.
+  { method: 'GET', path: '/console/oauth/authorize', session: false, idParams: [], handlers: [signInFirst, requireSession, consentPage] },
+  page('POST', '/console/oauth/authorize', consentDecision),
+  page('GET', '/console/connected-apps', (c) => connectedAppsPage(c)),
+  page('POST', '/console/connected-apps/revoke', revokeConnectedApp),
 ];
 
 /** A refusal as a page (or, for htmx, a fragment it swaps in); a missing or ended session goes to sign-in. */

@@ -1,7 +1,6 @@
 import { and, asc, eq, or, sql } from 'drizzle-orm';
 import { apiKeys, signupAttempts, signupTokens, tenants } from '../../schema';
-import { allowedInSpace } from '../../shared/memory/access';
-import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
 
 export async function findTenantByEmail(db: DbOrTx, email: string) {
   const [tenant] = await db.select().from(tenants).where(sql`lower(${tenants.email}) = ${email}`).limit(1);
@@ -19,15 +18,6 @@ export async function lockKeyByIdOrPrefix(tx: DbOrTx, tenantId: string, idOrPref
     .from(apiKeys)
     .where(and(eq(apiKeys.tenantId, tenantId), or(eq(apiKeys.id, idOrPrefix), eq(apiKeys.keyPrefix, idOrPrefix))))
     .for('update');
-}
-
-export async function lockKey(tx: DbOrTx, tenantId: string, keyId: string) {
-  const [key] = await tx
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)))
-    .for('update');
-  return key ?? null;
 }
 
 /** Marks an unused, unexpired token of the tenant used; at most one caller ever gets the row. */
@@ -104,27 +94,4 @@ export async function markRevoked(tx: DbOrTx, tenantId: string, keyId: string, n
 export async function deleteExpiredRateWindows(db: DbOrTx, now: Date): Promise<number> {
   const deleted = await rows<{ subject: string }>(db, sql`DELETE FROM rate_windows WHERE expires_at < ${now.toISOString()} RETURNING subject`);
   return deleted.length;
-}
-
-/** Restricted keys of the tenant that can still be used (not revoked, not expired). */
-export async function countLiveRestricted(tx: DbOrTx, tenantId: string, now: Date): Promise<number> {
-  const [row] = await rows<{ n: number | string }>(
-    tx,
-    sql`SELECT count(*) AS n FROM api_keys
-        WHERE tenant_id = ${tenantId} AND restricted AND status <> 'revoked'
-          AND (expires_at IS NULL OR expires_at > ${now.toISOString()})`,
-  );
-  return Number(row?.n ?? 0);
-}
-
-/** Which of these spaces the tenant may read: its own live ones, and live ones that list it (or a team of it). */
-export async function readableSpaces(tx: DbOrTx, tenantId: string, spaceIds: string[]): Promise<Set<string>> {
-  if (!spaceIds.length) return new Set();
-  const found = await rows<{ id: string }>(
-    tx,
-    sql`SELECT cs.id::text AS id FROM context_spaces cs
-        WHERE cs.id = ANY(${pgArray(spaceIds)}::uuid[]) AND cs.deleted_at IS NULL
-          AND (cs.owner_tenant_id = ${tenantId} OR ${allowedInSpace(tenantId)})`,
-  );
-  return new Set(found.map((r) => r.id));
 }

@@ -79,7 +79,6 @@ export const RevokeBody = z
   })
   .openapi('RevokeRequest', { example: { key_id: 'key_5hG2mQ9rT1xVb8Lc0Zp4Wd' } });
 
-export const MAX_RESTRICTED_KEYS = 50;
 export const MAX_KEY_SPACES = 50;
 
 export const RestrictedKeyBody = z

@@ -1,14 +1,14 @@
 import { insertTenant, issueKey, normalizeEmail } from '../../shared/platform/data/accounts';
-import type { AuthContext, Ctx, TenantCtx } from '../../shared/platform/contract/context';
-import type { DbOrTx } from '../../shared/platform/data/db';
+import type { Ctx, TenantCtx } from '../../shared/platform/contract/context';
 import { type Work, write } from '../../shared/platform/data/unit-of-work';
 import { randomBase62, sha256Hex } from '../../shared/platform/contract/crypto';
 import { isDisposableEmail } from './disposable';
 import { forgetKeys } from '../../shared/platform/http/auth';
 import { isLoopbackHost } from '../../shared/platform/contract/config';
-import { AppError, forbidden, notFound, validationError } from '../../shared/platform/contract/errors';
-import { newId, parseUrn, toUrn } from '../../shared/platform/contract/ids';
-import { requireUnrestricted, unknownScopes, unrestrictedOnly } from '../../shared/platform/contract/scopes';
+import { AppError, notFound, validationError } from '../../shared/platform/contract/errors';
+import { newId, toUrn } from '../../shared/platform/contract/ids';
+import { requireUnrestricted, unrestrictedOnly } from '../../shared/platform/contract/scopes';
+import { admitRestriction, checkedRestriction, issueRestrictedKey, lockManagingKey } from '../../shared/platform/data/restricted-keys';
 import { sendMail } from '../../shared/jobs/mail';
 import { DAY, HOUR } from '../../shared/platform/contract/time';
 import * as q from './queries';
@@ -178,21 +178,6 @@ export async function verify(ctx: Ctx, input: { token: string; email: string; cl
 }
 
 /**
- * Only an active key manages keys: a key in its rotation grace period may still read and write
- * data until it expires, but cannot rotate or revoke, so a leaked key does not outlive its
- * rotation and cannot lock the owner out. Checked on the locked row, which also serializes
- * concurrent rotations of one key: the first moves it to grace, the others are refused.
- */
-async function lockManagingKey(tx: DbOrTx, auth: AuthContext) {
-  const current = await q.lockKey(tx, auth.tenantId, auth.keyId);
-  if (!current || current.status === 'revoked') throw new AppError('UNAUTHORIZED', 'API key has been revoked');
-  if (current.status !== 'active') {
-    throw forbidden('This key was rotated out: it works for data until its grace period ends, but only the key that replaced it can rotate or revoke keys');
-  }
-  return current;
-}
-
-/**
  * Rotate: a new active key; the calling key keeps working until the grace period ends. At most one
  * key is in grace: a key still in grace from an earlier rotation stops working now, so rotating
  * again and again never leaves a trail of working keys behind.
@@ -258,52 +243,27 @@ export async function revoke(ctx: TenantCtx, input: { keyId: string }) {
   };
 }
 
-/** Bare uuids of the space ids given; 400 naming any that is not a space the caller may read. */
-async function spacesOf(ctx: TenantCtx, given: string[] | undefined): Promise<string[] | null> {
-  if (!given) return null;
-  const bare = given.map((id) => parseUrn(id));
-  const known = await q.readableSpaces(
-    ctx.db,
-    ctx.tenantId,
-    bare.filter((id): id is string => id !== null),
-  );
-  const unknown = given.filter((_, i) => !bare[i] || !known.has(bare[i]!));
-  if (unknown.length) throw validationError('space_ids', `no such context space: ${unknown.join(', ')}`);
-  return [...new Set(bare as string[])];
-}
-
 /**
- * A restricted key's refusals that read nothing: only an unrestricted key may mint one, with known
- * scopes and an expiry ahead. The cap (MAX_RESTRICTED_KEYS live at once) is the create verb's,
- * counted under a lock of the account (functions/keys/verbs.ts).
+/**
+ * A restricted key's refusals that read nothing (shared/platform/data/restricted-keys.ts, the
+ * machinery an OAuth grant shares). The cap is the create verb's (`restrictedKeyLimit`, counted
+ * under a lock of the account: functions/keys/verbs.ts).
  */
 export function admitRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
-  requireUnrestricted(ctx.auth, 'create keys');
-  // The families of the app that took the request (shared/platform/http/metrics.ts, AppRegistry).
-  const families = ctx.registry?.scopeFamilies ?? new Set<string>();
-  const unknown = unknownScopes(body.scopes, families);
-  if (unknown.length) {
-    const which = `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
-    throw validationError('scopes', `${which}: use <family>:read, <family>:write or *, with a family of ${[...families].sort().join(', ')}`);
-  }
-  if (body.expires_at && body.expires_at <= ctx.now) throw validationError('expires_at', 'must be in the future');
+  admitRestriction(ctx, body);
 }
 
 export async function createRestricted(ctx: TenantCtx, body: z.infer<typeof RestrictedKeyBody>) {
-  const { auth, now } = ctx;
-  const spaceIds = await spacesOf(ctx, body.space_ids);
-  const restriction = { name: body.name, scopes: [...new Set(body.scopes)], agentId: body.agent_id ?? null, spaceIds };
-  const key = await write(ctx, async (work) => {
-    await lockManagingKey(work.tx, auth);
-    return issueKey(work, { tenantId: auth.tenantId, expiresAt: body.expires_at ?? null, reason: 'restricted', restriction });
-  });
+  const { now } = ctx;
+  const restriction = await checkedRestriction(ctx, body);
+  const key = await write(ctx, (work) => issueRestrictedKey(work, restriction, { expiresAt: body.expires_at ?? null, reason: 'restricted' }));
   return {
     key_id: key.keyId,
     api_key: key.secret,
     name: restriction.name,
     scopes: restriction.scopes,
     agent_id: restriction.agentId,
-    space_ids: spaceIds?.map(toUrn) ?? null,
+    space_ids: restriction.spaceIds?.map(toUrn) ?? null,
     expires_at: key.expiresAt?.toISOString() ?? null,
     created_at: now.toISOString(),
   };

@@ -1,3 +1,4 @@
+import { restrictedKeyLimit } from '../../shared/platform/data/restricted-keys';
 import { defineVerb } from '../../shared/platform/http/verb';
 import * as q from './queries';
 import * as s from './schemas';
@@ -13,12 +14,6 @@ export const createRestrictedVerb = defineVerb({
   method: 'post',
   input: { body: s.RestrictedKeyBody },
   check: (ctx, body) => admitRestricted(ctx, body),
-  limit: {
-    metric: 'restricted_keys',
-    max: () => s.MAX_RESTRICTED_KEYS,
-    lock: (ctx) => `restricted-keys:${ctx.tenantId}`,
-    count: (tx, ctx) => q.countLiveRestricted(tx, ctx.tenantId, ctx.now),
-    message: (max) => `At most ${max} live restricted keys per account; revoke one first`,
-  },
+  limit: restrictedKeyLimit,
   run: (ctx, body) => createRestricted(ctx, body),
 });

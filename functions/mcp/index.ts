@@ -10,16 +10,13 @@ import type { Context, Hono } from 'hono';
 import { authenticate, countUncounted } from '../../shared/platform/http/auth';
 import { type AppEnv, VIA_ENV } from '../../shared/platform/contract/context';
 import { AppError, errorBody } from '../../shared/platform/contract/errors';
-import { MAX_BODY_BYTES, publicBase } from '../../shared/platform/http/app';
+import { MAX_BODY_BYTES, MCP_PATH, publicBase, RESOURCE_METADATA_PATH } from '../../shared/platform/http/app';
 import { type Services, VERSION } from '../../shared/platform/contract/services';
 import { errorFields } from '../../shared/platform/contract/error-fields';
 import { LIMIT_HEADER_NAMES, type LimitState, limitHeaders, setLimitHeaders } from '../../shared/platform/limits/rate-limit-headers';
 import { type BoundTool, bindTools } from './catalog';
 import { originAllowed } from './origin';
 import { type McpCaller, serverFor } from './server';
-
-export const MCP_PATH = '/mcp';
-export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 /**
  * `/mcp`: the Model Context Protocol over streamable HTTP, stateless (a server per request), on
@@ -36,13 +33,15 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
     onerror: (err) => log?.warn('mcp request failed', errorFields(err)),
   });
 
-  // RFC 9728: where a client that got our 401 learns how to authenticate (a bearer API key).
+  // RFC 9728: where a client that got our 401 learns how to authenticate: an API key, or an
+  // OAuth access token from this server acting as its own authorization server (functions/oauth).
   const metadata = (c: Context<AppEnv>) => {
     const base = publicBase(c);
     if (!base) throw new AppError('NOT_FOUND', 'No protected-resource metadata: set PUBLIC_URL to the URL clients reach this server at');
     return c.json({
       resource: `${base}${MCP_PATH}`,
       resource_name: 'engram',
+      authorization_servers: [base],
       bearer_methods_supported: ['header'],
       resource_documentation: `${base}/docs`,
     });
@@ -62,8 +61,12 @@ export function mountMcp(app: Hono<AppEnv>, documentOf: (c: Context<AppEnv>) => 
       auth = await authenticate(services, c.req.header('authorization'));
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
+      // RFC 6750: a token that was presented but is no good says so (invalid_token), so a client
+      // refreshes or signs in again; no token at all is only the challenge.
       const base = publicBase(c);
-      c.header('WWW-Authenticate', base ? `Bearer resource_metadata="${base}${RESOURCE_METADATA_PATH}"` : 'Bearer');
+      const presented = Boolean(c.req.header('authorization'));
+      const params = [...(presented ? ['error="invalid_token"'] : []), ...(base ? [`resource_metadata="${base}${RESOURCE_METADATA_PATH}"`] : [])];
+      c.header('WWW-Authenticate', params.length ? `Bearer ${params.join(', ')}` : 'Bearer');
       return c.json(errorBody(err, requestId), 401);
     }
     catalog ??= bindTools(documentOf(c) as Record<string, unknown>);

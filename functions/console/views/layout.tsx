@@ -13,6 +13,7 @@ export const NAV = [
   { href: '/console/memories', label: 'Memories' },
   { href: '/console/webhooks', label: 'Webhooks' },
   { href: '/console/traces', label: 'Traces' },
+  { href: '/console/connected-apps', label: 'Connected apps' },
   { href: '/console/overview', label: 'Overview' },
 ] as const;
 

@@ -2,7 +2,7 @@
 import { Layout, Notice } from './layout';
 
 /** The sign-in form: an API key, exchanged for a session; the key is not kept in the browser. */
-export function SignInPage(props: { problem?: string; ended?: string }) {
+export function SignInPage(props: { problem?: string; ended?: string; next?: string }) {
   return (
     <Layout title="Sign in">
       <section class="signin panel">
@@ -11,6 +11,7 @@ export function SignInPage(props: { problem?: string; ended?: string }) {
         {props.ended ? <Notice kind="warn">{props.ended}</Notice> : null}
         {props.problem ? <Notice kind="bad">{props.problem}</Notice> : null}
         <form method="post" action="/console/sign-in">
+          {props.next ? <input type="hidden" name="next" value={props.next} /> : null}
           <div>
             <label for="api_key">API key</label>
             <input type="password" id="api_key" name="api_key" autocomplete="off" required placeholder="sk_…" />

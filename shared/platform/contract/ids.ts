@@ -31,6 +31,8 @@ const prefixes = {
   baseline: 'bl',
   erasure: 'ers',
   import: 'imp',
+  grant: 'grt',
+  client: 'oac',
 } as const;
 
 export type IdKind = keyof typeof prefixes;

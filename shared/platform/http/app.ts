@@ -94,6 +94,10 @@ const targetNames: Record<string, string> = { json: 'body', form: 'body', param:
 /** A family router. Validation failures use the one error body, naming each bad field. */
 type Socket = { localAddress?: string; localPort?: number; encrypted?: boolean };
 
+/** The MCP endpoint and its protected-resource metadata (RFC 9728), which OAuth's documents name too. */
+export const MCP_PATH = '/mcp';
+export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+
 /**
  * Where this server is reached, for the absolute URLs it hands out: PUBLIC_URL, else the address
  * the connection came in on (Node), else none (Workers without PUBLIC_URL). Never the request's

@@ -83,8 +83,9 @@ async function lookupKey(services: Services, hash: string, fresh = false): Promi
 function secretHash(services: Services, header: string | undefined): string | Promise<string> {
   const secret = bearerToken(header);
   if (!secret) throw unauthorized('Missing API key: send Authorization: Bearer <API_KEY>');
-  // Our secrets are sk_ + 43 base62 chars; anything else cannot match, so skip the lookup.
-  if (!/^sk_[0-9A-Za-z]{20,100}$/.test(secret)) throw unauthorized('Invalid API key');
+  // Our secrets are sk_ (API keys) or eat_ (OAuth access tokens, functions/oauth: the secret of
+  // a grant's restricted key) + 43 base62 chars; anything else cannot match, so skip the lookup.
+  if (!/^(sk|eat)_[0-9A-Za-z]{20,100}$/.test(secret)) throw unauthorized(secret.startsWith('eat_') ? 'Invalid access token' : 'Invalid API key');
   return services.hashSecret?.(secret) ?? sha256Hex(secret);
 }
 

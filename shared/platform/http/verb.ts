@@ -7,7 +7,7 @@ import { limitReached } from '../contract/errors';
 import { jsonBody } from './openapi';
 import { refuseOutOfScope, requiredScope } from '../contract/scopes';
 import { type Feature, requireFeature, type Tier, TIERS } from '../contract/tiers';
-import { write } from '../data/unit-of-work';
+import { type Work, write } from '../data/unit-of-work';
 
 /**
  * A verb is the single enforcement point of an operation (docs/architecture.md#verbs): what a caller
@@ -124,8 +124,7 @@ export function defineVerb<const M extends Method, I extends VerbInput, R>(decla
     // A tier without a maximum counts nothing and waits on no lock.
     if (!limit || limit.max(ctx.tier) === null) return declared.run(ctx, input);
     return write(ctx, async (work) => {
-      await work.lock(limit.lock(ctx));
-      await refuseOverLimit(limit, work.tx, work.ctx, input);
+      await enforceLimit(limit, work, input);
       return declared.run(work.ctx, input);
     });
   };
@@ -145,6 +144,17 @@ export function defineVerb<const M extends Method, I extends VerbInput, R>(decla
   const { name, ...rest } = declared;
   Object.defineProperty(call, 'name', { value: name });
   return Object.assign(call, rest, { scope, admit, allows, perform }) as unknown as Verb<I, R, M>;
+}
+
+/**
+ * A limit enforced inside a unit of work: its lock taken, then its count refused over the maximum.
+ * Verbs do this for their declared limit; a surface that mints what a verb's limit counts (the OAuth
+ * consent page mints a restricted key) calls it with that same declaration, never a copy.
+ */
+export async function enforceLimit<In>(limit: VerbLimit<In>, work: Work<TenantCtx>, input: In): Promise<void> {
+  if (limit.max(work.ctx.tier) === null) return;
+  await work.lock(limit.lock(work.ctx));
+  await refuseOverLimit(limit, work.tx, work.ctx, input);
 }
 
 async function refuseOverLimit<In>(limit: VerbLimit<In>, tx: Tx, ctx: TenantCtx, input: In): Promise<void> {
