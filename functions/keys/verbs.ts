@@ -1,6 +1,5 @@
 import { restrictedKeyLimit } from '../../shared/platform/data/restricted-keys';
 import { defineVerb } from '../../shared/platform/http/verb';
-import * as q from './queries';
 import * as s from './schemas';
 import { admitRestricted, createRestricted } from './service';
 
