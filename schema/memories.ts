@@ -40,6 +40,20 @@ export const memories = pgTable('memories', {
   version: integer('version').notNull(),
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
+  /** Provenance and trust, set by the server on every write (migrations/0041, shared/memory/provenance.ts). */
+  sourceKind: text('source_kind', { enum: ['user', 'agent', 'tool', 'import', 'share', 'system'] })
+    .notNull()
+    .default('user'),
+  sourceVia: text('source_via', { enum: ['api', 'mcp', 'console', 'import', 'job'] })
+    .notNull()
+    .default('api'),
+  sourceKeyId: text('source_key_id'),
+  sourceRef: text('source_ref'),
+  trust: text('trust', { enum: ['verified', 'agent', 'external'] })
+    .notNull()
+    .default('verified'),
+  /** When what it records happened; null: `created_at`. */
+  occurredAt: ts('occurred_at'),
   /** Stemmed lexemes for keyword search, kept by Postgres (migrations/0002). */
   searchTsv: tsvector('search_tsv').generatedAlwaysAs(sql`to_tsvector('english', observation || ' ' || coalesce(context, ''))`),
 });

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { MemorySchema } from '../../shared/memory/rows';
+import { CLAIMABLE_KINDS, MAX_SOURCE_REF } from '../../shared/memory/provenance';
+import { MemorySchema, SourceSchema, TrustSchema } from '../../shared/memory/rows';
 import { ErrorSchema } from '../../shared/platform/http/openapi';
 import { PageQuery, paging } from '../../shared/platform/data/pagination';
 import { UrnId } from '../../shared/platform/contract/params';
@@ -33,6 +34,28 @@ export const StoreBody = z
       description:
         'When the same observation already exists in the same space: `lww` stores and supersedes the older one, `reject` answers 409, `manual` stores both and flags it',
     }),
+    source: z
+      .object({
+        kind: z.enum(CLAIMABLE_KINDS).optional().openapi({
+          description:
+            'Who this comes from, as far as the key may say: an unrestricted key writes `user` unless it says `agent` or `tool`; a restricted key writes `agent`, or `tool`',
+        }),
+        ref: z
+          .string()
+          .trim()
+          .min(1)
+          .max(MAX_SOURCE_REF)
+          .optional()
+          .openapi({ description: 'Where it came from: a URL, a message id', example: 'slack:C024BE91L/1700000000.000100' }),
+      })
+      .strict()
+      .optional()
+      .openapi({ description: 'Provenance the caller may add; the rest of `source` (the way in, the key, the agent) is set by engram' }),
+    occurred_at: z
+      .string()
+      .datetime({ offset: true })
+      .optional()
+      .openapi({ description: 'When what it records happened in the world (ISO 8601); defaults to the time it is stored', example: '2026-11-20T18:30:00Z' }),
     owner_tenant_id: z.string().min(1).max(64).optional().openapi({
       description:
         "Store into another tenant's memories through a write share covering one of the tags or the space. Not needed with the `space_id` of another tenant's space you can read: the space's owner is the target",
@@ -195,6 +218,9 @@ export const SearchHit = z.object({
   agent_id: z.string().nullable(),
   space_id: z.string().nullable(),
   owner_tenant_id: z.string(),
+  source: SourceSchema,
+  trust: TrustSchema,
+  occurred_at: z.string(),
   created_at: z.string(),
 });
 

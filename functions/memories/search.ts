@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { activeGrants, type Grant, type GrantReader, type TenantScope } from '../../shared/memory/access';
 import { isConfined } from '../../shared/platform/contract/scopes';
 import { embedAll } from '../../shared/memory/embeddings';
+import { provenanceOf } from '../../shared/memory/rows';
 import { clamp01 } from '../../shared/memory/vector-search';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { oneConnectionPerRequest } from '../../shared/platform/contract/services';
@@ -84,6 +85,7 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
         agent_id: row.agent_id,
         space_id: row.space_id ? toUrn(row.space_id) : null,
         owner_tenant_id: row.tenant_id,
+        ...provenanceOf(row),
         created_at: new Date(row.created_at).toISOString(),
       };
     }),

@@ -1,4 +1,5 @@
 import { toUrn } from '../platform/contract/ids';
+import { SOURCE_KINDS, SOURCE_VIAS, type SourceKind, type SourceVia, TRUST_LEVELS, type Trust } from './provenance';
 import { z } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 
@@ -18,16 +19,32 @@ export interface MemoryRow {
   space_id: string | null;
   content_hash: string;
   expires_at: Date | string | null;
+  source_kind: SourceKind;
+  source_via: SourceVia;
+  source_key_id: string | null;
+  source_ref: string | null;
+  trust: Trust;
+  /** Null: the memory's `created_at`. */
+  occurred_at: Date | string | null;
   version: number;
   created_at: Date | string;
   updated_at: Date | string;
 }
 
 export const COLUMNS = sql.raw(
-  'm.id, m.tenant_id, m.observation, m.tags, m.importance, m.confidence, m.recall_count, m.last_recalled_at, m.superseded_by, m.context, m.agent_id, m.space_id, m.content_hash, m.expires_at, m.version, m.created_at, m.updated_at',
+  'm.id, m.tenant_id, m.observation, m.tags, m.importance, m.confidence, m.recall_count, m.last_recalled_at, m.superseded_by, m.context, m.agent_id, m.space_id, m.content_hash, m.expires_at, m.source_kind, m.source_via, m.source_key_id, m.source_ref, m.trust, m.occurred_at, m.version, m.created_at, m.updated_at',
 );
 
 const isoOf = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
+
+/** A memory's `source`, `trust` and `occurred_at` as answers carry them. */
+export function provenanceOf(r: MemoryRow) {
+  return {
+    source: { kind: r.source_kind, via: r.source_via, key_id: r.source_key_id, agent_id: r.agent_id, ref: r.source_ref },
+    trust: r.trust,
+    occurred_at: isoOf(r.occurred_at ?? r.created_at)!,
+  };
+}
 
 /** The API shape of a memory; also the snapshot stored in memory events. */
 export function toMemoryDto(r: MemoryRow) {
@@ -46,6 +63,7 @@ export function toMemoryDto(r: MemoryRow) {
     hash: r.content_hash,
     owner_tenant_id: r.tenant_id,
     expires_at: isoOf(r.expires_at),
+    ...provenanceOf(r),
     created_at: isoOf(r.created_at)!,
     updated_at: isoOf(r.updated_at)!,
   };
@@ -53,6 +71,26 @@ export function toMemoryDto(r: MemoryRow) {
 export type MemoryDto = ReturnType<typeof toMemoryDto>;
 
 export const vectorLiteral = (v: number[]) => `[${v.join(',')}]`;
+
+export const SourceSchema = z
+  .object({
+    kind: z
+      .enum(SOURCE_KINDS)
+      .openapi({
+        description:
+          "Who wrote it: the account's people (`user`), an agent key (`agent`), tool output (`tool`), an import, a share of another account (as the reader sees it), or engram itself (`system`)",
+      }),
+    via: z.enum(SOURCE_VIAS).openapi({ description: 'The way in: the HTTP API, MCP, the console, an import or a job' }),
+    key_id: z.string().nullable().openapi({ description: 'The key that wrote it' }),
+    agent_id: z.string().nullable(),
+    ref: z.string().nullable().openapi({ description: 'What the writer said it came from (a URL, a message id)' }),
+  })
+  .openapi('MemorySource');
+
+export const TrustSchema = z.enum(TRUST_LEVELS).openapi({
+  description:
+    "`verified` (the account's own people) > `agent` (agent keys) > `external` (imports, shares, tool output); a memory derived from others takes the lowest of them",
+});
 
 /** The OpenAPI shape of `toMemoryDto`. */
 export const MemorySchema = z
@@ -71,7 +109,10 @@ export const MemorySchema = z
     hash: z.string(),
     owner_tenant_id: z.string(),
     expires_at: z.string().nullable(),
-    created_at: z.string(),
+    source: SourceSchema,
+    trust: TrustSchema,
+    occurred_at: z.string().openapi({ description: 'When what the memory records happened in the world; `created_at` unless the writer said otherwise' }),
+    created_at: z.string().openapi({ description: 'When engram stored it; audit, replay and rollback follow this time' }),
     updated_at: z.string(),
   })
   .openapi('Memory');

@@ -8,6 +8,7 @@ import { pgError } from '../../../shared/platform/data/pg-errors';
 import { ensureHeadsSql } from '../../../shared/platform/data/audit';
 import { insertedEventsCte, type MemoryEventInput } from '../../../shared/memory/events';
 import { maintainIntervals } from '../../../shared/memory/intervals';
+import type { Source, Trust } from '../../../shared/memory/provenance';
 import { periodOf } from '../../../shared/platform/contract/time';
 
 export const newMemoryId = () => uuidv7();
@@ -24,6 +25,10 @@ export interface NewMemory {
   hash: string;
   embedding: number[];
   expiresAt: Date | null;
+  source: Source;
+  trust: Trust;
+  /** Null: when it was stored. */
+  occurredAt: Date | null;
 }
 
 /** The DTO of a memory as the store inserts it (what `RETURNING` would give back). */
@@ -43,6 +48,12 @@ export function newMemoryDto(m: NewMemory, now: Date): MemoryDto {
     space_id: m.spaceId,
     content_hash: m.hash,
     expires_at: m.expiresAt,
+    source_kind: m.source.kind,
+    source_via: m.source.via,
+    source_key_id: m.source.key_id,
+    source_ref: m.source.ref,
+    trust: m.trust,
+    occurred_at: m.occurredAt,
     version: 1,
     created_at: now,
     updated_at: now,
@@ -219,15 +230,24 @@ export function insertStores(
     expires_at: m.expiresAt?.toISOString() ?? null,
     superseded_by: m.supersededBy,
     version: m.version,
+    source_kind: m.source.kind,
+    source_via: m.source.via,
+    source_key_id: m.source.key_id,
+    source_ref: m.source.ref,
+    trust: m.trust,
+    occurred_at: m.occurredAt?.toISOString() ?? null,
   }));
   ctes.push(sql`stored AS (
     INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, context, agent_id, space_id,
-                          content_hash, embedding, expires_at, superseded_by, version, created_at, updated_at)
+                          content_hash, embedding, expires_at, superseded_by, version, created_at, updated_at,
+                          source_kind, source_via, source_key_id, source_ref, trust, occurred_at)
     SELECT r.id, r.tenant_id, r.observation, r.tags, r.importance, 1, r.context, r.agent_id, r.space_id,
-           r.content_hash, r.embedding::vector, r.expires_at, r.superseded_by, r.version, ${at}, ${at}
+           r.content_hash, r.embedding::vector, r.expires_at, r.superseded_by, r.version, ${at}, ${at},
+           r.source_kind, r.source_via, r.source_key_id, r.source_ref, r.trust, r.occurred_at
     FROM jsonb_to_recordset(${JSON.stringify(rowsJson)}::jsonb) AS r(
       id uuid, tenant_id text, observation text, tags text[], importance int, context text, agent_id text, space_id uuid,
-      content_hash text, embedding text, expires_at timestamptz, superseded_by uuid, version int))`);
+      content_hash text, embedding text, expires_at timestamptz, superseded_by uuid, version int,
+      source_kind text, source_via text, source_key_id text, source_ref text, trust text, occurred_at timestamptz))`);
   if (supersedes.length) {
     ctes.push(sql`superseded AS (
       UPDATE memories m SET superseded_by = r.by, version = m.version + 1, updated_at = ${at}

@@ -1,3 +1,4 @@
+import { trustOf } from '../../../shared/memory/provenance';
 import { type Mention, mentionCandidates, mentionEvents, MENTION_MAX_LINKS } from '../../../shared/memory/entities';
 import type { MemoryEventInput } from '../../../shared/memory/events';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
@@ -98,6 +99,9 @@ export function planStores(
         importance: input.importance,
         context: input.context ?? null,
         agentId: input.agent_id ?? null,
+        source: item.source,
+        trust: trustOf(item.source.kind),
+        occurredAt: input.occurred_at ? new Date(input.occurred_at) : null,
         supersededBy: null as string | null,
         version: 1,
         updatedAt: now,

@@ -1,6 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { activeGrants, confinedTo, type Grant, grantScope, narrow, ownedBy, type TenantScope, writeGrantFor } from '../../../shared/memory/access';
 import { actingAgent, isConfined } from '../../../shared/platform/contract/scopes';
+import { type Source, sourceFor } from '../../../shared/memory/provenance';
 import { embedAll } from '../../../shared/memory/embeddings';
 import type { Mention } from '../../../shared/memory/entities';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
@@ -130,6 +131,8 @@ export interface Prepared {
   target: Target;
   hash: string;
   embedding: number[];
+  /** Where it came from, set by the server (shared/memory/provenance.ts). */
+  source: Source;
   /** Whom its audit entry and memory events name: the request that asked for it. */
   who: { actor: string | null; requestId: string | null };
 }
@@ -161,7 +164,8 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
   for (const [index, given] of inputs.entries()) {
     try {
       const input = pinnedToKey(ctx, given);
-      prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await digest(input.observation), embedding: [], who });
+      const source = sourceFor(ctx, input.source, input.agent_id ?? null);
+      prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await digest(input.observation), embedding: [], source, who });
     } catch (err) {
       if (!(err instanceof AppError) || throwFailure) throw err;
       outcomes[index] = { ok: false, error: err };

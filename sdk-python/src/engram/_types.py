@@ -212,6 +212,8 @@ class StoreMemoryRequest(_StoreMemoryRequestRequired, total=False):
     ttl_seconds: int
     auto_link: bool
     on_conflict: Literal["lww", "reject", "manual"]
+    source: "StoreMemoryRequestSource"
+    occurred_at: str
     owner_tenant_id: str
 
 
@@ -261,11 +263,26 @@ class _MemoryRequired(TypedDict):
     hash: str
     owner_tenant_id: str
     expires_at: Optional[str]
+    source: "MemorySource"
+    trust: Literal["verified", "agent", "external"]
+    occurred_at: str
     created_at: str
     updated_at: str
 
 
 class Memory(_MemoryRequired, total=False):
+    pass
+
+
+class _MemorySourceRequired(TypedDict):
+    kind: Literal["user", "agent", "tool", "import", "share", "system"]
+    via: Literal["api", "mcp", "console", "import", "job"]
+    key_id: Optional[str]
+    agent_id: Optional[str]
+    ref: Optional[str]
+
+
+class MemorySource(_MemorySourceRequired, total=False):
     pass
 
 
@@ -3023,11 +3040,20 @@ class _SearchResponseMemoriesItemRequired(TypedDict):
     agent_id: Optional[str]
     space_id: Optional[str]
     owner_tenant_id: str
+    source: "MemorySource"
+    trust: Literal["verified", "agent", "external"]
+    occurred_at: str
     created_at: str
 
 
 class SearchResponseMemoriesItem(_SearchResponseMemoriesItemRequired, total=False):
     pass
+
+
+class StoreMemoryRequestSource(TypedDict, total=False):
+    """Provenance the caller may add; the rest of `source` (the way in, the key, the agent) is set by engram"""
+    kind: Literal["user", "agent", "tool"]
+    ref: str
 
 
 class _TeamMembersItemRequired(TypedDict):

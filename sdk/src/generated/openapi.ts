@@ -2954,6 +2954,25 @@ export interface components {
              * @enum {string}
              */
             on_conflict?: "lww" | "reject" | "manual";
+            /** @description Provenance the caller may add; the rest of `source` (the way in, the key, the agent) is set by engram */
+            source?: {
+                /**
+                 * @description Who this comes from, as far as the key may say: an unrestricted key writes `user` unless it says `agent` or `tool`; a restricted key writes `agent`, or `tool`
+                 * @enum {string}
+                 */
+                kind?: "user" | "agent" | "tool";
+                /**
+                 * @description Where it came from: a URL, a message id
+                 * @example slack:C024BE91L/1700000000.000100
+                 */
+                ref?: string;
+            };
+            /**
+             * Format: date-time
+             * @description When what it records happened in the world (ISO 8601); defaults to the time it is stored
+             * @example 2026-11-20T18:30:00Z
+             */
+            occurred_at?: string;
             /**
              * @description Store into another tenant's memories through a write share covering one of the tags or the space. Not needed with the `space_id` of another tenant's space you can read: the space's owner is the target
              * @example ten_2aB9xQ7mLp0cRt5VwZ1yK8
@@ -3037,10 +3056,42 @@ export interface components {
             owner_tenant_id: string;
             /** @example 2026-11-23T10:00:00.000Z */
             expires_at: string | null;
-            /** @example 2026-11-22T10:00:00.000Z */
+            source: components["schemas"]["MemorySource"];
+            /**
+             * @description `verified` (the account's own people) > `agent` (agent keys) > `external` (imports, shares, tool output); a memory derived from others takes the lowest of them
+             * @enum {string}
+             */
+            trust: "verified" | "agent" | "external";
+            /** @description When what the memory records happened in the world; `created_at` unless the writer said otherwise */
+            occurred_at: string;
+            /**
+             * @description When engram stored it; audit, replay and rollback follow this time
+             * @example 2026-11-22T10:00:00.000Z
+             */
             created_at: string;
             /** @example 2026-11-22T10:05:00.000Z */
             updated_at: string;
+        };
+        MemorySource: {
+            /**
+             * @description Who wrote it: the account's people (`user`), an agent key (`agent`), tool output (`tool`), an import, a share of another account (as the reader sees it), or engram itself (`system`)
+             * @enum {string}
+             */
+            kind: "user" | "agent" | "tool" | "import" | "share" | "system";
+            /**
+             * @description The way in: the HTTP API, MCP, the console, an import or a job
+             * @enum {string}
+             */
+            via: "api" | "mcp" | "console" | "import" | "job";
+            /**
+             * @description The key that wrote it
+             * @example key_5hG2mQ9rT1xVb8Lc0Zp4Wd
+             */
+            key_id: string | null;
+            /** @example billing-agent */
+            agent_id: string | null;
+            /** @description What the writer said it came from (a URL, a message id) */
+            ref: string | null;
         };
         SearchResponse: {
             /** @example invoice currency */
@@ -3073,6 +3124,13 @@ export interface components {
                 space_id: string | null;
                 /** @example ten_2aB9xQ7mLp0cRt5VwZ1yK8 */
                 owner_tenant_id: string;
+                source: components["schemas"]["MemorySource"];
+                /**
+                 * @description `verified` (the account's own people) > `agent` (agent keys) > `external` (imports, shares, tool output); a memory derived from others takes the lowest of them
+                 * @enum {string}
+                 */
+                trust: "verified" | "agent" | "external";
+                occurred_at: string;
                 /** @example 2026-11-22T10:00:00.000Z */
                 created_at: string;
             }[];
