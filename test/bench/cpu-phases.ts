@@ -153,7 +153,8 @@ export function breakdown(profile: Profile, calls: number): PhaseBreakdown {
     phaseUs.set(phase, (phaseUs.get(phase) ?? 0) + us);
     const { functionName, url } = byId.get(id)!.callFrame;
     const path = pathOf(url);
-    const key = `${functionName || '(anonymous)'}${path ? ` (${path}:${sourceLine(byId.get(id)!.callFrame)})` : ''}`;
+    // A builtin has no file: its callers' phase tells one `writev` (a response) from another (a query).
+    const key = `${functionName || '(anonymous)'}${path ? ` (${path}:${sourceLine(byId.get(id)!.callFrame)})` : ` [${phase}]`}`;
     const f = fnUs.get(key) ?? { phase, us: 0 };
     f.us += us;
     fnUs.set(key, f);
