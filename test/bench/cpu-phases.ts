@@ -49,7 +49,7 @@ const PHASES: [string, RegExp][] = [
   ],
   [
     'authentication and limits',
-    /^shared\/platform\/http\/(auth|verb)\.ts|^shared\/platform\/limits\/|^shared\/platform\/data\/(key-cache|usage|counters|restricted-keys|accounts|anomalies)\.ts|node_modules\/(ioredis|redis|@redis|@upstash)\//,
+    /^shared\/platform\/http\/(auth|verb)\.ts|^shared\/platform\/limits\/|^shared\/platform\/data\/(key-cache|usage|counters|restricted-keys|accounts|anomalies)\.ts|node_modules\/(ioredis|redis|@redis|@upstash|denque|lru-cache)\/|^shared\/node\/redis\.ts/,
   ],
   [
     'planning (store plan, search)',
@@ -63,7 +63,9 @@ const PHASES: [string, RegExp][] = [
     'HTTP and validation',
     /node_modules\/(hono|@hono|zod|@asteasolutions|@opentelemetry)\/|^node:internal\/deps\/undici|^functions\/[^/]+\/(routes|schemas|index)\.ts|^functions\/app\.ts|^shared\/platform\/(http|contract)\//,
   ],
-  ['bench client', /^test\/bench\//],
+  ['metrics and logs', /^shared\/node\/metrics\.ts|node_modules\/prom-client\/|^shared\/platform\/data\/log\.ts/],
+  ['other verbs and handlers', /^functions\/|^shared\/(jobs|platform)\//],
+  ['bench client', /^test\/bench\/|node_modules\/(autocannon|hdr-histogram-js)\/|^wasm:/],
 ];
 const SERIALIZATION = /^(stringify|parse|JSON\.\w+|decode|encode|toString|TextDecoder|TextEncoder)$/;
 

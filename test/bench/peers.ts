@@ -17,13 +17,21 @@
  * search them (top 10, filtered to the conversation). Beside them, the floor any pgvector store stands
  * on: one prepared INSERT a store (autocommit) into a table of id, conversation and vector, with
  * engram's HNSW index (m 16, ef_construction 64) and without a vector index; nothing a store could
- * do on this machine goes faster than the first. Every vector is computed once before anything
- * is timed (the hash embedder) and replayed to all of them, so only the database path is measured.
+ * do on this machine goes faster than the first. Between that floor and engram, the HTTP floor: a
+ * bare Hono app on engram's own stack (in process through app.request as engram is, engram's pool,
+ * drizzle driver and shortcuts) whose store is one INSERT into an HNSW-indexed table and whose
+ * search is one SELECT, so each figure reads as the floor, the HTTP floor, engram. Every vector is
+ * computed once before anything is timed (the hash embedder) and replayed to all of them, so only
+ * the database path is measured.
  *
  * 1. Latency: `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
  *    `--queries` semantic searches one at a time, within the question's conversation and then over the
  *    whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
- * 2. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
+ * 2. Node CPU by phase: after the timed runs, engram and the HTTP floor each store and search once
+ *    more under the CPU profiler (test/bench/cpu-phases.ts): this process's CPU per call by phase
+ *    (HTTP and validation, authentication and limits, planning, SQL building, hashing,
+ *    serialization, the driver, ...) and the ten functions of most self time, with file:line.
+ * 3. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
  *    16 tenants (one tenant's writes queue on its audit chain head and counters; 16 tenants' do not).
  *
  * Each side starts empty on the server of DATABASE_URL: engram in a fresh database `engram_peers_app`
@@ -460,6 +468,7 @@ console.log('\n### engram store: the 10 functions with the most self time\n');
 console.log(topTable(profiles.engram.store));
 console.log('\n### engram search: the 10 functions with the most self time\n');
 console.log(topTable(profiles.engram.search));
+console.log(`\nengram ran on PostgreSQL${process.env.REDIS_URL ? ' and Redis (REDIS_URL: the request gate counts calls there)' : ' alone (no REDIS_URL)'}.`);
 console.log(`\nload average at start ${loadAtStart}, at end ${await load()}`);
 if (link) console.log(`every system reached PostgreSQL through a relay adding ${LINK_MS} ms each way (test/bench/latency-proxy.ts)`);
 link?.stop();
