@@ -2,7 +2,7 @@
  * Where this process's CPU goes, by phase: the V8 CPU profiler (node:inspector) runs around some
  * calls, and each profile node's self time is attributed to a phase by the source file of its
  * function (see `PHASES`). Builtins without a file (JSON.stringify, a regexp, a Map lookup) and Node's
- * own modules count for the phase of the nearest caller that has one; what no project file called
+ * own modules and WebAssembly count for the phase of the nearest caller that has one; what no project file called
  * (the event loop, socket reads before they reach the driver, promise jobs) is "Node runtime".
  *
  * The profiler samples the main thread only, which is where the server, the driver and this bench
@@ -41,7 +41,7 @@ const PHASES: [string, RegExp][] = [
   ['serialization (JSON, text)', /^node:internal\/encoding|^node:internal\/util\/inspect|node_modules\/superjson/],
   [
     'driver (pg, pool, sockets)',
-    /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-array|postgres-bytea|postgres-date|postgres-interval|pgpass|@electric-sql|@neondatabase)\/|^shared\/platform\/data\/driver\/(short-transactions|hooks|internals|pglite-plans)\.ts|^shared\/node\/database\.ts/,
+    /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-array|postgres-bytea|postgres-date|postgres-interval|pgpass|@electric-sql|@neondatabase)\/|^shared\/platform\/data\/driver\/(short-transactions|hooks|internals|pglite-plans)\.ts|^shared\/node\/(database|pglite-durable)\.ts/,
   ],
   [
     'SQL building',
@@ -65,7 +65,7 @@ const PHASES: [string, RegExp][] = [
   ],
   ['metrics and logs', /^shared\/node\/metrics\.ts|node_modules\/prom-client\/|^shared\/platform\/data\/log\.ts/],
   ['other verbs and handlers', /^functions\/|^shared\/(jobs|platform)\//],
-  ['bench client', /^test\/bench\/|node_modules\/(autocannon|hdr-histogram-js)\/|^wasm:/],
+  ['bench client', /^test\/bench\/|node_modules\/(autocannon|hdr-histogram-js)\//],
 ];
 const SERIALIZATION = /^(stringify|parse|JSON\.\w+|decode|encode|toString|TextDecoder|TextEncoder)$/;
 
@@ -135,7 +135,8 @@ export function breakdown(profile: Profile, calls: number): PhaseBreakdown {
     else if (functionName === '(idle)') phase = 'idle';
     else if (!path && SERIALIZATION.test(functionName)) phase = 'serialization (JSON, text)';
     else if (path) phase = phaseOfPath(path);
-    if (!phase && (!path || path.startsWith('node:'))) {
+    // WebAssembly (PGlite's Postgres, a histogram's) counts for whoever called it.
+    if (!phase && (!path || path.startsWith('node:') || path.startsWith('wasm:'))) {
       const up = parent.get(id);
       const inherited = up === undefined ? 'Node runtime' : phaseOf(up);
       phase = inherited === '(root)' || inherited === 'idle' ? 'Node runtime' : inherited;
