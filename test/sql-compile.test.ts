@@ -39,3 +39,20 @@ describe('SQL compile', () => {
     expect(compile(db, sql`SELECT ${memories.id} FROM ${memories}`).sql).toBe('SELECT "memories"."id" FROM "memories"');
   });
 });
+
+describe('pgArray', () => {
+  const values = ['plain', 'a "quoted" word', 'back\\slash', '\\"', 'comma, brace } and {', '', 'NULL', 3];
+  it('quotes every element, escaping only quotes and backslashes', () => {
+    expect(pgArray(['plain', 'a"b', 'c\\d', 3, null])).toBe('{"plain","a\\"b","c\\\\d","3",NULL}');
+  });
+  it('reads back in PostgreSQL as the values it was given', async () => {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const pglite = await PGlite.create();
+    try {
+      const { rows } = await pglite.query<{ a: (string | null)[] }>('SELECT $1::text[] AS a', [pgArray([...values, null])]);
+      expect(rows[0].a).toEqual([...values.map(String), null]);
+    } finally {
+      await pglite.close();
+    }
+  });
+});

@@ -2,7 +2,13 @@
  * HTTP benchmark: a bare Hono hello-world against the real engram Node server (GET /healthz and the
  * authenticated, rate-limited, quota-counted GET /v1/usage), then two correctness checks under load.
  *
- *   npx tsx test/bench/http.ts [--duration 10] [--rounds 3] [--postgres] [--instances 2]   (--postgres reads DATABASE_URL, REDIS_URL)
+ *   npx tsx test/bench/http.ts [--duration 10] [--rounds 3] [--postgres] [--instances 2] [--profile]   (--postgres reads DATABASE_URL, REDIS_URL)
+ *
+ * `--profile`: after the rounds, each target of this process once more under the CPU profiler
+ * (test/bench/cpu-phases.ts), its load on this instance alone, and a table of this process's CPU
+ * per request by phase, with the functions of most self time on `/v1/usage`. The load generator
+ * runs in a worker thread, so what the profiler samples is the servers. BENCH_CPU_PROFILE_DIR=<dir>
+ * also writes the profiles as .cpuprofile files.
  *
  * On Postgres it runs two instances by default, as several instances behind a load balancer would:
  * this process and a child (test/bench/http-instance.ts), each with a bare hello-world beside its
@@ -11,7 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +27,7 @@ import { Hono } from 'hono';
 import { buildApp } from '../../functions/app';
 import { parseConfig } from '../../shared/platform/contract/config';
 import { createNodeServices, type NodeServices } from '../../shared/node/services';
+import { breakdown, type PhaseBreakdown, phaseTable, profiled, topTable } from './cpu-phases';
 
 // What we read of autocannon's result (test/bench/autocannon.d.ts). Latencies are in ms.
 interface Stats {
@@ -46,6 +53,7 @@ const { values: args } = parseArgs({
     postgres: { type: 'boolean', default: false },
     instances: { type: 'string' },
     rounds: { type: 'string', default: '3' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const DURATION = Number(args.duration);
@@ -234,7 +242,37 @@ try {
     `RSS: ${rssBefore} MB before, ${rssAfter} MB after (this process: both servers, ${node.services.storage === 'embedded' ? 'PGlite' : 'the pg pool'}, the autocannon workers)`,
   );
 
-  const both = rounds.flatMap((r) => (r[2].warmup ? [r[2], r[2].warmup] : [r[2]]));
+  const profiledUsage: Result[] = [];
+  if (args.profile) {
+    // This instance alone, one target at a time; requests are counted by the server (a request
+    // autocannon abandoned in flight was still served and sampled).
+    const columns: [string, PhaseBreakdown][] = [];
+    for (const [name, urls, headers] of targets) {
+      const url = urls[0];
+      const servedBefore = served;
+      const usage = name.includes('/v1/usage');
+      const { result, profile } = await profiled(() => loadOne(url, headers, CONNECTIONS));
+      if (usage) profiledUsage.push(result);
+      if (process.env.BENCH_CPU_PROFILE_DIR) {
+        await writeFile(
+          join(process.env.BENCH_CPU_PROFILE_DIR, `http-${name.split(' ').slice(0, 3).join('-').replace(/\W+/g, '-')}.cpuprofile`),
+          JSON.stringify(profile),
+        );
+      }
+      const answered = usage ? served - servedBefore : result.requests.total + (result.warmup?.requests.total ?? 0);
+      columns.push([name, breakdown(profile, answered)]);
+    }
+    console.log(
+      `\nThis process's CPU per request by phase (CPU profiler, ${DURATION}s of each target on this instance alone; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}):\n`,
+    );
+    console.log(phaseTable(columns));
+    console.log('\nGET /v1/usage: the 10 functions with the most self time\n');
+    console.log(topTable(columns[2][1]));
+  }
+
+  const both = [...rounds.map((r) => r[2]), ...profiledUsage].flatMap((r) => (r.warmup ? [r, r.warmup] : [r]));
   const received = both.reduce((n, r) => n + r['2xx'], 0);
   const sent = both.reduce((n, r) => n + r.requests.sent, 0);
   const abandoned = sent - both.reduce((n, r) => n + r.requests.total, 0);

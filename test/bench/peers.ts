@@ -6,6 +6,9 @@
  *
  *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--link-latency 1]
  *
+ * BENCH_CPU_PROFILE_DIR=<dir> also writes the profiles behind the phase table (below) as
+ * .cpuprofile files, which Chrome DevTools and speedscope open.
+ *
  * `--link-latency ms` puts every system behind a relay that delays each direction by `ms`
  * (test/bench/latency-proxy.ts): PostgreSQL across a network link instead of on this machine.
  *
@@ -14,28 +17,41 @@
  * search them (top 10, filtered to the conversation). Beside them, the floor any pgvector store stands
  * on: one prepared INSERT a store (autocommit) into a table of id, conversation and vector, with
  * engram's HNSW index (m 16, ef_construction 64) and without a vector index; nothing a store could
- * do on this machine goes faster than the first. Every vector is computed once before anything
- * is timed (the hash embedder) and replayed to all of them, so only the database path is measured.
+ * do on this machine goes faster than the first. Between that floor and engram, the HTTP floor: a
+ * bare Hono app on engram's own stack (in process through app.request as engram is, engram's pool,
+ * drizzle driver and shortcuts) whose store is one INSERT into an HNSW-indexed table and whose
+ * search is one SELECT, so each figure reads as the floor, the HTTP floor, engram. Every vector is
+ * computed once before anything is timed (the hash embedder) and replayed to all of them, so only
+ * the database path is measured.
  *
  * 1. Latency: `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
  *    `--queries` semantic searches one at a time, within the question's conversation and then over the
  *    whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
- * 2. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
+ * 2. Node CPU by phase: after the timed runs, engram and the HTTP floor each store and search once
+ *    more under the CPU profiler (test/bench/cpu-phases.ts): this process's CPU per call by phase
+ *    (HTTP and validation, authentication and limits, planning, SQL building, hashing,
+ *    serialization, the driver, ...) and the ten functions of most self time, with file:line.
+ * 3. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
  *    16 tenants (one tenant's writes queue on its audit chain head and counters; 16 tenants' do not).
  *
  * Each side starts empty on the server of DATABASE_URL: engram in a fresh database `engram_peers_app`
  * (its migrations), the peers in `engram_peers` (mem0's table would be called `memories` otherwise).
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { PGVector } from 'mem0ai/oss';
+import { Hono } from 'hono';
+import { sql } from 'drizzle-orm';
+import { openPostgres } from '../../shared/node/database';
+import { preparedRows, rows as sqlRows } from '../../shared/platform/data/db';
 import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory/embeddings';
 import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, SMOKE, table } from './lib';
 import { benchLink } from './latency-proxy';
+import { breakdown, phaseTable, profiled, topTable } from './cpu-phases';
 
 const { values: args } = parseArgs({
   options: {
@@ -77,7 +93,7 @@ for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json') && 
 }
 /** Texts for the throughput runs: distinct from each other and from the latency run's. */
 const variant = (t: Turn, run: string) => ({ ...t, text: `${t.text} [${run}]` });
-const runs = ['warm', ...CLIENTS.map((c) => `c${c}`), 'c16t16', 'al', 'b1', 'b4'];
+const runs = ['warm', 'prof', ...CLIENTS.map((c) => `c${c}`), 'c16t16', 'al', 'b1', 'b4'];
 const allTexts = [...turns.map((t) => t.text), ...questions.map((q) => q.q), ...runs.flatMap((r) => turns.slice(0, THROUGHPUT).map((t) => variant(t, r).text))];
 const hash = hashEmbedder();
 const vectors = new Map<string, number[]>();
@@ -201,6 +217,58 @@ async function mem0(): Promise<System> {
   };
 }
 
+/**
+ * The HTTP floor: a bare Hono app on engram's own stack (app.request, the same JSON in and out,
+ * engram's node-postgres pool with its drizzle driver and shortcuts, a named prepared statement),
+ * whose store is one INSERT into a table with engram's HNSW index and whose search is one SELECT.
+ * What any HTTP memory service on this stack costs before it does anything of its own.
+ */
+async function httpFloor(): Promise<System> {
+  const database = openPostgres(peersUrl, 16);
+  const { db } = database;
+  await sqlRows(db, sql`CREATE TABLE floor_http (id uuid PRIMARY KEY, conv text NOT NULL, observation text NOT NULL, v vector(512) NOT NULL)`);
+  await sqlRows(db, sql`CREATE INDEX ON floor_http USING hnsw (v vector_cosine_ops) WITH (m = 16, ef_construction = 64)`);
+  const app = new Hono()
+    .post('/floor/memories', async (c) => {
+      const body = (await c.req.json()) as { observation: string; tags: string[] };
+      const id = randomUUID();
+      const v = JSON.stringify(await replayEmbedder.embed([body.observation]).then((vs) => vs[0]));
+      await preparedRows(db, sql`INSERT INTO floor_http (id, conv, observation, v) VALUES (${id}, ${body.tags[0]}, ${body.observation}, ${v}::vector)`);
+      return c.json({ id }, 201);
+    })
+    .get('/floor/search', async (c) => {
+      const q = c.req.query('q')!;
+      const conv = c.req.query('tags');
+      const v = JSON.stringify(await replayEmbedder.embed([q]).then((vs) => vs[0]));
+      const found = conv
+        ? await preparedRows<{ id: string; observation: string }>(
+            db,
+            sql`SELECT id, observation FROM floor_http WHERE conv = ${conv} ORDER BY v <=> ${v}::vector LIMIT 10`,
+          )
+        : await preparedRows<{ id: string; observation: string }>(db, sql`SELECT id, observation FROM floor_http ORDER BY v <=> ${v}::vector LIMIT 10`);
+      return c.json({ memories: found });
+    });
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await app.request(path, {
+      method,
+      headers: { authorization: 'Bearer floor', 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as any;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status}`);
+    return json;
+  };
+  return {
+    name: 'HTTP floor: bare Hono, engram driver, one INSERT',
+    store: async (t) => {
+      await call('POST', '/floor/memories', { observation: t.text, tags: [t.conv, t.dia] });
+    },
+    search: async (q, whole = false) =>
+      (await call('GET', `/floor/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10' })}`)).memories.length,
+    close: () => database.close(),
+  };
+}
+
 /** One INSERT a store, nothing else: the floor under every pgvector store (`hnsw`: with engram's index). */
 async function rawSql(hnsw: boolean): Promise<System> {
   const table = hnsw ? 'floor_hnsw' : 'floor_plain';
@@ -271,6 +339,26 @@ async function throughput(s: System, clients: number, run: string) {
   return items.length / ((performance.now() - t0) / 1000);
 }
 
+/** The calls profiled for the phase breakdown: a pass of their own after the timed ones (the profiler slows what it samples). */
+const PROFILED = Math.min(STORES, THROUGHPUT, 300);
+async function profile(s: System) {
+  const store = await profiled(async () => {
+    for (const t of turns.slice(0, PROFILED)) await s.store(variant(t, 'prof'), 0);
+  });
+  const searches = questions.slice(0, QUERIES);
+  const search = await profiled(async () => {
+    for (const q of searches) await s.search(q);
+  });
+  if (process.env.BENCH_CPU_PROFILE_DIR) {
+    const base = join(process.env.BENCH_CPU_PROFILE_DIR, s.name.split(':')[0].replace(/\W+/g, '-').toLowerCase());
+    await writeFile(`${base}-store.cpuprofile`, JSON.stringify(store.profile));
+    await writeFile(`${base}-search.cpuprofile`, JSON.stringify(search.profile));
+  }
+  return { store: breakdown(store.profile, PROFILED), search: breakdown(search.profile, searches.length) };
+}
+const profiles: Record<string, Awaited<ReturnType<typeof profile>>> = {};
+const cpuPerCall: Record<string, { store: string; search: string }> = {};
+
 const ms = (xs: number[]) => `${f1(pct(xs, 50))} / ${f1(pct(xs, 95))} / ${f1(pct(xs, 99))}`;
 const rows: string[][] = [];
 const latencyRow = (name: string, l: Awaited<ReturnType<typeof latency>>) => [
@@ -288,10 +376,15 @@ const loadAtStart = await load();
 const pgCpu = await postgresCpu(process.env.DATABASE_URL!);
 
 await freshDatabases();
-for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => rawSql(true), () => rawSql(false)]) {
+for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => httpFloor(), () => rawSql(true), () => rawSql(false)]) {
   const s = await make();
   console.error(`${s.name}: latency`);
   const l = await latency(s);
+  if (s.name === 'engram' || s.name.startsWith('HTTP floor')) {
+    console.error(`${s.name}: CPU profile`);
+    profiles[s.name] = await profile(s);
+    cpuPerCall[s.name] = { store: l.cpu.split(' / ')[0], search: l.inConversation.cpu.split(' / ')[0] };
+  }
   const r: string[] = [];
   for (const c of CLIENTS) {
     console.error(`${s.name}: ${c} clients`);
@@ -354,6 +447,28 @@ console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);
 console.log(table(['what', 'clients', 'memories/s'], batchRates));
+const floorName = Object.keys(profiles).find((n) => n.startsWith('HTTP floor'))!;
+console.log(
+  `\n### Node CPU by phase (CPU profiler, ${PROFILED} stores and ${Math.min(QUERIES, questions.length)} searches within a conversation after the timed runs; self time per call, idle excluded)\n`,
+);
+console.log(
+  phaseTable([
+    ['engram store', profiles.engram.store],
+    ['HTTP floor store', profiles[floorName].store],
+    ['engram search', profiles.engram.search],
+    ['HTTP floor search', profiles[floorName].search],
+  ]),
+);
+console.log(
+  `\nUnprofiled, the timed runs above: Node CPU ms per store ${cpuPerCall.engram.store} (engram) and ${cpuPerCall[floorName].store} (HTTP floor), per search ${cpuPerCall.engram.search} and ${cpuPerCall[floorName].search}.`,
+);
+const others = profiles.engram.store.other.slice(0, 3).concat(profiles.engram.search.other.slice(0, 3));
+if (others.length) console.log(`"other" is mostly: ${others.map((o) => `${o.path || '(no file)'} ${f2(o.ms)}`).join(', ')}`);
+console.log('\n### engram store: the 10 functions with the most self time\n');
+console.log(topTable(profiles.engram.store));
+console.log('\n### engram search: the 10 functions with the most self time\n');
+console.log(topTable(profiles.engram.search));
+console.log(`\nengram ran on PostgreSQL${process.env.REDIS_URL ? ' and Redis (REDIS_URL: the request gate counts calls there)' : ' alone (no REDIS_URL)'}.`);
 console.log(`\nload average at start ${loadAtStart}, at end ${await load()}`);
 if (link) console.log(`every system reached PostgreSQL through a relay adding ${LINK_MS} ms each way (test/bench/latency-proxy.ts)`);
 link?.stop();

@@ -32,7 +32,7 @@ interface Smoke {
 }
 
 const SMOKE: Record<string, Smoke> = {
-  bench: { args: ['--duration', '1', '--rounds', '1'] },
+  bench: { args: ['--duration', '1', '--rounds', '1', '--profile'] },
   'bench:webhooks': { args: ['--latency', '5', '--backlog', '20'] },
   'bench:events': { args: ['--writes', '5', '--poll', '200'] },
   'bench:traces': { args: ['--appends', '5', '--completions', '1'] },
@@ -74,7 +74,7 @@ const SMOKE_FILES: Record<string, Smoke> = {
   'test/bench/scale-export.ts': { args: ['--memories', '200', '--runs', '1'], storage: 'postgres' },
 };
 /** The files of test/bench/ that are parts of a benchmark, not one. */
-const PARTS = ['autocannon.d.ts', 'http-instance.ts', 'latency-proxy.ts', 'lib.ts', 'scale-lib.ts', 'scale-throughput.ts', 'smoke.ts'];
+const PARTS = ['autocannon.d.ts', 'cpu-phases.ts', 'http-instance.ts', 'latency-proxy.ts', 'lib.ts', 'scale-lib.ts', 'scale-throughput.ts', 'smoke.ts'];
 
 const root = new URL('../../', import.meta.url).pathname;
 const scripts: Record<string, string> = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts;

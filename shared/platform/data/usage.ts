@@ -18,14 +18,25 @@ export const DAILY_CALLS = 'api_calls_day';
  * The counters a usage report shows, read in the same statement that counts the request. One list
  * per day, shared by every request of that day (the counter store reads a list once per tenant).
  */
-let reportList: { day: string; counters: readonly { metric: string; bucket: string }[] } = { day: '', counters: [] };
-export function reportCounters(now: Date): readonly { metric: string; bucket: string }[] {
+interface ReportList {
+  day: string;
+  counters: readonly { metric: string; bucket: string }[];
+  /** The counters of `counters` kept in Postgres even with Redis, and their buckets as one string (a cache key's part). */
+  postgres: readonly { metric: string; bucket: string }[];
+  postgresBuckets: string;
+}
+let reportList: ReportList = { day: '', counters: [], postgres: [], postgresBuckets: '' };
+function reportListOf(now: Date): ReportList {
   const day = dayOf(now);
   if (reportList.day !== day) {
     const counters = [...QUOTA_METRICS.map((metric) => ({ metric, bucket: periodOf(now) })), { metric: DAILY_CALLS, bucket: day }, LIVE_MEMORIES];
-    reportList = { day, counters: Object.freeze(counters) };
+    const postgres = counters.filter((c) => c.metric !== 'api_calls' && c.metric !== DAILY_CALLS);
+    reportList = { day, counters: Object.freeze(counters), postgres: Object.freeze(postgres), postgresBuckets: postgres.map((c) => c.bucket).join(' ') };
   }
-  return reportList.counters;
+  return reportList;
+}
+export function reportCounters(now: Date): readonly { metric: string; bucket: string }[] {
+  return reportListOf(now).counters;
 }
 
 /**
@@ -34,9 +45,13 @@ export function reportCounters(now: Date): readonly { metric: string; bucket: st
  */
 export const REPORT_PATHS: ReadonlySet<string> = new Set(['/v1/usage', '/v1/dashboard']);
 
-/** The counters of a report that live in Postgres even with Redis (the write verbs keep them). */
-export function postgresReportCounters(now: Date): readonly { metric: string; bucket: string }[] {
-  return reportCounters(now).filter((c) => c.metric !== 'api_calls' && c.metric !== DAILY_CALLS);
+/**
+ * The counters of a report that live in Postgres even with Redis (the write verbs keep them), and
+ * their buckets as one string; one list per day, as `reportCounters`.
+ */
+export function postgresReportCounters(now: Date): { counters: readonly { metric: string; bucket: string }[]; buckets: string } {
+  const list = reportListOf(now);
+  return { counters: list.postgres, buckets: list.postgresBuckets };
 }
 
 /** Counts one authenticated request against the month (with its ceiling) and the day. */

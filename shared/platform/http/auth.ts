@@ -230,14 +230,14 @@ async function gatedKey(c: Context<AppEnv>, next: () => Promise<void>, hash: str
         // The report's Postgres-held counters: this instance's copy while no write changed them (the
         // usage epoch came with the count), else read now, after that epoch was read, and kept only
         // if no write was in flight then (one could commit after this read).
-        const cacheKey = `${auth.tenantId} ${report.map((r) => r.bucket).join(' ')}`;
+        const cacheKey = `${auth.tenantId} ${report.buckets}`;
         const at = Date.now();
         let read = gate.cachedReport(cacheKey, outcome.usageEpoch, at);
         if (!read) {
-          read = await services.counters.read(auth.tenantId, report);
+          read = await services.counters.read(auth.tenantId, report.counters);
           if (outcome.usageWriters === 0) gate.rememberReport(cacheKey, outcome.usageEpoch, read, at);
         }
-        for (const [i, v] of read.entries()) values.set(`${report[i].metric} ${report[i].bucket}`, v);
+        for (let i = 0; i < read.length; i++) values.set(`${report.counters[i].metric} ${report.counters[i].bucket}`, read[i]);
       }
       c.set('counted', {
         allowed: outcome.quota.allowed,

@@ -12,24 +12,27 @@ import { type Compiled, type Dialect, dialectOf, inlinesParams } from './interna
 export function compile(db: DbOrTx | { dialect: Dialect }, query: SQL): Compiled {
   const params: unknown[] = [];
   const parts: string[] = [];
+  const one = (chunk: unknown): boolean => {
+    if (chunk instanceof StringChunk) {
+      for (const text of chunk.value) parts.push(text);
+    } else if (chunk instanceof SQL) {
+      if (inlinesParams(chunk) || !walk(chunk.queryChunks)) return false;
+    } else if (chunk === undefined) return true;
+    else if (Array.isArray(chunk)) {
+      parts.push('(');
+      for (let i = 0; i < chunk.length; i++) {
+        if (i > 0) parts.push(', ');
+        if (!one(chunk[i])) return false;
+      }
+      parts.push(')');
+    } else if (chunk === null || typeof chunk !== 'object' || chunk instanceof Date) {
+      params.push(chunk);
+      parts.push(`$${params.length}`);
+    } else return false;
+    return true;
+  };
   const walk = (chunks: readonly unknown[]): boolean => {
-    for (const chunk of chunks) {
-      if (chunk instanceof StringChunk) parts.push(...chunk.value);
-      else if (chunk instanceof SQL) {
-        if (inlinesParams(chunk) || !walk(chunk.queryChunks)) return false;
-      } else if (chunk === undefined) continue;
-      else if (Array.isArray(chunk)) {
-        parts.push('(');
-        for (let i = 0; i < chunk.length; i++) {
-          if (i > 0) parts.push(', ');
-          if (!walk([chunk[i]])) return false;
-        }
-        parts.push(')');
-      } else if (chunk === null || typeof chunk !== 'object' || chunk instanceof Date) {
-        params.push(chunk);
-        parts.push(`$${params.length}`);
-      } else return false;
-    }
+    for (const chunk of chunks) if (!one(chunk)) return false;
     return true;
   };
   if (!inlinesParams(query) && walk(query.queryChunks)) return { sql: parts.join(''), params };

@@ -1,3 +1,6 @@
+/** What a literal's text must be checked for: a quote or a backslash to escape, a NUL to refuse. */
+const LITERAL_CARE = /['\\\0]/;
+
 /**
  * A parameter as an SQL literal. Every value is quoted, so it reaches the statement as an untyped
  * literal and goes through the type's input function: the same thing a text-format bind parameter
@@ -14,6 +17,8 @@ export function sqlLiteral(value: unknown): string {
   } else if (typeof value === 'boolean') text = value ? 'true' : 'false';
   else if (value instanceof Date) text = value.toISOString();
   else throw new TypeError(`unsupported SQL parameter: ${typeof value}`);
+  // One scan finds what needs care: most values (a vector's text, ids, timestamps) hold none of it.
+  if (!LITERAL_CARE.test(text)) return `E'${text}'`;
   if (text.includes('\0')) throw new TypeError('SQL parameter contains NUL');
   return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
