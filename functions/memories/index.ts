@@ -8,6 +8,7 @@ import * as routes from './routes';
 import * as service from './service';
 import { runFromRoute } from '../../shared/platform/http/verb';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
+import { serverTimingOf } from './search-timing';
 import { batchStorePort, storeBatch, storeMemory } from './store';
 import { provideBatchStore } from '../../shared/memory/store-port';
 
@@ -17,7 +18,11 @@ const router = createRouter()
   .openapi(routes.storeRoute, async (c) => c.json(await storeMemory(ctxOf(c), c.req.valid('json')), 201))
   .openapi(routes.batchStoreRoute, async (c) => c.json(await storeBatch(ctxOf(c), c.req.valid('json')), 200))
   .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.searchRoute, async (c) => c.json(await runFromRoute(searchVerb, c), 200))
+  .openapi(routes.searchRoute, async (c) => {
+    const answer = await runFromRoute(searchVerb, c);
+    c.header('Server-Timing', serverTimingOf(answer));
+    return c.json(answer, 200);
+  })
   .openapi(routes.exportRoute, async (c) => {
     const ctx = ctxOf(c);
     const query = c.req.valid('query');
