@@ -272,6 +272,7 @@ class Memory(_MemoryRequired, total=False):
 class _SearchResponseRequired(TypedDict):
     query: str
     mode: str
+    rerank: Literal["applied", "skipped", "failed"]
     total_results: int
     memories: List["SearchResponseMemoriesItem"]
 
