@@ -118,7 +118,7 @@ describe('reranking with the Cohere-compatible stand-in', () => {
     ['failing', 'a 503'],
     ['nonsense', 'an answer that is not a ranking'],
     ['slow', 'no answer within RERANK_TIMEOUT_MS'],
-  ] as const)('falls back to the search’s own order when the reranker is %s (%s)', async (behaviour) => {
+  ] as const)('falls back to the search’s own order when the reranker is %s (%s)', async (behaviour, _what) => {
     reranker.behave('ok');
     const own = await search(`q=${encodeURIComponent(QUERY)}&mode=hybrid&limit=5&rerank=0`);
     reranker.behave(behaviour, behaviour === 'slow' ? { delayMs: TIMEOUT_MS * 5 } : {});
