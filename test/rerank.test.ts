@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
+import { rerankWithin, workersAiReranker } from '../shared/memory/rerank';
 import { overlapScore, type RerankServer, startRerankServer } from './standins/rerank-server';
 
 /**
@@ -160,5 +161,60 @@ describe('without a reranker', () => {
       expect(names).toEqual(mode === 'semantic' ? ['embed', 'db'] : ['embed', 'db', 'rank']);
       expect(res.headers.get('server-timing')).toMatch(/^embed;dur=\d+\.\d, db;dur=\d+\.\d/);
     }
+  });
+});
+
+describe('a reranker’s answer', () => {
+  const ai = (response: unknown) => ({ run: async () => ({ response }) });
+  it('keeps relevance in [0,1] and maps raw scores (logits) through the logistic function, keeping their order', async () => {
+    const kept = await rerankWithin(
+      workersAiReranker(
+        ai([
+          { id: 1, score: 0.9 },
+          { id: 0, score: 0.2 },
+        ]),
+        'm',
+      ),
+      'q',
+      ['a', 'b'],
+      1000,
+    );
+    expect('scores' in kept && [...kept.scores]).toEqual([
+      [1, 0.9],
+      [0, 0.2],
+    ]);
+    const raw = await rerankWithin(
+      workersAiReranker(
+        ai([
+          { id: 0, score: 3.2 },
+          { id: 1, score: -1.5 },
+        ]),
+        'm',
+      ),
+      'q',
+      ['a', 'b'],
+      1000,
+    );
+    expect('scores' in raw).toBe(true);
+    const scores = 'scores' in raw ? raw.scores : new Map<number, number>();
+    expect(scores.get(0)).toBeCloseTo(1 / (1 + Math.exp(-3.2)), 9);
+    expect(scores.get(0)! > scores.get(1)!).toBe(true);
+    expect(scores.get(1)! > 0).toBe(true);
+  });
+
+  it.each([
+    [
+      'an index twice',
+      [
+        { id: 0, score: 0.5 },
+        { id: 0, score: 0.4 },
+      ],
+    ],
+    ['an index out of range', [{ id: 2, score: 0.5 }]],
+    ['a score that is not a number', [{ id: 0, score: 'high' }]],
+    ['no list', { id: 0 }],
+  ])('is a failure with %s', async (_what, response) => {
+    const answer = await rerankWithin(workersAiReranker(ai(response), 'm'), 'q', ['a', 'b'], 1000);
+    expect('failure' in answer).toBe(true);
   });
 });
