@@ -4,6 +4,7 @@ import { drizzle, NeonSession, NeonTransaction } from 'drizzle-orm/neon-serverle
 import { type Config, parseConfig } from '../shared/platform/contract/config';
 import { CounterStore } from '../shared/platform/data/counters';
 import { configuredEmbedder, lazyEmbedder } from '../shared/memory/embeddings';
+import { configuredReranker } from '../shared/memory/rerank';
 import type { Db } from '../shared/platform/data/db';
 import { installShortcuts } from '../shared/platform/data/driver';
 import { AppError, errorBody, SHOULD_RETRY_HEADER, shouldRetry } from '../shared/platform/contract/errors';
@@ -66,6 +67,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     if (!built) throw new Error('EMBEDDING_PROVIDER=use runs on Node only; use workers-ai or openai on Workers');
     return built;
   });
+  const reranker = configuredReranker(config, ai);
   // Work that still needs the pool after the response body ended (an event stream's lease release).
   const pending: Promise<unknown>[] = [];
   const qstash = config.QSTASH_TOKEN ? new QStash({ token: config.QSTASH_TOKEN, baseUrl: config.QSTASH_URL }) : null;
@@ -78,6 +80,7 @@ function workerServices(env: Bindings, ctx: ExecutionContext): { services: Servi
     log,
     counters,
     embedder,
+    ...(reranker ? { reranker } : {}),
     rateLimiter: redis ? new RedisRateLimiter(redis) : new PostgresRateLimiter(counters, db),
     redis,
     keyCache: null,

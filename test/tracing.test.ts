@@ -8,7 +8,9 @@ import { type ServerProcess, startServer, stopServer } from './server-process';
  * OpenTelemetry on Node: the server sends its spans over OTLP/HTTP to a receiver started here. A
  * request's span is named by its operationId and joins the caller's W3C `traceparent`; the
  * embedding call (and on Postgres each query) is a span under it; the webhook delivery the request
- * caused continues the same trace and passes `traceparent` to the receiver. No attribute carries
+ * caused continues the same trace and passes `traceparent` to the receiver. Memory operations get
+ * their GenAI semantic-convention spans (`create_memory`, `search_memory`, `delete_memory`) under the
+ * request's, with the query text only when opted in. No attribute carries
  * stored text, the key, the tenant or its e-mail.
  */
 const ADMIN = 'tracing-admin-token-0123456789';
@@ -91,9 +93,43 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     const request = await until('memories.store span', () => spans().find((s) => s.name === 'memories.store' && s.traceId === traceId));
     expect(request.parentSpanId).toBe(callerSpan);
     expect(request.attributes).toEqual(expect.arrayContaining([{ key: 'http.response.status_code', value: { intValue: 201 } }]));
+
+    // The memory operation's own span, as the GenAI semantic conventions name it, under the request's.
+    const create = await until('create_memory span', () => spans().find((s) => s.name === 'create_memory' && s.traceId === traceId));
+    expect(create.parentSpanId).toBe(request.spanId);
     const embedding = await until('embedding span', () => spans().find((s) => s.name === 'embedding' && s.traceId === traceId));
-    expect(embedding.parentSpanId).toBe(request.spanId);
+    expect(embedding.parentSpanId).toBe(create.spanId);
+    const memoryId = ((await stored.json()) as { id: string }).id;
+    expect(create.attributes).toEqual(
+      expect.arrayContaining([
+        { key: 'gen_ai.operation.name', value: { stringValue: 'create_memory' } },
+        { key: 'gen_ai.memory.record.id', value: { stringValue: memoryId } },
+      ]),
+    );
     if (integration.databaseUrl) await until('db.query span', () => spans().find((s) => s.name === 'db.query' && s.traceId === traceId));
+    const searchTrace = hex(16);
+    const found = await fetch(`${server.base}/v1/memories/search?q=${encodeURIComponent('tracing canary attic')}&mode=hybrid`, {
+      headers: { ...headers, traceparent: `00-${searchTrace}-${hex(8)}-01` },
+    });
+    expect(found.status).toBe(200);
+    expect(found.headers.get('server-timing')).toMatch(/^embed;dur=/);
+    const searched = await until('search_memory span', () => spans().find((s) => s.name === 'search_memory' && s.traceId === searchTrace));
+    expect(searched.attributes).toEqual(
+      expect.arrayContaining([
+        { key: 'gen_ai.operation.name', value: { stringValue: 'search_memory' } },
+        { key: 'gen_ai.memory.record.count', value: { intValue: 1 } },
+      ]),
+    );
+    // The query text only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT (checked below: nothing carries it).
+    expect(searched.attributes?.map((a) => a.key)).not.toContain('gen_ai.memory.query.text');
+    const deleteTrace = hex(16);
+    const deleted = await fetch(`${server.base}/v1/memories/${memoryId}`, {
+      method: 'DELETE',
+      headers: { ...headers, traceparent: `00-${deleteTrace}-${hex(8)}-01` },
+    });
+    expect(deleted.status).toBe(200);
+    const removal = await until('delete_memory span', () => spans().find((s) => s.name === 'delete_memory' && s.traceId === deleteTrace));
+    expect(removal.attributes).toEqual(expect.arrayContaining([{ key: 'gen_ai.memory.record.id', value: { stringValue: memoryId } }]));
 
     // The delivery continues the trace, and the receiver gets its traceparent.
     const delivered = await until('webhook delivery', () => hook.got.find((h) => typeof h.traceparent === 'string'));
@@ -103,5 +139,38 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     await stopServer(server); // flushes what is still batched
     const everything = JSON.stringify(otlp.got);
     for (const secret of ['canary', 'attic', created.api_key, created.tenant_id, email]) expect(everything).not.toContain(secret);
+  }, 120_000);
+
+  it('memory spans carry the search query only when the operator opts in', async () => {
+    const otlp = await receiver((path, body) =>
+      path === '/v1/traces' ? (JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }) : null,
+    );
+    const spans = () => otlp.got.flatMap((b) => b?.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)) ?? []);
+    const server: ServerProcess = await startServer(
+      {
+        DATA_DIR: 'memory://',
+        ADMIN_TOKEN: ADMIN,
+        EMBEDDING_PROVIDER: 'hash',
+        LOG_LEVEL: 'warn',
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+      },
+      { timeoutMs: 90_000 },
+    );
+    cleanups.push(() => stopServer(server));
+    const created = (await (
+      await fetch(`${server.base}/admin/v1/tenants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `tracing-optin-${crypto.randomUUID().slice(0, 8)}@example.com`, tier: 'free' }),
+      })
+    ).json()) as { api_key: string };
+    const traceId = hex(16);
+    const res = await fetch(`${server.base}/v1/memories/search?q=where%20is%20the%20lighthouse`, {
+      headers: { authorization: `Bearer ${created.api_key}`, traceparent: `00-${traceId}-${hex(8)}-01` },
+    });
+    expect(res.status).toBe(200);
+    const searched = await until('search_memory span', () => spans().find((s) => s.name === 'search_memory' && s.traceId === traceId));
+    expect(searched.attributes).toEqual(expect.arrayContaining([{ key: 'gen_ai.memory.query.text', value: { stringValue: 'where is the lighthouse' } }]));
   }, 120_000);
 });

@@ -7,17 +7,50 @@ import { purgeExpiredMemories } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
 import { runFromRoute } from '../../shared/platform/http/verb';
+import { memorySpan } from '../../shared/platform/http/tracing';
+import { toUrn } from '../../shared/platform/contract/ids';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
+import { serverTimingOf } from './search-timing';
 import { batchStorePort, storeBatch, storeMemory } from './store';
 import { provideBatchStore } from '../../shared/memory/store-port';
 
 provideBatchStore(batchStorePort);
 
 const router = createRouter()
-  .openapi(routes.storeRoute, async (c) => c.json(await storeMemory(ctxOf(c), c.req.valid('json')), 201))
-  .openapi(routes.batchStoreRoute, async (c) => c.json(await storeBatch(ctxOf(c), c.req.valid('json')), 200))
+  .openapi(routes.storeRoute, async (c) => {
+    const ctx = ctxOf(c);
+    const body = c.req.valid('json');
+    const facts = { storeId: body.space_id && toUrn(body.space_id) };
+    const stored = await memorySpan(
+      ctx.services.config,
+      'create_memory',
+      facts,
+      () => storeMemory(ctx, body),
+      (r) => ({ recordId: r.id, count: 1 }),
+    );
+    return c.json(stored, 201);
+  })
+  .openapi(routes.batchStoreRoute, async (c) => {
+    const ctx = ctxOf(c);
+    const body = c.req.valid('json');
+    const attempted = { count: body.memories.length };
+    return c.json(
+      await memorySpan(
+        ctx.services.config,
+        'create_memory',
+        {},
+        () => storeBatch(ctx, body),
+        () => attempted,
+      ),
+      200,
+    );
+  })
   .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c), c.req.valid('query')), 200))
-  .openapi(routes.searchRoute, async (c) => c.json(await runFromRoute(searchVerb, c), 200))
+  .openapi(routes.searchRoute, async (c) => {
+    const answer = await runFromRoute(searchVerb, c);
+    c.header('Server-Timing', serverTimingOf(answer));
+    return c.json(answer, 200);
+  })
   .openapi(routes.exportRoute, async (c) => {
     const ctx = ctxOf(c);
     const query = c.req.valid('query');
@@ -25,7 +58,21 @@ const router = createRouter()
   })
   .openapi(routes.contextNowRoute, async (c) => c.json(await service.contextNow(ctxOf(c)), 200))
   .openapi(routes.getRoute, async (c) => c.json(await runFromRoute(getMemoryVerb, c), 200))
-  .openapi(routes.patchRoute, async (c) => c.json(await service.patch(ctxOf(c), { ...c.req.valid('param'), ...c.req.valid('json') }), 200))
+  .openapi(routes.patchRoute, async (c) => {
+    const ctx = ctxOf(c);
+    const input = { ...c.req.valid('param'), ...c.req.valid('json') };
+    const facts = { recordId: toUrn(input.id) };
+    return c.json(
+      await memorySpan(
+        ctx.services.config,
+        'update_memory',
+        facts,
+        () => service.patch(ctx, input),
+        () => ({ count: 1 }),
+      ),
+      200,
+    );
+  })
   .openapi(routes.deleteRoute, async (c) => c.json(await runFromRoute(deleteMemoryVerb, c), 200));
 
 /** Store, search, list and export memories, and purge expired ones. A new family copies rollback's shape, not this one (CONTRIBUTING.md). */

@@ -55,8 +55,20 @@ export const searchRoute = keyRoute({
   tags,
   summary: 'Search memories',
   description:
-    'Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.',
-  responses: { 200: json(s.SearchResponse, 'Ranked memories'), ...errors(400, 403, 502, 503) },
+    'Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.\n\n' +
+    'Where the deployment has a reranker (RERANK_PROVIDER), the top candidates of every mode go to it and its relevance replaces `score`; `min_score` and `limit` apply after it. A reranker that is slow or down never fails the search: the answer keeps its own order and says `rerank: "failed"`. The `Server-Timing` header says where the time went (`embed`, `db`, `rank`, and `rerank` when asked).',
+  responses: {
+    200: {
+      ...json(s.SearchResponse, 'Ranked memories'),
+      headers: {
+        'Server-Timing': {
+          description: 'Milliseconds spent embedding the query, reading the database, ranking and reranking: `embed;dur=2.1, db;dur=4.0, rank;dur=0.3`',
+          schema: { type: 'string' },
+        },
+      },
+    },
+    ...errors(400, 403, 502, 503),
+  },
 });
 
 export const exportRoute = keyRoute({

@@ -200,6 +200,10 @@ export const SearchQuery = z.object({
       "`semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the mode that retrieves best on the LoCoMo benchmark.",
   }),
   scope: Scope,
+  rerank: booleanQuery.default(true).openapi({
+    description: '`false` or `0`: no reranking for this search, where the deployment has a reranker (RERANK_PROVIDER); without one it changes nothing',
+    default: 'true',
+  }),
 });
 
 export const SearchHit = z.object({
@@ -225,7 +229,16 @@ export const SearchHit = z.object({
 });
 
 export const SearchResponse = z
-  .object({ query: z.string(), mode: z.string(), total_results: z.number().int(), memories: z.array(SearchHit) })
+  .object({
+    query: z.string(),
+    mode: z.string(),
+    rerank: z.enum(['applied', 'skipped', 'failed']).openapi({
+      description:
+        '`applied`: the reranker ordered the hits and `score` is its relevance (blended with recency when recency_weight > 0); `skipped`: no reranker, `rerank=false`, or under two candidates; `failed`: the reranker was slow, down or answered nonsense, and the hits are in the search’s own order',
+    }),
+    total_results: z.number().int(),
+    memories: z.array(SearchHit),
+  })
   .openapi('SearchResponse');
 
 export const ExportQuery = z.object({

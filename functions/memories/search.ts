@@ -11,6 +11,8 @@ import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
 import { fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, semanticMatch, spreadToNeighbours } from './hybrid';
 import * as q from './queries';
+import { rerankCandidates, type SearchRun, searchRun } from './rerank';
+import { withTimings } from './search-timing';
 import type { SearchQuery } from './schemas';
 
 /** A hit answered: its whole row and its score. */
@@ -29,13 +31,16 @@ function recencyOf(row: q.Ranked, now: Date) {
   return Math.exp(-ageDays / 30);
 }
 
+/** (1-w)·relevance + w·exp(-age/30 days), in [0,1]. */
+const blended = (relevance: number, row: q.Ranked, w: number, now: Date) => clamp01(w === 0 ? relevance : (1 - w) * relevance + w * recencyOf(row, now));
+
 /**
  * Orders scored rows by score blended with recency: (1-w)·score + w·exp(-age/30 days). Rows with a
  * match of their own stay before those without (hybrid.ts).
  */
 function withRecency(scored: Scored[], w: number, now: Date) {
   return scored
-    .map(({ row, score, matched }) => ({ row, matched, score: clamp01(w === 0 ? score : (1 - w) * score + w * recencyOf(row, now)) }))
+    .map(({ row, score, matched }) => ({ row, matched, score: blended(score, row, w, now) }))
     .sort((a, b) => Number(b.matched) - Number(a.matched) || b.score - a.score || Number(b.row.similarity ?? 0) - Number(a.row.similarity ?? 0));
 }
 
@@ -61,16 +66,23 @@ async function rank(ctx: TenantCtx, mode: string, where: TenantScope, vector: st
 }
 
 /** A semantic search nothing re-ranks: its hits are its nearest rows, decided in SQL. */
-const isPlainSemantic = (query: z.infer<typeof SearchQuery>) => query.mode === 'semantic' && query.recency_weight === 0 && query.scope !== 'shared';
+const isPlainSemantic = (query: z.infer<typeof SearchQuery>, run: SearchRun) =>
+  query.mode === 'semantic' && query.recency_weight === 0 && query.scope !== 'shared' && !run.reranking;
 
 export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>) {
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  const embedding = embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e));
+  const run = searchRun(ctx, query);
+  const embedding = run.timings.time(
+    'embed',
+    embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e)),
+  );
   embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
-  const hits = (isPlainSemantic(query) && (await plainSemantic(ctx, query, await embedding))) || (await ranked(ctx, query, embedding));
-  return {
+  const plain = isPlainSemantic(query, run) && (await embedding.then((vector) => run.timings.time('db', plainSemantic(ctx, query, vector))));
+  const hits = plain || (await ranked(ctx, query, embedding, run));
+  const answer = {
     query: query.q,
     mode: query.mode,
+    rerank: run.outcome,
     total_results: hits.length,
     memories: hits.map(({ row, score }) => {
       const similarity = clamp01(Number(row.similarity));
@@ -90,6 +102,7 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
       };
     }),
   };
+  return withTimings(answer, run.timings);
 }
 
 /**
@@ -134,14 +147,14 @@ async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>,
 }
 
 /** Every other search: candidates from both lists as the mode needs, ranked, blended with recency, then recorded. */
-async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedding: Promise<string>): Promise<Hit[]> {
+async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedding: Promise<string>, run: SearchRun): Promise<Hit[]> {
   const { tenantId, now } = ctx;
   // The embedding runs beside the database work that does not need it: the keyword candidates
   // (their cosine is looked up afterwards for the few hits returned).
   const candidatesFor = async (grants: Grant[], readGrants: boolean) => {
     const where = readable(ctx, query, grants);
     // Recency blending and fusion re-rank, so fetch more than asked for; a plain semantic search does not.
-    const n = query.mode === 'semantic' && query.recency_weight === 0 ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
+    const n = query.mode === 'semantic' && query.recency_weight === 0 && !run.reranking ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
     // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
     const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? grantReader(ctx, query) : null);
     const none: q.CandidateList = { rows: [] };
@@ -168,18 +181,24 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
   };
   // Most tenants have no grants: a search of everything readable starts with the caller's own store
   // and reads the grants in the same statement; it searches again only when grants turn up.
-  let found = await (query.scope === 'shared'
-    ? candidatesFor(await activeGrants(ctx.db, grantReader(ctx, query)), false)
-    : candidatesFor([], query.scope === 'all'));
-  if (query.scope === 'all' && found.grants.length) found = await candidatesFor(found.grants, false);
+  let found = await run.timings.time('db', async () =>
+    query.scope === 'shared' ? candidatesFor(await activeGrants(ctx.db, grantReader(ctx, query)), false) : candidatesFor([], query.scope === 'all'),
+  );
+  if (query.scope === 'all' && found.grants.length) found = await run.timings.time('db', candidatesFor(found.grants, false));
   const { where, vector, semantic, keyword } = found;
-  if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await q.foldCorpusStats(ctx.db, tenantId);
-  const hits = withRecency(await rank(ctx, query.mode, where, vector, semantic, keyword), query.recency_weight, now)
-    .filter((h) => h.score >= query.min_score)
-    .slice(0, query.limit);
+  if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await run.timings.time('db', q.foldCorpusStats(ctx.db, tenantId));
+  const ordered = await run.timings.time('rank', async () =>
+    withRecency(await rank(ctx, query.mode, where, vector, semantic, keyword), query.recency_weight, now),
+  );
+  // The reranker (when on) reorders the ranked candidates; min_score and limit apply to its scores.
+  const blend = (row: q.Ranked, relevance: number) => blended(relevance, row, query.recency_weight, now);
+  const hits = (await rerankCandidates(ctx, query.q, run, where, ordered, blend)).filter((h) => h.score >= query.min_score).slice(0, query.limit);
 
   const own = hits.filter((h) => h.row.tenant_id === tenantId).map((h) => h.row.id);
-  const rows = await q.recallAndFetch(ctx.db, tenantId, own, { scope: where, ids: hits.map((h) => h.row.id), vector }, ctx, recallDetail(query));
+  const rows = await run.timings.time(
+    'db',
+    q.recallAndFetch(ctx.db, tenantId, own, { scope: where, ids: hits.map((h) => h.row.id), vector }, ctx, recallDetail(query)),
+  );
   return hits.flatMap(({ row, score }) => {
     const whole = rows.get(row.id);
     return whole ? [{ row: { ...whole, similarity: row.similarity ?? whole.similarity }, score }] : [];

@@ -1,3 +1,5 @@
+import { toUrn } from '../../shared/platform/contract/ids';
+import { memorySpan } from '../../shared/platform/http/tracing';
 import { defineVerb } from '../../shared/platform/http/verb';
 import * as s from './schemas';
 import { search } from './search';
@@ -17,7 +19,14 @@ export const searchVerb = defineVerb({
   method: 'get',
   confinable: true,
   input: { query: s.SearchQuery },
-  run: (ctx, query) => search(ctx, query),
+  run: (ctx, query) =>
+    memorySpan(
+      ctx.services.config,
+      'search_memory',
+      { storeId: query.space_id && toUrn(query.space_id), query: query.q },
+      () => search(ctx, query),
+      (found) => ({ count: found.total_results }),
+    ),
 });
 
 export const deleteMemoryVerb = defineVerb({
@@ -25,5 +34,12 @@ export const deleteMemoryVerb = defineVerb({
   method: 'delete',
   confinable: true,
   input: { params: s.IdParams },
-  run: (ctx, params) => remove(ctx, params),
+  run: (ctx, params) =>
+    memorySpan(
+      ctx.services.config,
+      'delete_memory',
+      { recordId: toUrn(params.id) },
+      () => remove(ctx, params),
+      () => ({ count: 1 }),
+    ),
 });

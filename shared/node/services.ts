@@ -5,6 +5,7 @@ import type { Config } from '../platform/contract/config';
 import { CounterStore } from '../platform/data/counters';
 import { EventBus } from '../platform/data/event-bus';
 import { assertFits, configuredEmbedder, type Embedder } from '../memory/embeddings';
+import { configuredReranker, type Reranker } from '../memory/rerank';
 import { KeyCache } from '../platform/data/key-cache';
 import { createLogger, type Logger } from '../platform/data/log';
 import { type MaintenanceTask, platformMaintenance } from '../jobs/maintenance';
@@ -47,6 +48,7 @@ export async function createNodeServices(
     jobHandlers?: JobHandlers;
     maintenance?: Record<string, MaintenanceTask>;
     embedder?: Embedder;
+    reranker?: Reranker;
     /** The OpenTelemetry tracer when the server exports spans (shared/node/tracing.ts). */
     tracing?: Tracing;
     /** Name resolution for the outbound address rule; the system resolver by default. */
@@ -75,6 +77,8 @@ export async function createNodeServices(
   });
   const embedder = measuredEmbedder(opts.embedder ?? configuredEmbedder(config) ?? useEmbedder(), metrics);
   assertFits(embedder);
+  if (config.RERANK_PROVIDER === 'workers-ai' && !opts.reranker) throw new Error('RERANK_PROVIDER=workers-ai runs on Workers only; use cohere on Node');
+  const reranker = opts.reranker ?? configuredReranker(config);
   const embedded = database.storage === 'embedded';
   const rateLimiter = redis ? new RedisRateLimiter(redis) : embedded ? new MemoryRateLimiter() : new PostgresRateLimiter(counters, database.db);
   // Several instances on one Postgres with Redis: keys cached behind their epoch, counting in Redis.
@@ -91,6 +95,7 @@ export async function createNodeServices(
     log,
     counters,
     embedder,
+    ...(reranker ? { reranker } : {}),
     rateLimiter,
     redis,
     keyCache: embedded || gate ? new KeyCache() : null,

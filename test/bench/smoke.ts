@@ -63,6 +63,7 @@ const SMOKE: Record<string, Smoke> = {
 const SMOKE_FILES: Record<string, Smoke> = {
   'test/bench/durability.ts': { args: ['--stores', '5', '--dir', tmpdir()] },
   'test/bench/search.ts': { args: ['--sizes', '200', '--search-embedder', 'hash'] },
+  'test/bench/rerank.ts': { args: ['--memories', '100', '--searches', '5'] },
   'test/bench/locomo.ts': { args: ['--providers', 'hash', '--conversations', '26'], locomo: true },
   'test/bench/locomo-levers.ts': { args: ['--cache', join(tmpdir(), `engram-smoke-levers-${process.pid}.json`)], locomo: true },
   'test/bench/replay.ts': { args: ['--memories', '200', '--runs', '1'], storage: 'postgres' },

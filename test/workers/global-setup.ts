@@ -2,6 +2,7 @@ import type { TestProject } from 'vitest/node';
 import { openPostgres } from '../../shared/node/database';
 import { startFakeQstash } from '../standins/fake-qstash';
 import { startNeonWsProxy } from '../standins/neon-ws-proxy';
+import { startRerankServer } from '../standins/rerank-server';
 import { startUpstashProxy } from '../standins/upstash-redis-proxy';
 import { generateSigningKeyPem } from '../../shared/platform/contract/trace-signing';
 
@@ -47,11 +48,14 @@ export default async function setup(project: TestProject) {
     started.push(upstash);
     const qstash = await startFakeQstash({ token: qstashToken, currentSigningKey, nextSigningKey });
     started.push(qstash);
+    const rerank = await startRerankServer();
+    started.push(rerank);
 
     const bindings: WorkerBindings = {
       DATABASE_URL: databaseUrl,
       NEON_WS_PROXY: `127.0.0.1:${neon.port}`,
       TEST_COUNTING_NEON_WS_PROXY: `127.0.0.1:${countingNeon.port}`,
+      TEST_RERANK_URL: rerank.url,
       UPSTASH_REDIS_REST_URL: upstash.url,
       UPSTASH_REDIS_REST_TOKEN: upstashToken,
       QSTASH_URL: qstash.url,
@@ -81,6 +85,8 @@ export interface WorkerBindings {
   NEON_WS_PROXY: string;
   /** Not the worker's: a second Neon proxy stand-in, for test/workers/connections.test.ts (GET /stats counts). */
   TEST_COUNTING_NEON_WS_PROXY: string;
+  /** Not the worker's: the rerank stand-in (Cohere wire), for test/workers/rerank.test.ts's RERANK_BASE_URL. */
+  TEST_RERANK_URL: string;
   UPSTASH_REDIS_REST_URL: string;
   UPSTASH_REDIS_REST_TOKEN: string;
   QSTASH_URL: string;

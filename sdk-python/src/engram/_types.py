@@ -289,6 +289,7 @@ class MemorySource(_MemorySourceRequired, total=False):
 class _SearchResponseRequired(TypedDict):
     query: str
     mode: str
+    rerank: Literal["applied", "skipped", "failed"]
     total_results: int
     memories: List["SearchResponseMemoriesItem"]
 

@@ -250,6 +250,8 @@ export interface paths {
         /**
          * Search memories
          * @description Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.
+         *
+         *     Where the deployment has a reranker (RERANK_PROVIDER), the top candidates of every mode go to it and its relevance replaces `score`; `min_score` and `limit` apply after it. A reranker that is slow or down never fails the search: the answer keeps its own order and says `rerank: "failed"`. The `Server-Timing` header says where the time went (`embed`, `db`, `rank`, and `rerank` when asked).
          */
         get: operations["memories.search"];
         put?: never;
@@ -3098,6 +3100,11 @@ export interface components {
             query: string;
             /** @example hybrid */
             mode: string;
+            /**
+             * @description `applied`: the reranker ordered the hits and `score` is its relevance (blended with recency when recency_weight > 0); `skipped`: no reranker, `rerank=false`, or under two candidates; `failed`: the reranker was slow, down or answered nonsense, and the hits are in the search’s own order
+             * @enum {string}
+             */
+            rerank: "applied" | "skipped" | "failed";
             total_results: number;
             memories: {
                 /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
@@ -8758,6 +8765,8 @@ export interface operations {
                 mode?: "semantic" | "keyword" | "hybrid";
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
+                /** @description `false` or `0`: no reranking for this search, where the deployment has a reranker (RERANK_PROVIDER); without one it changes nothing */
+                rerank?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path?: never;
@@ -8768,6 +8777,8 @@ export interface operations {
             /** @description Ranked memories */
             200: {
                 headers: {
+                    /** @description Milliseconds spent embedding the query, reading the database, ranking and reranking: `embed;dur=2.1, db;dur=4.0, rank;dur=0.3` */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {

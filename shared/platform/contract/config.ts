@@ -92,6 +92,11 @@ export const configSchema = z.object({
   DOH_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
   /** Node: OpenTelemetry traces go to `<endpoint>/v1/traces` over OTLP/HTTP when set. */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
+  /**
+   * Memory spans carry the search query (`gen_ai.memory.query.text`) only when this is `true`: the
+   * GenAI semantic conventions' opt-in for content, off by default.
+   */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: flag,
   /** The `service.name` of those traces. */
   OTEL_SERVICE_NAME: z.string().min(1).default('engram'),
   /** Node: the bearer token `/metrics` asks for; without it only loopback clients may scrape. */
@@ -117,6 +122,20 @@ export const configSchema = z.object({
   EMBEDDING_MODEL: optionalString,
   /** Native dimension of the provider; at most 512 (shorter vectors are zero-padded). */
   EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(512).default(512),
+  /**
+   * Search reranks its top candidates with this provider (docs/memories.md#reranking): `cohere`
+   * (the Cohere-compatible `POST {RERANK_BASE_URL}/v1/rerank`), `workers-ai` (the AI binding) or
+   * `none` (default).
+   */
+  RERANK_PROVIDER: z.enum(['none', 'cohere', 'workers-ai']).default('none'),
+  RERANK_BASE_URL: z.url().default('https://api.cohere.com'),
+  RERANK_API_KEY: optionalString,
+  /** Default `rerank-v3.5` (cohere) or `@cf/baai/bge-reranker-base` (workers-ai). */
+  RERANK_MODEL: optionalString,
+  /** How long a search waits for the reranker before it answers in its own order (`rerank: "failed"`). */
+  RERANK_TIMEOUT_MS: z.coerce.number().int().min(10).max(30_000).default(800),
+  /** How many of the top candidates go to the reranker. */
+  RERANK_TOP_N: z.coerce.number().int().min(2).max(400).default(50),
   /** Cosine at or above which `auto_link` links a new memory to an existing one. */
   AUTO_LINK_THRESHOLD: z.coerce.number().min(0).max(1).default(0.8),
   /** Live event stream (`GET /v1/events/stream`): a comment line every this many ms keeps proxies from closing it. */

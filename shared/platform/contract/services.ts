@@ -3,6 +3,7 @@ import type { Config } from './config';
 import type { CounterStore } from '../data/counters';
 import type { Db, StorageKind } from '../data/db';
 import type { Embedder } from '../../memory/embeddings';
+import type { Reranker } from '../../memory/rerank';
 import type { EventBus } from '../data/event-bus';
 import type { KeyCache } from '../data/key-cache';
 import type { Logger } from '../data/log';
@@ -49,6 +50,8 @@ export interface Services {
   log: Logger;
   counters: CounterStore;
   embedder: Embedder;
+  /** RERANK_PROVIDER's reranker; unset when it is `none` (shared/memory/rerank.ts). */
+  reranker?: Reranker;
   rateLimiter: RateLimiter;
   redis: RedisOps | null;
   /**

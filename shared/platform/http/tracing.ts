@@ -18,7 +18,8 @@ import { operationOf } from './metrics';
  * and embedding spans under it, joined to the caller's W3C `traceparent` and passed on to webhook
  * deliveries. Only the OpenTelemetry API here, which does nothing until the Node server registers
  * an SDK (OTEL_EXPORTER_OTLP_ENDPOINT): no span is started and no context is entered before that.
- * No attribute ever carries stored text, a query, a key, a tenant or an e-mail.
+ * No attribute ever carries stored text, a key, a tenant or an e-mail, nor a query unless the
+ * operator opted in (`memorySpan`).
  *
  * Whether spans are made is the app's, not the process's: the services the app serves with carry
  * a `Tracing` when the SDK runs (`services.tracing`), and only then does a request or a delivery
@@ -97,4 +98,50 @@ export function traceHeaders(): Record<string, string> {
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier;
+}
+
+/** The GenAI semantic conventions' memory operations this service performs. */
+export type MemoryOperation = 'search_memory' | 'create_memory' | 'update_memory' | 'delete_memory';
+
+export interface MemorySpanFacts {
+  /** `gen_ai.memory.store.id`: the context space the operation names, as its URN; none for the tenant's whole store. */
+  storeId?: string | null;
+  /** `gen_ai.memory.record.id`: the memory's URN, when the operation is about one. */
+  recordId?: string;
+  /** `gen_ai.memory.query.text`, recorded only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT. */
+  query?: string;
+}
+
+/**
+ * A memory operation's span (docs/operations.md#traces), named and described as the GenAI
+ * semantic conventions' memory spans are: `search_memory` and the like, `gen_ai.operation.name`,
+ * `gen_ai.memory.store.id`, `gen_ai.memory.record.id` and `gen_ai.memory.record.count`, with the
+ * query text only when the operator opted in. A child of the request's span (or of none: no span).
+ * `after` adds what only the result knows (the new record's id, how many were found).
+ */
+export function memorySpan<T>(
+  config: { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: boolean },
+  operation: MemoryOperation,
+  facts: MemorySpanFacts,
+  work: () => Promise<T>,
+  after?: (result: T) => { recordId?: string; count?: number },
+): Promise<T> {
+  const attributes: Attributes = { 'gen_ai.operation.name': operation };
+  if (facts.storeId) attributes['gen_ai.memory.store.id'] = facts.storeId;
+  if (facts.recordId) attributes['gen_ai.memory.record.id'] = facts.recordId;
+  if (facts.query !== undefined && config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) attributes['gen_ai.memory.query.text'] = facts.query;
+  return inSpan(operation, attributes, async (span) => {
+    try {
+      const result = await work();
+      const learnt = span && after ? after(result) : {};
+      if (learnt.recordId) span?.setAttribute('gen_ai.memory.record.id', learnt.recordId);
+      if (learnt.count !== undefined) span?.setAttribute('gen_ai.memory.record.count', learnt.count);
+      return result;
+    } catch (err) {
+      // The error's code from the closed table (NOT_FOUND, VALIDATION_ERROR), else its class.
+      const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : '_OTHER';
+      span?.setAttribute('error.type', code);
+      throw err;
+    }
+  });
 }
