@@ -19,6 +19,13 @@ import type { Ranked } from './queries';
  * neighbour's share would fall behind every weak match.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
+/**
+ * Candidates each list fetches for a re-ranked search of `limit` results: three per result, at least
+ * 30. Min-max normalisation makes the weakest candidate of a list its zero, so the count sets how
+ * far down a list still earns a share of the fusion; 30 for a limit of 10 raised LoCoMo recall@10 on
+ * both halves of the data over 40 (docs/performance.md).
+ */
+export const candidateCount = (limit: number) => Math.min(Math.max(limit * 3, 30), 300);
 export const NEIGHBOUR_SHARE = [0.5, 0.4];
 export const NEIGHBOUR_HITS = 20;
 export const NEIGHBOUR_GAP_MINUTES = 30;
@@ -82,13 +89,22 @@ export function fuse(semantic: Ranked[], keyword: Ranked[]): Scored[] {
 const bestFirst = (a: Scored, b: Scored) => Number(b.matched) - Number(a.matched) || b.score - a.score;
 
 /**
+ * What a memory without a match of its own keeps of its score: a tenth, and never more than a tenth
+ * of the weakest match's. A neighbour's share is a guess that the memory is the rest of the same
+ * exchange, not evidence that it is about the query, so it may bring such a memory back when little
+ * else matches but never with a score a caller would read as relevant (with `min_score` 0.1 it
+ * never comes back). The order is the same at any scale (matches first), so recall is too.
+ */
+export const UNMATCHED_SCALE = 0.1;
+
+/**
  * Adds each hit's share to its stored neighbours (rows from queries.neighbours with their cosine;
  * new ones join the list, matched by `matches`, semanticMatch of the search's semantic candidates)
  * and scales the result back into [0,1] when the sums pass 1. Best first, where a memory without a
  * match of its own ranks after every memory with one (the shares order the memories within each
  * group: an answer stored beside the question it follows outranks other memories that match
- * nothing, never one that matches), and its score is held to the lowest of those above it so
- * scores never rise down the list.
+ * nothing, never one that matches), with UNMATCHED_SCALE of its score, so scores never rise down
+ * the list.
  */
 export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: string; distance: number })[], matches: (row: Ranked) => boolean): Scored[] {
   const byId = new Map(fused.map((s) => [s.row.id, { ...s }]));
@@ -104,6 +120,6 @@ export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: st
   const all = [...byId.values()];
   const top = Math.max(1, ...all.map((s) => s.score));
   const ranked = all.map((s) => ({ ...s, score: s.score / top })).sort(bestFirst);
-  const floor = Math.min(Infinity, ...ranked.filter((s) => s.matched).map((s) => s.score));
-  return ranked.map((s) => (s.matched ? s : { ...s, score: Math.min(s.score, floor) }));
+  const floor = Math.min(1, ...ranked.filter((s) => s.matched).map((s) => s.score));
+  return ranked.map((s) => (s.matched ? s : { ...s, score: UNMATCHED_SCALE * Math.min(s.score, floor) }));
 }
