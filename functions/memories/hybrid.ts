@@ -7,16 +7,19 @@ import type { Ranked } from './queries';
  * them (same owner, agent and space, within NEIGHBOUR_GAP_MINUTES): 0.5 of it to the adjacent
  * memory, 0.4 to the one after that. Every lever here was kept because it raised recall on the
  * LoCoMo benchmark on its own (test/bench/locomo.ts and locomo-levers.ts; figures in
- * docs/performance.md): neighbour shares, BM25's k1/b, min-max normalisation, raw BM25 scores, and
- * this semantic weight over its neighbours. Tried and dropped because they did not: pseudo-relevance
- * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches.
+ * docs/performance.md): neighbour shares, BM25's k1/b, min-max normalisation, raw BM25 scores, this
+ * semantic weight over its neighbours, and the candidate count; the last was tuned on half A of the
+ * conversations and kept because half B rose too. Tried and dropped because they did not: pseudo-relevance
+ * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches, time words for
+ * "when" questions, dates left out of the query, uneven shares before and after a hit.
  * A neighbour's share never ranks a memory without a match of its own (no query word in it, and a
- * cosine under half the best candidate's, a neighbour's read with it) above one with: a memory that
- * matched nothing outranked real matches, docs/memories.md's own example among them. The rule costs a
- * little recall. "A cosine above the weakest candidate's" as the semantic match would cost much
- * more: many of LoCoMo's evidence turns are no closer to their question than far-down candidates,
- * few under half the best, so answers that share no word with their question and rank by a
- * neighbour's share would fall behind every weak match.
+ * cosine under half the best candidate's, a neighbour's read with it) above one with, and leaves it
+ * a tenth of its score (UNMATCHED_SCALE): a memory that matched nothing outranked real matches, or
+ * stood beside them with half the best score, docs/memories.md's and the README's examples among
+ * them. The rule costs a little recall. "A cosine above the weakest candidate's" as the semantic
+ * match would cost much more: many of LoCoMo's evidence turns are no closer to their question than
+ * far-down candidates, few under half the best, so answers that share no word with their question
+ * and rank by a neighbour's share would fall behind every weak match.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
 /**
