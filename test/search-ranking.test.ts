@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fuse, semanticMatch, spreadToNeighbours } from '../functions/memories/hybrid';
+import { fuse, semanticMatch, spreadToNeighbours, UNMATCHED_SCALE } from '../functions/memories/hybrid';
 import type { Ranked } from '../functions/memories/queries';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
@@ -89,9 +89,46 @@ describe('hybrid ranking', () => {
         hits.map((h) => h.uuid),
         first,
       ).toEqual([eur, staging]);
-      expect(hits[0].score).toBeGreaterThan(hits[1].score);
+      // The staging memory matches neither a word nor the meaning: it comes back only as EUR's
+      // neighbour, with a tenth of a score at most, and min_score 0.1 leaves it out.
+      expect(hits[0].score).toBe(1);
+      expect(hits[1].score).toBeLessThanOrEqual(UNMATCHED_SCALE);
+      const confident = await search(t, { q: 'which currency for invoices', mode: 'hybrid', limit: '5', min_score: '0.1' });
+      expect(confident.map((h) => h.uuid)).toEqual([eur]);
     }
   });
+
+  it("the README's tour with the offline sentence encoder: EUR first, the memories that match nothing far below", async () => {
+    // The tour runs on the embedded default (Universal Sentence Encoder), where unrelated sentences
+    // still have a cosine of 0.2-0.3: "The user lives in Lisbon" stays under half of EUR's.
+    const use = await createEngine({ env: { EMBEDDING_PROVIDER: 'use' } });
+    try {
+      const t = await use.newTenant('pro');
+      const stored = await use.request('POST', '/v1/memories/batch', {
+        key: t.key,
+        body: {
+          memories: [
+            { observation: 'The user prefers invoices in EUR.', tags: ['billing'], importance: 8 },
+            { observation: 'The user lives in Lisbon.' },
+            { observation: 'The staging database is called pg-staging-2.', tags: ['infra'] },
+          ],
+        },
+      });
+      expect(stored.status, stored.text).toBe(200);
+      const res = await use.request('GET', '/v1/memories/search?q=which+currency+for+invoices&mode=hybrid&limit=3', { key: t.key });
+      const hits = res.body.memories as Hit[];
+      expect(hits.map((h) => h.observation)).toEqual([
+        'The user prefers invoices in EUR.',
+        'The user lives in Lisbon.',
+        'The staging database is called pg-staging-2.',
+      ]);
+      expect(hits[0].score).toBe(1);
+      // Before: 0.54 and 0.42, the shares EUR lent its neighbours.
+      for (const h of hits.slice(1)) expect(h.score, h.observation).toBeLessThanOrEqual(UNMATCHED_SCALE);
+    } finally {
+      await use.close();
+    }
+  }, 60_000);
 
   it("a neighbour's share never lifts a memory that matches nothing above one that matches", async () => {
     const t = await engine.newTenant();
@@ -101,9 +138,29 @@ describe('hybrid ranking', () => {
     const hits = await search(t, { q: 'which currency for invoices in EUR', mode: 'hybrid', limit: '5' });
     // Before: the memory between two hits took 0.4 + 0.4 of their scores and passed the weak match.
     expect(hits.map((h) => h.uuid)).toEqual([strong, weak, nothing]);
-    expect(hits[1].score).toBeGreaterThanOrEqual(hits[2].score);
-    // Among memories that match nothing, the shares still decide: the neighbour comes back at all.
+    // Among memories that match nothing, the shares still decide: the neighbour comes back at all,
+    // with a tenth of the weakest match's score at most.
     expect(hits[2].score).toBeGreaterThan(0);
+    expect(hits[2].score).toBeLessThanOrEqual(UNMATCHED_SCALE * hits[1].score);
+  });
+
+  it('a memory that matches nothing never takes a high score from the hits it was stored between', async () => {
+    const t = await engine.newTenant();
+    // Two strong matches with an unrelated memory stored between them: before, it took 0.5 of each
+    // hit's score (1.0, the best score of the search, after scaling) and ranked with them.
+    const first = await store(t, 'Quarterly invoices for the Lisbon office are paid in EUR.');
+    const between = await store(t, 'The staging database is called pg-staging-2');
+    const second = await store(t, 'Invoices in EUR go out on the first working day.');
+    const hits = await search(t, { q: 'invoices EUR', mode: 'hybrid' });
+    expect(
+      hits
+        .map((h) => h.uuid)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual([first, second].sort());
+    const unmatched = hits.find((h) => h.uuid === between)!;
+    expect(hits.at(-1)!.uuid).toBe(between);
+    expect(unmatched.score).toBeLessThanOrEqual(UNMATCHED_SCALE * Math.min(...hits.slice(0, 2).map((h) => h.score)));
   });
 });
 
@@ -122,7 +179,7 @@ describe('a semantic match of its own', () => {
     const fused = fuse(semantic, keyword);
     // Two neighbours of the strong hit, outside both lists, take the same share of its score: the
     // one at half the best cosine passes the weak keyword hits, the one just below ranks after them
-    // and after the weakest, with its score held to that one's.
+    // and after the weakest, with a tenth of that one's score.
     const near = [
       { ...row('at-half', { similarity: 0.4 }), hit_id: 'strong', distance: 1 },
       { ...row('just-below', { similarity: 0.3999 }), hit_id: 'strong', distance: 1 },
@@ -132,7 +189,8 @@ describe('a semantic match of its own', () => {
     expect(ranked.map((s) => s.matched)).toEqual([true, true, true, true, false, false]);
     const score = Object.fromEntries(ranked.map((s) => [s.row.id, s.score]));
     expect(score['at-half']).toBeCloseTo(0.5, 6);
-    expect(score['just-below']).toBe(score.weakest);
+    expect(score['just-below']).toBeCloseTo(UNMATCHED_SCALE * score.weakest, 9);
+    expect(score.faint).toBeLessThanOrEqual(score['just-below']);
   });
 });
 

@@ -7,18 +7,28 @@ import type { Ranked } from './queries';
  * them (same owner, agent and space, within NEIGHBOUR_GAP_MINUTES): 0.5 of it to the adjacent
  * memory, 0.4 to the one after that. Every lever here was kept because it raised recall on the
  * LoCoMo benchmark on its own (test/bench/locomo.ts and locomo-levers.ts; figures in
- * docs/performance.md): neighbour shares, BM25's k1/b, min-max normalisation, raw BM25 scores, and
- * this semantic weight over its neighbours. Tried and dropped because they did not: pseudo-relevance
- * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches.
+ * docs/performance.md): neighbour shares, BM25's k1/b, min-max normalisation, raw BM25 scores, this
+ * semantic weight over its neighbours, and the candidate count; the last was tuned on half A of the
+ * conversations and kept because half B rose too. Tried and dropped because they did not: pseudo-relevance
+ * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches, time words for
+ * "when" questions, dates left out of the query, uneven shares before and after a hit.
  * A neighbour's share never ranks a memory without a match of its own (no query word in it, and a
- * cosine under half the best candidate's, a neighbour's read with it) above one with: a memory that
- * matched nothing outranked real matches, docs/memories.md's own example among them. The rule costs a
- * little recall. "A cosine above the weakest candidate's" as the semantic match would cost much
- * more: many of LoCoMo's evidence turns are no closer to their question than far-down candidates,
- * few under half the best, so answers that share no word with their question and rank by a
- * neighbour's share would fall behind every weak match.
+ * cosine under half the best candidate's, a neighbour's read with it) above one with, and leaves it
+ * a tenth of its score (UNMATCHED_SCALE): a memory that matched nothing outranked real matches, or
+ * stood beside them with half the best score, docs/memories.md's and the README's examples among
+ * them. The rule costs a little recall. "A cosine above the weakest candidate's" as the semantic
+ * match would cost much more: many of LoCoMo's evidence turns are no closer to their question than
+ * far-down candidates, few under half the best, so answers that share no word with their question
+ * and rank by a neighbour's share would fall behind every weak match.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
+/**
+ * Candidates each list fetches for a re-ranked search of `limit` results: three per result, at least
+ * 30. Min-max normalisation makes the weakest candidate of a list its zero, so the count sets how
+ * far down a list still earns a share of the fusion; 30 for a limit of 10 raised LoCoMo recall@10 on
+ * both halves of the data over 40 (docs/performance.md).
+ */
+export const candidateCount = (limit: number) => Math.min(Math.max(limit * 3, 30), 300);
 export const NEIGHBOUR_SHARE = [0.5, 0.4];
 export const NEIGHBOUR_HITS = 20;
 export const NEIGHBOUR_GAP_MINUTES = 30;
@@ -82,13 +92,22 @@ export function fuse(semantic: Ranked[], keyword: Ranked[]): Scored[] {
 const bestFirst = (a: Scored, b: Scored) => Number(b.matched) - Number(a.matched) || b.score - a.score;
 
 /**
+ * What a memory without a match of its own keeps of its score: a tenth, and never more than a tenth
+ * of the weakest match's. A neighbour's share is a guess that the memory is the rest of the same
+ * exchange, not evidence that it is about the query, so it may bring such a memory back when little
+ * else matches but never with a score a caller would read as relevant (with `min_score` 0.1 it
+ * never comes back). The order is the same at any scale (matches first), so recall is too.
+ */
+export const UNMATCHED_SCALE = 0.1;
+
+/**
  * Adds each hit's share to its stored neighbours (rows from queries.neighbours with their cosine;
  * new ones join the list, matched by `matches`, semanticMatch of the search's semantic candidates)
  * and scales the result back into [0,1] when the sums pass 1. Best first, where a memory without a
  * match of its own ranks after every memory with one (the shares order the memories within each
  * group: an answer stored beside the question it follows outranks other memories that match
- * nothing, never one that matches), and its score is held to the lowest of those above it so
- * scores never rise down the list.
+ * nothing, never one that matches), with UNMATCHED_SCALE of its score, so scores never rise down
+ * the list.
  */
 export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: string; distance: number })[], matches: (row: Ranked) => boolean): Scored[] {
   const byId = new Map(fused.map((s) => [s.row.id, { ...s }]));
@@ -104,6 +123,6 @@ export function spreadToNeighbours(fused: Scored[], near: (Ranked & { hit_id: st
   const all = [...byId.values()];
   const top = Math.max(1, ...all.map((s) => s.score));
   const ranked = all.map((s) => ({ ...s, score: s.score / top })).sort(bestFirst);
-  const floor = Math.min(Infinity, ...ranked.filter((s) => s.matched).map((s) => s.score));
-  return ranked.map((s) => (s.matched ? s : { ...s, score: Math.min(s.score, floor) }));
+  const floor = Math.min(1, ...ranked.filter((s) => s.matched).map((s) => s.score));
+  return ranked.map((s) => (s.matched ? s : { ...s, score: UNMATCHED_SCALE * Math.min(s.score, floor) }));
 }

@@ -197,7 +197,7 @@ export const SearchQuery = z.object({
   include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
-      "`semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the mode that retrieves best on the LoCoMo benchmark.",
+      "`semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches and leaves it a tenth of its score; the mode that retrieves best on the LoCoMo benchmark.",
   }),
   scope: Scope,
   rerank: booleanQuery.default(true).openapi({

@@ -9,7 +9,7 @@ import { oneConnectionPerRequest } from '../../shared/platform/contract/services
 import { toUrn } from '../../shared/platform/contract/ids';
 import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
-import { fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, semanticMatch, spreadToNeighbours } from './hybrid';
+import { candidateCount, fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, semanticMatch, spreadToNeighbours } from './hybrid';
 import * as q from './queries';
 import { rerankCandidates, type SearchRun, searchRun } from './rerank';
 import { withTimings } from './search-timing';
@@ -154,7 +154,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
   const candidatesFor = async (grants: Grant[], readGrants: boolean) => {
     const where = readable(ctx, query, grants);
     // Recency blending and fusion re-rank, so fetch more than asked for; a plain semantic search does not.
-    const n = query.mode === 'semantic' && query.recency_weight === 0 && !run.reranking ? query.limit : Math.min(Math.max(query.limit * 4, 40), 400);
+    const n = query.mode === 'semantic' && query.recency_weight === 0 && !run.reranking ? query.limit : candidateCount(query.limit);
     // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
     const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? grantReader(ctx, query) : null);
     const none: q.CandidateList = { rows: [] };

@@ -11,8 +11,9 @@
  * protocol is locomo.ts's: every turn a memory, categories 1-4, search within the conversation (its
  * statistics are the conversation's, as a tag-filtered search counts them), a hit when an evidence
  * turn is in the top k. Neighbours are the turns before and after in the conversation, as the bench
- * stores them in order. Prints recall@5/@10 per configuration and per conversation; locomo.ts stays
- * the measurement of record.
+ * stores them in order. Prints recall@5/@10 per configuration, for each half of the conversations
+ * (A: the 1st, 3rd, … file in name order; B: the 2nd, 4th, …; tune on A, check on B) and all of them,
+ * and recall@10 per conversation; locomo.ts stays the measurement of record.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -120,7 +121,21 @@ interface Lever {
   // match is the cosine alone, for every memory ranked (a neighbour outside the candidate list too),
   // and the weakest candidate's plays no part.
   match?: { cos?: number; frac?: number; kwFrac?: number; any?: boolean };
+  // With a match rule: memories without a match rank by this fraction of their score among the
+  // others instead of after every match.
+  unmatched?: number;
+  // Neighbour shares for the memories stored after a hit, where they differ from those before it (`shares`).
+  after?: number[];
+  // Dates left out of the query's BM25 (numbers and month names: a question "on 7 May" names the
+  // day of a session, which the turns do not say).
+  noDates?: boolean;
 }
+
+/**
+ * Which half of the data a conversation is in, by its index among the data directory's files in
+ * name order (as locomo.ts splits them): levers are tuned on half A and checked on half B.
+ */
+const halfOf = (index: number) => (index % 2 ? 'b' : 'a');
 
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 type Stats = { n: number; avg: number; df: Map<string, number> };
@@ -147,18 +162,17 @@ function bm25(docs: Doc[], st: Stats, query: Record<string, number>, k1: number,
   return out.sort((x, y) => y.s - x.s);
 }
 
+const MONTHS = ['januari', 'februari', 'march', 'april', 'may', 'june', 'juli', 'august', 'septemb', 'octob', 'novemb', 'decemb'];
 const WHEN = /\bwhen\b|what (date|year|month|day|time)|how long ago/i;
 const TIME_WORDS = ['yesterday', 'last', 'week', 'month', 'year', 'ago', 'today', 'tomorrow', 'weekend', 'next', 'recent'];
 
 function evaluate(data: Conversation[], o: Lever) {
   const tenant = statsOf(data.flatMap((c) => c.turns));
-  let h5 = 0;
-  let h10 = 0;
-  let total = 0;
-  const per: string[] = [];
+  const per: { id: string; n: number; h5: number; h10: number }[] = [];
   for (const c of data) {
     const st = o.tenantStats ? tenant : statsOf(c.turns);
-    let c10 = 0;
+    const counts = { id: c.id, n: 0, h5: 0, h10: 0 };
+    per.push(counts);
     for (const q of c.qa) {
       const n = o.n ?? 40;
       const k1 = o.k1 ?? 1.2;
@@ -167,8 +181,13 @@ function evaluate(data: Conversation[], o: Lever) {
         .map((d) => ({ d, s: dot(q.v, d.v) }))
         .sort((x, y) => y.s - x.s)
         .slice(0, n);
-      let query = q.lex;
-      if (o.when && WHEN.test(q.q)) query = { ...Object.fromEntries(TIME_WORDS.map((t) => [t, 0.2])), ...q.lex };
+      // The service's BM25 counts each distinct query lexeme once.
+      let query = Object.fromEntries(
+        Object.keys(q.lex)
+          .filter((l) => !(o.noDates && (/^\d+$/.test(l) || MONTHS.includes(l))))
+          .map((l) => [l, 1]),
+      );
+      if (o.when && WHEN.test(q.q)) query = { ...Object.fromEntries(TIME_WORDS.map((t) => [t, 0.2])), ...query };
       let kw = bm25(c.turns, st, query, k1, b);
       if (o.prf && kw.length) {
         const weights = new Map<string, number>();
@@ -206,14 +225,21 @@ function evaluate(data: Conversation[], o: Lever) {
         for (const x of kw) if (x.s >= (o.match.kwFrac ?? 0) * kw[0].s) matched.add(x.d);
         for (const x of sem) if (cosineMatch(x.s, true)) matched.add(x.d);
       }
-      const order = (x: [Doc, number], y: [Doc, number]) => Number(matched.has(y[0])) - Number(matched.has(x[0])) || y[1] - x[1];
+      const order =
+        o.unmatched === undefined
+          ? (x: [Doc, number], y: [Doc, number]) => Number(matched.has(y[0])) - Number(matched.has(x[0])) || y[1] - x[1]
+          : (x: [Doc, number], y: [Doc, number]) => (matched.has(y[0]) ? 1 : o.unmatched!) * y[1] - (matched.has(x[0]) ? 1 : o.unmatched!) * x[1];
       if (o.shares) {
         const lenders = [...score].sort(order).slice(0, o.top ?? 20);
         for (const [d, s] of lenders) {
-          for (const [k, share] of o.shares.entries()) {
-            for (const nb of [c.turns[d.i - k - 1], c.turns[d.i + k + 1]])
+          const after = o.after ?? o.shares;
+          for (let k = 0; k < Math.max(o.shares.length, after.length); k++) {
+            for (const [nb, part] of [
+              [c.turns[d.i - k - 1], o.shares[k] ?? 0],
+              [c.turns[d.i + k + 1], after[k] ?? 0],
+            ] as const)
               if (nb) {
-                add(nb, share * s);
+                add(nb, part * s);
                 if (o.match?.any && cosineMatch(dot(q.v, nb.v), false)) matched.add(nb);
               }
           }
@@ -223,18 +249,19 @@ function evaluate(data: Conversation[], o: Lever) {
         .sort(order)
         .slice(0, 10)
         .map(([d]) => q.ev.includes(d.dia));
-      if (top.slice(0, 5).some(Boolean)) h5++;
-      if (top.some(Boolean)) h10++, c10++;
-      total++;
+      counts.n++;
+      if (top.slice(0, 5).some(Boolean)) counts.h5++;
+      if (top.some(Boolean)) counts.h10++;
     }
-    per.push(`${c.id} ${(c10 / c.qa.length).toFixed(3)}`);
   }
-  return { r5: h5 / total, r10: h10 / total, per };
+  return per;
 }
 
 const data = await prepare();
 const base: Lever = { fusion: 'best', mapped: true };
 const final: Lever = { k1: 0.9, b: 0.4, fusion: 'minmax', shares: [0.5, 0.4] };
+// functions/memories/hybrid.ts as it is: `final` with its match rule and candidate count.
+const current: Lever = { ...final, n: 30, match: { frac: 0.5, any: true } };
 const runs: [string, Lever][] = [
   ['semantic alone', { only: 'semantic' }],
   ['keyword (BM25 1.2/0.75) alone', { only: 'keyword' }],
@@ -269,9 +296,32 @@ const runs: [string, Lever][] = [
     { ...final, match: { frac, any: true } },
   ]),
   ["  match rule: keyword hit, or any memory's cosine ≥ 0.5 × best and ≥ 0.25", { ...final, match: { frac: 0.5, cos: 0.25, any: true } }],
+  ['hybrid of record (match rule 0.5, 30 candidates per list)', current],
+  ...[25, 35, 40].map((n): [string, Lever] => [`  ${n} candidates per list`, { ...current, n }]),
+  ...[0.4, 0.45, 0.55].map((frac): [string, Lever] => [`  match share ${frac}`, { ...current, match: { frac, any: true } }]),
+  ...[0.1, 0.3, 0.5].map((f): [string, Lever] => [`  memories without a match ranked by ${f} × their score among matches`, { ...current, unmatched: f }]),
+  ['  neighbours after a hit 0.6, 0.5, before it 0.4, 0.3', { ...current, shares: [0.4, 0.3], after: [0.6, 0.5] }],
+  ...[0.25, 0.35].map((w): [string, Lever] => [`  semantic weight ${w}`, { ...current, w }]),
+  ...(
+    [
+      [0.7, 0.4],
+      [0.9, 0.5],
+    ] as const
+  ).map(([k1, b]): [string, Lever] => [`  BM25 k1 ${k1}, b ${b}`, { ...current, k1, b }]),
+  ['  + time words for "when" questions', { ...current, when: true }],
+  ['  + dates left out of the query', { ...current, noDates: true }],
+  ['  + both', { ...current, when: true, noDates: true }],
 ];
-console.log('| configuration | recall@5 | recall@10 | recall@10 per conversation |\n|---|---|---|---|');
+/** Recall over some conversations' counts: "@5 / @10". */
+const recall = (per: ReturnType<typeof evaluate>) => {
+  const n = per.reduce((s, c) => s + c.n, 0);
+  const at = (k: 'h5' | 'h10') => (n ? (per.reduce((s, c) => s + c[k], 0) / n).toFixed(3) : '–');
+  return `${at('h5')} / ${at('h10')}`;
+};
+console.log('| configuration | half A recall@5 / @10 | half B recall@5 / @10 | all recall@5 / @10 | recall@10 per conversation |\n|---|---|---|---|---|');
 for (const [name, lever] of runs.filter(([name]) => new RegExp(args.runs).test(name))) {
-  const r = evaluate(data, lever);
-  console.log(`| ${name} | ${r.r5.toFixed(3)} | ${r.r10.toFixed(3)} | ${r.per.join(', ')} |`);
+  const per = evaluate(data, lever);
+  const half = (h: 'a' | 'b') => per.filter((_, i) => halfOf(i) === h);
+  const each = per.map((c) => `${c.id} ${(c.h10 / c.n).toFixed(3)}`).join(', ');
+  console.log(`| ${name} | ${recall(half('a'))} | ${recall(half('b'))} | ${recall(per)} | ${each} |`);
 }

@@ -2,11 +2,15 @@
  * Retrieval quality on LoCoMo through the HTTP API (in-process), per embedding provider and mode.
  *
  *   npx tsx test/bench/locomo.ts [--providers use,hash] [--modes semantic,keyword,hybrid]
- *                                [--conversations 26,30] --data <dir of LoCoMo json files, or LOCOMO_DATA>
+ *                                [--conversations 26,30] [--split a|b|all] --data <dir of LoCoMo json files, or LOCOMO_DATA>
  *                                [--embedding-cache /tmp/locomo-vectors.json] [--postgres]
  *
  * `--postgres` runs on the database of DATABASE_URL (and REDIS_URL if set) instead of embedded PGlite:
  * the same ranking, through the Postgres drivers' statements. Each run uses a new tenant.
+ *
+ * The conversations fall in two halves by their file's index in name order: A the 1st, 3rd, …, B the
+ * 2nd, 4th, …. Ranking levers are tuned on half A and checked on half B, so a figure of B is one the
+ * tuning did not see. `--split a` or `b` runs one half; the default runs both and reports each.
  *
  * `--embedding-cache` keeps every vector the provider returned in a file (per provider and text)
  * and replays it on the next run: the models are deterministic, so recall is the same and a rerun
@@ -37,6 +41,7 @@ const { values: args } = parseArgs({
     providers: { type: 'string', default: 'use,hash' },
     modes: { type: 'string', default: 'semantic,keyword,hybrid' },
     conversations: { type: 'string', default: '' },
+    split: { type: 'string', default: 'all' },
     data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
     concurrency: { type: 'string', default: '8' },
     'embedding-cache': { type: 'string' },
@@ -55,18 +60,27 @@ interface Qa {
   category: number;
 }
 
+type Half = 'a' | 'b';
+/** A conversation's half: by its file's index among all the data's files in name order. */
+const halfOf = (index: number): Half => (index % 2 ? 'b' : 'a');
+
 async function loadConversations() {
   if (!args.data) throw new Error('pass the LoCoMo data directory: --data <dir> or LOCOMO_DATA');
+  if (!['a', 'b', 'all'].includes(args.split)) throw new Error('--split is a, b or all');
   const wanted = args.conversations ? new Set(args.conversations.split(',')) : null;
-  const files = (await readdir(args.data)).filter((f) => f.endsWith('.json') && (!wanted || wanted.has(f.replace('.json', ''))));
+  const files = (await readdir(args.data))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f, i) => ({ f, half: halfOf(i) }))
+    .filter(({ f, half }) => (!wanted || wanted.has(f.replace('.json', ''))) && (args.split === 'all' || args.split === half));
   return Promise.all(
-    files.sort().map(async (f) => {
+    files.map(async ({ f, half }) => {
       const raw = JSON.parse(await readFile(join(args.data, f), 'utf8')) as Record<string, unknown>;
       const turns = Object.keys(raw)
         .filter((k) => /^session_\d+$/.test(k))
         .flatMap((k) => raw[k] as Turn[]);
       const qa = (raw.qa as Qa[]).filter((q) => q.category >= 1 && q.category <= 4 && q.evidence?.length);
-      return { id: `conv-${f.replace('.json', '')}`, turns, qa };
+      return { id: `conv-${f.replace('.json', '')}`, half, turns, qa };
     }),
   );
 }
@@ -148,8 +162,6 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
   const byConversation: string[] = [];
   for (const mode of args.modes.split(',')) {
     const questions = conversations.flatMap((c) => c.qa.map((q) => ({ conv: c.id, q })));
-    let hit5 = 0;
-    let hit10 = 0;
     const perConv = new Map<string, { n: number; h5: number; h10: number }>();
     const latencies: number[] = [];
     started = performance.now();
@@ -162,18 +174,24 @@ async function runProvider(provider: string, conversations: Awaited<ReturnType<t
       const c = perConv.get(conv) ?? { n: 0, h5: 0, h10: 0 };
       perConv.set(conv, c);
       c.n++;
-      if (ranks.slice(0, 5).some(Boolean)) hit5++, c.h5++;
-      if (ranks.some(Boolean)) hit10++, c.h10++;
+      if (ranks.slice(0, 5).some(Boolean)) c.h5++;
+      if (ranks.some(Boolean)) c.h10++;
     });
-    const n = questions.length;
-    rows.push(
-      `| ${provider} | ${mode} | ${n} | ${(hit5 / n).toFixed(3)} | ${(hit10 / n).toFixed(3)} | ${pct(latencies, 50).toFixed(1)} | ${pct(latencies, 95).toFixed(1)} | ${pct(latencies, 99).toFixed(1)} |`,
-    );
-    for (const conv of conversations.map((c) => c.id)) {
-      const c = perConv.get(conv)!;
-      byConversation.push(`| ${provider} | ${mode} | ${conv} | ${c.n} | ${(c.h5 / c.n).toFixed(3)} | ${(c.h10 / c.n).toFixed(3)} |`);
+    const latency = `${pct(latencies, 50).toFixed(1)} | ${pct(latencies, 95).toFixed(1)} | ${pct(latencies, 99).toFixed(1)}`;
+    for (const split of ['all', 'a', 'b'] as const) {
+      const counts = conversations.filter((c) => split === 'all' || c.half === split).map((c) => perConv.get(c.id)!);
+      const n = counts.reduce((s, c) => s + c.n, 0);
+      if (!n || (split !== 'all' && counts.length === conversations.length)) continue; // a half with nothing, or everything
+      const at = (k: 'h5' | 'h10') => (counts.reduce((s, c) => s + c[k], 0) / n).toFixed(3);
+      rows.push(
+        `| ${provider} | ${mode} | ${split === 'all' ? 'all' : split.toUpperCase()} | ${n} | ${at('h5')} | ${at('h10')} | ${split === 'all' ? latency : '– | – | –'} |`,
+      );
     }
-    console.error(`  ${provider}/${mode}: ${n} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    for (const { id, half } of conversations) {
+      const c = perConv.get(id)!;
+      byConversation.push(`| ${provider} | ${mode} | ${id} | ${half.toUpperCase()} | ${c.n} | ${(c.h5 / c.n).toFixed(3)} | ${(c.h10 / c.n).toFixed(3)} |`);
+    }
+    console.error(`  ${provider}/${mode}: ${questions.length} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
   await node.close();
   return { rows, byConversation, storeSeconds, memories: turns.length };
@@ -183,8 +201,8 @@ const conversations = await loadConversations();
 console.error(
   `LoCoMo: ${conversations.length} conversations, ${conversations.reduce((s, c) => s + c.turns.length, 0)} turns, ${conversations.reduce((s, c) => s + c.qa.length, 0)} questions (categories 1-4)`,
 );
-const table = ['| provider | mode | questions | recall@5 | recall@10 | search p50 ms | p95 ms | p99 ms |', '|---|---|---|---|---|---|---|---|'];
-const perConversation = ['| provider | mode | conversation | questions | recall@5 | recall@10 |', '|---|---|---|---|---|---|'];
+const table = ['| provider | mode | half | questions | recall@5 | recall@10 | search p50 ms | p95 ms | p99 ms |', '|---|---|---|---|---|---|---|---|---|']; // half: all, or half A or B of the conversations run
+const perConversation = ['| provider | mode | conversation | half | questions | recall@5 | recall@10 |', '|---|---|---|---|---|---|---|'];
 for (const provider of args.providers.split(',')) {
   const { rows, byConversation, storeSeconds, memories } = await runProvider(provider, conversations);
   perConversation.push(...byConversation);
