@@ -84,9 +84,13 @@ function layout(params: unknown, start: number): Piece[] {
   };
   const value = (v: unknown, depth: number, indent: string): void => {
     if (v === null || typeof v !== 'object') {
-      if (typeof v === 'string') return string(v);
+      if (typeof v === 'string') {
+        string(v);
+        return;
+      }
       const s = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : typeof v === 'boolean' ? String(v) : 'null';
-      return token(s, s);
+      token(s, s);
+      return;
     }
     if (depth >= MAX_DEPTH) {
       let deep: string;
@@ -95,7 +99,8 @@ function layout(params: unknown, start: number): Piece[] {
       } catch {
         deep = '"[nested too deep]"';
       }
-      return token(deep, deep);
+      token(deep, deep);
+      return;
     }
     const inner = `${indent}  `;
     if (Array.isArray(v)) {
