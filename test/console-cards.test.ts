@@ -199,3 +199,21 @@ describe('the card of a held memory', () => {
     expect(html).not.toContain('Memory to store');
   });
 });
+
+describe('the explain page', () => {
+  it('lists the memories the submitting key recalled before asking, not the whole store', async () => {
+    const agent = await engine.request('POST', '/v1/keys/restricted', { key: owner.key, body: { name: 'reader', scopes: ['actions:write', 'memories:read'] } });
+    for (const observation of ['Vendor ACME GmbH is paid by wire.', 'Lunch is at noon.']) {
+      expect((await engine.request('POST', '/v1/memories', { key: owner.key, body: { observation } })).status).toBe(201);
+    }
+    const search = await engine.request('GET', '/v1/memories/search?q=ACME&limit=1&mode=keyword', { key: agent.body.api_key });
+    expect(search.body.memories.map((m: { observation: string }) => m.observation)).toEqual(['Vendor ACME GmbH is paid by wire.']);
+    engine.clock.advance(1_000);
+    const id = (await engine.request('POST', '/v1/actions', { key: agent.body.api_key, body: PAYLOADS.pending })).body.action_id;
+    const page = await (await visitor.get(`/console/actions/${id}`)).text();
+    expect(page).toContain('Memories it recalled before asking');
+    expect(page).toMatch(/<article class="card recalled"><p>Vendor ACME GmbH is paid by wire\.<\/p><p class="hint">recalled [^<]* for “ACME”/);
+    expect(page).not.toContain('Lunch is at noon.');
+    expect(page).toMatch(/the store held 2 memories at the time/);
+  });
+});
