@@ -92,7 +92,7 @@ describe('the card of a held action', () => {
     expect(card).toContain('<mark title="FinancialSafetyPolicy #1: Transfer of &quot;amount&quot;:250000');
     expect(card).toContain('&quot;amount&quot;: 250000</mark>');
     expect(card).toMatch(/Type ROLLBACK to confirm approving <code>http\.post<\/code>/);
-    expect(card).toContain('A destructive action: “transfer” in its params.');
+    expect(card).toContain('(destructive: “transfer” in its params)');
   });
 
   it('long params are behind their summary, which says how long they are', async () => {

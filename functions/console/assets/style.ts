@@ -15,16 +15,16 @@ body { margin: 0; background: var(--bg); color: var(--text); }
 a { color: var(--accent); }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: var(--panel); padding: .5rem 1rem; z-index: 2; }
-.top { display: flex; align-items: center; gap: 1rem; padding: .6rem 1.25rem; background: var(--panel); border-bottom: 1px solid var(--line); }
-.brand { font-weight: 700; font-size: 1.1rem; text-decoration: none; color: var(--text); letter-spacing: .01em; white-space: nowrap; }
-.top nav { min-width: 0; }
-.top nav ul { display: flex; gap: .1rem; list-style: none; margin: 0; padding: 0; }
-.top nav a { display: block; padding: .35rem .5rem; border-radius: 6px; text-decoration: none; color: var(--muted); font-size: .92rem; white-space: nowrap; }
+.top { display: flex; align-items: center; gap: .6rem; padding: .5rem 1rem; background: var(--panel); border-bottom: 1px solid var(--line); }
+.brand { font-weight: 700; font-size: 1rem; text-decoration: none; color: var(--text); white-space: nowrap; }
+.top nav { min-width: 0; overflow-x: auto; }
+.top nav ul { display: flex; gap: 0; list-style: none; margin: 0; padding: 0; }
+.top nav a { display: block; padding: .3rem .4rem; border-radius: 6px; text-decoration: none; color: var(--muted); font-size: .875rem; white-space: nowrap; }
 .top nav a[aria-current="page"] { background: var(--bg); color: var(--text); font-weight: 600; }
-.top .who { margin-left: auto; display: flex; align-items: center; gap: .5rem; color: var(--muted); font-size: .85rem; min-width: 0; white-space: nowrap; }
-.top .who span { overflow: hidden; text-overflow: ellipsis; max-width: 14rem; }
-.top .who button { padding: .3rem .7rem; font-size: .85rem; }
-@media (max-width: 70rem) { .top { flex-wrap: wrap; } .top nav ul { flex-wrap: wrap; } }
+.top .who { margin-left: auto; display: flex; align-items: center; gap: .5rem; color: var(--muted); font-size: .8rem; min-width: 0; white-space: nowrap; }
+.top .who span { overflow: hidden; text-overflow: ellipsis; max-width: 9rem; }
+.top .who button { padding: .25rem .6rem; font-size: .8rem; }
+@media (max-width: 79.9rem) { .top { flex-wrap: wrap; } .top nav { overflow-x: visible; } .top nav ul { flex-wrap: wrap; } }
 main { max-width: 72rem; margin: 0 auto; padding: 2rem; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; } h2 { font-size: 1.1rem; margin: 0; }
 .lead { color: var(--muted); margin: 0 0 1.5rem; }

@@ -128,12 +128,12 @@ function Confirmation(props: { id: string; action: string; params: unknown }) {
   return (
     <div>
       <label for={`confirm-${props.id}`}>
-        Type {CONFIRMATION_PHRASE} to confirm approving <code>{props.action}</code>
+        Type {CONFIRMATION_PHRASE} to confirm approving <code>{props.action}</code>{' '}
+        <span class="hint">
+          (destructive: “{why.word}” in its {why.in === 'name' ? 'name' : 'params'})
+        </span>
       </label>
-      <input type="text" id={`confirm-${props.id}`} name="confirmation" autocomplete="off" aria-describedby={`confirm-why-${props.id}`} />
-      <p class="hint" id={`confirm-why-${props.id}`}>
-        A destructive action: “{why.word}” in its {why.in === 'name' ? 'name' : 'params'}.
-      </p>
+      <input type="text" id={`confirm-${props.id}`} name="confirmation" autocomplete="off" />
     </div>
   );
 }
@@ -239,21 +239,28 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
 /**
  * What takes a card's place once a decision closed it: the card leaves the pending tab, and this
  * line says what was decided, a denial as a denial. `action` null: a held memory. The live stream
- * sends it out of band (`oob`) under the card's own id for a decision taken elsewhere, so a
- * decision posted from this page meanwhile still finds its target.
+ * sends it (`oob`) into the card of a decision taken elsewhere, keeping the card's element, so
+ * that a decision this page posted meanwhile still swaps its answer in where the card was.
  */
 export function DecidedNotice(props: { approvalId: string; action: string | null; denied: boolean; by?: string | null; expired?: boolean; oob?: boolean }) {
   const { approvalId, action, denied } = props;
   const what = action === null ? 'the memory' : <code>{action}</code>;
   const then = denied ? (action === null ? 'it is not stored.' : 'it will not run.') : action === null ? 'it is stored.' : 'the agent may run it now.';
-  return (
-    <div id={props.oob ? `card-${approvalId}` : `decided-${approvalId}`} class="decided" {...(props.oob ? { 'hx-swap-oob': 'true' } : {})}>
+  const notice = (
+    <div id={props.oob ? undefined : `decided-${approvalId}`} class="decided">
       <Notice kind={denied ? 'denied' : 'ok'}>
         {denied ? 'Denied' : 'Approved'} {what}
         {props.expired ? ' (nobody decided in time)' : props.by ? ` by ${props.by}` : ''}: {then}{' '}
         {action === null ? null : <a href={`/console/actions/${approvalId}`}>Why it was held</a>}
       </Notice>
     </div>
+  );
+  return props.oob ? (
+    <div id={`card-${approvalId}`} hx-swap-oob="innerHTML">
+      {notice}
+    </div>
+  ) : (
+    notice
   );
 }
 
