@@ -24,7 +24,7 @@ export interface Violation {
 }
 
 /** Params this short are shown open on a card; longer ones behind their summary. */
-export const SHORT_PARAMS = { lines: 24, chars: 2_000 };
+const SHORT_PARAMS = { lines: 24, chars: 2_000 };
 /** Occurrences of a match looked at when searching the one at its reported field. */
 const MAX_OCCURRENCES = 64;
 /** The canonical walk's depth limit (canonicalPayload): below it a value is one compact token. */
