@@ -66,19 +66,25 @@ function matchRange(payload: ReturnType<typeof canonicalPayload>, v: Violation):
   return first < 0 ? null : [first, first + length];
 }
 
-/** The params laid out, each piece with its canonical range; `start` is where params begin in the canonical text. */
-function layout(params: unknown, start: number): Piece[] {
-  const pieces: Piece[] = [];
+/** Lays the params out, each piece to `emit` with its canonical range; `start` is where params begin in the canonical text. */
+function layout(params: unknown, start: number, ranges: readonly ([number, number] | null)[], emit: (p: Piece) => void): void {
   let pos = start;
   const token = (canonical: string, display: string) => {
-    pieces.push({ d: display, c0: pos, c1: pos + canonical.length });
+    emit({ d: display, c0: pos, c1: pos + canonical.length });
     pos += canonical.length;
   };
-  const space = (d: string) => pieces.push({ d, c0: pos, c1: pos });
-  /** A quoted string: opening quote, content and closing quote are separate pieces so a match may start or end inside it. */
+  const space = (d: string) => emit({ d, c0: pos, c1: pos });
+  /**
+   * A quoted string: one piece, or where a match overlaps it one piece per code point (quotes
+   * included), so the match may start or end anywhere in it; the segments merge again.
+   */
   const string = (s: string) => {
+    const end = pos + s.length + 2;
+    if (!ranges.some((r) => r && r[0] < end && pos < r[1])) {
+      token(`"${s}"`, JSON.stringify(s));
+      return;
+    }
     token('"', '"');
-    // One piece per code point, so a match may start or end anywhere in it; the segments merge again.
     for (const ch of s) token(ch, escaped(ch));
     token('"', '"');
   };
@@ -129,11 +135,10 @@ function layout(params: unknown, start: number): Piece[] {
     token('}', '}');
   };
   value(params ?? {}, 1, '');
-  return pieces;
 }
 
 /** Which violation (index) covers a piece: overlapping a range, or layout strictly inside one. */
-function hitOf(p: Piece, ranges: ([number, number] | null)[]): number | undefined {
+function hitOf(p: Piece, ranges: readonly ([number, number] | null)[]): number | undefined {
   for (let i = 0; i < ranges.length; i++) {
     const r = ranges[i];
     if (!r) continue;
@@ -147,20 +152,30 @@ function hitOf(p: Piece, ranges: ([number, number] | null)[]): number | undefine
  * enough to be shown open. A match outside the params (in the action's name) marks nothing here.
  */
 export function paramsView(action: string, params: Record<string, unknown>, violations: readonly Violation[] = []) {
-  const payload = canonicalPayload({ action, params });
+  const shown = JSON.stringify(params ?? {}, null, 2);
+  const short = shown.split('\n').length <= SHORT_PARAMS.lines && shown.length <= SHORT_PARAMS.chars;
+  const payload = violations.length ? canonicalPayload({ action, params }) : null;
+  const ranges = payload ? violations.map((v) => matchRange(payload, v)) : [];
+  if (!ranges.some(Boolean)) return { segments: [{ text: shown }] as Segment[], text: shown, short };
   // `{"action":"<action>","params":` precedes the params in the canonical text.
   const start = canonicalPayload({ action, params: {} }).text.length - 3;
-  const ranges = violations.map((v) => matchRange(payload, v));
   const segments: Segment[] = [];
-  for (const p of layout(params, start)) {
+  let parts: string[] = [];
+  let current: number | undefined;
+  const close = () => {
+    if (parts.length) segments.push(current === undefined ? { text: parts.join('') } : { text: parts.join(''), hit: current });
+    parts = [];
+  };
+  layout(params, start, ranges, (p) => {
     const hit = hitOf(p, ranges);
-    const last = segments[segments.length - 1];
-    if (last && last.hit === hit) last.text += p.d;
-    else segments.push(hit === undefined ? { text: p.d } : { text: p.d, hit });
-  }
-  const text = segments.map((s) => s.text).join('');
-  const lines = text.split('\n').length;
-  return { segments, text, short: lines <= SHORT_PARAMS.lines && text.length <= SHORT_PARAMS.chars };
+    if (hit !== current) {
+      close();
+      current = hit;
+    }
+    parts.push(p.d);
+  });
+  close();
+  return { segments, text: shown, short };
 }
 
 /**
