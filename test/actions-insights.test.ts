@@ -68,11 +68,47 @@ describe('explain', () => {
     expect(res.body.summary).toContain('reported it executed');
   });
 
+  it('names the memories the submitting key recalled in the 15 minutes before, not the whole store', async () => {
+    const t = await engine.newTenant('pro');
+    const agent = await h.call(t, 'POST', '/v1/keys/restricted', { name: 'billing', scopes: ['actions:write', 'memories:read'] });
+    expect(agent.status, agent.text).toBe(201);
+    const asAgent = { ...t, key: agent.body.api_key as string };
+    const stored: Record<string, string> = {};
+    for (const observation of ['Vendor ACME GmbH is paid by wire.', 'The staging database is pg-staging-2.', 'Lunch is at noon.']) {
+      stored[observation] = (await h.call(t, 'POST', '/v1/memories', { observation })).body.id;
+    }
+    const recall = async (who: typeof t, q: string) => {
+      const res = await h.call(who, 'GET', `/v1/memories/search?q=${encodeURIComponent(q)}&limit=1&mode=keyword`);
+      expect(res.status, res.text).toBe(200);
+      return res.body.memories[0].uuid as string;
+    };
+    expect(await recall(asAgent, 'ACME')).toBe(stored['Vendor ACME GmbH is paid by wire.']); // too long before
+    engine.clock.advance(20 * 60_000);
+    expect(await recall(asAgent, 'staging')).toBe(stored['The staging database is pg-staging-2.']);
+    engine.clock.advance(60_000);
+    await recall(t, 'Lunch'); // another key's recall
+    engine.clock.advance(1_000);
+    const submitted = await h.call(asAgent, 'POST', '/v1/actions', PAYLOADS.pending);
+    engine.clock.advance(1_000);
+    await recall(asAgent, 'Lunch'); // after it
+    const { body } = await h.call(t, 'GET', `/v1/actions/${submitted.body.action_id}/explain`);
+    expect(body.memories_at_time_total).toBe(3);
+    expect(body.memories_recalled).toEqual([
+      expect.objectContaining({
+        memory_id: stored['The staging database is pg-staging-2.'],
+        observation: 'The staging database is pg-staging-2.',
+        query: 'staging',
+        recalls: 1,
+      }),
+    ]);
+    expect(body.summary).toContain('with 3 memories in the store, having recalled 1 of them in the 15 minutes before.');
+  });
+
   it('an allowed action has no approval; unknown and foreign ids are 404 actions.not_found', async () => {
     const [t, other] = [await engine.newTenant('free'), await engine.newTenant('free')];
     const allowed = (await h.submit(t, PAYLOADS.allowed)).body.action_id;
     const res = await h.call(t, 'GET', `/v1/actions/${allowed}/explain`);
-    expect(res.body).toMatchObject({ approval: null, memories_at_time: [], memories_at_time_total: 0, status: 'allowed' });
+    expect(res.body).toMatchObject({ approval: null, memories_at_time: [], memories_at_time_total: 0, memories_recalled: [], status: 'allowed' });
     expect(res.body.summary).toContain('allowed');
     for (const [who, id] of [
       [other, allowed],

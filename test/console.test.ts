@@ -166,7 +166,7 @@ describe('console sessions', () => {
       { _csrf: visitor.csrf, decision: 'approve', confirmation: 'ROLLBACK' },
       { 'hx-request': 'true' },
     );
-    expect(await approved.text()).toContain('Approved: approved (1 of 1)');
+    expect(await approved.text()).toContain('<p class="notice ok" role="status">Approved <code>http.post</code>: the agent may run it now.');
   });
 
   it("another tenant's approval is not found, as one that does not exist", async () => {
@@ -194,10 +194,13 @@ describe('console sessions', () => {
     expect(tab).toContain('1 waiting for your review');
     const approved = await reviewer.post(
       `/console/approvals/${id}/decision`,
-      { _csrf: reviewer.csrf, decision: 'approve', confirmation: 'ROLLBACK' },
+      { _csrf: reviewer.csrf, decision: 'approve', confirmation: 'ROLLBACK', tab: 'team' },
       { 'hx-request': 'true' },
     );
-    expect(await approved.text()).toContain('Approved: approved (1 of 1)');
+    const answer = await approved.text();
+    expect(answer).toContain('Approved <code>http.post</code>: the agent may run it now.');
+    // The card leaves the tab: its count, swapped in out of band, no longer counts it.
+    expect(answer).toMatch(/id="inbox-count"[^>]*hx-swap-oob="true"[^>]*>0 waiting for your review/);
     // Its own tab shows nothing of the teammate's.
     expect(await (await reviewer.get('/console/approvals?status=approved')).text()).not.toContain(id);
   });

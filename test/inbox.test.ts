@@ -120,4 +120,18 @@ describe('the console inbox', () => {
     expect(team).toContain(owner.tenantId);
     expect(team).toMatch(/1 of 2 approvals/);
   });
+
+  it('an approval that does not close an enterprise action keeps its card, saying how far it stands', async () => {
+    const id = await h.pending(owner);
+    const reviewer = await signIn((req) => engine.app.request(req), member.key);
+    const res = await reviewer.post(
+      `/console/approvals/${id}/decision`,
+      { _csrf: reviewer.csrf, decision: 'approve', confirmation: 'ROLLBACK', tab: 'team' },
+      { 'hx-request': 'true' },
+    );
+    const card = await res.text();
+    expect(card).toContain(`<article class="card" id="card-${id}"`);
+    expect(card).toContain('Your approval is recorded: 1 of 2 approvals');
+    expect(card).toContain('<form class="decide"');
+  });
 });

@@ -1,19 +1,29 @@
 import type { z } from '@hono/zod-openapi';
 import { actionNotFound, invalidViolationsParam } from '../../shared/control/errors';
 import type { TenantCtx } from '../../shared/platform/contract/context';
-import { DAY, HOUR, parseTimestamp } from '../../shared/platform/contract/time';
+import { DAY, HOUR, MINUTE, parseTimestamp } from '../../shared/platform/contract/time';
 import * as q from './queries';
-import { type DashboardQuery, MAX_EXPLAIN_MEMORIES, type PolicyResultSchema, type ViolationsQuery, ViolationsPaging, WINDOWS } from './schemas';
+import {
+  type DashboardQuery,
+  MAX_EXPLAIN_MEMORIES,
+  MAX_RECALLED_MEMORIES,
+  type PolicyResultSchema,
+  RECALL_WINDOW_MINUTES,
+  type ViolationsQuery,
+  ViolationsPaging,
+  WINDOWS,
+} from './schemas';
 
 type PolicyResult = z.infer<typeof PolicyResultSchema>;
 type Connector = 'github' | 'slack' | 'linear' | 'pagerduty' | 'http';
 
 /** One paragraph that tells what happened to an action, from its row, its decisions and its policy result. */
-function summarize(row: q.ActionRow, decisions: q.DecisionRow[], memoriesThen: number): string {
+function summarize(row: q.ActionRow, decisions: q.DecisionRow[], memoriesThen: number, recalled: number): string {
   const pr = row.policyResult as unknown as PolicyResult;
   const who = row.agentId ? `Agent ${row.agentId}` : 'An agent';
+  const looked = recalled ? `, having recalled ${recalled} of them in the ${RECALL_WINDOW_MINUTES} minutes before` : '';
   const parts = [
-    `${who} asked to run ${row.action} on ${row.submittedAt.toISOString()}, with ${memoriesThen} ${memoriesThen === 1 ? 'memory' : 'memories'} in the store.`,
+    `${who} asked to run ${row.action} on ${row.submittedAt.toISOString()}, with ${memoriesThen} ${memoriesThen === 1 ? 'memory' : 'memories'} in the store${looked}.`,
   ];
   const evaluated = `${pr.policies_evaluated.length} ${pr.policies_evaluated.length === 1 ? 'policy was' : 'policies were'} evaluated`;
   const why = `${pr.reason ?? 'no reason given'}; severity ${pr.severity ?? 'n/a'}, risk ${pr.risk_score.toFixed(2)}`;
@@ -55,10 +65,11 @@ function summarize(row: q.ActionRow, decisions: q.DecisionRow[], memoriesThen: n
 export async function explain(ctx: TenantCtx, input: { actionId: string }) {
   const row = await q.actionOf(ctx.db, ctx.tenantId, input.actionId);
   if (!row) throw actionNotFound(input.actionId);
-  const [decisions, trail, memories] = await Promise.all([
+  const [decisions, trail, memories, recalled] = await Promise.all([
     q.decisionsOf(ctx.db, ctx.tenantId, row.id),
     q.auditTrail(ctx.db, ctx.tenantId, row.id),
     q.memoriesAt(ctx.db, ctx.tenantId, row.submittedAt, MAX_EXPLAIN_MEMORIES),
+    row.submittedBy ? q.recalledBefore(ctx.db, ctx.tenantId, row.submittedBy, row.submittedAt, RECALL_WINDOW_MINUTES * MINUTE, MAX_RECALLED_MEMORIES) : [],
   ]);
   if (!trail.length) throw actionNotFound(input.actionId);
   const approval = row.reviewable
@@ -99,6 +110,16 @@ export async function explain(ctx: TenantCtx, input: { actionId: string }) {
       created_at: m.created_at,
     })),
     memories_at_time_total: memories.total,
+    memories_recalled: recalled.map((r) => ({
+      memory_id: r.memory.uuid,
+      observation: r.memory.observation,
+      importance: r.memory.importance,
+      tags: r.memory.tags,
+      created_at: r.memory.created_at,
+      recalled_at: r.recalledAt.toISOString(),
+      query: r.query,
+      recalls: r.recalls,
+    })),
     audit_trail: trail.map((e) => ({
       sequence_number: e.seq,
       timestamp: e.createdAt.toISOString(),
@@ -107,7 +128,7 @@ export async function explain(ctx: TenantCtx, input: { actionId: string }) {
       actor: e.actor,
       metadata: e.metadata,
     })),
-    summary: summarize(row, decisions, memories.total),
+    summary: summarize(row, decisions, memories.total, recalled.length),
   };
 }
 

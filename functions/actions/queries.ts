@@ -169,6 +169,45 @@ export async function memoriesAt(db: DbOrTx, tenantId: string, at: Date, limit: 
   return { total: Number(result.total), memories };
 }
 
+/**
+ * The memories the key `keyId` recalled in (at − windowMs, at], most recently recalled first, at
+ * most `limit`: each as it was when recalled (its latest state event by then), with the query of
+ * its latest recall and how many times it was recalled. Recall events (memory_events kind `recall`)
+ * name the recalling key as their actor; the window bounds the scan.
+ */
+export async function recalledBefore(db: DbOrTx, tenantId: string, keyId: string, at: Date, windowMs: number, limit: number) {
+  const to = at.toISOString();
+  const from = new Date(at.getTime() - windowMs).toISOString();
+  const found = await rows<{
+    memory_id: string;
+    recalled_at: string | Date;
+    query: string | null;
+    recalls: number | string;
+    memory: MemoryDto | string | null;
+  }>(
+    db,
+    sql`WITH r AS (
+          SELECT e.memory_id, max(e.at) AS recalled_at, count(*) AS recalls,
+                 (array_agg(e.metadata->>'query' ORDER BY e.at DESC, e.id DESC))[1] AS query
+          FROM memory_events e
+          WHERE e.tenant_id = ${tenantId} AND e.kind = 'recall' AND e.actor = ${keyId}
+            AND e.at > ${from}::timestamptz AND e.at <= ${to}::timestamptz
+          GROUP BY e.memory_id ORDER BY max(e.at) DESC, e.memory_id LIMIT ${limit})
+        SELECT r.memory_id::text AS memory_id, r.recalled_at, r.query, r.recalls, s.after AS memory
+        FROM r LEFT JOIN LATERAL (
+          SELECT e.after FROM memory_events e
+          WHERE e.tenant_id = ${tenantId} AND e.memory_id = r.memory_id AND e.at <= r.recalled_at
+            AND e.kind NOT IN ('recall', 'link', 'unlink')
+          ORDER BY e.at DESC, e.id DESC LIMIT 1) s ON true
+        ORDER BY r.recalled_at DESC, r.memory_id`,
+  );
+  return found.flatMap((r) => {
+    const memory = typeof r.memory === 'string' ? (JSON.parse(r.memory) as MemoryDto) : r.memory;
+    if (!memory) return [];
+    return [{ memory, recalledAt: new Date(r.recalled_at), query: r.query, recalls: Number(r.recalls) }];
+  });
+}
+
 const violationsOf = sql`jsonb_array_elements(CASE WHEN jsonb_typeof(a.policy_result->'violations') = 'array' THEN a.policy_result->'violations' ELSE '[]'::jsonb END)`;
 
 /** The dashboard's numbers for [since, until): totals, violations by policy and by agent, a series. */

@@ -9,7 +9,8 @@ import { AppError } from '../../shared/platform/contract/errors';
 import { type ConsoleContext, formOf, fromHtmx } from './http';
 import { AuditPage } from './views/audit';
 import { cardFor, cardsIn } from './cards';
-import { ApprovalCard, INBOX_STATES, InboxCount, InboxPage, type InboxStatus } from './views/inbox';
+import { ApprovalCard, DecidedNotice, isHeldMemory } from './views/approval-card';
+import { INBOX_STATES, InboxCount, InboxPage, type InboxStatus } from './views/inbox';
 import { onSessionEnd } from './live';
 import { sessionOpen } from './session';
 import { tenantOf as ctx, viewerOf } from './viewer';
@@ -34,10 +35,20 @@ export async function inbox(c: ConsoleContext, refusals?: Map<string, string>, s
   );
 }
 
+/** The count of a tab after a card left it, swapped in out of band. */
+async function countOf(c: ConsoleContext, tab: InboxStatus) {
+  const t = ctx(c);
+  const { total } = await cardsIn(t, tab, 1);
+  const live = tab === 'pending_review' && openStreamVerb.allows(t);
+  return <InboxCount status={tab} total={total} shown={Math.min(total, INBOX_PAGE)} live={live} oob />;
+}
+
 /**
  * A decision, through the verb of POST /v1/approvals/{approval_id}/decision with the same input
- * schema, so the same rules refuse the same things. htmx gets the card back, refused or decided;
- * a plain form post gets the inbox (with the refusal on its card) or a redirect to it.
+ * schema, so the same rules refuse the same things. htmx gets back, in the card's place, what was
+ * decided when the decision closed it (the card leaves the pending tab, its count swapped in out
+ * of band), else the card with the refusal or how far the approvals stand; a plain form post gets
+ * the inbox (with the refusal on its card) or a redirect to it.
  */
 export async function decide(c: ConsoleContext) {
   const approvalId = c.req.param('approval_id') ?? '';
@@ -50,11 +61,10 @@ export async function decide(c: ConsoleContext) {
     ...(form.confirmation ? { confirmation: form.confirmation } : {}),
   };
   let refusal: string | undefined;
-  let outcome: string | undefined;
+  let decided: Awaited<ReturnType<typeof decideVerb>> | undefined;
   let status = 200;
   try {
-    const decided = await decideVerb(t, input);
-    outcome = `${decided.decision === 'approve' ? 'Approved' : 'Denied'}: ${decided.status} (${decided.approvals} of ${decided.approvals_required})`;
+    decided = await decideVerb(t, input);
   } catch (err) {
     refusal = refusalOf(err);
     status = (err as AppError).status;
@@ -62,7 +72,17 @@ export async function decide(c: ConsoleContext) {
   }
   if (fromHtmx(c)) {
     const item = await cardFor(t, approvalId);
-    return c.html(<ApprovalCard item={item} csrfToken={c.get('session').csrfToken} refusal={refusal} outcome={outcome} />);
+    if (decided && decided.status !== 'pending_review') {
+      const tab = INBOX_STATES.find((s) => s.status === form.tab && (s.status === 'pending_review' || s.status === 'team'))?.status;
+      return c.html(
+        <>
+          <DecidedNotice approvalId={item.approval_id} action={isHeldMemory(item) ? null : item.action} denied={decided.decision === 'deny'} />
+          {tab ? await countOf(c, tab) : null}
+        </>,
+      );
+    }
+    const outcome = decided ? `Your approval is recorded: ${decided.approvals} of ${decided.approvals_required} approvals` : undefined;
+    return c.html(<ApprovalCard item={item} csrfToken={c.get('session').csrfToken} refusal={refusal} outcome={outcome} tab={form.tab} />);
   }
   if (refusal) return inbox(c, new Map([[approvalId, refusal]]), status);
   return c.redirect('/console/approvals', 303);
@@ -70,12 +90,14 @@ export async function decide(c: ConsoleContext) {
 
 /**
  * Each `action.pending_review` event of the tenant, as a card for htmx's SSE extension to append,
- * with the inbox's count swapped in out of band. The stream lasts as long as its session: sign-out
- * ends it at once in this process, and every heartbeat it checks the session is still open.
+ * and each `action.decided` one (decided elsewhere: the API, another tab, expiry) as the removal of
+ * its card, both with the inbox's count swapped in out of band. The stream lasts as long as its
+ * session: sign-out ends it at once in this process, and every heartbeat it checks the session is
+ * still open.
  */
 export async function inboxStream(c: ConsoleContext) {
   const t = ctx(c);
-  const open = await openStreamVerb(t, { types: 'action.pending_review' });
+  const open = await openStreamVerb(t, { types: 'action.pending_review,action.decided' });
   const { csrfToken, idHash } = c.get('session');
   const { services } = t;
   return streamSSE(c, async (sse) => {
@@ -95,11 +117,22 @@ export async function inboxStream(c: ConsoleContext) {
         for (const block of text.split('\n\n')) {
           const data = /^data: (.*)$/m.exec(block)?.[1];
           if (!data) continue;
-          const actionId = (JSON.parse(data) as { data: { action_id: string } }).data.action_id;
-          const item = await cardFor(t, actionId);
+          const event = JSON.parse(data) as {
+            type: string;
+            data: { action_id: string; action: string; status: string; approver_id?: string; reason: string | null };
+          };
+          const actionId = event.data.action_id;
           const { total } = await cardsIn(t, 'pending_review', 1);
-          const count = <InboxCount status="pending_review" total={total} shown={total} live oob />;
-          await sse.writeSSE({ event: 'pending', data: String(<ApprovalCard item={item} csrfToken={csrfToken} />) + String(count) });
+          const count = String(<InboxCount status="pending_review" total={total} shown={Math.min(total, INBOX_PAGE)} live oob />);
+          if (event.type === 'action.decided') {
+            const d = event.data;
+            const expired = !d.approver_id && d.reason === 'expired';
+            const notice = <DecidedNotice approvalId={actionId} action={d.action} denied={d.status === 'denied'} by={d.approver_id} expired={expired} oob />;
+            await sse.writeSSE({ event: 'pending', data: String(notice) + count });
+            continue;
+          }
+          const item = await cardFor(t, actionId);
+          await sse.writeSSE({ event: 'pending', data: String(<ApprovalCard item={item} csrfToken={csrfToken} tab="pending_review" />) + count });
         }
       },
     };

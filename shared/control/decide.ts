@@ -26,7 +26,15 @@ const tooEarly = (waitMs: number, message: string) => {
 const bestRole = (roles: TeamRole[]): TeamRole | null => ROLE_RANK.find((r) => roles.includes(r)) ?? null;
 
 export function isDestructive(row: { action: string; params: unknown }): boolean {
-  return DESTRUCTIVE.test(row.action) || DESTRUCTIVE.test(JSON.stringify(row.params));
+  return destructiveWord(row) !== null;
+}
+
+/** The word that makes an action destructive and where it is (the console names it beside the confirmation field); null when none does. */
+export function destructiveWord(row: { action: string; params: unknown }): { word: string; in: 'name' | 'params' } | null {
+  const named = DESTRUCTIVE.exec(row.action);
+  if (named) return { word: named[0], in: 'name' };
+  const inParams = DESTRUCTIVE.exec(JSON.stringify(row.params));
+  return inParams ? { word: inParams[0], in: 'params' } : null;
 }
 
 export interface DecisionRequest {

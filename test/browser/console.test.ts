@@ -114,9 +114,118 @@ describe('the console in a browser', () => {
     await fresh.getByLabel('Reason').fill('wire confirmed by phone');
     await fresh.getByLabel(/Type ROLLBACK/).fill('ROLLBACK');
     await fresh.getByRole('button', { name: 'Approve' }).click();
-    await expect(fresh.getByRole('status').textContent()).resolves.toContain('Approved: approved (1 of 1)');
+    const decided = a.page.locator(`#decided-${actionId}`);
+    await expect(decided.getByRole('status').textContent()).resolves.toContain('Approved http.post: the agent may run it now.');
+    expect(await a.page.locator(`#card-${actionId}`).count()).toBe(0);
     await shot(a.page, '03-inbox-approved');
     expect((await api(keys.a, 'GET', `/v1/actions/${actionId}`)).status).toBe('approved');
+  });
+
+  it("a card shows what will happen: its params open, the rule's match marked, markup in them as text", async () => {
+    await a.page.reload();
+    await a.page.waitForFunction(() => document.querySelector('#cards')?.getAttribute('sse-connect') !== null);
+    await a.page.waitForTimeout(500);
+    const submitted = await api(keys.agentA, 'POST', '/v1/actions', {
+      action: 'http.post',
+      params: {
+        url: 'https://bank.example/wire',
+        amount: 250000,
+        memo: 'wire transfer <script>document.title="pwned"</script><img src=x onerror="document.title=1">',
+      },
+    });
+    const card = a.page.locator(`#card-${submitted.action_id}`);
+    await card.waitFor({ timeout: 4_000 });
+    const params = card.locator('details.params');
+    expect(await params.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
+    expect(await params.locator('pre').isVisible()).toBe(true);
+    const marks = params.locator('pre mark');
+    expect(await marks.allTextContents()).toEqual(['"amount": 250000']);
+    expect(await marks.first().getAttribute('title')).toMatch(/^FinancialSafetyPolicy #1: /);
+    // The markup is text in the page: no element came of it, nothing ran.
+    expect(await params.locator('pre').textContent()).toContain('<script>document.title=');
+    expect(await card.locator('script, img').count()).toBe(0);
+    expect(await a.page.title()).not.toMatch(/pwned|^1$/);
+    await expect(card.getByLabel(/Type ROLLBACK to confirm approving http\.post/).isVisible()).resolves.toBe(true);
+    await shot(a.page, '03b-inbox-card-params');
+  });
+
+  it('a denial reads as a denial, and the card leaves the Pending tab without a reload', async () => {
+    const submitted = await api(keys.agentA, 'POST', '/v1/actions', PAYLOADS.pendingPlain);
+    const id = submitted.action_id as string;
+    const card = a.page.locator(`#card-${id}`);
+    await card.waitFor({ timeout: 4_000 });
+    const count = async () => Number.parseInt((await a.page.locator('#inbox-count').textContent()) ?? '', 10);
+    const before = await count();
+    // A marker on the document: a reload would drop it.
+    await a.page.evaluate(() => document.body.setAttribute('data-same-page', 'yes'));
+    await a.page.waitForTimeout(5_200);
+    await card.getByLabel('Reason').fill('not this paste site');
+    await card.getByRole('button', { name: 'Deny' }).click();
+    const notice = a.page.locator(`#decided-${id} .notice`);
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('Denied http.post: it will not run.');
+    expect(await notice.getAttribute('class')).toBe('notice denied');
+    const colours = await notice.evaluate((el) => {
+      const style = getComputedStyle(el);
+      return { bg: style.backgroundColor, fg: style.color };
+    });
+    const ok = await a.page.evaluate(() => {
+      const probe = document.createElement('p');
+      probe.className = 'notice ok';
+      document.querySelector('main')?.appendChild(probe);
+      const style = getComputedStyle(probe);
+      const out = { bg: style.backgroundColor, fg: style.color };
+      probe.remove();
+      return out;
+    });
+    expect(colours).not.toEqual(ok);
+    expect(colours.fg).toMatch(/^rgb\((\d+), (\d+), (\d+)\)$/);
+    const [r, g] = colours.fg.match(/\d+/g)!.map(Number);
+    expect(r).toBeGreaterThan(g); // red, not green
+    expect(await a.page.locator(`#card-${id}`).count()).toBe(0);
+    await a.page.waitForFunction((n) => document.querySelector('#inbox-count')?.textContent?.startsWith(`${n} pending review`), before - 1);
+    expect(await a.page.evaluate(() => document.body.getAttribute('data-same-page'))).toBe('yes');
+    await shot(a.page, '03c-inbox-denied');
+  });
+
+  it('a card decided elsewhere leaves the Pending tab without a reload', async () => {
+    const submitted = await api(keys.agentA, 'POST', '/v1/actions', PAYLOADS.pendingPlain);
+    const id = submitted.action_id as string;
+    await a.page.locator(`#card-${id}`).waitFor({ timeout: 4_000 });
+    await a.page.evaluate(() => document.body.setAttribute('data-same-page', 'again'));
+    await new Promise((r) => setTimeout(r, 5_200));
+    const denied = await api(keys.a, 'POST', `/v1/approvals/${id}/decision`, { decision: 'deny', reason: 'from the API' });
+    expect(denied.status).toBe('denied');
+    await a.page.locator(`#card-${id} .notice.denied`).waitFor({ timeout: 4_000 });
+    expect(await a.page.locator(`#card-${id}`).textContent()).toContain('Denied http.post by');
+    expect(await a.page.locator(`#card-${id} form`).count()).toBe(0);
+    expect(await a.page.evaluate(() => document.body.getAttribute('data-same-page'))).toBe('again');
+  });
+
+  it('the header fits a 1280 px wide window on one line', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.addCookies(await a.context.cookies());
+    const page = await context.newPage();
+    for (const path of ['/console/approvals', '/console/connected-apps']) {
+      await page.goto(`${server.base}${path}`);
+      const header = await page.locator('header.top').evaluate((el) => {
+        const items = [...el.querySelectorAll('.brand, nav li, .who')].map((e) => e.getBoundingClientRect());
+        const nav = el.querySelector('nav')!;
+        return {
+          // What does not fit: the header's own overflow, or the navigation's (it scrolls rather than overlap).
+          overflow: Math.max(el.scrollWidth - el.clientWidth, nav.scrollWidth - nav.clientWidth),
+          height: el.getBoundingClientRect().height,
+          tops: new Set(items.map((r) => Math.round(r.top + r.height / 2))).size,
+          right: Math.max(...items.map((r) => r.right)),
+        };
+      });
+      expect(header.overflow).toBeLessThanOrEqual(0);
+      expect(header.right).toBeLessThanOrEqual(1280);
+      expect(header.height).toBeLessThan(64);
+      expect(header.tops, 'every item on one line').toBeLessThanOrEqual(2);
+    }
+    await shot(page, '00-header-1280');
+    await context.close();
   });
 
   it('the audit page shows the decision and verifies the chain', async () => {

@@ -52,6 +52,15 @@ const TrailEntry = z.object({
 });
 
 export const MAX_EXPLAIN_MEMORIES = 100;
+/** How far before its submission a recall by the submitting key counts as one made for the action. */
+export const RECALL_WINDOW_MINUTES = 15;
+export const MAX_RECALLED_MEMORIES = 10;
+
+const RecalledMemory = PastMemory.extend({
+  recalled_at: z.string().openapi({ description: 'The latest recall of it in the window', example: '2026-11-15T11:59:40.000Z' }),
+  query: z.string().nullable().openapi({ description: 'What that recall searched for', example: 'how is ACME paid' }),
+  recalls: z.number().int().openapi({ description: 'How many times the key recalled it in the window', example: 1 }),
+}).openapi('RecalledMemory');
 
 export const ExplainResponse = z
   .object({
@@ -70,6 +79,9 @@ export const ExplainResponse = z
       .nullable()
       .openapi({ description: `The tenant's memories as they were at submitted_at (replay), newest first, at most ${MAX_EXPLAIN_MEMORIES}` }),
     memories_at_time_total: z.number().int().openapi({ description: 'How many memories the tenant had then', example: 12 }),
+    memories_recalled: z.array(RecalledMemory).openapi({
+      description: `The memories the key that submitted the action recalled in the ${RECALL_WINDOW_MINUTES} minutes before it, each as it was when recalled, most recently recalled first, at most ${MAX_RECALLED_MEMORIES}: what the agent had looked up before asking`,
+    }),
     audit_trail: z.array(TrailEntry),
     summary: z.string().openapi({
       example:

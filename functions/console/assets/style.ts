@@ -15,12 +15,16 @@ body { margin: 0; background: var(--bg); color: var(--text); }
 a { color: var(--accent); }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: var(--panel); padding: .5rem 1rem; z-index: 2; }
-.top { display: flex; align-items: center; gap: 1.5rem; padding: .75rem 2rem; background: var(--panel); border-bottom: 1px solid var(--line); flex-wrap: wrap; }
-.brand { font-weight: 700; font-size: 1.15rem; text-decoration: none; color: var(--text); letter-spacing: .01em; }
-.top nav ul { display: flex; gap: .25rem; list-style: none; margin: 0; padding: 0; flex-wrap: wrap; }
-.top nav a { display: block; padding: .4rem .75rem; border-radius: 6px; text-decoration: none; color: var(--muted); }
+.top { display: flex; align-items: center; gap: .6rem; padding: .5rem 1rem; background: var(--panel); border-bottom: 1px solid var(--line); }
+.brand { font-weight: 700; font-size: 1rem; text-decoration: none; color: var(--text); white-space: nowrap; }
+.top nav { min-width: 0; overflow-x: auto; }
+.top nav ul { display: flex; gap: 0; list-style: none; margin: 0; padding: 0; }
+.top nav a { display: block; padding: .3rem .4rem; border-radius: 6px; text-decoration: none; color: var(--muted); font-size: .875rem; white-space: nowrap; }
 .top nav a[aria-current="page"] { background: var(--bg); color: var(--text); font-weight: 600; }
-.top .who { margin-left: auto; display: flex; align-items: center; gap: .75rem; color: var(--muted); font-size: .9rem; }
+.top .who { margin-left: auto; display: flex; align-items: center; gap: .5rem; color: var(--muted); font-size: .8rem; min-width: 0; white-space: nowrap; }
+.top .who span { overflow: hidden; text-overflow: ellipsis; max-width: 9rem; }
+.top .who button { padding: .25rem .6rem; font-size: .8rem; }
+@media (max-width: 79.9rem) { .top { flex-wrap: wrap; } .top nav { overflow-x: visible; } .top nav ul { flex-wrap: wrap; } }
 main { max-width: 72rem; margin: 0 auto; padding: 2rem; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; } h2 { font-size: 1.1rem; margin: 0; }
 .lead { color: var(--muted); margin: 0 0 1.5rem; }
@@ -31,6 +35,11 @@ h1 { font-size: 1.6rem; margin: 0 0 .25rem; } h2 { font-size: 1.1rem; margin: 0;
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; margin: 0 0 1rem; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 pre { background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; overflow-x: auto; font-size: .85rem; margin: .5rem 0 0; }
+details.params summary { cursor: pointer; } details.params pre { max-height: 28rem; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+pre mark, blockquote mark { background: var(--bad-bg); color: var(--bad); font-weight: 700; padding: 0; border-radius: 2px; outline: 1px solid var(--bad); }
+blockquote.held-text { margin: 0 0 1rem; padding: .75rem 1rem; border-left: 4px solid var(--line); background: var(--bg); border-radius: 0 6px 6px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.badge.trust-verified { background: var(--ok-bg); color: var(--ok); border-color: transparent; } .badge.trust-external { background: var(--warn-bg); color: var(--warn); border-color: transparent; }
+.decided .notice { margin: 0 0 1rem; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 mark { background: var(--warn-bg); color: var(--warn); padding: 0 .2rem; border-radius: 3px; }
 .badge { display: inline-block; padding: .1rem .6rem; border-radius: 999px; font-size: .8rem; font-weight: 600; background: var(--bg); color: var(--muted); border: 1px solid var(--line); }
@@ -51,7 +60,7 @@ button.secondary, .button.secondary { background: transparent; color: var(--acce
 button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
 button.link { background: none; border: none; color: var(--muted); padding: .3rem .5rem; font-weight: 500; text-decoration: underline; }
 .notice { border-radius: 6px; padding: .75rem 1rem; margin: .75rem 0; }
-.notice.bad { background: var(--bad-bg); color: var(--bad); } .notice.ok { background: var(--ok-bg); color: var(--ok); } .notice.warn { background: var(--warn-bg); color: var(--warn); }
+.notice.bad, .notice.denied { background: var(--bad-bg); color: var(--bad); } .notice.denied { border-left: 4px solid var(--bad); font-weight: 600; } .notice.denied a { color: inherit; } .notice.ok { background: var(--ok-bg); color: var(--ok); } .notice.warn { background: var(--warn-bg); color: var(--warn); }
 .tabs { display: flex; gap: .5rem; margin: 0 0 1.25rem; flex-wrap: wrap; padding: 0; list-style: none; }
 .tabs a { padding: .35rem .9rem; border-radius: 999px; border: 1px solid var(--line); text-decoration: none; color: var(--muted); background: var(--panel); }
 .tabs a[aria-current="page"] { border-color: var(--accent); color: var(--accent); font-weight: 600; }

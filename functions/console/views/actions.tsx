@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { explain } from '../../actions/insights';
+import { MAX_RECALLED_MEMORIES, RECALL_WINDOW_MINUTES } from '../../actions/schemas';
 import type { statusDto } from '../../actions/service';
 import { Layout, type Viewer } from './layout';
 
@@ -74,7 +75,7 @@ export function ActionsPage(props: { viewer: Viewer; rows: Row[]; total: number;
   );
 }
 
-/** One action, explained: the summary, the policy result, the approval and its decisions, the audit trail, the memories then. */
+/** One action, explained: the summary, the policy result, the approval and its decisions, the audit trail, the memories its key recalled before it. */
 export function ActionPage(props: { viewer: Viewer; explained: Explained }) {
   const e = props.explained;
   const pr = e.policy_result;
@@ -203,20 +204,26 @@ export function ActionPage(props: { viewer: Viewer; explained: Explained }) {
           </tbody>
         </table>
       </div>
-      <h2>Memories when it was submitted</h2>
+      <h2 id="recalled-title">Memories it recalled before asking</h2>
       <p class="hint">
-        {e.memories_at_time_total} memor{e.memories_at_time_total === 1 ? 'y' : 'ies'} in the store then
-        {e.memories_at_time_total > e.memories_at_time.length ? `, the newest ${e.memories_at_time.length} shown` : ''}
+        What the key that submitted it recalled in the {RECALL_WINDOW_MINUTES} minutes before, each as it was then, the most recent first (at most{' '}
+        {MAX_RECALLED_MEMORIES}); the store held {e.memories_at_time_total} memor{e.memories_at_time_total === 1 ? 'y' : 'ies'} at the time.
       </p>
-      {e.memories_at_time.map((m) => (
-        <article class="card">
-          <p>{m.observation}</p>
-          <p class="hint">
-            importance {m.importance} · {when(m.created_at)}
-            {m.tags.length ? ` · ${m.tags.join(', ')}` : ''}
-          </p>
-        </article>
-      ))}
+      {e.memories_recalled.length ? (
+        e.memories_recalled.map((m) => (
+          <article class="card recalled">
+            <p>{m.observation}</p>
+            <p class="hint">
+              recalled {when(m.recalled_at)}
+              {m.recalls > 1 ? ` (${m.recalls} times)` : ''}
+              {m.query ? ` for “${m.query}”` : ''} · importance {m.importance}
+              {m.tags.length ? ` · ${m.tags.join(', ')}` : ''}
+            </p>
+          </article>
+        ))
+      ) : (
+        <p class="empty">Its key recalled no memories in the {RECALL_WINDOW_MINUTES} minutes before it asked.</p>
+      )}
     </Layout>
   );
 }

@@ -63,7 +63,7 @@ export function Layout(props: { title: string; current?: string; viewer?: Viewer
           ) : null}
           {viewer ? (
             <div class="who">
-              <span>
+              <span title={`${viewer.email} · ${viewer.tier}`}>
                 {viewer.email} · {viewer.tier}
               </span>
               <form method="post" action="/console/sign-out">
@@ -85,8 +85,8 @@ export const CSRF_FIELD = '_csrf';
 
 export const CsrfField = (props: { token: string }) => <input type="hidden" name={CSRF_FIELD} value={props.token} />;
 
-/** A refusal or an outcome, announced to screen readers. */
-export const Notice = (props: { kind: 'ok' | 'bad' | 'warn'; children: Child }) => (
+/** A refusal or an outcome, announced to screen readers; `denied` is a decision taken (not an error), shown as a denial. */
+export const Notice = (props: { kind: 'ok' | 'bad' | 'warn' | 'denied'; children: Child }) => (
   <p class={`notice ${props.kind}`} role={props.kind === 'bad' ? 'alert' : 'status'}>
     {props.children}
   </p>

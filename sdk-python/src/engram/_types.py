@@ -1738,6 +1738,7 @@ class _ActionExplanationRequired(TypedDict):
     approval: "ApprovalRecord"
     memories_at_time: Optional[List["ActionExplanationMemoriesAtTimeItem"]]
     memories_at_time_total: int
+    memories_recalled: List["RecalledMemory"]
     audit_trail: List["ActionExplanationAuditTrailItem"]
     summary: str
 
@@ -1758,6 +1759,21 @@ class _ApprovalRecordRequired(TypedDict):
 
 class ApprovalRecord(_ApprovalRecordRequired, total=False):
     """null when the action was never pending review"""
+
+
+class _RecalledMemoryRequired(TypedDict):
+    memory_id: str
+    observation: str
+    importance: int
+    tags: List[str]
+    created_at: str
+    recalled_at: str
+    query: Optional[str]
+    recalls: int
+
+
+class RecalledMemory(_RecalledMemoryRequired, total=False):
+    pass
 
 
 class _ControlDashboardRequired(TypedDict):

@@ -6051,6 +6051,8 @@ export interface components {
              * @example 12
              */
             memories_at_time_total: number;
+            /** @description The memories the key that submitted the action recalled in the 15 minutes before it, each as it was when recalled, most recently recalled first, at most 10: what the agent had looked up before asking */
+            memories_recalled: components["schemas"]["RecalledMemory"][];
             audit_trail: {
                 /** @example 42 */
                 sequence_number: number;
@@ -6112,6 +6114,37 @@ export interface components {
                 created_at: string;
             }[];
         } | null;
+        RecalledMemory: {
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            memory_id: string;
+            /** @example Vendor ACME GmbH is paid by wire, IBAN on file. */
+            observation: string;
+            /** @example 7 */
+            importance: number;
+            /**
+             * @example [
+             *       "vendors"
+             *     ]
+             */
+            tags: string[];
+            /** @example 2026-11-01T09:00:00.000Z */
+            created_at: string;
+            /**
+             * @description The latest recall of it in the window
+             * @example 2026-11-15T11:59:40.000Z
+             */
+            recalled_at: string;
+            /**
+             * @description What that recall searched for
+             * @example how is ACME paid
+             */
+            query: string | null;
+            /**
+             * @description How many times the key recalled it in the window
+             * @example 1
+             */
+            recalls: number;
+        };
         ControlDashboard: {
             /** @enum {string} */
             window: "24h" | "7d" | "30d";
