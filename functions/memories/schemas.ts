@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { CLAIMABLE_KINDS, MAX_SOURCE_REF } from '../../shared/memory/provenance';
+import { CLAIMABLE_KINDS, MAX_SOURCE_REF, SOURCE_KINDS, TRUST_LEVELS } from '../../shared/memory/provenance';
 import { MemorySchema, SourceSchema, TrustSchema } from '../../shared/memory/rows';
 import { ErrorSchema } from '../../shared/platform/http/openapi';
 import { PageQuery, paging } from '../../shared/platform/data/pagination';
@@ -139,6 +139,29 @@ const Scope = z.enum(['all', 'own', 'shared']).default('all').openapi({
     '`own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`.',
 });
 
+/** The provenance filters of search and list (docs/memories.md#provenance-and-trust), applied in SQL before ranking or paging. */
+const provenanceFilters = {
+  min_trust: z.enum(TRUST_LEVELS).optional().openapi({
+    description:
+      "Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you",
+  }),
+  source_kind: z
+    .string()
+    .max(200)
+    .transform((v) =>
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(SOURCE_KINDS)).min(1).max(SOURCE_KINDS.length))
+    .optional()
+    .openapi({
+      description: `Comma-separated source kinds (${SOURCE_KINDS.join(', ')}): only memories from one of them. Another account's memory is \`share\` to you`,
+      example: 'user,agent',
+    }),
+};
+
 /** The contract names `total`; existing clients also read `total_count`, so both (docs/architecture.md#pages-and-totals). */
 export const ListPaging = paging({ totals: ['total', 'total_count'], hasMore: true });
 
@@ -147,6 +170,7 @@ export const ListQuery = PageQuery({ max: 100, default: 20 }).extend({
   agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space').optional(),
   scope: Scope,
+  ...provenanceFilters,
 });
 
 export const ListResponse = z
@@ -200,6 +224,7 @@ export const SearchQuery = z.object({
       "`semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the mode that retrieves best on the LoCoMo benchmark.",
   }),
   scope: Scope,
+  ...provenanceFilters,
 });
 
 export const SearchHit = z.object({

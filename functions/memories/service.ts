@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 import { activeGrants, type Scope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
+import { seenBy } from '../../shared/memory/provenance';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { digestOf } from '../../shared/platform/contract/crypto';
 import { pgArray } from '../../shared/platform/data/db';
@@ -26,15 +27,21 @@ async function readable(ctx: TenantCtx, scope: Scope, filters: q.Filters, named 
 
 export async function list(ctx: TenantCtx, query: z.infer<typeof ListQuery>) {
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  const where = await readable(ctx, query.scope, { tags: query.tags, agentId: query.agent_id, spaceId: query.space_id });
+  const where = await readable(ctx, query.scope, {
+    tags: query.tags,
+    agentId: query.agent_id,
+    spaceId: query.space_id,
+    minTrust: query.min_trust,
+    sourceKinds: query.source_kind,
+  });
   const { page, total } = await q.listPage(ctx.db, where, query);
-  return { memories: page.map(q.toMemoryDto), ...ListPaging.meta(total, query, page.length) };
+  return { memories: page.map((r) => q.toMemoryDto(seenBy(ctx.tenantId, r))), ...ListPaging.meta(total, query, page.length) };
 }
 
 export async function get(ctx: TenantCtx, input: { id: string }) {
   const row = await q.findIn(ctx.db, await readable(ctx, 'all', {}, true), input.id);
   if (!row) throw notFound('Memory');
-  return q.toMemoryDto(row);
+  return q.toMemoryDto(seenBy(ctx.tenantId, row));
 }
 
 /** The SET list of a patch; the new embedding and hash when the observation changed. */
