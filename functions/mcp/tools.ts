@@ -66,7 +66,7 @@ export const TOOLS: readonly ToolSpec[] = [
       scope: SCOPE,
       recency_weight: 'Weight of recency against relevance; 0 ranks by relevance alone',
       mode: '`hybrid` (meaning and words; best), `semantic` (meaning) or `keyword` (words, BM25)',
-      min_trust: '`verified`: only what the account\'s people wrote; `agent`: also agents; `external`: everything',
+      min_trust: "`verified`: only what the account's people wrote; `agent`: also agents; `external`: everything",
     },
   },
   {

@@ -104,12 +104,7 @@ const grantReader = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>): GrantR
 
 /** No tag, agent, space or provenance filter, nor a key confined to some: with no grants, the search reads the tenant's whole store. */
 const unfiltered = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>) =>
-  !query.tags?.length &&
-  !query.agent_id &&
-  !query.space_id &&
-  !query.min_trust &&
-  !query.source_kind?.length &&
-  !isConfined(ctx.auth.restriction);
+  !query.tags?.length && !query.agent_id && !query.space_id && !query.min_trust && !query.source_kind?.length && !isConfined(ctx.auth.restriction);
 
 /** The tenant's filters over `grants` (none: its own store). */
 const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
