@@ -4968,6 +4968,14 @@ export interface components {
              * @example urn:uuid:01935f60-1a2b-7c3d-8e4f-5a6b7c8d9e01
              */
             space_id?: string | null;
+            /** @description Where the memory came from in the exported account (docs/memories.md#provenance-and-trust). An import stores it as `import` (trust `external`) and keeps only `ref` */
+            source?: {
+                kind?: string | null;
+                via?: string | null;
+                ref?: string | null;
+            } | null;
+            /** @description Its trust in the exported account; an imported memory is `external` */
+            trust?: string | null;
             /**
              * @description ISO 8601
              * @example 2026-11-15T12:00:00.000Z
@@ -8411,6 +8419,10 @@ export interface operations {
                 space_id?: string;
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
+                /** @description Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you */
+                min_trust?: "verified" | "agent" | "external";
+                /** @description Comma-separated source kinds (user, agent, tool, import, share, system): only memories from one of them. Another account's memory is `share` to you */
+                source_kind?: string;
             };
             header?: never;
             path?: never;
@@ -8758,6 +8770,10 @@ export interface operations {
                 mode?: "semantic" | "keyword" | "hybrid";
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
+                /** @description Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you */
+                min_trust?: "verified" | "agent" | "external";
+                /** @description Comma-separated source kinds (user, agent, tool, import, share, system): only memories from one of them. Another account's memory is `share` to you */
+                source_kind?: string;
             };
             header?: never;
             path?: never;
