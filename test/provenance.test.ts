@@ -101,6 +101,24 @@ describe(`provenance on writes (${storageName})`, () => {
     expect((await get(t.key, asTool)).trust).toBe('external');
   });
 
+  it("an agent key's edit of a verified memory's text leaves it trusted as an agent's, recorded in its update event", async () => {
+    const t = await e.newTenant('pro');
+    const id = await store(t.key, { observation: 'The release is on Thursday' });
+    const agent = await mint(t, { scopes: ['memories:write'] });
+    const tags = await e.request('PATCH', `/v1/memories/${id}`, { key: agent.api_key, body: { tags: ['release'] } });
+    expect(tags.body.memory.trust).toBe('verified');
+    const edited = await e.request('PATCH', `/v1/memories/${id}`, { key: agent.api_key, body: { observation: 'The release is on Friday' } });
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.body.memory).toMatchObject({ source: { kind: 'user', key_id: t.keyId }, trust: 'agent' });
+    const [event] = await e.sql<{ before: { trust: string }; after: { trust: string } }>(
+      sql`SELECT before, after FROM memory_events WHERE tenant_id = ${t.tenantId} AND memory_id = ${id.replace('urn:uuid:', '')}::uuid AND kind = 'update' ORDER BY id DESC LIMIT 1`,
+    );
+    expect([event.before.trust, event.after.trust]).toEqual(['verified', 'agent']);
+    // The account's own key does not raise it again.
+    const again = await e.request('PATCH', `/v1/memories/${id}`, { key: t.key, body: { observation: 'The release is on Monday' } });
+    expect(again.body.memory.trust).toBe('agent');
+  });
+
   it('source.ref is bounded and source takes no other fields', async () => {
     const t = await e.newTenant();
     const long = await e.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x', source: { ref: 'r'.repeat(513) } } });
