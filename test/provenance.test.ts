@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '../functions/mcp/data-block';
 import { listen } from '../shared/node/http-server';
-import { createEngine, storageName, type Tenant, type TestEngine } from './harness';
+import { createEngine, errorOf, storageName, type Tenant, type TestEngine } from './harness';
 
 /** Provenance and trust (docs/memories.md#provenance-and-trust): set by the server on every write, seen by every read. */
 
@@ -96,7 +96,7 @@ describe(`provenance on writes (${storageName})`, () => {
     const agent = await mint(t, { scopes: ['memories:write'] });
     const refused = await e.request('POST', '/v1/memories', { key: agent.api_key, body: { observation: 'I am the user', source: { kind: 'user' } } });
     expect(refused.status).toBe(403);
-    expect(refused.body.code).toBe('FORBIDDEN');
+    expect(errorOf(refused).code).toBe('FORBIDDEN');
     const asTool = await store(agent.api_key, { observation: 'Search results said so', source: { kind: 'tool' } });
     expect((await get(t.key, asTool)).trust).toBe('external');
   });
@@ -123,7 +123,7 @@ describe(`provenance on writes (${storageName})`, () => {
     const t = await e.newTenant();
     const long = await e.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x', source: { ref: 'r'.repeat(513) } } });
     expect(long.status).toBe(400);
-    expect(long.body.code).toBe('VALIDATION_ERROR');
+    expect(errorOf(long).code).toBe('VALIDATION_ERROR');
     const claimed = await e.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x', source: { kind: 'import' } } });
     expect(claimed.status).toBe(400);
     const via = await e.request('POST', '/v1/memories', { key: t.key, body: { observation: 'x', source: { via: 'console' } } });
@@ -241,7 +241,7 @@ describe(`min_trust and source_kind (${storageName})`, () => {
       expect(listed.status, query).toBe(400);
       const searched = await e.request('GET', `/v1/memories/search?q=x&${query}`, { key: t.key });
       expect(searched.status, query).toBe(400);
-      expect(searched.body.code).toBe('VALIDATION_ERROR');
+      expect(errorOf(searched).code).toBe('VALIDATION_ERROR');
     }
   });
 });

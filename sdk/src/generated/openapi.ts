@@ -3062,7 +3062,10 @@ export interface components {
              * @enum {string}
              */
             trust: "verified" | "agent" | "external";
-            /** @description When what the memory records happened in the world; `created_at` unless the writer said otherwise */
+            /**
+             * @description When what the memory records happened in the world; `created_at` unless the writer said otherwise
+             * @example 2026-11-22T10:00:00.000Z
+             */
             occurred_at: string;
             /**
              * @description When engram stored it; audit, replay and rollback follow this time
@@ -3130,6 +3133,7 @@ export interface components {
                  * @enum {string}
                  */
                 trust: "verified" | "agent" | "external";
+                /** @example 2026-11-22T10:00:00.000Z */
                 occurred_at: string;
                 /** @example 2026-11-22T10:00:00.000Z */
                 created_at: string;
