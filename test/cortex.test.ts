@@ -359,7 +359,8 @@ describe('insights (Enterprise)', () => {
     const t = await engine.newTenant('enterprise');
     expect((await patch(t, { insight_generation_enabled: true, consolidation_enabled: false })).status).toBe(200);
     const sources = [];
-    for (const text of variants) sources.push(await remember(t, text));
+    // One source is a tool's output: the insight is trusted no more than it (docs/memories.md#provenance-and-trust).
+    for (const [i, text] of variants.entries()) sources.push(await remember(t, text, i === 2 ? { source: { kind: 'tool' } } : {}));
     await remember(t, B);
     await remember(t, C);
     const target = engine.clock.now().toISOString();
@@ -378,6 +379,7 @@ describe('insights (Enterprise)', () => {
     const [insight] = list.body.insights;
     expect(insight.tags).toEqual(['insight']);
     expect(variants.map((v) => `Insight from 3 related memories: ${v}`)).toContain(insight.observation);
+    expect(await memory(t, insight.uuid)).toMatchObject({ source: { kind: 'system', via: 'job', key_id: null }, trust: 'external' });
     const audit = await cortexAudit(t);
     expect(audit.filter((e) => e.source_operation === 'memory.create')).toHaveLength(1);
     // The cluster has its insight: the next run makes none.

@@ -112,7 +112,10 @@ function normalized(file: string) {
   return records
     .filter((r) => r.type !== 'trailer')
     .map(({ id, created_at, updated_at, exported_at, tenant_id, ...rest }) =>
-      rest.type === 'memory' ? { ...rest, space_id: rest.space_id ? spaceNames.get(rest.space_id) : null } : rest,
+      rest.type === 'memory'
+        ? // An imported memory is `import` and `external` (docs/memories.md#provenance-and-trust): only its ref travels.
+          { ...rest, space_id: rest.space_id ? spaceNames.get(rest.space_id) : null, source: (rest.source as { ref: unknown }).ref, trust: undefined }
+        : rest,
     )
     .map((r) => JSON.stringify(r))
     .sort();
@@ -185,6 +188,13 @@ describe('round trip', () => {
     const target = await engine.newTenant('enterprise');
     const result = await imported(target, first);
     expect(result.errors).toEqual([]);
-    expect(normalized(await exported(target))).toEqual(normalized(first));
+    const again = await exported(target);
+    expect(normalized(again)).toEqual(normalized(first));
+    const memories = again
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; source?: { kind: string; via: string }; trust?: string })
+      .filter((r) => r.type === 'memory');
+    for (const m of memories) expect(m).toMatchObject({ source: { kind: 'import', via: 'import' }, trust: 'external' });
   });
 });

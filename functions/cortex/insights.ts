@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { probeNeighbours } from '../../shared/memory/cortex';
 import { embedAll } from '../../shared/memory/embeddings';
+import { minTrust, type Trust } from '../../shared/memory/provenance';
 import { toMemoryDto } from '../../shared/memory/rows';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { sha256Hex } from '../../shared/platform/contract/crypto';
@@ -21,7 +22,7 @@ const MAX_TEXT = 16_000;
 
 export interface Cluster {
   central: { id: string; observation: string };
-  members: { id: string; cosine: number; importance: number }[];
+  members: { id: string; cosine: number; importance: number; trust: Trust }[];
   spaceId: string | null;
 }
 
@@ -62,7 +63,7 @@ export async function planInsights(ctx: TenantCtx, skip: Set<string>): Promise<C
     for (const id of cluster) taken.add(id);
     clusters.push({
       central: { id: centralId, observation: rows.get(centralId)!.observation },
-      members: cluster.map((id) => ({ id, cosine: cosine(centralId, id), importance: Number(rows.get(id)!.importance) })),
+      members: cluster.map((id) => ({ id, cosine: cosine(centralId, id), importance: Number(rows.get(id)!.importance), trust: rows.get(id)!.trust })),
       spaceId: rows.get(centralId)!.space_id,
     });
   }
@@ -88,7 +89,16 @@ export async function writeInsights(ctx: TenantCtx, clusters: Cluster[]): Promis
       const importance = Math.max(...c.members.map((m) => m.importance));
       const row = await q.insertInsight(
         work.tx,
-        { id, tenantId: ctx.tenantId, observation: texts[i], importance, spaceId: c.spaceId, hash: hashes[i], embedding: embeddings[i] },
+        {
+          id,
+          tenantId: ctx.tenantId,
+          observation: texts[i],
+          importance,
+          spaceId: c.spaceId,
+          hash: hashes[i],
+          embedding: embeddings[i],
+          trust: minTrust(...c.members.map((m) => m.trust)),
+        },
         ctx.now,
       );
       await q.linkSources(work.tx, ctx.tenantId, id, c.members, ctx.now);

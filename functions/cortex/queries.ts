@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { cortexConfigs } from '../../schema/cortex';
 import { tenants } from '../../schema/accounts';
+import type { Trust } from '../../shared/memory/provenance';
 import { COLUMNS, type MemoryRow, vectorLiteral } from '../../shared/memory/rows';
 import { liveOf, nearDuplicatePairs, probeNeighbours, withoutJit } from '../../shared/memory/cortex';
 import { type Db, type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
@@ -104,9 +105,9 @@ export function insightPairs(db: DbOrTx, tenantId: string, now: Date, maxDistanc
 export async function pairwise(db: DbOrTx, tenantId: string, ids: string[]) {
   const list = sql`${pgArray(ids)}::uuid[]`;
   const [found, pairs] = await Promise.all([
-    rows<{ id: string; observation: string; importance: number; space_id: string | null }>(
+    rows<{ id: string; observation: string; importance: number; space_id: string | null; trust: Trust }>(
       db,
-      sql`SELECT m.id, m.observation, m.importance, m.space_id FROM memories m WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${list})`,
+      sql`SELECT m.id, m.observation, m.importance, m.space_id, m.trust FROM memories m WHERE m.tenant_id = ${tenantId} AND m.id = ANY(${list})`,
     ),
     rows<{ a: string; b: string; cosine: string | number }>(
       db,
@@ -119,14 +120,16 @@ export async function pairwise(db: DbOrTx, tenantId: string, ids: string[]) {
 
 export async function insertInsight(
   tx: DbOrTx,
-  m: { id: string; tenantId: string; observation: string; importance: number; spaceId: string | null; hash: string; embedding: number[] },
+  m: { id: string; tenantId: string; observation: string; importance: number; spaceId: string | null; hash: string; embedding: number[]; trust: Trust },
   now: Date,
 ) {
+  // engram wrote it (`system`, in a job), from its sources: trusted no more than the least of them.
   const [row] = await rows<MemoryRow>(
     tx,
-    sql`INSERT INTO memories AS m (id, tenant_id, observation, tags, importance, confidence, space_id, content_hash, embedding, created_at, updated_at)
+    sql`INSERT INTO memories AS m (id, tenant_id, observation, tags, importance, confidence, space_id, content_hash, embedding, created_at, updated_at,
+                                   source_kind, source_via, trust)
         VALUES (${m.id}::uuid, ${m.tenantId}, ${m.observation}, ARRAY[${INSIGHT_TAG}]::text[], ${m.importance}, 1, ${m.spaceId}::uuid, ${m.hash},
-                ${vectorLiteral(m.embedding)}::vector, ${now.toISOString()}, ${now.toISOString()})
+                ${vectorLiteral(m.embedding)}::vector, ${now.toISOString()}, ${now.toISOString()}, 'system', 'job', ${m.trust})
         RETURNING ${COLUMNS}`,
   );
   return row;

@@ -6,6 +6,7 @@ import { isConfined, mayUse } from '../../shared/platform/contract/scopes';
 import type { Services } from '../../shared/platform/contract/services';
 import { hasFeature } from '../../shared/platform/contract/tiers';
 import { type BoundTool, RESOURCE_OPERATIONS } from './catalog';
+import { MEMORY_READS, memoryBlock } from './data-block';
 import { type Caller, callRoute, type Fetch, type RouteAnswer, unknownArguments, unsafeArgument } from './dispatch';
 
 /** What one MCP request knows about its caller: passed through the SDK as `authInfo.extra`. */
@@ -33,11 +34,18 @@ const advertised = (schema: Json) => ({
   },
 });
 
-/** A tool's answer: the route's body as structured content, and the same as one line of text. */
-function toolResult(answer: RouteAnswer) {
+/**
+ * A tool's answer: the route's body as structured content, and the same as one line of text; the
+ * memories a read answers are that line inside a block saying they are data (./data-block.ts).
+ */
+function toolResult(answer: RouteAnswer, operationId?: string) {
   const body = answer.body && typeof answer.body === 'object' && !Array.isArray(answer.body) ? (answer.body as Json) : { result: answer.body };
   const failed = answer.status >= 400;
-  const text = failed ? `${body.code ?? answer.status}: ${body.message ?? 'request failed'} ${JSON.stringify(body)}` : JSON.stringify(body);
+  const text = failed
+    ? `${body.code ?? answer.status}: ${body.message ?? 'request failed'} ${JSON.stringify(body)}`
+    : operationId && MEMORY_READS.has(operationId)
+      ? memoryBlock(body)
+      : JSON.stringify(body);
   return { content: [{ type: 'text' as const, text }], structuredContent: body, ...(failed ? { isError: true } : {}) };
 }
 
@@ -126,7 +134,7 @@ export function serverFor(catalog: { tools: readonly BoundTool[]; routes: Readon
         const bad = unsafeArgument(tool, args);
         if (bad) return toolResult({ status: 400, body: errorBody(validationError(bad.name, bad.problem), caller.requestId) });
         try {
-          return toolResult(await callRoute(caller.fetch, tool, args, caller));
+          return toolResult(await callRoute(caller.fetch, tool, args, caller), spec.operationId);
         } catch (err) {
           // A failure of ours is still the one error body, never the SDK's bare message.
           caller.log.error('mcp tool failed', { request_id: caller.requestId, tool: spec.name, ...errorFields(err) });

@@ -25,6 +25,11 @@ export interface ToolSpec {
 
 /** `scope` of the reads, in a model's words; the route's says which spaces join a read. */
 const SCOPE = '`own` memories, those `shared` with you, or `all` (own and accepted shares)';
+/** The provenance filters of the reads, in a model's words (the routes' are written for people). */
+const PROVENANCE = {
+  min_trust: 'Least trust',
+  source_kind: 'user, agent, tool, import, share or system',
+};
 /** An entity name of the knowledge graph, in a model's words. */
 const ENTITY = 'Entity name (case-insensitive)';
 const ENTITY_TYPE = 'Entity type, e.g. person; default concept';
@@ -40,6 +45,10 @@ export const TOOLS: readonly ToolSpec[] = [
     describe: {
       owner_tenant_id: "Another tenant's id, to store through a write share it gave you",
       on_conflict: 'When the same observation exists in the space: `lww` supersedes it, `reject` fails, `manual` keeps both',
+      source: 'If not your own words',
+      'source.properties.kind': 'As your key allows',
+      'source.properties.ref': 'A URL or message id',
+      occurred_at: 'When it happened, if not now',
     },
   },
   {
@@ -63,9 +72,12 @@ export const TOOLS: readonly ToolSpec[] = [
     // as its default for HTTP clients written against the contract.
     defaults: { mode: 'hybrid' },
     describe: {
+      q: 'What to look for',
+      min_score: 'Drop scores below this',
       scope: SCOPE,
       recency_weight: 'Weight of recency against relevance; 0 ranks by relevance alone',
       mode: '`hybrid` (meaning and words; best), `semantic` (meaning) or `keyword` (words, BM25)',
+      ...PROVENANCE,
     },
   },
   {
@@ -80,8 +92,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'update_memory',
     operationId: 'memories.update',
     title: 'Update a memory',
-    description:
-      'Change a memory that became wrong or outdated (its text, tags or metadata). The earlier version stays in its history. Returns the updated memory.',
+    description: 'Change a memory that became wrong or outdated (its text, tags or metadata). The earlier version stays in its history.',
     readOnly: false,
     idempotent: true,
   },
@@ -98,10 +109,10 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'list_memories',
     operationId: 'memories.list',
     title: 'List memories',
-    description: 'A page of memories, newest first, filtered by tags, agent or space. Use `recall` to search by meaning instead.',
+    description: 'A page of memories, newest first. Use `recall` to search by meaning.',
     readOnly: true,
     idempotent: true,
-    describe: { scope: SCOPE },
+    describe: { scope: SCOPE, ...PROVENANCE },
   },
   {
     name: 'context_now',

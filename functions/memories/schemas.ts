@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { CLAIMABLE_KINDS, MAX_SOURCE_REF } from '../../shared/memory/provenance';
+import { CLAIMABLE_KINDS, MAX_SOURCE_REF, SOURCE_KINDS, TRUST_LEVELS } from '../../shared/memory/provenance';
 import { MemorySchema, SourceSchema, TrustSchema } from '../../shared/memory/rows';
 import { ErrorSchema } from '../../shared/platform/http/openapi';
 import { PageQuery, paging } from '../../shared/platform/data/pagination';
@@ -139,6 +139,29 @@ const Scope = z.enum(['all', 'own', 'shared']).default('all').openapi({
     '`own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`.',
 });
 
+/** The provenance filters of search and list (docs/memories.md#provenance-and-trust), applied in SQL before ranking or paging. */
+const provenanceFilters = {
+  min_trust: z.enum(TRUST_LEVELS).optional().openapi({
+    description:
+      "Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you",
+  }),
+  source_kind: z
+    .string()
+    .max(200)
+    .transform((v) =>
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(SOURCE_KINDS)).min(1).max(SOURCE_KINDS.length))
+    .optional()
+    .openapi({
+      description: `Comma-separated source kinds (${SOURCE_KINDS.join(', ')}): only memories from one of them. Another account's memory is \`share\` to you`,
+      example: 'user,agent',
+    }),
+};
+
 /** The contract names `total`; existing clients also read `total_count`, so both (docs/architecture.md#pages-and-totals). */
 export const ListPaging = paging({ totals: ['total', 'total_count'], hasMore: true });
 
@@ -147,6 +170,7 @@ export const ListQuery = PageQuery({ max: 100, default: 20 }).extend({
   agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space').optional(),
   scope: Scope,
+  ...provenanceFilters,
 });
 
 export const ListResponse = z
@@ -204,6 +228,7 @@ export const SearchQuery = z.object({
     description: '`false` or `0`: no reranking for this search, where the deployment has a reranker (RERANK_PROVIDER); without one it changes nothing',
     default: 'true',
   }),
+  ...provenanceFilters,
 });
 
 export const SearchHit = z.object({

@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { activeGrants, type Grant, type GrantReader, type TenantScope } from '../../shared/memory/access';
 import { isConfined } from '../../shared/platform/contract/scopes';
 import { embedAll } from '../../shared/memory/embeddings';
+import { seenBy } from '../../shared/memory/provenance';
 import { provenanceOf } from '../../shared/memory/rows';
 import { clamp01 } from '../../shared/memory/vector-search';
 import type { TenantCtx } from '../../shared/platform/contract/context';
@@ -97,7 +98,7 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
         agent_id: row.agent_id,
         space_id: row.space_id ? toUrn(row.space_id) : null,
         owner_tenant_id: row.tenant_id,
-        ...provenanceOf(row),
+        ...provenanceOf(seenBy(ctx.tenantId, row)),
         created_at: new Date(row.created_at).toISOString(),
       };
     }),
@@ -114,9 +115,9 @@ const grantReader = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>): GrantR
   listedSpaces: query.scope === 'shared' || !!query.space_id,
 });
 
-/** No tag, agent or space filter, nor a key confined to some: with no grants, the search reads the tenant's whole store. */
+/** No tag, agent, space or provenance filter, nor a key confined to some: with no grants, the search reads the tenant's whole store. */
 const unfiltered = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>) =>
-  !query.tags?.length && !query.agent_id && !query.space_id && !isConfined(ctx.auth.restriction);
+  !query.tags?.length && !query.agent_id && !query.space_id && !query.min_trust && !query.source_kind?.length && !isConfined(ctx.auth.restriction);
 
 /** The tenant's filters over `grants` (none: its own store). */
 const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
@@ -126,6 +127,8 @@ const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Gr
     spaceId: query.space_id,
     includeSuperseded: query.include_superseded,
     key: ctx.auth.restriction,
+    minTrust: query.min_trust,
+    sourceKinds: query.source_kind,
   });
 
 const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.slice(0, 200), mode: query.mode });

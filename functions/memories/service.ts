@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 import { activeGrants, type Scope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
+import { minTrust, seenBy, sourceFor, trustOf, type Trust } from '../../shared/memory/provenance';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { digestOf } from '../../shared/platform/contract/crypto';
 import { pgArray } from '../../shared/platform/data/db';
@@ -26,20 +27,27 @@ async function readable(ctx: TenantCtx, scope: Scope, filters: q.Filters, named 
 
 export async function list(ctx: TenantCtx, query: z.infer<typeof ListQuery>) {
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  const where = await readable(ctx, query.scope, { tags: query.tags, agentId: query.agent_id, spaceId: query.space_id });
+  const where = await readable(ctx, query.scope, {
+    tags: query.tags,
+    agentId: query.agent_id,
+    spaceId: query.space_id,
+    minTrust: query.min_trust,
+    sourceKinds: query.source_kind,
+  });
   const { page, total } = await q.listPage(ctx.db, where, query);
-  return { memories: page.map(q.toMemoryDto), ...ListPaging.meta(total, query, page.length) };
+  return { memories: page.map((r) => q.toMemoryDto(seenBy(ctx.tenantId, r))), ...ListPaging.meta(total, query, page.length) };
 }
 
 export async function get(ctx: TenantCtx, input: { id: string }) {
   const row = await q.findIn(ctx.db, await readable(ctx, 'all', {}, true), input.id);
   if (!row) throw notFound('Memory');
-  return q.toMemoryDto(row);
+  return q.toMemoryDto(seenBy(ctx.tenantId, row));
 }
 
 /** The SET list of a patch; the new embedding and hash when the observation changed. */
-function patchSets(body: z.infer<typeof PatchBody>, change: { embedding: number[] | null; hash: string }, now: Date) {
+function patchSets(body: z.infer<typeof PatchBody>, change: { embedding: number[] | null; hash: string; trust: Trust | null }, now: Date) {
   const sets = [sql`version = m.version + 1`, sql`updated_at = ${now.toISOString()}`];
+  if (change.trust) sets.push(sql`trust = ${change.trust}`);
   if (change.embedding)
     sets.push(sql`observation = ${body.observation!}`, sql`content_hash = ${change.hash}`, sql`embedding = ${q.vectorLiteral(change.embedding)}::vector`);
   if (body.importance !== undefined) sets.push(sql`importance = ${body.importance}`);
@@ -64,9 +72,13 @@ export async function patch(ctx: TenantCtx, input: { id: string } & z.infer<type
   const observationChanged = body.observation !== undefined && body.observation !== current.observation;
   const embedding = observationChanged ? (await embedAll(ctx.services.embedder, [body.observation!]))[0] : null;
   const hash = observationChanged ? await digestOf(ctx.services)(body.observation!) : current.content_hash;
+  // New text is its writer's: an agent key's edit of a verified memory leaves it trusted as an agent's
+  // (docs/memories.md#provenance-and-trust); the update event records before and after.
+  const editorTrust = observationChanged ? minTrust(current.trust, trustOf(sourceFor(ctx, undefined, current.agent_id).kind)) : current.trust;
+  const trust = editorTrust !== current.trust ? editorTrust : null;
 
   const updated = await write(ctx, async (work) => {
-    const row = await q.updateIfVersion(work.tx, tenantId, id, current.version, patchSets(body, { embedding, hash }, now));
+    const row = await q.updateIfVersion(work.tx, tenantId, id, current.version, patchSets(body, { embedding, hash, trust }, now));
     if (!row) throw conflict('The memory was changed by another request; read it again and retry');
     const [before, after] = [q.toMemoryDto(current), q.toMemoryDto(row)];
     await work.memoryEvents([{ memoryId: id, kind: 'update', before, after, embedding: JSON.parse(row.embedding_text) as number[] }]);

@@ -103,6 +103,11 @@ export const MemoryLine = z
     context: text(),
     agent_id: text(),
     space_id: z.string().nullish().openapi({ description: 'A space of the same bundle (urn:uuid:<uuid>)' }),
+    source: z.object({ kind: z.string().nullish(), via: z.string().nullish(), ref: z.string().nullish() }).nullish().openapi({
+      description:
+        'Where the memory came from in the exported account (docs/memories.md#provenance-and-trust). An import stores it as `import` (trust `external`) and keeps only `ref`',
+    }),
+    trust: z.string().nullish().openapi({ description: 'Its trust in the exported account; an imported memory is `external`' }),
     created_at: time(),
     updated_at: time(),
     expires_at: time(),

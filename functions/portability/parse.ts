@@ -1,5 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import { MAX_SOURCE_REF } from '../../shared/memory/provenance';
 import { AppError } from '../../shared/platform/contract/errors';
 import { findInJson } from '../../shared/platform/contract/input-text';
 import { HeaderLine, issuesOf, RECORD_LINES, type RecordType, SUPPORTED_VERSIONS, TrailerLine } from './format';
@@ -17,7 +18,7 @@ export interface LineError {
 
 /** A valid line: what to restore, and the source id that makes importing it twice a no-op. */
 export type Record_ =
-  | { line: number; kind: 'memory'; source: string; body: Record<string, unknown>; spaceSource: string | null }
+  | { line: number; kind: 'memory'; source: string; body: Record<string, unknown>; spaceSource: string | null; ref: string | null }
   | { line: number; kind: 'space' | 'policy' | 'agent' | 'pack' | 'triple'; source: string; data: Record<string, unknown> }
   | { line: number; kind: 'webhook'; source: string };
 
@@ -56,6 +57,11 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const stripUrn = (v: unknown) => (typeof v === 'string' ? v.replace(/^urn:uuid:/, '') : null);
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined && o[k] !== null).map((k) => [k, o[k]]));
 
+/** A ref as a memory's source may hold it: cut to MAX_SOURCE_REF, none when empty. */
+const bounded = (ref: string) => ref.trim().slice(0, MAX_SOURCE_REF) || null;
+/** The `ref` of an exported memory's `source` (a bundle or JSON export line), kept by the import. */
+const refOf = (source: unknown) => (isObject(source) && typeof source.ref === 'string' ? bounded(source.ref) : null);
+
 const invalid = (line: number, message: string): LineError => ({ line, code: 'INVALID_RECORD', message });
 
 /** One JSONL line of GET /v1/memories/export?format=json or `{observation|text, tags?, ...}`. */
@@ -64,7 +70,7 @@ function jsonlRecord(line: number, o: Record<string, unknown>): Record_ | LineEr
   if (text === undefined) return invalid(line, 'observation (or text) must be a string');
   const id = str(o.uuid) ?? str(o.id);
   const body = { observation: text, ...pick(o, ['tags', 'importance', 'context', 'agent_id', 'space_id']), auto_link: false };
-  return { line, kind: 'memory', source: id ? `jsonl:${stripUrn(id)}` : `text:${hex(text)}`, body, spaceSource: null };
+  return { line, kind: 'memory', source: id ? `jsonl:${stripUrn(id)}` : `text:${hex(text)}`, body, spaceSource: null, ref: refOf(o.source) };
 }
 
 /** One mem0 memory (`get_all` / export item): `memory` is the text, `user_id` becomes a tag, `metadata` the context. */
@@ -76,7 +82,7 @@ function mem0Record(line: number, o: Record<string, unknown>): Record_ | LineErr
   if (str(o.user_id)) tags.push(`user:${o.user_id as string}`);
   const metadata = isObject(o.metadata) && Object.keys(o.metadata).length ? JSON.stringify(o.metadata) : undefined;
   const body = { observation: text, tags, ...(metadata ? { context: metadata } : {}), ...(str(o.agent_id) ? { agent_id: o.agent_id } : {}), auto_link: false };
-  return { line, kind: 'memory', source: id ? `mem0:${id}` : `text:${hex(text)}`, body, spaceSource: null };
+  return { line, kind: 'memory', source: id ? `mem0:${id}` : `text:${hex(text)}`, body, spaceSource: null, ref: id ? bounded(`mem0:${id}`) : null };
 }
 
 const RESTORED = ['space', 'policy', 'agent', 'pack', 'triple'] as const;
@@ -92,7 +98,8 @@ function bundleRecord(line: number, o: Record<string, unknown>): Record_ | LineE
   switch (r.type) {
     case 'memory': {
       const body = { observation: r.text, ...pick(r, ['tags', 'importance', 'context', 'agent_id']), auto_link: false };
-      return { line, kind: 'memory', source: `bundle:${stripUrn(r.id)}`, body, spaceSource: r.space_id ? `space:${stripUrn(r.space_id)}` : null };
+      const spaceSource = r.space_id ? `space:${stripUrn(r.space_id)}` : null;
+      return { line, kind: 'memory', source: `bundle:${stripUrn(r.id)}`, body, spaceSource, ref: refOf(r.source) };
     }
     case 'webhook':
       return { line, kind: 'webhook', source: `webhook:${r.id}` };

@@ -115,7 +115,9 @@ const storeMemories = (ctx: TenantCtx, importId: string) =>
       const space = l.record.spaceSource ? known.get(l.record.spaceSource) : undefined;
       return space ? { ...l.record.body, space_id: space } : (l.record.body ?? {});
     });
-    const outcomes = bodies.length ? await batchStore().store(work.ctx, bodies) : [];
+    // Imported memories are `import` and `external` whoever runs the import (docs/memories.md#provenance-and-trust).
+    const refs = fresh.map((l) => l.record.ref ?? null);
+    const outcomes = bodies.length ? await batchStore().store(work.ctx, bodies, { refs }) : [];
     const p = {
       processed: lines.length,
       stored: { memory: 0 },

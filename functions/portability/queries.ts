@@ -36,12 +36,17 @@ const memories: Section = {
         context: string | null;
         agent_id: string | null;
         space_id: string | null;
+        source_kind: string;
+        source_via: string;
+        source_ref: string | null;
+        trust: string;
         created_at: unknown;
         updated_at: unknown;
         expires_at: unknown;
       }>(
         db,
-        sql`SELECT id, observation, tags, importance, confidence, context, agent_id, space_id, created_at, updated_at, expires_at
+        sql`SELECT id, observation, tags, importance, confidence, context, agent_id, space_id, source_kind, source_via, source_ref, trust,
+                   created_at, updated_at, expires_at
             FROM memories WHERE ${liveMemory(t, now)} ${keyAfter('id', after, '::uuid')} ORDER BY id LIMIT ${limit}`,
       )
     ).map((m) => ({
@@ -56,6 +61,8 @@ const memories: Section = {
         context: m.context ?? null,
         agent_id: m.agent_id ?? null,
         space_id: urn(m.space_id),
+        source: { kind: m.source_kind, via: m.source_via, ref: m.source_ref },
+        trust: m.trust,
         created_at: iso(m.created_at),
         updated_at: iso(m.updated_at),
         expires_at: iso(m.expires_at),

@@ -36,7 +36,8 @@ export interface StagedLine {
   line: number;
   kind: Exclude<Kind, 'webhook'>;
   source: string;
-  record: { body?: Record<string, unknown>; spaceSource?: string | null; data?: Record<string, unknown> };
+  /** `ref`: where the memory came from, as the file said (the source's `ref` once the line is stored). */
+  record: { body?: Record<string, unknown>; spaceSource?: string | null; ref?: string | null; data?: Record<string, unknown> };
 }
 
 const COLUMNS = sql.raw(

@@ -3,6 +3,7 @@ import type { z } from '@hono/zod-openapi';
 import { v7 as uuidv7 } from 'uuid';
 import { embedAll } from '../../shared/memory/embeddings';
 import { validInput } from '../../shared/platform/http/app';
+import { seenBy } from '../../shared/memory/provenance';
 import { toMemoryDto, vectorLiteral } from '../../shared/memory/rows';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import type { DbOrTx } from '../../shared/platform/data/db';
@@ -211,7 +212,7 @@ export async function spaceMemories(ctx: TenantCtx, input: { spaceId: string } &
     return result;
   });
   const memories = page.map((r) => {
-    const dto = toMemoryDto(r);
+    const dto = toMemoryDto(seenBy(ctx.tenantId, r));
     if (r.similarity === undefined) return dto;
     const similarity = Math.min(1, Math.max(0, Number(r.similarity)));
     return { ...dto, score: similarity, similarity };

@@ -18,6 +18,7 @@ export {
 } from './errors.js';
 export type { EngramEvent, StreamOptions } from './events.js';
 export { VERSION } from './generated/version.js';
+export { type BlockMemory, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, memoryBlock } from './memory-block.js';
 export { Paginated } from './pages.js';
 export type { FetchLike, HttpMethod } from './transport.js';
 export type { BodyOf, CallOptions, components, OperationId, operations, paths, QueryOf, ResultOf } from './types.js';

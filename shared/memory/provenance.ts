@@ -64,3 +64,36 @@ export function sourceFor(
   const kind: SourceKind = claimed ?? (restricted ? 'agent' : 'user');
   return { kind, via: (ctx.via as SourceVia | undefined) ?? fallbackVia, key_id: ctx.auth.keyId, agent_id: agentId, ref: claim?.ref ?? null };
 }
+
+/**
+ * The source of a memory written into another account's store (a write share, a team space): the
+ * owner did not write it, so it is `share` and trusted as external, whatever the writer's key.
+ */
+export const sharedInto = (s: Source): Source => ({ ...s, kind: 'share' });
+
+/** The source of an imported memory: what the file said it came from is only its `ref`. */
+export const importSource = (ctx: TenantCtx, agentId: string | null, ref: string | null): Source => ({
+  kind: 'import',
+  via: 'import',
+  key_id: ctx.auth.keyId,
+  agent_id: agentId,
+  ref,
+});
+
+/** The parts of a memory row provenance needs. */
+interface Provenanced {
+  tenant_id: string;
+  source_kind: SourceKind;
+  source_key_id: string | null;
+  trust: Trust;
+}
+
+/**
+ * A memory as `readerTenantId` sees it: one of another account (read through a share or a space it
+ * opened to the reader) is `share` and `external` to the reader, whatever it was to its owner, and
+ * names no key of that account. Every read answer (list, get, search, context, MCP) goes through it.
+ */
+export function seenBy<R extends Provenanced>(readerTenantId: string, row: R): R {
+  if (row.tenant_id === readerTenantId) return row;
+  return { ...row, source_kind: 'share', source_key_id: null, trust: 'external' };
+}

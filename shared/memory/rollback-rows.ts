@@ -64,13 +64,21 @@ const recordset = (items: PastItem[]) =>
       content_hash: s.hash,
       event_id: eventId,
       expires_at: s.expires_at,
+      // Provenance as the snapshot recorded it; snapshots older than it (no `source`) take the column defaults.
+      source_kind: s.source?.kind ?? null,
+      source_via: s.source?.via ?? null,
+      source_key_id: s.source?.key_id ?? null,
+      source_ref: s.source?.ref ?? null,
+      trust: s.trust ?? null,
+      occurred_at: s.occurred_at && s.occurred_at !== s.created_at ? s.occurred_at : null,
       created_at: s.created_at,
     })),
   );
 
 const RECORD = sql.raw(`r(id uuid, observation text, tags text[], importance smallint, confidence real, recall_count integer,
   last_recalled_at timestamptz, superseded_by uuid, context text, agent_id text, space_id uuid, content_hash text,
-  event_id bigint, expires_at timestamptz, created_at timestamptz)`);
+  event_id bigint, expires_at timestamptz, source_kind text, source_via text, source_key_id text, source_ref text, trust text,
+  occurred_at timestamptz, created_at timestamptz)`);
 
 /*
  * Rows a rollback writes are index_pending (migrations/0006): the partial HNSW index skips them, so
@@ -83,10 +91,12 @@ export async function insertMemories(tx: DbOrTx, tenantId: string, items: PastIt
   if (!items.length) return;
   await tx.execute(sql`
     INSERT INTO memories (id, tenant_id, observation, tags, importance, confidence, recall_count, last_recalled_at, superseded_by,
-                          context, agent_id, space_id, content_hash, embedding, index_pending, expires_at, created_at, updated_at)
+                          context, agent_id, space_id, content_hash, embedding, index_pending, expires_at, created_at, updated_at,
+                          source_kind, source_via, source_key_id, source_ref, trust, occurred_at)
     SELECT r.id, ${tenantId}, r.observation, coalesce(r.tags, '{}'), r.importance, r.confidence, r.recall_count, r.last_recalled_at,
            r.superseded_by, r.context, r.agent_id, r.space_id, r.content_hash, ${embeddingOfEvent(sql`r.event_id`)}, true,
-           r.expires_at, r.created_at, ${now.toISOString()}
+           r.expires_at, r.created_at, ${now.toISOString()},
+           coalesce(r.source_kind, 'user'), coalesce(r.source_via, 'api'), r.source_key_id, r.source_ref, coalesce(r.trust, 'verified'), r.occurred_at
     FROM jsonb_to_recordset(${recordset(items)}::jsonb) AS ${RECORD}`);
 }
 
@@ -98,6 +108,8 @@ export async function revertMemories(tx: DbOrTx, tenantId: string, items: PastIt
       confidence = r.confidence, superseded_by = r.superseded_by, context = r.context, agent_id = r.agent_id,
       space_id = r.space_id, content_hash = r.content_hash, embedding = coalesce(${embeddingOfEvent(sql`r.event_id`)}, m.embedding),
       index_pending = true, expires_at = r.expires_at,
+      source_kind = coalesce(r.source_kind, 'user'), source_via = coalesce(r.source_via, 'api'), source_key_id = r.source_key_id,
+      source_ref = r.source_ref, trust = coalesce(r.trust, 'verified'), occurred_at = r.occurred_at,
       version = m.version + 1, updated_at = ${now.toISOString()}
     FROM jsonb_to_recordset(${recordset(items)}::jsonb) AS ${RECORD}
     WHERE m.id = r.id AND m.tenant_id = ${tenantId}`);

@@ -10,8 +10,12 @@ export type PortInput = Record<string, unknown>;
 export interface BatchStorePort {
   /** Checks a store body as POST /v1/memories would: `null` when valid, else why not. */
   invalid(input: PortInput): string | null;
-  /** Stores valid bodies as POST /v1/memories/batch does, in order, each with its own outcome. */
-  store(ctx: TenantCtx, inputs: PortInput[]): Promise<PortOutcome[]>;
+  /**
+   * Stores valid bodies as POST /v1/memories/batch does, in order, each with its own outcome. With
+   * `imported`, they are an import's lines: source `import` (via `import`, trust `external`), each
+   * with the `ref` the file gave it (docs/memories.md#provenance-and-trust).
+   */
+  store(ctx: TenantCtx, inputs: PortInput[], imported?: { refs: (string | null)[] }): Promise<PortOutcome[]>;
 }
 
 let port: BatchStorePort | null = null;

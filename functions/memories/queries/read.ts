@@ -5,6 +5,7 @@ import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
 import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
 import { type PageInput, pageRows } from '../../../shared/platform/data/pagination';
 import type { Tier } from '../../../shared/platform/contract/tiers';
+import { levelsAtLeast, type SourceKind, type Trust } from '../../../shared/memory/provenance';
 
 export interface Filters {
   tags?: string[];
@@ -13,6 +14,25 @@ export interface Filters {
   includeSuperseded?: boolean;
   /** The caller's key restriction: a confined key sees only its agent's and spaces' memories. */
   key?: KeyRestriction;
+  /** Only memories trusted at least this much, as the reader sees them (provenance.seenBy). */
+  minTrust?: Trust;
+  /** Only memories of these source kinds, as the reader sees them. */
+  sourceKinds?: SourceKind[];
+}
+
+/**
+ * The provenance filters in SQL, before ranking, so a page or a limit holds after them. Another
+ * account's memory is `share` and `external` to the reader (provenance.seenBy), whatever its row says.
+ */
+function provenanceFilters(tenantId: string, f: Filters): SQL[] {
+  const parts: SQL[] = [];
+  const levels = f.minTrust ? levelsAtLeast(f.minTrust) : [];
+  if (f.minTrust && !levels.includes('external')) parts.push(sql`m.tenant_id = ${tenantId} AND m.trust = ANY(${pgArray(levels)}::text[])`);
+  if (f.sourceKinds?.length) {
+    const kinds = sql`m.source_kind = ANY(${pgArray(f.sourceKinds)}::text[])`;
+    parts.push(f.sourceKinds.includes('share') ? sql`(m.tenant_id <> ${tenantId} OR ${kinds})` : sql`m.tenant_id = ${tenantId} AND ${kinds}`);
+  }
+  return parts;
 }
 
 /** Readability, liveness and the optional filters, as one scope over alias `m`. */
@@ -22,6 +42,7 @@ export function whereReadable(tenantId: string, grants: Grant[], scope: Scope, n
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
   if (f.spaceId) parts.push(sql`m.space_id = ${f.spaceId}::uuid`);
   if (f.includeSuperseded === false) parts.push(sql`m.superseded_by IS NULL`);
+  parts.push(...provenanceFilters(tenantId, f));
   parts.push(...confinedTo(f.key));
   return narrow(readableBy(tenantId, grants, scope), ...parts);
 }

@@ -161,6 +161,13 @@ export interface LinkProbe {
  * the planner weighs a share's or team's filter. `withNext`: the statement waits for the
  * transaction's next one and travels with it (db.preparedRowsWithNext).
  */
+/** A memory a store may link to: its trust lowers the new memory's (docs/memories.md#provenance-and-trust). */
+export interface LinkNeighbour {
+  id: string;
+  trust: Trust;
+  similarity: number;
+}
+
 export async function linkNeighbours(
   tx: Tx,
   storage: StorageKind,
@@ -168,25 +175,26 @@ export async function linkNeighbours(
   limit: number,
   now: Date,
   opts: { withNext?: boolean } = {},
-): Promise<Map<number, { id: string; similarity: number }[]>> {
-  const out = new Map<number, { id: string; similarity: number }[]>();
+): Promise<Map<number, LinkNeighbour[]>> {
+  const out = new Map<number, LinkNeighbour[]>();
   if (!probes.length) return out;
   const keepPlan = probes.length === 1 && probes[0].wholeStoreOf !== null && keepsVectorPlans(storage, limit);
   const nearest = probes.map((p) => {
     const exclude = p.excludeIds.length ? sql`AND m.id <> ALL(${pgArray(p.excludeIds)}::uuid[])` : sql``;
     const where = sql`${p.scope} AND m.superseded_by IS NULL AND ${live(now)} ${exclude}`;
-    const found = keepPlan ? nearestInTenant(sql`m.id`, where, p.vector, { limit }, p.wholeStoreOf!) : nearestMemories(sql`m.id`, where, p.vector, { limit });
-    return sql`(SELECT ${p.index}::int AS i, x.id, x.similarity FROM (${found}) x)`;
+    const select = sql`m.id, m.trust`;
+    const found = keepPlan ? nearestInTenant(select, where, p.vector, { limit }, p.wholeStoreOf!) : nearestMemories(select, where, p.vector, { limit });
+    return sql`(SELECT ${p.index}::int AS i, x.id, x.trust, x.similarity FROM (${found}) x)`;
   });
   const statement = sql.join(nearest, sql` UNION ALL `);
-  type Neighbour = { i: number; id: string; similarity: number | string };
+  type Neighbour = { i: number; id: string; trust: Trust; similarity: number | string };
   const found = opts.withNext
     ? preparedRowsWithNext<Neighbour>(tx, statement, { planEachTime: !keepPlan })
     : keepPlan
       ? preparedRows<Neighbour>(tx, statement)
       : rows<Neighbour>(tx, statement);
   for (const x of await found) {
-    out.set(x.i, [...(out.get(x.i) ?? []), { id: x.id, similarity: Number(x.similarity) }]);
+    out.set(x.i, [...(out.get(x.i) ?? []), { id: x.id, trust: x.trust, similarity: Number(x.similarity) }]);
   }
   return out;
 }

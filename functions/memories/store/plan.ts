@@ -1,4 +1,4 @@
-import { trustOf } from '../../../shared/memory/provenance';
+import { minTrust, trustOf } from '../../../shared/memory/provenance';
 import { type Mention, mentionCandidates, mentionEvents, MENTION_MAX_LINKS } from '../../../shared/memory/entities';
 import type { MemoryEventInput } from '../../../shared/memory/events';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
@@ -45,7 +45,7 @@ const cosine = (a: number[], b: number[]) => {
 export function planStores(
   work: Work<TenantCtx>,
   groups: Group[],
-  probe: q.StoreProbe & { neighbours: Map<number, { id: string; similarity: number }[]> },
+  probe: q.StoreProbe & { neighbours: Map<number, q.LinkNeighbour[]> },
   outcomes: Map<number, StoreOutcome>,
 ): Plan[] {
   const { ctx } = work;
@@ -151,7 +151,9 @@ export function planStores(
         const threshold = ctx.services.config.AUTO_LINK_THRESHOLD;
         const candidates = [
           ...(probe.neighbours.get(item.index) ?? []).filter((n) => !supersededHere.has(n.id)),
-          ...earlier.filter((e) => e.row.supersededBy === null).map((e) => ({ id: e.row.id, similarity: cosine(item.embedding, e.row.embedding) })),
+          ...earlier
+            .filter((e) => e.row.supersededBy === null)
+            .map((e) => ({ id: e.row.id, trust: e.row.trust, similarity: cosine(item.embedding, e.row.embedding) })),
         ]
           .sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1))
           .slice(0, AUTO_LINK_MAX)
@@ -161,6 +163,9 @@ export function planStores(
           plan.events.push({ tenantId: owner, memoryId: id, kind: 'link', metadata: { target_id: toUrn(l.id), relation: 'similar', weight: l.similarity } });
           plan.links.push(l.id);
         }
+        // Linked to less trusted memories, it is trusted no more than they are: its create says so.
+        row.trust = minTrust(row.trust, ...candidates.map((l) => l.trust));
+        memory.trust = row.trust;
       }
 
       // Knowledge graph tiers: the owner's entities this text names, first mention first.

@@ -1,7 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { activeGrants, confinedTo, type Grant, grantScope, narrow, ownedBy, type TenantScope, writeGrantFor } from '../../../shared/memory/access';
 import { actingAgent, isConfined } from '../../../shared/platform/contract/scopes';
-import { type Source, sourceFor } from '../../../shared/memory/provenance';
+import { type Source, sharedInto, sourceFor } from '../../../shared/memory/provenance';
 import { embedAll } from '../../../shared/memory/embeddings';
 import type { Mention } from '../../../shared/memory/entities';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
@@ -154,8 +154,11 @@ export function resultOf(memory: q.MemoryDto, plan: { superseded: string[]; link
   };
 }
 
+/** Where stores come from when not from the key's own request (an import): the source of input `index`. */
+export type Origin = (index: number, input: StoreInput) => Source;
+
 /** Targets resolved (every permission checked), hashes and embeddings computed, before any transaction. */
-export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure: boolean) {
+export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure: boolean, origin?: Origin) {
   const outcomes: StoreOutcome[] = new Array(inputs.length);
   const look = targetLookups(ctx);
   const prepared: Prepared[] = [];
@@ -164,8 +167,11 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
   for (const [index, given] of inputs.entries()) {
     try {
       const input = pinnedToKey(ctx, given);
-      const source = sourceFor(ctx, input.source, input.agent_id ?? null);
-      prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await digest(input.observation), embedding: [], source, who });
+      const claimed = origin ? origin(index, input) : sourceFor(ctx, input.source, input.agent_id ?? null);
+      const target = await resolveTarget(ctx, input, look);
+      // Into another account's store (a write share, a team space): its owner did not write it.
+      const source = target.owner === ctx.tenantId ? claimed : sharedInto(claimed);
+      prepared.push({ index, input, target, hash: await digest(input.observation), embedding: [], source, who });
     } catch (err) {
       if (!(err instanceof AppError) || throwFailure) throw err;
       outcomes[index] = { ok: false, error: err };

@@ -7,7 +7,8 @@ import { write } from '../../../shared/platform/data/unit-of-work';
 import { Coalescer } from '../../../shared/platform/limits/coalesce';
 import { oneConnectionPerRequest, type Services } from '../../../shared/platform/contract/services';
 import { type BatchStoreBody, StoreBody } from '../schemas';
-import { prepare, type Prepared, type StoreInput, type StoreOutcome, type StoreResult } from './prepare';
+import { importSource } from '../../../shared/memory/provenance';
+import { type Origin, prepare, type Prepared, type StoreInput, type StoreOutcome, type StoreResult } from './prepare';
 import { type Locking, writeStores } from './write';
 import type { BatchStorePort } from '../../../shared/memory/store-port';
 
@@ -104,8 +105,8 @@ function writeTogether(ctx: TenantCtx, prepared: Prepared[], throwFailure = fals
  * embedding call serves all, and everything that succeeds commits in one transaction. A memory that
  * fails (403, 409, 429, ...) writes nothing and does not stop the others.
  */
-export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: { throwFailure?: boolean } = {}): Promise<StoreOutcome[]> {
-  const { prepared, outcomes } = await prepare(ctx, inputs, opts.throwFailure ?? false);
+export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: { throwFailure?: boolean; origin?: Origin } = {}): Promise<StoreOutcome[]> {
+  const { prepared, outcomes } = await prepare(ctx, inputs, opts.throwFailure ?? false, opts.origin);
   if (!prepared.length) return outcomes;
   const written = await writeTogether(ctx, prepared, opts.throwFailure);
   for (const [index, outcome] of written) outcomes[index] = outcome;
@@ -141,9 +142,10 @@ export const batchStorePort: BatchStorePort = {
     const parsed = StoreBody.safeParse(input);
     return parsed.success ? null : parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
   },
-  store: (ctx, inputs) =>
+  store: (ctx, inputs, imported) =>
     storeMemories(
       ctx,
       inputs.map((i) => StoreBody.parse(i)),
+      imported ? { origin: (index, input) => importSource(ctx, input.agent_id ?? null, imported.refs[index] ?? null) } : {},
     ),
 };

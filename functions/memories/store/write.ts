@@ -108,7 +108,7 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
   // Link targets skip the duplicates that an `lww` store at or before this one supersedes (they stop
   // being current before it links). With more of them than the spare, that store asks again.
   const found = await nearest;
-  const neighbours = new Map<number, { id: string; similarity: number }[]>();
+  const neighbours = new Map<number, q.LinkNeighbour[]>();
   const again: q.LinkProbe[] = [];
   for (const l of linking) {
     const superseded = new Set(lwwHashesUpTo(l.g.items, l.g.items.indexOf(l.p)));

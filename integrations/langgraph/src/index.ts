@@ -11,6 +11,12 @@ import {
 } from '@langchain/langgraph';
 import { Engram, type EngramOptions } from 'engram-sdk';
 
+/**
+ * For a prompt built from what this adapter reads back: engram-sdk's delimited block that tells the
+ * model the memories are data, not instructions (docs/memories.md#provenance-and-trust).
+ */
+export { type BlockMemory, memoryBlock } from 'engram-sdk';
+
 /** An item a search found, with its rank when the search had a query (LangGraph's `SearchItem`). */
 export type SearchItem = Item & { score?: number };
 

@@ -1,6 +1,12 @@
 import type { AgentInputItem, Session } from '@openai/agents';
 import { Engram, type EngramOptions } from 'engram-sdk';
 
+/**
+ * For a prompt built from what this adapter reads back: engram-sdk's delimited block that tells the
+ * model the memories are data, not instructions (docs/memories.md#provenance-and-trust).
+ */
+export { type BlockMemory, memoryBlock } from 'engram-sdk';
+
 /** Where an EngramSession keeps its items and how it reaches engram. */
 export interface EngramSessionOptions {
   /** A client to use; or the options to make one (`apiKey`, `baseUrl`, `fetch`, …). */

@@ -1257,6 +1257,8 @@ class BundleMemoryLine(_BundleMemoryLineRequired, total=False):
     context: Optional[str]
     agent_id: Optional[str]
     space_id: Optional[str]
+    source: Optional["BundleMemoryLineSource"]
+    trust: Optional[str]
     created_at: Optional[str]
     updated_at: Optional[str]
     expires_at: Optional[str]
@@ -2582,6 +2584,13 @@ class _BatchStoreResponseResultsItemRequired(TypedDict):
 class BatchStoreResponseResultsItem(_BatchStoreResponseResultsItemRequired, total=False):
     memory: "StoreMemoryResponse"
     error: "Error"
+
+
+class BundleMemoryLineSource(TypedDict, total=False):
+    """Where the memory came from in the exported account (docs/memories.md#provenance-and-trust). An import stores it as `import` (trust `external`) and keeps only `ref`"""
+    kind: Optional[str]
+    via: Optional[str]
+    ref: Optional[str]
 
 
 class _BundlePackLineToolsItemRequired(TypedDict):

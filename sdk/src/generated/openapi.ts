@@ -250,8 +250,6 @@ export interface paths {
         /**
          * Search memories
          * @description Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.
-         *
-         *     Where the deployment has a reranker (RERANK_PROVIDER), the top candidates of every mode go to it and its relevance replaces `score`; `min_score` and `limit` apply after it. A reranker that is slow or down never fails the search: the answer keeps its own order and says `rerank: "failed"`. The `Server-Timing` header says where the time went (`embed`, `db`, `rank`, and `rerank` when asked).
          */
         get: operations["memories.search"];
         put?: never;
@@ -3064,7 +3062,10 @@ export interface components {
              * @enum {string}
              */
             trust: "verified" | "agent" | "external";
-            /** @description When what the memory records happened in the world; `created_at` unless the writer said otherwise */
+            /**
+             * @description When what the memory records happened in the world; `created_at` unless the writer said otherwise
+             * @example 2026-11-22T10:00:00.000Z
+             */
             occurred_at: string;
             /**
              * @description When engram stored it; audit, replay and rollback follow this time
@@ -3100,11 +3101,6 @@ export interface components {
             query: string;
             /** @example hybrid */
             mode: string;
-            /**
-             * @description `applied`: the reranker ordered the hits and `score` is its relevance (blended with recency when recency_weight > 0); `skipped`: no reranker, `rerank=false`, or under two candidates; `failed`: the reranker was slow, down or answered nonsense, and the hits are in the search’s own order
-             * @enum {string}
-             */
-            rerank: "applied" | "skipped" | "failed";
             total_results: number;
             memories: {
                 /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
@@ -3137,6 +3133,7 @@ export interface components {
                  * @enum {string}
                  */
                 trust: "verified" | "agent" | "external";
+                /** @example 2026-11-22T10:00:00.000Z */
                 occurred_at: string;
                 /** @example 2026-11-22T10:00:00.000Z */
                 created_at: string;
@@ -4975,6 +4972,14 @@ export interface components {
              * @example urn:uuid:01935f60-1a2b-7c3d-8e4f-5a6b7c8d9e01
              */
             space_id?: string | null;
+            /** @description Where the memory came from in the exported account (docs/memories.md#provenance-and-trust). An import stores it as `import` (trust `external`) and keeps only `ref` */
+            source?: {
+                kind?: string | null;
+                via?: string | null;
+                ref?: string | null;
+            } | null;
+            /** @description Its trust in the exported account; an imported memory is `external` */
+            trust?: string | null;
             /**
              * @description ISO 8601
              * @example 2026-11-15T12:00:00.000Z
@@ -6051,8 +6056,6 @@ export interface components {
              * @example 12
              */
             memories_at_time_total: number;
-            /** @description The memories the key that submitted the action recalled in the 15 minutes before it, each as it was when recalled, most recently recalled first, at most 10: what the agent had looked up before asking */
-            memories_recalled: components["schemas"]["RecalledMemory"][];
             audit_trail: {
                 /** @example 42 */
                 sequence_number: number;
@@ -6114,37 +6117,6 @@ export interface components {
                 created_at: string;
             }[];
         } | null;
-        RecalledMemory: {
-            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
-            memory_id: string;
-            /** @example Vendor ACME GmbH is paid by wire, IBAN on file. */
-            observation: string;
-            /** @example 7 */
-            importance: number;
-            /**
-             * @example [
-             *       "vendors"
-             *     ]
-             */
-            tags: string[];
-            /** @example 2026-11-01T09:00:00.000Z */
-            created_at: string;
-            /**
-             * @description The latest recall of it in the window
-             * @example 2026-11-15T11:59:40.000Z
-             */
-            recalled_at: string;
-            /**
-             * @description What that recall searched for
-             * @example how is ACME paid
-             */
-            query: string | null;
-            /**
-             * @description How many times the key recalled it in the window
-             * @example 1
-             */
-            recalls: number;
-        };
         ControlDashboard: {
             /** @enum {string} */
             window: "24h" | "7d" | "30d";
@@ -8451,6 +8423,10 @@ export interface operations {
                 space_id?: string;
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
+                /** @description Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you */
+                min_trust?: "verified" | "agent" | "external";
+                /** @description Comma-separated source kinds (user, agent, tool, import, share, system): only memories from one of them. Another account's memory is `share` to you */
+                source_kind?: string;
             };
             header?: never;
             path?: never;
@@ -8794,12 +8770,14 @@ export interface operations {
                 recency_weight?: number | null;
                 /** @description `true` or `1`: also memories that a newer one superseded */
                 include_superseded?: "0" | "1" | "true" | "false";
-                /** @description `semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches and leaves it a tenth of its score; the mode that retrieves best on the LoCoMo benchmark. */
+                /** @description `semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the mode that retrieves best on the LoCoMo benchmark. */
                 mode?: "semantic" | "keyword" | "hybrid";
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
-                /** @description `false` or `0`: no reranking for this search, where the deployment has a reranker (RERANK_PROVIDER); without one it changes nothing */
-                rerank?: "0" | "1" | "true" | "false";
+                /** @description Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you */
+                min_trust?: "verified" | "agent" | "external";
+                /** @description Comma-separated source kinds (user, agent, tool, import, share, system): only memories from one of them. Another account's memory is `share` to you */
+                source_kind?: string;
             };
             header?: never;
             path?: never;
@@ -8810,8 +8788,6 @@ export interface operations {
             /** @description Ranked memories */
             200: {
                 headers: {
-                    /** @description Milliseconds spent embedding the query, reading the database, ranking and reranking: `embed;dur=2.1, db;dur=4.0, rank;dur=0.3` */
-                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -49,6 +49,7 @@ const BY_NAME: Record<string, unknown> = {
   grace_expires_at: LATER,
   revoked_at: UPDATED,
   last_recalled_at: UPDATED,
+  occurred_at: CREATED,
   last_session_at: UPDATED,
   performed_at: UPDATED,
   snapshot_at: CREATED,
