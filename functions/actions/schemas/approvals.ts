@@ -125,6 +125,10 @@ export const SettingsSchema = z
       description: 'Enterprise mode: only approvers with one of these team roles decide; empty means any role but readonly',
       example: ['owner', 'admin'],
     }),
+    memory_guard: z.boolean().openapi({
+      description:
+        'The built-in MemoryInjection policy (off by default): holds memories written by agents or outside sources that carry instructions to the agent, tool-call syntax, credentials, or (external ones) URLs, for review in GET /v1/approvals',
+    }),
     effective_approval_mode: z
       .enum(APPROVAL_MODES)
       .openapi({ description: 'The mode new actions are decided in: always `approval_mode`, also after a downgrade (see `approval_mode_unavailable`)' }),
@@ -156,6 +160,7 @@ export const SettingsBody = z
       .max(3)
       .optional()
       .openapi({ description: 'Team roles allowed to approve in enterprise mode (owner, admin, member)' }),
+    memory_guard: z.boolean().optional().openapi({ description: 'Turn the built-in MemoryInjection memory policy on or off' }),
   })
   .openapi('ControlSettingsUpdate', { example: { approval_mode: 'team', evaluation_mode: 'enforcement' } });
 export type DecisionInput = z.infer<typeof DecisionBody>;
