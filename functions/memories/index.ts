@@ -14,7 +14,10 @@ import { provideBatchStore } from '../../shared/memory/store-port';
 provideBatchStore(batchStorePort);
 
 const router = createRouter()
-  .openapi(routes.storeRoute, async (c) => c.json(await storeMemory(ctxOf(c), c.req.valid('json')), 201))
+  .openapi(routes.storeRoute, async (c) => {
+    const stored = await storeMemory(ctxOf(c), c.req.valid('json'));
+    return stored.status === 202 ? c.json(stored.body, 202) : c.json(stored.body, 201);
+  })
   .openapi(routes.batchStoreRoute, async (c) => c.json(await storeBatch(ctxOf(c), c.req.valid('json')), 200))
   .openapi(routes.listRoute, async (c) => c.json(await service.list(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.searchRoute, async (c) => c.json(await runFromRoute(searchVerb, c), 200))
