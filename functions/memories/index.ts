@@ -10,8 +10,11 @@ import { runFromRoute } from '../../shared/platform/http/verb';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
 import { batchStorePort, storeBatch, storeMemory } from './store';
 import { provideBatchStore } from '../../shared/memory/store-port';
+import { provideHoldDecider } from '../../shared/memory/holds';
+import { holdDecisions } from './store/decide';
 
 provideBatchStore(batchStorePort);
+provideHoldDecider(holdDecisions);
 
 const router = createRouter()
   .openapi(routes.storeRoute, async (c) => {

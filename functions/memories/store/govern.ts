@@ -4,7 +4,7 @@ import { loadMemoryPolicySet, policyPatterns } from '../../../shared/control/pol
 import { readControlSettings } from '../../../shared/control/settings';
 import type { PolicyDefinition, PolicyResult } from '../../../shared/control/types';
 import { heldMemoryLimit, insertHold } from '../../../shared/memory/holds';
-import { trustOf } from '../../../shared/memory/provenance';
+import { type Source, trustOf } from '../../../shared/memory/provenance';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
 import { AppError } from '../../../shared/platform/contract/errors';
 import { toUrn } from '../../../shared/platform/contract/ids';
@@ -63,50 +63,62 @@ export async function govern(
 ): Promise<{ store: Prepared[]; held: Held[]; warnings: Map<number, string[]> }> {
   const warnings = new Map<number, string[]>();
   if (!prepared.length) return { store: prepared, held: [], warnings };
-  const settings = await readControlSettings(ctx.db, ctx.tenantId);
-  const sets = new Map<string | null, Promise<PolicyDefinition[]>>();
-  const setFor = (agentId: string | null) => {
-    let found = sets.get(agentId);
-    if (!found) sets.set(agentId, (found = loadMemoryPolicySet(ctx.db, ctx.tenantId, agentId, settings.memory_guard)));
-    return found;
-  };
+  const judge = memoryJudge(ctx);
   const store: Prepared[] = [];
   const held: Held[] = [];
   for (const item of prepared) {
-    const agentId = item.input.agent_id ?? null;
-    const policies = await setFor(agentId);
+    const { source, input } = item;
+    const verdict = await judge({ observation: input.observation, tags: input.tags, source, agentId: input.agent_id ?? null });
+    if (verdict?.policyResult.warnings.length) warnings.set(item.index, verdict.policyResult.warnings);
+    if (!verdict || verdict.enforced === 'allowed') store.push(item);
+    else if (verdict.enforced === 'blocked') {
+      if (throwFailure) throw blocked(verdict.policyResult);
+      outcomes[item.index] = { ok: false, error: blocked(verdict.policyResult) };
+    } else held.push({ item, id: '', policyResult: verdict.policyResult, approvalMode: verdict.approvalMode });
+  }
+  return { store, held, warnings };
+}
+
+/** What the memory policies make of one write: null when no policy of step type `memory` applies. */
+export interface Verdict {
+  /** What is enforced: the policy result's status, or `allowed` in shadow mode. */
+  enforced: 'allowed' | 'blocked' | 'pending_review';
+  policyResult: PolicyOutcome;
+  approvalMode: 'solo' | 'team' | 'enterprise';
+}
+
+/**
+ * The tenant's memory policies as one function of a write (its text, tags, source and agent), the
+ * settings and each agent's policy set read once for however many writes it judges.
+ */
+export function memoryJudge(ctx: TenantCtx) {
+  const settings = readControlSettings(ctx.db, ctx.tenantId);
+  const sets = new Map<string | null, Promise<PolicyDefinition[]>>();
+  return async (w: { observation: string; tags: string[]; source: Pick<Source, 'kind' | 'via' | 'ref'>; agentId: string | null }): Promise<Verdict | null> => {
+    const { memory_guard, evaluation_mode, approval_mode } = await settings;
+    let set = sets.get(w.agentId);
+    if (!set) sets.set(w.agentId, (set = loadMemoryPolicySet(ctx.db, ctx.tenantId, w.agentId, memory_guard)));
+    const policies = await set;
     // Most accounts have no memory policy: nothing to evaluate.
-    if (!policies.some(appliesToMemory)) {
-      store.push(item);
-      continue;
-    }
+    if (!policies.some(appliesToMemory)) return null;
     const { matches: _m, budget_exceeded: _b, ...result } = await evaluatePolicies(
       policies,
       {
         memory: {
-          observation: item.input.observation,
-          tags: item.input.tags,
-          source: { kind: item.source.kind, via: item.source.via, ref: item.source.ref },
-          trust: trustOf(item.source.kind),
-          agent_id: agentId,
+          observation: w.observation,
+          tags: w.tags,
+          source: { kind: w.source.kind, via: w.source.via, ref: w.source.ref },
+          trust: trustOf(w.source.kind),
+          agent_id: w.agentId,
         },
-        agent_id: agentId,
+        agent_id: w.agentId,
       },
       EVALUATION_BUDGET,
       policyPatterns(ctx.tenantId, ctx.tier),
     );
-    const outcome: PolicyOutcome = { ...result, evaluation_mode: settings.evaluation_mode };
-    if (result.warnings.length) warnings.set(item.index, result.warnings);
-    if (settings.evaluation_mode === 'shadow' || result.status === 'allowed') {
-      store.push(item);
-    } else if (result.status === 'blocked') {
-      if (throwFailure) throw blocked(outcome);
-      outcomes[item.index] = { ok: false, error: blocked(outcome) };
-    } else {
-      held.push({ item, id: '', policyResult: outcome, approvalMode: settings.approval_mode });
-    }
-  }
-  return { store, held, warnings };
+    const policyResult: PolicyOutcome = { ...result, evaluation_mode };
+    return { enforced: evaluation_mode === 'shadow' ? 'allowed' : result.status, policyResult, approvalMode: approval_mode };
+  };
 }
 
 /**
