@@ -115,7 +115,7 @@ export const patchRoute = keyRoute({
   description:
     "`tags` replaces the list. Two concurrent updates: one wins, the other gets 409 CONFLICT. Only your own memories: one you stored into another tenant's store (write share or team space) is that tenant's, and 404 here.",
   request: { params: s.IdParams, body: jsonBody(s.PatchBody) },
-  responses: { 200: json(s.PatchResponse, 'Updated'), ...errors(400, 404, 409, 502, 503) },
+  responses: { 200: json(s.PatchResponse, 'Updated'), ...errors(400, 403, 404, 409, 502, 503) },
 });
 
 export const deleteRoute = keyRoute({
