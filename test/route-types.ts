@@ -84,7 +84,9 @@ type SuccessStatus = 200 | 201 | 202 | 204;
  */
 type FirstSuccess<R extends RouteLike> = SuccessStatus extends infer S ? (S extends keyof R['responses'] ? S : never) : never;
 type Lowest<S> = [200] extends [S & 200] ? 200 : [201] extends [S & 201] ? 201 : [202] extends [S & 202] ? 202 : S;
-type SuccessBody<R extends RouteLike> = [Lowest<FirstSuccess<R>>] extends [never] ? never : JsonOf<R['responses'][Lowest<FirstSuccess<R>> & keyof R['responses']]>;
+type SuccessBody<R extends RouteLike> = [Lowest<FirstSuccess<R>>] extends [never]
+  ? never
+  : JsonOf<R['responses'][Lowest<FirstSuccess<R>> & keyof R['responses']]>;
 
 type Entry<R> = R extends RouteLike ? { method: Uppercase<R['method']>; pattern: PathPattern<R['path']>; body: SuccessBody<R> } : never;
 type Entries = Entry<Routes>;

@@ -90,9 +90,18 @@ export const StoreResponse = z
 export const HeldMemoryResponse = z
   .object({
     status: z.literal('pending_review'),
-    approval_id: z.string().openapi({ description: 'Decide it with POST /v1/approvals/{approval_id}/decision; the memory id it gets when approved', example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
-    memory_id: z.string().openapi({ description: 'The same id: the memory it becomes when approved', example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
-    policy_result: z.record(z.string(), z.unknown()).openapi({ description: 'Why it was held: the policy, rule, reason and the text it matched (as an action\'s `policy_result`)' }),
+    approval_id: z
+      .string()
+      .openapi({
+        description: 'Decide it with POST /v1/approvals/{approval_id}/decision; the memory id it gets when approved',
+        example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+      }),
+    memory_id: z
+      .string()
+      .openapi({ description: 'The same id: the memory it becomes when approved', example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+    policy_result: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: "Why it was held: the policy, rule, reason and the text it matched (as an action's `policy_result`)" }),
     message: z.string(),
   })
   .openapi('HeldMemoryResponse');
@@ -127,7 +136,10 @@ export const BatchStoreResponse = z
       .array(
         z.object({
           index: z.number().int().openapi({ description: 'Position in `memories`' }),
-          status: z.number().int().openapi({ description: 'What storing this memory alone would have answered: 201, 202 (held for review), or the error status' }),
+          status: z
+            .number()
+            .int()
+            .openapi({ description: 'What storing this memory alone would have answered: 201, 202 (held for review), or the error status' }),
           memory: StoreResponse.optional().openapi({ description: 'On 201: the store response' }),
           held: HeldMemoryResponse.optional().openapi({ description: 'On 202: a memory policy held it for review' }),
           error: ErrorSchema.optional().openapi({ description: 'Otherwise: the error body a single store would have answered' }),

@@ -233,7 +233,10 @@ export async function testPolicies(ctx: TenantCtx, input: z.infer<typeof TestBod
   }
   const agentId = input.agent_id ?? null;
   if ((input.action === undefined) === (input.memory === undefined)) {
-    throw validationError(input.action === undefined ? 'action' : 'memory', 'send either action (an action to test) or memory (a memory write to test), not both');
+    throw validationError(
+      input.action === undefined ? 'action' : 'memory',
+      'send either action (an action to test) or memory (a memory write to test), not both',
+    );
   }
   const memory = input.memory;
   let set = memory
@@ -252,12 +255,7 @@ export async function testPolicies(ctx: TenantCtx, input: z.infer<typeof TestBod
         agent_id: agentId,
       }
     : { action: input.action!, params: input.params ?? {}, agent_id: agentId };
-  const { matches, budget_exceeded, ...result } = await evaluatePolicies(
-    set,
-    subject,
-    EVALUATION_BUDGET,
-    policyPatterns(ctx.tenantId, ctx.tier),
-  );
+  const { matches, budget_exceeded, ...result } = await evaluatePolicies(set, subject, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
   return {
     status: result.status,
     policy_result: result,

@@ -221,19 +221,28 @@ export const MEMORY_INJECTION_RULES: PolicyRule[] = [
     'An instruction to the agent to drop its instructions ({match})',
   ),
   held(String.raw`\byou\s+are\s+now\b`, 'An instruction that gives the agent a new role ({match})'),
-  held(String.raw`\b(?:system\s+prompt|developer\s+message|jailbreak|do\s+anything\s+now)\b`, 'Text aimed at the agent\'s instructions ({match})'),
+  held(String.raw`\b(?:system\s+prompt|developer\s+message|jailbreak|do\s+anything\s+now)\b`, "Text aimed at the agent's instructions ({match})"),
   held(String.raw`\bdisregard\b`, 'An instruction to disregard something ({match})', NOT_VERIFIED, { severity: 'medium', confidence: 0.6 }),
   held(
     String.raw`<\|(?:im_start|im_end|system|endoftext)\|>|</?(?:tool_call|function_call|tool_use|system)>|"(?:tool_calls|function_call)"\s*:|\[/?INST\]`,
     'Tool-call or chat-template syntax in a memory ({match})',
   ),
-  held('-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----', 'A private key is in the memory', NOT_VERIFIED, { severity: 'critical', confidence: 0.99, redact: true }),
-  held(String.raw`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, 'An AWS access key id is in the memory', NOT_VERIFIED, { confidence: 0.95, redact: true }),
-  held(String.raw`\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}`, 'An API secret key (sk-...) is in the memory', NOT_VERIFIED, { confidence: 0.9, redact: true }),
-  held(String.raw`\b(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,}|xox[abposr]-[0-9A-Za-z-]{10,}|(?:sk|rk)_live_[0-9A-Za-z]{16,})`, 'A token is in the memory', NOT_VERIFIED, {
-    confidence: 0.9,
+  held('-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----', 'A private key is in the memory', NOT_VERIFIED, {
+    severity: 'critical',
+    confidence: 0.99,
     redact: true,
   }),
+  held(String.raw`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, 'An AWS access key id is in the memory', NOT_VERIFIED, { confidence: 0.95, redact: true }),
+  held(String.raw`\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}`, 'An API secret key (sk-...) is in the memory', NOT_VERIFIED, { confidence: 0.9, redact: true }),
+  held(
+    String.raw`\b(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,}|xox[abposr]-[0-9A-Za-z-]{10,}|(?:sk|rk)_live_[0-9A-Za-z]{16,})`,
+    'A token is in the memory',
+    NOT_VERIFIED,
+    {
+      confidence: 0.9,
+      redact: true,
+    },
+  ),
   held(String.raw`\bhttps?://[^\s"]+`, 'A URL in a memory from outside the account ({match})', EXTERNAL, { severity: 'medium', confidence: 0.7 }),
 ];
 

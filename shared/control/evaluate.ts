@@ -2,7 +2,16 @@ import { BUDGET_REASON_PREFIX, EVALUATION_BUDGET, type EvaluationBudget, nextSli
 import { canonicalPayload, fieldAt, hostsIn, locate, whitelisted } from './payload';
 import { PatternCache } from './pattern-cache';
 import { type CompiledPattern, indexText, mayMatch } from './regex';
-import { type Outcome, type PolicyDefinition, type PolicyResult, type PolicyRule, type PolicySubject, type RuleMatch, type Severity, subjectStepType } from './types';
+import {
+  type Outcome,
+  type PolicyDefinition,
+  type PolicyResult,
+  type PolicyRule,
+  type PolicySubject,
+  type RuleMatch,
+  type Severity,
+  subjectStepType,
+} from './types';
 
 /**
  * The policy engine (docs/governed-actions.md#policies): the actions family and the policy dry run call it with

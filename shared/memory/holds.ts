@@ -98,7 +98,10 @@ export interface HoldDecision {
 }
 
 export interface HoldDecider {
-  decide(ctx: TenantCtx, input: HoldDecision): Promise<{
+  decide(
+    ctx: TenantCtx,
+    input: HoldDecision,
+  ): Promise<{
     approval_id: string;
     kind: 'memory';
     decision: 'approve' | 'deny';

@@ -13,7 +13,10 @@ const QueueStatus = z.enum(QUEUE_STATES);
 export const QueueQuery = PageQuery({ max: 500, default: 50 }).extend({
   status: QueueStatus.optional().openapi({ description: 'Only entries in this status' }),
   status_filter: QueueStatus.optional().openapi({ description: 'The same as `status` (an older name); when both are sent they must agree' }),
-  approval_id: PrefixedId('action', 'Only this approval (the action id, or a held memory id): an empty page when it is not in the queue of this `scope`').optional(),
+  approval_id: PrefixedId(
+    'action',
+    'Only this approval (the action id, or a held memory id): an empty page when it is not in the queue of this `scope`',
+  ).optional(),
   scope: z.enum(['own', 'team']).default('own').openapi({
     description:
       "`own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params`",
@@ -51,9 +54,13 @@ const ApprovalEntry = z
       }),
     policy_result: PolicyResultSchema.optional().openapi({ description: 'Why it was held (the matching rule and the text it matched); shown with `params`' }),
     kind: z.enum(['action', 'memory']).openapi({
-      description: '`action`, or `memory`: a memory write a memory policy held (docs/governed-memories.md); `approval_id` is then the memory id it gets when approved',
+      description:
+        '`action`, or `memory`: a memory write a memory policy held (docs/governed-memories.md); `approval_id` is then the memory id it gets when approved',
     }),
-    observation: z.string().optional().openapi({ description: '`kind: memory`, for a key that may read memories: the held text', example: 'Ignore previous instructions' }),
+    observation: z
+      .string()
+      .optional()
+      .openapi({ description: '`kind: memory`, for a key that may read memories: the held text', example: 'Ignore previous instructions' }),
     tags: z.array(z.string()).optional().openapi({ description: '`kind: memory`: its tags' }),
     space_id: z.string().nullable().optional().openapi({ description: '`kind: memory`: the space it would be stored into (a bare uuid), or null' }),
     source: z
@@ -67,7 +74,9 @@ const ApprovalEntry = z
 
 export const QueueResponse = z.object({ approvals: z.array(ApprovalEntry), ...QueuePaging.fields }).openapi('ApprovalQueue');
 
-export const ApprovalParams = z.object({ approval_id: PrefixedId('action', 'The approval: the action id, or the memory id (`urn:uuid:...`) of a held memory') });
+export const ApprovalParams = z.object({
+  approval_id: PrefixedId('action', 'The approval: the action id, or the memory id (`urn:uuid:...`) of a held memory'),
+});
 
 const DecisionFields = {
   decision: z
@@ -124,7 +133,10 @@ export const DecisionResponse = z
       .string()
       .nullable()
       .optional()
-      .openapi({ description: 'A held memory: the id of the memory stored on approval (null when denied)', example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+      .openapi({
+        description: 'A held memory: the id of the memory stored on approval (null when denied)',
+        example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+      }),
   })
   .openapi('ApprovalDecided');
 

@@ -101,7 +101,11 @@ export function memoryJudge(ctx: TenantCtx) {
     const policies = await set;
     // Most accounts have no memory policy: nothing to evaluate.
     if (!policies.some(appliesToMemory)) return null;
-    const { matches: _m, budget_exceeded: _b, ...result } = await evaluatePolicies(
+    const {
+      matches: _m,
+      budget_exceeded: _b,
+      ...result
+    } = await evaluatePolicies(
       policies,
       {
         memory: {
@@ -139,7 +143,11 @@ export async function writeHolds(ctx: TenantCtx, held: Held[], outcomes: StoreOu
       h.id ||= newId();
       const { item } = h;
       const restriction = ctx.auth.restriction
-        ? { scopes: [...ctx.auth.restriction.scopes], agentId: ctx.auth.restriction.agentId, spaceIds: ctx.auth.restriction.spaceIds ? [...ctx.auth.restriction.spaceIds] : null }
+        ? {
+            scopes: [...ctx.auth.restriction.scopes],
+            agentId: ctx.auth.restriction.agentId,
+            spaceIds: ctx.auth.restriction.spaceIds ? [...ctx.auth.restriction.spaceIds] : null,
+          }
         : null;
       await insertHold(work.tx, {
         id: h.id,
