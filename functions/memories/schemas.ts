@@ -82,7 +82,7 @@ export const StoreResponse = z
     policy_warnings: z
       .array(z.string())
       .optional()
-      .openapi({ description: 'Present when a memory policy rule with `warn` matched: stored anyway, these are its reasons' }),
+      .openapi({ description: 'Present when a memory policy rule with `warn` matched: stored anyway, these are its reasons', example: ['Possibly stale'] }),
   })
   .openapi('StoreMemoryResponse');
 
@@ -90,12 +90,10 @@ export const StoreResponse = z
 export const HeldMemoryResponse = z
   .object({
     status: z.literal('pending_review'),
-    approval_id: z
-      .string()
-      .openapi({
-        description: 'Decide it with POST /v1/approvals/{approval_id}/decision; the memory id it gets when approved',
-        example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
-      }),
+    approval_id: z.string().openapi({
+      description: 'Decide it with POST /v1/approvals/{approval_id}/decision; the memory id it gets when approved',
+      example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+    }),
     memory_id: z
       .string()
       .openapi({ description: 'The same id: the memory it becomes when approved', example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),

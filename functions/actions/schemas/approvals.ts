@@ -75,7 +75,7 @@ const ApprovalEntry = z
 export const QueueResponse = z.object({ approvals: z.array(ApprovalEntry), ...QueuePaging.fields }).openapi('ApprovalQueue');
 
 export const ApprovalParams = z.object({
-  approval_id: PrefixedId('action', 'The approval: the action id, or the memory id (`urn:uuid:...`) of a held memory'),
+  approval_id: PrefixedId('action', 'The approval: an action id, or a held memory id'),
 });
 
 const DecisionFields = {
@@ -129,14 +129,10 @@ export const DecisionResponse = z
     approvals_required: z.number().int().openapi({ description: 'Approvals needed (enterprise: min_approvals; else 1)', example: 1 }),
     decided_at: z.string().nullable().openapi({ example: TIME }),
     kind: z.enum(['action', 'memory']).optional().openapi({ description: '`memory` for a held memory (docs/governed-memories.md); absent for an action' }),
-    memory_id: z
-      .string()
-      .nullable()
-      .optional()
-      .openapi({
-        description: 'A held memory: the id of the memory stored on approval (null when denied)',
-        example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
-      }),
+    memory_id: z.string().nullable().optional().openapi({
+      description: 'A held memory: the id of the memory stored on approval (null when denied)',
+      example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+    }),
   })
   .openapi('ApprovalDecided');
 

@@ -2910,7 +2910,12 @@ export interface components {
             entities: string[];
             /** @example 2026-11-23T10:00:00.000Z */
             expires_at: string | null;
-            /** @description Present when a memory policy rule with `warn` matched: stored anyway, these are its reasons */
+            /**
+             * @description Present when a memory policy rule with `warn` matched: stored anyway, these are its reasons
+             * @example [
+             *       "Possibly stale"
+             *     ]
+             */
             policy_warnings?: string[];
         };
         HeldMemoryResponse: {
@@ -17607,7 +17612,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The approval: the action id, or the memory id (`urn:uuid:...`) of a held memory */
+                /** @description The approval: an action id, or a held memory id */
                 approval_id: string;
             };
             cookie?: never;
