@@ -179,7 +179,7 @@ describe('a memory policy holds a memory write', () => {
     ]);
     const res = await engine.request('POST', '/v1/import?format=mem0', { key: t.key, raw: file, headers: { 'content-type': 'application/x-ndjson' } });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.stored).toMatchObject({ memory: 1, held: 1 });
+    expect((res.body as { stored: unknown }).stored).toMatchObject({ memory: 1, held: 1 });
     const queue = await call(t, 'GET', '/v1/approvals');
     expect(queue.body.approvals.filter((a: any) => a.kind === 'memory').map((a: any) => a.observation)).toEqual([INJECTION]);
   });
