@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -77,5 +77,30 @@ export const controlSettings = pgTable('control_settings', {
   minApprovals: integer('min_approvals').notNull(),
   requireManager: boolean('require_manager').notNull(),
   allowedRoles: text('allowed_roles').array().notNull(),
+  /** The built-in MemoryInjection policy is on (migrations/0043). */
+  memoryGuard: boolean('memory_guard').notNull().default(false),
   updatedAt: ts('updated_at').notNull(),
 });
+
+/**
+ * Memory writes a policy holds for review (migrations/0043, docs/governed-memories.md): outside the
+ * memories table so no read path sees them. `id` is the memory id on approval and the approval id.
+ */
+export const memoryHolds = pgTable(
+  'memory_holds',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    keyId: text('key_id').notNull(),
+    restriction: jsonb('restriction').$type<{ scopes: string[]; agentId: string | null; spaceIds: string[] | null } | null>(),
+    agentId: text('agent_id'),
+    input: jsonb('input').$type<Record<string, unknown>>().notNull(),
+    source: jsonb('source').$type<Record<string, unknown>>().notNull(),
+    trust: text('trust', { enum: ['verified', 'agent', 'external'] }).notNull(),
+    policyResult: jsonb('policy_result').$type<Record<string, unknown>>().notNull(),
+    riskScore: doublePrecision('risk_score'),
+    approvalMode: text('approval_mode', { enum: ['solo', 'team', 'enterprise'] }).notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('memory_holds_tenant_idx').on(t.tenantId, t.createdAt, t.id)],
+);

@@ -490,6 +490,7 @@ describe('settings', () => {
       min_approvals: 2,
       require_manager: false,
       allowed_roles: [],
+      memory_guard: false,
       effective_approval_mode: 'solo',
       approval_mode_unavailable: null,
       updated_at: null,

@@ -83,11 +83,13 @@ describe('policy CRUD, upsert and versions', () => {
     await create(t, noDrops('Alpha', { agent_id: 'billing-agent' }));
     const list = await get(t, P);
     expect(list.status).toBe(200);
-    expect(list.body.policies.slice(0, 2)).toEqual([
+    expect(list.body.policies.slice(0, 3)).toEqual([
       { name: 'FinancialSafety', enabled: true, description: expect.any(String), source: 'builtin', agent_id: null },
       { name: 'DataExfiltration', enabled: true, description: expect.any(String), source: 'builtin', agent_id: null },
+      // Off until memory_guard is set (docs/governed-memories.md).
+      { name: 'MemoryInjection', enabled: false, description: expect.any(String), source: 'builtin', agent_id: null },
     ]);
-    expect(list.body.policies.slice(2).map((p) => [p.name, p.scope])).toEqual([['Alpha', 'tenant']]);
+    expect(list.body.policies.slice(3).map((p) => [p.name, p.scope])).toEqual([['Alpha', 'tenant']]);
     expect(list.body).toMatchObject({
       mode: 'enforcement',
       approval_mode: 'solo',
@@ -95,7 +97,7 @@ describe('policy CRUD, upsert and versions', () => {
       approval_modes: ['solo', 'team', 'enterprise'],
     });
     const withAgent = await get(t, `${P}?agent_id=billing-agent`);
-    expect(withAgent.body.policies.slice(2).map((p) => [p.name, p.scope, p.agent_id])).toEqual([
+    expect(withAgent.body.policies.slice(3).map((p) => [p.name, p.scope, p.agent_id])).toEqual([
       ['Alpha', 'tenant', null],
       ['Alpha', 'agent', 'billing-agent'],
     ]);
@@ -261,7 +263,7 @@ describe('tiers and limits', () => {
     expect(res.status).toBe(403);
     expect(errorOf(res)).toMatchObject({ code: 'svc_ram.v1.tier.feature_required', required_tier: 'starter', current_tier: 'free' });
     expect(errorOf(await put(t, `${P}/X`, { rules: [{ match: 'x', severity: 'low' }] })).code).toBe('svc_ram.v1.tier.feature_required');
-    expect((await get(t, P)).body.policies).toHaveLength(2);
+    expect((await get(t, P)).body.policies).toHaveLength(3);
     const run = await dryRun(t, { action: 'http.post', params: { url: 'https://pastebin.com/api' } });
     expect(run.status).toBe(200);
     expect(run.body.status).toBe('pending_review');

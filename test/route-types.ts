@@ -77,8 +77,16 @@ export type PathPattern<P extends string> = P extends `${infer A}{${string}}${in
 
 type JsonOf<R> = R extends { content: { 'application/json': { schema: infer S extends z.ZodType } } } ? z.output<S> : never;
 type SuccessStatus = 200 | 201 | 202 | 204;
-/** The bodies a route declares for a success status (refusals are typed as `ErrorBody` where read). */
-type SuccessBody<R extends RouteLike> = { [S in keyof R['responses']]: S extends SuccessStatus ? JsonOf<R['responses'][S]> : never }[keyof R['responses']];
+/**
+ * The body a route declares for its first success status (refusals are typed as `ErrorBody` where
+ * read): 201 for a store that may also answer 202 (a memory held for review), which a test reading
+ * that answer casts.
+ */
+type FirstSuccess<R extends RouteLike> = SuccessStatus extends infer S ? (S extends keyof R['responses'] ? S : never) : never;
+type Lowest<S> = [200] extends [S & 200] ? 200 : [201] extends [S & 201] ? 201 : [202] extends [S & 202] ? 202 : S;
+type SuccessBody<R extends RouteLike> = [Lowest<FirstSuccess<R>>] extends [never]
+  ? never
+  : JsonOf<R['responses'][Lowest<FirstSuccess<R>> & keyof R['responses']]>;
 
 type Entry<R> = R extends RouteLike ? { method: Uppercase<R['method']>; pattern: PathPattern<R['path']>; body: SuccessBody<R> } : never;
 type Entries = Entry<Routes>;

@@ -121,6 +121,7 @@ export async function saveSettings(db: DbOrTx, tenantId: string, s: ControlSetti
     minApprovals: s.min_approvals,
     requireManager: s.require_manager,
     allowedRoles: s.allowed_roles,
+    memoryGuard: s.memory_guard,
     updatedAt: now,
   };
   await db

@@ -9,7 +9,8 @@ import { type ControlSettings, readControlSettings } from '../../shared/control/
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/contract/context';
 import { AppError, conflict, notFound } from '../../shared/platform/contract/errors';
-import { newId } from '../../shared/platform/contract/ids';
+import { newId, parseUrn } from '../../shared/platform/contract/ids';
+import { holdDecider } from '../../shared/memory/holds';
 import type { PageInput } from '../../shared/platform/data/pagination';
 import { actingAgent, outsideAgent, requireScope, SETTINGS_WRITE } from '../../shared/platform/contract/scopes';
 import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/contract/tiers';
@@ -266,6 +267,8 @@ export async function decide(ctx: TenantCtx, input: { approvalId: string; body?:
   const approverId = fields.approver_id ?? ctx.auth.email;
   const reason = fields.reason ?? null;
 
+  // A memory id names a held memory (docs/governed-memories.md): the memories family decides it.
+  if (parseUrn(input.approvalId)) return holdDecider().decide(ctx, { approvalId: input.approvalId, decision, reason, approverId });
   return write(ctx, (work) => recordDecision(work, { approvalId: input.approvalId, decision, reason, approverId, confirmation: fields.confirmation }));
 }
 

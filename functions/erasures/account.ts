@@ -27,6 +27,7 @@ const OWNED: readonly [table: string, column: string][] = [
   ['action_decisions', 'tenant_id'],
   ['actions', 'tenant_id'],
   ['control_settings', 'tenant_id'],
+  ['memory_holds', 'tenant_id'],
   ['webhook_deliveries', 'tenant_id'],
   ['webhooks', 'tenant_id'],
   ['import_sources', 'tenant_id'],

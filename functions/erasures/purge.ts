@@ -25,6 +25,7 @@ export const PLACES = [
   'idempotency_records',
   'eval_baselines',
   'import_lines',
+  'held_memories',
 ] as const;
 export type Counts = Record<(typeof PLACES)[number], number>;
 

@@ -1,3 +1,4 @@
+import { eraseHolds } from '../../shared/memory/holds';
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
 import { rows } from '../../shared/platform/data/db';
@@ -63,6 +64,7 @@ export async function eraseWithin(
   const earliest = selected.length ? new Date(Math.min(...selected.map((s) => s.livedFrom.getTime()))) : null;
   const counts = await purge(tx, { tenantId, memoryIds, earliest, dryRun: input.dryRun });
   counts.import_lines = await eraseStaged(tx, tenantId, input.selector, input.dryRun);
+  counts.held_memories = await eraseHolds(tx, tenantId, input.selector, input.dryRun);
   const erasureId = newId('erasure');
   let head: { seq: number; hash: string } | null = null;
   if (!input.dryRun) {

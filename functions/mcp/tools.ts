@@ -40,7 +40,7 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'memories.store',
     title: 'Remember',
     description:
-      'Store one memory: a fact, preference, decision or event worth recalling later, in one or two sentences. Tag it so later recalls can filter. Returns the memory with its id.',
+      'Store a fact, preference, decision or event worth recalling, in a sentence or two; tag it for filters. Returns its id, or `pending_review` if a policy holds it.',
     readOnly: false,
     describe: {
       owner_tenant_id: "Another tenant's id, to store through a write share it gave you",

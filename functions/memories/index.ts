@@ -13,8 +13,11 @@ import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
 import { serverTimingOf } from './search-timing';
 import { batchStorePort, storeBatch, storeMemory } from './store';
 import { provideBatchStore } from '../../shared/memory/store-port';
+import { provideHoldDecider } from '../../shared/memory/holds';
+import { holdDecisions } from './store/decide';
 
 provideBatchStore(batchStorePort);
+provideHoldDecider(holdDecisions);
 
 const router = createRouter()
   .openapi(routes.storeRoute, async (c) => {
@@ -26,9 +29,10 @@ const router = createRouter()
       'create_memory',
       facts,
       () => storeMemory(ctx, body),
-      (r) => ({ recordId: r.id, count: 1 }),
+      // A held memory is not stored yet: no record.
+      (r) => (r.status === 201 ? { recordId: r.body.id, count: 1 } : { count: 0 }),
     );
-    return c.json(stored, 201);
+    return stored.status === 202 ? c.json(stored.body, 202) : c.json(stored.body, 201);
   })
   .openapi(routes.batchStoreRoute, async (c) => {
     const ctx = ctxOf(c);

@@ -19,7 +19,11 @@ export const storeRoute = keyRoute({
     `Knowledge graph (Pro+): \`entities\` lists the entities of the knowledge graph this memory was linked to. ${MENTION_RULE}\n\n` +
     "Into another tenant's store: with `owner_tenant_id` through a write share covering a tag or the space, or with the `space_id` of another tenant's space that grants one of your teams (`team:<team_id>` in its `allowed_tenant_ids`) and allows team writes (`team_write`), as owner, admin or member of that team. The memory is the space owner's: it counts against the owner's quota, enters the owner's audit chain with `writer_tenant_id`, and duplicates, superseding and auto-links stay inside what the grant covers. Update and delete stay with the owner. 403 FORBIDDEN when you may read the space but not store into it (a `readonly` member, a space without `team_write`, a tenant listed by id); a space you cannot read is 400 like an unknown one.",
   request: { body: jsonBody(s.StoreBody) },
-  responses: { 201: json(s.StoreResponse, 'Stored'), ...errors(400, 403, 409, 502, 503) },
+  responses: {
+    201: json(s.StoreResponse, 'Stored'),
+    202: json(s.HeldMemoryResponse, 'Held for review by a memory policy (docs/governed-memories.md): not stored, not searchable until approved'),
+    ...errors(400, 403, 409, 502, 503),
+  },
 });
 
 export const batchStoreRoute = keyRoute({
@@ -123,7 +127,7 @@ export const patchRoute = keyRoute({
   description:
     "`tags` replaces the list. Two concurrent updates: one wins, the other gets 409 CONFLICT. Only your own memories: one you stored into another tenant's store (write share or team space) is that tenant's, and 404 here.",
   request: { params: s.IdParams, body: jsonBody(s.PatchBody) },
-  responses: { 200: json(s.PatchResponse, 'Updated'), ...errors(400, 404, 409, 502, 503) },
+  responses: { 200: json(s.PatchResponse, 'Updated'), ...errors(400, 403, 404, 409, 502, 503) },
 });
 
 export const deleteRoute = keyRoute({

@@ -79,8 +79,30 @@ export const StoreResponse = z
       example: ['urn:uuid:01935f80-3b4c-7d5e-8f6a-7b8c9d0e1f2a'],
     }),
     expires_at: z.string().nullable(),
+    policy_warnings: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: 'Present when a memory policy rule with `warn` matched: stored anyway, these are its reasons', example: ['Possibly stale'] }),
   })
   .openapi('StoreMemoryResponse');
+
+/** 202: a memory policy held the memory for review (docs/governed-memories.md). */
+export const HeldMemoryResponse = z
+  .object({
+    status: z.literal('pending_review'),
+    approval_id: z.string().openapi({
+      description: 'Decide it with POST /v1/approvals/{approval_id}/decision; the memory id it gets when approved',
+      example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+    }),
+    memory_id: z
+      .string()
+      .openapi({ description: 'The same id: the memory it becomes when approved', example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' }),
+    policy_result: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: "Why it was held: the policy, rule, reason and the text it matched (as an action's `policy_result`)" }),
+    message: z.string(),
+  })
+  .openapi('HeldMemoryResponse');
 
 export const MAX_BATCH = 100;
 
@@ -112,13 +134,18 @@ export const BatchStoreResponse = z
       .array(
         z.object({
           index: z.number().int().openapi({ description: 'Position in `memories`' }),
-          status: z.number().int().openapi({ description: 'What storing this memory alone would have answered: 201, or the error status' }),
+          status: z
+            .number()
+            .int()
+            .openapi({ description: 'What storing this memory alone would have answered: 201, 202 (held for review), or the error status' }),
           memory: StoreResponse.optional().openapi({ description: 'On 201: the store response' }),
+          held: HeldMemoryResponse.optional().openapi({ description: 'On 202: a memory policy held it for review' }),
           error: ErrorSchema.optional().openapi({ description: 'Otherwise: the error body a single store would have answered' }),
         }),
       )
       .openapi({ description: 'One result per memory, in request order' }),
     stored: z.number().int(),
+    held: z.number().int().openapi({ description: 'Memories a policy held for review (202)' }),
     failed: z.number().int(),
   })
   .openapi('BatchStoreResponse');

@@ -6,7 +6,8 @@ import { minTrust, seenBy, sourceFor, trustOf, type Trust } from '../../shared/m
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { digestOf } from '../../shared/platform/contract/crypto';
 import { pgArray } from '../../shared/platform/data/db';
-import { conflict, notFound, validationError } from '../../shared/platform/contract/errors';
+import { AppError, conflict, notFound, validationError } from '../../shared/platform/contract/errors';
+import { blocked, memoryJudge } from './store/govern';
 import { toUrn } from '../../shared/platform/contract/ids';
 import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
@@ -70,6 +71,7 @@ export async function patch(ctx: TenantCtx, input: { id: string } & z.infer<type
   if (body.superseded_by === id) throw validationError('superseded_by', 'a memory cannot supersede itself');
   if (body.superseded_by && !(await q.findOwn(ctx.db, tenantId, body.superseded_by, now, false, key))) throw validationError('superseded_by', 'no such memory');
   const observationChanged = body.observation !== undefined && body.observation !== current.observation;
+  if (observationChanged || body.tags !== undefined) await governUpdate(ctx, current, body);
   const embedding = observationChanged ? (await embedAll(ctx.services.embedder, [body.observation!]))[0] : null;
   const hash = observationChanged ? await digestOf(ctx.services)(body.observation!) : current.content_hash;
   // New text is its writer's: an agent key's edit of a verified memory leaves it trusted as an agent's
@@ -93,6 +95,30 @@ export async function patch(ctx: TenantCtx, input: { id: string } & z.infer<type
     return after;
   });
   return { uuid: updated.uuid, observation: updated.observation, updated_at: updated.updated_at, memory: updated };
+}
+
+/**
+ * A change of the text or tags meets the memory policies as a store does (docs/governed-memories.md),
+ * with the memory's own source: `block` refuses it (403 BLOCKED). An update is never held: a change
+ * a rule would hold is refused (403 FORBIDDEN with the policy result), to be written as a new memory,
+ * which is held for review, so a held change never sits beside the memory it would replace.
+ */
+async function governUpdate(ctx: TenantCtx, current: q.MemoryRow, body: { observation?: string; tags?: string[] }) {
+  const verdict = await memoryJudge(ctx)({
+    observation: body.observation ?? current.observation,
+    tags: body.tags ?? current.tags,
+    source: { kind: current.source_kind, via: current.source_via, ref: current.source_ref },
+    agentId: current.agent_id,
+  });
+  if (verdict?.enforced === 'blocked') throw blocked(verdict.policyResult);
+  if (verdict?.enforced === 'pending_review') {
+    const by = `${verdict.policyResult.triggered_policy ?? 'a policy'}${verdict.policyResult.reason ? `: ${verdict.policyResult.reason}` : ''}`;
+    throw new AppError(
+      'FORBIDDEN',
+      `A memory policy would hold this change for review (${by}); an update is never held: store the new text as a new memory (POST /v1/memories), which is held for review, and delete this one once it is approved`,
+      { policy_result: verdict.policyResult },
+    );
+  }
 }
 
 /** Permanent delete; links go with it (the event keeps the last state and its links for replay). */

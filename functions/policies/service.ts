@@ -1,12 +1,14 @@
 import type { z } from '@hono/zod-openapi';
 import { validInput } from '../../shared/platform/http/app';
-import { BUILTIN_POLICIES, builtinListedName, isBuiltinName } from '../../shared/control/builtins';
+import { BUILTIN_POLICIES, builtinListedName, isBuiltinName, MEMORY_INJECTION_POLICY } from '../../shared/control/builtins';
 import { cannotDeleteBuiltin, invalidPolicy, policyNotFound } from '../../shared/control/errors';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
 import { evaluatePolicies } from '../../shared/control/evaluate';
-import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
+import { loadMemoryPolicySet, loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
+import { trustOf } from '../../shared/memory/provenance';
+import { validationError } from '../../shared/platform/contract/errors';
 import { readControlSettings } from '../../shared/control/settings';
-import { APPROVAL_MODES, CONNECTORS, type PolicyDefinition, type PolicyRule, type PolicyStepType } from '../../shared/control/types';
+import { APPROVAL_MODES, CONNECTORS, type PolicyDefinition, type PolicyRule, type PolicyStepType, type PolicySubject } from '../../shared/control/types';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { newId } from '../../shared/platform/contract/ids';
 import { requireFeature } from '../../shared/platform/contract/tiers';
@@ -186,13 +188,20 @@ export async function disablePolicy(ctx: TenantCtx, input: { name: string; agent
   });
 }
 
-const builtinSummaries = () =>
-  BUILTIN_POLICIES.map((p) => ({ name: p.name.replace(/Policy$/, ''), enabled: true, description: p.description, source: 'builtin' as const, agent_id: null }));
+/** The built-ins as listed; the memory one is enabled while the tenant's `memory_guard` is on. */
+const builtinSummaries = (memoryGuard: boolean) =>
+  [...BUILTIN_POLICIES, MEMORY_INJECTION_POLICY].map((p) => ({
+    name: p.name.replace(/Policy$/, ''),
+    enabled: p === MEMORY_INJECTION_POLICY ? memoryGuard : true,
+    description: p.description,
+    source: 'builtin' as const,
+    agent_id: null,
+  }));
 
 export async function listPolicies(ctx: TenantCtx, query: { agent_id?: string }) {
   const [rows, settings] = await Promise.all([q.listPolicies(ctx.db, ctx.tenantId, query.agent_id ?? null), readControlSettings(ctx.db, ctx.tenantId)]);
   return {
-    policies: [...builtinSummaries(), ...rows.map(toSummary)],
+    policies: [...builtinSummaries(settings.memory_guard), ...rows.map(toSummary)],
     mode: settings.evaluation_mode,
     approval_mode: settings.approval_mode,
     connectors: [...CONNECTORS],
@@ -202,7 +211,7 @@ export async function listPolicies(ctx: TenantCtx, query: { agent_id?: string })
 
 export async function getPolicy(ctx: TenantCtx, input: { name: string; agentId: string | null }) {
   const listed = builtinListedName(input.name);
-  if (listed) return builtinSummaries().find((b) => b.name === listed)!;
+  if (listed) return builtinSummaries((await readControlSettings(ctx.db, ctx.tenantId)).memory_guard).find((b) => b.name === listed)!;
   const row = await q.policyAt(ctx.db, ctx.tenantId, input.name, input.agentId);
   if (!row) throw policyNotFound(input.name, input.agentId);
   return toDetail(row);
@@ -223,14 +232,30 @@ export async function testPolicies(ctx: TenantCtx, input: z.infer<typeof TestBod
     draft = definitionFromDraft(normalized);
   }
   const agentId = input.agent_id ?? null;
-  let set = await loadPolicySet(ctx.db, ctx.tenantId, agentId);
+  if ((input.action === undefined) === (input.memory === undefined)) {
+    throw validationError(
+      input.action === undefined ? 'action' : 'memory',
+      'send either action (an action to test) or memory (a memory write to test), not both',
+    );
+  }
+  const memory = input.memory;
+  let set = memory
+    ? await loadMemoryPolicySet(ctx.db, ctx.tenantId, agentId, (await readControlSettings(ctx.db, ctx.tenantId)).memory_guard)
+    : await loadPolicySet(ctx.db, ctx.tenantId, agentId);
   if (draft) set = [...set.filter((p) => p.source === 'builtin' || p.name !== draft!.name), draft];
-  const { matches, budget_exceeded, ...result } = await evaluatePolicies(
-    set,
-    { action: input.action, params: input.params ?? {}, agent_id: agentId },
-    EVALUATION_BUDGET,
-    policyPatterns(ctx.tenantId, ctx.tier),
-  );
+  const subject: PolicySubject = memory
+    ? {
+        memory: {
+          observation: memory.observation,
+          tags: memory.tags,
+          source: memory.source,
+          trust: memory.trust ?? trustOf(memory.source.kind),
+          agent_id: agentId,
+        },
+        agent_id: agentId,
+      }
+    : { action: input.action!, params: input.params ?? {}, agent_id: agentId };
+  const { matches, budget_exceeded, ...result } = await evaluatePolicies(set, subject, EVALUATION_BUDGET, policyPatterns(ctx.tenantId, ctx.tier));
   return {
     status: result.status,
     policy_result: result,

@@ -120,7 +120,7 @@ const storeMemories = (ctx: TenantCtx, importId: string) =>
     const outcomes = bodies.length ? await batchStore().store(work.ctx, bodies, { refs }) : [];
     const p = {
       processed: lines.length,
-      stored: { memory: 0 },
+      stored: { memory: 0, held: 0 },
       alreadyImported: lines.length - fresh.length - gone.length,
       erased: gone.length,
       failed: 0,
@@ -129,7 +129,9 @@ const storeMemories = (ctx: TenantCtx, importId: string) =>
     const done: { source: string; target: string | null }[] = [];
     outcomes.forEach((o, k) => {
       if (o.ok) {
-        p.stored.memory += 1;
+        // A held line is remembered under the id it gets when approved: importing the file again holds it no twice.
+        if (o.held) p.stored.held += 1;
+        else p.stored.memory += 1;
         done.push({ source: fresh[k].source, target: o.result.id });
       } else {
         p.failed += 1;

@@ -23,6 +23,7 @@ const Counts = z.object({
   agent: z.number().int(),
   pack: z.number().int(),
   webhook: z.number().int(),
+  held: z.number().int().openapi({ description: 'Memory lines a memory policy held for review (GET /v1/approvals): stored only once approved' }),
 });
 
 const LineError = z

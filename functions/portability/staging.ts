@@ -4,8 +4,9 @@ import type { PageInput } from '../../shared/platform/data/pagination';
 import { type ImportFormat, type LineError, MAX_ERRORS, type Record_ } from './parse';
 
 export type Kind = Record_['kind'];
-export type Counts = Record<Kind, number>;
-export const zeroCounts = (): Counts => ({ memory: 0, space: 0, triple: 0, policy: 0, agent: 0, pack: 0, webhook: 0 });
+/** Restored records by kind, and `held`: memory lines a memory policy held for review (docs/governed-memories.md). */
+export type Counts = Record<Kind | 'held', number>;
+export const zeroCounts = (): Counts => ({ memory: 0, space: 0, triple: 0, policy: 0, agent: 0, pack: 0, webhook: 0, held: 0 });
 
 /** An `imports` row as read (docs/portability.md#large-imports). */
 export interface ImportRow {
@@ -136,7 +137,7 @@ export interface Progress {
 
 export async function record(db: DbOrTx, row: ImportRow, p: Progress, now: Date) {
   const stored = { ...zeroCounts(), ...row.stored };
-  for (const [k, v] of Object.entries(p.stored ?? {})) stored[k as Kind] += v ?? 0;
+  for (const [k, v] of Object.entries(p.stored ?? {})) stored[k as keyof Counts] = (stored[k as keyof Counts] ?? 0) + (v ?? 0);
   const errors = p.errors?.length ? [...row.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, MAX_ERRORS) : row.errors;
   await db.execute(sql`UPDATE imports SET processed = processed + ${p.processed}, stored = ${JSON.stringify(stored)}::jsonb,
       already_imported = already_imported + ${p.alreadyImported ?? 0}, failed = failed + ${p.failed ?? 0}, erased = erased + ${p.erased ?? 0},

@@ -1,4 +1,4 @@
-import type { PolicyDefinition, PolicyRule } from './types';
+import type { PolicyDefinition, PolicyRule, PolicyStepType } from './types';
 
 /**
  * The two built-in policies: always active, for every tenant and agent, never deleted.
@@ -196,10 +196,60 @@ export const DATA_EXFILTRATION_RULES: PolicyRule[] = [
   },
 ];
 
-const builtin = (name: string, description: string, rules: PolicyRule[]): PolicyDefinition => ({
+/** Only memories that are not the account's own (trust `agent` or `external`): the memory document's trust field. */
+const NOT_VERIFIED = '"trust":"(?:agent|external)"';
+const EXTERNAL = '"trust":"external"';
+const held = (match: string, reason: string, context = NOT_VERIFIED, extra: Partial<PolicyRule> = {}): PolicyRule => ({
+  match,
+  context_requires: context,
+  severity: 'high',
+  on_violation: 'require_approval',
+  confidence: 0.85,
+  reason,
+  ...extra,
+});
+
+/**
+ * The built-in memory policy (step type `memory`, off until `memory_guard` is set in
+ * PUT /v1/control/settings): holds for review the common shapes of prompt injection and of secrets in
+ * memories an agent or an outside source wrote, so they reach no agent's context before a person
+ * has looked. The account's own (`verified`) memories are never held by it.
+ */
+export const MEMORY_INJECTION_RULES: PolicyRule[] = [
+  held(
+    String.raw`\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|original)?\s*(?:instructions|prompts?|rules|directions|guidelines)`,
+    'An instruction to the agent to drop its instructions ({match})',
+  ),
+  held(String.raw`\byou\s+are\s+now\b`, 'An instruction that gives the agent a new role ({match})'),
+  held(String.raw`\b(?:system\s+prompt|developer\s+message|jailbreak|do\s+anything\s+now)\b`, "Text aimed at the agent's instructions ({match})"),
+  held(String.raw`\bdisregard\b`, 'An instruction to disregard something ({match})', NOT_VERIFIED, { severity: 'medium', confidence: 0.6 }),
+  held(
+    String.raw`<\|(?:im_start|im_end|system|endoftext)\|>|</?(?:tool_call|function_call|tool_use|system)>|"(?:tool_calls|function_call)"\s*:|\[/?INST\]`,
+    'Tool-call or chat-template syntax in a memory ({match})',
+  ),
+  held('-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----', 'A private key is in the memory', NOT_VERIFIED, {
+    severity: 'critical',
+    confidence: 0.99,
+    redact: true,
+  }),
+  held(String.raw`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, 'An AWS access key id is in the memory', NOT_VERIFIED, { confidence: 0.95, redact: true }),
+  held(String.raw`\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}`, 'An API secret key (sk-...) is in the memory', NOT_VERIFIED, { confidence: 0.9, redact: true }),
+  held(
+    String.raw`\b(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,}|xox[abposr]-[0-9A-Za-z-]{10,}|(?:sk|rk)_live_[0-9A-Za-z]{16,})`,
+    'A token is in the memory',
+    NOT_VERIFIED,
+    {
+      confidence: 0.9,
+      redact: true,
+    },
+  ),
+  held(String.raw`\bhttps?://[^\s"]+`, 'A URL in a memory from outside the account ({match})', EXTERNAL, { severity: 'medium', confidence: 0.7 }),
+];
+
+const builtin = (name: string, description: string, rules: PolicyRule[], stepTypes: PolicyStepType[] = ['action']): PolicyDefinition => ({
   name,
   description,
-  step_types: ['action'],
+  step_types: stepTypes,
   whitelisted_domains: [],
   rules,
   enabled: true,
@@ -222,13 +272,29 @@ export const BUILTIN_POLICIES: readonly PolicyDefinition[] = Object.freeze([
   ),
 ]);
 
+/**
+ * The built-in memory policy, off by default: the memory policy set includes it only while the
+ * tenant's `memory_guard` setting is on (shared/control/policy-set.ts).
+ */
+export const MEMORY_INJECTION_POLICY: PolicyDefinition = Object.freeze(
+  builtin(
+    'MemoryInjectionPolicy',
+    'Off by default (memory_guard in PUT /v1/control/settings): holds memories written by agents or outside sources that carry instructions to the agent, tool-call syntax, credentials, or (external ones) URLs',
+    MEMORY_INJECTION_RULES,
+    ['memory'],
+  ),
+);
+
+/** Every built-in, the memory policy included. */
+const ALL_BUILTINS: readonly PolicyDefinition[] = [...BUILTIN_POLICIES, MEMORY_INJECTION_POLICY];
+
 /** Listed name (`FinancialSafety`) → the definition. */
-export const BUILTIN_BY_LISTED_NAME: ReadonlyMap<string, PolicyDefinition> = new Map(BUILTIN_POLICIES.map((p) => [p.name.replace(/Policy$/, ''), p]));
+export const BUILTIN_BY_LISTED_NAME: ReadonlyMap<string, PolicyDefinition> = new Map(ALL_BUILTINS.map((p) => [p.name.replace(/Policy$/, ''), p]));
 
 /** Names a custom policy may not take (either spelling, any case). */
 export function isBuiltinName(name: string): boolean {
   const lower = name.toLowerCase();
-  return BUILTIN_POLICIES.some((p) => p.name.toLowerCase() === lower || p.name.replace(/Policy$/, '').toLowerCase() === lower);
+  return ALL_BUILTINS.some((p) => p.name.toLowerCase() === lower || p.name.replace(/Policy$/, '').toLowerCase() === lower);
 }
 
 /** The listed name of a built-in given either spelling, or null. */

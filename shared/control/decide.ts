@@ -18,7 +18,7 @@ const MANAGER_ROLES: readonly string[] = ['owner', 'admin'];
 const ROLE_RANK = ['owner', 'admin', 'member', 'readonly'] as const;
 
 /** A decision asked for too soon: the message names the wait in seconds, as `retry_after` gives it. */
-const tooEarly = (waitMs: number, message: string) => {
+export const tooEarly = (waitMs: number, message: string) => {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return conflict(`${message}; retry after ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`, { retry_after: seconds });
 };

@@ -2,7 +2,16 @@ import { BUDGET_REASON_PREFIX, EVALUATION_BUDGET, type EvaluationBudget, nextSli
 import { canonicalPayload, fieldAt, hostsIn, locate, whitelisted } from './payload';
 import { PatternCache } from './pattern-cache';
 import { type CompiledPattern, indexText, mayMatch } from './regex';
-import type { ActionInput, Outcome, PolicyDefinition, PolicyResult, PolicyRule, RuleMatch, Severity } from './types';
+import {
+  type Outcome,
+  type PolicyDefinition,
+  type PolicyResult,
+  type PolicyRule,
+  type PolicySubject,
+  type RuleMatch,
+  type Severity,
+  subjectStepType,
+} from './types';
 
 /**
  * The policy engine (docs/governed-actions.md#policies): the actions family and the policy dry run call it with
@@ -82,11 +91,11 @@ function lazyRule(rule: PolicyRule, index: number, patterns: PatternCache): Comp
   };
 }
 
-function compilePolicy(def: PolicyDefinition, tenantPatterns: PatternCache): CompiledPolicy {
+function compilePolicy(def: PolicyDefinition, tenantPatterns: PatternCache, stepType: 'action' | 'memory'): CompiledPolicy {
   const patterns = def.source === 'builtin' ? BUILTIN_PATTERNS : tenantPatterns;
   return {
     def,
-    applies: def.enabled && def.step_types.some((t) => t.toLowerCase() === 'action'),
+    applies: def.enabled && def.step_types.some((t) => t.toLowerCase() === stepType),
     rules: def.rules.map((rule, index) => lazyRule(rule, index, patterns)),
     whitelist: def.whitelisted_domains.map(normalizeDomain).filter(Boolean),
   };
@@ -115,7 +124,7 @@ export type Evaluation = PolicyResult & {
  */
 export async function evaluatePolicies(
   policies: PolicyDefinition[],
-  input: ActionInput,
+  input: PolicySubject,
   budget: EvaluationBudget = EVALUATION_BUDGET,
   patterns: PatternCache = new PatternCache(Number.POSITIVE_INFINITY),
 ): Promise<Evaluation> {
@@ -126,12 +135,15 @@ export async function evaluatePolicies(
   let spent = 0;
   let work = 0;
   let stopped: string | null = null;
+  const stepType = subjectStepType(input);
+  // A memory write is evaluated by the policies of step type `memory` (docs/governed-memories.md).
+  const noun = stepType === 'memory' ? 'memory write' : 'action';
   const payload = canonicalPayload(input);
   const text = payload.text;
   const matches: RuleMatch[] = [];
   const evaluated: string[] = [];
   if (text.length > budget.maxChars) {
-    stopped = `the action is ${text.length} characters long as evaluated, more than the ${budget.maxChars} evaluated per action`;
+    stopped = `the ${noun} is ${text.length} characters long as evaluated, more than the ${budget.maxChars} evaluated per ${noun}`;
   }
   const index = stopped ? null : indexText(text);
   let hosts: string[] | null = null;
@@ -143,7 +155,7 @@ export async function evaluatePolicies(
   const charge = (chars: number) => {
     if (!metered) return true;
     if (work + chars > budget.workChars) {
-      stopped = `the rules would scan more than ${budget.workChars} characters of this ${text.length}-character action`;
+      stopped = `the rules would scan more than ${budget.workChars} characters of this ${text.length}-character ${noun}`;
       return false;
     }
     work += chars;
@@ -171,7 +183,7 @@ export async function evaluatePolicies(
   };
 
   evaluation: for (const def of stopped ? [] : policies) {
-    const policy = compilePolicy(def, patterns);
+    const policy = compilePolicy(def, patterns, stepType);
     if (!policy.applies) continue;
     if (policy.whitelist.length) {
       hosts ??= hostsIn(text);
@@ -244,7 +256,7 @@ export async function evaluatePolicies(
     risk_score: risk,
     evaluation_time_ms: 0,
     ...(held
-      ? { reason: `${BUDGET_REASON_PREFIX}: ${stopped}; not every rule ran, so the action is held for review` }
+      ? { reason: `${BUDGET_REASON_PREFIX}: ${stopped}; not every rule ran, so the ${noun} is held for review` }
       : top
         ? { triggered_policy: top.policy, reason: top.reason, severity: top.severity }
         : {}),

@@ -1,6 +1,6 @@
 import { NFA_COST } from './budget';
 import type { CompiledPattern, TextIndex } from './regex';
-import type { ActionInput } from './types';
+import type { ActionInput, MemoryInput } from './types';
 
 /**
  * The action as policy evaluation sees it (see `evaluatePolicies`): its canonical text, the JSON
@@ -22,11 +22,11 @@ export interface CanonicalPayload {
 }
 
 /**
- * `JSON.stringify({action, params})` with its strings decoded (quoted but not escaped: a tab is a
+ * `JSON.stringify({action, params})` (or `{memory}` for a memory write) with its strings decoded (quoted but not escaped: a tab is a
  * tab), written by hand to remember the JSON path of every token. Rules match what the agent
  * actually sends, not its JSON escaping.
  */
-export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>): CanonicalPayload {
+export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'> | Pick<MemoryInput, 'memory'>): CanonicalPayload {
   const parts: string[] = [];
   const starts: number[] = [];
   const paths: string[] = [];
@@ -75,7 +75,7 @@ export function canonicalPayload(input: Pick<ActionInput, 'action' | 'params'>):
     }
     emit('}', path);
   };
-  value({ action: input.action, params: input.params ?? {} }, '$', 0);
+  value('memory' in input ? { memory: input.memory } : { action: input.action, params: input.params ?? {} }, '$', 0);
   return { text: parts.join(''), starts, paths };
 }
 

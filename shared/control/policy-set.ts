@@ -2,7 +2,7 @@ import { and, eq, isNull, or } from 'drizzle-orm';
 import { policies } from '../../schema';
 import type { DbOrTx } from '../platform/data/db';
 import { type Tier, tiers } from '../platform/contract/tiers';
-import { BUILTIN_POLICIES } from './builtins';
+import { BUILTIN_POLICIES, MEMORY_INJECTION_POLICY } from './builtins';
 import { type PatternCache, tenantPatterns } from './pattern-cache';
 import type { PolicyDefinition, PolicyRule, PolicyStepType } from './types';
 
@@ -60,4 +60,14 @@ export async function loadPolicySet(db: DbOrTx, tenantId: string, agentId: strin
  */
 export function policyPatterns(tenantId: string, tier: Tier): PatternCache {
   return tenantPatterns(tenantId, tiers[tier].limits.custom_policies);
+}
+
+/**
+ * The policies a memory write of `agentId` meets (step type `memory`, docs/governed-memories.md):
+ * the set an action meets plus the built-in MemoryInjection policy while the tenant's
+ * `memory_guard` is on. Policies without step type `memory` are skipped by the engine.
+ */
+export async function loadMemoryPolicySet(db: DbOrTx, tenantId: string, agentId: string | null, memoryGuard: boolean): Promise<PolicyDefinition[]> {
+  const set = await loadPolicySet(db, tenantId, agentId);
+  return memoryGuard ? [MEMORY_INJECTION_POLICY, ...set] : set;
 }

@@ -10,6 +10,8 @@ export interface ControlSettings {
   min_approvals: number;
   require_manager: boolean;
   allowed_roles: string[];
+  /** The built-in MemoryInjection policy holds memory writes (off by default). */
+  memory_guard: boolean;
 }
 
 export const DEFAULT_CONTROL_SETTINGS: ControlSettings = {
@@ -18,6 +20,7 @@ export const DEFAULT_CONTROL_SETTINGS: ControlSettings = {
   min_approvals: 2,
   require_manager: false,
   allowed_roles: [],
+  memory_guard: false,
 };
 
 /** The tenant's stored settings (the actions family writes them), or the defaults when it never set any. */
@@ -30,5 +33,6 @@ export async function readControlSettings(db: DbOrTx, tenantId: string): Promise
     min_approvals: row.minApprovals,
     require_manager: row.requireManager,
     allowed_roles: row.allowedRoles,
+    memory_guard: row.memoryGuard,
   };
 }

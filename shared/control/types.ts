@@ -9,7 +9,8 @@ export type Severity = (typeof SEVERITIES)[number];
 export const OUTCOMES = ['block', 'require_approval', 'warn'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-export const POLICY_STEP_TYPES = ['thought', 'action', 'observation', 'output', 'error', 'policy_check'] as const;
+/** `memory`: the rule applies to memory writes (docs/governed-memories.md), matched against `MemoryInput.memory`. */
+export const POLICY_STEP_TYPES = ['thought', 'action', 'observation', 'output', 'error', 'policy_check', 'memory'] as const;
 export type PolicyStepType = (typeof POLICY_STEP_TYPES)[number];
 
 export const CONNECTORS = ['github', 'slack', 'linear', 'pagerduty', 'http'] as const;
@@ -49,6 +50,26 @@ export interface ActionInput {
   params: Record<string, unknown>;
   agent_id: string | null;
 }
+
+/**
+ * A memory write as policies see it (step type `memory`): rules match the compact JSON
+ * `{"memory":{"observation":...,"tags":[...],"source":{"kind":...,"via":...,"ref":...},"trust":...,"agent_id":...}}`.
+ */
+export interface MemoryInput {
+  memory: {
+    observation: string;
+    tags: string[];
+    source: { kind: string; via: string; ref: string | null };
+    trust: string;
+    agent_id: string | null;
+  };
+  agent_id: string | null;
+}
+
+/** What the engine evaluates: an action, or a memory write. */
+export type PolicySubject = ActionInput | MemoryInput;
+
+export const subjectStepType = (s: PolicySubject): 'action' | 'memory' => ('memory' in s ? 'memory' : 'action');
 
 /** One rule that fired, and where: `field` is the JSON path of the params value it matched in. */
 export interface RuleMatch {

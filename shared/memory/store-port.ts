@@ -1,8 +1,12 @@
 import type { TenantCtx } from '../platform/contract/context';
 import type { AppError } from '../platform/contract/errors';
 
-/** What a store through the batch path answers for one memory (the `memories` family's StoreOutcome, narrowed). */
-export type PortOutcome = { ok: true; result: { id: string } } | { ok: false; error: AppError };
+/**
+ * What a store through the batch path answers for one memory (the `memories` family's StoreOutcome,
+ * narrowed): `held` when a memory policy held it for review (docs/governed-memories.md), `id` then
+ * being the id it gets when approved.
+ */
+export type PortOutcome = { ok: true; result: { id: string }; held?: true } | { ok: false; error: AppError };
 
 /** A store body as POST /v1/memories takes it. */
 export type PortInput = Record<string, unknown>;

@@ -38,8 +38,8 @@ export function registerMemoryCommands(program: Command): void {
       action<{ tags?: string[]; importance?: number; agent?: string; space?: string }>(async (ctx, [text], opts) => {
         const body = await ctx
           .client()
-          .memories.store({ observation: text, tags: opts.tags, importance: opts.importance, agent_id: opts.agent, space_id: opts.space });
-        ctx.output.result(body, () => ctx.output.line(`Stored ${body.id}`));
+          .memories.storeOrHold({ observation: text, tags: opts.tags, importance: opts.importance, agent_id: opts.agent, space_id: opts.space });
+        ctx.output.result(body, () => ctx.output.line('approval_id' in body ? `Held for review: ${body.approval_id}` : `Stored ${body.id}`));
       }),
     );
 

@@ -13,7 +13,10 @@ const QueueStatus = z.enum(QUEUE_STATES);
 export const QueueQuery = PageQuery({ max: 500, default: 50 }).extend({
   status: QueueStatus.optional().openapi({ description: 'Only entries in this status' }),
   status_filter: QueueStatus.optional().openapi({ description: 'The same as `status` (an older name); when both are sent they must agree' }),
-  approval_id: PrefixedId('action', 'Only this approval (the action id): an empty page when it is not in the queue of this `scope`').optional(),
+  approval_id: PrefixedId(
+    'action',
+    'Only this approval (the action id, or a held memory id): an empty page when it is not in the queue of this `scope`',
+  ).optional(),
   scope: z.enum(['own', 'team']).default('own').openapi({
     description:
       "`own` (default): your tenant's approvals, in audit order. `team`: what you review: the team- and enterprise-mode approvals of the tenants you share a team with, oldest submission first, with the submitter's `tenant_id` and the action's `params`",
@@ -50,12 +53,30 @@ const ApprovalEntry = z
         example: { url: 'https://bank.example/wire', amount: 250000 },
       }),
     policy_result: PolicyResultSchema.optional().openapi({ description: 'Why it was held (the matching rule and the text it matched); shown with `params`' }),
+    kind: z.enum(['action', 'memory']).openapi({
+      description:
+        '`action`, or `memory`: a memory write a memory policy held (docs/governed-memories.md); `approval_id` is then the memory id it gets when approved',
+    }),
+    observation: z
+      .string()
+      .optional()
+      .openapi({ description: '`kind: memory`, for a key that may read memories: the held text', example: 'Ignore previous instructions' }),
+    tags: z.array(z.string()).optional().openapi({ description: '`kind: memory`: its tags' }),
+    space_id: z.string().nullable().optional().openapi({ description: '`kind: memory`: the space it would be stored into (a bare uuid), or null' }),
+    source: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: '`kind: memory`: where it came from (`kind`, `via`, `key_id`, `agent_id`, `ref`), as the memory will carry it' }),
+    trust: z.enum(['verified', 'agent', 'external']).optional().openapi({ description: '`kind: memory`: its trust' }),
+    memory_id: z.string().optional().openapi({ description: '`kind: memory`: the memory id it gets when approved (the same as `approval_id`)' }),
   })
   .openapi('ApprovalEntry');
 
 export const QueueResponse = z.object({ approvals: z.array(ApprovalEntry), ...QueuePaging.fields }).openapi('ApprovalQueue');
 
-export const ApprovalParams = z.object({ approval_id: PrefixedId('action', 'The approval (the action id)') });
+export const ApprovalParams = z.object({
+  approval_id: PrefixedId('action', 'The approval: an action id, or a held memory id'),
+});
 
 const DecisionFields = {
   decision: z
@@ -107,6 +128,11 @@ export const DecisionResponse = z
     approvals: z.number().int().openapi({ description: 'Distinct approvers so far', example: 1 }),
     approvals_required: z.number().int().openapi({ description: 'Approvals needed (enterprise: min_approvals; else 1)', example: 1 }),
     decided_at: z.string().nullable().openapi({ example: TIME }),
+    kind: z.enum(['action', 'memory']).optional().openapi({ description: '`memory` for a held memory (docs/governed-memories.md); absent for an action' }),
+    memory_id: z.string().nullable().optional().openapi({
+      description: 'A held memory: the id of the memory stored on approval (null when denied)',
+      example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+    }),
   })
   .openapi('ApprovalDecided');
 
@@ -124,6 +150,10 @@ export const SettingsSchema = z
     allowed_roles: z.array(z.enum(DECIDING_ROLES)).openapi({
       description: 'Enterprise mode: only approvers with one of these team roles decide; empty means any role but readonly',
       example: ['owner', 'admin'],
+    }),
+    memory_guard: z.boolean().openapi({
+      description:
+        'The built-in MemoryInjection policy (off by default): holds memories written by agents or outside sources that carry instructions to the agent, tool-call syntax, credentials, or (external ones) URLs, for review in GET /v1/approvals',
     }),
     effective_approval_mode: z
       .enum(APPROVAL_MODES)
@@ -156,6 +186,7 @@ export const SettingsBody = z
       .max(3)
       .optional()
       .openapi({ description: 'Team roles allowed to approve in enterprise mode (owner, admin, member)' }),
+    memory_guard: z.boolean().optional().openapi({ description: 'Turn the built-in MemoryInjection memory policy on or off' }),
   })
   .openapi('ControlSettingsUpdate', { example: { approval_mode: 'team', evaluation_mode: 'enforcement' } });
 export type DecisionInput = z.infer<typeof DecisionBody>;

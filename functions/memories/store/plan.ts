@@ -85,7 +85,7 @@ export function planStores(
         continue;
       }
       quotaLeft.set(owner, quotaLeft.get(owner)! - 1);
-      const id = q.newMemoryId();
+      const id = item.id ?? q.newMemoryId();
       const expiresAt = input.ttl_seconds ? new Date(now.getTime() + input.ttl_seconds * 1000) : null;
       const row = {
         id,

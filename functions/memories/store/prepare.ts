@@ -10,6 +10,7 @@ import { AppError, forbidden, validationError } from '../../../shared/platform/c
 import { toUrn } from '../../../shared/platform/contract/ids';
 import { requireFeature, type Tier } from '../../../shared/platform/contract/tiers';
 import * as q from '../queries';
+import { govern, type HeldAnswer } from './govern';
 import { StoreBody } from '../schemas';
 
 export type StoreInput = z.infer<typeof StoreBody>;
@@ -135,13 +136,22 @@ export interface Prepared {
   source: Source;
   /** Whom its audit entry and memory events name: the request that asked for it. */
   who: { actor: string | null; requestId: string | null };
+  /** An approved held memory keeps the id it was held under (its approval id). */
+  id?: string;
+  /** Warnings of the memory policies that let it through (docs/governed-memories.md). */
+  warnings?: string[];
 }
 
 export type StoreResult = ReturnType<typeof resultOf>;
-export type StoreOutcome = { ok: true; result: StoreResult } | { ok: false; error: AppError };
+export type StoreOutcome = { ok: true; result: StoreResult } | { ok: false; error: AppError } | { ok: 'held'; held: HeldAnswer };
 
-export function resultOf(memory: q.MemoryDto, plan: { superseded: string[]; links: string[]; mentions: Mention[]; conflict: boolean }) {
+export function resultOf(
+  memory: q.MemoryDto,
+  plan: { superseded: string[]; links: string[]; mentions: Mention[]; conflict: boolean },
+  warnings: string[] | undefined = undefined,
+) {
   return {
+    ...(warnings?.length ? { policy_warnings: warnings } : {}),
     id: memory.uuid,
     uuid: memory.uuid,
     hash: memory.hash,
@@ -157,26 +167,42 @@ export function resultOf(memory: q.MemoryDto, plan: { superseded: string[]; link
 /** Where stores come from when not from the key's own request (an import): the source of input `index`. */
 export type Origin = (index: number, input: StoreInput) => Source;
 
-/** Targets resolved (every permission checked), hashes and embeddings computed, before any transaction. */
-export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure: boolean, origin?: Origin) {
+/** A held memory being approved: stored under its id with the source it was held with, evaluated no more. */
+export interface Approved {
+  id: string;
+  source: Source;
+}
+
+/**
+ * Targets resolved (every permission checked), the memory policies applied (docs/governed-memories.md:
+ * blocked ones refused, held ones returned in `held`), hashes and embeddings computed, before any transaction.
+ */
+export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure: boolean, opts: { origin?: Origin; approved?: Approved } = {}) {
+  const { origin, approved } = opts;
   const outcomes: StoreOutcome[] = new Array(inputs.length);
   const look = targetLookups(ctx);
-  const prepared: Prepared[] = [];
+  const checked: Prepared[] = [];
   const digest = digestOf(ctx.services);
   const who = { actor: ctx.actor, requestId: ctx.requestId };
   for (const [index, given] of inputs.entries()) {
     try {
       const input = pinnedToKey(ctx, given);
-      const claimed = origin ? origin(index, input) : sourceFor(ctx, input.source, input.agent_id ?? null);
+      const claimed = approved?.source ?? (origin ? origin(index, input) : sourceFor(ctx, input.source, input.agent_id ?? null));
       const target = await resolveTarget(ctx, input, look);
-      // Into another account's store (a write share, a team space): its owner did not write it.
-      const source = target.owner === ctx.tenantId ? claimed : sharedInto(claimed);
-      prepared.push({ index, input, target, hash: await digest(input.observation), embedding: [], source, who });
+      // Into another account's store (a write share, a team space): its owner did not write it. An
+      // approved hold kept the source it was held with, which already says so.
+      const source = approved || target.owner === ctx.tenantId ? claimed : sharedInto(claimed);
+      const item: Prepared = { index, input, target, hash: await digest(input.observation), embedding: [], source, who };
+      if (approved) item.id = approved.id;
+      checked.push(item);
     } catch (err) {
       if (!(err instanceof AppError) || throwFailure) throw err;
       outcomes[index] = { ok: false, error: err };
     }
   }
+  const governed = approved ? { store: checked, held: [], warnings: new Map<number, string[]>() } : await govern(ctx, checked, outcomes, throwFailure);
+  const prepared = governed.store;
+  for (const p of prepared) p.warnings = governed.warnings.get(p.index);
   if (prepared.length) {
     const vectors = await embedAll(
       ctx.services.embedder,
@@ -184,5 +210,5 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
     );
     for (const [i, p] of prepared.entries()) p.embedding = vectors[i];
   }
-  return { prepared, outcomes };
+  return { prepared, outcomes, held: governed.held };
 }

@@ -10,6 +10,8 @@ import { type BatchStoreBody, StoreBody } from '../schemas';
 import { importSource } from '../../../shared/memory/provenance';
 import { type Origin, prepare, type Prepared, type StoreInput, type StoreOutcome, type StoreResult } from './prepare';
 import { type Locking, writeStores } from './write';
+import { type HeldAnswer, writeHolds } from './govern';
+import { newMemoryId } from '../queries';
 import type { BatchStorePort } from '../../../shared/memory/store-port';
 
 /**
@@ -17,10 +19,11 @@ import type { BatchStorePort } from '../../../shared/memory/store-port';
  * holds no locks and leaves nothing half-written), then one unit of work for the quota, the
  * duplicates, the row, superseding, links, events, audit entry, webhook event and milestone.
  */
-export async function storeMemory(ctx: TenantCtx, input: StoreInput): Promise<StoreResult> {
+export async function storeMemory(ctx: TenantCtx, input: StoreInput): Promise<{ status: 201; body: StoreResult } | { status: 202; body: HeldAnswer }> {
   const [outcome] = joinsOthers(ctx) ? [await storeWithOthers(ctx, input)] : await storeMemories(ctx, [input], { throwFailure: true });
+  if (outcome.ok === 'held') return { status: 202, body: outcome.held };
   if (!outcome.ok) throw outcome.error;
-  return outcome.result;
+  return { status: 201, body: outcome.result };
 }
 
 /**
@@ -37,12 +40,16 @@ interface Queued {
   ctx: TenantCtx;
   item: Prepared;
 }
-type Settled = { ok: true; result: StoreResult } | { ok: false; error: unknown };
+type Settled = { ok: true; result: StoreResult } | { ok: false; error: unknown } | { ok: 'held'; held: HeldAnswer };
 
 const queues = new WeakMap<Services, Coalescer<Queued, Settled>>();
 
 async function storeWithOthers(ctx: TenantCtx, input: StoreInput): Promise<Settled> {
-  const { prepared } = await prepare(ctx, [input], true);
+  const { prepared, held, outcomes } = await prepare(ctx, [input], true);
+  if (held.length) {
+    await writeHolds(ctx, held, outcomes, newMemoryId, true);
+    return outcomes[0];
+  }
   let queue = queues.get(ctx.services);
   if (!queue) queues.set(ctx.services, (queue = new Coalescer(writeQueued, TOGETHER)));
   return queue.submit(ctx.tenantId, { ctx, item: prepared[0] });
@@ -106,7 +113,8 @@ function writeTogether(ctx: TenantCtx, prepared: Prepared[], throwFailure = fals
  * fails (403, 409, 429, ...) writes nothing and does not stop the others.
  */
 export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: { throwFailure?: boolean; origin?: Origin } = {}): Promise<StoreOutcome[]> {
-  const { prepared, outcomes } = await prepare(ctx, inputs, opts.throwFailure ?? false, opts.origin);
+  const { prepared, outcomes, held } = await prepare(ctx, inputs, opts.throwFailure ?? false, { origin: opts.origin });
+  await writeHolds(ctx, held, outcomes, newMemoryId, opts.throwFailure ?? false);
   if (!prepared.length) return outcomes;
   const written = await writeTogether(ctx, prepared, opts.throwFailure);
   for (const [index, outcome] of written) outcomes[index] = outcome;
@@ -115,7 +123,7 @@ export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: 
 
 /** POST /v1/memories/batch: each body validated on its own, then stored as storeMemories does. */
 export async function storeBatch(ctx: TenantCtx, body: z.infer<typeof BatchStoreBody>) {
-  const results: { index: number; status: number; memory?: StoreResult; error?: ReturnType<typeof errorBody> }[] = [];
+  const results: { index: number; status: number; memory?: StoreResult; held?: HeldAnswer; error?: ReturnType<typeof errorBody> }[] = [];
   const valid: { index: number; input: StoreInput }[] = [];
   for (const [index, raw] of body.memories.entries()) {
     const parsed = StoreBody.safeParse(raw);
@@ -128,10 +136,11 @@ export async function storeBatch(ctx: TenantCtx, body: z.infer<typeof BatchStore
   );
   outcomes.forEach((o, i) => {
     const { index } = valid[i];
-    results[index] = o.ok ? { index, status: 201, memory: o.result } : failed(ctx, index, o.error);
+    results[index] = o.ok === 'held' ? { index, status: 202, held: o.held } : o.ok ? { index, status: 201, memory: o.result } : failed(ctx, index, o.error);
   });
   const stored = results.filter((r) => r.status === 201).length;
-  return { results, stored, failed: results.length - stored };
+  const held = results.filter((r) => r.status === 202).length;
+  return { results, stored, held, failed: results.length - stored - held };
 }
 
 const failed = (ctx: TenantCtx, index: number, error: AppError) => ({ index, status: error.status, error: errorBody(error, ctx.requestId ?? '') });
@@ -142,10 +151,12 @@ export const batchStorePort: BatchStorePort = {
     const parsed = StoreBody.safeParse(input);
     return parsed.success ? null : parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
   },
-  store: (ctx, inputs, imported) =>
-    storeMemories(
-      ctx,
-      inputs.map((i) => StoreBody.parse(i)),
-      imported ? { origin: (index, input) => importSource(ctx, input.agent_id ?? null, imported.refs[index] ?? null) } : {},
-    ),
+  store: async (ctx, inputs, imported) =>
+    (
+      await storeMemories(
+        ctx,
+        inputs.map((i) => StoreBody.parse(i)),
+        imported ? { origin: (index, input) => importSource(ctx, input.agent_id ?? null, imported.refs[index] ?? null) } : {},
+      )
+    ).map((o) => (o.ok === 'held' ? { ok: true as const, result: { id: o.held.memory_id }, held: true } : o)),
 };

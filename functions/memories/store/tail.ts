@@ -73,5 +73,5 @@ export async function commitTail(work: Work<TenantCtx>, plans: Plan[], probe: q.
     }
   }
   work.noteWritten({ eventTenants: tails.map((t) => t.owner), jobs });
-  for (const p of plans) outcomes.set(p.item.index, { ok: true, result: resultOf(p.memory, p) });
+  for (const p of plans) outcomes.set(p.item.index, { ok: true, result: resultOf(p.memory, p, p.item.warnings) });
 }

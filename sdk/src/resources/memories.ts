@@ -1,9 +1,20 @@
-import { type BodyOf, type CallOptions, type QueryOf, Resource } from './base.js';
+import type { APIPromise } from '../api-promise.js';
+import { type BodyOf, type CallOptions, type QueryOf, Resource, type ResultOf } from './base.js';
 
 /** Memories: store, search, page, update and export (docs/memories.md). */
 export class Memories extends Resource {
-  /** POST /v1/memories (memories.store). */
+  /**
+   * POST /v1/memories (memories.store): the stored memory (201). Where a memory policy holds the
+   * write for review the answer is instead 202 `{status: 'pending_review', approval_id, memory_id,
+   * policy_result}` (docs/governed-memories.md): an account with memory policies checks
+   * `'approval_id' in result`, or calls `storeOrHold`, typed with both answers.
+   */
   store(body: BodyOf<'memories.store'>, opts?: CallOptions) {
+    return this.storeOrHold(body, opts) as unknown as APIPromise<Extract<ResultOf<'memories.store'>, { id: string }>>;
+  }
+
+  /** POST /v1/memories (memories.store), typed with both answers: stored (201) or held for review (202). */
+  storeOrHold(body: BodyOf<'memories.store'>, opts?: CallOptions) {
     return this.op('memories.store', [], { ...opts, body });
   }
 

@@ -44,6 +44,11 @@ export interface Work<C extends Ctx = Ctx> {
   noteWritten(written: { memoryEvents?: readonly { tenantId: string; kind: string }[]; eventTenants?: readonly string[]; jobs?: boolean }): void;
   /** The same transaction acting as `system` (what the service records on its own, such as anomalies). */
   system(): Work<C>;
+  /**
+   * The same transaction acting for another caller of the same tenant: an approved held memory is
+   * stored as a write of the key that wrote it (docs/governed-memories.md), in the approver's transaction.
+   */
+  actingAs<D extends Ctx>(ctx: D): Work<D>;
   /** Serializes writers that take the same lock key until this transaction ends. */
   lock(key: string): Promise<void>;
   /**
@@ -110,6 +115,7 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState, outermost = f
     },
     milestone: (name, metadata = {}, opts = {}) => recordMilestone(tx, tenantOf(ctx, opts.tenantId), name, who.at, metadata),
     system: () => openWork({ ...ctx, actor: 'system', work: undefined, via: undefined }, tx, state),
+    actingAs: (other) => openWork({ ...other, work: undefined }, tx, state),
     noteWritten: (written) => {
       if (written.memoryEvents) tallyMemoryChanges(state.memoryChanges, written.memoryEvents);
       for (const tenantId of written.eventTenants ?? []) state.eventTenants.add(tenantId);

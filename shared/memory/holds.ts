@@ -1,0 +1,156 @@
+import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { memoryHolds } from '../../schema';
+import type { TenantCtx } from '../platform/contract/context';
+import { toUrn } from '../platform/contract/ids';
+import type { Tier } from '../platform/contract/tiers';
+import { type DbOrTx, pgArray, rows, type Tx } from '../platform/data/db';
+import type { PageInput } from '../platform/data/pagination';
+
+/**
+ * Held memory writes (docs/governed-memories.md): a memory write a policy of step type `memory`
+ * holds for review waits in `memory_holds`, never in `memories`, so no read path can leak it. The
+ * memories family writes and decides them; the actions family lists them in the approvals queue and
+ * hands decisions on them to the memories family through `holdDecider` (families never import each other).
+ */
+export type HoldRow = typeof memoryHolds.$inferSelect;
+export type NewHold = typeof memoryHolds.$inferInsert;
+
+/** Pending held memories a tenant may have at once: one key cannot pile up unbounded pending rows. */
+const MAX_HOLDS: Record<Tier, number> = { free: 100, starter: 1_000, pro: 5_000, enterprise: 10_000 };
+
+/** The cap on a tenant's pending held memories, counted under `holdsLock` with the insert (enforceLimit). */
+export const heldMemoryLimit = {
+  metric: 'held_memories',
+  max: (tier: Tier) => MAX_HOLDS[tier],
+  lock: (ctx: TenantCtx) => `memory-holds:${ctx.tenantId}`,
+  count: (tx: Tx, ctx: TenantCtx) => countHolds(tx, ctx.tenantId),
+  message: (max: number, tier: Tier) =>
+    `The ${tier} tier keeps at most ${max} memories held for review: decide some in GET /v1/approvals before more can be held`,
+};
+
+export async function countHolds(db: DbOrTx, tenantId: string): Promise<number> {
+  const [{ n }] = await db.select({ n: count() }).from(memoryHolds).where(eq(memoryHolds.tenantId, tenantId));
+  return Number(n);
+}
+
+export async function insertHold(db: DbOrTx, row: NewHold) {
+  await db.insert(memoryHolds).values(row);
+}
+
+/** One held memory of the tenant; `lock` takes it FOR UPDATE, so concurrent decisions go one at a time. */
+export async function holdOf(db: DbOrTx, tenantId: string, id: string, lock = false): Promise<HoldRow | null> {
+  const query = db
+    .select()
+    .from(memoryHolds)
+    .where(and(eq(memoryHolds.tenantId, tenantId), eq(memoryHolds.id, id)));
+  const [row] = lock ? await query.for('update') : await query;
+  return row ?? null;
+}
+
+export async function deleteHold(db: DbOrTx, tenantId: string, id: string) {
+  await db.delete(memoryHolds).where(and(eq(memoryHolds.tenantId, tenantId), eq(memoryHolds.id, id)));
+}
+
+/** A page of the tenant's held memories, oldest first (`agentId`: only that agent's, for a confined key). */
+export async function holdsPage(db: DbOrTx, tenantId: string, page: PageInput, opts: { id?: string; agentId?: string | null } = {}) {
+  const where = and(
+    eq(memoryHolds.tenantId, tenantId),
+    opts.id ? eq(memoryHolds.id, opts.id) : undefined,
+    opts.agentId ? eq(memoryHolds.agentId, opts.agentId) : undefined,
+  );
+  const [found, [{ n }]] = await Promise.all([
+    db.select().from(memoryHolds).where(where).orderBy(asc(memoryHolds.createdAt), asc(memoryHolds.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: count() }).from(memoryHolds).where(where),
+  ]);
+  return { page: found, total: Number(n) };
+}
+
+/** A held memory as the approvals queue and `memory_status` show it. */
+export function heldEntry(row: HoldRow) {
+  const input = row.input as { observation: string; tags?: string[]; space_id?: string | null };
+  const result = row.policyResult as { reason?: string };
+  return {
+    kind: 'memory' as const,
+    approval_id: toUrn(row.id),
+    memory_id: toUrn(row.id),
+    observation: input.observation,
+    tags: input.tags ?? [],
+    space_id: input.space_id ?? null,
+    source: row.source,
+    trust: row.trust,
+    agent_id: row.agentId,
+    status: 'pending_review' as const,
+    submitted_at: row.createdAt.toISOString(),
+    risk_score: row.riskScore,
+    approval_mode: row.approvalMode,
+    policy_result: row.policyResult,
+    reason: result.reason ?? null,
+    submitted_by_key_id: row.keyId,
+  };
+}
+
+/** A decision on a held memory, as the approvals route takes it. */
+export interface HoldDecision {
+  approvalId: string;
+  decision: 'approve' | 'deny';
+  reason: string | null;
+  approverId: string;
+}
+
+export interface HoldDecider {
+  decide(
+    ctx: TenantCtx,
+    input: HoldDecision,
+  ): Promise<{
+    approval_id: string;
+    kind: 'memory';
+    decision: 'approve' | 'deny';
+    reason: string | null;
+    status: 'approved' | 'denied';
+    approver_id: string;
+    decided_by_key_id: string;
+    approvals: number;
+    approvals_required: number;
+    decided_at: string;
+    memory_id: string | null;
+  }>;
+}
+
+let decider: HoldDecider | null = null;
+
+/** The memories family hands its decision on held memories here when its module loads (as store-port.ts). */
+export const provideHoldDecider = (d: HoldDecider) => {
+  decider = d;
+};
+
+export function holdDecider(): HoldDecider {
+  if (!decider) throw new Error('the memories family did not provide its held-memory decisions');
+  return decider;
+}
+
+/**
+ * Erasure (docs/security.md#erasure): the tenant's held memories that match what an erasure selects
+ * (ids, agent, any of the tags, space, written before), counted, and unless a dry run, deleted. A
+ * held memory is content the account holds, so an erasure reaches it as it reaches a stored one.
+ */
+export async function eraseHolds(
+  db: DbOrTx,
+  tenantId: string,
+  s: { memoryIds?: string[]; agentId?: string; tags?: string[]; spaceId?: string; before?: Date },
+  dryRun: boolean,
+): Promise<number> {
+  const parts = [sql`h.tenant_id = ${tenantId}`];
+  if (s.memoryIds) parts.push(sql`h.id = ANY(${pgArray(s.memoryIds)}::uuid[])`);
+  if (s.agentId !== undefined) parts.push(sql`h.agent_id = ${s.agentId}`);
+  if (s.tags?.length) parts.push(sql`jsonb_exists_any(coalesce(h.input -> 'tags', '[]'::jsonb), ${pgArray(s.tags)}::text[])`);
+  if (s.spaceId) parts.push(sql`h.input ->> 'space_id' = ${s.spaceId}`);
+  if (s.before) parts.push(sql`h.created_at < ${s.before.toISOString()}::timestamptz`);
+  const where = sql.join(parts, sql` AND `);
+  const [{ n }] = await rows<{ n: number | string }>(
+    db,
+    dryRun
+      ? sql`SELECT count(*) AS n FROM memory_holds h WHERE ${where}`
+      : sql`WITH d AS (DELETE FROM memory_holds h WHERE ${where} RETURNING 1) SELECT count(*) AS n FROM d`,
+  );
+  return Number(n);
+}
