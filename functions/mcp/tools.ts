@@ -40,6 +40,7 @@ export const TOOLS: readonly ToolSpec[] = [
     describe: {
       owner_tenant_id: "Another tenant's id, to store through a write share it gave you",
       on_conflict: 'When the same observation exists in the space: `lww` supersedes it, `reject` fails, `manual` keeps both',
+      occurred_at: 'When it happened, if not now (ISO 8601): a past event told later, or a planned one',
     },
   },
   {
@@ -66,6 +67,7 @@ export const TOOLS: readonly ToolSpec[] = [
       scope: SCOPE,
       recency_weight: 'Weight of recency against relevance; 0 ranks by relevance alone',
       mode: '`hybrid` (meaning and words; best), `semantic` (meaning) or `keyword` (words, BM25)',
+      as_of: 'Recall what memory held at that time (ISO 8601 or `N days ago`), not now',
     },
   },
   {

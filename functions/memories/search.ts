@@ -10,6 +10,8 @@ import { toUrn } from '../../shared/platform/contract/ids';
 import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
 import { fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, semanticMatch, spreadToNeighbours } from './hybrid';
+import { searchAsOf } from './as-of';
+import { timesOf } from './event-time';
 import * as q from './queries';
 import type { SearchQuery } from './schemas';
 
@@ -24,8 +26,9 @@ export function matchConfidence(similarity: number, importance: number, recallCo
   return clamp01(similarity * (0.85 + 0.015 * importance) * (1 + 0.05 * Math.log1p(recallCount)));
 }
 
+/** exp(-age/30 days), the age of the memory's event time (docs/memories.md#event-time). */
 function recencyOf(row: q.Ranked, now: Date) {
-  const ageDays = Math.max(0, (now.getTime() - new Date(row.created_at).getTime()) / DAY);
+  const ageDays = Math.max(0, (now.getTime() - new Date(row.occurred_at ?? row.created_at).getTime()) / DAY);
   return Math.exp(-ageDays / 30);
 }
 
@@ -33,7 +36,7 @@ function recencyOf(row: q.Ranked, now: Date) {
  * Orders scored rows by score blended with recency: (1-w)·score + w·exp(-age/30 days). Rows with a
  * match of their own stay before those without (hybrid.ts).
  */
-function withRecency(scored: Scored[], w: number, now: Date) {
+export function withRecency(scored: Scored[], w: number, now: Date) {
   return scored
     .map(({ row, score, matched }) => ({ row, matched, score: clamp01(w === 0 ? score : (1 - w) * score + w * recencyOf(row, now)) }))
     .sort((a, b) => Number(b.matched) - Number(a.matched) || b.score - a.score || Number(b.row.similarity ?? 0) - Number(a.row.similarity ?? 0));
@@ -67,7 +70,10 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
   const embedding = embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e));
   embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
-  const hits = (isPlainSemantic(query) && (await plainSemantic(ctx, query, await embedding))) || (await ranked(ctx, query, embedding));
+  const { asOf } = timesOf(query, ctx.now);
+  const hits = asOf
+    ? await searchAsOf(ctx, query, asOf, filtersOf(ctx, query), embedding)
+    : (isPlainSemantic(query) && (await plainSemantic(ctx, query, await embedding))) || (await ranked(ctx, query, embedding));
   return {
     query: query.q,
     mode: query.mode,
@@ -103,17 +109,25 @@ const grantReader = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>): GrantR
 
 /** No tag, agent or space filter, nor a key confined to some: with no grants, the search reads the tenant's whole store. */
 const unfiltered = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>) =>
-  !query.tags?.length && !query.agent_id && !query.space_id && !isConfined(ctx.auth.restriction);
+  !query.tags?.length && !query.agent_id && !query.space_id && !query.occurred_after && !query.occurred_before && !isConfined(ctx.auth.restriction);
 
-/** The tenant's filters over `grants` (none: its own store). */
-const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
-  q.whereReadable(ctx.tenantId, grants, query.scope, ctx.now, {
+/** The search's filters, read against the request clock. */
+function filtersOf(ctx: TenantCtx, query: z.infer<typeof SearchQuery>): q.Filters {
+  const { occurredAfter, occurredBefore } = timesOf(query, ctx.now);
+  return {
     tags: query.tags,
     agentId: query.agent_id,
     spaceId: query.space_id,
     includeSuperseded: query.include_superseded,
+    occurredAfter,
+    occurredBefore,
     key: ctx.auth.restriction,
-  });
+  };
+}
+
+/** The tenant's filters over `grants` (none: its own store). */
+const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
+  q.whereReadable(ctx.tenantId, grants, query.scope, ctx.now, filtersOf(ctx, query));
 
 const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.slice(0, 200), mode: query.mode });
 

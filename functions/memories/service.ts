@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 import { activeGrants, type Scope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
+import { occurredAtOf } from '../../shared/memory/event-time';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { digestOf } from '../../shared/platform/contract/crypto';
 import { pgArray } from '../../shared/platform/data/db';
@@ -11,6 +12,8 @@ import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
 import { write } from '../../shared/platform/data/unit-of-work';
 import { adjustLiveMemories } from '../../shared/platform/data/usage';
+import { listAsOf } from './as-of';
+import { timesOf } from './event-time';
 import * as q from './queries';
 import { type ListQuery, ListPaging, type PatchBody } from './schemas';
 
@@ -26,7 +29,13 @@ async function readable(ctx: TenantCtx, scope: Scope, filters: q.Filters, named 
 
 export async function list(ctx: TenantCtx, query: z.infer<typeof ListQuery>) {
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  const where = await readable(ctx, query.scope, { tags: query.tags, agentId: query.agent_id, spaceId: query.space_id });
+  const { occurredAfter, occurredBefore, asOf } = timesOf(query, ctx.now);
+  const filters = { tags: query.tags, agentId: query.agent_id, spaceId: query.space_id, occurredAfter, occurredBefore };
+  if (asOf) {
+    const past = await listAsOf(ctx, query, asOf, { ...filters, key: ctx.auth.restriction });
+    return { memories: past.memories, ...ListPaging.meta(past.total, query, past.memories.length) };
+  }
+  const where = await readable(ctx, query.scope, filters);
   const { page, total } = await q.listPage(ctx.db, where, query);
   return { memories: page.map(q.toMemoryDto), ...ListPaging.meta(total, query, page.length) };
 }
@@ -45,6 +54,7 @@ function patchSets(body: z.infer<typeof PatchBody>, change: { embedding: number[
   if (body.importance !== undefined) sets.push(sql`importance = ${body.importance}`);
   if (body.tags !== undefined) sets.push(sql`tags = ${pgArray(body.tags)}::text[]`);
   if (body.superseded_by !== undefined) sets.push(sql`superseded_by = ${body.superseded_by}::uuid`);
+  if (body.occurred_at !== undefined) sets.push(sql`occurred_at = ${occurredAtOf(body.occurred_at, now)?.toISOString() ?? null}::timestamptz`);
   return sets;
 }
 

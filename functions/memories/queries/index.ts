@@ -11,3 +11,4 @@ export * from './tail';
 export * from './change';
 export * from './search';
 export * from './recall';
+export * from './as-of';
