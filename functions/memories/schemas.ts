@@ -207,14 +207,9 @@ export const SearchQuery = z.object({
   tags: csv.optional().openapi({ description: 'Comma-separated; candidates must have at least one' }),
   agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space (Pro+)').optional(),
-  recency_weight: z.coerce
-    .number()
-    .min(0)
-    .max(1)
-    .default(0)
-    .openapi({
-      description: 'Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30), the age of its `occurred_at`; 0 ranks by relevance alone',
-    }),
+  recency_weight: z.coerce.number().min(0).max(1).default(0).openapi({
+    description: 'Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30), the age of its `occurred_at`; 0 ranks by relevance alone',
+  }),
   include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:

@@ -17,7 +17,7 @@ import { bm25Term, queryLexemes, type Ranked } from './search';
  * a history here; an erased memory has none (its events and states went with it).
  */
 function statesAsRows(tenantId: string, at: Date): SQL {
-  const after = (field: string) => sql.raw(`e.after->>'${field}'`);
+  const after = (field: string) => sql.raw(`(e.after->>'${field}')`);
   return sql`
     SELECT p.memory_id AS id, ${tenantId}::text AS tenant_id, e.id AS event_id, e.after AS snapshot,
            ${after('observation')} AS observation, ${after('context')} AS context, ${after('agent_id')} AS agent_id,
