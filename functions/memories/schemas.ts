@@ -29,6 +29,10 @@ export const StoreBody = z
     agent_id: z.string().min(1).max(128).optional().openapi({ example: 'billing-agent' }),
     space_id: urn('Context space (Pro+)').optional(),
     ttl_seconds: z.number().int().min(60).max(7_776_000).optional().openapi({ description: 'Expiry after this many seconds (60 to 90 days)' }),
+    expires_at: z.string().datetime({ offset: true }).optional().openapi({
+      description: 'Expiry at this time (ISO 8601, in the future), instead of `ttl_seconds`: what an import keeps of an expiry set elsewhere',
+      example: '2027-01-01T00:00:00Z',
+    }),
     auto_link: z.boolean().default(true),
     on_conflict: z.enum(['lww', 'reject', 'manual']).default('lww').openapi({
       description:

@@ -15,3 +15,10 @@ export function occurredAtOf(value: string | null | undefined, now: Date, field 
   if (at.getTime() < EARLIEST || at.getTime() > now.getTime() + AHEAD_MS) throw validationError(field, 'must fall between 1900 and a hundred years from now');
   return at;
 }
+
+/** An absolute expiry (`expires_at`) is one way to say it, `ttl_seconds` the other; it must lie ahead. */
+export function expiryOf(input: { expires_at?: string; ttl_seconds?: number }, now: Date): void {
+  if (input.expires_at === undefined) return;
+  if (input.ttl_seconds !== undefined) throw validationError('expires_at', 'send expires_at or ttl_seconds, not both');
+  if (!(new Date(input.expires_at).getTime() > now.getTime())) throw validationError('expires_at', 'must be in the future');
+}

@@ -3,7 +3,7 @@ import { activeGrants, confinedTo, type Grant, grantScope, narrow, ownedBy, type
 import { actingAgent, isConfined } from '../../../shared/platform/contract/scopes';
 import { type Source, sourceFor } from '../../../shared/memory/provenance';
 import { embedAll } from '../../../shared/memory/embeddings';
-import { occurredAtOf } from '../../../shared/memory/event-time';
+import { expiryOf, occurredAtOf } from '../../../shared/memory/event-time';
 import type { Mention } from '../../../shared/memory/entities';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
 import { digestOf } from '../../../shared/platform/contract/crypto';
@@ -167,6 +167,7 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
       const input = pinnedToKey(ctx, given);
       const source = sourceFor(ctx, input.source, input.agent_id ?? null);
       occurredAtOf(input.occurred_at, ctx.now);
+      expiryOf(input, ctx.now);
       prepared.push({ index, input, target: await resolveTarget(ctx, input, look), hash: await digest(input.observation), embedding: [], source, who });
     } catch (err) {
       if (!(err instanceof AppError) || throwFailure) throw err;
