@@ -74,10 +74,12 @@ export const vectorLiteral = (v: number[]) => `[${v.join(',')}]`;
 
 export const SourceSchema = z
   .object({
-    kind: z.enum(SOURCE_KINDS).openapi({
-      description:
-        "Who wrote it: the account's people (`user`), an agent key (`agent`), tool output (`tool`), an import, a share of another account (as the reader sees it), or engram itself (`system`)",
-    }),
+    kind: z
+      .enum(SOURCE_KINDS)
+      .openapi({
+        description:
+          "Who wrote it: the account's people (`user`), an agent key (`agent`), tool output (`tool`), an import, a share of another account (as the reader sees it), or engram itself (`system`)",
+      }),
     via: z.enum(SOURCE_VIAS).openapi({ description: 'The way in: the HTTP API, MCP, the console, an import or a job' }),
     key_id: z.string().nullable().openapi({ description: 'The key that wrote it' }),
     agent_id: z.string().nullable(),

@@ -210,6 +210,7 @@ class StoreMemoryRequest(_StoreMemoryRequestRequired, total=False):
     agent_id: str
     space_id: str
     ttl_seconds: int
+    expires_at: str
     auto_link: bool
     on_conflict: Literal["lww", "reject", "manual"]
     source: "StoreMemoryRequestSource"
@@ -325,6 +326,7 @@ class PatchMemoryRequest(TypedDict, total=False):
     importance: int
     tags: List[str]
     superseded_by: Optional[str]
+    occurred_at: Optional[str]
 
 
 class _DeleteMemoryResponseRequired(TypedDict):
@@ -1259,6 +1261,7 @@ class BundleMemoryLine(_BundleMemoryLineRequired, total=False):
     created_at: Optional[str]
     updated_at: Optional[str]
     expires_at: Optional[str]
+    occurred_at: Optional[str]
 
 
 class _BundleTripleLineRequired(TypedDict):
@@ -2766,6 +2769,9 @@ class EvalDriftTopNewTopicsItem(_EvalDriftTopNewTopicsItemRequired, total=False)
 
 class _ImportSkippedRequired(TypedDict):
     webhook: int
+    deleted: int
+    expired: int
+    relation: int
 
 
 class ImportSkipped(_ImportSkippedRequired, total=False):

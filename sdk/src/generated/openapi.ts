@@ -199,7 +199,7 @@ export interface paths {
         };
         /**
          * List memories, newest first
-         * @description Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent and space, one page at a time; expired memories never appear. `total` and `total_count` count every match.
+         * @description Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent, space and event time (`occurred_after`/`occurred_before`; after before is 422 INVALID_RANGE), one page at a time; expired memories never appear. `total` and `total_count` count every match. `as_of` (Pro+, as replay) answers from your own store as it was at that time, rebuilt from its history.
          */
         get: operations["memories.list"];
         put?: never;
@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * Search memories
-         * @description Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.
+         * @description Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30), the age of its `occurred_at`. `occurred_after`/`occurred_before` narrow by event time (after before is 422 INVALID_RANGE). Each returned memory of your own counts as a recall. `as_of` (Pro+, as replay) searches your own store as it was at that time, with the same filters and ranking, and counts no recall; it ranks at most 10000 memories (more is 400: narrow it).
          */
         get: operations["memories.search"];
         put?: never;
@@ -2946,6 +2946,12 @@ export interface components {
             space_id?: string;
             /** @description Expiry after this many seconds (60 to 90 days) */
             ttl_seconds?: number;
+            /**
+             * Format: date-time
+             * @description Expiry at this time (ISO 8601, in the future), instead of `ttl_seconds`: what an import keeps of an expiry set elsewhere
+             * @example 2027-01-01T00:00:00Z
+             */
+            expires_at?: string;
             /** @default true */
             auto_link?: boolean;
             /**
@@ -3179,6 +3185,12 @@ export interface components {
              * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
              */
             superseded_by?: string | null;
+            /**
+             * Format: date-time
+             * @description When what it records happened (ISO 8601); null: when it was stored
+             * @example 2026-11-20T18:30:00Z
+             */
+            occurred_at?: string | null;
         };
         DeleteMemoryResponse: {
             deleted: boolean;
@@ -4983,6 +4995,11 @@ export interface components {
              * @example 2026-11-15T12:00:00.000Z
              */
             expires_at?: string | null;
+            /**
+             * @description When what it records happened (version 1 files written before it lack it: `created_at` then)
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            occurred_at?: string | null;
         };
         /** @description A knowledge triple; restored as POST /v1/knowledge/triples creates one */
         BundleTripleLine: {
@@ -5081,6 +5098,12 @@ export interface components {
             skipped: {
                 /** @description Webhooks are exported without their secret and not restored */
                 webhook: number;
+                /** @description mem0 items marked `deleted_at`: not imported */
+                deleted: number;
+                /** @description mem0 items whose `expiration_date` had passed: not imported */
+                expired: number;
+                /** @description mem0 graph relations left out because the tier has no knowledge graph */
+                relation: number;
             };
             /** @description Valid records the store refused (a quota, a tier limit); each has an error */
             failed: number;
@@ -8411,6 +8434,12 @@ export interface operations {
                 space_id?: string;
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
+                /** @description Only memories whose `occurred_at` is at or after this time (ISO 8601 or `N days ago`) */
+                occurred_after?: string;
+                /** @description Only memories whose `occurred_at` is before this time (ISO 8601 or `N days ago`) */
+                occurred_before?: string;
+                /** @description Answer from the store as it was at this time, rebuilt from its history (Pro+, as replay): your own memories as they were then, with the same filters and ranking; nothing is recorded. In the future is 400 */
+                as_of?: string;
             };
             header?: never;
             path?: never;
@@ -8447,6 +8476,15 @@ export interface operations {
             };
             /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A range that starts after it ends (INVALID_RANGE). Codes: `INVALID_RANGE`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8750,7 +8788,7 @@ export interface operations {
                 agent_id?: string;
                 /** @description Context space (Pro+) */
                 space_id?: string;
-                /** @description Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30); 0 ranks by relevance alone */
+                /** @description Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30), the age of its `occurred_at`; 0 ranks by relevance alone */
                 recency_weight?: number | null;
                 /** @description `true` or `1`: also memories that a newer one superseded */
                 include_superseded?: "0" | "1" | "true" | "false";
@@ -8758,6 +8796,12 @@ export interface operations {
                 mode?: "semantic" | "keyword" | "hybrid";
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
+                /** @description Only memories whose `occurred_at` is at or after this time (ISO 8601 or `N days ago`) */
+                occurred_after?: string;
+                /** @description Only memories whose `occurred_at` is before this time (ISO 8601 or `N days ago`) */
+                occurred_before?: string;
+                /** @description Answer from the store as it was at this time, rebuilt from its history (Pro+, as replay): your own memories as they were then, with the same filters and ranking; nothing is recorded. In the future is 400 */
+                as_of?: string;
             };
             header?: never;
             path?: never;
@@ -8794,6 +8838,15 @@ export interface operations {
             };
             /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A range that starts after it ends (INVALID_RANGE). Codes: `INVALID_RANGE`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
