@@ -38,9 +38,14 @@ export const TOOLS: readonly ToolSpec[] = [
       'Store one memory: a fact, preference, decision or event worth recalling later, in one or two sentences. Tag it so later recalls can filter. Returns the memory with its id.',
     readOnly: false,
     describe: {
-      owner_tenant_id: "Another tenant's id, to store through a write share it gave you",
-      on_conflict: 'When the same observation exists in the space: `lww` supersedes it, `reject` fails, `manual` keeps both',
-      occurred_at: 'When it happened, if not now (ISO 8601): a past event told later, or a planned one',
+      owner_tenant_id: 'Tenant of a write share to store through',
+      on_conflict: 'On a duplicate: `lww` supersedes, `reject` fails, `manual` keeps both',
+      ttl_seconds: 'Expiry in seconds',
+      occurred_at: 'When it happened, if not now',
+      expires_at: 'Expiry time',
+      source: 'Provenance you may add',
+      'source.properties.kind': 'As far as the key may say',
+      'source.properties.ref': 'A URL or message id',
     },
   },
   {
@@ -67,7 +72,11 @@ export const TOOLS: readonly ToolSpec[] = [
       scope: SCOPE,
       recency_weight: 'Weight of recency against relevance; 0 ranks by relevance alone',
       mode: '`hybrid` (meaning and words; best), `semantic` (meaning) or `keyword` (words, BM25)',
-      as_of: 'Recall what memory held at that time (ISO 8601 or `N days ago`), not now',
+      q: 'What to search for',
+      min_score: 'Leave out lower scores',
+      as_of: 'Recall what memory held then',
+      occurred_after: 'Happened at or after',
+      occurred_before: 'Happened before',
     },
   },
   {
@@ -86,6 +95,7 @@ export const TOOLS: readonly ToolSpec[] = [
       'Change a memory that became wrong or outdated (its text, tags or metadata). The earlier version stays in its history. Returns the updated memory.',
     readOnly: false,
     idempotent: true,
+    describe: { occurred_at: 'When it happened; null: when stored' },
   },
   {
     name: 'forget',
@@ -103,7 +113,12 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'A page of memories, newest first, filtered by tags, agent or space. Use `recall` to search by meaning instead.',
     readOnly: true,
     idempotent: true,
-    describe: { scope: SCOPE },
+    describe: {
+      scope: SCOPE,
+      as_of: 'List what memory held then',
+      occurred_after: 'Happened at or after',
+      occurred_before: 'Happened before',
+    },
   },
   {
     name: 'context_now',
