@@ -28,6 +28,8 @@ export const imports = pgTable('imports', {
   alreadyImported: integer('already_imported').notNull().default(0),
   duplicates: integer('duplicates').notNull().default(0),
   skippedWebhooks: integer('skipped_webhooks').notNull().default(0),
+  /** mem0 items left out (deleted, expired) and relations without a graph, by why (migrations/0044). */
+  skipped: jsonb('skipped').notNull().default({}),
   failed: integer('failed').notNull().default(0),
   erased: integer('erased').notNull().default(0),
   errors: jsonb('errors').notNull().default([]),

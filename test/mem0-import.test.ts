@@ -132,3 +132,74 @@ describe('a mem0 file is read as a stream', () => {
     expect(turns - turnsAtStart).toBeGreaterThan(30_000 / 1_000);
   });
 });
+
+describe('a mem0 export keeps its dates, expiries, runs and relations', () => {
+  // biome-ignore lint/suspicious/noExplicitAny: answers of several routes, read field by field
+  const req = (method: 'GET' | 'POST', path: string, opts: Record<string, unknown>) => engine.request<any>(method, path, opts as never);
+  const day = 24 * 3_600_000;
+  const file = (now: Date) =>
+    JSON.stringify({
+      results: [
+        {
+          id: 'm-1',
+          memory: 'Alice lives in Seattle',
+          user_id: 'alice',
+          run_id: 'onboarding-7',
+          created_at: '2024-07-20T01:41:05.123456-07:00',
+          updated_at: '2024-08-01T10:00:00.000000-07:00',
+          metadata: { source: 'chat' },
+        },
+        { id: 'm-2', memory: 'Alice works as a software engineer', user_id: 'alice', created_at: '2024-07-21T09:00:00' },
+        { id: 'm-3', memory: 'Alice had a dentist appointment', user_id: 'alice', created_at: '2024-06-01T00:00:00Z', deleted_at: '2024-06-02T00:00:00Z' },
+        { id: 'm-4', memory: 'Alice is on call this week', user_id: 'alice', expiration_date: new Date(now.getTime() - day).toISOString() },
+        { id: 'm-5', memory: 'Alice is travelling next month', user_id: 'alice', expiration_date: new Date(now.getTime() + 200 * day).toISOString() },
+      ],
+      relations: [
+        { source: 'alice', source_type: 'person', relationship: 'lives_in', target: 'seattle', target_type: 'city', score: 0.9 },
+        { source: 'alice', relationship: 'works_as', destination: 'software engineer' },
+      ],
+    });
+  const importMem0 = (t: { key: string }, raw: string) =>
+    req('POST', '/v1/import?format=mem0', { key: t.key, raw, headers: { 'content-type': 'application/json' } });
+
+  it('created_at becomes occurred_at, expiration_date expires_at, run_id a tag; deleted and expired items are skipped and counted; relations become triples', async () => {
+    const t = await engine.newTenant('pro');
+    const res = await importMem0(t, file(engine.clock.now()));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ stored: { memory: 3, triple: 2 }, skipped: { deleted: 1, expired: 1, relation: 0 }, errors_total: 0 });
+    const list = await req('GET', '/v1/memories?limit=10', { key: t.key });
+    const byText = new Map((list.body.memories as { observation: string }[]).map((m) => [m.observation, m as Record<string, unknown>]));
+    expect(byText.get('Alice lives in Seattle')).toMatchObject({ occurred_at: '2024-07-20T08:41:05.123Z', tags: ['user:alice', 'run:onboarding-7'] });
+    expect(byText.get('Alice works as a software engineer')).toMatchObject({ occurred_at: '2024-07-21T09:00:00.000Z' });
+    expect(byText.get('Alice is travelling next month')?.expires_at).toBeTruthy();
+    expect(byText.has('Alice had a dentist appointment')).toBe(false);
+    expect(byText.has('Alice is on call this week')).toBe(false);
+    const triples = await req('GET', '/v1/knowledge/triples?subject=alice', { key: t.key });
+    expect(triples.status, triples.text).toBe(200);
+    expect(JSON.stringify(triples.body)).toContain('lives_in');
+    // Again: nothing new.
+    const again = await importMem0(t, file(engine.clock.now()));
+    expect(again.body).toMatchObject({ stored: { memory: 0, triple: 0 }, already_imported: 5 });
+
+    // Event-time filters see the dates mem0 had; as_of answers what the store held before the import.
+    const window = await req('GET', '/v1/memories?occurred_before=2024-12-31T00:00:00Z', { key: t.key });
+    expect(window.body.total).toBe(2);
+    engine.clock.advance(day);
+    const past = await req(
+      'GET',
+      `/v1/memories/search?q=Seattle&mode=hybrid&as_of=${encodeURIComponent(new Date(engine.clock.now().getTime() - 2 * day).toISOString())}`,
+      { key: t.key },
+    );
+    expect(past.status, past.text).toBe(200);
+    expect(past.body.total_results).toBe(0);
+    const yesterday = await req('GET', '/v1/memories/search?q=Seattle&mode=hybrid&as_of=1%20hour%20ago', { key: t.key });
+    expect(yesterday.body.memories[0]).toMatchObject({ observation: 'Alice lives in Seattle', occurred_at: '2024-07-20T08:41:05.123Z' });
+  });
+
+  it('a tier without the knowledge graph skips the relations and counts them', async () => {
+    const t = await engine.newTenant('free');
+    const res = await importMem0(t, file(engine.clock.now()));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ stored: { memory: 3, triple: 0 }, skipped: { deleted: 1, expired: 1, relation: 2 }, errors_total: 0 });
+  });
+});

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { MENTION_RULE } from '../../shared/memory/entities';
 import { errors, json, jsonBody, keyRoute } from '../../shared/platform/http/openapi';
 import { routeOf } from '../../shared/platform/http/verb';
+import { AS_OF_MAX_MEMORIES } from './as-of';
 import * as s from './schemas';
 import { deleteMemoryVerb, getMemoryVerb, searchVerb } from './verbs';
 
@@ -48,9 +49,9 @@ export const listRoute = keyRoute({
   tags,
   summary: 'List memories, newest first',
   description:
-    'Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent and space, one page at a time; expired memories never appear. `total` and `total_count` count every match.',
+    'Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent, space and event time (`occurred_after`/`occurred_before`; after before is 422 INVALID_RANGE), one page at a time; expired memories never appear. `total` and `total_count` count every match. `as_of` (Pro+, as replay) answers from your own store as it was at that time, rebuilt from its history.',
   request: { query: s.ListQuery },
-  responses: { 200: json(s.ListResponse, 'A page of memories'), ...errors(400, 403) },
+  responses: { 200: json(s.ListResponse, 'A page of memories'), ...errors(400, 403, 422) },
 });
 
 export const searchRoute = keyRoute({
@@ -59,7 +60,9 @@ export const searchRoute = keyRoute({
   tags,
   summary: 'Search memories',
   description:
-    'Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.\n\n' +
+    `Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With \`recency_weight\` 0, \`score\` equals the cosine \`similarity\` (mode \`semantic\`); higher values blend in exp(-age_days/30), the age of its \`occurred_at\`. \`occurred_after\`/\`occurred_before\` narrow by event time (after before is 422 INVALID_RANGE). Each returned memory of your own counts as a recall. \`as_of\` (Pro+, as replay) searches your own store as it was at that time, with the same filters and ranking, and counts no recall; it ranks at most ${AS_OF_MAX_MEMORIES} memories (more is 400: narrow it).
+
+` +
     'Where the deployment has a reranker (RERANK_PROVIDER), the top candidates of every mode go to it and its relevance replaces `score`; `min_score` and `limit` apply after it. A reranker that is slow or down never fails the search: the answer keeps its own order and says `rerank: "failed"`. The `Server-Timing` header says where the time went (`embed`, `db`, `rank`, and `rerank` when asked).',
   responses: {
     200: {
@@ -71,7 +74,7 @@ export const searchRoute = keyRoute({
         },
       },
     },
-    ...errors(400, 403, 502, 503),
+    ...errors(400, 403, 422, 502, 503),
   },
 });
 

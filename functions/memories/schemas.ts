@@ -3,7 +3,7 @@ import { CLAIMABLE_KINDS, MAX_SOURCE_REF, SOURCE_KINDS, TRUST_LEVELS } from '../
 import { MemorySchema, SourceSchema, TrustSchema } from '../../shared/memory/rows';
 import { ErrorSchema } from '../../shared/platform/http/openapi';
 import { PageQuery, paging } from '../../shared/platform/data/pagination';
-import { UrnId } from '../../shared/platform/contract/params';
+import { PointInTime, UrnId } from '../../shared/platform/contract/params';
 
 export { MemorySchema };
 
@@ -29,6 +29,10 @@ export const StoreBody = z
     agent_id: z.string().min(1).max(128).optional().openapi({ example: 'billing-agent' }),
     space_id: urn('Context space (Pro+)').optional(),
     ttl_seconds: z.number().int().min(60).max(7_776_000).optional().openapi({ description: 'Expiry after this many seconds (60 to 90 days)' }),
+    expires_at: z.string().datetime({ offset: true }).optional().openapi({
+      description: 'Expiry at this time (ISO 8601, in the future), instead of `ttl_seconds`: what an import keeps of an expiry set elsewhere',
+      example: '2027-01-01T00:00:00Z',
+    }),
     auto_link: z.boolean().default(true),
     on_conflict: z.enum(['lww', 'reject', 'manual']).default('lww').openapi({
       description:
@@ -192,12 +196,23 @@ const provenanceFilters = {
 /** The contract names `total`; existing clients also read `total_count`, so both (docs/architecture.md#pages-and-totals). */
 export const ListPaging = paging({ totals: ['total', 'total_count'], hasMore: true });
 
+/** Event-time filters and the `as_of` read, shared by list and search (docs/memories.md#event-time). */
+const EventTimeQuery = {
+  occurred_after: PointInTime('Only memories whose `occurred_at` is at or after this time (ISO 8601 or `N days ago`)', '2026-11-01T00:00:00Z').optional(),
+  occurred_before: PointInTime('Only memories whose `occurred_at` is before this time (ISO 8601 or `N days ago`)', '2026-11-20T00:00:00Z').optional(),
+  as_of: PointInTime(
+    'Answer from the store as it was at this time, rebuilt from its history (Pro+, as replay): your own memories as they were then, with the same filters and ranking; nothing is recorded. In the future is 400',
+    '1 day ago',
+  ).optional(),
+};
+
 export const ListQuery = PageQuery({ max: 100, default: 20 }).extend({
   tags: csv.optional().openapi({ description: 'Comma-separated; a memory matches if it has any of them' }),
   agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space').optional(),
   scope: Scope,
   ...provenanceFilters,
+  ...EventTimeQuery,
 });
 
 export const ListResponse = z
@@ -215,8 +230,16 @@ export const PatchBody = z
     importance: z.number().int().min(1).max(10).optional(),
     tags: Tags.optional(),
     superseded_by: urn('Memory that supersedes this one; null clears it').nullable().optional(),
+    occurred_at: z
+      .string()
+      .datetime({ offset: true })
+      .nullable()
+      .optional()
+      .openapi({ description: 'When what it records happened (ISO 8601); null: when it was stored', example: '2026-11-20T18:30:00Z' }),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'send at least one of observation, importance, tags, superseded_by' })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'send at least one of observation, importance, tags, superseded_by, occurred_at',
+  })
   .openapi('PatchMemoryRequest', { example: { observation: 'The user prefers invoices in CHF.', importance: 8 } });
 
 export const PatchResponse = z
@@ -239,12 +262,9 @@ export const SearchQuery = z.object({
   tags: csv.optional().openapi({ description: 'Comma-separated; candidates must have at least one' }),
   agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
   space_id: urn('Context space (Pro+)').optional(),
-  recency_weight: z.coerce
-    .number()
-    .min(0)
-    .max(1)
-    .default(0)
-    .openapi({ description: 'Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30); 0 ranks by relevance alone' }),
+  recency_weight: z.coerce.number().min(0).max(1).default(0).openapi({
+    description: 'Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30), the age of its `occurred_at`; 0 ranks by relevance alone',
+  }),
   include_superseded: booleanQuery.default(false).openapi({ description: '`true` or `1`: also memories that a newer one superseded', default: 'false' }),
   mode: z.enum(['semantic', 'keyword', 'hybrid']).default('semantic').openapi({
     description:
@@ -256,6 +276,7 @@ export const SearchQuery = z.object({
     default: 'true',
   }),
   ...provenanceFilters,
+  ...EventTimeQuery,
 });
 
 export const SearchHit = z.object({

@@ -11,6 +11,8 @@ import { toUrn } from '../../shared/platform/contract/ids';
 import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
 import { candidateCount, fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, semanticMatch, spreadToNeighbours } from './hybrid';
+import { searchAsOf } from './as-of';
+import { timesOf } from './event-time';
 import * as q from './queries';
 import { rerankCandidates, type SearchRun, searchRun } from './rerank';
 import { withTimings } from './search-timing';
@@ -27,8 +29,9 @@ export function matchConfidence(similarity: number, importance: number, recallCo
   return clamp01(similarity * (0.85 + 0.015 * importance) * (1 + 0.05 * Math.log1p(recallCount)));
 }
 
+/** exp(-age/30 days), the age of the memory's event time (docs/memories.md#event-time). */
 function recencyOf(row: q.Ranked, now: Date) {
-  const ageDays = Math.max(0, (now.getTime() - new Date(row.created_at).getTime()) / DAY);
+  const ageDays = Math.max(0, (now.getTime() - new Date(row.occurred_at ?? row.created_at).getTime()) / DAY);
   return Math.exp(-ageDays / 30);
 }
 
@@ -39,7 +42,7 @@ const blended = (relevance: number, row: q.Ranked, w: number, now: Date) => clam
  * Orders scored rows by score blended with recency: (1-w)·score + w·exp(-age/30 days). Rows with a
  * match of their own stay before those without (hybrid.ts).
  */
-function withRecency(scored: Scored[], w: number, now: Date) {
+export function withRecency(scored: Scored[], w: number, now: Date) {
   return scored
     .map(({ row, score, matched }) => ({ row, matched, score: blended(score, row, w, now) }))
     .sort((a, b) => Number(b.matched) - Number(a.matched) || b.score - a.score || Number(b.row.similarity ?? 0) - Number(a.row.similarity ?? 0));
@@ -78,8 +81,12 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
     embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e)),
   );
   embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
-  const plain = isPlainSemantic(query, run) && (await embedding.then((vector) => run.timings.time('db', plainSemantic(ctx, query, vector))));
-  const hits = plain || (await ranked(ctx, query, embedding, run));
+  const { asOf } = timesOf(query, ctx.now);
+  const plain =
+    !asOf && isPlainSemantic(query, run) && (await embedding.then((vector) => run.timings.time('db', plainSemantic(ctx, query, vector))));
+  const hits = asOf
+    ? await run.timings.time('db', searchAsOf(ctx, query, asOf, filtersOf(ctx, query), embedding))
+    : plain || (await ranked(ctx, query, embedding, run));
   const answer = {
     query: query.q,
     mode: query.mode,
@@ -117,19 +124,34 @@ const grantReader = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>): GrantR
 
 /** No tag, agent, space or provenance filter, nor a key confined to some: with no grants, the search reads the tenant's whole store. */
 const unfiltered = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>) =>
-  !query.tags?.length && !query.agent_id && !query.space_id && !query.min_trust && !query.source_kind?.length && !isConfined(ctx.auth.restriction);
+  !query.tags?.length &&
+  !query.agent_id &&
+  !query.space_id &&
+  !query.min_trust &&
+  !query.source_kind?.length &&
+  !query.occurred_after &&
+  !query.occurred_before &&
+  !isConfined(ctx.auth.restriction);
 
-/** The tenant's filters over `grants` (none: its own store). */
-const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
-  q.whereReadable(ctx.tenantId, grants, query.scope, ctx.now, {
+/** The search's filters, read against the request clock. */
+function filtersOf(ctx: TenantCtx, query: z.infer<typeof SearchQuery>): q.Filters {
+  const { occurredAfter, occurredBefore } = timesOf(query, ctx.now);
+  return {
     tags: query.tags,
     agentId: query.agent_id,
     spaceId: query.space_id,
     includeSuperseded: query.include_superseded,
+    occurredAfter,
+    occurredBefore,
     key: ctx.auth.restriction,
     minTrust: query.min_trust,
     sourceKinds: query.source_kind,
-  });
+  };
+}
+
+/** The tenant's filters over `grants` (none: its own store). */
+const readable = (ctx: TenantCtx, query: z.infer<typeof SearchQuery>, grants: Grant[]) =>
+  q.whereReadable(ctx.tenantId, grants, query.scope, ctx.now, filtersOf(ctx, query));
 
 const recallDetail = (query: z.infer<typeof SearchQuery>) => ({ query: query.q.slice(0, 200), mode: query.mode });
 

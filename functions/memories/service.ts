@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import { activeGrants, type Scope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import { minTrust, seenBy, sourceFor, trustOf, type Trust } from '../../shared/memory/provenance';
+import { occurredAtOf } from '../../shared/memory/event-time';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { digestOf } from '../../shared/platform/contract/crypto';
 import { pgArray } from '../../shared/platform/data/db';
@@ -13,6 +14,8 @@ import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
 import { write } from '../../shared/platform/data/unit-of-work';
 import { adjustLiveMemories } from '../../shared/platform/data/usage';
+import { listAsOf } from './as-of';
+import { timesOf } from './event-time';
 import * as q from './queries';
 import { type ListQuery, ListPaging, type PatchBody } from './schemas';
 
@@ -28,13 +31,21 @@ async function readable(ctx: TenantCtx, scope: Scope, filters: q.Filters, named 
 
 export async function list(ctx: TenantCtx, query: z.infer<typeof ListQuery>) {
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
-  const where = await readable(ctx, query.scope, {
+  const { occurredAfter, occurredBefore, asOf } = timesOf(query, ctx.now);
+  const filters = {
     tags: query.tags,
     agentId: query.agent_id,
     spaceId: query.space_id,
     minTrust: query.min_trust,
     sourceKinds: query.source_kind,
-  });
+    occurredAfter,
+    occurredBefore,
+  };
+  if (asOf) {
+    const past = await listAsOf(ctx, query, asOf, { ...filters, key: ctx.auth.restriction });
+    return { memories: past.memories, ...ListPaging.meta(past.total, query, past.memories.length) };
+  }
+  const where = await readable(ctx, query.scope, filters);
   const { page, total } = await q.listPage(ctx.db, where, query);
   return { memories: page.map((r) => q.toMemoryDto(seenBy(ctx.tenantId, r))), ...ListPaging.meta(total, query, page.length) };
 }
@@ -54,6 +65,7 @@ function patchSets(body: z.infer<typeof PatchBody>, change: { embedding: number[
   if (body.importance !== undefined) sets.push(sql`importance = ${body.importance}`);
   if (body.tags !== undefined) sets.push(sql`tags = ${pgArray(body.tags)}::text[]`);
   if (body.superseded_by !== undefined) sets.push(sql`superseded_by = ${body.superseded_by}::uuid`);
+  if (body.occurred_at !== undefined) sets.push(sql`occurred_at = ${occurredAtOf(body.occurred_at, now)?.toISOString() ?? null}::timestamptz`);
   return sets;
 }
 

@@ -111,6 +111,7 @@ export const MemoryLine = z
     created_at: time(),
     updated_at: time(),
     expires_at: time(),
+    occurred_at: time('When what it records happened (version 1 files written before it lack it: `created_at` then)'),
   })
   .openapi('BundleMemoryLine', { description: 'A live memory; restored through the batch store path' });
 

@@ -19,6 +19,8 @@ const FEED_BYTES = 16 * 1024;
 export const MAX_MEM0_ITEM_BYTES = 1024 * 1024;
 
 const ARRAY_KEYS = ['results', 'memories'];
+/** A graph export's relations, beside the items: `{"results": [...], "relations": [{source, relationship, target}]}`. */
+const RELATIONS_KEY = 'relations';
 
 const notMem0 = (why: string, detail: string) =>
   new AppError('VALIDATION_ERROR', `${why}; nothing was written`, { details: [{ path: 'body', message: detail }] });
@@ -35,7 +37,7 @@ const noArray = () => notMem0('A mem0 file is {"results": [...]} or an array', '
 export async function readMem0(
   body: ReadableStream<Uint8Array> | null,
   limit: { maxBytes: number; tooLarge: () => Error },
-  onItem: (item: unknown, position: number) => void,
+  onItem: (item: unknown, position: number, relation: boolean) => void,
   afterSlice: () => Promise<void>,
 ): Promise<number> {
   const tokenizer = new Tokenizer();
@@ -58,11 +60,12 @@ export async function readMem0(
   const startParser = (options: TokenParserOptions) => {
     parser = new TokenParser({ ...options, keepStack: false });
     parser.onValue = ({ value, stack }) => {
-      if (!rootIsArray && stack[1]?.key !== itemsKey) return;
+      const relation = !rootIsArray && stack[1]?.key === RELATIONS_KEY;
+      if (!rootIsArray && !relation && stack[1]?.key !== itemsKey) return;
       items += 1;
       if (tokenOffset - itemEnd > MAX_MEM0_ITEM_BYTES) state.failed ??= itemTooLarge();
       itemEnd = tokenOffset;
-      onItem(value, items);
+      onItem(value, items, relation);
     };
     parser.onError = (err) => tokenizer.error(err);
     parser.onEnd = () => {
@@ -80,7 +83,7 @@ export async function readMem0(
       if (info.token === TokenType.LEFT_BRACKET) {
         rootIsArray = true;
         startParser({ paths: ['$.*'] });
-      } else if (info.token === TokenType.LEFT_BRACE) startParser({ paths: ARRAY_KEYS.map((k) => `$.${k}.*`) });
+      } else if (info.token === TokenType.LEFT_BRACE) startParser({ paths: [...ARRAY_KEYS, RELATIONS_KEY].map((k) => `$.${k}.*`) });
       else {
         state.failed ??= noArray();
         return;

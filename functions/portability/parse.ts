@@ -3,6 +3,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { MAX_SOURCE_REF } from '../../shared/memory/provenance';
 import { AppError } from '../../shared/platform/contract/errors';
 import { findInJson } from '../../shared/platform/contract/input-text';
+import { parseTimestamp } from '../../shared/platform/contract/time';
 import { HeaderLine, issuesOf, RECORD_LINES, type RecordType, SUPPORTED_VERSIONS, TrailerLine } from './format';
 import { readMem0 } from './mem0';
 
@@ -73,16 +74,71 @@ function jsonlRecord(line: number, o: Record<string, unknown>): Record_ | LineEr
   return { line, kind: 'memory', source: id ? `jsonl:${stripUrn(id)}` : `text:${hex(text)}`, body, spaceSource: null, ref: refOf(o.source) };
 }
 
-/** One mem0 memory (`get_all` / export item): `memory` is the text, `user_id` becomes a tag, `metadata` the context. */
-function mem0Record(line: number, o: Record<string, unknown>): Record_ | LineError {
+/** Items of a mem0 file that are not imported, by why (docs/portability.md#mem0). */
+export interface Skipped {
+  /** Marked `deleted_at` in mem0. */
+  deleted: number;
+  /** Their `expiration_date` had passed. */
+  expired: number;
+  /** Relations the tier has no knowledge graph for. */
+  relation: number;
+}
+export const noneSkipped = (): Skipped => ({ deleted: 0, expired: 0, relation: 0 });
+
+/** A time of a mem0 item as ISO 8601 (mem0 writes microseconds, sometimes no offset: UTC); undefined when absent or not a time. */
+const timeOf = (v: unknown) => (typeof v === 'string' ? (parseTimestamp(v)?.toISOString() ?? undefined) : undefined);
+
+/**
+ * One mem0 memory (`get_all` / export item): `memory` is the text, `user_id` becomes a tag,
+ * `run_id` a `run:<id>` tag, `metadata` the context, `created_at` the event time and
+ * `expiration_date` the expiry. An item marked `deleted_at`, or whose expiry has passed, is
+ * skipped and counted; its `relations`, if any, come out as triples (mem0Relation).
+ */
+function mem0Record(line: number, o: Record<string, unknown>, now: Date, skipped: Skipped): Record_[] | LineError {
+  if (o.deleted_at !== undefined && o.deleted_at !== null && o.deleted_at !== false) {
+    skipped.deleted += 1;
+    return [];
+  }
   const text = str(o.memory);
   if (text === undefined) return invalid(line, 'memory must be a string');
+  const expires = timeOf(o.expiration_date);
+  if (expires && Date.parse(expires) <= now.getTime()) {
+    skipped.expired += 1;
+    return [];
+  }
   const id = str(o.id);
   const tags = [...(Array.isArray(o.categories) ? o.categories.filter((c): c is string => typeof c === 'string') : [])];
   if (str(o.user_id)) tags.push(`user:${o.user_id as string}`);
+  if (str(o.run_id)) tags.push(`run:${o.run_id as string}`);
   const metadata = isObject(o.metadata) && Object.keys(o.metadata).length ? JSON.stringify(o.metadata) : undefined;
-  const body = { observation: text, tags, ...(metadata ? { context: metadata } : {}), ...(str(o.agent_id) ? { agent_id: o.agent_id } : {}), auto_link: false };
-  return { line, kind: 'memory', source: id ? `mem0:${id}` : `text:${hex(text)}`, body, spaceSource: null, ref: id ? bounded(`mem0:${id}`) : null };
+  const occurred = timeOf(o.created_at);
+  const body = {
+    observation: text,
+    tags,
+    ...(metadata ? { context: metadata } : {}),
+    ...(str(o.agent_id) ? { agent_id: o.agent_id } : {}),
+    ...(occurred ? { occurred_at: occurred } : {}),
+    ...(expires ? { expires_at: expires } : {}),
+    auto_link: false,
+  };
+  const memory: Record_ = { line, kind: 'memory', source: id ? `mem0:${id}` : `text:${hex(text)}`, body, spaceSource: null, ref: id ? bounded(`mem0:${id}`) : null };
+  const relations = Array.isArray(o.relations) ? o.relations.map((r) => mem0Relation(line, r)) : [];
+  const bad = relations.find((r): r is LineError => 'code' in r);
+  return bad ?? [memory, ...(relations as Record_[])];
+}
+
+/** A mem0 graph relation `{source, relationship, target|destination}` (with `*_type`, `score`) as a knowledge triple line. */
+function mem0Relation(line: number, r: unknown): Record_ | LineError {
+  if (!isObject(r)) return invalid(line, 'a relation must be a JSON object');
+  const [subject, predicate, object] = [str(r.source), str(r.relationship) ?? str(r.relation), str(r.target) ?? str(r.destination)];
+  if (!subject || !predicate || !object) return invalid(line, 'a relation needs source, relationship and target strings');
+  const data = {
+    subject: { name: subject, ...(str(r.source_type) ? { type: r.source_type } : {}) },
+    predicate,
+    object: { name: object, ...(str(r.target_type ?? r.destination_type) ? { type: r.target_type ?? r.destination_type } : {}) },
+    ...(typeof r.score === 'number' && r.score >= 0 && r.score <= 1 ? { confidence: r.score } : {}),
+  };
+  return { line, kind: 'triple', source: `mem0-relation:${hex(JSON.stringify([subject, predicate, object]))}`, data };
 }
 
 const RESTORED = ['space', 'policy', 'agent', 'pack', 'triple'] as const;
@@ -97,9 +153,15 @@ function bundleRecord(line: number, o: Record<string, unknown>): Record_ | LineE
   const r = parsed.data;
   switch (r.type) {
     case 'memory': {
-      const body = { observation: r.text, ...pick(r, ['tags', 'importance', 'context', 'agent_id']), auto_link: false };
-      const spaceSource = r.space_id ? `space:${stripUrn(r.space_id)}` : null;
-      return { line, kind: 'memory', source: `bundle:${stripUrn(r.id)}`, body, spaceSource, ref: refOf(r.source) };
+      // The time it was learned in the exported account is when it happened, unless the line says otherwise.
+      const occurred = timeOf(r.occurred_at) ?? timeOf(r.created_at);
+      const body = {
+        observation: r.text,
+        ...pick(r, ['tags', 'importance', 'context', 'agent_id']),
+        ...(occurred ? { occurred_at: occurred } : {}),
+        auto_link: false,
+      };
+      return { line, kind: 'memory', source: `bundle:${stripUrn(r.id)}`, body, spaceSource: r.space_id ? `space:${stripUrn(r.space_id)}` : null, ref: refOf(r.source) };
     }
     case 'webhook':
       return { line, kind: 'webhook', source: `webhook:${r.id}` };
@@ -125,6 +187,7 @@ export async function parseBody(
   maxBytes: number,
   errors: LineErrors,
   sink: (records: Record_[]) => Promise<void>,
+  mem0: { now: Date; skipped: Skipped } = { now: new Date(), skipped: noneSkipped() },
 ): Promise<Parsed> {
   const out: Parsed = { lines: 0 };
   let records: Record_[] = [];
@@ -136,10 +199,14 @@ export async function parseBody(
     }
   };
   if (format === 'mem0') {
-    const onItem = (item: unknown, line: number) => {
-      const record = isObject(item) ? mem0Record(line, item) : invalid(line, 'an item must be a JSON object');
-      if ('code' in record) errors.add(record);
-      else records.push(record);
+    const onItem = (item: unknown, line: number, relation: boolean) => {
+      const found = !isObject(item)
+        ? invalid(line, `${relation ? 'a relation' : 'an item'} must be a JSON object`)
+        : relation
+          ? mem0Relation(line, item)
+          : mem0Record(line, item, mem0.now, mem0.skipped);
+      if ('code' in found) errors.add(found);
+      else records.push(...(Array.isArray(found) ? found : [found]));
     };
     out.lines = await readMem0(body, { maxBytes, tooLarge: () => tooLarge(maxBytes) }, onItem, () => flush(false));
     await flush(true);

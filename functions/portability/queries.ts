@@ -43,10 +43,11 @@ const memories: Section = {
         created_at: unknown;
         updated_at: unknown;
         expires_at: unknown;
+        occurred_at: unknown;
       }>(
         db,
         sql`SELECT id, observation, tags, importance, confidence, context, agent_id, space_id, source_kind, source_via, source_ref, trust,
-                   created_at, updated_at, expires_at
+                   created_at, updated_at, expires_at, coalesce(occurred_at, created_at) AS occurred_at
             FROM memories WHERE ${liveMemory(t, now)} ${keyAfter('id', after, '::uuid')} ORDER BY id LIMIT ${limit}`,
       )
     ).map((m) => ({
@@ -66,6 +67,7 @@ const memories: Section = {
         created_at: iso(m.created_at),
         updated_at: iso(m.updated_at),
         expires_at: iso(m.expires_at),
+        occurred_at: iso(m.occurred_at),
       } satisfies ExportedLine<'memory'>,
     })),
 };

@@ -66,7 +66,12 @@ export const Import = z
     stored: Counts.openapi({ description: 'What this import restored, by record type (none in a dry run)' }),
     already_imported: z.number().int().openapi({ description: 'Valid records an earlier import restored: skipped' }),
     duplicates: z.number().int().openapi({ description: 'Records whose source id an earlier line of the same file had: skipped' }),
-    skipped: z.object({ webhook: z.number().int().openapi({ description: 'Webhooks are exported without their secret and not restored' }) }),
+    skipped: z.object({
+      webhook: z.number().int().openapi({ description: 'Webhooks are exported without their secret and not restored' }),
+      deleted: z.number().int().openapi({ description: 'mem0 items marked `deleted_at`: not imported' }),
+      expired: z.number().int().openapi({ description: 'mem0 items whose `expiration_date` had passed: not imported' }),
+      relation: z.number().int().openapi({ description: 'mem0 graph relations left out because the tier has no knowledge graph' }),
+    }),
     failed: z.number().int().openapi({ description: 'Valid records the store refused (a quota, a tier limit); each has an error' }),
     erased: z.number().int().openapi({
       description: 'Memories an erasure removed (POST /v1/erasures): staged lines it dropped, and lines naming a memory it erased before, not stored again',

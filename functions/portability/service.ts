@@ -7,7 +7,7 @@ import type { PageInput } from '../../shared/platform/data/pagination';
 import { requireFeature } from '../../shared/platform/contract/tiers';
 import { HOUR } from '../../shared/platform/contract/time';
 import { write } from '../../shared/platform/data/unit-of-work';
-import { type ImportFormat, LineErrors, parseBody, type Record_ } from './parse';
+import { type ImportFormat, LineErrors, noneSkipped, parseBody, type Record_, type Skipped } from './parse';
 import { advance, finish, queueImport } from './process';
 import { refusalOf, type RestoredKind, verbRefusals } from './restore';
 import { ImportPaging } from './schemas';
@@ -46,7 +46,13 @@ interface Tally {
   valid: number;
   webhooks: number;
   errors: LineErrors;
+  skipped: Skipped;
 }
+
+const newTally = (): Tally => ({ lines: 0, valid: 0, webhooks: 0, errors: new LineErrors(), skipped: noneSkipped() });
+
+/** A mem0 graph relation for a tier without the knowledge graph: left out and counted, not an error (docs/portability.md#mem0). */
+const graphless = (r: Record_, refused: AppError) => r.kind === 'triple' && r.source.startsWith('mem0-relation:') && refused.code !== 'FORBIDDEN';
 
 /** Checks a batch of parsed records as the store would; answers the ones to restore. */
 function checked(ctx: TenantCtx, records: Record_[], tally: Tally): Staged[] {
@@ -55,7 +61,8 @@ function checked(ctx: TenantCtx, records: Record_[], tally: Tally): Staged[] {
   for (const r of records) {
     const refused = refusal(ctx, r);
     const why = r.kind === 'memory' ? port.invalid(r.body) : null;
-    if (refused) tally.errors.add({ line: r.line, code: refused.code, message: refused.message });
+    if (refused && graphless(r, refused)) tally.skipped.relation += 1;
+    else if (refused) tally.errors.add({ line: r.line, code: refused.code, message: refused.message });
     else if (why) tally.errors.add({ line: r.line, code: 'INVALID_RECORD', message: why });
     else {
       tally.valid += 1;
@@ -82,7 +89,7 @@ export function toImport(row: st.ImportRow, dryRun = false) {
     stored: { ...st.zeroCounts(), ...row.stored },
     already_imported: row.already_imported,
     duplicates: row.duplicates,
-    skipped: { webhook: row.skipped_webhooks },
+    skipped: { ...noneSkipped(), ...row.skipped, webhook: row.skipped_webhooks },
     failed: row.failed,
     erased: row.erased,
     errors: row.errors,
@@ -106,33 +113,40 @@ const MAX_DRY_RUN_RESTORES = 10_000;
  * (and `failed`), as a real import would list them; nothing is written.
  */
 async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream<Uint8Array> | null) {
-  const tally: Tally = { lines: 0, valid: 0, webhooks: 0, errors: new LineErrors() };
+  const tally = newTally();
   const seen = new Set<string>();
   let alreadyImported = 0;
   let duplicates = 0;
   let erased = 0;
   const fresh: { line: number; kind: RestoredKind; data: Record<string, unknown> }[] = [];
-  const parsed = await parseBody(body, format, MAX_IMPORT_BYTES, tally.errors, async (records) => {
-    const candidates = checked(ctx, records, tally);
-    const known = await st.knownSources(
-      ctx.db,
-      ctx.tenantId,
-      candidates.map((r) => r.source),
-    );
-    const gone = await st.erasedSources(
-      ctx.db,
-      ctx.tenantId,
-      candidates.filter((r) => r.kind === 'memory').map((r) => r.source),
-      known,
-    );
-    for (const r of candidates) {
-      if (gone.has(r.source)) erased += 1;
-      else if (known.has(r.source)) alreadyImported += 1;
-      else if (seen.has(r.source)) duplicates += 1;
-      else if (r.kind !== 'memory' && fresh.length < MAX_DRY_RUN_RESTORES) fresh.push({ line: r.line, kind: r.kind, data: r.data });
-      seen.add(r.source);
-    }
-  });
+  const parsed = await parseBody(
+    body,
+    format,
+    MAX_IMPORT_BYTES,
+    tally.errors,
+    async (records) => {
+      const candidates = checked(ctx, records, tally);
+      const known = await st.knownSources(
+        ctx.db,
+        ctx.tenantId,
+        candidates.map((r) => r.source),
+      );
+      const gone = await st.erasedSources(
+        ctx.db,
+        ctx.tenantId,
+        candidates.filter((r) => r.kind === 'memory').map((r) => r.source),
+        known,
+      );
+      for (const r of candidates) {
+        if (gone.has(r.source)) erased += 1;
+        else if (known.has(r.source)) alreadyImported += 1;
+        else if (seen.has(r.source)) duplicates += 1;
+        else if (r.kind !== 'memory' && fresh.length < MAX_DRY_RUN_RESTORES) fresh.push({ line: r.line, kind: r.kind, data: r.data });
+        seen.add(r.source);
+      }
+    },
+    { now: ctx.now, skipped: tally.skipped },
+  );
   const refused = await verbRefusals(ctx, fresh);
   for (const e of refused) tally.errors.add(e);
   const now = ctx.now.toISOString();
@@ -149,6 +163,7 @@ async function dryRun(ctx: TenantCtx, format: ImportFormat, body: ReadableStream
     already_imported: alreadyImported,
     duplicates,
     skipped_webhooks: tally.webhooks,
+    skipped: tally.skipped,
     failed: refused.length,
     erased,
     errors: tally.errors.list(),
@@ -173,13 +188,20 @@ export async function runImport(ctx: TenantCtx, input: { format: ImportFormat; d
   if (input.dryRun) return { status: 200 as const, body: await dryRun(ctx, input.format, input.body) };
   const importId = newId('import');
   await st.createImport(ctx.db, { id: importId, tenantId: ctx.tenantId, format: input.format, now: ctx.now });
-  const tally: Tally = { lines: 0, valid: 0, webhooks: 0, errors: new LineErrors() };
+  const tally = newTally();
   let staged = 0;
   let parsed: { lines: number };
   try {
-    parsed = await parseBody(input.body, input.format, MAX_IMPORT_BYTES, tally.errors, async (records) => {
-      staged += await st.stage(ctx.db, ctx.tenantId, importId, checked(ctx, records, tally), ctx.services.clock.now());
-    });
+    parsed = await parseBody(
+      input.body,
+      input.format,
+      MAX_IMPORT_BYTES,
+      tally.errors,
+      async (records) => {
+        staged += await st.stage(ctx.db, ctx.tenantId, importId, checked(ctx, records, tally), ctx.services.clock.now());
+      },
+      { now: ctx.now, skipped: tally.skipped },
+    );
   } catch (err) {
     await st.discard(ctx.db, importId);
     throw err;
@@ -195,6 +217,7 @@ export async function runImport(ctx: TenantCtx, input: { format: ImportFormat; d
         staged,
         duplicates: tally.valid - tally.webhooks - staged,
         skippedWebhooks: tally.webhooks,
+        skipped: tally.skipped,
         errors: tally.errors.list(),
         errorsTotal: tally.errors.total,
       },

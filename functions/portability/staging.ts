@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 import type { PageInput } from '../../shared/platform/data/pagination';
-import { type ImportFormat, type LineError, MAX_ERRORS, type Record_ } from './parse';
+import { type ImportFormat, type LineError, MAX_ERRORS, type Record_, type Skipped } from './parse';
 
 export type Kind = Record_['kind'];
 /** Restored records by kind, and `held`: memory lines a memory policy held for review (docs/governed-memories.md). */
@@ -23,6 +23,8 @@ export interface ImportRow {
   already_imported: number;
   duplicates: number;
   skipped_webhooks: number;
+  /** What a mem0 file left out on purpose (parse.ts Skipped). */
+  skipped: Partial<Skipped>;
   failed: number;
   erased: number;
   errors: LineError[];
@@ -42,7 +44,7 @@ export interface StagedLine {
 }
 
 const COLUMNS = sql.raw(
-  'id, tenant_id, format, status, lines, valid, staged, processed, stored, already_imported, duplicates, skipped_webhooks, failed, erased, errors, errors_total, created_at, updated_at, completed_at',
+  'id, tenant_id, format, status, lines, valid, staged, processed, stored, already_imported, duplicates, skipped_webhooks, skipped, failed, erased, errors, errors_total, created_at, updated_at, completed_at',
 );
 
 export async function createImport(db: DbOrTx, input: { id: string; tenantId: string; format: ImportFormat; now: Date }) {
@@ -72,11 +74,20 @@ export async function stage(db: DbOrTx, tenantId: string, importId: string, reco
 export async function received(
   db: DbOrTx,
   importId: string,
-  counts: { lines: number; valid: number; staged: number; duplicates: number; skippedWebhooks: number; errors: LineError[]; errorsTotal: number },
+  counts: {
+    lines: number;
+    valid: number;
+    staged: number;
+    duplicates: number;
+    skippedWebhooks: number;
+    skipped: Skipped;
+    errors: LineError[];
+    errorsTotal: number;
+  },
   now: Date,
 ) {
   await db.execute(sql`UPDATE imports SET status = 'running', lines = ${counts.lines}, valid = ${counts.valid}, staged = ${counts.staged},
-      duplicates = ${counts.duplicates}, skipped_webhooks = ${counts.skippedWebhooks}, errors = ${JSON.stringify(counts.errors)}::jsonb,
+      duplicates = ${counts.duplicates}, skipped_webhooks = ${counts.skippedWebhooks}, skipped = ${JSON.stringify(counts.skipped)}::jsonb, errors = ${JSON.stringify(counts.errors)}::jsonb,
       errors_total = ${counts.errorsTotal}, updated_at = ${now.toISOString()}
     WHERE id = ${importId}`);
 }

@@ -12,3 +12,4 @@ export * from './change';
 export * from './search';
 export * from './recall';
 export * from './texts';
+export * from './as-of';

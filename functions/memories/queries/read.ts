@@ -12,6 +12,9 @@ export interface Filters {
   agentId?: string;
   spaceId?: string;
   includeSuperseded?: boolean;
+  /** Event time window: `occurred_at` (its `created_at` when unset) at or after / before. */
+  occurredAfter?: Date;
+  occurredBefore?: Date;
   /** The caller's key restriction: a confined key sees only its agent's and spaces' memories. */
   key?: KeyRestriction;
   /** Only memories trusted at least this much, as the reader sees them (provenance.seenBy). */
@@ -43,8 +46,17 @@ export function whereReadable(tenantId: string, grants: Grant[], scope: Scope, n
   if (f.spaceId) parts.push(sql`m.space_id = ${f.spaceId}::uuid`);
   if (f.includeSuperseded === false) parts.push(sql`m.superseded_by IS NULL`);
   parts.push(...provenanceFilters(tenantId, f));
+  parts.push(...occurredWithin(f));
   parts.push(...confinedTo(f.key));
   return narrow(readableBy(tenantId, grants, scope), ...parts);
+}
+
+/** The event-time window as conditions over alias `m` (a real row or an as_of state: queries/as-of.ts). */
+export function occurredWithin(f: Pick<Filters, 'occurredAfter' | 'occurredBefore'>): SQL[] {
+  const parts: SQL[] = [];
+  if (f.occurredAfter) parts.push(sql`coalesce(m.occurred_at, m.created_at) >= ${f.occurredAfter.toISOString()}::timestamptz`);
+  if (f.occurredBefore) parts.push(sql`coalesce(m.occurred_at, m.created_at) < ${f.occurredBefore.toISOString()}::timestamptz`);
+  return parts;
 }
 
 export async function findIn(db: DbOrTx, scope: TenantScope, id: string): Promise<MemoryRow | null> {

@@ -13,12 +13,14 @@ export type { Candidate };
  * the neighbour walk (160 rows or so for a hybrid search) carry no text, tags or counts.
  */
 export type Ranked = Pick<MemoryRow, 'id' | 'tenant_id' | 'agent_id' | 'space_id' | 'created_at'> & {
+  /** Its event time (`created_at` when unset), which recency weighting reads. */
+  occurred_at?: Date | string;
   similarity?: number;
   text_rank?: number;
   bm25?: number;
   stats_parts?: number | string;
 };
-const RANKED = sql.raw('m.id, m.tenant_id, m.agent_id, m.space_id, m.created_at');
+const RANKED = sql.raw('m.id, m.tenant_id, m.agent_id, m.space_id, m.created_at, coalesce(m.occurred_at, m.created_at) AS occurred_at');
 
 /** Candidates of one list, and the caller's grants when asked for (see withGrants). */
 export interface CandidateList {
@@ -82,10 +84,10 @@ const BM25_B = 0.4;
  */
 export type CorpusSource = { kind: 'tenant'; tenantId: string } | { kind: 'scope' };
 
-const queryLexemes = (text: string) => sql`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex`;
+export const queryLexemes = (text: string) => sql`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex`;
 
 /** Okapi BM25 of one term of a document: `t.tf`, `t.len`, the term's document frequency `df` and collection size `n`, `corpus.avg_len`. */
-const bm25Term = (df: SQL, n: SQL) => {
+export const bm25Term = (df: SQL, n: SQL) => {
   const k1 = sql.raw(String(BM25_K1));
   const b = sql.raw(String(BM25_B));
   return sql`ln(1 + (${n} - ${df} + 0.5) / (${df} + 0.5)) * t.tf * (${k1} + 1) / (t.tf + ${k1} * (1 - ${b} + ${b} * t.len / greatest(corpus.avg_len, 1)))`;

@@ -86,7 +86,7 @@ export function planStores(
       }
       quotaLeft.set(owner, quotaLeft.get(owner)! - 1);
       const id = item.id ?? q.newMemoryId();
-      const expiresAt = input.ttl_seconds ? new Date(now.getTime() + input.ttl_seconds * 1000) : null;
+      const expiresAt = input.ttl_seconds ? new Date(now.getTime() + input.ttl_seconds * 1000) : input.expires_at ? new Date(input.expires_at) : null;
       const row = {
         id,
         owner,

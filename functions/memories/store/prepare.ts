@@ -3,6 +3,7 @@ import { activeGrants, confinedTo, type Grant, grantScope, narrow, ownedBy, type
 import { actingAgent, isConfined } from '../../../shared/platform/contract/scopes';
 import { type Source, sharedInto, sourceFor } from '../../../shared/memory/provenance';
 import { embedAll } from '../../../shared/memory/embeddings';
+import { expiryOf, occurredAtOf } from '../../../shared/memory/event-time';
 import type { Mention } from '../../../shared/memory/entities';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
 import { digestOf } from '../../../shared/platform/contract/crypto';
@@ -188,6 +189,8 @@ export async function prepare(ctx: TenantCtx, inputs: StoreInput[], throwFailure
     try {
       const input = pinnedToKey(ctx, given);
       const claimed = approved?.source ?? (origin ? origin(index, input) : sourceFor(ctx, input.source, input.agent_id ?? null));
+      occurredAtOf(input.occurred_at, ctx.now);
+      expiryOf(input, ctx.now);
       const target = await resolveTarget(ctx, input, look);
       // Into another account's store (a write share, a team space): its owner did not write it. An
       // approved hold kept the source it was held with, which already says so.

@@ -210,6 +210,7 @@ class StoreMemoryRequest(_StoreMemoryRequestRequired, total=False):
     agent_id: str
     space_id: str
     ttl_seconds: int
+    expires_at: str
     auto_link: bool
     on_conflict: Literal["lww", "reject", "manual"]
     source: "StoreMemoryRequestSource"
@@ -326,6 +327,7 @@ class PatchMemoryRequest(TypedDict, total=False):
     importance: int
     tags: List[str]
     superseded_by: Optional[str]
+    occurred_at: Optional[str]
 
 
 class _DeleteMemoryResponseRequired(TypedDict):
@@ -1262,6 +1264,7 @@ class BundleMemoryLine(_BundleMemoryLineRequired, total=False):
     created_at: Optional[str]
     updated_at: Optional[str]
     expires_at: Optional[str]
+    occurred_at: Optional[str]
 
 
 class _BundleTripleLineRequired(TypedDict):
@@ -2792,6 +2795,9 @@ class EvalDriftTopNewTopicsItem(_EvalDriftTopNewTopicsItemRequired, total=False)
 
 class _ImportSkippedRequired(TypedDict):
     webhook: int
+    deleted: int
+    expired: int
+    relation: int
 
 
 class ImportSkipped(_ImportSkippedRequired, total=False):
