@@ -80,8 +80,6 @@ export const TOOLS: readonly ToolSpec[] = [
       recency_weight: 'Weight of recency against relevance; 0 ranks by relevance alone',
       mode: '`hybrid` (meaning and words; best), `semantic` (meaning) or `keyword` (words, BM25)',
       ...PROVENANCE,
-      q: 'What to search for',
-      min_score: 'Leave out lower scores',
       as_of: 'Recall what memory held then',
       occurred_after: 'Happened at or after',
       occurred_before: 'Happened before',

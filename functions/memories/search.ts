@@ -82,8 +82,7 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
   );
   embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
   const { asOf } = timesOf(query, ctx.now);
-  const plain =
-    !asOf && isPlainSemantic(query, run) && (await embedding.then((vector) => run.timings.time('db', plainSemantic(ctx, query, vector))));
+  const plain = !asOf && isPlainSemantic(query, run) && (await embedding.then((vector) => run.timings.time('db', plainSemantic(ctx, query, vector))));
   const hits = asOf
     ? await run.timings.time('db', searchAsOf(ctx, query, asOf, filtersOf(ctx, query), embedding))
     : plain || (await ranked(ctx, query, embedding, run));

@@ -121,7 +121,14 @@ function mem0Record(line: number, o: Record<string, unknown>, now: Date, skipped
     ...(expires ? { expires_at: expires } : {}),
     auto_link: false,
   };
-  const memory: Record_ = { line, kind: 'memory', source: id ? `mem0:${id}` : `text:${hex(text)}`, body, spaceSource: null, ref: id ? bounded(`mem0:${id}`) : null };
+  const memory: Record_ = {
+    line,
+    kind: 'memory',
+    source: id ? `mem0:${id}` : `text:${hex(text)}`,
+    body,
+    spaceSource: null,
+    ref: id ? bounded(`mem0:${id}`) : null,
+  };
   const relations = Array.isArray(o.relations) ? o.relations.map((r) => mem0Relation(line, r)) : [];
   const bad = relations.find((r): r is LineError => 'code' in r);
   return bad ?? [memory, ...(relations as Record_[])];
@@ -161,7 +168,14 @@ function bundleRecord(line: number, o: Record<string, unknown>): Record_ | LineE
         ...(occurred ? { occurred_at: occurred } : {}),
         auto_link: false,
       };
-      return { line, kind: 'memory', source: `bundle:${stripUrn(r.id)}`, body, spaceSource: r.space_id ? `space:${stripUrn(r.space_id)}` : null, ref: refOf(r.source) };
+      return {
+        line,
+        kind: 'memory',
+        source: `bundle:${stripUrn(r.id)}`,
+        body,
+        spaceSource: r.space_id ? `space:${stripUrn(r.space_id)}` : null,
+        ref: refOf(r.source),
+      };
     }
     case 'webhook':
       return { line, kind: 'webhook', source: `webhook:${r.id}` };

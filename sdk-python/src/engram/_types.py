@@ -196,6 +196,18 @@ class _StoreMemoryResponseRequired(TypedDict):
 
 
 class StoreMemoryResponse(_StoreMemoryResponseRequired, total=False):
+    policy_warnings: List[str]
+
+
+class _HeldMemoryResponseRequired(TypedDict):
+    status: Literal["pending_review"]
+    approval_id: str
+    memory_id: str
+    policy_result: Dict[str, Any]
+    message: str
+
+
+class HeldMemoryResponse(_HeldMemoryResponseRequired, total=False):
     pass
 
 
@@ -221,6 +233,7 @@ class StoreMemoryRequest(_StoreMemoryRequestRequired, total=False):
 class _BatchStoreResponseRequired(TypedDict):
     results: List["BatchStoreResponseResultsItem"]
     stored: int
+    held: int
     failed: int
 
 
@@ -1125,6 +1138,7 @@ class _ErasureCountsRequired(TypedDict):
     idempotency_records: int
     eval_baselines: int
     import_lines: int
+    held_memories: int
 
 
 class ErasureCounts(_ErasureCountsRequired, total=False):
@@ -1582,14 +1596,23 @@ class PolicyResult(_PolicyResultRequired, total=False):
     severity: Literal["critical", "high", "medium", "low"]
 
 
-class _PolicyTestBodyRequired(TypedDict):
+class PolicyTestBody(TypedDict, total=False):
     action: str
-
-
-class PolicyTestBody(_PolicyTestBodyRequired, total=False):
+    memory: "PolicyTestMemory"
     params: Dict[str, Any]
     agent_id: str
     policy: "PolicyBody"
+
+
+class _PolicyTestMemoryRequired(TypedDict):
+    observation: str
+
+
+class PolicyTestMemory(_PolicyTestMemoryRequired, total=False):
+    """A memory write to test instead of an action (the policies of step type `memory`, and MemoryInjection while `memory_guard` is on): `status` is what POST /v1/memories would do: `allowed` stores, `pending_review` holds for review, `blocked` refuses"""
+    tags: List[str]
+    source: "PolicyTestMemorySource"
+    trust: Literal["verified", "agent", "external"]
 
 
 class _PolicyBodyRequired(TypedDict):
@@ -1600,7 +1623,7 @@ class _PolicyBodyRequired(TypedDict):
 class PolicyBody(_PolicyBodyRequired, total=False):
     """A draft policy in the create body's shape, not saved; it replaces a policy of the same name for this test (Starter+)"""
     description: Optional[str]
-    step_types: List[Literal["thought", "action", "observation", "output", "error", "policy_check", "THOUGHT", "ACTION", "OBSERVATION", "OUTPUT", "ERROR", "POLICY_CHECK"]]
+    step_types: List[Literal["thought", "action", "observation", "output", "error", "policy_check", "memory", "THOUGHT", "ACTION", "OBSERVATION", "OUTPUT", "ERROR", "POLICY_CHECK", "MEMORY"]]
     whitelisted_domains: List[str]
     enabled: bool
     agent_id: str
@@ -1676,7 +1699,7 @@ class _PolicyReplaceBodyRequired(TypedDict):
 class PolicyReplaceBody(_PolicyReplaceBodyRequired, total=False):
     name: str
     description: Optional[str]
-    step_types: List[Literal["thought", "action", "observation", "output", "error", "policy_check", "THOUGHT", "ACTION", "OBSERVATION", "OUTPUT", "ERROR", "POLICY_CHECK"]]
+    step_types: List[Literal["thought", "action", "observation", "output", "error", "policy_check", "memory", "THOUGHT", "ACTION", "OBSERVATION", "OUTPUT", "ERROR", "POLICY_CHECK", "MEMORY"]]
     whitelisted_domains: List[str]
     enabled: bool
     agent_id: str
@@ -1893,12 +1916,19 @@ class _ApprovalEntryRequired(TypedDict):
     decided_at: Optional[str]
     decided_by_key_id: Optional[str]
     reason: Optional[str]
+    kind: Literal["action", "memory"]
 
 
 class ApprovalEntry(_ApprovalEntryRequired, total=False):
     tenant_id: str
     params: Dict[str, Any]
     policy_result: "PolicyResult"
+    observation: str
+    tags: List[str]
+    space_id: Optional[str]
+    source: Dict[str, Any]
+    trust: Literal["verified", "agent", "external"]
+    memory_id: str
 
 
 class _ApprovalDecidedRequired(TypedDict):
@@ -1914,7 +1944,8 @@ class _ApprovalDecidedRequired(TypedDict):
 
 
 class ApprovalDecided(_ApprovalDecidedRequired, total=False):
-    pass
+    kind: Literal["action", "memory"]
+    memory_id: Optional[str]
 
 
 class ApprovalDecision(TypedDict, total=False):
@@ -1930,6 +1961,7 @@ class _ControlSettingsRequired(TypedDict):
     min_approvals: int
     require_manager: bool
     allowed_roles: List[Literal["owner", "admin", "member"]]
+    memory_guard: bool
     effective_approval_mode: Literal["solo", "team", "enterprise"]
     approval_mode_unavailable: Optional["ControlSettingsApprovalModeUnavailable"]
     updated_at: Optional[str]
@@ -1945,6 +1977,7 @@ class ControlSettingsUpdate(TypedDict, total=False):
     min_approvals: int
     require_manager: bool
     allowed_roles: List[Literal["owner", "admin", "member"]]
+    memory_guard: bool
 
 
 class _RuntimeCapabilityRequired(TypedDict):
@@ -2586,6 +2619,7 @@ class _BatchStoreResponseResultsItemRequired(TypedDict):
 
 class BatchStoreResponseResultsItem(_BatchStoreResponseResultsItemRequired, total=False):
     memory: "StoreMemoryResponse"
+    held: "HeldMemoryResponse"
     error: "Error"
 
 
@@ -2812,6 +2846,7 @@ class _ImportStoredRequired(TypedDict):
     agent: int
     pack: int
     webhook: int
+    held: int
 
 
 class ImportStored(_ImportStoredRequired, total=False):
@@ -2884,6 +2919,13 @@ class _PolicyResultViolationsItemRequired(TypedDict):
 
 class PolicyResultViolationsItem(_PolicyResultViolationsItemRequired, total=False):
     pass
+
+
+class PolicyTestMemorySource(TypedDict, total=False):
+    """The source the memory would carry; `trust` follows from `kind` unless given"""
+    kind: Literal["user", "agent", "tool", "import", "share", "system"]
+    via: Literal["api", "mcp", "console", "import", "job"]
+    ref: Optional[str]
 
 
 class _PolicyTestResultMatchesItemRequired(TypedDict):

@@ -199,7 +199,7 @@ export interface paths {
         };
         /**
          * List memories, newest first
-         * @description Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent and space, one page at a time; expired memories never appear. `total` and `total_count` count every match.
+         * @description Memories you can read (`scope`: your own, shared with you, or all), filtered by tags, agent, space and event time (`occurred_after`/`occurred_before`; after before is 422 INVALID_RANGE), one page at a time; expired memories never appear. `total` and `total_count` count every match. `as_of` (Pro+, as replay) answers from your own store as it was at that time, rebuilt from its history.
          */
         get: operations["memories.list"];
         put?: never;
@@ -249,7 +249,9 @@ export interface paths {
         };
         /**
          * Search memories
-         * @description Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30). Each returned memory of your own counts as a recall.
+         * @description Tag, agent, space and superseded filters narrow the candidates in SQL before ranking. With `recency_weight` 0, `score` equals the cosine `similarity` (mode `semantic`); higher values blend in exp(-age_days/30), the age of its `occurred_at`. `occurred_after`/`occurred_before` narrow by event time (after before is 422 INVALID_RANGE). Each returned memory of your own counts as a recall. `as_of` (Pro+, as replay) searches your own store as it was at that time, with the same filters and ranking, and counts no recall; it ranks at most 10000 memories (more is 400: narrow it).
+         *
+         *     Where the deployment has a reranker (RERANK_PROVIDER), the top candidates of every mode go to it and its relevance replaces `score`; `min_score` and `limit` apply after it. A reranker that is slow or down never fails the search: the answer keeps its own order and says `rerank: "failed"`. The `Server-Timing` header says where the time went (`embed`, `db`, `rank`, and `rerank` when asked).
          */
         get: operations["memories.search"];
         put?: never;
@@ -2973,6 +2975,12 @@ export interface components {
             space_id?: string;
             /** @description Expiry after this many seconds (60 to 90 days) */
             ttl_seconds?: number;
+            /**
+             * Format: date-time
+             * @description Expiry at this time (ISO 8601, in the future), instead of `ttl_seconds`: what an import keeps of an expiry set elsewhere
+             * @example 2027-01-01T00:00:00Z
+             */
+            expires_at?: string;
             /** @default true */
             auto_link?: boolean;
             /**
@@ -3131,6 +3139,11 @@ export interface components {
             query: string;
             /** @example hybrid */
             mode: string;
+            /**
+             * @description `applied`: the reranker ordered the hits and `score` is its relevance (blended with recency when recency_weight > 0); `skipped`: no reranker, `rerank=false`, or under two candidates; `failed`: the reranker was slow, down or answered nonsense, and the hits are in the search’s own order
+             * @enum {string}
+             */
+            rerank: "applied" | "skipped" | "failed";
             total_results: number;
             memories: {
                 /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
@@ -3213,6 +3226,12 @@ export interface components {
              * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
              */
             superseded_by?: string | null;
+            /**
+             * Format: date-time
+             * @description When what it records happened (ISO 8601); null: when it was stored
+             * @example 2026-11-20T18:30:00Z
+             */
+            occurred_at?: string | null;
         };
         DeleteMemoryResponse: {
             deleted: boolean;
@@ -5027,6 +5046,11 @@ export interface components {
              * @example 2026-11-15T12:00:00.000Z
              */
             expires_at?: string | null;
+            /**
+             * @description When what it records happened (version 1 files written before it lack it: `created_at` then)
+             * @example 2026-11-15T12:00:00.000Z
+             */
+            occurred_at?: string | null;
         };
         /** @description A knowledge triple; restored as POST /v1/knowledge/triples creates one */
         BundleTripleLine: {
@@ -5127,6 +5151,12 @@ export interface components {
             skipped: {
                 /** @description Webhooks are exported without their secret and not restored */
                 webhook: number;
+                /** @description mem0 items marked `deleted_at`: not imported */
+                deleted: number;
+                /** @description mem0 items whose `expiration_date` had passed: not imported */
+                expired: number;
+                /** @description mem0 graph relations left out because the tier has no knowledge graph */
+                relation: number;
             };
             /** @description Valid records the store refused (a quota, a tier limit); each has an error */
             failed: number;
@@ -6130,6 +6160,8 @@ export interface components {
              * @example 12
              */
             memories_at_time_total: number;
+            /** @description The memories the key that submitted the action recalled in the 15 minutes before it, each as it was when recalled, most recently recalled first, at most 10: what the agent had looked up before asking */
+            memories_recalled: components["schemas"]["RecalledMemory"][];
             audit_trail: {
                 /** @example 42 */
                 sequence_number: number;
@@ -6191,6 +6223,37 @@ export interface components {
                 created_at: string;
             }[];
         } | null;
+        RecalledMemory: {
+            /** @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f */
+            memory_id: string;
+            /** @example Vendor ACME GmbH is paid by wire, IBAN on file. */
+            observation: string;
+            /** @example 7 */
+            importance: number;
+            /**
+             * @example [
+             *       "vendors"
+             *     ]
+             */
+            tags: string[];
+            /** @example 2026-11-01T09:00:00.000Z */
+            created_at: string;
+            /**
+             * @description The latest recall of it in the window
+             * @example 2026-11-15T11:59:40.000Z
+             */
+            recalled_at: string;
+            /**
+             * @description What that recall searched for
+             * @example how is ACME paid
+             */
+            query: string | null;
+            /**
+             * @description How many times the key recalled it in the window
+             * @example 1
+             */
+            recalls: number;
+        };
         ControlDashboard: {
             /** @enum {string} */
             window: "24h" | "7d" | "30d";
@@ -8552,6 +8615,12 @@ export interface operations {
                 min_trust?: "verified" | "agent" | "external";
                 /** @description Comma-separated source kinds (user, agent, tool, import, share, system): only memories from one of them. Another account's memory is `share` to you */
                 source_kind?: string;
+                /** @description Only memories whose `occurred_at` is at or after this time (ISO 8601 or `N days ago`) */
+                occurred_after?: string;
+                /** @description Only memories whose `occurred_at` is before this time (ISO 8601 or `N days ago`) */
+                occurred_before?: string;
+                /** @description Answer from the store as it was at this time, rebuilt from its history (Pro+, as replay): your own memories as they were then, with the same filters and ranking; nothing is recorded. In the future is 400 */
+                as_of?: string;
             };
             header?: never;
             path?: never;
@@ -8588,6 +8657,15 @@ export interface operations {
             };
             /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A range that starts after it ends (INVALID_RANGE). Codes: `INVALID_RANGE`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8900,18 +8978,26 @@ export interface operations {
                 agent_id?: string;
                 /** @description Context space (Pro+) */
                 space_id?: string;
-                /** @description Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30); 0 ranks by relevance alone */
+                /** @description Weight w of recency: score = (1-w)·relevance + w·exp(-age_days/30), the age of its `occurred_at`; 0 ranks by relevance alone */
                 recency_weight?: number | null;
                 /** @description `true` or `1`: also memories that a newer one superseded */
                 include_superseded?: "0" | "1" | "true" | "false";
-                /** @description `semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches; the mode that retrieves best on the LoCoMo benchmark. */
+                /** @description `semantic`: cosine similarity of embeddings. `keyword`: Okapi BM25 over Postgres full-text lexemes (English stemming), score 1 - exp(-bm25/10). `hybrid`: 0.3 × min-max-normalised cosine + 0.7 × min-max-normalised BM25 over both candidate lists, then the top 20 lend 0.5 (adjacent) and 0.4 (next) of their score to the memories stored beside them (same agent and space, within 30 minutes, inside the filters), which never ranks a memory matching nothing (no query word, a cosine under half the best candidate's) above one that matches and leaves it a tenth of its score; the mode that retrieves best on the LoCoMo benchmark. */
                 mode?: "semantic" | "keyword" | "hybrid";
                 /** @description `own` memories; memories `shared` with you: through shares you accepted and spaces that list you (or a team of yours) in `allowed_tenant_ids`; or `all`: your own and those of shares you accepted. A space that lists you joins a read only when you name it (`space_id`) or ask for `shared`. */
                 scope?: "all" | "own" | "shared";
+                /** @description `false` or `0`: no reranking for this search, where the deployment has a reranker (RERANK_PROVIDER); without one it changes nothing */
+                rerank?: "0" | "1" | "true" | "false";
                 /** @description Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you */
                 min_trust?: "verified" | "agent" | "external";
                 /** @description Comma-separated source kinds (user, agent, tool, import, share, system): only memories from one of them. Another account's memory is `share` to you */
                 source_kind?: string;
+                /** @description Only memories whose `occurred_at` is at or after this time (ISO 8601 or `N days ago`) */
+                occurred_after?: string;
+                /** @description Only memories whose `occurred_at` is before this time (ISO 8601 or `N days ago`) */
+                occurred_before?: string;
+                /** @description Answer from the store as it was at this time, rebuilt from its history (Pro+, as replay): your own memories as they were then, with the same filters and ranking; nothing is recorded. In the future is 400 */
+                as_of?: string;
             };
             header?: never;
             path?: never;
@@ -8922,6 +9008,8 @@ export interface operations {
             /** @description Ranked memories */
             200: {
                 headers: {
+                    /** @description Milliseconds spent embedding the query, reading the database, ranking and reranking: `embed;dur=2.1, db;dur=4.0, rank;dur=0.3` */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8948,6 +9036,15 @@ export interface operations {
             };
             /** @description Tier, limit, ownership or scope refusal (a restricted key without the scope: FORBIDDEN with `required_scope`). Codes: `FORBIDDEN`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A range that starts after it ends (INVALID_RANGE). Codes: `INVALID_RANGE`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
