@@ -115,7 +115,7 @@ describe('the key that submitted an action never decides it', () => {
     expect(await own.text()).toMatch(/key that submitted this action cannot decide it/);
     expect((await h.poll(t, byOwner)).body.status).toBe('pending_review');
     const decided = await person.post(`/console/approvals/${byAgent}/decision`, { _csrf: person.csrf, decision: 'deny' }, { 'hx-request': 'true' });
-    expect(await decided.text()).toContain('Denied: denied');
+    expect(await decided.text()).toMatch(/Denied <code>[^<]+<\/code>: it will not run\./);
     expect((await h.poll(t, byAgent)).body.status).toBe('denied');
   });
 

@@ -9,7 +9,7 @@ import { AppError } from '../../shared/platform/contract/errors';
 import { type ConsoleContext, formOf, fromHtmx } from './http';
 import { AuditPage } from './views/audit';
 import { cardFor, cardsIn } from './cards';
-import { ApprovalCard, DecidedNotice, isHeldMemory } from './views/approval-card';
+import { ApprovalCard, DecidedNotice } from './views/approval-card';
 import { INBOX_STATES, InboxCount, InboxPage, type InboxStatus } from './views/inbox';
 import { onSessionEnd } from './live';
 import { sessionOpen } from './session';
@@ -71,16 +71,18 @@ export async function decide(c: ConsoleContext) {
     if (status === 404) throw err;
   }
   if (fromHtmx(c)) {
-    const item = await cardFor(t, approvalId);
     if (decided && decided.status !== 'pending_review') {
       const tab = INBOX_STATES.find((s) => s.status === form.tab && (s.status === 'pending_review' || s.status === 'team'))?.status;
+      // A decided memory is no longer held (approved: stored; denied: discarded), so it has no card to read.
+      const action = 'kind' in decided && decided.kind === 'memory' ? null : (await cardFor(t, approvalId)).action;
       return c.html(
         <>
-          <DecidedNotice approvalId={item.approval_id} action={isHeldMemory(item) ? null : item.action} denied={decided.decision === 'deny'} />
+          <DecidedNotice approvalId={approvalId} action={action} denied={decided.decision === 'deny'} />
           {tab ? await countOf(c, tab) : null}
         </>,
       );
     }
+    const item = await cardFor(t, approvalId);
     const outcome = decided ? `Your approval is recorded: ${decided.approvals} of ${decided.approvals_required} approvals` : undefined;
     return c.html(<ApprovalCard item={item} csrfToken={c.get('session').csrfToken} refusal={refusal} outcome={outcome} tab={form.tab} />);
   }

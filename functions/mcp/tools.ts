@@ -24,15 +24,21 @@ export interface ToolSpec {
 }
 
 /** `scope` of the reads, in a model's words; the route's says which spaces join a read. */
-const SCOPE = '`own` memories, those `shared` with you, or `all` (own and accepted shares)';
+const SCOPE = '`own`, `shared` with you, or `all`';
+/** Filters every read of memories takes, in a model's words. */
+const READ_FILTERS = {
+  tags: 'Any of these tags',
+  agent_id: "Only this agent's",
+  limit: 'At most this many',
+};
 /** The provenance filters of the reads, in a model's words (the routes' are written for people). */
 const PROVENANCE = {
   min_trust: 'Least trust',
-  source_kind: 'user, agent, tool, import, share or system',
+  source_kind: 'Only these kinds',
 };
 /** An entity name of the knowledge graph, in a model's words. */
 const ENTITY = 'Entity name (case-insensitive)';
-const ENTITY_TYPE = 'Entity type, e.g. person; default concept';
+const ENTITY_TYPE = 'e.g. person; default concept';
 
 export const TOOLS: readonly ToolSpec[] = [
   {
@@ -43,8 +49,8 @@ export const TOOLS: readonly ToolSpec[] = [
       'Store a fact, preference, decision or event worth recalling, in a sentence or two; tag it for filters. Returns its id, or `pending_review` if a policy holds it.',
     readOnly: false,
     describe: {
-      owner_tenant_id: 'Tenant of a write share to store through',
-      on_conflict: 'On a duplicate: `lww` supersedes, `reject` fails, `manual` keeps both',
+      owner_tenant_id: 'Owner of a write share',
+      on_conflict: 'On a duplicate: `lww` supersedes it',
       ttl_seconds: 'Expiry in seconds',
       occurred_at: 'When it happened, if not now',
       expires_at: 'Expiry time',
@@ -57,8 +63,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'remember_many',
     operationId: 'memories.storeBatch',
     title: 'Remember many',
-    description:
-      'Store up to 100 memories in one call, each as `remember` takes it. Use it to save a conversation summary as several facts. Returns one result per item, in order.',
+    description: 'Store up to 100 memories in one call, each as `remember` takes it. Returns one result per item, in order.',
     readOnly: false,
     describe: { 'memories.items': 'A memory as `remember` takes it' },
   },
@@ -77,8 +82,11 @@ export const TOOLS: readonly ToolSpec[] = [
       q: 'What to look for',
       min_score: 'Drop scores below this',
       scope: SCOPE,
-      recency_weight: 'Weight of recency against relevance; 0 ranks by relevance alone',
-      mode: '`hybrid` (meaning and words; best), `semantic` (meaning) or `keyword` (words, BM25)',
+      recency_weight: '0 to 1: weight of recency',
+      include_superseded: 'Also superseded ones',
+      rerank: 'false: no reranking',
+      ...READ_FILTERS,
+      mode: '`hybrid` (best), `semantic` or `keyword`',
       ...PROVENANCE,
       as_of: 'Recall what memory held then',
       occurred_after: 'Happened at or after',
@@ -100,7 +108,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'Change a memory that became wrong or outdated (its text, tags or metadata). The earlier version stays in its history.',
     readOnly: false,
     idempotent: true,
-    describe: { occurred_at: 'When it happened; null: when stored' },
+    describe: { occurred_at: 'When it happened; null: when stored', superseded_by: 'Memory that replaces it; null clears' },
   },
   {
     name: 'forget',
@@ -120,6 +128,8 @@ export const TOOLS: readonly ToolSpec[] = [
     idempotent: true,
     describe: {
       scope: SCOPE,
+      ...READ_FILTERS,
+      offset: 'Skip this many',
       ...PROVENANCE,
       as_of: 'List what memory held then',
       occurred_after: 'Happened at or after',
@@ -146,8 +156,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'rollback_preview',
     operationId: 'rollback.preview',
     title: 'Preview a rollback',
-    description:
-      'What rolling memory back to a time would change: how many memories would be restored, reverted or removed, and warnings. Call it before `rollback` and show it to the user.',
+    description: 'What rolling memory back to a time would change. Call it before `rollback` and show it to the user.',
     readOnly: true,
     idempotent: true,
   },
@@ -177,8 +186,8 @@ export const TOOLS: readonly ToolSpec[] = [
       'Submit a side effect (payment, e-mail, deletion, deployment) here before doing it. The answer: `allowed` (go ahead), `blocked` (do not; the reason says why) or `pending_review` (a human must approve: poll `action_status`).',
     readOnly: false,
     describe: {
-      action: '`connector.operation`, e.g. github.merge_pr, slack.post_message, http.post',
-      params: 'The payload you intend to send; every policy reads it. Any JSON object, up to 64 KB',
+      action: '`connector.operation`, e.g. http.post',
+      params: 'The payload you will send (a JSON object); policies read it',
     },
   },
   {
@@ -193,7 +202,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'explain_action',
     operationId: 'actions.explain',
     title: 'Explain an action',
-    description: 'Why an action ended as it did: the policies that matched, the approval and its decisions, and the memories as they were at submission.',
+    description: 'Why an action ended as it did: matched policies, decisions, and the memories at submission.',
     readOnly: true,
     idempotent: true,
   },
@@ -201,8 +210,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'trace_start',
     operationId: 'traces.start',
     title: 'Start a reasoning trace',
-    description:
-      'Open a signed reasoning trace for a task, to record each step of your reasoning and actions for a person to verify later. Returns the trace id.',
+    description: 'Open a signed reasoning trace for a task, to record each step for a person to verify later. Returns the trace id.',
     readOnly: false,
   },
   {
@@ -232,8 +240,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'add_fact',
     operationId: 'knowledge.createTriple',
     title: 'Add a fact',
-    description:
-      'Record a fact as subject, predicate, object ("alice" "works_at" "acme") in the knowledge graph. Entities are created as needed; names are compared lowercased.',
+    description: 'Record a fact as subject, predicate, object ("alice" "works_at" "acme") in the knowledge graph.',
     readOnly: false,
     describe: {
       subject: ENTITY,
@@ -252,7 +259,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'Facts of the knowledge graph, newest first, filtered by subject, predicate or object.',
     readOnly: true,
     idempotent: true,
-    describe: { subject: ENTITY, object: ENTITY },
+    describe: { subject: ENTITY, object: ENTITY, limit: 'At most this many', offset: 'Skip this many', source_memory_id: 'Facts from this memory' },
   },
   {
     name: 'find_paths',

@@ -142,6 +142,12 @@ function Confirmation(props: { id: string; action: string; params: unknown }) {
  * One held action (or memory) waiting for (or past) a decision: what will happen, why it was held,
  * by whom it is decided, and the decision form. An entry without `kind` is an action.
  */
+/**
+ * The element id part of an approval: a held memory's approval id is a URN (`urn:uuid:…`), whose
+ * colons a CSS selector (htmx's `hx-target`, the stream's out-of-band swaps) would read as pseudo-classes.
+ */
+export const cardKey = (approvalId: string) => approvalId.replace(/[^A-Za-z0-9_-]/g, '-');
+
 export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: string; outcome?: string; tab?: string }) {
   const { item } = props;
   const memory = heldMemory(item);
@@ -153,10 +159,11 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
   const pending = item.status === 'pending_review';
   const decidableAt = new Date(Date.parse(item.submitted_at) + SOLO_DELAY_MS).toISOString();
   const id = item.approval_id;
+  const key = cardKey(id);
   return (
-    <article class="card" id={`card-${id}`} aria-labelledby={`title-${id}`}>
+    <article class="card" id={`card-${key}`} aria-labelledby={`title-${key}`}>
       <header>
-        <h2 id={`title-${id}`}>{memory ? 'Memory to store' : <code>{item.action}</code>}</h2>
+        <h2 id={`title-${key}`}>{memory ? 'Memory to store' : <code>{item.action}</code>}</h2>
         <span class={`badge ${item.status}`}>{item.status.replace('_', ' ')}</span>
         <span class="risk">risk {item.risk_score ?? '—'}</span>
       </header>
@@ -205,7 +212,7 @@ export function ApprovalCard(props: { item: Card; csrfToken: string; refusal?: s
           method="post"
           action={`/console/approvals/${id}/decision`}
           hx-post={`/console/approvals/${id}/decision`}
-          hx-target={`#card-${id}`}
+          hx-target={`#card-${key}`}
           hx-swap="outerHTML"
         >
           <CsrfField token={props.csrfToken} />
@@ -247,7 +254,7 @@ export function DecidedNotice(props: { approvalId: string; action: string | null
   const what = action === null ? 'the memory' : <code>{action}</code>;
   const then = denied ? (action === null ? 'it is not stored.' : 'it will not run.') : action === null ? 'it is stored.' : 'the agent may run it now.';
   const notice = (
-    <div id={props.oob ? undefined : `decided-${approvalId}`} class="decided">
+    <div id={props.oob ? undefined : `decided-${cardKey(approvalId)}`} class="decided">
       <Notice kind={denied ? 'denied' : 'ok'}>
         {denied ? 'Denied' : 'Approved'} {what}
         {props.expired ? ' (nobody decided in time)' : props.by ? ` by ${props.by}` : ''}: {then}{' '}
@@ -256,13 +263,10 @@ export function DecidedNotice(props: { approvalId: string; action: string | null
     </div>
   );
   return props.oob ? (
-    <div id={`card-${approvalId}`} hx-swap-oob="innerHTML">
+    <div id={`card-${cardKey(approvalId)}`} hx-swap-oob="innerHTML">
       {notice}
     </div>
   ) : (
     notice
   );
 }
-
-/** Whether an entry is a held memory rather than an action. */
-export const isHeldMemory = (item: Card) => heldMemory(item) !== null;
