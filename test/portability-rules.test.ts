@@ -178,6 +178,16 @@ describe('bundle records go through the families’ verbs', () => {
     });
     expect(jsonl.status, jsonl.text).toBe(200);
     expect(jsonl.body).toMatchObject({ stored: { memory: 1 }, errors: [{ line: 1, code: 'INVALID_TEXT' }] });
+
+    // The error names the key, and a key may itself hold a NUL or a lone surrogate: still that line's error, not a 500.
+    const keyed = await engine.request('POST', '/v1/import?format=jsonl', {
+      key: t.key,
+      raw: `${JSON.stringify({ observation: 'Bad key.', 'k\u0000\ud800': 1 })}\n${JSON.stringify({ observation: 'Clean key.' })}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    expect(keyed.status, keyed.text).toBe(200);
+    expect(keyed.body).toMatchObject({ stored: { memory: 1 }, errors: [{ line: 1, code: 'INVALID_TEXT' }] });
+    expect(keyed.body.errors[0].message).toContain('k\ufffd\ufffd');
   });
 });
 

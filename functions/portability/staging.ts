@@ -70,6 +70,14 @@ export async function stage(db: DbOrTx, tenantId: string, importId: string, reco
   return Number(n);
 }
 
+/**
+ * Error messages may quote what the file said (a key, a type name); jsonb takes neither a NUL nor a
+ * lone surrogate, so those are replaced rather than failing the whole import.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const storable = (text: string) => text.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
+const errorsJson = (errors: LineError[]) => JSON.stringify(errors, (_key, value: unknown) => (typeof value === 'string' ? storable(value) : value));
+
 /** The body is read: the counts of the parse, and the import waits for its chunks. */
 export async function received(
   db: DbOrTx,
@@ -87,7 +95,7 @@ export async function received(
   now: Date,
 ) {
   await db.execute(sql`UPDATE imports SET status = 'running', lines = ${counts.lines}, valid = ${counts.valid}, staged = ${counts.staged},
-      duplicates = ${counts.duplicates}, skipped_webhooks = ${counts.skippedWebhooks}, skipped = ${JSON.stringify(counts.skipped)}::jsonb, errors = ${JSON.stringify(counts.errors)}::jsonb,
+      duplicates = ${counts.duplicates}, skipped_webhooks = ${counts.skippedWebhooks}, skipped = ${JSON.stringify(counts.skipped)}::jsonb, errors = ${errorsJson(counts.errors)}::jsonb,
       errors_total = ${counts.errorsTotal}, updated_at = ${now.toISOString()}
     WHERE id = ${importId}`);
 }
@@ -152,7 +160,7 @@ export async function record(db: DbOrTx, row: ImportRow, p: Progress, now: Date)
   const errors = p.errors?.length ? [...row.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, MAX_ERRORS) : row.errors;
   await db.execute(sql`UPDATE imports SET processed = processed + ${p.processed}, stored = ${JSON.stringify(stored)}::jsonb,
       already_imported = already_imported + ${p.alreadyImported ?? 0}, failed = failed + ${p.failed ?? 0}, erased = erased + ${p.erased ?? 0},
-      errors = ${JSON.stringify(errors)}::jsonb, errors_total = errors_total + ${p.errors?.length ?? 0}, updated_at = ${now.toISOString()}
+      errors = ${errorsJson(errors)}::jsonb, errors_total = errors_total + ${p.errors?.length ?? 0}, updated_at = ${now.toISOString()}
     WHERE id = ${row.id}`);
 }
 
