@@ -36,7 +36,7 @@ describe('worker in workerd: the console', () => {
     expect(inbox.headers.get('content-security-policy')).toContain("default-src 'self'");
     const html = await inbox.text();
     expect(html).toContain(`card-${held.body.action_id}`);
-    expect(html).toContain('Type ROLLBACK to approve');
+    expect(html).toContain('Type ROLLBACK to confirm approving <code>http.post</code>');
 
     const style = /href="(\/console\/assets\/[^"]+\.css)"/.exec(html)![1];
     const htmx = /src="(\/console\/assets\/htmx-2[^"]+)"/.exec(html)![1];
