@@ -187,7 +187,7 @@ describe('bundle records go through the families’ verbs', () => {
     });
     expect(keyed.status, keyed.text).toBe(200);
     expect(keyed.body).toMatchObject({ stored: { memory: 1 }, errors: [{ line: 1, code: 'INVALID_TEXT' }] });
-    expect(keyed.body.errors[0].message).toContain('k\ufffd\ufffd');
+    expect((keyed.body as { errors: { message: string }[] }).errors[0].message).toContain('k\ufffd\ufffd');
   });
 });
 
