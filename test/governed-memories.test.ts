@@ -55,6 +55,24 @@ const external = (observation: string, extra: Record<string, unknown> = {}) => (
   ...extra,
 });
 
+/** One MCP tool call over the engine's /mcp route; the JSON-RPC result. */
+async function mcp(t: Tenant, name: string, args: Record<string, unknown>): Promise<{ isError?: boolean; structuredContent: any }> {
+  const res = await engine.app.fetch(
+    new Request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    }),
+  );
+  const body = (await res.json()) as { result: { isError?: boolean; structuredContent: any } };
+  return body.result;
+}
+
 async function visibleIn(t: Tenant, text: string) {
   const search = await call(t, 'GET', `/v1/memories/search?q=${encodeURIComponent(text)}&limit=20`);
   const list = await call(t, 'GET', '/v1/memories?limit=100');
@@ -114,6 +132,49 @@ describe('a memory policy holds a memory write', () => {
     expect(audit.find((a) => a.operation === 'memory.approved')?.metadata).toMatchObject({ decided_by_key_id: t.keyId, approver_id: 'ops@example.com' });
     // Decided: gone from the queue, and a second decision finds nothing.
     expect((await call(t, 'POST', `/v1/approvals/${encodeURIComponent(id)}/decision`, { decision: 'deny' })).status).toBe(404);
+  });
+
+  it('MCP remember that is held answers pending_review with the id, and action_status polls it to approved or denied', async () => {
+    const t = await governed();
+    const agent = await keyWith(t, ['memories:write', 'memories:read', 'actions:read']);
+    const held = await mcp(agent, 'remember', external(INJECTION));
+    expect(held.isError, JSON.stringify(held)).toBeFalsy();
+    expect(held.structuredContent).toMatchObject({ status: 'pending_review', policy_result: { triggered_policy: 'ExternalInstructions' } });
+    const id = held.structuredContent.approval_id as string;
+    expect(held.structuredContent.message).toContain(`GET /v1/actions/${id}`);
+    expect(held.structuredContent.message).toContain('action_status');
+
+    const pending = await mcp(agent, 'action_status', { action_id: id });
+    expect(pending.structuredContent).toMatchObject({
+      action_id: id,
+      kind: 'memory',
+      action: 'memory.store',
+      status: 'pending_review',
+      memory_id: null,
+      decided_at: null,
+    });
+    engine.clock.advance(SOLO_WAIT);
+    expect((await call(t, 'POST', `/v1/approvals/${encodeURIComponent(id)}/decision`, { decision: 'approve', reason: 'checked' })).status).toBe(200);
+    const approved = await call(agent, 'GET', `/v1/actions/${encodeURIComponent(id)}`);
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.body).toMatchObject({ kind: 'memory', status: 'approved', memory_id: id, reason: 'checked', approval_mode: 'solo' });
+    expect(approved.body.decided_at).toEqual(expect.any(String));
+    expect((await mcp(agent, 'action_status', { action_id: id })).structuredContent).toMatchObject({ status: 'approved', memory_id: id });
+
+    const other = (await mcp(agent, 'remember', external(`${INJECTION} again`))).structuredContent.approval_id as string;
+    engine.clock.advance(SOLO_WAIT);
+    await call(t, 'POST', `/v1/approvals/${encodeURIComponent(other)}/decision`, { decision: 'deny', reason: 'injection' });
+    expect((await mcp(agent, 'action_status', { action_id: other })).structuredContent).toMatchObject({
+      status: 'denied',
+      memory_id: null,
+      reason: 'injection',
+    });
+
+    // An id never held here, another account's, or another agent's (for a confined key) is unknown.
+    expect((await call(t, 'GET', `/v1/actions/${encodeURIComponent(`urn:uuid:${crypto.randomUUID()}`)}`)).status).toBe(404);
+    expect((await call(await engine.newTenant('pro'), 'GET', `/v1/actions/${encodeURIComponent(id)}`)).status).toBe(404);
+    const confined = await keyWith(t, ['actions:read'], 'someone-else');
+    expect((await call(confined, 'GET', `/v1/actions/${encodeURIComponent(id)}`)).status).toBe(404);
   });
 
   it('deny discards it, audited', async () => {

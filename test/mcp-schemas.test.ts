@@ -125,7 +125,7 @@ describe(`MCP tool schemas any host accepts (${storageName})`, () => {
       const recall = tools.find((t) => t.name === 'recall')!;
       const mode = (recall.inputSchema.properties as Record<string, Json>).mode;
       expect(mode.default).toBe('hybrid');
-      expect(recall.description).toMatch(/`mode`, hybrid, is the best/);
+      expect(mode.description).toMatch(/`hybrid` \(best\)/);
 
       const first = await call('remember', { observation: 'Invoices go out in euros', tags: ['billing'] });
       expect(first.isError, JSON.stringify(first)).toBeFalsy();

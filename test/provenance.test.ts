@@ -235,12 +235,38 @@ describe(`min_trust and source_kind (${storageName})`, () => {
     expect(uuids(await list(t.key, 'source_kind=import'))).toEqual([]);
   });
 
+  it('filter the session context (GET /v1/context/now and MCP context_now): its memories and its count', async () => {
+    const context = async (query: string) => {
+      const res = await e.request('GET', `/v1/context/now?${query}`, { key: t.key });
+      expect(res.status, res.text).toBe(200);
+      return res.body as { recent_memories: Memory[]; recent_count: number };
+    };
+    expect(uuids((await context('')).recent_memories)).toEqual(Object.values(ids).sort());
+    const verified = await context('min_trust=verified');
+    expect(uuids(verified.recent_memories)).toEqual([ids.user]);
+    expect(verified.recent_count).toBe(1);
+    const kinds = await context('source_kind=agent,tool');
+    expect(uuids(kinds.recent_memories)).toEqual([ids.agent, ids.tool].sort());
+    expect(kinds.recent_count).toBe(2);
+    const client = await connect(t.key);
+    try {
+      const answer = (await client.callTool({ name: 'context_now', arguments: { min_trust: 'agent' } })) as ToolAnswer;
+      expect(answer.isError, JSON.stringify(answer)).toBeFalsy();
+      expect(uuids(answer.structuredContent!.recent_memories as Memory[])).toEqual([ids.user, ids.agent].sort());
+      const tools = await client.listTools();
+      expect(Object.keys(tools.tools.find((tool) => tool.name === 'context_now')!.inputSchema.properties ?? {})).toEqual(['min_trust', 'source_kind']);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('refuse values they do not know', async () => {
     for (const query of ['min_trust=high', 'source_kind=robot', 'source_kind=user,robot', 'source_kind=,']) {
       const listed = await e.request('GET', `/v1/memories?${query}`, { key: t.key });
       expect(listed.status, query).toBe(400);
       const searched = await e.request('GET', `/v1/memories/search?q=x&${query}`, { key: t.key });
       expect(searched.status, query).toBe(400);
+      expect((await e.request('GET', `/v1/context/now?${query}`, { key: t.key })).status, query).toBe(400);
       expect(errorOf(searched).code).toBe('VALIDATION_ERROR');
     }
   });

@@ -122,6 +122,24 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     );
     // The query text only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT (checked below: nothing carries it).
     expect(searched.attributes?.map((a) => a.key)).not.toContain('gen_ai.memory.query.text');
+    // MCP `remember` runs the same route, so the same GenAI span records the memory it stored.
+    const mcpTrace = hex(16);
+    const remembered = await fetch(`${server.base}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', traceparent: `00-${mcpTrace}-${hex(8)}-01` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'remember', arguments: { observation: 'The tracing canary also nests in the attic' } },
+      }),
+    });
+    expect(remembered.status).toBe(200);
+    const viaMcp = ((await remembered.json()) as { result: { structuredContent: { id: string } } }).result.structuredContent.id;
+    const mcpCreate = await until('create_memory span of MCP remember', () =>
+      spans().find((s) => s.name === 'create_memory' && s.attributes?.some((a) => a.key === 'gen_ai.memory.record.id' && a.value.stringValue === viaMcp)),
+    );
+    expect(mcpCreate.traceId).toBe(mcpTrace);
     const deleteTrace = hex(16);
     const deleted = await fetch(`${server.base}/v1/memories/${memoryId}`, {
       method: 'DELETE',

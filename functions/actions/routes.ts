@@ -68,7 +68,7 @@ export const getRoute = keyRoute({
   tags,
   summary: "Poll an action's status",
   description:
-    'What an agent polls after `pending_review`: `approved` (and later `executed`) mean go; `denied` means stop, with the `reason` (`expired` when nobody decided within ACTION_APPROVAL_TTL_HOURS).',
+    'What an agent polls after `pending_review`: `approved` (and later `executed`) mean go; `denied` means stop, with the `reason` (`expired` when nobody decided within ACTION_APPROVAL_TTL_HOURS). The approval id of a memory write a rule held (`urn:uuid:...`) answers here too, with `kind: memory`: `pending_review`, then `approved` with the stored `memory_id`, or `denied`.',
   request: { params: s.ActionParams },
   responses: { 200: json(s.ActionStatusSchema, 'The action and its status'), ...errors(404) },
 });

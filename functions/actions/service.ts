@@ -10,7 +10,7 @@ import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
 import type { Ctx, TenantCtx } from '../../shared/platform/contract/context';
 import { AppError, conflict, notFound } from '../../shared/platform/contract/errors';
 import { newId, parseUrn } from '../../shared/platform/contract/ids';
-import { holdDecider } from '../../shared/memory/holds';
+import { heldMemoryStatus, holdDecider } from '../../shared/memory/holds';
 import type { PageInput } from '../../shared/platform/data/pagination';
 import { actingAgent, outsideAgent, requireScope, SETTINGS_WRITE } from '../../shared/platform/contract/scopes';
 import { hasFeature, requireFeature, type Tier, tierRefusal } from '../../shared/platform/contract/tiers';
@@ -218,6 +218,13 @@ export async function submit(ctx: TenantCtx, submission: Submission) {
 const visible = (ctx: TenantCtx, row: q.ActionRow | null): row is q.ActionRow => !!row && !outsideAgent(ctx.auth, row.agentId);
 
 export async function getAction(ctx: TenantCtx, input: { actionId: string }) {
+  // A memory id names a memory write a rule held (docs/governed-memories.md): its status is polled here too.
+  const memoryId = parseUrn(input.actionId);
+  if (memoryId) {
+    const held = await heldMemoryStatus(ctx.db, ctx.tenantId, memoryId);
+    if (!held || outsideAgent(ctx.auth, held.agent_id)) throw notFound('Action');
+    return held;
+  }
   const row = await q.actionOf(ctx.db, ctx.tenantId, input.actionId);
   if (!visible(ctx, row)) throw notFound('Action');
   return statusDto(row);

@@ -46,7 +46,7 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'memories.store',
     title: 'Remember',
     description:
-      'Store a fact, preference, decision or event worth recalling, in a sentence or two; tag it for filters. Returns its id, or `pending_review` if a policy holds it.',
+      'Store a fact, preference, decision or event worth recalling, in a sentence or two; tag it for filters. Returns its id, or `pending_review` if a policy holds it: poll `action_status` with its `approval_id`.',
     readOnly: false,
     describe: {
       owner_tenant_id: 'Owner of a write share',
@@ -72,7 +72,7 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'memories.search',
     title: 'Recall',
     description:
-      'Search memories by meaning and keywords. Use it before answering anything that may depend on what was learned earlier (preferences, decisions, facts about people or projects). The default `mode`, hybrid, is the best general choice. Returns memories ranked by score.',
+      'Search memories by meaning and keywords: use it before answering anything that may depend on what was learned earlier (preferences, decisions, facts about people or projects). Ranked by score.',
     readOnly: true,
     idempotent: true,
     // hybrid retrieves best on the LoCoMo benchmark (docs/performance.md#retrieval-quality-on-locomo); the route keeps semantic
@@ -105,7 +105,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'update_memory',
     operationId: 'memories.update',
     title: 'Update a memory',
-    description: 'Change a memory that became wrong or outdated (its text, tags or metadata). The earlier version stays in its history.',
+    description: 'Change a wrong or outdated memory (text, tags, metadata); the earlier version stays in its history.',
     readOnly: false,
     idempotent: true,
     describe: { occurred_at: 'When it happened; null: when stored', superseded_by: 'Memory that replaces it; null clears' },
@@ -143,12 +143,13 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'At the start of a session: the server time, the newest memories, the count of the last day and when memory was last touched.',
     readOnly: true,
     idempotent: true,
+    describe: PROVENANCE,
   },
   {
     name: 'memory_history',
     operationId: 'replay.memory',
     title: 'Memory history',
-    description: 'The lifecycle of one memory, also a deleted one: every create, update, delete, recall and link, and each version of its text.',
+    description: 'Every change, recall and link of one memory (also a deleted one), with each version of its text.',
     readOnly: true,
     idempotent: true,
   },
@@ -165,7 +166,7 @@ export const TOOLS: readonly ToolSpec[] = [
     operationId: 'rollback.run',
     title: 'Roll back memory',
     description:
-      'Return the whole memory store to its state at a past time (`target`: ISO 8601 or "N minutes|hours|days ago"): later memories removed, deleted ones restored, changed ones reverted. Only when the user asked for it, after `rollback_preview`.',
+      'Return all memory to its state at a past time (`target`: ISO 8601 or "N minutes|hours|days ago"): later ones removed, deleted or changed ones restored. Only when the user asked, after `rollback_preview`.',
     readOnly: false,
     destructive: true,
     confirm: 'ROLLBACK',
@@ -194,7 +195,8 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'action_status',
     operationId: 'actions.get',
     title: 'Action status',
-    description: 'The status of a submitted action (pending_review, approved, rejected, expired, allowed, blocked), with the decision once made.',
+    description: 'The status of a submitted action or held memory (`approval_id`), with the decision once made.',
+    describe: { action_id: 'Action or held memory id' },
     readOnly: true,
     idempotent: true,
   },
@@ -210,7 +212,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'trace_start',
     operationId: 'traces.start',
     title: 'Start a reasoning trace',
-    description: 'Open a signed reasoning trace for a task, to record each step for a person to verify later. Returns the trace id.',
+    description: 'Open a signed reasoning trace for a task, to record its steps for a person to verify. Returns its id.',
     readOnly: false,
   },
   {

@@ -60,7 +60,7 @@ const router = createRouter()
     const query = c.req.valid('query');
     return download(c, { ...(await exportFile(ctx, query)), name: 'memories', extension: query.format, now: ctx.now });
   })
-  .openapi(routes.contextNowRoute, async (c) => c.json(await service.contextNow(ctxOf(c)), 200))
+  .openapi(routes.contextNowRoute, async (c) => c.json(await service.contextNow(ctxOf(c), c.req.valid('query')), 200))
   .openapi(routes.getRoute, async (c) => c.json(await runFromRoute(getMemoryVerb, c), 200))
   .openapi(routes.patchRoute, async (c) => {
     const ctx = ctxOf(c);

@@ -107,7 +107,9 @@ export const contextNowRoute = keyRoute({
   path: '/v1/context/now',
   tags,
   summary: 'Temporal context for an agent session',
-  description: 'The server time, the 5 newest memories, how many were stored in the last 24 hours and when the account last touched its memories.',
+  description:
+    'The server time, the 5 newest memories, how many were stored in the last 24 hours and when the account last touched its memories. `min_trust` and `source_kind` narrow the memories and the count as they narrow search and list.',
+  request: { query: s.ContextNowQuery },
   responses: { 200: json(s.ContextNowResponse, 'Now, recent memories and the last activity') },
 });
 

@@ -320,11 +320,14 @@ export const ExportQuery = z.object({
   agent_id: z.string().min(1).max(128).optional().openapi({ description: 'Only memories stored by this agent' }),
 });
 
+/** The provenance filters of search and list, on the session context too (a session may want only what people said). */
+export const ContextNowQuery = z.object(provenanceFilters);
+
 export const ContextNowResponse = z
   .object({
     server_time_utc: z.string(),
     recent_memories: z.array(MemorySchema),
-    recent_count: z.number().int().openapi({ description: 'Memories stored in the last 24 hours' }),
+    recent_count: z.number().int().openapi({ description: 'Memories stored in the last 24 hours (that pass `min_trust` and `source_kind`)' }),
     last_session_at: z.string().nullable().openapi({ description: 'Time of the last memory activity (store, update, delete, recall)' }),
     seconds_since_last_session: z.number().nullable(),
   })

@@ -17,7 +17,7 @@ import { adjustLiveMemories } from '../../shared/platform/data/usage';
 import { listAsOf } from './as-of';
 import { timesOf } from './event-time';
 import * as q from './queries';
-import { type ListQuery, ListPaging, type PatchBody } from './schemas';
+import { type ContextNowQuery, type ListQuery, ListPaging, type PatchBody } from './schemas';
 
 /**
  * The caller's readable scope: its own memories and, unless `own`, what accepted shares expose; the
@@ -172,11 +172,12 @@ export async function remove(ctx: TenantCtx, input: { id: string }) {
   return { deleted: true, memory_id: toUrn(id) };
 }
 
-export async function contextNow(ctx: TenantCtx) {
+export async function contextNow(ctx: TenantCtx, query: z.infer<typeof ContextNowQuery> = {}) {
   const { tenantId, now } = ctx;
+  const filters = { key: ctx.auth.restriction, minTrust: query.min_trust, sourceKinds: query.source_kind };
   const [recent, recentCount, lastAt] = await Promise.all([
-    q.recentMemories(ctx.db, tenantId, now, 5, ctx.auth.restriction),
-    q.countCreatedSince(ctx.db, tenantId, new Date(now.getTime() - DAY), now, ctx.auth.restriction),
+    q.recentMemories(ctx.db, tenantId, now, 5, filters),
+    q.countCreatedSince(ctx.db, tenantId, new Date(now.getTime() - DAY), now, filters),
     q.lastEventAt(ctx.db, tenantId),
   ]);
   return {

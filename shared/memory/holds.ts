@@ -1,5 +1,5 @@
-import { and, asc, count, eq, sql } from 'drizzle-orm';
-import { memoryHolds } from '../../schema';
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { auditLog, memoryHolds } from '../../schema';
 import type { TenantCtx } from '../platform/contract/context';
 import { toUrn } from '../platform/contract/ids';
 import type { Tier } from '../platform/contract/tiers';
@@ -65,7 +65,7 @@ export async function holdsPage(db: DbOrTx, tenantId: string, page: PageInput, o
   return { page: found, total: Number(n) };
 }
 
-/** A held memory as the approvals queue and `memory_status` show it. */
+/** A held memory as the approvals queue shows it. */
 export function heldEntry(row: HoldRow) {
   const input = row.input as { observation: string; tags?: string[]; space_id?: string | null };
   const result = row.policyResult as { reason?: string };
@@ -87,6 +87,65 @@ export function heldEntry(row: HoldRow) {
     reason: result.reason ?? null,
     submitted_by_key_id: row.keyId,
   };
+}
+
+/**
+ * The status of a memory write a rule held, as GET /v1/actions/{action_id} (MCP `action_status`)
+ * answers for its approval id: `pending_review` while held, then what its decision recorded (the
+ * held row is gone by then; the audit entry `memory.approved` or `memory.denied` keeps the facts).
+ * Null for an id that was never held in the tenant. `agentId` of a key confined to an agent.
+ */
+export async function heldMemoryStatus(db: DbOrTx, tenantId: string, id: string) {
+  const held = await holdOf(db, tenantId, id);
+  if (held) {
+    const entry = heldEntry(held);
+    return {
+      ...statusOf(entry.agent_id, entry.approval_mode),
+      status: 'pending_review' as const,
+      reason: entry.reason,
+      submitted_at: entry.submitted_at,
+      risk_score: entry.risk_score,
+      decided_at: null,
+      memory_id: null,
+    };
+  }
+  const [decided] = await db
+    .select({ operation: auditLog.operation, createdAt: auditLog.createdAt, metadata: auditLog.metadata })
+    .from(auditLog)
+    .where(and(eq(auditLog.tenantId, tenantId), eq(auditLog.resourceId, id), inArray(auditLog.operation, ['memory.approved', 'memory.denied'])))
+    .orderBy(desc(auditLog.seq))
+    .limit(1);
+  if (!decided) return null;
+  const facts = decided.metadata as {
+    agent_id?: string | null;
+    approval_mode?: HoldRow['approvalMode'];
+    reason?: string | null;
+    submitted_at?: string;
+    risk_score?: number | null;
+  };
+  const approved = decided.operation === 'memory.approved';
+  return {
+    ...statusOf(facts.agent_id ?? null, facts.approval_mode ?? 'solo'),
+    status: approved ? ('approved' as const) : ('denied' as const),
+    reason: facts.reason ?? null,
+    // Decisions audited before the facts carried the write time answer with the decision's.
+    submitted_at: facts.submitted_at ?? decided.createdAt.toISOString(),
+    risk_score: facts.risk_score ?? null,
+    decided_at: decided.createdAt.toISOString(),
+    memory_id: approved ? toUrn(id) : null,
+  };
+
+  function statusOf(agentId: string | null, approvalMode: HoldRow['approvalMode']) {
+    return {
+      action_id: toUrn(id),
+      kind: 'memory' as const,
+      action: 'memory.store',
+      connector: null,
+      operation: 'store',
+      agent_id: agentId,
+      approval_mode: approvalMode,
+    };
+  }
 }
 
 /** A decision on a held memory, as the approvals route takes it. */

@@ -114,7 +114,7 @@ export const BlockedResponse = z
   })
   .openapi('ActionBlocked');
 
-export const ActionParams = z.object({ action_id: PrefixedId('action', 'The action (its approval id is the same)') });
+export const ActionParams = z.object({ action_id: PrefixedId('action', 'The action (its approval id is the same), or a held memory id') });
 
 export const ActionStatusSchema = z
   .object({
@@ -133,6 +133,14 @@ export const ActionStatusSchema = z
     risk_score: z.number().nullable().openapi({ example: 0.9 }),
     approval_mode: z.enum(APPROVAL_MODES).nullable().openapi({ description: 'The approval mode the action is decided under; null when it was never pending' }),
     result_detail: z.unknown().optional().openapi({ description: 'What the agent reported with executed or failed' }),
+    kind: z
+      .literal('memory')
+      .optional()
+      .openapi({ description: 'A memory write a rule held (docs/governed-memories.md), polled by its approval id; absent for an action' }),
+    memory_id: z.string().nullable().optional().openapi({
+      description: 'A held memory: the id of the memory stored once approved (null while pending or when denied)',
+      example: 'urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f',
+    }),
   })
   .openapi('ActionStatus');
 

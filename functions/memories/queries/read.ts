@@ -121,16 +121,22 @@ export async function spaceOf(db: DbOrTx, spaceId: string) {
 
 // --- context -----------------------------------------------------------------------------------
 
-export function recentMemories(db: DbOrTx, tenantId: string, now: Date, limit: number, key?: KeyRestriction) {
-  const confined = confinedTo(key).map((c) => sql` AND ${c}`);
+export function recentMemories(db: DbOrTx, tenantId: string, now: Date, limit: number, f: ContextFilters = {}) {
+  const confined = contextWhere(tenantId, f);
   return rows<MemoryRow>(
     db,
     sql`SELECT ${COLUMNS} FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)}${sql.join(confined)} ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`,
   );
 }
 
-export async function countCreatedSince(db: DbOrTx, tenantId: string, since: Date, now: Date, key?: KeyRestriction): Promise<number> {
-  const confined = confinedTo(key).map((c) => sql` AND ${c}`);
+/** What narrows the session context: the key's confinement and the provenance filters. */
+export type ContextFilters = Pick<Filters, 'key' | 'minTrust' | 'sourceKinds'>;
+
+/** The context's conditions beyond the tenant and liveness, each with its leading AND. */
+const contextWhere = (tenantId: string, f: ContextFilters) => [...confinedTo(f.key), ...provenanceFilters(tenantId, f)].map((c) => sql` AND ${c}`);
+
+export async function countCreatedSince(db: DbOrTx, tenantId: string, since: Date, now: Date, f: ContextFilters = {}): Promise<number> {
+  const confined = contextWhere(tenantId, f);
   const [{ n }] = await rows<{ n: string | number }>(
     db,
     sql`SELECT count(*) AS n FROM memories m WHERE m.tenant_id = ${tenantId} AND ${live(now)}${sql.join(confined)} AND m.created_at > ${since.toISOString()}`,

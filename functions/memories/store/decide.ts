@@ -68,6 +68,8 @@ export const holdDecisions: HoldDecider = {
         approver_id: input.approverId,
         decided_by_key_id: ctx.auth.keyId,
         approval_mode: hold.approvalMode,
+        submitted_at: hold.createdAt.toISOString(),
+        risk_score: hold.riskScore,
         status,
       };
       await work.audit({ operation: `memory.${status}`, resourceType: 'memory', resourceId: id, metadata: facts });

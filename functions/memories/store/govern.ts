@@ -38,7 +38,7 @@ export function heldAnswer(h: { id: string; policyResult: PolicyOutcome }) {
     approval_id: toUrn(h.id),
     memory_id: toUrn(h.id),
     policy_result: h.policyResult,
-    message: `Held for review by ${by}. It is not searchable until approved; poll GET /v1/approvals?approval_id=${toUrn(h.id)}.`,
+    message: `Held for review by ${by}. It is not searchable until approved; poll GET /v1/actions/${toUrn(h.id)} (MCP: action_status) for the decision.`,
   };
 }
 export type HeldAnswer = ReturnType<typeof heldAnswer>;

@@ -96,9 +96,9 @@ class MemoriesResource:
         """Export your memories (streamed file). `GET /v1/memories/export` (memories.export)."""
         return cast("Any", self._client._call(OPERATIONS["memories.export"], path={}, query={"format": format, "tags": tags, "agent_id": agent_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    def context_now(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ContextNow:
+    def context_now(self, *, min_trust: Union[Literal["verified", "agent", "external"], NotGiven] = NOT_GIVEN, source_kind: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ContextNow:
         """Temporal context for an agent session. `GET /v1/context/now` (memories.contextNow)."""
-        return cast("_t.ContextNow", self._client._call(OPERATIONS["memories.contextNow"], path={}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
+        return cast("_t.ContextNow", self._client._call(OPERATIONS["memories.contextNow"], path={}, query={"min_trust": min_trust, "source_kind": source_kind}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
     def get(self, id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.Memory:
         """Get a memory. `GET /v1/memories/{id}` (memories.get)."""
@@ -871,9 +871,9 @@ class AsyncMemoriesResource:
         """Export your memories (streamed file). `GET /v1/memories/export` (memories.export)."""
         return cast("Any", await self._client._call(OPERATIONS["memories.export"], path={}, query={"format": format, "tags": tags, "agent_id": agent_id}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
-    async def context_now(self, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ContextNow:
+    async def context_now(self, *, min_trust: Union[Literal["verified", "agent", "external"], NotGiven] = NOT_GIVEN, source_kind: Union[str, NotGiven] = NOT_GIVEN, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.ContextNow:
         """Temporal context for an agent session. `GET /v1/context/now` (memories.contextNow)."""
-        return cast("_t.ContextNow", await self._client._call(OPERATIONS["memories.contextNow"], path={}, query={}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
+        return cast("_t.ContextNow", await self._client._call(OPERATIONS["memories.contextNow"], path={}, query={"min_trust": min_trust, "source_kind": source_kind}, options=RequestOptions(extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)))
 
     async def get(self, id: str, *, extra_headers: Optional[Mapping[str, str]] = None, extra_query: Optional[Mapping[str, object]] = None, timeout: Optional[float] = None) -> _t.Memory:
         """Get a memory. `GET /v1/memories/{id}` (memories.get)."""

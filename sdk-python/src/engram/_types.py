@@ -1880,6 +1880,8 @@ class _ActionStatusRequired(TypedDict):
 
 class ActionStatus(_ActionStatusRequired, total=False):
     result_detail: Any
+    kind: Literal["memory"]
+    memory_id: Optional[str]
 
 
 class _ActionResultRequired(TypedDict):

@@ -291,7 +291,7 @@ export interface paths {
         };
         /**
          * Temporal context for an agent session
-         * @description The server time, the 5 newest memories, how many were stored in the last 24 hours and when the account last touched its memories.
+         * @description The server time, the 5 newest memories, how many were stored in the last 24 hours and when the account last touched its memories. `min_trust` and `source_kind` narrow the memories and the count as they narrow search and list.
          */
         get: operations["memories.contextNow"];
         put?: never;
@@ -1755,7 +1755,7 @@ export interface paths {
         };
         /**
          * Poll an action's status
-         * @description What an agent polls after `pending_review`: `approved` (and later `executed`) mean go; `denied` means stop, with the `reason` (`expired` when nobody decided within ACTION_APPROVAL_TTL_HOURS).
+         * @description What an agent polls after `pending_review`: `approved` (and later `executed`) mean go; `denied` means stop, with the `reason` (`expired` when nobody decided within ACTION_APPROVAL_TTL_HOURS). The approval id of a memory write a rule held (`urn:uuid:...`) answers here too, with `kind: memory`: `pending_review`, then `approved` with the stored `memory_id`, or `denied`.
          */
         get: operations["actions.get"];
         put?: never;
@@ -3186,7 +3186,7 @@ export interface components {
             /** @example 2026-11-22T10:05:00.000Z */
             server_time_utc: string;
             recent_memories: components["schemas"]["Memory"][];
-            /** @description Memories stored in the last 24 hours */
+            /** @description Memories stored in the last 24 hours (that pass `min_trust` and `source_kind`) */
             recent_count: number;
             /**
              * @description Time of the last memory activity (store, update, delete, recall)
@@ -6446,6 +6446,16 @@ export interface components {
             approval_mode: "solo" | "team" | "enterprise" | null;
             /** @description What the agent reported with executed or failed */
             result_detail?: unknown;
+            /**
+             * @description A memory write a rule held (docs/governed-memories.md), polled by its approval id; absent for an action
+             * @enum {string}
+             */
+            kind?: "memory";
+            /**
+             * @description A held memory: the id of the memory stored once approved (null while pending or when denied)
+             * @example urn:uuid:01935f6e-8a2b-7c3d-9e4f-5a6b7c8d9e0f
+             */
+            memory_id?: string | null;
         };
         /**
          * @example {
@@ -9175,7 +9185,12 @@ export interface operations {
     };
     "memories.contextNow": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only memories trusted at least this much: `verified` (the account's own people), `agent` (also agent keys), `external` (everything). Another account's memory is `external` to you */
+                min_trust?: "verified" | "agent" | "external";
+                /** @description Comma-separated source kinds (user, agent, tool, import, share, system): only memories from one of them. Another account's memory is `share` to you */
+                source_kind?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -17164,7 +17179,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The action (its approval id is the same) */
+                /** @description The action (its approval id is the same), or a held memory id */
                 action_id: string;
             };
             cookie?: never;
@@ -17415,7 +17430,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The action (its approval id is the same) */
+                /** @description The action (its approval id is the same), or a held memory id */
                 action_id: string;
             };
             cookie?: never;
@@ -17504,7 +17519,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The action (its approval id is the same) */
+                /** @description The action (its approval id is the same), or a held memory id */
                 action_id: string;
             };
             cookie?: never;

@@ -22,7 +22,7 @@ export const operationTable = {
   "memories.storeBatch": {namespace: "memories",name: "storeMany",method: "POST",path: "/v1/memories/batch",pathParams: [],query: "none",body: "json"},
   "memories.search": {namespace: "memories",name: "search",method: "GET",path: "/v1/memories/search",pathParams: [],query: "required",body: null},
   "memories.export": {namespace: "memories",name: "export",method: "GET",path: "/v1/memories/export",pathParams: [],query: "optional",body: null},
-  "memories.contextNow": {namespace: "memories",name: "contextNow",method: "GET",path: "/v1/context/now",pathParams: [],query: "none",body: null},
+  "memories.contextNow": {namespace: "memories",name: "contextNow",method: "GET",path: "/v1/context/now",pathParams: [],query: "optional",body: null},
   "memories.get": {namespace: "memories",name: "get",method: "GET",path: "/v1/memories/{id}",pathParams: ["id"],query: "none",body: null},
   "memories.update": {namespace: "memories",name: "update",method: "PATCH",path: "/v1/memories/{id}",pathParams: ["id"],query: "none",body: "json"},
   "memories.delete": {namespace: "memories",name: "delete",method: "DELETE",path: "/v1/memories/{id}",pathParams: ["id"],query: "none",body: null},
