@@ -57,6 +57,9 @@ describe('worker in workerd: governed memory writes', () => {
     expect(answer.status).toBe('pending_review');
     const id = answer.approval_id;
     expect(await found(key)).toEqual({ search: false, list: false });
+    // Polled as an action is (MCP action_status): pending, then approved with the memory's id.
+    const polled = await request('GET', `/v1/actions/${encodeURIComponent(id)}`, { key });
+    expect(polled.body).toMatchObject({ kind: 'memory', status: 'pending_review', memory_id: null });
 
     await new Promise((r) => setTimeout(r, 5_500));
     const person = await signIn(send, key, 'https://engram.test');
@@ -69,6 +72,7 @@ describe('worker in workerd: governed memory writes', () => {
     );
     expect(decided.status, await decided.clone().text()).toBeLessThan(400);
     expect(await found(key)).toEqual({ search: true, list: true });
+    expect((await request('GET', `/v1/actions/${encodeURIComponent(id)}`, { key })).body).toMatchObject({ status: 'approved', memory_id: id });
     const hit = (await request('GET', `/v1/memories/${encodeURIComponent(id)}`, { key })).body;
     expect(hit).toMatchObject({ trust: 'external', source: { kind: 'tool', ref: 'https://example.com/page' } });
   });
