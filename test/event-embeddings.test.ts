@@ -71,16 +71,21 @@ describe('memory_events keep no copy of a live vector', () => {
     // A tags-only change keeps the vector: the create event stays live, the update has none of its own.
     expect((await patch(t, a, { tags: ['billing'] })).status).toBe(200);
     rows = await expectExactHistory(t);
-    expect(rows.find((r) => r.memory_id === uuidOf(a) && r.kind === 'create')).toMatchObject({ has_copy: false, embedding_live: true });
+    expect(rows.filter((r) => r.memory_id === uuidOf(a)).map((r) => [r.kind, r.has_copy, r.embedding_live])).toEqual([
+      ['create', false, true],
+      ['update', false, true],
+    ]);
 
     // A new text replaces the row's vector: the old one moves into the create event.
     expect((await patch(t, a, { observation: 'Invoices go out in USD.' })).status).toBe(200);
     expect((await del(t, b)).status).toBe(200);
     rows = await expectExactHistory(t);
-    expect(rows.filter((r) => r.kind === 'create').map((r) => [r.has_copy, r.embedding_live])).toEqual([
-      [true, false],
-      [true, false],
+    expect(rows.filter((r) => r.memory_id === uuidOf(a)).map((r) => [r.kind, r.has_copy, r.embedding_live])).toEqual([
+      ['create', true, false],
+      ['update', true, false],
+      ['update', false, true],
     ]);
+    expect(rows.find((r) => r.memory_id === uuidOf(b) && r.kind === 'create')).toMatchObject({ has_copy: true, embedding_live: false });
 
     // The past is searched with the vectors it had: B (deleted since) and A's old wording.
     const recall = await get(t, `/v1/replay/recall?q=${encodeURIComponent('Invoices go out in EUR.')}&at=${iso(before)}`);
