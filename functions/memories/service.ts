@@ -95,7 +95,8 @@ export async function patch(ctx: TenantCtx, input: { id: string } & z.infer<type
     const row = await q.updateIfVersion(work.tx, tenantId, id, current.version, patchSets(body, { embedding, hash, trust }, now));
     if (!row) throw conflict('The memory was changed by another request; read it again and retry');
     const [before, after] = [q.toMemoryDto(current), q.toMemoryDto(row)];
-    await work.memoryEvents([{ memoryId: id, kind: 'update', before, after, embedding: JSON.parse(row.embedding_text) as number[] }]);
+    // The row already holds the state's vector: the event points at it (migrations/0045).
+    await work.memoryEvents([{ memoryId: id, kind: 'update', before, after, embeddingLive: true }]);
     const changed = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
     await work.audit({
       operation: 'memory.update',

@@ -18,6 +18,11 @@ export interface MemoryEventInput {
   embedding?: number[] | null;
   /** Instead of `embedding`: copy the embedding of the state this earlier event recorded (stays in the database). */
   embeddingOfEvent?: number | null;
+  /**
+   * Instead of `embedding`: the state's vector is the memory row's current one, written before this
+   * event (migrations/0045 moves it into the event when the row's vector changes or the row goes).
+   */
+  embeddingLive?: boolean;
   metadata?: Record<string, unknown>;
 }
 
@@ -39,15 +44,16 @@ export function insertedEventsCte(events: MemoryEventInput[]): SQL {
     after: e.after ?? null,
     embedding: e.embedding ? `[${e.embedding.join(',')}]` : null,
     embedding_of: e.embeddingOfEvent ?? null,
+    embedding_live: e.embeddingLive === true,
     metadata: e.metadata ?? {},
   }));
   return sql`inserted AS (
-        INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, metadata)
+        INSERT INTO memory_events (tenant_id, memory_id, kind, at, actor, request_id, before, after, embedding, embedding_live, metadata)
         SELECT r.tenant_id, r.memory_id, r.kind, r.at, r.actor, r.request_id, r.before, r.after,
-               coalesce(r.embedding::vector, CASE WHEN r.embedding_of IS NOT NULL THEN ${embeddingOfEvent(sql`r.embedding_of`)} END), r.metadata
+               coalesce(r.embedding::vector, CASE WHEN r.embedding_of IS NOT NULL THEN ${embeddingOfEvent(sql`r.embedding_of`)} END), r.embedding_live, r.metadata
         FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS r(
           tenant_id text, memory_id uuid, kind text, at timestamptz, actor text, request_id text,
-          before jsonb, after jsonb, embedding text, embedding_of bigint, metadata jsonb)
+          before jsonb, after jsonb, embedding text, embedding_of bigint, embedding_live boolean, metadata jsonb)
         RETURNING id, tenant_id, memory_id, kind, at, after, metadata)`;
 }
 

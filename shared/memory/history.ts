@@ -48,13 +48,18 @@ export function presentAt(at: Date | SQL, alias = 'e'): SQL {
 
 /**
  * SQL for the embedding that went with the state of event `alias`: its own, or else (an update
- * that changed no text records none) the latest earlier one of the same memory.
+ * that changed no text records none) the latest earlier one of the same memory. An event marked
+ * `embedding_live` keeps no copy: its vector is the memory row's current one (migrations/0045).
  */
 export function embeddingOfState(alias = 'e'): SQL {
   const e = sql.raw(alias);
   return sql`coalesce(${e}.embedding, (
-    SELECT prior.embedding FROM memory_events prior
-    WHERE prior.tenant_id = ${e}.tenant_id AND prior.memory_id = ${e}.memory_id AND prior.embedding IS NOT NULL AND prior.id <= ${e}.id
+    SELECT CASE WHEN prior.embedding_live
+             THEN (SELECT live.embedding FROM memories live WHERE live.tenant_id = prior.tenant_id AND live.id = prior.memory_id)
+             ELSE prior.embedding END
+    FROM memory_events prior
+    WHERE prior.tenant_id = ${e}.tenant_id AND prior.memory_id = ${e}.memory_id AND (prior.embedding IS NOT NULL OR prior.embedding_live)
+      AND prior.id <= ${e}.id
     ORDER BY prior.id DESC LIMIT 1))`;
 }
 

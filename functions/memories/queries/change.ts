@@ -4,11 +4,11 @@ import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
 
 /** Applies `sets` only if the row is still at `version` (optimistic concurrency); null when it moved on. */
 export async function updateIfVersion(tx: DbOrTx, tenantId: string, id: string, version: number, sets: SQL[]) {
-  const [row] = await rows<MemoryRow & { embedding_text: string }>(
+  const [row] = await rows<MemoryRow>(
     tx,
     sql`UPDATE memories m SET ${sql.join(sets, sql`, `)}
         WHERE m.id = ${id}::uuid AND m.tenant_id = ${tenantId} AND m.version = ${version}
-        RETURNING ${COLUMNS}, m.embedding::text AS embedding_text`,
+        RETURNING ${COLUMNS}`,
   );
   return row ?? null;
 }

@@ -276,12 +276,26 @@ export function insertStores(
       SELECT r."memoryId", r."entityId", r."tenantId", ${at}
       FROM jsonb_to_recordset(${JSON.stringify(mentions)}::jsonb) AS r("memoryId" uuid, "entityId" uuid, "tenantId" text))`);
   }
-  ctes.push(insertedEventsCte(events));
+  ctes.push(insertedEventsCte(withLiveEmbeddings(events, memories)));
   return preparedRowsWithNext(
     tx,
     sql`WITH ${sql.join(ctes, sql`, `)}, ${maintainIntervals}
     SELECT CASE WHEN ${unseen.length ? sql.join(unseen, sql` OR `) : sql`false`} THEN engram_retry(${UNSEEN_DUPLICATE}) ELSE true END AS ok`,
   );
+}
+
+/**
+ * A create event whose vector is the one its memory row is inserted with keeps no copy of it: the
+ * row's vector is the state's until it changes (migrations/0045 moves it into the event then).
+ */
+function withLiveEmbeddings(events: MemoryEventInput[], memories: { id: string; embedding: number[] }[]): MemoryEventInput[] {
+  const rowVector = new Map(memories.map((m) => [m.id, m.embedding]));
+  return events.map((e) => {
+    const row = rowVector.get(e.memoryId);
+    const same =
+      e.kind === 'create' && e.embedding && row && (e.embedding === row || (e.embedding.length === row.length && e.embedding.every((x, i) => x === row[i])));
+    return same ? { ...e, embedding: null, embeddingLive: true } : e;
+  });
 }
 
 const UNSEEN_DUPLICATE = 'a duplicate was stored concurrently';
