@@ -33,10 +33,13 @@ export const normalizeName = (value: string) => value.trim().replace(/\s+/gu, ' 
 const EDGE_PUNCTUATION = /^\p{P}+|\p{P}+$/gu;
 const POSSESSIVE = /['\u2019]s$/u;
 
-/** The forms a run of words can name an entity by: as written, without end punctuation, without a possessive. */
-function formsOf(run: string, into: Set<string>) {
-  const bare = run.replace(EDGE_PUNCTUATION, '');
-  for (const form of [run, bare, bare.replace(POSSESSIVE, '')]) {
+const LEADING_PUNCTUATION = /^\p{P}+/u;
+const TRAILING_PUNCTUATION = /\p{P}+$/u;
+
+/** The forms a run of words can name an entity by: as written, without end punctuation (`bare`), without a possessive. */
+function formsOf(run: string, bare: string, into: Set<string>) {
+  const forms = [run, bare, POSSESSIVE.test(bare) ? bare.slice(0, -2) : bare];
+  for (const form of forms) {
     if (form.length >= MENTION_MIN_CHARS && form.length <= ENTITY_NAME_MAX) into.add(form);
   }
 }
@@ -44,16 +47,24 @@ function formsOf(run: string, into: Set<string>) {
 /**
  * Every string an entity name would have to equal to be mentioned in `text`, first mention first.
  * Proportional to the text (at most about 3 × MENTION_MAX_WORDS per word), so the lookup is one
- * index probe per candidate whatever the size of the graph.
+ * index probe per candidate whatever the size of the graph. Punctuation never spans the space
+ * between words, so a run's ends are its first word's start and its last word's end: each word is
+ * stripped once, not once for every run it ends (every store of a knowledge-graph tier runs this).
  */
 export function mentionCandidates(text: string): string[] {
   const words = normalizeName(text).split(' ').filter(Boolean);
+  const both = words.map((w) => w.replace(EDGE_PUNCTUATION, ''));
+  const lead = words.map((w) => w.replace(LEADING_PUNCTUATION, ''));
+  const trail = words.map((w) => w.replace(TRAILING_PUNCTUATION, ''));
   const found = new Set<string>();
   for (let i = 0; i < words.length; i++) {
-    let run = '';
-    for (let n = 0; n < MENTION_MAX_WORDS && i + n < words.length; n++) {
-      run = n ? `${run} ${words[i + n]}` : words[i];
-      formsOf(run, found);
+    formsOf(words[i], both[i], found);
+    let run = words[i];
+    let between = ''; // the words strictly inside the run, each after a space
+    for (let n = 1; n < MENTION_MAX_WORDS && i + n < words.length; n++) {
+      run = `${run} ${words[i + n]}`;
+      formsOf(run, `${lead[i]}${between} ${trail[i + n]}`, found);
+      between = `${between} ${words[i + n]}`;
     }
   }
   return [...found];

@@ -13,3 +13,4 @@ export * from './search';
 export * from './recall';
 export * from './texts';
 export * from './as-of';
+export * from './governance';

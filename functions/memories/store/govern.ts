@@ -1,7 +1,7 @@
 import { EVALUATION_BUDGET } from '../../../shared/control/budget';
 import { evaluatePolicies } from '../../../shared/control/evaluate';
-import { loadMemoryPolicySet, policyPatterns } from '../../../shared/control/policy-set';
-import { readControlSettings } from '../../../shared/control/settings';
+import { policyPatterns, resolvePolicySet } from '../../../shared/control/policy-set';
+import { MEMORY_INJECTION_POLICY } from '../../../shared/control/builtins';
 import type { PolicyDefinition, PolicyResult } from '../../../shared/control/types';
 import { heldMemoryLimit, insertHold } from '../../../shared/memory/holds';
 import { type Source, trustOf } from '../../../shared/memory/provenance';
@@ -10,6 +10,7 @@ import { AppError } from '../../../shared/platform/contract/errors';
 import { toUrn } from '../../../shared/platform/contract/ids';
 import { enforceLimit } from '../../../shared/platform/http/verb';
 import { write } from '../../../shared/platform/data/unit-of-work';
+import { governanceOf } from '../queries/governance';
 import type { Prepared, StoreOutcome } from './prepare';
 
 /**
@@ -89,16 +90,20 @@ export interface Verdict {
 
 /**
  * The tenant's memory policies as one function of a write (its text, tags, source and agent), the
- * settings and each agent's policy set read once for however many writes it judges.
+ * settings and the policies read once, in one statement, for however many writes it judges; each
+ * agent's set (loadMemoryPolicySet's: MemoryInjection first while memory_guard is on) resolved once.
  */
 export function memoryJudge(ctx: TenantCtx) {
-  const settings = readControlSettings(ctx.db, ctx.tenantId);
-  const sets = new Map<string | null, Promise<PolicyDefinition[]>>();
+  const governance = governanceOf(ctx.db, ctx.tenantId);
+  const sets = new Map<string | null, PolicyDefinition[]>();
   return async (w: { observation: string; tags: string[]; source: Pick<Source, 'kind' | 'via' | 'ref'>; agentId: string | null }): Promise<Verdict | null> => {
-    const { memory_guard, evaluation_mode, approval_mode } = await settings;
-    let set = sets.get(w.agentId);
-    if (!set) sets.set(w.agentId, (set = loadMemoryPolicySet(ctx.db, ctx.tenantId, w.agentId, memory_guard)));
-    const policies = await set;
+    const { settings, policies: rows } = await governance;
+    const { memory_guard, evaluation_mode, approval_mode } = settings;
+    let policies = sets.get(w.agentId);
+    if (!policies) {
+      const set = resolvePolicySet(rows, w.agentId);
+      sets.set(w.agentId, (policies = memory_guard ? [MEMORY_INJECTION_POLICY, ...set] : set));
+    }
     // Most accounts have no memory policy: nothing to evaluate.
     if (!policies.some(appliesToMemory)) return null;
     const {

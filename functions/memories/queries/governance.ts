@@ -1,0 +1,56 @@
+import { sql } from 'drizzle-orm';
+import { type ControlSettings, DEFAULT_CONTROL_SETTINGS } from '../../../shared/control/settings';
+import type { PolicyRow } from '../../../shared/control/policy-set';
+import { type DbOrTx, preparedRows } from '../../../shared/platform/data/db';
+
+/** What the memory policies of a tenant are judged from: its control settings and its enabled custom policies (every agent's). */
+export interface Governance {
+  settings: ControlSettings;
+  /** Enabled rows only; shared/control/policy-set.resolvePolicySet picks an agent's set from them. */
+  policies: PolicyRow[];
+}
+
+type SettingsTuple = [ControlSettings['approval_mode'], ControlSettings['evaluation_mode'], number, boolean, string[], boolean];
+type PolicyTuple = [string, string, string | null, string | null, string[], string[], Record<string, unknown>[], number, string, string];
+
+/**
+ * Both reads of a governed store (docs/governed-memories.md) in one fixed statement, run with a kept
+ * plan: every store is judged before it is embedded, most of them for a tenant without any memory
+ * policy, so this is a round trip on every store. Read as two query-builder selects, the settings
+ * and then the policies, it was two round trips, one after the other, and the builders' compiling.
+ * The policy rows of all agents come back (at most the tier's custom_policies): each agent's set is
+ * resolved from them in memory, as loadPolicySet resolves it from the rows of its agent.
+ */
+export async function governanceOf(db: DbOrTx, tenantId: string): Promise<Governance> {
+  const [row] = await preparedRows<{ settings: SettingsTuple | string | null; policies: PolicyTuple[] | string }>(
+    db,
+    sql`SELECT
+      (SELECT json_build_array(c.approval_mode, c.evaluation_mode, c.min_approvals, c.require_manager, c.allowed_roles, c.memory_guard)
+         FROM control_settings c WHERE c.tenant_id = ${tenantId}) AS settings,
+      (SELECT coalesce(json_agg(json_build_array(p.id, p.name, p.agent_id, p.description, p.step_types, p.whitelisted_domains,
+                                                 p.rules, p.version, p.created_at, p.updated_at) ORDER BY p.id), '[]')
+         FROM policies p WHERE p.tenant_id = ${tenantId} AND p.enabled) AS policies`,
+  );
+  const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+  const s = json<SettingsTuple | null>(row.settings);
+  const settings: ControlSettings = s
+    ? { approval_mode: s[0], evaluation_mode: s[1], min_approvals: s[2], require_manager: s[3], allowed_roles: s[4], memory_guard: s[5] }
+    : DEFAULT_CONTROL_SETTINGS;
+  const policies = json<PolicyTuple[]>(row.policies).map(
+    ([id, name, agentId, description, stepTypes, whitelistedDomains, rules, version, createdAt, updatedAt]): PolicyRow => ({
+      id,
+      tenantId,
+      name,
+      agentId,
+      description,
+      stepTypes,
+      whitelistedDomains,
+      rules,
+      enabled: true,
+      version,
+      createdAt: new Date(createdAt),
+      updatedAt: new Date(updatedAt),
+    }),
+  );
+  return { settings, policies };
+}
