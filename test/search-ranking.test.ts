@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fuse, semanticMatch, spreadToNeighbours, UNMATCHED_SCALE } from '../functions/memories/hybrid';
+import { fuse, ownMatch, semanticMatch, spreadToNeighbours, UNMATCHED_SCALE } from '../functions/memories/hybrid';
 import type { Ranked } from '../functions/memories/queries';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
@@ -191,6 +191,18 @@ describe('a semantic match of its own', () => {
     expect(score['at-half']).toBeCloseTo(0.5, 6);
     expect(score['just-below']).toBeCloseTo(UNMATCHED_SCALE * score.weakest, 9);
     expect(score.faint).toBeLessThanOrEqual(score['just-below']);
+  });
+
+  it('is also a query word in a neighbour outside the keyword list, whatever its cosine', () => {
+    const semantic = [row('strong', { similarity: 0.8 }), row('faint', { similarity: 0.2 })];
+    const keyword = [row('strong', { bm25: 10 }), row('weak', { bm25: 4 })];
+    const near = [
+      { ...row('shares-a-word', { similarity: 0.1, word_match: true } as Partial<Ranked>), hit_id: 'strong', distance: 1 },
+      { ...row('shares-nothing', { similarity: 0.1, word_match: false } as Partial<Ranked>), hit_id: 'strong', distance: 1 },
+    ];
+    const ranked = spreadToNeighbours(fuse(semantic, keyword), near, ownMatch(semanticMatch(semantic)));
+    expect(ranked.map((s) => s.row.id)).toEqual(['strong', 'shares-a-word', 'weak', 'shares-nothing', 'faint']);
+    expect(ranked.find((s) => s.row.id === 'shares-nothing')!.score).toBeLessThanOrEqual(UNMATCHED_SCALE * ranked[2].score);
   });
 });
 

@@ -13,7 +13,7 @@ import type { Ranked } from './queries';
  * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches, time words for
  * "when" questions, dates left out of the query, uneven shares before and after a hit.
  * A neighbour's share never ranks a memory without a match of its own (no query word in it, and a
- * cosine under half the best candidate's, a neighbour's read with it) above one with, and leaves it
+ * cosine under half the best candidate's; a neighbour's words and cosine are read with it) above one with, and leaves it
  * a tenth of its score (UNMATCHED_SCALE): a memory that matched nothing outranked real matches, or
  * stood beside them with half the best score, docs/memories.md's and the README's examples among
  * them. The rule costs a little recall. "A cosine above the weakest candidate's" as the semantic
@@ -64,6 +64,16 @@ export function semanticMatch(semantic: Ranked[]): (row: Ranked) => boolean {
   const best = Math.max(0, ...semantic.map((c) => Number(c.similarity)));
   return (row) => row.similarity != null && Number(row.similarity) > 0 && Number(row.similarity) >= SEMANTIC_MATCH_SHARE * best;
 }
+
+/**
+ * A neighbour's own match: a query word in it (`word_match`, read with it by queries.neighbours), or
+ * `semantic`. The words count as they do for keyword candidates, where any BM25 above 0 matches: a
+ * neighbour outside the keyword list that shares a word with the query matches the words all the same.
+ */
+export const ownMatch =
+  (semantic: (row: Ranked) => boolean) =>
+  (row: Ranked & { word_match?: boolean }): boolean =>
+    row.word_match === true || semantic(row);
 
 /** Min-max over a list; a list without spread counts its score where it is positive (a zero cosine matches nothing). */
 const minMax = (values: number[]) => {

@@ -10,7 +10,17 @@ import { oneConnectionPerRequest } from '../../shared/platform/contract/services
 import { toUrn } from '../../shared/platform/contract/ids';
 import { requireFeature } from '../../shared/platform/contract/tiers';
 import { DAY } from '../../shared/platform/contract/time';
-import { candidateCount, fuse, NEIGHBOUR_GAP_MINUTES, NEIGHBOUR_HITS, NEIGHBOUR_SHARE, type Scored, semanticMatch, spreadToNeighbours } from './hybrid';
+import {
+  candidateCount,
+  fuse,
+  NEIGHBOUR_GAP_MINUTES,
+  NEIGHBOUR_HITS,
+  NEIGHBOUR_SHARE,
+  ownMatch,
+  type Scored,
+  semanticMatch,
+  spreadToNeighbours,
+} from './hybrid';
 import { searchAsOf } from './as-of';
 import { timesOf } from './event-time';
 import * as q from './queries';
@@ -59,14 +69,22 @@ function corpusSource(ctx: TenantCtx, grants: unknown[], query: z.infer<typeof S
 }
 
 /** Semantic: the cosine; keyword: BM25 mapped into [0,1); hybrid: see hybrid.ts. */
-async function rank(ctx: TenantCtx, mode: string, where: TenantScope, vector: string, semantic: q.Ranked[], keyword: q.Ranked[]): Promise<Scored[]> {
+async function rank(
+  ctx: TenantCtx,
+  query: z.infer<typeof SearchQuery>,
+  where: TenantScope,
+  vector: string,
+  semantic: q.Ranked[],
+  keyword: q.Ranked[],
+): Promise<Scored[]> {
+  const mode = query.mode;
   if (mode === 'semantic') return semantic.map((c) => ({ row: c, score: clamp01(Number(c.similarity)), matched: true }));
   if (mode === 'keyword') return keyword.map((c) => ({ row: c, score: clamp01(Number(c.text_rank)), matched: true }));
   const fused = fuse(semantic, keyword);
   const hits = fused.slice(0, NEIGHBOUR_HITS).map((s) => s.row.id);
   if (!hits.length) return fused;
-  const near = await q.neighbours(ctx.db, ctx.services.storage, where, hits, NEIGHBOUR_SHARE.length, NEIGHBOUR_GAP_MINUTES, vector);
-  return spreadToNeighbours(fused, near, semanticMatch(semantic));
+  const near = await q.neighbours(ctx.db, ctx.services.storage, where, hits, NEIGHBOUR_SHARE.length, NEIGHBOUR_GAP_MINUTES, vector, query.q);
+  return spreadToNeighbours(fused, near, ownMatch(semanticMatch(semantic)));
 }
 
 /** A semantic search nothing re-ranks: its hits are its nearest rows, decided in SQL. */
@@ -211,9 +229,7 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
   if (query.scope === 'all' && found.grants.length) found = await run.timings.time('db', candidatesFor(found.grants, false));
   const { where, vector, semantic, keyword } = found;
   if (keyword.some((c) => Number(c.stats_parts) > q.CORPUS_STATS_FOLD_AT)) await run.timings.time('db', q.foldCorpusStats(ctx.db, tenantId));
-  const ordered = await run.timings.time('rank', async () =>
-    withRecency(await rank(ctx, query.mode, where, vector, semantic, keyword), query.recency_weight, now),
-  );
+  const ordered = await run.timings.time('rank', async () => withRecency(await rank(ctx, query, where, vector, semantic, keyword), query.recency_weight, now));
   // The reranker (when on) reorders the ranked candidates; min_score and limit apply to its scores.
   const blend = (row: q.Ranked, relevance: number) => blended(relevance, row, query.recency_weight, now);
   const hits = (await rerankCandidates(ctx, query.q, run, where, ordered, blend)).filter((h) => h.score >= query.min_score).slice(0, query.limit);

@@ -47,6 +47,8 @@ interface Question {
   ev: string[];
   lex: Record<string, number>;
   v: number[];
+  /** The vector of the question without its stopwords (added to an older cache on load). */
+  vs?: number[];
 }
 interface Conversation {
   id: string;
@@ -55,7 +57,7 @@ interface Conversation {
 }
 
 async function prepare(): Promise<Conversation[]> {
-  if (existsSync(args.cache)) return JSON.parse(await readFile(args.cache, 'utf8')) as Conversation[];
+  if (existsSync(args.cache)) return withStrippedVectors(JSON.parse(await readFile(args.cache, 'utf8')) as Conversation[]);
   const pg = new PGlite();
   const lexemes = async (text: string) => {
     const r = await pg.query<{ lexeme: string; tf: number }>(
@@ -99,7 +101,19 @@ async function prepare(): Promise<Conversation[]> {
     console.error(`  prepared conversation ${f}: ${docs.length} turns, ${questions.length} questions`);
   }
   await writeFile(args.cache, JSON.stringify(out));
-  return out;
+  return withStrippedVectors(out);
+}
+
+/** Each question's vector without its stopwords (stripStopwords), computed once and kept in the cache. */
+async function withStrippedVectors(data: Conversation[]): Promise<Conversation[]> {
+  if (data.every((c) => c.qa.every((q) => q.vs))) return data;
+  const { stripStopwords } = await import('./stopwords');
+  const texts = data.flatMap((c) => c.qa.map((q) => stripStopwords(q.q)));
+  const vectors = (await useEmbedder().embed(texts)).map(toStoredVector);
+  let i = 0;
+  for (const c of data) for (const q of c.qa) q.vs = vectors[i++];
+  await writeFile(args.cache, JSON.stringify(data));
+  return data;
 }
 
 interface Lever {
@@ -129,6 +143,12 @@ interface Lever {
   // Dates left out of the query's BM25 (numbers and month names: a question "on 7 May" names the
   // day of a session, which the turns do not say).
   noDates?: boolean;
+  // The question's vector without its stopwords for the semantic list ('stripped'), or the mean of both ('both').
+  semQuery?: 'stripped' | 'both';
+  // A memory with any query word in it matches (a neighbour outside the keyword candidates too).
+  wordMatch?: boolean;
+  // A neighbour with any query word in it matches (as the service reads it with the neighbours).
+  wordNeighbours?: boolean;
 }
 
 /**
@@ -177,8 +197,9 @@ function evaluate(data: Conversation[], o: Lever) {
       const n = o.n ?? 40;
       const k1 = o.k1 ?? 1.2;
       const b = o.b ?? 0.75;
+      const qv = o.semQuery === 'stripped' ? q.vs! : o.semQuery === 'both' ? q.v.map((x, i) => (x + q.vs![i]) / 2) : q.v;
       const sem = c.turns
-        .map((d) => ({ d, s: dot(q.v, d.v) }))
+        .map((d) => ({ d, s: dot(qv, d.v) }))
         .sort((x, y) => y.s - x.s)
         .slice(0, n);
       // The service's BM25 counts each distinct query lexeme once.
@@ -217,6 +238,7 @@ function evaluate(data: Conversation[], o: Lever) {
         kw.forEach((x) => add(x.d, (1 - w) * nk(text(x.s))));
       }
       const matched = new Set<Doc>();
+      if (o.wordMatch) for (const d of c.turns) if (Object.keys(query).some((l) => d.lex[l])) matched.add(d);
       const hi = sem[0]?.s ?? 0;
       const lo = Math.min(...sem.map((x) => x.s));
       const cosineMatch = (cos: number, candidate: boolean) =>
@@ -240,7 +262,8 @@ function evaluate(data: Conversation[], o: Lever) {
             ] as const)
               if (nb) {
                 add(nb, part * s);
-                if (o.match?.any && cosineMatch(dot(q.v, nb.v), false)) matched.add(nb);
+                if (o.match?.any && cosineMatch(dot(qv, nb.v), false)) matched.add(nb);
+                if (o.wordNeighbours && Object.keys(query).some((l) => nb.lex[l])) matched.add(nb);
               }
           }
         }
@@ -263,6 +286,31 @@ const final: Lever = { k1: 0.9, b: 0.4, fusion: 'minmax', shares: [0.5, 0.4] };
 // functions/memories/hybrid.ts as it is: `final` with its match rule and candidate count.
 const current: Lever = { ...final, n: 30, match: { frac: 0.5, any: true } };
 const runs: [string, Lever][] = [
+  ['semantic alone, stopwords out', { only: 'semantic', semQuery: 'stripped' }],
+  ['semantic alone, mean of both vectors', { only: 'semantic', semQuery: 'both' }],
+  ['record + stripped semantic query', { ...current, semQuery: 'stripped' }],
+  ['record + mean semantic query', { ...current, semQuery: 'both' }],
+  ['record + word match', { ...current, wordMatch: true }],
+  ['record + word match + stripped', { ...current, wordMatch: true, semQuery: 'stripped' }],
+  ['record + word match + mean', { ...current, wordMatch: true, semQuery: 'both' }],
+  ['record + neighbour words + mean, 30 lenders', { ...current, wordNeighbours: true, semQuery: 'both', top: 30 }],
+  ['record + neighbour words, 30 lenders', { ...current, wordNeighbours: true, top: 30 }],
+  ['record + neighbour words', { ...current, wordNeighbours: true }],
+  ['record, 30 lenders', { ...current, top: 30 }],
+  ['record + mean, 30 lenders', { ...current, semQuery: 'both', top: 30 }],
+  ['record + word match, 30 lenders', { ...current, wordMatch: true, top: 30 }],
+  ['record + word match + mean, 30 lenders', { ...current, wordMatch: true, semQuery: 'both', top: 30 }],
+  ['record + word match, match share 0.45', { ...current, wordMatch: true, match: { frac: 0.45, any: true } }],
+  ['record + word match, semantic weight 0.35', { ...current, wordMatch: true, w: 0.35 }],
+  ['record + word match, 35 candidates', { ...current, wordMatch: true, n: 35 }],
+  ...[0.25, 0.35, 0.4].map((w): [string, Lever] => [`record + stripped, semantic weight ${w}`, { ...current, semQuery: 'stripped', w }]),
+  ...[0.4, 0.45, 0.55].map((frac): [string, Lever] => [
+    `record + stripped, match share ${frac}`,
+    { ...current, semQuery: 'stripped', match: { frac, any: true } },
+  ]),
+  ...[25, 40].map((n): [string, Lever] => [`record + stripped, ${n} candidates`, { ...current, semQuery: 'stripped', n }]),
+  ...[10, 30].map((top): [string, Lever] => [`record + stripped, ${top} lenders`, { ...current, semQuery: 'stripped', top }]),
+  ['record + stripped, shares 0.5 0.4 0.2', { ...current, semQuery: 'stripped', shares: [0.5, 0.4, 0.2] }],
   ['semantic alone', { only: 'semantic' }],
   ['keyword (BM25 1.2/0.75) alone', { only: 'keyword' }],
   ['keyword (BM25 0.9/0.4) alone', { only: 'keyword', k1: 0.9, b: 0.4 }],

@@ -86,6 +86,9 @@ export type CorpusSource = { kind: 'tenant'; tenantId: string } | { kind: 'scope
 
 export const queryLexemes = (text: string) => sql`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex`;
 
+/** A tsquery matching any of the query's lexemes (null when it has none). */
+const queryTsquery = (text: string) => sql`SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) FROM (${queryLexemes(text)}) l`;
+
 /** Okapi BM25 of one term of a document: `t.tf`, `t.len`, the term's document frequency `df` and collection size `n`, `corpus.avg_len`. */
 export const bm25Term = (df: SQL, n: SQL) => {
   const k1 = sql.raw(String(BM25_K1));
@@ -195,18 +198,29 @@ export async function foldCorpusStats(db: DbOrTx, tenantId: string) {
  * agent and space, at most `gapMinutes` apart, inside `scope` (so a filter still holds). A memory
  * stored next to a strong hit is often the rest of the same exchange (a question and its answer, a
  * plan and its outcome). `distance` is 1 for the adjacent memory. With `vector`, each carries its
- * cosine to it (`similarity`): whether a neighbour matches the query by itself is judged on its own
- * cosine, which a neighbour outside the semantic candidates has no other way to show (hybrid.ts).
+ * cosine to it (`similarity`), and with `text`, whether any of the query's words is in it (`word_match`):
+ * whether a neighbour matches the query by itself is judged on its own words and cosine, which a
+ * neighbour outside the candidate lists has no other way to show (hybrid.ts).
  */
-export function neighbours(db: DbOrTx, storage: StorageKind, scope: TenantScope, hitIds: string[], window: number, gapMinutes: number, vector?: string) {
+export function neighbours(
+  db: DbOrTx,
+  storage: StorageKind,
+  scope: TenantScope,
+  hitIds: string[],
+  window: number,
+  gapMinutes: number,
+  vector?: string,
+  text?: string,
+) {
   const cosine = vector ? sql`, 1 - (m.embedding <=> ${vector}::vector) AS similarity` : sql``;
+  const words = text ? sql`, coalesce(m.search_tsv @@ (${queryTsquery(text)}), false) AS word_match` : sql``;
   const side = (before: boolean) => {
     const order = before ? sql`m.created_at DESC, m.id DESC` : sql`m.created_at, m.id`;
     const near = before
       ? sql`(m.created_at, m.id) < (h.created_at, h.id) AND m.created_at >= h.created_at - make_interval(mins => ${gapMinutes})`
       : sql`(m.created_at, m.id) > (h.created_at, h.id) AND m.created_at <= h.created_at + make_interval(mins => ${gapMinutes})`;
     return sql`(
-      SELECT ${RANKED}${cosine}, row_number() OVER (ORDER BY ${order}) AS distance FROM memories m
+      SELECT ${RANKED}${cosine}${words}, row_number() OVER (ORDER BY ${order}) AS distance FROM memories m
       WHERE ${scope} AND m.tenant_id = h.tenant_id AND m.agent_id IS NOT DISTINCT FROM h.agent_id
         AND m.space_id IS NOT DISTINCT FROM h.space_id AND ${near}
       ORDER BY ${order} LIMIT ${window})`;
