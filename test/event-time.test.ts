@@ -16,7 +16,6 @@ const DAY = 24 * 3_600_000;
 const tick = (ms = 1_000) => engine.clock.advance(ms);
 const now = () => engine.clock.now();
 const enc = (d: Date | string) => encodeURIComponent(typeof d === 'string' ? d : d.toISOString());
-// biome-ignore lint/suspicious/noExplicitAny: answers of many routes, read field by field
 const get = (t: Tenant, path: string) => engine.request<any>('GET', path, { key: t.key });
 const store = async (t: Tenant, body: Record<string, unknown>) => {
   const res = await engine.request('POST', '/v1/memories', { key: t.key, body: { auto_link: false, ...body } });

@@ -134,7 +134,6 @@ describe('a mem0 file is read as a stream', () => {
 });
 
 describe('a mem0 export keeps its dates, expiries, runs and relations', () => {
-  // biome-ignore lint/suspicious/noExplicitAny: answers of several routes, read field by field
   const req = (method: 'GET' | 'POST', path: string, opts: Record<string, unknown>) => engine.request<any>(method, path, opts as never);
   const day = 24 * 3_600_000;
   const file = (now: Date) =>

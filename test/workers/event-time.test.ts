@@ -11,7 +11,6 @@ const bindings = env as unknown as Record<string, string>;
 const pending: Promise<unknown>[] = [];
 const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 const request = testClient((req) => worker.fetch(req, bindings, ctx), { base: 'https://engram.test' });
-// biome-ignore lint/suspicious/noExplicitAny: answers of several routes, read field by field
 const call = async (method: string, path: string, opts: RequestOptions = {}): Promise<{ status: number; text: string; body: any }> => {
   const res = await request<never, string, string>(method, path, opts);
   await Promise.all(pending.splice(0));
