@@ -69,6 +69,8 @@ export const memoryEvents = pgTable('memory_events', {
   before: jsonb('before').$type<Record<string, unknown> | null>(),
   after: jsonb('after').$type<Record<string, unknown> | null>(),
   embedding: vector('embedding', { dimensions: 512 }),
+  /** The state's vector is the memory row's current one, kept there, not here (migrations/0045). */
+  embeddingLive: boolean('embedding_live').notNull().default(false),
   metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
 });
 

@@ -57,10 +57,10 @@ describe('POST /v1/memories/batch', () => {
         sql`SELECT count(*) AS n FROM memory_events WHERE tenant_id = ${t.tenantId} AND kind = 'create' AND memory_id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
       ),
     ).toBe(3);
-    // Each create event recorded its own memory's embedding (taken from the row written with it).
+    // Each create event's vector is its own memory's live one: no copy, the row's (migrations/0045).
     expect(
       await count(
-        sql`SELECT count(*) AS n FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE e.tenant_id = ${t.tenantId} AND e.kind = 'create' AND e.embedding = m.embedding AND m.id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
+        sql`SELECT count(*) AS n FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE e.tenant_id = ${t.tenantId} AND e.kind = 'create' AND e.embedding_live AND e.embedding IS NULL AND m.id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
       ),
     ).toBe(3);
     const events = await query<{ seq: string | number; type: string }>(sql`SELECT seq, type FROM events WHERE tenant_id = ${t.tenantId} ORDER BY seq`);

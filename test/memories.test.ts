@@ -12,9 +12,9 @@ afterAll(() => engine.close());
 const store = (t: Tenant, body: Record<string, unknown>) => engine.request('POST', '/v1/memories', { key: t.key, body });
 
 async function eventsOf(tenantId: string) {
-  const res = await engine.sql<{ kind: string; memory_id: string; before: any; after: any; has_embedding: boolean; embedding_matches: boolean }>(
-    sql`SELECT kind, memory_id::text AS memory_id, before, after, embedding IS NOT NULL AS has_embedding,
-        (kind <> 'create' OR embedding = (SELECT m.embedding FROM memories m WHERE m.id = memory_id)) AS embedding_matches FROM memory_events WHERE tenant_id = ${tenantId} ORDER BY id`,
+  const res = await engine.sql<{ kind: string; memory_id: string; before: any; after: any; has_embedding: boolean; uses_row_vector: boolean }>(
+    sql`SELECT kind, memory_id::text AS memory_id, before, after, (embedding IS NOT NULL OR embedding_live) AS has_embedding,
+        (kind <> 'create' OR (embedding_live AND embedding IS NULL)) AS uses_row_vector FROM memory_events WHERE tenant_id = ${tenantId} ORDER BY id`,
   );
   return res;
 }
@@ -52,7 +52,7 @@ describe('store', () => {
 
     const events = await eventsOf(t.tenantId);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ kind: 'create', has_embedding: true, embedding_matches: true });
+    expect(events[0]).toMatchObject({ kind: 'create', has_embedding: true, uses_row_vector: true });
     expect(events[0].after.observation).toBe('The user prefers invoices in EUR.');
     expect(await auditOps(t.tenantId)).toContain('memory.create');
     const milestones = await engine.request('GET', '/v1/milestones', { key: t.key });
