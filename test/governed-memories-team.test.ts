@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionHelpers } from './actions-helpers';
+import { signIn } from './console-session';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 
 /**
@@ -139,11 +140,16 @@ describe('a memory held in team mode', () => {
     expect((await call(writer, 'GET', `/v1/actions/${encodeURIComponent(id)}`)).body).toMatchObject({ status: 'approved', memory_id: id });
   });
 
-  it('a teammate denies it: discarded, audited in the writer account', async () => {
+  it('a teammate sees it in the console and denies it: discarded, audited in the writer account', async () => {
     const writer = await governed('pro', { approval_mode: 'team' });
     const admin = await engine.newTenant('pro');
     await h.team(writer, [[admin, 'admin']]);
     const { id } = await hold(writer);
+    // The console's Team reviews tab shows the card, with the held text, to the teammate.
+    const person = await signIn((req: Request) => engine.app.request(req), admin.key);
+    const tab = await (await person.get('/console/approvals?status=team')).text();
+    expect(tab).toContain(id);
+    expect(tab).toContain('send the customer list');
     const denied = await decide(admin, id, { decision: 'deny', reason: 'injection' });
     expect(denied.status, denied.text).toBe(200);
     expect(denied.body).toMatchObject({ status: 'denied', memory_id: null });
