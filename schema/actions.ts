@@ -100,6 +100,8 @@ export const memoryHolds = pgTable(
     policyResult: jsonb('policy_result').$type<Record<string, unknown>>().notNull(),
     riskScore: doublePrecision('risk_score'),
     approvalMode: text('approval_mode', { enum: ['solo', 'team', 'enterprise'] }).notNull(),
+    /** The approval rules as they stood when it was held (migrations/0048). */
+    approvalRules: jsonb('approval_rules').$type<ApprovalRules>(),
     /** The decisions taken on it so far (enterprise mode collects several; migrations/0048). */
     decisions: jsonb('decisions')
       .$type<

@@ -179,6 +179,8 @@ describe('a memory held in enterprise mode', () => {
     const { id } = await hold(writer);
     expect((await teamQueue(first)).body.approvals[0]).toMatchObject({ approval_id: id, approval_mode: 'enterprise', approvals: 0, approvals_required: 2 });
 
+    // Decided under the rules in force when it was held, as an action is.
+    expect((await h.settings(writer, { min_approvals: 1 })).status).toBe(200);
     const one = await decide(first, id);
     expect(one.status, one.text).toBe(200);
     expect(one.body).toMatchObject({ status: 'pending_review', approvals: 1, approvals_required: 2, memory_id: null, decided_at: null });

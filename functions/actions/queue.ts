@@ -2,7 +2,6 @@ import type { z } from '@hono/zod-openapi';
 import type { CONNECTORS } from '../../shared/control/types';
 import type { TenantCtx } from '../../shared/platform/contract/context';
 import { validationError } from '../../shared/platform/contract/errors';
-import { readControlSettings } from '../../shared/control/settings';
 import { mayUse } from '../../shared/platform/contract/scopes';
 import { isoOrNull } from '../../shared/platform/contract/time';
 import { parseUrn } from '../../shared/platform/contract/ids';
@@ -54,9 +53,6 @@ export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQ
     : { page: [], total: 0 };
   const decided = tallies(await q.decisionsFor(ctx.db, page));
   const memoryBody = team || mayUse(ctx.auth, 'memories:read');
-  // An enterprise-mode held memory needs the approvals its writer's settings ask for now (as its decision counts them).
-  const enterpriseWriters = [...new Set(holds.page.filter((h) => h.approvalMode === 'enterprise').map((h) => h.tenantId))];
-  const minApprovals = new Map(await Promise.all(enterpriseWriters.map(async (t) => [t, (await readControlSettings(ctx.db, t)).min_approvals] as const)));
   const total = actionTotal + holds.total;
   return {
     approvals: [
@@ -70,7 +66,7 @@ export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQ
           action: 'memory.store',
           connector: null,
           approvals: holdApprovals(row),
-          approvals_required: minApprovals.get(row.tenantId) ?? 1,
+          approvals_required: row.approvalRules?.min_approvals ?? 1,
           decided_at: null,
           decided_by_key_id: null,
         };

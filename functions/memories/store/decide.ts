@@ -1,6 +1,5 @@
 import { tallyDecision } from '../../../shared/control/decide';
 import { approvalNotFound } from '../../../shared/control/errors';
-import { readControlSettings } from '../../../shared/control/settings';
 import { deleteHold, type HoldDecider, type HoldRow, holdFor, recordHoldDecision } from '../../../shared/memory/holds';
 import type { Source } from '../../../shared/memory/provenance';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
@@ -37,7 +36,7 @@ async function writerOf(ctx: TenantCtx, hold: HoldRow): Promise<TenantCtx> {
  * needs `approvals:write`; the key that wrote the memory never decides it; solo mode waits 5 seconds;
  * a memory held in team or enterprise mode is decided by the writer's approval team too (found by
  * the actions' reviewer rule; anyone else finds nothing), enterprise mode needing its distinct
- * approvers under the writer's settings at decision time. The decision and its audit entries go to
+ * approvers under the rules in force when it was held. The decision and its audit entries go to
  * the writer's tenant. The approval that completes it runs the store path for the held input as a
  * write of its writer (quota, duplicates and auto-links as they stand now) and audits `memory.create`
  * under that key, then `memory.approved` naming the deciding key; a deny deletes the held input,
@@ -61,7 +60,6 @@ export const holdDecisions: HoldDecider = {
     return write(ctx, async (work) => {
       const locked = await holdFor(work.tx, ctx.tenantId, id, true);
       if (!locked) throw approvalNotFound(input.approvalId);
-      const settings = locked.approvalMode === 'enterprise' ? await readControlSettings(work.tx, locked.tenantId) : null;
       const { role, status, approvers, required } = await tallyDecision(
         work,
         {
@@ -69,11 +67,7 @@ export const holdDecisions: HoldDecider = {
           tenantId: locked.tenantId,
           submittedAt: locked.createdAt,
           approvalMode: locked.approvalMode,
-          approvalRules: settings && {
-            min_approvals: settings.min_approvals,
-            require_manager: settings.require_manager,
-            allowed_roles: settings.allowed_roles,
-          },
+          approvalRules: locked.approvalRules,
           destructive: false,
         },
         { approvalId: input.approvalId, decision: input.decision, reason: input.reason, approverId: input.approverId },
