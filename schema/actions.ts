@@ -100,6 +100,23 @@ export const memoryHolds = pgTable(
     policyResult: jsonb('policy_result').$type<Record<string, unknown>>().notNull(),
     riskScore: doublePrecision('risk_score'),
     approvalMode: text('approval_mode', { enum: ['solo', 'team', 'enterprise'] }).notNull(),
+    /** The approval rules as they stood when it was held (migrations/0048). */
+    approvalRules: jsonb('approval_rules').$type<ApprovalRules>(),
+    /** The decisions taken on it so far (enterprise mode collects several; migrations/0048). */
+    decisions: jsonb('decisions')
+      .$type<
+        {
+          approverTenantId: string;
+          approverKeyId: string | null;
+          approverId: string;
+          approverRole: string | null;
+          decision: 'approve' | 'deny';
+          reason: string | null;
+          createdAt: string;
+        }[]
+      >()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('memory_holds_tenant_idx').on(t.tenantId, t.createdAt, t.id)],

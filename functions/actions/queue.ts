@@ -5,7 +5,7 @@ import { validationError } from '../../shared/platform/contract/errors';
 import { mayUse } from '../../shared/platform/contract/scopes';
 import { isoOrNull } from '../../shared/platform/contract/time';
 import { parseUrn } from '../../shared/platform/contract/ids';
-import { heldEntry, holdsPage } from '../../shared/memory/holds';
+import { heldEntry, holdApprovals, holdsPage, teamHoldsPage } from '../../shared/memory/holds';
 import * as q from './queries';
 import type { PolicyResultSchema, QueueQuery, QueueResponse } from './schemas';
 import { QueuePaging } from './schemas';
@@ -41,16 +41,18 @@ export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQ
   const team = input.scope === 'team';
   const filter = { status: input.status ?? input.status_filter, actionId: input.approval_id };
   const { page, total: actionTotal } = await (team ? q.teamQueue : q.queue)(ctx.db, ctx.tenantId, filter, input);
-  const decided = tallies(await q.decisionsFor(ctx.db, page));
   const body = team || mayUse(ctx.auth, 'actions:read');
   // Held memories (docs/governed-memories.md) follow the actions: only pending (a decided one is gone
-  // from the queue, a memory or nothing), only the tenant's own.
+  // from the queue, a memory or nothing); in the team queue those of the writers whose approval team
+  // the caller is in, held in team or enterprise mode, with their text as an action's params are.
   const holdId = input.approval_id === undefined ? undefined : parseUrn(input.approval_id);
-  const withHolds = !team && (!filter.status || filter.status === 'pending_review') && holdId !== null;
+  const withHolds = (!filter.status || filter.status === 'pending_review') && holdId !== null;
+  const holdPage = { offset: Math.max(0, input.offset - actionTotal), limit: input.limit - page.length };
   const holds = withHolds
-    ? await holdsPage(ctx.db, ctx.tenantId, { offset: Math.max(0, input.offset - actionTotal), limit: input.limit - page.length }, { id: holdId })
+    ? await (team ? teamHoldsPage(ctx.db, ctx.tenantId, holdPage, { id: holdId }) : holdsPage(ctx.db, ctx.tenantId, holdPage, { id: holdId }))
     : { page: [], total: 0 };
-  const memoryBody = mayUse(ctx.auth, 'memories:read');
+  const decided = tallies(await q.decisionsFor(ctx.db, page));
+  const memoryBody = team || mayUse(ctx.auth, 'memories:read');
   const total = actionTotal + holds.total;
   return {
     approvals: [
@@ -58,12 +60,13 @@ export async function approvalQueue(ctx: TenantCtx, input: z.infer<typeof QueueQ
       ...holds.page.map((row) => {
         const { observation, tags, space_id, source, policy_result, memory_id, submitted_by_key_id: _k, ...entry } = heldEntry(row);
         return {
+          ...(team ? { tenant_id: row.tenantId } : {}),
           ...entry,
           ...(memoryBody ? { observation, tags, space_id, source, policy_result: policy_result as unknown as PolicyResult, memory_id } : {}),
           action: 'memory.store',
           connector: null,
-          approvals: 0,
-          approvals_required: 1,
+          approvals: holdApprovals(row),
+          approvals_required: row.approvalRules?.min_approvals ?? 1,
           decided_at: null,
           decided_by_key_id: null,
         };

@@ -5,6 +5,7 @@ import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 /** The SQL of approval decisions, shared by the actions family and runtime interventions. */
 export type ActionRow = typeof actions.$inferSelect;
 export type DecisionRow = typeof actionDecisions.$inferSelect;
+export type NewDecision = typeof actionDecisions.$inferInsert;
 export type TeamRole = (typeof teamMembers.$inferSelect)['role'];
 
 /** Roles that put a tenant's team- and enterprise-mode actions before a team: not `readonly`. */
@@ -60,7 +61,7 @@ export async function decisionsOf(db: DbOrTx, tenantId: string, actionId: string
     .orderBy(asc(actionDecisions.createdAt), asc(actionDecisions.id));
 }
 
-export async function insertDecision(db: DbOrTx, row: typeof actionDecisions.$inferInsert) {
+export async function insertDecision(db: DbOrTx, row: NewDecision) {
   await db.insert(actionDecisions).values(row);
 }
 

@@ -4,7 +4,7 @@ import { newId } from '../platform/contract/ids';
 import { APPROVALS_WRITE, requireScope } from '../platform/contract/scopes';
 import { MINUTE } from '../platform/contract/time';
 import type { Work } from '../platform/data/unit-of-work';
-import { approvalFor, decisionsOf, insertDecision, reviewerRoles, type TeamRole, updateAction } from './approvals';
+import { approvalFor, type DecisionRow, decisionsOf, insertDecision, type NewDecision, reviewerRoles, type TeamRole, updateAction } from './approvals';
 import { approvalAlreadyDecided, approvalNotFound } from './errors';
 
 /** Solo mode: no decision before this long after submission. */
@@ -47,6 +47,93 @@ export interface DecisionRequest {
   confirmation?: string;
 }
 
+/** What a decision is taken on: a held action, or a held memory (docs/governed-memories.md). */
+export interface Decidable {
+  id: string;
+  /** The submitter's tenant: the decision is recorded there. */
+  tenantId: string;
+  submittedAt: Date;
+  approvalMode: 'solo' | 'team' | 'enterprise';
+  approvalRules: { min_approvals: number; require_manager: boolean; allowed_roles: string[] } | null;
+  /** Approving it in solo mode needs the confirmation phrase. */
+  destructive: boolean;
+}
+
+/** Where the decisions on a subject are kept: an action's in action_decisions, a held memory's on its row. */
+export interface DecisionLedger {
+  earlier(): Promise<Pick<DecisionRow, 'approverTenantId' | 'approverRole' | 'decision'>[]>;
+  record(decision: NewDecision): Promise<void>;
+}
+
+const actionLedger = (work: Work<TenantCtx>, subject: Decidable): DecisionLedger => ({
+  earlier: () => decisionsOf(work.tx, subject.tenantId, subject.id),
+  record: (decision) => insertDecision(work.tx, decision),
+});
+
+/**
+ * The rules of the approval modes, once for actions and held memories: who may decide `subject`
+ * (the deciding tenant's role in the submitter's approval teams), when, and how far its approval
+ * stands after this decision (distinct approving tenants against what enterprise mode requires).
+ * Records the decision in the submitter's tenant. The caller has found the subject under its lock
+ * with the reviewer rule (approvals.ts) and refused the key that submitted it.
+ */
+export async function tallyDecision(work: Work<TenantCtx>, subject: Decidable, input: DecisionRequest, ledger: DecisionLedger = actionLedger(work, subject)) {
+  const { ctx } = work;
+  const { decision, reason, approverId } = input;
+  const own = subject.tenantId === ctx.tenantId;
+  const elapsed = ctx.now.getTime() - subject.submittedAt.getTime();
+  const mode = subject.approvalMode;
+  const rules = subject.approvalRules ?? { min_approvals: 1, require_manager: false, allowed_roles: [] };
+  let role: TeamRole | null = null;
+
+  if (mode === 'solo') {
+    if (elapsed < SOLO_DELAY_MS) throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest');
+    if (decision === 'approve' && subject.destructive && input.confirmation !== CONFIRMATION_PHRASE) {
+      throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
+    }
+  } else {
+    role = bestRole(await reviewerRoles(work.tx, subject.tenantId, ctx.tenantId));
+    if (!own && (role === null || role === 'readonly')) throw forbidden('A readonly team member may not decide approvals');
+    if (mode === 'team' && own && decision === 'approve' && elapsed < TEAM_SELF_APPROVAL_MS) {
+      throw tooEarly(
+        TEAM_SELF_APPROVAL_MS - elapsed,
+        'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest',
+      );
+    }
+    if (mode === 'enterprise' && rules.allowed_roles.length && !(role && rules.allowed_roles.includes(role))) {
+      throw forbidden(`Enterprise mode: only ${rules.allowed_roles.join(', ')} of a team shared with the submitter may decide (your role: ${role ?? 'none'})`);
+    }
+  }
+
+  const earlier = mode === 'enterprise' ? await ledger.earlier() : [];
+  if (earlier.some((d) => d.approverTenantId === ctx.tenantId && d.decision === 'approve') && decision === 'approve') {
+    throw conflict('Your approval is already recorded; it needs approvals from other team members', { approval_status: 'pending_review' });
+  }
+  await ledger.record({
+    id: newId('decision'),
+    tenantId: subject.tenantId,
+    actionId: subject.id,
+    approverTenantId: ctx.tenantId,
+    approverKeyId: ctx.auth.keyId,
+    approverId,
+    approverRole: role,
+    decision,
+    reason,
+    createdAt: ctx.now,
+  });
+
+  const approvals = [...earlier, { approverTenantId: ctx.tenantId, approverRole: role, decision }].filter((d) => d.decision === 'approve');
+  const approvers = new Set(approvals.map((d) => d.approverTenantId)).size;
+  const required = mode === 'enterprise' ? rules.min_approvals : 1;
+  // The submitter never counts as its own manager, whatever teams it owns.
+  const managerOk =
+    mode !== 'enterprise' ||
+    !rules.require_manager ||
+    approvals.some((d) => d.approverTenantId !== subject.tenantId && d.approverRole && MANAGER_ROLES.includes(d.approverRole));
+  const status: 'approved' | 'denied' | 'pending_review' = decision === 'deny' ? 'denied' : approvers >= required && managerOk ? 'approved' : 'pending_review';
+  return { role, mode, status, approvers, required };
+}
+
 /**
  * Records a decision on a pending action under the mode it was submitted in, inside `work` (the
  * approvals route and runtime interventions both decide through here), with the action row locked
@@ -69,57 +156,18 @@ export async function recordDecision(work: Work<TenantCtx>, input: DecisionReque
     throw forbidden('The key that submitted this action cannot decide it: decide with another key of the account (a person, or the console)');
   }
   if (row.status !== 'pending_review') throw approvalAlreadyDecided(row.id, row.status);
-  const own = row.tenantId === ctx.tenantId;
-  const elapsed = ctx.now.getTime() - row.submittedAt.getTime();
-  const mode = row.approvalMode ?? 'solo';
-  const rules = row.approvalRules ?? { min_approvals: 1, require_manager: false, allowed_roles: [] };
-  let role: TeamRole | null = null;
-
-  if (mode === 'solo') {
-    if (elapsed < SOLO_DELAY_MS) throw tooEarly(SOLO_DELAY_MS - elapsed, 'Solo mode: a decision is taken 5 seconds after submission at the earliest');
-    if (decision === 'approve' && isDestructive(row) && input.confirmation !== CONFIRMATION_PHRASE) {
-      throw validationError('confirmation', `approving a destructive action in solo mode needs confirmation: "${CONFIRMATION_PHRASE}"`);
-    }
-  } else {
-    role = bestRole(await reviewerRoles(work.tx, row.tenantId, ctx.tenantId));
-    if (!own && (role === null || role === 'readonly')) throw forbidden('A readonly team member may not decide approvals');
-    if (mode === 'team' && own && decision === 'approve' && elapsed < TEAM_SELF_APPROVAL_MS) {
-      throw tooEarly(
-        TEAM_SELF_APPROVAL_MS - elapsed,
-        'Team mode: another team member approves at once; the submitter may approve its own action 10 minutes after submission at the earliest',
-      );
-    }
-    if (mode === 'enterprise' && rules.allowed_roles.length && !(role && rules.allowed_roles.includes(role))) {
-      throw forbidden(`Enterprise mode: only ${rules.allowed_roles.join(', ')} of a team shared with the submitter may decide (your role: ${role ?? 'none'})`);
-    }
-  }
-
-  const earlier = mode === 'enterprise' ? await decisionsOf(work.tx, row.tenantId, row.id) : [];
-  if (earlier.some((d) => d.approverTenantId === ctx.tenantId && d.decision === 'approve') && decision === 'approve') {
-    throw conflict('Your approval of this action is already recorded; it needs approvals from other team members', { approval_status: row.status });
-  }
-  await insertDecision(work.tx, {
-    id: newId('decision'),
-    tenantId: row.tenantId,
-    actionId: row.id,
-    approverTenantId: ctx.tenantId,
-    approverKeyId: ctx.auth.keyId,
-    approverId,
-    approverRole: role,
-    decision,
-    reason,
-    createdAt: ctx.now,
-  });
-
-  const approvals = [...earlier, { approverTenantId: ctx.tenantId, approverRole: role, decision }].filter((d) => d.decision === 'approve');
-  const approvers = new Set(approvals.map((d) => d.approverTenantId)).size;
-  const required = mode === 'enterprise' ? rules.min_approvals : 1;
-  // The submitter never counts as its own manager, whatever teams it owns.
-  const managerOk =
-    mode !== 'enterprise' ||
-    !rules.require_manager ||
-    approvals.some((d) => d.approverTenantId !== row.tenantId && d.approverRole && MANAGER_ROLES.includes(d.approverRole));
-  const status: 'approved' | 'denied' | 'pending_review' = decision === 'deny' ? 'denied' : approvers >= required && managerOk ? 'approved' : 'pending_review';
+  const { role, mode, status, approvers, required } = await tallyDecision(
+    work,
+    {
+      id: row.id,
+      tenantId: row.tenantId,
+      submittedAt: row.submittedAt,
+      approvalMode: row.approvalMode ?? 'solo',
+      approvalRules: row.approvalRules ?? null,
+      destructive: isDestructive(row),
+    },
+    input,
+  );
   const final = status !== 'pending_review';
 
   const facts = {

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { auditLog, memoryHolds } from '../../schema';
+import { reviewerMemberships } from '../control/approvals';
 import type { TenantCtx } from '../platform/contract/context';
 import { toUrn } from '../platform/contract/ids';
 import type { Tier } from '../platform/contract/tiers';
@@ -46,6 +47,56 @@ export async function holdOf(db: DbOrTx, tenantId: string, id: string, lock = fa
   const [row] = lock ? await query.for('update') : await query;
   return row ?? null;
 }
+
+/**
+ * A held memory `deciderTenantId` may decide: one of its own, or, when it was held in team or
+ * enterprise mode, one of a writer whose approval team it is in (the actions' rule,
+ * approvals.reviewerMemberships), so anyone else's lookup finds nothing, as for an unknown id.
+ * `lock` takes it FOR UPDATE: concurrent decisions go one at a time.
+ */
+export async function holdFor(db: DbOrTx, deciderTenantId: string, id: string, lock = false): Promise<HoldRow | null> {
+  const reviews = sql`EXISTS (${reviewerMemberships(sql`${memoryHolds.tenantId}`, deciderTenantId)})`;
+  const query = db
+    .select()
+    .from(memoryHolds)
+    .where(
+      and(
+        eq(memoryHolds.id, id),
+        sql`(${memoryHolds.tenantId} = ${deciderTenantId} OR (${memoryHolds.approvalMode} IN ('team', 'enterprise') AND ${reviews}))`,
+      ),
+    );
+  const [row] = lock ? await query.for('update') : await query;
+  return row ?? null;
+}
+
+/**
+ * The held memories `reviewerTenantId` reviews for others (GET /v1/approvals?scope=team): those of
+ * the tenants whose approval team it is in, held in team or enterprise mode, oldest first.
+ */
+export async function teamHoldsPage(db: DbOrTx, reviewerTenantId: string, page: PageInput, opts: { id?: string } = {}) {
+  const where = and(
+    sql`${memoryHolds.tenantId} <> ${reviewerTenantId}`,
+    sql`${memoryHolds.approvalMode} IN ('team', 'enterprise')`,
+    sql`EXISTS (${reviewerMemberships(sql`${memoryHolds.tenantId}`, reviewerTenantId)})`,
+    opts.id ? eq(memoryHolds.id, opts.id) : undefined,
+  );
+  const [found, [{ n }]] = await Promise.all([
+    db.select().from(memoryHolds).where(where).orderBy(asc(memoryHolds.createdAt), asc(memoryHolds.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: count() }).from(memoryHolds).where(where),
+  ]);
+  return { page: found, total: Number(n) };
+}
+
+/** Appends a decision to a held memory's (enterprise mode counts them until one completes it). */
+export async function recordHoldDecision(db: DbOrTx, tenantId: string, id: string, decision: HoldRow['decisions'][number]) {
+  await db
+    .update(memoryHolds)
+    .set({ decisions: sql`${memoryHolds.decisions} || ${JSON.stringify([decision])}::jsonb` })
+    .where(and(eq(memoryHolds.tenantId, tenantId), eq(memoryHolds.id, id)));
+}
+
+/** Distinct approving tenants of a held memory so far (what enterprise mode counts). */
+export const holdApprovals = (row: HoldRow) => new Set(row.decisions.filter((d) => d.decision === 'approve').map((d) => d.approverTenantId)).size;
 
 export async function deleteHold(db: DbOrTx, tenantId: string, id: string) {
   await db.delete(memoryHolds).where(and(eq(memoryHolds.tenantId, tenantId), eq(memoryHolds.id, id)));
@@ -165,12 +216,12 @@ export interface HoldDecider {
     kind: 'memory';
     decision: 'approve' | 'deny';
     reason: string | null;
-    status: 'approved' | 'denied';
+    status: 'approved' | 'denied' | 'pending_review';
     approver_id: string;
     decided_by_key_id: string;
     approvals: number;
     approvals_required: number;
-    decided_at: string;
+    decided_at: string | null;
     memory_id: string | null;
   }>;
 }

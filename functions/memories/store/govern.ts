@@ -3,6 +3,7 @@ import { evaluatePolicies } from '../../../shared/control/evaluate';
 import { policyPatterns, resolvePolicySet } from '../../../shared/control/policy-set';
 import { MEMORY_INJECTION_POLICY } from '../../../shared/control/builtins';
 import type { PolicyDefinition, PolicyResult } from '../../../shared/control/types';
+import type { ApprovalRules } from '../../../schema/actions';
 import { heldMemoryLimit, insertHold } from '../../../shared/memory/holds';
 import { type Source, trustOf } from '../../../shared/memory/provenance';
 import type { TenantCtx } from '../../../shared/platform/contract/context';
@@ -29,6 +30,7 @@ export interface Held {
   id: string;
   policyResult: PolicyOutcome;
   approvalMode: 'solo' | 'team' | 'enterprise';
+  approvalRules: ApprovalRules;
 }
 
 /** The answer for a held memory (202). */
@@ -75,7 +77,7 @@ export async function govern(
     else if (verdict.enforced === 'blocked') {
       if (throwFailure) throw blocked(verdict.policyResult);
       outcomes[item.index] = { ok: false, error: blocked(verdict.policyResult) };
-    } else held.push({ item, id: '', policyResult: verdict.policyResult, approvalMode: verdict.approvalMode });
+    } else held.push({ item, id: '', policyResult: verdict.policyResult, approvalMode: verdict.approvalMode, approvalRules: verdict.approvalRules });
   }
   return { store, held, warnings };
 }
@@ -86,6 +88,8 @@ export interface Verdict {
   enforced: 'allowed' | 'blocked' | 'pending_review';
   policyResult: PolicyOutcome;
   approvalMode: 'solo' | 'team' | 'enterprise';
+  /** The rules an approval follows, as an action held now would (min_approvals counts in enterprise mode only). */
+  approvalRules: ApprovalRules;
 }
 
 /**
@@ -98,7 +102,7 @@ export function memoryJudge(ctx: TenantCtx) {
   const sets = new Map<string | null, PolicyDefinition[]>();
   return async (w: { observation: string; tags: string[]; source: Pick<Source, 'kind' | 'via' | 'ref'>; agentId: string | null }): Promise<Verdict | null> => {
     const { settings, policies: rows } = await governance;
-    const { memory_guard, evaluation_mode, approval_mode } = settings;
+    const { memory_guard, evaluation_mode, approval_mode, min_approvals, require_manager, allowed_roles } = settings;
     let policies = sets.get(w.agentId);
     if (!policies) {
       const set = resolvePolicySet(rows, w.agentId);
@@ -126,7 +130,8 @@ export function memoryJudge(ctx: TenantCtx) {
       policyPatterns(ctx.tenantId, ctx.tier),
     );
     const policyResult: PolicyOutcome = { ...result, evaluation_mode };
-    return { enforced: evaluation_mode === 'shadow' ? 'allowed' : result.status, policyResult, approvalMode: approval_mode };
+    const approvalRules = { min_approvals: approval_mode === 'enterprise' ? min_approvals : 1, require_manager, allowed_roles };
+    return { enforced: evaluation_mode === 'shadow' ? 'allowed' : result.status, policyResult, approvalMode: approval_mode, approvalRules };
   };
 }
 
@@ -166,6 +171,7 @@ export async function writeHolds(ctx: TenantCtx, held: Held[], outcomes: StoreOu
         policyResult: h.policyResult as unknown as Record<string, unknown>,
         riskScore: h.policyResult.risk_score,
         approvalMode: h.approvalMode,
+        approvalRules: h.approvalRules,
         createdAt: ctx.now,
       });
       await work.audit({
