@@ -6,7 +6,7 @@ import { type DbOrTx, preparedRows } from '../../../shared/platform/data/db';
 /** What the memory policies of a tenant are judged from: its control settings and its enabled custom policies (every agent's). */
 export interface Governance {
   settings: ControlSettings;
-  /** Enabled rows only; shared/control/policy-set.resolvePolicySet picks an agent's set from them. */
+  /** Enabled rows only; resolvePolicySet (shared/control/policy-set.ts) picks an agent's set from them. */
   policies: PolicyRow[];
 }
 
