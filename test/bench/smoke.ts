@@ -52,6 +52,7 @@ const SMOKE: Record<string, Smoke> = {
   'bench:bundle': { args: ['--memories', '100'] },
   'bench:console': { args: ['--n', '5', '--pending', '5'] },
   'bench:scale': { args: ['--sizes', '200', '--tenants', '3', '--searches', '3', '--maintenance-work-mem', '64MB'], storage: 'postgres', limit: 180 },
+  'bench:disk': { args: ['--stores', '20', '--clients', '2'], storage: 'postgres' },
   'bench:cluster': {
     args: ['--seconds', '3', '--single-seconds', '2', '--instances', '2', '--clients', '4', '--tenants', '2'],
     storage: 'postgres',
@@ -73,9 +74,10 @@ const SMOKE_FILES: Record<string, Smoke> = {
     migrate: true,
   },
   'test/bench/scale-export.ts': { args: ['--memories', '200', '--runs', '1'], storage: 'postgres' },
+  'test/bench/round-trips.ts': { args: ['--calls', '5', '--rounds', '1'], storage: 'postgres' },
 };
 /** The files of test/bench/ that are parts of a benchmark, not one. */
-const PARTS = ['autocannon.d.ts', 'cpu-phases.ts', 'http-instance.ts', 'latency-proxy.ts', 'lib.ts', 'scale-lib.ts', 'scale-throughput.ts', 'smoke.ts'];
+const PARTS = ['autocannon.d.ts', 'cpu-phases.ts', 'http-instance.ts', 'latency-proxy.ts', 'lib.ts', 'scale-lib.ts', 'scale-throughput.ts', 'smoke.ts', 'stopwords.ts'];
 
 const root = new URL('../../', import.meta.url).pathname;
 const scripts: Record<string, string> = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts;
