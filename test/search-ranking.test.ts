@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fuse, ownMatch, semanticMatch, spreadToNeighbours, UNMATCHED_SCALE } from '../functions/memories/hybrid';
+import { fuse, ownMatch, queryTexts, rankingVector, semanticMatch, spreadToNeighbours, UNMATCHED_SCALE } from '../functions/memories/hybrid';
 import type { Ranked } from '../functions/memories/queries';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 
@@ -141,7 +141,8 @@ describe('hybrid ranking', () => {
     // Among memories that match nothing, the shares still decide: the neighbour comes back at all,
     // with a tenth of the weakest match's score at most.
     expect(hits[2].score).toBeGreaterThan(0);
-    expect(hits[2].score).toBeLessThanOrEqual(UNMATCHED_SCALE * hits[1].score);
+    // Scores are answered rounded to 1e-6, each on its own.
+    expect(hits[2].score).toBeLessThanOrEqual(UNMATCHED_SCALE * hits[1].score + 1e-6);
   });
 
   it('a memory that matches nothing never takes a high score from the hits it was stored between', async () => {
@@ -203,6 +204,45 @@ describe('a semantic match of its own', () => {
     const ranked = spreadToNeighbours(fuse(semantic, keyword), near, ownMatch(semanticMatch(semantic)));
     expect(ranked.map((s) => s.row.id)).toEqual(['strong', 'shares-a-word', 'weak', 'shares-nothing', 'faint']);
     expect(ranked.find((s) => s.row.id === 'shares-nothing')!.score).toBeLessThanOrEqual(UNMATCHED_SCALE * ranked[2].score);
+  });
+});
+
+describe('the vector a hybrid search ranks by', () => {
+  const row = (id: string, extra: Partial<Ranked> = {}): Ranked => ({ id, tenant_id: 't', agent_id: null, space_id: null, created_at: new Date(0), ...extra });
+
+  it('embeds the query without its stopwords beside it, for hybrid searches only', () => {
+    expect(queryTexts('hybrid', 'When did Caroline go to the support group?')).toEqual([
+      'When did Caroline go to the support group?',
+      'Caroline go support group',
+    ]);
+    expect(queryTexts('hybrid', 'invoices EUR')).toEqual(['invoices EUR']);
+    expect(queryTexts('hybrid', 'what is it')).toEqual(['what is it']);
+    expect(queryTexts('semantic', 'When did Caroline go?')).toEqual(['When did Caroline go?']);
+    expect(rankingVector([[1, 0]])).toEqual([1, 0]);
+    expect(
+      rankingVector([
+        [1, 0],
+        [0, 1],
+      ]),
+    ).toEqual([0.5, 0.5]);
+  });
+
+  it("ranks candidates by their cosine to it and matches them by their cosine to the query's own", () => {
+    // Ranked by the mean vector, "near" leads; by the query's own vector it is under half the best,
+    // so it does not match and falls behind the keyword hit.
+    const semantic = [
+      row('near', { rank_similarity: 0.9, similarity: 0.3 }),
+      row('real', { rank_similarity: 0.6, similarity: 0.7 }),
+      row('far', { rank_similarity: 0.1, similarity: 0.1 }),
+    ];
+    const fused = fuse(semantic, [row('word', { bm25: 2 })]);
+    expect(fused.map((s) => [s.row.id, s.matched])).toEqual([
+      ['word', true],
+      ['real', true],
+      ['near', false],
+      ['far', false],
+    ]);
+    expect(fused.find((s) => s.row.id === 'near')!.score).toBeCloseTo(0.3, 9); // the semantic weight × the best of the ranking cosines
   });
 });
 

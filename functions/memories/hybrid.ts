@@ -1,3 +1,4 @@
+import { stripStopwords } from '../../shared/memory/stopwords';
 import type { Ranked } from './queries';
 
 /**
@@ -8,7 +9,8 @@ import type { Ranked } from './queries';
  * memory, 0.4 to the one after that. Every lever here was kept because it raised recall on the
  * LoCoMo benchmark on its own (test/bench/locomo.ts and locomo-levers.ts; figures in
  * docs/performance.md): neighbour shares, BM25's k1/b, min-max normalisation, raw BM25 scores, this
- * semantic weight over its neighbours, and the candidate count; the last was tuned on half A of the
+ * semantic weight over its neighbours, and the candidate count, the ranking vector (rankingVector)
+ * and the number of lending hits (NEIGHBOUR_HITS); the last three were tuned on half A of the
  * conversations and kept because half B rose too. Tried and dropped because they did not: pseudo-relevance
  * feedback, reciprocal rank fusion, whole-store BM25 statistics for filtered searches, time words for
  * "when" questions, dates left out of the query, uneven shares before and after a hit.
@@ -22,6 +24,27 @@ import type { Ranked } from './queries';
  * and rank by a neighbour's share would fall behind every weak match.
  */
 export const HYBRID_SEMANTIC_WEIGHT = 0.3;
+
+/**
+ * The texts a search embeds, in one call: the query, and for a hybrid search its words without
+ * stopwords too when they differ ("When did Caroline go to the support group?" and "Caroline go
+ * support group").
+ */
+export function queryTexts(mode: string, text: string): string[] {
+  const words = mode === 'hybrid' ? stripStopwords(text) : text;
+  return words === text ? [text] : [text, words];
+}
+
+/**
+ * The vector a hybrid search ranks its semantic candidates by: the mean of the query's and its
+ * stopword-free words' (queryTexts). The question's form ("when did", "what is") weighs less against
+ * its subject, which raised LoCoMo recall@10 on both halves of the data (docs/performance.md). It
+ * only ranks: whether a memory matches the query's meaning (semanticMatch) is judged on its cosine
+ * to the query's own vector, as the answer's `similarity` is; judged on the mean, a memory that only
+ * shares the subject's neighbourhood ("The user lives in Lisbon." for "which currency for
+ * invoices") came close enough to count as a match.
+ */
+export const rankingVector = (vectors: number[][]): number[] => (vectors.length < 2 ? vectors[0] : vectors[0].map((x, i) => (x + vectors[1][i]) / 2));
 /**
  * Candidates each list fetches for a re-ranked search of `limit` results: three per result, at least
  * 30. Min-max normalisation makes the weakest candidate of a list its zero, so the count sets how
@@ -30,7 +53,8 @@ export const HYBRID_SEMANTIC_WEIGHT = 0.3;
  */
 export const candidateCount = (limit: number) => Math.min(Math.max(limit * 3, 30), 300);
 export const NEIGHBOUR_SHARE = [0.5, 0.4];
-export const NEIGHBOUR_HITS = 20;
+/** The fused hits that lend to their neighbours: 30 over 20 raised recall@10 on both halves, with rankingVector only (docs/performance.md). */
+export const NEIGHBOUR_HITS = 30;
 export const NEIGHBOUR_GAP_MINUTES = 30;
 
 export interface Scored {
@@ -85,10 +109,12 @@ const minMax = (values: number[]) => {
 /** Min-max fusion of the two candidate lists, best first. */
 export function fuse(semantic: Ranked[], keyword: Ranked[]): Scored[] {
   const fused = new Map<string, Scored>();
-  const sim = minMax(semantic.map((c) => Number(c.similarity)));
+  // A candidate ranks by its cosine to the ranking vector (rankingVector) and matches by its own `similarity`.
+  const cosine = (c: Ranked) => Number(c.rank_similarity ?? c.similarity);
+  const sim = minMax(semantic.map(cosine));
   const text = minMax(keyword.map((c) => Number(c.bm25)));
   const matches = semanticMatch(semantic);
-  for (const c of semantic) fused.set(c.id, { row: c, score: HYBRID_SEMANTIC_WEIGHT * sim(Number(c.similarity)), matched: matches(c) });
+  for (const c of semantic) fused.set(c.id, { row: c, score: HYBRID_SEMANTIC_WEIGHT * sim(cosine(c)), matched: matches(c) });
   for (const c of keyword) {
     const entry = fused.get(c.id) ?? { row: c, score: 0, matched: false };
     entry.score += (1 - HYBRID_SEMANTIC_WEIGHT) * text(Number(c.bm25));

@@ -17,6 +17,8 @@ import {
   NEIGHBOUR_HITS,
   NEIGHBOUR_SHARE,
   ownMatch,
+  queryTexts,
+  rankingVector,
   type Scored,
   semanticMatch,
   spreadToNeighbours,
@@ -94,16 +96,18 @@ const isPlainSemantic = (query: z.infer<typeof SearchQuery>, run: SearchRun) =>
 export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>) {
   if (query.space_id) requireFeature(ctx.tier, 'spaces');
   const run = searchRun(ctx, query);
-  const embedding = run.timings.time(
-    'embed',
-    embedAll(ctx.services.embedder, [query.q]).then(([e]) => q.vectorLiteral(e)),
-  );
-  embedding.catch(() => undefined); // handled where it is awaited; never an unhandled rejection meanwhile
+  // The query's vector, and the one a hybrid search ranks its semantic candidates by (hybrid.ts, rankingVector).
+  const vectors = run.timings.time('embed', embedAll(ctx.services.embedder, queryTexts(query.mode, query.q)));
+  const embedding = vectors.then(([e]) => q.vectorLiteral(e));
+  const ranking = vectors.then((all) => q.vectorLiteral(rankingVector(all)));
+  // handled where they are awaited; never an unhandled rejection meanwhile
+  embedding.catch(() => undefined);
+  ranking.catch(() => undefined);
   const { asOf } = timesOf(query, ctx.now);
   const plain = !asOf && isPlainSemantic(query, run) && (await embedding.then((vector) => run.timings.time('db', plainSemantic(ctx, query, vector))));
   const hits = asOf
     ? await run.timings.time('db', searchAsOf(ctx, query, asOf, filtersOf(ctx, query), embedding))
-    : plain || (await ranked(ctx, query, embedding, run));
+    : plain || (await ranked(ctx, query, { embedding, ranking }, run));
   const answer = {
     query: query.q,
     mode: query.mode,
@@ -189,7 +193,12 @@ async function plainSemantic(ctx: TenantCtx, query: z.infer<typeof SearchQuery>,
 }
 
 /** Every other search: candidates from both lists as the mode needs, ranked, blended with recency, then recorded. */
-async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedding: Promise<string>, run: SearchRun): Promise<Hit[]> {
+async function ranked(
+  ctx: TenantCtx,
+  query: z.infer<typeof SearchQuery>,
+  { embedding, ranking }: { embedding: Promise<string>; ranking: Promise<string> },
+  run: SearchRun,
+): Promise<Hit[]> {
   const { tenantId, now } = ctx;
   // The embedding runs beside the database work that does not need it: the keyword candidates
   // (their cosine is looked up afterwards for the few hits returned).
@@ -200,18 +209,13 @@ async function ranked(ctx: TenantCtx, query: z.infer<typeof SearchQuery>, embedd
     // One list's statement reads the grants too, when asked: the keyword one, which needs no embedding.
     const grantsOf = (list: 'semantic' | 'keyword') => (readGrants && (list === 'keyword' || query.mode === 'semantic') ? grantReader(ctx, query) : null);
     const none: q.CandidateList = { rows: [] };
-    const semanticList = async () =>
-      query.mode === 'keyword'
-        ? none
-        : q.semanticCandidates(
-            ctx.db,
-            ctx.services.storage,
-            where,
-            await embedding,
-            n,
-            grantsOf('semantic'),
-            query.scope !== 'shared' && !grants.length && unfiltered(ctx, query) ? tenantId : null,
-          );
+    const semanticList = async () => {
+      if (query.mode === 'keyword') return none;
+      const [vector, rankBy] = await Promise.all([embedding, ranking]);
+      const wholeStoreOf = query.scope !== 'shared' && !grants.length && unfiltered(ctx, query) ? tenantId : null;
+      // Ranked by `rankBy`, matched by the query's own cosine, read in the same statement when they differ.
+      return q.semanticCandidates(ctx.db, ctx.services.storage, where, rankBy, n, grantsOf('semantic'), wholeStoreOf, rankBy === vector ? undefined : vector);
+    };
     const keywordList = async () =>
       query.mode === 'semantic' ? none : q.keywordCandidates(ctx.db, where, query.q, n, corpusSource(ctx, grants, query), grantsOf('keyword'));
     // Side by side they would take two connections; where a request's connection is its own (a

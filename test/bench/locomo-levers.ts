@@ -107,7 +107,7 @@ async function prepare(): Promise<Conversation[]> {
 /** Each question's vector without its stopwords (stripStopwords), computed once and kept in the cache. */
 async function withStrippedVectors(data: Conversation[]): Promise<Conversation[]> {
   if (data.every((c) => c.qa.every((q) => q.vs))) return data;
-  const { stripStopwords } = await import('./stopwords');
+  const { stripStopwords } = await import('../../shared/memory/stopwords');
   const texts = data.flatMap((c) => c.qa.map((q) => stripStopwords(q.q)));
   const vectors = (await useEmbedder().embed(texts)).map(toStoredVector);
   let i = 0;
@@ -145,6 +145,9 @@ interface Lever {
   noDates?: boolean;
   // The question's vector without its stopwords for the semantic list ('stripped'), or the mean of both ('both').
   semQuery?: 'stripped' | 'both';
+  // The match rule's cosine from the plain question's vector while `semQuery` ranks (the best one
+  // over the same semantic candidates): the mean vector ranks better but finds unrelated memories close.
+  plainMatch?: boolean;
   // A memory with any query word in it matches (a neighbour outside the keyword candidates too).
   wordMatch?: boolean;
   // A neighbour with any query word in it matches (as the service reads it with the neighbours).
@@ -239,13 +242,15 @@ function evaluate(data: Conversation[], o: Lever) {
       }
       const matched = new Set<Doc>();
       if (o.wordMatch) for (const d of c.turns) if (Object.keys(query).some((l) => d.lex[l])) matched.add(d);
-      const hi = sem[0]?.s ?? 0;
-      const lo = Math.min(...sem.map((x) => x.s));
+      const mv = o.plainMatch ? q.v : qv;
+      const matchCos = (d: Doc) => (o.plainMatch ? dot(mv, d.v) : undefined);
+      const hi = o.plainMatch ? Math.max(0, ...sem.map((x) => dot(mv, x.d.v))) : (sem[0]?.s ?? 0);
+      const lo = Math.min(...sem.map((x) => matchCos(x.d) ?? x.s));
       const cosineMatch = (cos: number, candidate: boolean) =>
         cos > 0 && cos >= (o.match?.cos ?? 0) && cos >= (o.match?.frac ?? 0) * hi && (!!o.match?.any || (candidate && (cos > lo || hi === lo)));
       if (o.match) {
         for (const x of kw) if (x.s >= (o.match.kwFrac ?? 0) * kw[0].s) matched.add(x.d);
-        for (const x of sem) if (cosineMatch(x.s, true)) matched.add(x.d);
+        for (const x of sem) if (cosineMatch(matchCos(x.d) ?? x.s, true)) matched.add(x.d);
       }
       const order =
         o.unmatched === undefined
@@ -262,7 +267,7 @@ function evaluate(data: Conversation[], o: Lever) {
             ] as const)
               if (nb) {
                 add(nb, part * s);
-                if (o.match?.any && cosineMatch(dot(qv, nb.v), false)) matched.add(nb);
+                if (o.match?.any && cosineMatch(dot(mv, nb.v), false)) matched.add(nb);
                 if (o.wordNeighbours && Object.keys(query).some((l) => nb.lex[l])) matched.add(nb);
               }
           }
@@ -300,6 +305,9 @@ const runs: [string, Lever][] = [
   ['record + mean, 30 lenders', { ...current, semQuery: 'both', top: 30 }],
   ['record + word match, 30 lenders', { ...current, wordMatch: true, top: 30 }],
   ['record + word match + mean, 30 lenders', { ...current, wordMatch: true, semQuery: 'both', top: 30 }],
+  ['record + mean ranks, plain matches, 30 lenders', { ...current, semQuery: 'both', plainMatch: true, top: 30 }],
+  ['record + mean ranks, plain matches', { ...current, semQuery: 'both', plainMatch: true }],
+  ['record + neighbour words + mean ranks, plain matches, 30 lenders', { ...current, wordNeighbours: true, semQuery: 'both', plainMatch: true, top: 30 }],
   ['record + word match, match share 0.45', { ...current, wordMatch: true, match: { frac: 0.45, any: true } }],
   ['record + word match, semantic weight 0.35', { ...current, wordMatch: true, w: 0.35 }],
   ['record + word match, 35 candidates', { ...current, wordMatch: true, n: 35 }],

@@ -16,6 +16,8 @@ export type Ranked = Pick<MemoryRow, 'id' | 'tenant_id' | 'agent_id' | 'space_id
   /** Its event time (`created_at` when unset), which recency weighting reads. */
   occurred_at?: Date | string;
   similarity?: number;
+  /** A semantic candidate's cosine to the vector that ranked it, where that is not the query's own (hybrid.ts, rankingVector). */
+  rank_similarity?: number;
   text_rank?: number;
   bm25?: number;
   stats_parts?: number | string;
@@ -40,6 +42,12 @@ function withGrants(reader: GrantReader | null, found: SQL, order: SQL): SQL {
              SELECT g.list AS grants_json, f.* FROM grants g LEFT JOIN found f ON true ORDER BY ${order}`;
 }
 
+/** `nearest`'s rows with their cosine to `vector` as `similarity`, the one they were ranked by as `rank_similarity`. */
+const withMatchCosine = (nearest: SQL, vector: string) =>
+  sql`SELECT n.id, n.tenant_id, n.agent_id, n.space_id, n.created_at, n.occurred_at, n.distance, n.similarity AS rank_similarity,
+        1 - (m.embedding <=> ${vector}::vector) AS similarity
+      FROM (${nearest}) n JOIN memories m ON m.id = n.id AND m.tenant_id = n.tenant_id ORDER BY n.distance, n.id`;
+
 function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: GrantReader | null): CandidateList {
   if (!withGrantsOf) return { rows: found };
   return { rows: found.filter((r) => r.id !== null), grants: grantsFromJson(found[0].grants_json) };
@@ -50,6 +58,8 @@ function listOf(found: (Ranked & { grants_json?: unknown })[], withGrantsOf: Gra
  * keep reading the index until enough rows pass the tenant and tag filters. `grantsOf`: read that
  * tenant's grants in the same statement. `wholeStoreOf`: `scope` is that tenant's whole store (no
  * filter, no grants), searched where plans are kept by a statement that keeps its plan (nearestInTenant).
+ * `matchVector`: `vector` only ranks; each row's `similarity` is its cosine to `matchVector`, read in
+ * the same statement, and `rank_similarity` its cosine to `vector`.
  */
 export async function semanticCandidates(
   db: DbOrTx,
@@ -59,10 +69,11 @@ export async function semanticCandidates(
   n: number,
   grantsOf: GrantReader | null = null,
   wholeStoreOf: string | null = null,
+  matchVector?: string,
 ): Promise<CandidateList> {
   const keepPlan = wholeStoreOf !== null && keepsVectorPlans(storage, n);
   const nearest = keepPlan ? nearestInTenant(RANKED, scope, vector, { limit: n }, wholeStoreOf) : nearestMemories(RANKED, scope, vector, { limit: n });
-  const query = withGrants(grantsOf, nearest, sql`f.distance, f.id`);
+  const query = withGrants(grantsOf, matchVector ? withMatchCosine(nearest, matchVector) : nearest, sql`f.distance, f.id`);
   return listOf(await vectorRead<Ranked>(db, storage, n, query, { keepPlan }), grantsOf);
 }
 
