@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { type DbOrTx, rows } from '../platform/data/db';
 import type { MemoryEventInput } from './events';
 
