@@ -51,13 +51,15 @@ describe('the sql tag (shared/platform/data/driver/sql.ts)', () => {
     'tables and columns': t`SELECT ${memories.id} FROM ${memories} WHERE ${memories.tenantId} = ${'t'} AND ${t.join([memories.id, t`1`], t`, `)}`,
     'identifiers and params': t`SELECT ${t.identifier('x')}, ${t.param(3)}`,
   });
+  const tablesOf = (q: unknown) => (q as { usedTables: string[] }).usedTables;
   const theirs = build(sql);
   const ours = build(ourSql);
   for (const name of Object.keys(theirs) as (keyof typeof theirs)[]) {
     it(`builds what drizzle's builds: ${name}`, () => {
       expect(drizzleOf(ours[name])).toEqual(drizzleOf(theirs[name]));
       expect(compile(db, ours[name])).toEqual(compile(db, theirs[name]));
-      expect(ours[name].usedTables).toEqual(theirs[name].usedTables);
+      // The tables drizzle lists for its query cache (`usedTables`, internal to drizzle): the same.
+      expect(tablesOf(ours[name])).toEqual(tablesOf(theirs[name]));
     });
   }
   it('inlines parameters as drizzle does', () => {
