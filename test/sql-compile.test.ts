@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
 import { memories } from '../schema';
-import { compile, type DbOrTx, pgArray } from '../shared/platform/data/db';
+import { compile, type DbOrTx, pgArray, sql as ourSql } from '../shared/platform/data/db';
 
 // compile() replaces drizzle's compiler for the raw SQL every query helper builds; it must give
 // exactly drizzle's text and parameters, and hand anything else back to drizzle.
@@ -37,6 +37,33 @@ describe('SQL compile', () => {
       expect(compile(db, query)).toEqual(drizzleOf(query));
     }
     expect(compile(db, sql`SELECT ${memories.id} FROM ${memories}`).sql).toBe('SELECT "memories"."id" FROM "memories"');
+  });
+});
+
+describe('the sql tag (shared/platform/data/driver/sql.ts)', () => {
+  const at = new Date('2026-11-26T12:00:00Z');
+  // The same statement built by both tags, then compiled by drizzle: same text, same parameters.
+  const build = (t: typeof sql) => ({
+    'text and values': t`SELECT ${1}::int, ${'a'}, ${null}, ${true}, ${at}, ${undefined}`,
+    'nested, joined and raw': t`WITH x AS (${t`SELECT ${'t'} AS t`}) SELECT ${t.join([t`${1}`, t.raw('2'), t`${'three'}`], t`, `)} FROM x`,
+    'a list of values': t`SELECT 1 WHERE 2 IN ${[1, 2, 3]} AND ${'x'} = ANY(${pgArray(['x', 'y'])}::text[])`,
+    'empty and joined without separator': t`${t``}${t.join([t.raw('a'), t.raw('b')])}${t.empty()}`,
+    'tables and columns': t`SELECT ${memories.id} FROM ${memories} WHERE ${memories.tenantId} = ${'t'} AND ${t.join([memories.id, t`1`], t`, `)}`,
+    'identifiers and params': t`SELECT ${t.identifier('x')}, ${t.param(3)}`,
+  });
+  const tablesOf = (q: unknown) => (q as { usedTables: string[] }).usedTables;
+  const theirs = build(sql);
+  const ours = build(ourSql);
+  for (const name of Object.keys(theirs) as (keyof typeof theirs)[]) {
+    it(`builds what drizzle's builds: ${name}`, () => {
+      expect(drizzleOf(ours[name])).toEqual(drizzleOf(theirs[name]));
+      expect(compile(db, ours[name])).toEqual(compile(db, theirs[name]));
+      // The tables drizzle lists for its query cache (`usedTables`, internal to drizzle): the same.
+      expect(tablesOf(ours[name])).toEqual(tablesOf(theirs[name]));
+    });
+  }
+  it('inlines parameters as drizzle does', () => {
+    expect(drizzleOf(ourSql`SELECT ${'a'}`.inlineParams())).toEqual(drizzleOf(sql`SELECT ${'a'}`.inlineParams()));
   });
 });
 

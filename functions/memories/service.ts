@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import { sql } from 'drizzle-orm';
+import { sql } from '../../shared/platform/data/db';
 import { activeGrants, type Scope } from '../../shared/memory/access';
 import { embedAll } from '../../shared/memory/embeddings';
 import { minTrust, seenBy, sourceFor, trustOf, type Trust } from '../../shared/memory/provenance';

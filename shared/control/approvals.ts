@@ -1,4 +1,5 @@
-import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { actionDecisions, actions, teamMembers } from '../../schema';
 import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 

@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import type { KeyRestriction } from '../platform/contract/context';
 import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import type { Work } from '../platform/data/unit-of-work';
 import { type DbOrTx, rows } from '../platform/data/db';
 import { newId } from '../platform/contract/ids';

@@ -1,4 +1,5 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { cortexConfigs } from '../../schema/cortex';
 import { type Db, type DbOrTx, pgArray, rows } from '../platform/data/db';
 import { sqlState } from '../platform/data/pg-errors';

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { type DbOrTx, rows } from '../platform/data/db';
 import type { MemoryEventInput } from './events';
 
@@ -31,18 +31,22 @@ export const MENTION_RULE = `A memory mentions an entity of its owner when, at t
 export const normalizeName = (value: string) => value.trim().replace(/\s+/gu, ' ').toLowerCase();
 
 const EDGE_PUNCTUATION = /^\p{P}+|\p{P}+$/gu;
-const POSSESSIVE = /['\u2019]s$/u;
 
 const LEADING_PUNCTUATION = /^\p{P}+/u;
 const TRAILING_PUNCTUATION = /\p{P}+$/u;
 
 /** The forms a run of words can name an entity by: as written, without end punctuation (`bare`), without a possessive. */
 function formsOf(run: string, bare: string, into: Set<string>) {
-  const forms = [run, bare, POSSESSIVE.test(bare) ? bare.slice(0, -2) : bare];
-  for (const form of forms) {
-    if (form.length >= MENTION_MIN_CHARS && form.length <= ENTITY_NAME_MAX) into.add(form);
-  }
+  addForm(run, into);
+  if (bare !== run) addForm(bare, into);
+  // A possessive: `'s` or `’s` at the end (checked by character: this runs for every run of every store's text).
+  const n = bare.length;
+  if (n > 2 && bare.charCodeAt(n - 1) === 115 && (bare.charCodeAt(n - 2) === 39 || bare.charCodeAt(n - 2) === 0x2019)) addForm(bare.slice(0, -2), into);
 }
+
+const addForm = (form: string, into: Set<string>) => {
+  if (form.length >= MENTION_MIN_CHARS && form.length <= ENTITY_NAME_MAX) into.add(form);
+};
 
 /**
  * Every string an entity name would have to equal to be mentioned in `text`, first mention first.

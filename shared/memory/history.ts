@@ -1,5 +1,6 @@
 import type { Ctx } from '../platform/contract/context';
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 import type { MemoryDto } from './rows';
 

@@ -1,4 +1,5 @@
-import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { auditLog, memoryHolds } from '../../schema';
 import { reviewerMemberships } from '../control/approvals';
 import type { TenantCtx } from '../platform/contract/context';

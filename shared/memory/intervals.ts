@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import type { DbOrTx } from '../platform/data/db';
 import { STATE_KINDS_SQL } from './history';
 

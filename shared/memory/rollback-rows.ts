@@ -2,7 +2,7 @@
  * The SQL of the rollback engine (shared/memory/rollback.ts): what changed after a target, and
  * putting memories and their links back. The rollback family and mission rollbacks both use it.
  */
-import { sql } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { type DbOrTx, pgArray, rows } from '../platform/data/db';
 import { edgesAt, type PastEdge } from './edge-history';
 import { embeddingOfEvent } from './history';

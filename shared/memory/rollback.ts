@@ -1,5 +1,5 @@
 import type { TenantCtx } from '../platform/contract/context';
-import { sql } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { type DbOrTx, rows } from '../platform/data/db';
 import { toUrn } from '../platform/contract/ids';
 import type { Work } from '../platform/data/unit-of-work';

@@ -1,7 +1,7 @@
 import { toUrn } from '../platform/contract/ids';
 import { SOURCE_KINDS, SOURCE_VIAS, type SourceKind, type SourceVia, TRUST_LEVELS, type Trust } from './provenance';
 import { z } from '@hono/zod-openapi';
-import { sql } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 
 /** A memories row as raw SQL returns it (alias `m`, columns in `COLUMNS`). */
 export interface MemoryRow {

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { type Db, rows } from '../platform/data/db';
 import type { MaintenanceTask } from '../jobs/maintenance';
 import { enqueueJob, type JobHandler } from '../jobs/outbox';

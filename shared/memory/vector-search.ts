@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../platform/data/db';
 import { type Db, type DbOrTx, preparedRows, readWithSettings, rows, type StorageKind } from '../platform/data/db';
 import { LIVE_MEMORIES } from '../platform/data/usage';
 

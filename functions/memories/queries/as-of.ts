@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import { confinedTo } from '../../../shared/memory/access';
 import { statesHolding } from '../../../shared/memory/edge-history';
 import { embeddingOfState } from '../../../shared/memory/history';

@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
 import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
 

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import { type ControlSettings, DEFAULT_CONTROL_SETTINGS } from '../../../shared/control/settings';
 import type { PolicyRow } from '../../../shared/control/policy-set';
 import { type DbOrTx, preparedRows } from '../../../shared/platform/data/db';

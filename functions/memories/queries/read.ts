@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import { confinedTo, type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../../shared/memory/access';
 import type { KeyRestriction } from '../../../shared/platform/contract/context';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';

@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import { type GrantReader, grantsExist, type TenantScope } from '../../../shared/memory/access';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
 import { keepsVectorPlans, nearestInTenant, nearestMemories, sessionsSearch, vectorRead, vectorSearchSettings } from '../../../shared/memory/vector-search';

@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import { type Grant, type GrantReader, grantsFromJson, grantsJson, type TenantScope } from '../../../shared/memory/access';
 import type { MemoryRow } from '../../../shared/memory/rows';
 import { keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../../shared/memory/vector-search';

@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import { v7 as uuidv7 } from 'uuid';
 import { live, type TenantScope } from '../../../shared/memory/access';
 import { COLUMNS, type MemoryDto, type MemoryRow, toMemoryDto, vectorLiteral } from '../../../shared/memory/rows';

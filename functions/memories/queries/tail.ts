@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import type { MemoryDto } from '../../../shared/memory/rows';
 import { type DbOrTx, preparedRows } from '../../../shared/platform/data/db';
 import { milestoneInsert } from '../../../shared/platform/data/milestones';

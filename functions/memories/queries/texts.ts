@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../../../shared/platform/data/db';
 import type { TenantScope } from '../../../shared/memory/access';
 import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
 

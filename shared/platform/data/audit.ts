@@ -1,5 +1,6 @@
 import canonicalize from 'canonicalize';
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from './db';
 import { sha256Hex } from '../contract/crypto';
 import { type DbOrTx, rows, rowsOf } from './db';
 import { newId } from '../contract/ids';

@@ -1,7 +1,10 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { is, type SQL, sql } from 'drizzle-orm';
+import { is, type SQL } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
-import { COMMIT_WITH, compile, hooksOf, KEEP_PLAN, placeLiterals, SEND_WITH_NEXT, sessionOf, SHORTCUTS, sqlLiteral } from './driver';
+import { COMMIT_WITH, compile, hooksOf, KEEP_PLAN, placeLiterals, SEND_WITH_NEXT, sessionOf, SHORTCUTS, sql, sqlLiteral } from './driver';
+
+/** drizzle's `sql` tag, built without its per-chunk table check (driver/sql.ts): what the hot paths' queries are written with. */
+export { sql };
 
 /**
  * Any of our three drivers (PGlite, node-postgres, Neon serverless) behind drizzle. Without the

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from './db';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv, IdempotencyClaim } from '../contract/context';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { SQL } from 'drizzle-orm';
-import { sql } from 'drizzle-orm';
+import { sql } from './db';
 import { type DbOrTx, rows } from './db';
 
 /** Deepest offset any list accepts: beyond it a client should narrow the query, not page. */

@@ -1,4 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { sql } from './db';
 import { apiKeys } from '../../../schema';
 import { allowedInSpace } from '../../memory/access';
 import { type IssuedKey, issueKey, type Restriction } from './accounts';

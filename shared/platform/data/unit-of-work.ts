@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from './db';
 import { emitEvent, type EventType } from '../../jobs/events';
 import { enqueueJob } from '../../jobs/outbox';
 import { recordMemoryEvents, type MemoryEventInput } from '../../memory/events';

@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL } from 'drizzle-orm';
+import { sql } from './db';
 import type { AuthContext, Ctx } from '../contract/context';
 import { limitReached } from '../contract/errors';
 import { type DbOrTx, rows } from './db';

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../data/db';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv, AuthContext } from '../contract/context';
 import { sha256Hex } from '../contract/crypto';

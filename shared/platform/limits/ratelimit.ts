@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../data/db';
 import type { CounterStore } from '../data/counters';
 import { type Db, rows } from '../data/db';
 import type { RedisOps } from '../data/redis';

@@ -25,6 +25,9 @@ import { type Pool, shortTransactions } from './short-transactions';
  * - The literal quoter (literals.ts): the one-message forms above, and a read with planner settings
  *   sent as one script (db.ts `readWithSettings`), write parameters as literals; `sqlLiteral` quotes
  *   one as a text-format bind parameter would arrive.
+ * - The `sql` tag (sql.ts): drizzle's, without the table check its SQL constructor makes of every
+ *   chunk. Public API only (an SQL built empty, then its `queryChunks`), so it stays on with
+ *   `DB_DRIVER_SHORTCUTS=off`: the objects it builds are the ones drizzle's tag builds.
  *
  * What they touch of drizzle that drizzle does not promise (`db.session`, `db.dialect`,
  * `session.options`, `tx.session.client`, `SQL.shouldInlineParams`, the Session and Transaction
@@ -40,6 +43,7 @@ export { compile } from './compile';
 export { COMMIT_WITH, hooksOf, KEEP_PLAN, SEND_WITH_NEXT, SHORTCUTS } from './hooks';
 export { DRIZZLE_VERSION_CHECKED, sessionOf } from './internals';
 export { placeLiterals, sqlLiteral } from './literals';
+export { sql } from './sql';
 
 /** Where the shortcuts go: an embedded PGlite, or a node-postgres-shaped pool with its drizzle driver's classes. */
 export type ShortcutTarget =
