@@ -2,8 +2,7 @@
 -- out-of-line TOAST value, and an HNSW graph of half the size. The history keeps vector(512): an
 -- event that holds a copy (memory_events.embedding) widens the halfvec exactly, and the triggers of
 -- migrations/0045 copy it by assignment. Query vectors are cast to halfvec to use the index
--- (shared/memory/vector-search.ts). Rounding to half precision moves a cosine by about 1e-3 at most;
--- recall@10 on LoCoMo is unchanged (docs/performance.md).
+-- (shared/memory/vector-search.ts). Rounding to half precision moves a cosine by about 1e-3 at most.
 DROP INDEX memories_embedding_idx;
 -- The trigger's WHEN clause names the column, which cannot change type under it.
 DROP TRIGGER memory_events_embedding_update ON memories;
