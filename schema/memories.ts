@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, integer, jsonb, pgTable, primaryKey, real, smallint, text, timestamp, uuid, vector } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, halfvec, integer, jsonb, pgTable, primaryKey, real, smallint, text, timestamp, uuid, vector } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
@@ -33,7 +33,8 @@ export const memories = pgTable('memories', {
   agentId: text('agent_id'),
   spaceId: uuid('space_id'),
   contentHash: text('content_hash').notNull(),
-  embedding: vector('embedding', { dimensions: 512 }).notNull(),
+  /** Half precision, inline in the row (migrations/0050); the history keeps full vectors. */
+  embedding: halfvec('embedding', { dimensions: 512 }).notNull(),
   /** Not yet in the HNSW graph (a rollback wrote it); searches read such rows exactly. migrations/0006 */
   indexPending: boolean('index_pending').notNull().default(false),
   expiresAt: ts('expires_at'),

@@ -56,7 +56,7 @@ export function embeddingOfState(alias = 'e'): SQL {
   const e = sql.raw(alias);
   return sql`coalesce(${e}.embedding, (
     SELECT CASE WHEN prior.embedding_live
-             THEN (SELECT live.embedding FROM memories live WHERE live.tenant_id = prior.tenant_id AND live.id = prior.memory_id)
+             THEN (SELECT live.embedding::vector FROM memories live WHERE live.tenant_id = prior.tenant_id AND live.id = prior.memory_id)
              ELSE prior.embedding END
     FROM memory_events prior
     WHERE prior.tenant_id = ${e}.tenant_id AND prior.memory_id = ${e}.memory_id AND (prior.embedding IS NOT NULL OR prior.embedding_live)

@@ -70,7 +70,7 @@ async function rawSearches(tenantOf: () => string, texts: string[]) {
   await q(`SET hnsw.ef_search = 40; SET hnsw.iterative_scan = relaxed_order; SET random_page_cost = 1.1`);
   const semantic = {
     name: 'raw-semantic',
-    text: `SELECT id, 1 - (embedding <=> $2::vector) AS similarity FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::vector LIMIT ${LIMIT}`,
+    text: `SELECT id, 1 - (embedding <=> $2::halfvec) AS similarity FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::halfvec LIMIT ${LIMIT}`,
   };
   const keyword = {
     name: 'raw-keyword',
@@ -114,7 +114,7 @@ async function measure(server: Server, label: string, tenantOf: () => string, pa
   i = 0;
   const raw = await rawSearches(() => picks[i++ % picks.length][0], texts);
   const [plan] = await q<{ 'QUERY PLAN': string }>(
-    `EXPLAIN SELECT id FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::vector LIMIT ${LIMIT}`,
+    `EXPLAIN SELECT id FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::halfvec LIMIT ${LIMIT}`,
     [tenantOf(), await denseVector(texts[0])],
   ).then((r) => r.slice(1));
   const out = (['semantic', 'keyword', 'hybrid'] as const).map((mode) => [
