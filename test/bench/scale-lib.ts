@@ -204,6 +204,15 @@ export function queries(count: number, seed = 7) {
   );
 }
 
+/**
+ * Queries of rare words: two order or ticket numbers of the first `loaded` memories (each number is
+ * in one memory of the bulk load, `observation`), so a keyword search reads a posting or two per word.
+ */
+export function rareQueries(count: number, loaded: number, seed = 13) {
+  const r = rng(seed);
+  return Array.from({ length: count }, () => `${1 + Math.floor(r() * loaded)} ${1 + Math.floor(r() * loaded)}`);
+}
+
 const embedder = hashEmbedder();
 
 /** The vector the server stores for `text` (hash embedder, normalised), as pgvector's sparse literal: a tenth of the bytes of the dense one. */

@@ -4,6 +4,9 @@
  *
  *   DATABASE_URL=postgres://.../engram_scale REDIS_URL=redis://.../5 npm run bench:scale --
  *     [--sizes 10000,100000,250000] [--tenants 1000] [--searches 200] [--maintenance-work-mem 2GB]
+ *     [--no-throughput]
+ *
+ * `--tenants 0` skips part 2 and `--no-throughput` part 3 (searches of one big tenant only).
  *
  * DATABASE_URL must be a database of its own with no memories (the bench drops and rebuilds
  * memories_embedding_idx and leaves its rows behind: drop the database afterwards). The server is
@@ -15,7 +18,9 @@
  *    it with its definition from the migrations (timed). Then semantic, keyword and hybrid searches
  *    over HTTP, and beside them in the same run the plain SQL a pgvector / full-text user would
  *    write for the same query (nearest 10 of the tenant; `@@` any of the words ranked by ts_rank;
- *    hybrid: both).
+ *    hybrid: both). Keyword and hybrid twice: queries of common words (a name is in about one
+ *    memory in eight) and of rare ones (order numbers, in one memory each). Then the disk of the
+ *    keyword tables and their indexes.
  * 2. At the largest size, `--tenants` more tenants holding as many memories again between them,
  *    the index rebuilt, and the same searches for a random small tenant and for the big one.
  * 3. Store (POST /v1/memories) and batch (100 a request) throughput into that table, the disk every
@@ -26,7 +31,7 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { f0, f1, indexDefinition, pct, rng, table, timed } from './lib';
-import { bulkLoad, call, countLoaded, createTenant, denseVector, load, queries, type Server, startServer } from './scale-lib';
+import { bulkLoad, call, countLoaded, createTenant, denseVector, load, queries, rareQueries, type Server, startServer } from './scale-lib';
 import { throughputAndDisk } from './scale-throughput';
 
 const { values: args } = parseArgs({
@@ -35,6 +40,7 @@ const { values: args } = parseArgs({
     tenants: { type: 'string', default: '1000' },
     searches: { type: 'string', default: '200' },
     'maintenance-work-mem': { type: 'string', default: '2GB' },
+    'no-throughput': { type: 'boolean', default: false },
   },
 });
 const SIZES = args.sizes.split(',').map(Number);
@@ -66,7 +72,7 @@ async function rebuildIndex() {
 }
 
 /** The plain SQL for the same searches, on the bench's own session with the server's vector settings. */
-async function rawSearches(tenantOf: () => string, texts: string[]) {
+async function rawSearches(tenantOf: () => string, texts: string[], rare: string[]) {
   await q(`SET hnsw.ef_search = 40; SET hnsw.iterative_scan = relaxed_order; SET random_page_cost = 1.1`);
   const semantic = {
     name: 'raw-semantic',
@@ -77,8 +83,8 @@ async function rawSearches(tenantOf: () => string, texts: string[]) {
     text: `SELECT id, ts_rank(search_tsv, k) AS rank FROM memories, CAST(replace(plainto_tsquery('english', $2)::text, '&', '|') AS tsquery) k
            WHERE tenant_id = $1 AND search_tsv @@ k ORDER BY rank DESC LIMIT ${LIMIT}`,
   };
-  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[] };
-  for (const text of texts) {
+  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[], 'keyword-rare': [] as number[], 'hybrid-rare': [] as number[] };
+  for (const [i, text] of texts.entries()) {
     const tenant = tenantOf();
     const vector = await denseVector(text);
     const [, s] = await timed(() => db.query({ ...semantic, values: [tenant, vector] }));
@@ -86,40 +92,51 @@ async function rawSearches(tenantOf: () => string, texts: string[]) {
     out.semantic.push(s);
     out.keyword.push(k);
     out.hybrid.push(s + k);
+    if (i >= rare.length) continue;
+    const rareVector = await denseVector(rare[i]);
+    const [, rs] = await timed(() => db.query({ ...semantic, values: [tenant, rareVector] }));
+    const [, rk] = await timed(() => db.query({ ...keyword, values: [tenant, rare[i]] }));
+    out['keyword-rare'].push(rk);
+    out['hybrid-rare'].push(rs + rk);
   }
   return out;
 }
 
-async function httpSearches(server: Server, keyOf: () => string, texts: string[]) {
-  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[] };
+const MODES = ['semantic', 'keyword', 'hybrid', 'keyword-rare', 'hybrid-rare'] as const;
+
+async function httpSearches(server: Server, keyOf: () => string, texts: string[], rare: string[]) {
+  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[], 'keyword-rare': [] as number[], 'hybrid-rare': [] as number[] };
   let short = 0;
-  for (const mode of ['semantic', 'keyword', 'hybrid'] as const)
-    for (const text of texts) {
+  for (const kind of MODES) {
+    const mode = kind.replace('-rare', '');
+    for (const text of kind.endsWith('-rare') ? rare : texts) {
       const url = `${server.url}/v1/memories/search?${new URLSearchParams({ q: text, limit: String(LIMIT), mode })}`;
       const [res, t] = await timed(() => call('GET', url, keyOf()));
-      out[mode].push(t);
-      if (mode === 'semantic' && res.memories.length < LIMIT) short++;
+      out[kind].push(t);
+      if (kind === 'semantic' && res.memories.length < LIMIT) short++;
     }
+  }
   return { ...out, short };
 }
 
-async function measure(server: Server, label: string, tenantOf: () => string, pair: () => [string, string]) {
+async function measure(server: Server, label: string, loaded: number, tenantOf: () => string, pair: () => [string, string]) {
   const texts = queries(SEARCHES);
+  const rare = rareQueries(SEARCHES, loaded);
   // Each search draws its tenant once, shared by the HTTP and the SQL measurement.
   const picks = texts.map(() => pair());
   let i = 0;
   const warm = queries(20, 99);
-  await httpSearches(server, () => picks[0][1], warm);
-  const http = await httpSearches(server, () => picks[i++ % picks.length][1], texts);
+  await httpSearches(server, () => picks[0][1], warm, rareQueries(20, loaded, 99));
+  const http = await httpSearches(server, () => picks[i++ % picks.length][1], texts, rare);
   i = 0;
-  const raw = await rawSearches(() => picks[i++ % picks.length][0], texts);
+  const raw = await rawSearches(() => picks[i++ % picks.length][0], texts, rare);
   const [plan] = await q<{ 'QUERY PLAN': string }>(
     `EXPLAIN SELECT id FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::halfvec LIMIT ${LIMIT}`,
     [tenantOf(), await denseVector(texts[0])],
   ).then((r) => r.slice(1));
-  const out = (['semantic', 'keyword', 'hybrid'] as const).map((mode) => [
+  const out = MODES.map((mode) => [
     label,
-    mode,
+    mode.replace('-rare', ' (rare words)'),
     ms(http[mode]),
     ms(raw[mode]),
     mode === 'semantic' ? `${http.short} answers < ${LIMIT}; raw plan: ${plan['QUERY PLAN'].replace(/^\s*->\s*/, '').split(' on ')[0]}` : '',
@@ -130,39 +147,8 @@ async function measure(server: Server, label: string, tenantOf: () => string, pa
   return out;
 }
 
-const started = performance.now();
-await db.connect();
-const server = await startServer({ DATABASE_URL, REDIS_URL: process.env.REDIS_URL });
-const rowsOut: string[][] = [];
-const loadOut: string[][] = [];
-try {
-  const [{ n }] = await q<{ n: string }>('SELECT count(*) AS n FROM memories');
-  if (Number(n) > 0) throw new Error(`refusing to run: memories holds ${n} rows; the bench drops ${INDEX}. Use a database of its own.`);
-  console.log(`engram scale bench: sizes ${SIZES.join(', ')}, ${TENANTS} small tenants, ${SEARCHES} searches per mode; load average ${load()} at start`);
-  const big = await createTenant(server.url, 'big');
-  let have = 0;
-  for (const size of SIZES) {
-    await dropIndexes();
-    const [, loadMs] = await timed(() => bulkLoad(q, size - have, () => big.tenantId, random));
-    await countLoaded(q, [big.tenantId], size - have);
-    const built = await rebuildIndex();
-    loadOut.push([size.toLocaleString('en'), '1', f0((size - have) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
-    console.error(`  ${size}: loaded ${size - have} in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s (load ${load()})`);
-    have = size;
-    rowsOut.push(
-      ...(await measure(
-        server,
-        `one tenant of ${size.toLocaleString('en')}`,
-        () => big.tenantId,
-        () => [big.tenantId, big.key],
-      )),
-    );
-  }
-
-  // Part 2: as many memories again, over TENANTS tenants.
-  const small: { key: string; tenantId: string }[] = [];
-  for (let i = 0; i < TENANTS; i++) small.push(await createTenant(server.url, `small-${i}`));
-  const each = Math.max(1, Math.floor(have / TENANTS));
+/** Part 2: `each` memories for every small tenant, then the same searches for one of them and for the big one. */
+async function loadSmall(big: { key: string; tenantId: string }, small: { key: string; tenantId: string }[], each: number, total: number, have: number) {
   await dropIndexes();
   const [, loadMs] = await timed(() => bulkLoad(q, each * TENANTS, (i) => small[i % TENANTS].tenantId, random));
   await countLoaded(
@@ -171,7 +157,6 @@ try {
     each,
   );
   const built = await rebuildIndex();
-  const total = have + each * TENANTS;
   loadOut.push([total.toLocaleString('en'), String(TENANTS + 1), f0((each * TENANTS) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
   console.error(`  ${TENANTS} tenants of ${each}: loaded in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s`);
   const r = rng(3);
@@ -180,6 +165,7 @@ try {
     ...(await measure(
       server,
       `one of ${TENANTS} tenants of ${each.toLocaleString('en')} (table ${total.toLocaleString('en')})`,
+      total,
       () => small[0].tenantId,
       () => {
         const t = someSmall();
@@ -191,18 +177,26 @@ try {
     ...(await measure(
       server,
       `the tenant of ${have.toLocaleString('en')} (table ${total.toLocaleString('en')})`,
+      have,
       () => big.tenantId,
       () => [big.tenantId, big.key],
     )),
   );
+}
 
-  console.log('\n### Bulk load and HNSW build\n');
-  console.log(table(['memories in the table', 'tenants', 'rows/s loaded (with create events)', 'HNSW build s', 'HNSW index MB', 'load average'], loadOut));
-  console.log(`\n### Search, limit ${LIMIT}, sequential, p50 / p95 / p99 ms (HTTP end to end; the plain SQL on the same queries, same run)\n`);
-  console.log(table(['store', 'mode', 'HTTP', 'plain SQL', 'notes', 'load average'], rowsOut));
+/** The disk of the keyword tables and of each of their indexes. */
+async function postingsDisk() {
+  const sizes = await q<{ name: string; mb: string }>(
+    `SELECT c.relname AS name, round(pg_relation_size(c.oid) / 1048576.0, 1) AS mb FROM pg_class c
+     WHERE c.relname IN ('memory_postings', 'memory_lexeme_stats') OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid::regclass::text IN ('memory_postings', 'memory_lexeme_stats'))
+     ORDER BY c.relname`,
+  );
+  diskOut.push(...sizes.map((r) => [r.name, r.mb, load()]));
+}
 
+/** Part 3: store and batch throughput, disk per stored memory, then the export of the big tenant. */
+async function throughputAndExport(big: { key: string; tenantId: string }, small: { key: string; tenantId: string }[], total: number, each: number) {
   await throughputAndDisk({ server, q, big, small, total, each });
-
   // Export of the big tenant: the whole store, streamed as JSON.
   const [{ live }] = await q<{ live: string }>('SELECT count(*) AS live FROM memories WHERE tenant_id = $1 AND superseded_by IS NULL', [big.tenantId]);
   const before = await server.rss();
@@ -228,6 +222,59 @@ try {
       ],
     ),
   );
+}
+
+const started = performance.now();
+await db.connect();
+const server = await startServer({ DATABASE_URL, REDIS_URL: process.env.REDIS_URL });
+const rowsOut: string[][] = [];
+const loadOut: string[][] = [];
+const diskOut: string[][] = [];
+try {
+  const [{ n }] = await q<{ n: string }>('SELECT count(*) AS n FROM memories');
+  if (Number(n) > 0) throw new Error(`refusing to run: memories holds ${n} rows; the bench drops ${INDEX}. Use a database of its own.`);
+  console.log(`engram scale bench: sizes ${SIZES.join(', ')}, ${TENANTS} small tenants, ${SEARCHES} searches per mode; load average ${load()} at start`);
+  const big = await createTenant(server.url, 'big');
+  let have = 0;
+  for (const size of SIZES) {
+    await dropIndexes();
+    const [, loadMs] = await timed(() => bulkLoad(q, size - have, () => big.tenantId, random));
+    await countLoaded(q, [big.tenantId], size - have);
+    const built = await rebuildIndex();
+    loadOut.push([size.toLocaleString('en'), '1', f0((size - have) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
+    console.error(`  ${size}: loaded ${size - have} in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s (load ${load()})`);
+    have = size;
+    rowsOut.push(
+      ...(await measure(
+        server,
+        `one tenant of ${size.toLocaleString('en')}`,
+        size,
+        () => big.tenantId,
+        () => [big.tenantId, big.key],
+      )),
+    );
+  }
+
+  // Part 2: as many memories again, over TENANTS tenants.
+  const small: { key: string; tenantId: string }[] = [];
+  let total = have;
+  let each = 0;
+  if (TENANTS > 0) {
+    for (let i = 0; i < TENANTS; i++) small.push(await createTenant(server.url, `small-${i}`));
+    each = Math.max(1, Math.floor(have / TENANTS));
+    total = have + each * TENANTS;
+    await loadSmall(big, small, each, total, have);
+  }
+  await postingsDisk();
+
+  console.log('\n### Bulk load and HNSW build\n');
+  console.log(table(['memories in the table', 'tenants', 'rows/s loaded (with create events)', 'HNSW build s', 'HNSW index MB', 'load average'], loadOut));
+  console.log(`\n### Search, limit ${LIMIT}, sequential, p50 / p95 / p99 ms (HTTP end to end; the plain SQL on the same queries, same run)\n`);
+  console.log(table(['store', 'mode', 'HTTP', 'plain SQL', 'notes', 'load average'], rowsOut));
+
+  console.log('\n### Keyword tables and indexes at the end of the loads\n');
+  console.log(table(['relation', 'MB', 'load average'], diskOut));
+  if (!args['no-throughput'] && TENANTS > 0) await throughputAndExport(big, small, total, each);
   console.log(`\ntotal ${f1((performance.now() - started) / 60_000)} min; load average at the end ${load()}`);
 } finally {
   for (const name of [INDEX, ...LOAD_INDEXES])
