@@ -1,4 +1,5 @@
 import { pgArray, type RawQuery } from '../data/db';
+import { sqlState } from '../data/pg-errors';
 import type { Logger } from '../data/log';
 import type { RedisOps } from '../data/redis';
 import { dayOf, periodOf, periodResetsAt } from '../contract/time';
@@ -408,6 +409,19 @@ export class RequestGate {
     return this.flushing;
   }
 
+  /**
+   * UPSERT skips tenants that no longer exist, but a tenant deleted while the statement runs fails
+   * its foreign key check (23503) for the whole batch; once more, the statement sees the deletion.
+   */
+  private async upsert(params: string[]): Promise<void> {
+    try {
+      await this.query(UPSERT, params);
+    } catch (err) {
+      if (sqlState(err) !== '23503') throw err;
+      await this.query(UPSERT, params);
+    }
+  }
+
   private async flushOnce(): Promise<void> {
     for (;;) {
       const flat = (await this.redis.eval(`return redis.call('ZRANGE', '${DIRTY}', 0, ${FLUSH_BATCH - 1}, 'WITHSCORES')`, [])) as string[];
@@ -423,7 +437,7 @@ export class RequestGate {
         columns[2].push(parts[2]);
         columns[3].push(Number(flat[i + 1]));
       }
-      await this.query(UPSERT, columns.map(pgArray));
+      await this.upsert(columns.map(pgArray));
       await this.redis.eval(ACK, [ids.length / 2, ...ids]);
       if (flat.length < FLUSH_BATCH * 2) return;
     }
