@@ -35,10 +35,38 @@ export const COLUMNS = sql.raw(
   'm.id, m.tenant_id, m.observation, m.tags, m.importance, m.confidence, m.recall_count, m.last_recalled_at, m.superseded_by, m.context, m.agent_id, m.space_id, m.content_hash, m.expires_at, m.source_kind, m.source_via, m.source_key_id, m.source_ref, m.trust, m.occurred_at, m.version, m.created_at, m.updated_at',
 );
 
+/**
+ * The columns a search answer reads of each hit (functions/memories/search.ts): the rest (context,
+ * hash, version, the other times) would travel and be parsed for every hit for nothing, a context
+ * of any size among them.
+ */
+export const HIT_COLUMNS = sql.raw(
+  'm.id, m.tenant_id, m.observation, m.tags, m.importance, m.recall_count, m.agent_id, m.space_id, m.source_kind, m.source_via, m.source_key_id, m.source_ref, m.trust, m.occurred_at, m.created_at',
+);
+/** A row of HIT_COLUMNS. */
+export type HitRow = Pick<
+  MemoryRow,
+  | 'id'
+  | 'tenant_id'
+  | 'observation'
+  | 'tags'
+  | 'importance'
+  | 'recall_count'
+  | 'agent_id'
+  | 'space_id'
+  | 'source_kind'
+  | 'source_via'
+  | 'source_key_id'
+  | 'source_ref'
+  | 'trust'
+  | 'occurred_at'
+  | 'created_at'
+>;
+
 const isoOf = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 /** A memory's `source`, `trust` and `occurred_at` as answers carry them. */
-export function provenanceOf(r: MemoryRow) {
+export function provenanceOf(r: Pick<MemoryRow, 'source_kind' | 'source_via' | 'source_key_id' | 'agent_id' | 'source_ref' | 'trust' | 'occurred_at' | 'created_at'>) {
   return {
     source: { kind: r.source_kind, via: r.source_via, key_id: r.source_key_id, agent_id: r.agent_id, ref: r.source_ref },
     trust: r.trust,

@@ -1,7 +1,7 @@
 import { type SQL } from 'drizzle-orm';
 import { sql } from '../../../shared/platform/data/db';
 import { type GrantReader, grantsExist, type TenantScope } from '../../../shared/memory/access';
-import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
+import { HIT_COLUMNS, type HitRow } from '../../../shared/memory/rows';
 import { keepsVectorPlans, nearestInTenant, nearestMemories, sessionsSearch, vectorRead, vectorSearchSettings } from '../../../shared/memory/vector-search';
 import { type DbOrTx, pgArray, preparedRows, preparedRowsWithNext, rowsAndCommit, type StorageKind } from '../../../shared/platform/data/db';
 import { milestoneInsert } from '../../../shared/platform/data/milestones';
@@ -57,7 +57,7 @@ export async function recallAndFetch(
     db,
     sql`WITH ${recallWrites(tenantId, sql`${pgArray(own)}::uuid[]`, who, detail)},
         unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(${pgArray(hits.ids)}::uuid[]))
-        SELECT ${COLUMNS}, 1 - (m.embedding <=> ${hits.vector}::halfvec) AS similarity FROM unscoped m WHERE ${hits.scope}`,
+        SELECT ${HIT_COLUMNS}, 1 - (m.embedding <=> ${hits.vector}::halfvec) AS similarity FROM unscoped m WHERE ${hits.scope}`,
   );
   return new Map(found.map((r) => [r.id, r]));
 }
@@ -86,8 +86,8 @@ export async function plainSemanticSearch(
   const keepPlan = keepsVectorPlans(storage, page.limit);
   if (keepPlan && !page.wholeStore) return filteredSemanticSearch(db, tenantId, own, vector, page, who, detail);
   const nearest = keepPlan
-    ? nearestInTenant(COLUMNS, own, vector, { limit: page.limit }, tenantId)
-    : nearestMemories(COLUMNS, own, vector, { limit: page.limit });
+    ? nearestInTenant(HIT_COLUMNS, own, vector, { limit: page.limit }, tenantId)
+    : nearestMemories(HIT_COLUMNS, own, vector, { limit: page.limit });
   const hits = sql`ARRAY(SELECT f.id FROM found f WHERE greatest(0, least(1, f.similarity)) >= ${page.minScore}::float8)`;
   const found = await vectorRead<Candidate & { grants_exist: boolean }>(
     db,
@@ -127,10 +127,10 @@ async function filteredSemanticSearch(
           SELECT (e->>0)::uuid AS id, (e->>1)::float8 AS similarity FROM jsonb_array_elements(current_setting('engram.near')::jsonb) e),
         grants AS (SELECT ${page.checkGrants ? grantsExist(page.checkGrants) : sql`false`} AS exist),
         unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(ARRAY(SELECT id FROM near))),
-        found AS MATERIALIZED (SELECT ${COLUMNS} FROM unscoped m WHERE ${own}),
+        found AS MATERIALIZED (SELECT ${HIT_COLUMNS} FROM unscoped m WHERE ${own}),
         ${recallWrites(tenantId, sql`ARRAY(SELECT f.id FROM found f JOIN near n ON n.id = f.id WHERE greatest(0, least(1, n.similarity)) >= ${page.minScore}::float8)`, who, detail, sql`NOT (SELECT exist FROM grants)`)}
         SELECT g.exist AS grants_exist, f.*, n.similarity FROM grants g LEFT JOIN found f ON true LEFT JOIN near n ON n.id = f.id`;
-  type Found = MemoryRow & { grants_exist: boolean; similarity: number | string };
+  type Found = HitRow & { grants_exist: boolean; similarity: number | string };
   const found = await db.transaction(async (tx) => {
     // Connections whose session is ready for the search (node-postgres) need no settings first.
     if (!sessionsSearch(db, page.limit)) await vectorSearchSettings(tx, page.limit);

@@ -1,11 +1,12 @@
 import { type SQL } from 'drizzle-orm';
 import { sql } from '../../../shared/platform/data/db';
 import { type Grant, type GrantReader, grantsFromJson, grantsJson, type TenantScope } from '../../../shared/memory/access';
-import type { MemoryRow } from '../../../shared/memory/rows';
+import type { HitRow, MemoryRow } from '../../../shared/memory/rows';
 import { keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../../shared/memory/vector-search';
 import { type DbOrTx, pgArray, preparedRows, readWithSettings, rows, type StorageKind } from '../../../shared/platform/data/db';
 
-type Candidate = MemoryRow & { similarity?: number; text_rank?: number; bm25?: number; stats_parts?: number | string };
+/** A hit as a search answers it (HIT_COLUMNS) with its scores. */
+type Candidate = HitRow & { similarity?: number; text_rank?: number; bm25?: number; stats_parts?: number | string };
 export type { Candidate };
 
 /**
