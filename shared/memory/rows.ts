@@ -66,7 +66,9 @@ export type HitRow = Pick<
 const isoOf = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 /** A memory's `source`, `trust` and `occurred_at` as answers carry them. */
-export function provenanceOf(r: Pick<MemoryRow, 'source_kind' | 'source_via' | 'source_key_id' | 'agent_id' | 'source_ref' | 'trust' | 'occurred_at' | 'created_at'>) {
+export function provenanceOf(
+  r: Pick<MemoryRow, 'source_kind' | 'source_via' | 'source_key_id' | 'agent_id' | 'source_ref' | 'trust' | 'occurred_at' | 'created_at'>,
+) {
   return {
     source: { kind: r.source_kind, via: r.source_via, key_id: r.source_key_id, agent_id: r.agent_id, ref: r.source_ref },
     trust: r.trust,
