@@ -99,7 +99,9 @@ export async function search(ctx: TenantCtx, query: z.infer<typeof SearchQuery>)
   // The query's vector, and the one a hybrid search ranks its semantic candidates by (hybrid.ts, rankingVector).
   const vectors = run.timings.time('embed', embedAll(ctx.services.embedder, queryTexts(query.mode, query.q)));
   const embedding = vectors.then(([e]) => q.vectorLiteral(e));
-  const ranking = vectors.then((all) => q.vectorLiteral(rankingVector(all)));
+  // One text embedded (every search but a hybrid one whose words differ): the ranking vector is the
+  // query's own, whose text (512 numbers, some ten kilobytes) is written once.
+  const ranking = vectors.then((all) => (all.length < 2 ? embedding : q.vectorLiteral(rankingVector(all))));
   // handled where they are awaited; never an unhandled rejection meanwhile
   embedding.catch(() => undefined);
   ranking.catch(() => undefined);
