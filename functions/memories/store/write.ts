@@ -8,6 +8,7 @@ import * as q from '../queries';
 import { type Prepared, type StoreOutcome, type Target, writeEnded } from './prepare';
 import { AUTO_LINK_MAX, LINK_SPARE, planStores } from './plan';
 import { commitTail } from './tail';
+import { GovernanceChanged } from './govern';
 
 /** How an attempt of the store's transaction runs, as earlier attempts found. */
 export interface Locking {
@@ -72,6 +73,7 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
   if (!groups.length) return outcomes;
   const owners = [...new Set(groups.map((g) => g.target.owner))].sort();
   const items = groups.flatMap((g) => g.items);
+  const judged = items.some((p) => p.judgedWith !== undefined);
   // The auto-links' nearest memories need nothing the probe reads: they travel in its message, one
   // more each than a store links to, and the duplicates an lww store supersedes are dropped after.
   const linking = groups.flatMap((g) => g.items.filter((p) => p.input.auto_link).map((p) => ({ p, g })));
@@ -104,10 +106,14 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
     owners,
     { keys: [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))], first: locking.first },
     ctx.now,
+    judged ? ctx.tenantId : null,
   );
   // Link targets skip the duplicates that an `lww` store at or before this one supersedes (they stop
   // being current before it links). With more of them than the spare, that store asks again.
   const found = await nearest;
+  // Judged with governance that is no longer the caller's (a policy or setting changed since): write
+  // nothing; the caller judges them again (govern.ts judgeAgain).
+  if (judged && items.some((p) => p.judgedWith !== undefined && p.judgedWith !== probe.governanceVersion)) throw new GovernanceChanged();
   const neighbours = new Map<number, q.LinkNeighbour[]>();
   const again: q.LinkProbe[] = [];
   for (const l of linking) {
