@@ -5,8 +5,9 @@ import { createEngine, type Tenant, type TestEngine } from './harness';
 /**
  * A store judges with the process's copy of its tenant's governance and checks the tenant's
  * governance version in its transaction (docs/governed-memories.md, migrations/0051): a policy or
- * setting changed by another request, or behind the service's back in SQL, takes effect on the very
- * next store, blocked or held, whether the copy was kept or not; single, coalesced and batch stores.
+ * setting changed by another request, or behind the service's back in SQL (as another instance
+ * would, leaving this one's copy stale), takes effect on the very next store, blocked or held;
+ * single, coalesced and batch stores.
  */
 let engine: TestEngine;
 beforeAll(async () => {
@@ -26,6 +27,20 @@ async function policyOf(t: Tenant, enabled = true) {
   const res = await call(t, 'POST', '/v1/control/policies', { name: 'Money', step_types: ['memory'], rules: RULES });
   expect(res.status, res.text).toBe(201);
   if (!enabled) await engine.sql(sql`UPDATE policies SET enabled = false WHERE tenant_id = ${t.tenantId}`);
+}
+
+/** The texts the engine's embedder is given while `run` runs. */
+async function embedded(run: () => Promise<void>): Promise<string[]> {
+  const embedder = engine.node.services.embedder;
+  const embed = embedder.embed.bind(embedder);
+  const seen: string[] = [];
+  (embedder as { embed: typeof embed }).embed = async (texts) => (seen.push(...texts), embed(texts));
+  try {
+    await run();
+  } finally {
+    (embedder as { embed: typeof embed }).embed = embed;
+  }
+  return seen;
 }
 
 const versionOf = async (t: Tenant) =>
@@ -56,9 +71,13 @@ describe('a store judged with a kept copy', () => {
     const t = await engine.newTenant('pro');
     expect((await call(t, 'POST', '/v1/memories', { observation: 'warm the copy' })).status).toBe(201);
     await policyOf(t);
-    const blocked = await call(t, 'POST', '/v1/memories', { observation: 'please wire the funds today' });
-    expect(blocked.status, blocked.text).toBe(403);
-    expect(blocked.body.code).toBe('BLOCKED');
+    // The verb dropped this instance's copy: the blocked text is not embedded either.
+    const seen = await embedded(async () => {
+      const blocked = await call(t, 'POST', '/v1/memories', { observation: 'please wire the funds today' });
+      expect(blocked.status, blocked.text).toBe(403);
+      expect(blocked.body.code).toBe('BLOCKED');
+    });
+    expect(seen).toEqual([]);
     const held = await call(t, 'POST', '/v1/memories', { observation: 'ask a human before deploying' });
     expect(held.status, held.text).toBe(202);
     expect(held.body.policy_result.triggered_policy).toBe('Money');
@@ -121,15 +140,9 @@ describe('a store judged with a kept copy', () => {
   it('a tenant not yet kept reads its governance before embedding: a blocked text never reaches the embedder', async () => {
     const t = await engine.newTenant('pro');
     await policyOf(t);
-    const embedder = engine.node.services.embedder;
-    const embed = embedder.embed.bind(embedder);
-    const seen: string[] = [];
-    (embedder as { embed: typeof embed }).embed = async (texts) => (seen.push(...texts), embed(texts));
-    try {
+    const seen = await embedded(async () => {
       expect((await call(t, 'POST', '/v1/memories', { observation: 'wire the funds, cold' })).status).toBe(403);
-    } finally {
-      (embedder as { embed: typeof embed }).embed = embed;
-    }
-    expect(seen).not.toContain('wire the funds, cold');
+    });
+    expect(seen).toEqual([]);
   });
 });

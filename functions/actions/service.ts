@@ -4,6 +4,7 @@ import { recordDecision } from '../../shared/control/decide';
 import { invalidDecision } from '../../shared/control/errors';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
 import { evaluatePolicies } from '../../shared/control/evaluate';
+import { forgetGovernance } from '../../shared/control/governance-copies';
 import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
@@ -325,7 +326,7 @@ export async function putSettings(ctx: TenantCtx, input: z.infer<typeof Settings
   requireScope(ctx.auth, SETTINGS_WRITE);
   if (input.approval_mode === 'team') requireFeature(ctx.tier, 'team_approvals');
   if (input.approval_mode === 'enterprise') requireFeature(ctx.tier, 'enterprise_approvals');
-  return write(ctx, async (work) => {
+  const saved = await write(ctx, async (work) => {
     await work.lock(`control-settings:${ctx.tenantId}`);
     const before = await readControlSettings(work.tx, ctx.tenantId);
     const next: ControlSettings = { ...before, ...defined(input) };
@@ -338,4 +339,7 @@ export async function putSettings(ctx: TenantCtx, input: z.infer<typeof Settings
     });
     return settingsDto(next, ctx.tier, ctx.now);
   });
+  // This instance's next store of the tenant reads its settings before it embeds (docs/governed-memories.md).
+  forgetGovernance(ctx.services, ctx.tenantId);
+  return saved;
 }

@@ -4,6 +4,7 @@ import { BUILTIN_POLICIES, builtinListedName, isBuiltinName, MEMORY_INJECTION_PO
 import { cannotDeleteBuiltin, invalidPolicy, policyNotFound } from '../../shared/control/errors';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
 import { evaluatePolicies } from '../../shared/control/evaluate';
+import { forgetGovernance } from '../../shared/control/governance-copies';
 import { loadMemoryPolicySet, loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { trustOf } from '../../shared/memory/provenance';
 import { validationError } from '../../shared/platform/contract/errors';
@@ -116,6 +117,8 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 
     await work.audit({ operation: 'policy.created', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
     return { status: 201 as const, body: writeResult(row, 'created'), id: row.id };
   });
+  // This instance's next store of the tenant reads its policies before it embeds (docs/governed-memories.md).
+  if (saved) forgetGovernance(ctx.services, ctx.tenantId);
   // The patterns were compiled to validate them: the tenant's next action finds them compiled.
   if (saved && p.enabled) policyPatterns(ctx.tenantId, ctx.tier).warm(p.rules.flatMap((r) => (r.context_requires ? [r.match, r.context_requires] : [r.match])));
   return saved;
@@ -177,7 +180,7 @@ export function sameScope(queryAgentId: string | undefined, bodyAgentId: string 
 /** Soft delete: enabled false and version + 1. Disabling a disabled policy changes nothing. */
 export async function disablePolicy(ctx: TenantCtx, input: { name: string; agentId: string | null }) {
   if (builtinListedName(input.name)) throw cannotDeleteBuiltin(builtinListedName(input.name)!);
-  return write(ctx, async (work) => {
+  const disabled = await write(ctx, async (work) => {
     await work.lock(`policies:${ctx.tenantId}`);
     const existing = await q.policyAt(work.tx, ctx.tenantId, input.name, input.agentId);
     if (!existing) throw policyNotFound(input.name, input.agentId);
@@ -186,6 +189,8 @@ export async function disablePolicy(ctx: TenantCtx, input: { name: string; agent
     await work.audit({ operation: 'policy.disabled', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
     return writeResult(row, 'disabled');
   });
+  forgetGovernance(ctx.services, ctx.tenantId);
+  return disabled;
 }
 
 /** The built-ins as listed; the memory one is enabled while the tenant's `memory_guard` is on. */

@@ -18,7 +18,8 @@ type PolicyTuple = [string, string, string | null, string | null, string[], stri
 /**
  * Both reads of a governed store (docs/governed-memories.md) in one fixed statement, run with a kept
  * plan: every store is judged before it is embedded, most of them for a tenant without any memory
- * policy, so this is a round trip on every store. Read as two query-builder selects, the settings
+ * policy, so this is a round trip on every store whose instance keeps no copy of it
+ * (functions/memories/store/governance-cache.ts). Read as two query-builder selects, the settings
  * and then the policies, it was two round trips, one after the other, and the builders' compiling.
  * The policy rows of all agents come back (at most the tier's custom_policies): each agent's set is
  * resolved from them in memory, as loadPolicySet resolves it from the rows of its agent. The
@@ -60,5 +61,4 @@ export async function governanceOf(db: DbOrTx, tenantId: string): Promise<Govern
 }
 
 /** The tenant's governance version (migrations/0051) as a scalar subquery: 0 for a tenant without a row. */
-export const governanceVersionOf = (tenantId: string) =>
-  sql`coalesce((SELECT g.version FROM governance_versions g WHERE g.tenant_id = ${tenantId}), 0)`;
+export const governanceVersionOf = (tenantId: string) => sql`coalesce((SELECT g.version FROM governance_versions g WHERE g.tenant_id = ${tenantId}), 0)`;

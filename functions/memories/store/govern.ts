@@ -11,7 +11,8 @@ import { AppError } from '../../../shared/platform/contract/errors';
 import { toUrn } from '../../../shared/platform/contract/ids';
 import { enforceLimit } from '../../../shared/platform/http/verb';
 import { write } from '../../../shared/platform/data/unit-of-work';
-import { forgetGovernance, governanceFor } from './governance-cache';
+import { forgetGovernance } from '../../../shared/control/governance-copies';
+import { governanceFor } from './governance-cache';
 import type { Prepared, StoreOutcome } from './prepare';
 
 /**
@@ -111,7 +112,9 @@ export async function judgeAgain(
   const decided: StoreOutcome[] = [];
   const { store, held, warnings } = await govern(ctx, prepared, decided, throwFailure, true);
   await writeHolds(ctx, held, decided, newId, throwFailure);
-  decided.forEach((o, index) => outcomes.set(index, o));
+  decided.forEach((o, index) => {
+    outcomes.set(index, o);
+  });
   for (const p of store) p.warnings = warnings.get(p.index);
   return store;
 }

@@ -41,8 +41,10 @@ function groupsOf(prepared: Prepared[]): Group[] {
  * 1. for stores that auto-link, their nearest memories (queries.linkNeighbours: planned per
  *    tenant), then the content locks (`owner:hash`, so two concurrent stores of the same text cannot
  *    both miss each other), the chain head rows, and one read of everything the decisions need:
- *    duplicates (locked), mentioned entities, quota spent, subscribed webhooks, both statements
- *    with BEGIN in one message;
+ *    duplicates (locked), mentioned entities, quota spent, subscribed webhooks, and the caller's
+ *    governance version, both statements with BEGIN in one message; stores judged with another
+ *    version (a kept copy gone stale, docs/governed-memories.md) write nothing: GovernanceChanged,
+ *    and the caller judges them again;
  * 2. the decisions, in request order, in memory;
  * 3. one statement writing the memories, superseding, links, mentions, memory events and intervals,
  *    which fails if a duplicate committed after step 1's snapshot (then all runs again);
@@ -51,7 +53,8 @@ function groupsOf(prepared: Prepared[]): Group[] {
  *    node-postgres it carries the COMMIT (`work.lastStatement`), so they are held while it runs and
  *    commits, not also for a round trip to this process and back. Step 3 waits for it and travels
  *    in the same message (db.preparedRowsWithNext): a store is two round trips to PostgreSQL, with
- *    auto-links or without.
+ *    auto-links or without, and, judged with the kept copy of its governance (the common case), no
+ *    other before them (docs/architecture.md#memory-policies-on-the-store-path).
  */
 export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking: Locking): Promise<Map<number, StoreOutcome>> {
   const { ctx, tx } = work;
