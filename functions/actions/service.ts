@@ -326,8 +326,11 @@ export async function putSettings(ctx: TenantCtx, input: z.infer<typeof Settings
   requireScope(ctx.auth, SETTINGS_WRITE);
   if (input.approval_mode === 'team') requireFeature(ctx.tier, 'team_approvals');
   if (input.approval_mode === 'enterprise') requireFeature(ctx.tier, 'enterprise_approvals');
-  const saved = await write(ctx, async (work) => {
+  return write(ctx, async (work) => {
     await work.lock(`control-settings:${ctx.tenantId}`);
+    // After the commit, every instance's next store of the tenant reads its settings before it
+    // embeds (docs/governed-memories.md#when-a-change-takes-effect).
+    work.afterCommit(() => forgetGovernance(ctx.services, ctx.tenantId));
     const before = await readControlSettings(work.tx, ctx.tenantId);
     const next: ControlSettings = { ...before, ...defined(input) };
     await q.saveSettings(work.tx, ctx.tenantId, next, ctx.now);
@@ -339,7 +342,4 @@ export async function putSettings(ctx: TenantCtx, input: z.infer<typeof Settings
     });
     return settingsDto(next, ctx.tier, ctx.now);
   });
-  // This instance's next store of the tenant reads its settings before it embeds (docs/governed-memories.md).
-  forgetGovernance(ctx.services, ctx.tenantId);
-  return saved;
 }

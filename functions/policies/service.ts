@@ -92,6 +92,9 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 
     const existing = await q.policyAt(work.tx, ctx.tenantId, p.name, p.agentId);
     if (!existing && mode === 'replace') throw policyNotFound(p.name, p.agentId);
     if (existing && mode === 'insert') return null;
+    // After the commit (of an import's chunk too), every instance's next store of the tenant reads
+    // its policies before it embeds (docs/governed-memories.md#when-a-change-takes-effect).
+    work.afterCommit(() => forgetGovernance(ctx.services, ctx.tenantId));
     const fields = {
       description: p.description,
       stepTypes: p.stepTypes,
@@ -117,8 +120,6 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 
     await work.audit({ operation: 'policy.created', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
     return { status: 201 as const, body: writeResult(row, 'created'), id: row.id };
   });
-  // This instance's next store of the tenant reads its policies before it embeds (docs/governed-memories.md).
-  if (saved) forgetGovernance(ctx.services, ctx.tenantId);
   // The patterns were compiled to validate them: the tenant's next action finds them compiled.
   if (saved && p.enabled) policyPatterns(ctx.tenantId, ctx.tier).warm(p.rules.flatMap((r) => (r.context_requires ? [r.match, r.context_requires] : [r.match])));
   return saved;
@@ -180,17 +181,16 @@ export function sameScope(queryAgentId: string | undefined, bodyAgentId: string 
 /** Soft delete: enabled false and version + 1. Disabling a disabled policy changes nothing. */
 export async function disablePolicy(ctx: TenantCtx, input: { name: string; agentId: string | null }) {
   if (builtinListedName(input.name)) throw cannotDeleteBuiltin(builtinListedName(input.name)!);
-  const disabled = await write(ctx, async (work) => {
+  return write(ctx, async (work) => {
     await work.lock(`policies:${ctx.tenantId}`);
     const existing = await q.policyAt(work.tx, ctx.tenantId, input.name, input.agentId);
     if (!existing) throw policyNotFound(input.name, input.agentId);
     if (!existing.enabled) return writeResult(existing, 'disabled');
+    work.afterCommit(() => forgetGovernance(ctx.services, ctx.tenantId));
     const row = await q.updatePolicy(work.tx, ctx.tenantId, existing.id, { enabled: false, version: existing.version + 1, updatedAt: ctx.now });
     await work.audit({ operation: 'policy.disabled', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
     return writeResult(row, 'disabled');
   });
-  forgetGovernance(ctx.services, ctx.tenantId);
-  return disabled;
 }
 
 /** The built-ins as listed; the memory one is enabled while the tenant's `memory_guard` is on. */

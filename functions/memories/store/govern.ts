@@ -11,7 +11,7 @@ import { AppError } from '../../../shared/platform/contract/errors';
 import { toUrn } from '../../../shared/platform/contract/ids';
 import { enforceLimit } from '../../../shared/platform/http/verb';
 import { write } from '../../../shared/platform/data/unit-of-work';
-import { forgetGovernance } from '../../../shared/control/governance-copies';
+import { dropGovernance } from '../../../shared/control/governance-copies';
 import { governanceFor } from './governance-cache';
 import type { Prepared, StoreOutcome } from './prepare';
 
@@ -108,7 +108,7 @@ export async function judgeAgain(
   newId: () => string,
   throwFailure: boolean,
 ): Promise<Prepared[]> {
-  forgetGovernance(ctx.services, ctx.tenantId);
+  dropGovernance(ctx.services, ctx.tenantId);
   const decided: StoreOutcome[] = [];
   const { store, held, warnings } = await govern(ctx, prepared, decided, throwFailure, true);
   await writeHolds(ctx, held, decided, newId, throwFailure);

@@ -127,7 +127,9 @@ async function writeTogether(
       for (const [index, outcome] of done) outcomes.set(index, outcome);
       return outcomes;
     } catch (err) {
-      if (!(err instanceof GovernanceChanged) || opts.judgeAgain === false || judged >= JUDGEMENTS) throw err;
+      if (!(err instanceof GovernanceChanged) || opts.judgeAgain === false) throw err;
+      // Nothing was written; retrying the request judges it against the policies as they then are.
+      if (judged >= JUDGEMENTS) throw new AppError('SERVICE_UNAVAILABLE', 'The memory policies are changing; retry the request', { retry_after: 1 });
       prepared = await judgeAgain(ctx, prepared, outcomes, newMemoryId, throwFailure);
       if (!prepared.length) return outcomes;
     }
