@@ -146,3 +146,24 @@ describe('a store judged with a kept copy', () => {
     expect(seen).toEqual([]);
   });
 });
+
+describe('policies that keep changing under a store', () => {
+  it('answer 503 SERVICE_UNAVAILABLE with Retry-After after four judgements, nothing stored', async () => {
+    const own = await createEngine({ ownDatabase: true });
+    try {
+      const t = await own.newTenant('pro');
+      const res0 = await own.request('POST', '/v1/control/policies', { key: t.key, body: { name: 'Money', step_types: ['memory'], rules: RULES } });
+      expect(res0.status, res0.text).toBe(201);
+      // Every read of the version is a new one: each transaction finds it changed since the judgement.
+      await own.sql(sql`ALTER TABLE governance_versions RENAME TO governance_versions_kept`);
+      await own.sql(sql`CREATE VIEW governance_versions AS SELECT tenant_id, nextval('governance_version_seq') AS version FROM governance_versions_kept`);
+      const res = await own.request('POST', '/v1/memories', { key: t.key, body: { observation: 'a fact while the policies churn' } });
+      expect(res.status, res.text).toBe(503);
+      expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'The memory policies are changing; retry the request' });
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await own.sql(sql`SELECT 1 FROM memories WHERE tenant_id = ${t.tenantId}`)).toEqual([]);
+    } finally {
+      await own.close();
+    }
+  });
+});
