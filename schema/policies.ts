@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -25,3 +25,13 @@ export const policies = pgTable(
     index('policies_enabled_idx').on(t.tenantId, t.agentId).where(sql`enabled`),
   ],
 );
+
+/**
+ * Per tenant, the version of what its memory policies are judged from (its policies and control
+ * settings): a new one from a sequence on every change, set by triggers at commit (migrations/0051).
+ * No row reads as 0. A store checks it in its transaction against the version it judged with.
+ */
+export const governanceVersions = pgTable('governance_versions', {
+  tenantId: text('tenant_id').primaryKey(),
+  version: bigint('version', { mode: 'number' }).notNull(),
+});

@@ -4,6 +4,7 @@ import { recordDecision } from '../../shared/control/decide';
 import { invalidDecision } from '../../shared/control/errors';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
 import { evaluatePolicies } from '../../shared/control/evaluate';
+import { forgetGovernance } from '../../shared/control/governance-copies';
 import { loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { type ControlSettings, readControlSettings } from '../../shared/control/settings';
 import { type ApprovalMode, CONNECTORS } from '../../shared/control/types';
@@ -327,6 +328,9 @@ export async function putSettings(ctx: TenantCtx, input: z.infer<typeof Settings
   if (input.approval_mode === 'enterprise') requireFeature(ctx.tier, 'enterprise_approvals');
   return write(ctx, async (work) => {
     await work.lock(`control-settings:${ctx.tenantId}`);
+    // After the commit, every instance's next store of the tenant reads its settings before it
+    // embeds (docs/governed-memories.md#when-a-change-takes-effect).
+    work.afterCommit(() => forgetGovernance(ctx.services, ctx.tenantId));
     const before = await readControlSettings(work.tx, ctx.tenantId);
     const next: ControlSettings = { ...before, ...defined(input) };
     await q.saveSettings(work.tx, ctx.tenantId, next, ctx.now);

@@ -4,6 +4,7 @@ import { BUILTIN_POLICIES, builtinListedName, isBuiltinName, MEMORY_INJECTION_PO
 import { cannotDeleteBuiltin, invalidPolicy, policyNotFound } from '../../shared/control/errors';
 import { EVALUATION_BUDGET } from '../../shared/control/budget';
 import { evaluatePolicies } from '../../shared/control/evaluate';
+import { forgetGovernance } from '../../shared/control/governance-copies';
 import { loadMemoryPolicySet, loadPolicySet, policyPatterns } from '../../shared/control/policy-set';
 import { trustOf } from '../../shared/memory/provenance';
 import { validationError } from '../../shared/platform/contract/errors';
@@ -91,6 +92,9 @@ async function save(ctx: TenantCtx, p: Normalized, mode: 'upsert' | 'replace' | 
     const existing = await q.policyAt(work.tx, ctx.tenantId, p.name, p.agentId);
     if (!existing && mode === 'replace') throw policyNotFound(p.name, p.agentId);
     if (existing && mode === 'insert') return null;
+    // After the commit (of an import's chunk too), every instance's next store of the tenant reads
+    // its policies before it embeds (docs/governed-memories.md#when-a-change-takes-effect).
+    work.afterCommit(() => forgetGovernance(ctx.services, ctx.tenantId));
     const fields = {
       description: p.description,
       stepTypes: p.stepTypes,
@@ -182,6 +186,7 @@ export async function disablePolicy(ctx: TenantCtx, input: { name: string; agent
     const existing = await q.policyAt(work.tx, ctx.tenantId, input.name, input.agentId);
     if (!existing) throw policyNotFound(input.name, input.agentId);
     if (!existing.enabled) return writeResult(existing, 'disabled');
+    work.afterCommit(() => forgetGovernance(ctx.services, ctx.tenantId));
     const row = await q.updatePolicy(work.tx, ctx.tenantId, existing.id, { enabled: false, version: existing.version + 1, updatedAt: ctx.now });
     await work.audit({ operation: 'policy.disabled', resourceType: 'policy', resourceId: row.id, metadata: auditMeta(row) });
     return writeResult(row, 'disabled');

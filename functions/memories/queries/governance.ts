@@ -8,6 +8,8 @@ export interface Governance {
   settings: ControlSettings;
   /** Enabled rows only; resolvePolicySet (shared/control/policy-set.ts) picks an agent's set from them. */
   policies: PolicyRow[];
+  /** The tenant's governance version these were read at (migrations/0051; 0 without a row). */
+  version: number;
 }
 
 type SettingsTuple = [ControlSettings['approval_mode'], ControlSettings['evaluation_mode'], number, boolean, string[], boolean];
@@ -16,15 +18,18 @@ type PolicyTuple = [string, string, string | null, string | null, string[], stri
 /**
  * Both reads of a governed store (docs/governed-memories.md) in one fixed statement, run with a kept
  * plan: every store is judged before it is embedded, most of them for a tenant without any memory
- * policy, so this is a round trip on every store. Read as two query-builder selects, the settings
+ * policy, so this is a round trip on every store whose instance keeps no copy of it
+ * (functions/memories/store/governance-cache.ts). Read as two query-builder selects, the settings
  * and then the policies, it was two round trips, one after the other, and the builders' compiling.
  * The policy rows of all agents come back (at most the tier's custom_policies): each agent's set is
- * resolved from them in memory, as loadPolicySet resolves it from the rows of its agent.
+ * resolved from them in memory, as loadPolicySet resolves it from the rows of its agent. The
+ * tenant's governance version comes in the same statement, so it is the version of what is read.
  */
 export async function governanceOf(db: DbOrTx, tenantId: string): Promise<Governance> {
-  const [row] = await preparedRows<{ settings: SettingsTuple | string | null; policies: PolicyTuple[] | string }>(
+  const [row] = await preparedRows<{ settings: SettingsTuple | string | null; policies: PolicyTuple[] | string; version: string | number }>(
     db,
     sql`SELECT
+      ${governanceVersionOf(tenantId)} AS version,
       (SELECT json_build_array(c.approval_mode, c.evaluation_mode, c.min_approvals, c.require_manager, c.allowed_roles, c.memory_guard)
          FROM control_settings c WHERE c.tenant_id = ${tenantId}) AS settings,
       (SELECT coalesce(json_agg(json_build_array(p.id, p.name, p.agent_id, p.description, p.step_types, p.whitelisted_domains,
@@ -52,5 +57,8 @@ export async function governanceOf(db: DbOrTx, tenantId: string): Promise<Govern
       updatedAt: new Date(updatedAt),
     }),
   );
-  return { settings, policies };
+  return { settings, policies, version: Number(row.version) };
 }
+
+/** The tenant's governance version (migrations/0051) as a scalar subquery: 0 for a tenant without a row. */
+export const governanceVersionOf = (tenantId: string) => sql`coalesce((SELECT g.version FROM governance_versions g WHERE g.tenant_id = ${tenantId}), 0)`;

@@ -11,6 +11,7 @@ import { insertedEventsCte, type MemoryEventInput } from '../../../shared/memory
 import { maintainIntervals } from '../../../shared/memory/intervals';
 import type { Source, Trust } from '../../../shared/memory/provenance';
 import { periodOf } from '../../../shared/platform/contract/time';
+import { governanceVersionOf } from './governance';
 
 export const newMemoryId = () => uuidv7();
 
@@ -80,6 +81,8 @@ export interface StoreProbe {
   quotaUsed: Map<string, number>;
   /** Per owner: active webhooks subscribed to memory.created. */
   webhooks: Map<string, string[]>;
+  /** The governance version of the tenant asked for (its memory policies judged the stores), else null. */
+  governanceVersion: number | null;
 }
 
 const contentLocks = (keys: string[]) =>
@@ -99,6 +102,9 @@ const duplicatesOf = (g: { scope: TenantScope; hashes: string[]; spaceId: string
  * a store of the same text that committed meanwhile is not among the duplicates read here. The
  * next statement (insertStores) sees it and says so; the store then runs again with `locks.first`,
  * its locks taken in a statement of their own before the probe reads (one round trip more).
+ *
+ * `governedBy`: the tenant whose memory policies judged the stores (the caller): its governance
+ * version is read too (docs/governed-memories.md), for the store to check it judged with that one.
  */
 export async function probeStores(
   tx: DbOrTx,
@@ -106,6 +112,7 @@ export async function probeStores(
   owners: string[],
   locks: { keys: string[]; first: boolean },
   now: Date,
+  governedBy: string | null = null,
 ): Promise<StoreProbe> {
   if (locks.first) await preparedRows(tx, sql`WITH heads AS (${ensureHeadsSql(owners)}) ${contentLocks(locks.keys)}`);
   const ctes: SQL[] = locks.first ? [sql`locks AS (SELECT 0 AS n)`] : [sql`heads AS (${ensureHeadsSql(owners)})`, sql`locks AS (${contentLocks(locks.keys)})`];
@@ -129,9 +136,16 @@ export async function probeStores(
                  WHERE ${inList(sql`u.tenant_id`, owners, 'text')} AND u.metric = 'memories' AND u.bucket = ${periodOf(now)}) AS quota`);
   cols.push(sql`(SELECT coalesce(json_agg(json_build_array(w.tenant_id, w.id) ORDER BY w.id), '[]') FROM webhooks w
                  WHERE ${inList(sql`w.tenant_id`, owners, 'text')} AND w.active AND 'memory.created' = ANY (w.events)) AS webhooks`);
+  if (governedBy !== null) cols.push(sql`${governanceVersionOf(governedBy)} AS governance`);
   const [row] = await preparedRows<Record<string, unknown>>(tx, sql`WITH ${sql.join(ctes, sql`, `)} SELECT ${sql.join(cols, sql`, `)}`);
   const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
-  const probe: StoreProbe = { duplicates: new Map(), entities: new Map(), quotaUsed: new Map(), webhooks: new Map() };
+  const probe: StoreProbe = {
+    duplicates: new Map(),
+    entities: new Map(),
+    quotaUsed: new Map(),
+    webhooks: new Map(),
+    governanceVersion: governedBy === null ? null : Number(row.governance),
+  };
   for (const g of groups) {
     probe.duplicates.set(g.n, json<MemoryRow[]>(row[`dups_${g.n}`]));
     if (row[`ents_${g.n}`]) probe.entities.set(g.n, json(row[`ents_${g.n}`]));

@@ -11,7 +11,8 @@ import { AppError } from '../../../shared/platform/contract/errors';
 import { toUrn } from '../../../shared/platform/contract/ids';
 import { enforceLimit } from '../../../shared/platform/http/verb';
 import { write } from '../../../shared/platform/data/unit-of-work';
-import { governanceOf } from '../queries/governance';
+import { dropGovernance } from '../../../shared/control/governance-copies';
+import { governanceFor } from './governance-cache';
 import type { Prepared, StoreOutcome } from './prepare';
 
 /**
@@ -56,30 +57,66 @@ export const blocked = (result: PolicyOutcome) =>
 
 /**
  * Evaluates the prepared stores: answers those to store now (with their policy warnings), records
- * blocked ones in `outcomes` (or throws with `throwFailure`), and returns the held ones.
+ * blocked ones in `outcomes` (or throws with `throwFailure`), and returns the held ones. Each store
+ * to write carries the governance version it was judged with (`judgedWith`), which its transaction
+ * checks (writeStores). `fresh`: judge with governance read now, not the kept copy.
  */
 export async function govern(
   ctx: TenantCtx,
   prepared: Prepared[],
   outcomes: StoreOutcome[],
   throwFailure: boolean,
+  fresh = false,
 ): Promise<{ store: Prepared[]; held: Held[]; warnings: Map<number, string[]> }> {
   const warnings = new Map<number, string[]>();
   if (!prepared.length) return { store: prepared, held: [], warnings };
-  const judge = memoryJudge(ctx);
+  const judge = memoryJudge(ctx, { fresh });
   const store: Prepared[] = [];
   const held: Held[] = [];
   for (const item of prepared) {
     const { source, input } = item;
     const verdict = await judge({ observation: input.observation, tags: input.tags, source, agentId: input.agent_id ?? null });
     if (verdict?.policyResult.warnings.length) warnings.set(item.index, verdict.policyResult.warnings);
-    if (!verdict || verdict.enforced === 'allowed') store.push(item);
+    if (!verdict || verdict.enforced === 'allowed') store.push(Object.assign(item, { judgedWith: judge.version() }));
     else if (verdict.enforced === 'blocked') {
       if (throwFailure) throw blocked(verdict.policyResult);
       outcomes[item.index] = { ok: false, error: blocked(verdict.policyResult) };
     } else held.push({ item, id: '', policyResult: verdict.policyResult, approvalMode: verdict.approvalMode, approvalRules: verdict.approvalRules });
   }
   return { store, held, warnings };
+}
+
+/**
+ * A store's transaction read a governance version other than the one some of its stores were judged
+ * with (writeStores): it wrote nothing; judgeAgain decides them anew.
+ */
+export class GovernanceChanged extends Error {
+  constructor() {
+    super('the memory policies changed after the stores were judged');
+  }
+}
+
+/**
+ * After GovernanceChanged: judges `prepared` again with governance read now (already embedded, they
+ * may now be blocked or held), writes those held (writeHolds) and sets the outcomes of those that no
+ * longer store; returns those to write, with their new warnings and version.
+ */
+export async function judgeAgain(
+  ctx: TenantCtx,
+  prepared: Prepared[],
+  outcomes: Map<number, StoreOutcome>,
+  newId: () => string,
+  throwFailure: boolean,
+): Promise<Prepared[]> {
+  dropGovernance(ctx.services, ctx.tenantId);
+  const decided: StoreOutcome[] = [];
+  const { store, held, warnings } = await govern(ctx, prepared, decided, throwFailure, true);
+  await writeHolds(ctx, held, decided, newId, throwFailure);
+  decided.forEach((o, index) => {
+    outcomes.set(index, o);
+  });
+  for (const p of store) p.warnings = warnings.get(p.index);
+  return store;
 }
 
 /** What the memory policies make of one write: null when no policy of step type `memory` applies. */
@@ -96,12 +133,18 @@ export interface Verdict {
  * The tenant's memory policies as one function of a write (its text, tags, source and agent), the
  * settings and the policies read once, in one statement, for however many writes it judges; each
  * agent's set (loadMemoryPolicySet's: MemoryInjection first while memory_guard is on) resolved once.
+ * Unless `fresh`, it judges with the process's kept copy (governance-cache.ts) when there is one:
+ * what lets a write through is checked again in its transaction, against the version (`version()`,
+ * that of the last verdict), but a block or a hold is never decided from the copy: the policies are
+ * read then, and that verdict stands.
  */
-export function memoryJudge(ctx: TenantCtx) {
-  const governance = governanceOf(ctx.db, ctx.tenantId);
+export function memoryJudge(ctx: TenantCtx, opts: { fresh?: boolean } = { fresh: true }) {
+  let governance = governanceFor(ctx, opts.fresh ?? true);
+  let version = 0;
   const sets = new Map<string | null, PolicyDefinition[]>();
-  return async (w: { observation: string; tags: string[]; source: Pick<Source, 'kind' | 'via' | 'ref'>; agentId: string | null }): Promise<Verdict | null> => {
-    const { settings, policies: rows } = await governance;
+  const verdictOf = async (w: Written): Promise<Verdict | null> => {
+    const { settings, policies: rows, version: read } = await governance;
+    version = read;
     const { memory_guard, evaluation_mode, approval_mode, min_approvals, require_manager, allowed_roles } = settings;
     let policies = sets.get(w.agentId);
     if (!policies) {
@@ -133,7 +176,18 @@ export function memoryJudge(ctx: TenantCtx) {
     const approvalRules = { min_approvals: approval_mode === 'enterprise' ? min_approvals : 1, require_manager, allowed_roles };
     return { enforced: evaluation_mode === 'shadow' ? 'allowed' : result.status, policyResult, approvalMode: approval_mode, approvalRules };
   };
+  const judge = async (w: Written): Promise<Verdict | null> => {
+    const verdict = await verdictOf(w);
+    if (!verdict || verdict.enforced === 'allowed' || !(await governance).cached) return verdict;
+    governance = governanceFor(ctx, true);
+    sets.clear();
+    return verdictOf(w);
+  };
+  return Object.assign(judge, { version: () => version });
 }
+
+/** A write as the memory policies see it. */
+type Written = { observation: string; tags: string[]; source: Pick<Source, 'kind' | 'via' | 'ref'>; agentId: string | null };
 
 /**
  * Writes the held memories in one unit of work, under the tenant's cap on pending holds, each with

@@ -141,6 +141,8 @@ export interface Prepared {
   id?: string;
   /** Warnings of the memory policies that let it through (docs/governed-memories.md). */
   warnings?: string[];
+  /** The caller's governance version its memory policies were judged with; none for an approved hold (never judged again). */
+  judgedWith?: number;
 }
 
 export type StoreResult = ReturnType<typeof resultOf>;

@@ -10,7 +10,7 @@ import { type BatchStoreBody, StoreBody } from '../schemas';
 import { importSource } from '../../../shared/memory/provenance';
 import { type Origin, prepare, type Prepared, type StoreInput, type StoreOutcome, type StoreResult } from './prepare';
 import { type Locking, writeStores } from './write';
-import { type HeldAnswer, writeHolds } from './govern';
+import { GovernanceChanged, type HeldAnswer, judgeAgain, writeHolds } from './govern';
 import { newMemoryId } from '../queries';
 import type { BatchStorePort } from '../../../shared/memory/store-port';
 
@@ -66,7 +66,8 @@ const TOGETHER = { max: 100, parallel: 2 };
 /**
  * One transaction for stores of several requests of one tenant, at the clock's time when it starts
  * (after every one of them began). If it fails, each runs again alone, so that a failure is only
- * that of the store that caused it.
+ * that of the store that caused it; so too when the tenant's memory policies changed since some of
+ * them were judged: each is judged again as its own request (its holds are its key's).
  */
 async function writeQueued(queued: Queued[]): Promise<Settled[]> {
   if (queued.length > 1) {
@@ -75,12 +76,15 @@ async function writeQueued(queued: Queued[]): Promise<Settled[]> {
     const written = await writeTogether(
       ctx,
       queued.map((q, index) => ({ ...q.item, index })),
+      { judgeAgain: false },
     ).catch((err: unknown) => {
-      ctx.services.log.warn('stores committed together failed; each runs again alone', {
-        request_id: ctx.requestId,
-        stores: queued.length,
-        ...errorFields(err),
-      });
+      if (!(err instanceof GovernanceChanged)) {
+        ctx.services.log.warn('stores committed together failed; each runs again alone', {
+          request_id: ctx.requestId,
+          stores: queued.length,
+          ...errorFields(err),
+        });
+      }
       return null;
     });
     if (written) return queued.map((_, index) => written.get(index)!);
@@ -96,14 +100,40 @@ async function writeQueued(queued: Queued[]): Promise<Settled[]> {
   return settled;
 }
 
-/** One transaction for `prepared`; with `throwFailure`, a store that fails rolls it back (its Idempotency-Key stays unused). */
-function writeTogether(ctx: TenantCtx, prepared: Prepared[], throwFailure = false): Promise<Map<number, StoreOutcome>> {
-  const locking: Locking = { first: false, separateCommit: false };
-  return write(ctx, async (work) => {
-    const done = await writeStores(work, prepared, locking);
-    for (const o of done.values()) if (!o.ok && throwFailure) throw o.error;
-    return done;
-  });
+/** Times the stores of one request are judged again when the memory policies keep changing under them. */
+const JUDGEMENTS = 4;
+
+/**
+ * One transaction for `prepared`; with `throwFailure`, a store that fails rolls it back (its
+ * Idempotency-Key stays unused). A transaction that finds the caller's memory policies changed since
+ * the stores were judged wrote nothing: they are judged again (some may now be blocked or held,
+ * their outcomes in the answer) and the rest written in a new one.
+ */
+async function writeTogether(
+  ctx: TenantCtx,
+  prepared: Prepared[],
+  opts: { throwFailure?: boolean; judgeAgain?: boolean } = {},
+): Promise<Map<number, StoreOutcome>> {
+  const { throwFailure = false } = opts;
+  const outcomes = new Map<number, StoreOutcome>();
+  for (let judged = 1; ; judged++) {
+    const locking: Locking = { first: false, separateCommit: false };
+    try {
+      const done = await write(ctx, async (work) => {
+        const done = await writeStores(work, prepared, locking);
+        for (const o of done.values()) if (!o.ok && throwFailure) throw o.error;
+        return done;
+      });
+      for (const [index, outcome] of done) outcomes.set(index, outcome);
+      return outcomes;
+    } catch (err) {
+      if (!(err instanceof GovernanceChanged) || opts.judgeAgain === false) throw err;
+      // Nothing was written; retrying the request judges it against the policies as they then are.
+      if (judged >= JUDGEMENTS) throw new AppError('SERVICE_UNAVAILABLE', 'The memory policies are changing; retry the request', { retry_after: 1 });
+      prepared = await judgeAgain(ctx, prepared, outcomes, newMemoryId, throwFailure);
+      if (!prepared.length) return outcomes;
+    }
+  }
 }
 
 /**
@@ -116,7 +146,7 @@ export async function storeMemories(ctx: TenantCtx, inputs: StoreInput[], opts: 
   const { prepared, outcomes, held } = await prepare(ctx, inputs, opts.throwFailure ?? false, { origin: opts.origin });
   await writeHolds(ctx, held, outcomes, newMemoryId, opts.throwFailure ?? false);
   if (!prepared.length) return outcomes;
-  const written = await writeTogether(ctx, prepared, opts.throwFailure);
+  const written = await writeTogether(ctx, prepared, { throwFailure: opts.throwFailure });
   for (const [index, outcome] of written) outcomes[index] = outcome;
   return outcomes;
 }

@@ -8,6 +8,7 @@ import * as q from '../queries';
 import { type Prepared, type StoreOutcome, type Target, writeEnded } from './prepare';
 import { AUTO_LINK_MAX, LINK_SPARE, planStores } from './plan';
 import { commitTail } from './tail';
+import { GovernanceChanged } from './govern';
 
 /** How an attempt of the store's transaction runs, as earlier attempts found. */
 export interface Locking {
@@ -40,8 +41,10 @@ function groupsOf(prepared: Prepared[]): Group[] {
  * 1. for stores that auto-link, their nearest memories (queries.linkNeighbours: planned per
  *    tenant), then the content locks (`owner:hash`, so two concurrent stores of the same text cannot
  *    both miss each other), the chain head rows, and one read of everything the decisions need:
- *    duplicates (locked), mentioned entities, quota spent, subscribed webhooks, both statements
- *    with BEGIN in one message;
+ *    duplicates (locked), mentioned entities, quota spent, subscribed webhooks, and the caller's
+ *    governance version, both statements with BEGIN in one message; stores judged with another
+ *    version (a kept copy gone stale, docs/governed-memories.md) write nothing: GovernanceChanged,
+ *    and the caller judges them again;
  * 2. the decisions, in request order, in memory;
  * 3. one statement writing the memories, superseding, links, mentions, memory events and intervals,
  *    which fails if a duplicate committed after step 1's snapshot (then all runs again);
@@ -50,7 +53,8 @@ function groupsOf(prepared: Prepared[]): Group[] {
  *    node-postgres it carries the COMMIT (`work.lastStatement`), so they are held while it runs and
  *    commits, not also for a round trip to this process and back. Step 3 waits for it and travels
  *    in the same message (db.preparedRowsWithNext): a store is two round trips to PostgreSQL, with
- *    auto-links or without.
+ *    auto-links or without, and, judged with the kept copy of its governance (the common case), no
+ *    other before them (docs/architecture.md#memory-policies-on-the-store-path).
  */
 export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], locking: Locking): Promise<Map<number, StoreOutcome>> {
   const { ctx, tx } = work;
@@ -72,6 +76,7 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
   if (!groups.length) return outcomes;
   const owners = [...new Set(groups.map((g) => g.target.owner))].sort();
   const items = groups.flatMap((g) => g.items);
+  const judged = items.some((p) => p.judgedWith !== undefined);
   // The auto-links' nearest memories need nothing the probe reads: they travel in its message, one
   // more each than a store links to, and the duplicates an lww store supersedes are dropped after.
   const linking = groups.flatMap((g) => g.items.filter((p) => p.input.auto_link).map((p) => ({ p, g })));
@@ -104,10 +109,14 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
     owners,
     { keys: [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))], first: locking.first },
     ctx.now,
+    judged ? ctx.tenantId : null,
   );
   // Link targets skip the duplicates that an `lww` store at or before this one supersedes (they stop
   // being current before it links). With more of them than the spare, that store asks again.
   const found = await nearest;
+  // Judged with governance that is no longer the caller's (a policy or setting changed since): write
+  // nothing; the caller judges them again (govern.ts judgeAgain).
+  if (judged && items.some((p) => p.judgedWith !== undefined && p.judgedWith !== probe.governanceVersion)) throw new GovernanceChanged();
   const neighbours = new Map<number, q.LinkNeighbour[]>();
   const again: q.LinkProbe[] = [];
   for (const l of linking) {

@@ -16,6 +16,12 @@ export interface AuthContext {
   keyStatus?: 'active' | 'grace';
   /** Set for a restricted key only (POST /v1/keys/restricted): what it may call and see. */
   restriction?: KeyRestriction;
+  /**
+   * With Redis (several instances): the tenant's key epoch the request was admitted under
+   * (request-gate.ts), which the verbs changing memory policies replace too: the store path keeps
+   * its copy of the tenant's governance under it (shared/control/governance-copies.ts).
+   */
+  keyEpoch?: string;
 }
 
 /**

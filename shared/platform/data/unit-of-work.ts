@@ -43,6 +43,11 @@ export interface Work<C extends Ctx = Ctx> {
    * the tenants' live streams after commit, as memoryEvents, event and enqueue do.
    */
   noteWritten(written: { memoryEvents?: readonly { tenantId: string; kind: string }[]; eventTenants?: readonly string[]; jobs?: boolean }): void;
+  /**
+   * Runs `fn` after the outermost commit, before the write answers (a rollback runs nothing): what
+   * other processes must learn of the change only once it is visible, such as an epoch in Redis.
+   */
+  afterCommit(fn: () => Promise<void>): void;
   /** The same transaction acting as `system` (what the service records on its own, such as anomalies). */
   system(): Work<C>;
   /**
@@ -75,6 +80,8 @@ interface WorkState {
   eventTenants: Set<string>;
   /** Memory creates, updates and deletes per tenant, counted for the anomaly windows at the end. */
   memoryChanges: MemoryChangeTally;
+  /** `afterCommit`'s work, in order; null while there is none. */
+  afterCommit: (() => Promise<void>)[] | null;
 }
 
 /** `outermost`: the Work of the write that opened the transaction (a joined verb, or `system()`, gets one that is not). */
@@ -115,6 +122,9 @@ function openWork<C extends Ctx>(ctx: C, tx: Tx, state: WorkState, outermost = f
       });
     },
     milestone: (name, metadata = {}, opts = {}) => recordMilestone(tx, tenantOf(ctx, opts.tenantId), name, who.at, metadata),
+    afterCommit: (fn) => {
+      (state.afterCommit ??= []).push(fn);
+    },
     system: () => openWork({ ...ctx, actor: 'system', work: undefined, via: undefined }, tx, state),
     actingAs: (other) => openWork({ ...other, work: undefined }, tx, state),
     noteWritten: (written) => {
@@ -171,7 +181,7 @@ export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Pro
   // A verb composed into another's transaction: its last statement is not the transaction's.
   if (joined) return fn({ ...joined, lastStatement: (build) => preparedRows(joined.tx, build(false)) });
   for (let attempt = 1; ; attempt++) {
-    const state: WorkState = { jobsEnqueued: false, eventTenants: new Set(), memoryChanges: new Map() };
+    const state: WorkState = { jobsEnqueued: false, eventTenants: new Set(), memoryChanges: new Map(), afterCommit: null };
     let transaction = null as Tx | null; // assigned in the callback (TS cannot see it)
     try {
       const result = await ctx.services.db.transaction(async (tx) => {
@@ -188,6 +198,7 @@ export async function write<C extends Ctx, T>(ctx: C, fn: (work: Work<C>) => Pro
       const changed = transaction ? usageChangedIn(transaction) : undefined;
       const unannounced = gate && changed ? [...changed].filter((t) => !gate.announced(ctx.usageWrite, t)) : [];
       if (unannounced.length) await gate!.bumpUsageEpochs(unannounced);
+      if (state.afterCommit) for (const fn of state.afterCommit) await fn();
       if (state.jobsEnqueued) ctx.services.notifyJobs();
       if (state.eventTenants.size) ctx.services.eventBus?.publish(state.eventTenants);
       return result;

@@ -105,6 +105,7 @@ function admitKey(key: KeyRecord | null, now: Date): AuthContext {
     keyStatus: key.status === 'grace' ? 'grace' : 'active',
   };
   if (key.restriction) auth.restriction = key.restriction;
+  if (key.epoch !== undefined) auth.keyEpoch = key.epoch;
   return auth;
 }
 

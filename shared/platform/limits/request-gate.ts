@@ -10,7 +10,8 @@ import { dayOf, periodOf, periodResetsAt } from '../contract/time';
  * in the same tick (one script call for all of them).
  *
  * - Keys are cached per instance (KeyCache) with the tenant's key epoch, a random token in Redis
- *   that every change to a tenant's keys or tier replaces after its commit (`bumpKeyEpoch`). The
+ *   that every change to a tenant's keys, tier or memory policies replaces after its commit
+ *   (`bumpKeyEpoch`; the store path keeps its copy of the policies under it). The
  *   script compares each request's cached epoch with the current one before it counts anything;
  *   a mismatch sends the request back to read its key from Postgres. So a key revoked through any
  *   instance is refused by every instance on its very next request.
