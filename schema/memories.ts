@@ -115,8 +115,8 @@ export const memoryCorpusStats = pgTable('memory_corpus_stats', {
 });
 
 /**
- * Postings of the stemmed lexemes of each memory (migrations/0026): the lexeme's frequency in the
- * memory and the memory's length, read index-only by a whole-store keyword search. Written by
+ * Postings of the stemmed lexemes of each memory (migrations/0026, smallints since 0053): the
+ * lexeme's frequency in the memory and the memory's length, read index-only by a whole-store keyword search. Written by
  * triggers on memories.
  */
 export const memoryPostings = pgTable(
@@ -125,8 +125,8 @@ export const memoryPostings = pgTable(
     tenantId: text('tenant_id').notNull(),
     lexeme: text('lexeme').notNull(),
     memoryId: uuid('memory_id').notNull(),
-    tf: integer('tf').notNull(),
-    len: integer('len').notNull(),
+    tf: smallint('tf').notNull(),
+    len: smallint('len').notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.lexeme, t.memoryId] })],
 );
