@@ -112,13 +112,15 @@ export async function purge(db: DbOrTx, input: { tenantId: string; memoryIds: st
       : sql`WITH u AS (UPDATE knowledge_triples SET source_memory_id = NULL WHERE ${t} AND source_memory_id IN ${ids} RETURNING 1) SELECT count(*) AS n FROM u`,
   );
   // The row's postings and its share of the corpus statistics go with it (triggers of migrations/0022, 0026).
-  counts.postings = await n(db, sql`SELECT count(*) AS n FROM memory_postings WHERE ${t} AND memory_id IN ${ids}`);
+  // Postings are keyed by the tenant's number (migrations/0053).
+  const postings = sql`tenant_no = (SELECT tenant_no FROM tenants WHERE id = ${tenantId}) AND memory_id IN ${ids}`;
+  counts.postings = await n(db, sql`SELECT count(*) AS n FROM memory_postings WHERE ${postings}`);
   if (!dryRun) {
     // A memory it superseded is current again, as after a delete.
     await db.execute(sql`UPDATE memories SET superseded_by = NULL WHERE ${t} AND superseded_by IN ${ids}`);
   }
   counts.memories = await deleted(db, dryRun, 'memories', sql`${t} AND id IN ${ids}`);
-  if (!dryRun) await db.execute(sql`DELETE FROM memory_postings WHERE ${t} AND memory_id IN ${ids}`);
+  if (!dryRun) await db.execute(sql`DELETE FROM memory_postings WHERE ${postings}`);
 
   counts.stream_events = streamed.length;
   counts.deliveries = streamed.length

@@ -142,7 +142,7 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
   return sql`WITH lexemes AS (${queryLexemes(text)}),
       t AS MATERIALIZED (
         SELECT p.lexeme, p.memory_id, p.tf::float8 AS tf, p.len::float8 AS len FROM memory_postings p
-        WHERE p.tenant_id = ${tenantId} AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
+        WHERE p.tenant_no = (SELECT tenant_no FROM tenants WHERE id = ${tenantId}) AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
       ),
       df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
       corpus AS (
