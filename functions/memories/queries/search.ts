@@ -206,6 +206,21 @@ export async function foldCorpusStats(db: DbOrTx, tenantId: string) {
 }
 
 /**
+ * The tenants whose corpus statistics hold more than `atLeast` delta rows, the most first, at most
+ * `limit` of them: the periodic maintenance folds these, so a tenant that never searches by keyword
+ * does not keep a row per write for ever. A system query across tenants (its caller folds each one
+ * with `foldCorpusStats`, which takes the tenant); it reads the statistics' tenant index only.
+ */
+export async function corpusStatsToFold(db: DbOrTx, atLeast: number, limit: number) {
+  const due = await rows<{ tenant_id: string }>(
+    db,
+    sql`SELECT tenant_id FROM memory_corpus_stats GROUP BY tenant_id HAVING count(*) > ${atLeast}
+        ORDER BY count(*) DESC, tenant_id LIMIT ${limit}`,
+  );
+  return due.map((r) => r.tenant_id);
+}
+
+/**
  * Up to `window` memories on each side of every hit in the order they were stored: same owner,
  * agent and space, at most `gapMinutes` apart, inside `scope` (so a filter still holds). A memory
  * stored next to a strong hit is often the rest of the same exchange (a question and its answer, a
