@@ -1,4 +1,4 @@
-import { boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -12,6 +12,8 @@ export const tenants = pgTable(
     emailVerifiedAt: ts('email_verified_at'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
+    /** The tenant's number, never reused: the key of its keyword postings (migrations/0053). */
+    tenantNo: integer('tenant_no').generatedAlwaysAsIdentity().unique(),
   },
   (t) => [uniqueIndex('tenants_email_key').on(sql`lower(${t.email})`)],
 );

@@ -1,8 +1,12 @@
-import { bigint, boolean, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-/** Every emitted event, numbered per tenant (migrations/0011). */
+/**
+ * Every emitted event, numbered per tenant (migrations/0011). A `memory.created` event of a store
+ * names its memory (`memory_id`, migrations/0052) and its body's `data.memory` is read from that
+ * memory's create event (shared/jobs/events.ts `eventBodySql`).
+ */
 export const events = pgTable('events', {
   id: text('id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
@@ -10,6 +14,7 @@ export const events = pgTable('events', {
   type: text('type').notNull(),
   payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
   createdAt: ts('created_at').notNull(),
+  memoryId: uuid('memory_id'),
 });
 
 export const webhooks = pgTable('webhooks', {

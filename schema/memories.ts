@@ -115,18 +115,18 @@ export const memoryCorpusStats = pgTable('memory_corpus_stats', {
 });
 
 /**
- * Postings of the stemmed lexemes of each memory (migrations/0026): the lexeme's frequency in the
- * memory and the memory's length, read index-only by a whole-store keyword search. Written by
- * triggers on memories.
+ * Postings of the stemmed lexemes of each memory (migrations/0026, narrowed by 0053): the lexeme's
+ * frequency in the memory and the memory's length, read index-only by a whole-store keyword search.
+ * Keyed by the tenant's number (tenants.tenant_no). Written by triggers on memories.
  */
 export const memoryPostings = pgTable(
   'memory_postings',
   {
-    tenantId: text('tenant_id').notNull(),
-    lexeme: text('lexeme').notNull(),
+    tenantNo: integer('tenant_no').notNull(),
     memoryId: uuid('memory_id').notNull(),
-    tf: integer('tf').notNull(),
-    len: integer('len').notNull(),
+    tf: smallint('tf').notNull(),
+    len: smallint('len').notNull(),
+    lexeme: text('lexeme').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.lexeme, t.memoryId] })],
+  (t) => [primaryKey({ columns: [t.tenantNo, t.lexeme, t.memoryId] })],
 );

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventBodySql } from '../shared/jobs/events';
 import { verifySignature } from '../shared/platform/contract/trace-signing';
 import { createEngine, errorOf, type Tenant, type TestEngine } from './harness';
 import { tablesHolding as holding } from './tables-holding';
@@ -106,6 +107,13 @@ describe('POST /v1/erasures', () => {
 
     expect(await tablesHolding(secret)).toEqual([]);
     expect(await tablesHolding(kept)).toContain('memories');
+
+    // The memory.created event named its memory's create event, now gone: its body is stored
+    // whole, redacted, and a stream or a delivery sends that.
+    const [created] = await engine.sql<{ memory_id: string | null; body: { data: unknown } }>(
+      sql`SELECT e.memory_id, ${eventBodySql('e')} AS body FROM events e WHERE e.tenant_id = ${t.tenantId} AND e.type = 'memory.created' ORDER BY e.seq LIMIT 1`,
+    );
+    expect(created).toEqual({ memory_id: null, body: expect.objectContaining({ data: { memory: { uuid: id, erased: true } } }) });
 
     // Postings and corpus statistics agree with what is left.
     const [stats] = await engine.sql<{ docs: string | number }>(sql`SELECT sum(docs) AS docs FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`);

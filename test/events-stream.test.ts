@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emitEvent } from '../shared/jobs/events';
+import { emitEvent, eventBodySql } from '../shared/jobs/events';
 import { conformanceChecker } from './conformance';
 import { createEngine, type Tenant, type TestEngine } from './harness';
 import { SseReader } from './sse';
@@ -69,7 +69,7 @@ const remember = async (e: TestEngine, t: Tenant, observation: string) => {
 
 async function storedEvents(e: TestEngine, tenantId: string) {
   const res = await e.sql<{ seq: string | number; type: string; payload: Record<string, unknown> }>(
-    sql`SELECT seq, type, payload FROM events WHERE tenant_id = ${tenantId} AND seq IS NOT NULL ORDER BY seq`,
+    sql`SELECT e.seq, e.type, ${eventBodySql('e')} AS payload FROM events e WHERE e.tenant_id = ${tenantId} AND e.seq IS NOT NULL ORDER BY e.seq`,
   );
   return res.map((r) => ({ seq: String(r.seq), type: r.type, payload: r.payload }));
 }
@@ -109,6 +109,28 @@ describe('GET /v1/events/stream', () => {
     expect(data.id).toMatch(/^evt_/);
     expect(data.data.memory.uuid).toBe(first);
     expect(JSON.parse(b.data!).data.memory.uuid).toBe(second);
+  });
+
+  it('a memory.created event names its memory and is sent with the body it was stored with before (migrations/0052)', async () => {
+    const t = await engine.newTenant('pro');
+    const s = await stream(engine, t.key);
+    const id = await remember(engine, t, 'The user prefers invoices in EUR.');
+    const [sent] = await s.events(1);
+    const [row] = await engine.sql<{ id: string; type: string; created_at: Date; payload: unknown; memory_id: string }>(
+      sql`SELECT id, type, created_at, payload, memory_id FROM events WHERE tenant_id = ${t.tenantId} AND type = 'memory.created'`,
+    );
+    expect(row).toMatchObject({ payload: {}, memory_id: id.slice('urn:uuid:'.length) });
+    const [create] = await engine.sql<{ after: Record<string, unknown> }>(
+      sql`SELECT after FROM memory_events WHERE tenant_id = ${t.tenantId} AND memory_id = ${row.memory_id}::uuid AND kind = 'create'`,
+    );
+    // The body as it was stored whole: the envelope and the create event's snapshot.
+    const whole = { id: row.id, type: row.type, created_at: new Date(row.created_at).toISOString(), tenant_id: t.tenantId, data: { memory: create.after } };
+    expect(sent.data).toBe(JSON.stringify(whole));
+    // A row stored whole (written before 0052) is sent as it is: the same text.
+    await engine.sql(sql`UPDATE events SET payload = ${JSON.stringify(whole)}::jsonb, memory_id = NULL WHERE id = ${row.id}`);
+    const again = await stream(engine, t.key, { lastEventId: '0' });
+    const [resent] = await again.events(1);
+    expect(resent.data).toBe(sent.data);
   });
 
   it('answers as an event stream: no caching, the request id', async () => {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuse, ownMatch, queryTexts, rankingVector, semanticMatch, spreadToNeighbours, UNMATCHED_SCALE } from '../functions/memories/hybrid';
 import type { Ranked } from '../functions/memories/queries';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, storageName, type Tenant, type TestEngine } from './harness';
 
 /**
  * The hybrid ranking (functions/memories/hybrid.ts) and the per-tenant BM25 statistics
@@ -333,5 +333,46 @@ describe('BM25 statistics per tenant', () => {
     const first = await agree(t, 'walnut shelf');
     expect(await parts()).toBe(1);
     expect(await agree(t, 'walnut shelf')).toEqual(first);
+  });
+
+  it('are folded by the maintenance for a tenant that never searches by keyword, writes during the fold still counted', async () => {
+    const t = await engine.newTenant();
+    const note = (i: number) => store(t, `Garden note ${i}: ${i % 3 === 0 ? 'tulip' : 'fern'} bed number ${i}.`, { tags: ['all'] });
+    const parts = async () => (await engine.sql<{ n: number }>(sql`SELECT count(*)::int AS n FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`))[0].n;
+    const totals = async () =>
+      (
+        await engine.sql<{ docs: number; lexemes: number }>(
+          sql`SELECT sum(docs)::int AS docs, sum(lexemes)::int AS lexemes FROM memory_corpus_stats WHERE tenant_id = ${t.tenantId}`,
+        )
+      )[0];
+    const exact = async () =>
+      (
+        await engine.sql<{ docs: number; lexemes: number }>(
+          sql`SELECT count(*)::int AS docs, sum(length(search_tsv))::int AS lexemes FROM memories WHERE tenant_id = ${t.tenantId}`,
+        )
+      )[0];
+    for (let i = 0; i < 12; i++) await note(i);
+    expect(await parts()).toBeGreaterThan(8);
+    // Stores racing the fold: each one's delta is either folded or left beside the folded row.
+    await Promise.all([engine.node.runner.maintain(), ...[12, 13, 14, 15].map(note)]);
+    expect(await totals()).toEqual(await exact());
+    for (let i = 16; i < 26; i++) await note(i);
+    await engine.node.runner.maintain();
+    expect(await parts()).toBe(1);
+    expect(await totals()).toEqual(await exact());
+    await agree(t, 'tulip bed');
+
+    if (storageName !== 'postgres') return; // one connection: no write can be open while the fold runs
+    // A delta written by a transaction still open while the fold runs is not folded, and stays counted once it commits.
+    for (let i = 26; i < 36; i++) await note(i);
+    await engine.node.services.db.transaction(async (tx) => {
+      await tx.execute(sql`INSERT INTO memory_corpus_stats (tenant_id, docs, lexemes) VALUES (${t.tenantId}, 1, 5)`);
+      await engine.node.runner.maintain();
+    });
+    expect(await parts()).toBe(2);
+    const { docs, lexemes } = await exact();
+    expect(await totals()).toEqual({ docs: docs + 1, lexemes: lexemes + 5 });
+    await engine.sql(sql`INSERT INTO memory_corpus_stats (tenant_id, docs, lexemes) VALUES (${t.tenantId}, -1, -5)`);
+    expect(await totals()).toEqual(await exact());
   });
 });

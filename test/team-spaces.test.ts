@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventBodySql } from '../shared/jobs/events';
 import { hashEmbedder } from '../shared/memory/embeddings';
 import { createEngine, errorOf, type Tenant, type TestEngine, type TestResponse } from './harness';
 import { sharingHelpers, UNKNOWN_UUID } from './sharing-helpers';
@@ -128,7 +129,7 @@ describe('a team member stores into a space that grants the team', () => {
 
     // The owner's webhook event, not the writer's.
     const events = await engine.sql<{ tenant_id: string }>(
-      sql`SELECT tenant_id FROM events WHERE type = 'memory.created' AND payload->'data'->'memory'->>'uuid' = ${id}`,
+      sql`SELECT tenant_id FROM events e WHERE type = 'memory.created' AND ${eventBodySql('e')}->'data'->'memory'->>'uuid' = ${id}`,
     );
     expect(events).toEqual([{ tenant_id: owner.tenantId }]);
 

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
+import { eventBodySql, WEBHOOK_DELIVERY_TOPIC } from '../../shared/jobs/events';
 import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 import { toUrn } from '../../shared/platform/contract/ids';
 import { redactJson } from './redact';
@@ -59,16 +59,18 @@ async function textsOf(db: DbOrTx, tenantId: string, ids: SQL): Promise<Set<stri
  * here: linear in the references, whatever the number of erased memories.
  */
 async function mentioning(db: DbOrTx, table: string, column: string, tenantId: string, names: ReadonlySet<string>) {
+  // A stream event's body as sent: one that names its memory quotes it from the create event.
+  const json = table === 'events' ? eventBodySql('t') : sql`t.${sql.raw(column)}`;
   const leaves = await rows<{ id: string; s: string }>(
     db,
-    sql`SELECT t.id, v #>> '{}' AS s FROM ${sql.raw(table)} t, jsonb_path_query(t.${sql.raw(column)}, 'strict $.** ? (@.type() == "string")') v
+    sql`SELECT t.id, v #>> '{}' AS s FROM ${sql.raw(table)} t, jsonb_path_query(${json}, 'strict $.** ? (@.type() == "string")') v
         WHERE t.tenant_id = ${tenantId} AND (v #>> '{}' LIKE 'urn:uuid:%' OR v #>> '{}' LIKE '________-____-____-____-____________')`,
   );
   const ids = [...new Set(leaves.filter((l) => names.has(l.s)).map((l) => l.id))];
   if (!ids.length) return [];
   return rows<{ id: string; json: unknown }>(
     db,
-    sql`SELECT t.id, t.${sql.raw(column)} AS json FROM ${sql.raw(table)} t WHERE t.tenant_id = ${tenantId} AND t.id IN (SELECT unnest(${pgArray(ids)}::text[]))`,
+    sql`SELECT t.id, ${json} AS json FROM ${sql.raw(table)} t WHERE t.tenant_id = ${tenantId} AND t.id IN (SELECT unnest(${pgArray(ids)}::text[]))`,
   );
 }
 
@@ -95,6 +97,8 @@ export async function purge(db: DbOrTx, input: { tenantId: string; memoryIds: st
   );
   counts.states = await deleted(db, dryRun, 'memory_states', sql`${t} AND memory_id IN ${ids}`);
   counts.edge_states = await deleted(db, dryRun, 'edge_states', sql`${t} AND (source_id IN ${ids} OR target_id IN ${ids})`);
+  // Read before the create events go: a stream event that names its memory quotes them.
+  const streamed = input.memoryIds.length ? await mentioning(db, 'events', 'payload', tenantId, names) : [];
   counts.events = await deleted(db, dryRun, 'memory_events', sql`${t} AND memory_id IN ${ids}`);
   counts.links = await deleted(db, dryRun, 'memory_edges', sql`${t} AND (source_id IN ${ids} OR target_id IN ${ids})`);
   counts.entity_links = await deleted(db, dryRun, 'memory_entities', sql`${t} AND memory_id IN ${ids}`);
@@ -108,15 +112,16 @@ export async function purge(db: DbOrTx, input: { tenantId: string; memoryIds: st
       : sql`WITH u AS (UPDATE knowledge_triples SET source_memory_id = NULL WHERE ${t} AND source_memory_id IN ${ids} RETURNING 1) SELECT count(*) AS n FROM u`,
   );
   // The row's postings and its share of the corpus statistics go with it (triggers of migrations/0022, 0026).
-  counts.postings = await n(db, sql`SELECT count(*) AS n FROM memory_postings WHERE ${t} AND memory_id IN ${ids}`);
+  // Postings are keyed by the tenant's number (migrations/0053).
+  const postings = sql`tenant_no = (SELECT tenant_no FROM tenants WHERE id = ${tenantId}) AND memory_id IN ${ids}`;
+  counts.postings = await n(db, sql`SELECT count(*) AS n FROM memory_postings WHERE ${postings}`);
   if (!dryRun) {
     // A memory it superseded is current again, as after a delete.
     await db.execute(sql`UPDATE memories SET superseded_by = NULL WHERE ${t} AND superseded_by IN ${ids}`);
   }
   counts.memories = await deleted(db, dryRun, 'memories', sql`${t} AND id IN ${ids}`);
-  if (!dryRun) await db.execute(sql`DELETE FROM memory_postings WHERE ${t} AND memory_id IN ${ids}`);
+  if (!dryRun) await db.execute(sql`DELETE FROM memory_postings WHERE ${postings}`);
 
-  const streamed = input.memoryIds.length ? await mentioning(db, 'events', 'payload', tenantId, names) : [];
   counts.stream_events = streamed.length;
   counts.deliveries = streamed.length
     ? await n(
@@ -134,10 +139,11 @@ export async function purge(db: DbOrTx, input: { tenantId: string; memoryIds: st
     ? await deleted(db, dryRun, 'eval_baselines', sql`${t} AND expected_observation IN (SELECT unnest(${pgArray([...texts])}::text[]))`)
     : 0;
   if (!dryRun) {
-    // A stored event keeps its id and seq (a stream resumes past it) and a delivery sends the redacted body.
+    // A stored event keeps its id and seq (a stream resumes past it) and a delivery sends the
+    // redacted body, stored whole: the create event it named is gone.
     if (streamed.length) {
       const redacted = streamed.map((e) => ({ id: e.id, payload: redactJson(e.json, names, texts) }));
-      await db.execute(sql`UPDATE events e SET payload = r.payload FROM jsonb_to_recordset(${JSON.stringify(redacted)}::jsonb) AS r(id text, payload jsonb)
+      await db.execute(sql`UPDATE events e SET payload = r.payload, memory_id = NULL FROM jsonb_to_recordset(${JSON.stringify(redacted)}::jsonb) AS r(id text, payload jsonb)
                            WHERE e.tenant_id = ${tenantId} AND e.id = r.id`);
     }
     if (jobs.length) await db.execute(sql`DELETE FROM outbox WHERE ${t} AND id IN (SELECT unnest(${pgArray(jobs.map((j) => j.id))}::text[]))`);

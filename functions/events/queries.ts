@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { EventPayload } from '../../shared/jobs/events';
+import { type EventPayload, eventBodySql } from '../../shared/jobs/events';
 import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 import type { Tier } from '../../shared/platform/contract/tiers';
 
@@ -26,12 +26,13 @@ export interface StreamedEvent {
  * filter that matches rarely does not read the same rows again on every poll.
  */
 export async function eventsAfter(db: DbOrTx, tenantId: string, after: number, types: readonly string[] | null, limit: number): Promise<StreamedEvent[]> {
-  const payload = types ? sql`CASE WHEN type = ANY (${pgArray(types)}::text[]) THEN payload END` : sql`payload`;
+  const body = eventBodySql('e');
+  const payload = types ? sql`CASE WHEN e.type = ANY (${pgArray(types)}::text[]) THEN ${body} END` : body;
   const found = await rows<{ seq: string | number; type: string; payload: EventPayload | null }>(
     db,
-    sql`SELECT seq, type, ${payload} AS payload FROM events
-        WHERE tenant_id = ${tenantId} AND seq IS NOT NULL AND seq > ${after}
-        ORDER BY seq LIMIT ${limit}`,
+    sql`SELECT e.seq, e.type, ${payload} AS payload FROM events e
+        WHERE e.tenant_id = ${tenantId} AND e.seq IS NOT NULL AND e.seq > ${after}
+        ORDER BY e.seq LIMIT ${limit}`,
   );
   return found.map((r) => ({ seq: Number(r.seq), type: r.type, payload: r.payload }));
 }

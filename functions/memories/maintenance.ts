@@ -6,6 +6,23 @@ import * as q from './queries';
 
 const BATCH = 500;
 
+/** A tenant's corpus statistics are folded by the maintenance once they hold more delta rows than this. */
+export const CORPUS_STATS_MAINTENANCE_FOLD_AT = 8;
+/** At most this many tenants folded a run, so one run cannot stall on a backlog; the rest are folded by the next. */
+export const CORPUS_STATS_TENANTS_PER_RUN = 1000;
+
+/**
+ * Folds the corpus-statistics deltas (one row per store, queries/search.ts) of the tenants that
+ * have piled up the most, each in its own statement, as a keyword search does for its own tenant:
+ * a tenant that only writes would otherwise keep one row per write for ever (docs/operations.md, the cron trigger).
+ * Returns the tenants folded.
+ */
+export const foldCorpusStatistics: MaintenanceTask = async ({ db }) => {
+  const tenants = await q.corpusStatsToFold(db, CORPUS_STATS_MAINTENANCE_FOLD_AT, CORPUS_STATS_TENANTS_PER_RUN);
+  for (const tenantId of tenants) await q.foldCorpusStats(db, tenantId);
+  return tenants.length;
+};
+
 /**
  * Deletes memories whose TTL has passed (reads already hide them), a batch per tenant at a time,
  * each with its `expire` event and one audit entry per tenant and batch, by actor `system`.

@@ -141,7 +141,7 @@ export const deliverJob: JobHandler = async (job, { db, now, services }) => {
   const hook = await q.webhookOf(db, job.tenant_id, webhook_id);
   const stored = await q.eventOf(db, job.tenant_id, event_id);
   if (!hook?.active || !stored) return;
-  const event = stored.payload as unknown as EventPayload;
+  const event = stored.payload;
   // In the trace of the request that caused the event, when there was one.
   const outcome = await inSpan(
     'webhook.deliver',

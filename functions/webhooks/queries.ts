@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import { events, tenants, webhookDeliveries, webhooks } from '../../schema';
-import type { DbOrTx } from '../../shared/platform/data/db';
+import { tenants, webhookDeliveries, webhooks } from '../../schema';
+import { type EventPayload, eventBodySql } from '../../shared/jobs/events';
+import { type DbOrTx, rows } from '../../shared/platform/data/db';
 import type { PageInput } from '../../shared/platform/data/pagination';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -97,11 +98,12 @@ export async function insertDelivery(db: DbOrTx, row: typeof webhookDeliveries.$
   await db.insert(webhookDeliveries).values(row).onConflictDoNothing();
 }
 
-export async function eventOf(db: DbOrTx, tenantId: string, eventId: string) {
-  const [found] = await db
-    .select()
-    .from(events)
-    .where(and(eq(events.tenantId, tenantId), eq(events.id, eventId)));
+/** A stored event with its body as sent (see eventBodySql). */
+export async function eventOf(db: DbOrTx, tenantId: string, eventId: string): Promise<{ id: string; payload: EventPayload } | null> {
+  const [found] = await rows<{ id: string; payload: EventPayload }>(
+    db,
+    sql`SELECT e.id, ${eventBodySql('e')} AS payload FROM events e WHERE e.tenant_id = ${tenantId} AND e.id = ${eventId}`,
+  );
   return found ?? null;
 }
 

@@ -113,13 +113,37 @@ export async function enqueueDelivery(tx: DbOrTx, d: { tenantId: string; webhook
  * A CTE `<name>_events` inserting stream events of one tenant whose seqs were just taken from its
  * head row: `headCte` returns the head's new `event_seq` (the last of the `payloads.length` taken,
  * see `chainSql`). Webhook deliveries are the caller's (`subscribedWebhooks`, `enqueueDelivery`).
+ * The events are `memory.created` of memories whose create event (memory_events) the same
+ * transaction recorded with the same snapshot: each names its memory (`memory_id`) and stores only
+ * the rest of its `data`; `eventBodySql` puts the body together from the row and that create event.
  */
 export function streamEventsSql(name: string, tenantId: string, headCte: string, payloads: EventPayload[]): SQL {
+  const stored = payloads.map((p) => {
+    const { memory, ...data } = p.data as { memory: { uuid: string } };
+    return { id: p.id, type: p.type, created_at: p.created_at, data, memory_id: memory.uuid.replace(/^urn:uuid:/, '') };
+  });
   return sql`${sql.raw(name)}_events AS (
-    INSERT INTO events (id, tenant_id, seq, type, payload, created_at)
-    SELECT x.e->>'id', ${tenantId}, h.event_seq - ${payloads.length} + x.ord, x.e->>'type', x.e, (x.e->>'created_at')::timestamptz
-    FROM ${sql.raw(headCte)} h, jsonb_array_elements(${JSON.stringify(payloads)}::jsonb) WITH ORDINALITY AS x(e, ord))`;
+    INSERT INTO events (id, tenant_id, seq, type, payload, created_at, memory_id)
+    SELECT x.e->>'id', ${tenantId}, h.event_seq - ${payloads.length} + x.ord, x.e->>'type', x.e->'data', (x.e->>'created_at')::timestamptz,
+           (x.e->>'memory_id')::uuid
+    FROM ${sql.raw(headCte)} h, jsonb_array_elements(${JSON.stringify(stored)}::jsonb) WITH ORDINALITY AS x(e, ord))`;
 }
+
+/**
+ * The body of the stored event `alias` (a row of events): its payload, or, for an event that names
+ * its memory (see streamEventsSql), the body put together from its columns, the rest of its data
+ * (payload) and the memory's create event. jsonb keeps one order of keys and `created_at` is
+ * stored to the millisecond, so the body is the one stored whole before, byte for byte. An erasure
+ * stores the redacted body whole before it deletes the create event (functions/erasures/purge.ts).
+ */
+export const eventBodySql = (alias: string): SQL => {
+  const e = sql.raw(alias);
+  const memory = sql`(SELECT me.after FROM memory_events me
+    WHERE me.tenant_id = ${e}.tenant_id AND me.memory_id = ${e}.memory_id AND me.kind = 'create' ORDER BY me.id LIMIT 1)`;
+  return sql`CASE WHEN ${e}.memory_id IS NULL THEN ${e}.payload
+    ELSE jsonb_build_object('id', ${e}.id, 'type', ${e}.type, 'created_at', to_char(${e}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'tenant_id', ${e}.tenant_id, 'data', ${e}.payload || jsonb_build_object('memory', coalesce(${memory}, 'null'::jsonb))) END`;
+};
 
 /** A stream event's stored body, before it is inserted. */
 export const eventPayload = (e: { tenantId: string; type: EventType; data: Record<string, unknown>; at: Date }): EventPayload => ({

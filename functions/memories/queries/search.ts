@@ -143,7 +143,7 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
   return sql`WITH lexemes AS (${queryLexemes(text)}),
       t AS MATERIALIZED (
         SELECT p.lexeme, p.memory_id, p.tf::float8 AS tf, p.len::float8 AS len FROM memory_postings p
-        WHERE p.tenant_id = ${tenantId} AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
+        WHERE p.tenant_no = (SELECT tenant_no FROM tenants WHERE id = ${tenantId}) AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
       ),
       df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
       corpus AS (
@@ -204,6 +204,21 @@ export async function foldCorpusStats(db: DbOrTx, tenantId: string) {
     WITH gone AS (DELETE FROM memory_corpus_stats WHERE tenant_id = ${tenantId} RETURNING docs, lexemes)
     INSERT INTO memory_corpus_stats (tenant_id, docs, lexemes)
     SELECT ${tenantId}, sum(docs), sum(lexemes) FROM gone HAVING count(*) > 0`);
+}
+
+/**
+ * The tenants whose corpus statistics hold more than `atLeast` delta rows, the most first, at most
+ * `limit` of them: the periodic maintenance folds these, so a tenant that never searches by keyword
+ * does not keep a row per write for ever. A system query across tenants (its caller folds each one
+ * with `foldCorpusStats`, which takes the tenant); it reads the statistics' tenant index only.
+ */
+export async function corpusStatsToFold(db: DbOrTx, atLeast: number, limit: number) {
+  const due = await rows<{ tenant_id: string }>(
+    db,
+    sql`SELECT tenant_id FROM memory_corpus_stats GROUP BY tenant_id HAVING count(*) > ${atLeast}
+        ORDER BY count(*) DESC, tenant_id LIMIT ${limit}`,
+  );
+  return due.map((r) => r.tenant_id);
 }
 
 /**
