@@ -52,6 +52,7 @@ import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory
 import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, SMOKE, table } from './lib';
 import { benchLink } from './latency-proxy';
 import { breakdown, phaseTable, profiled, topTable } from './cpu-phases';
+import { StatementRecorder, statementReplay } from './statement-replay';
 
 const { values: args } = parseArgs({
   options: {
@@ -119,19 +120,40 @@ interface System {
   close(): Promise<void>;
 }
 
+/**
+ * `record`: engram in a database of its own (REC_DB) for the replay row (test/bench/statement-replay.ts),
+ * an untimed pass of its own, since recording slows what it records: once its tenant and key exist,
+ * that database is copied to RAW_DB (the copy needs every connection to its template closed, so
+ * engram restarts on it), and every message engram sends from then on is recorded.
+ */
 async function engram(
   autoLink: boolean,
-  tenants = 1,
+  record = false,
 ): Promise<System & { retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
-  const e = await inProcessEngram({ DATABASE_URL: engramUrl }, { embedder: replayEmbedder });
+  const url = record ? databaseUrl(REC_DB) : engramUrl;
+  let e = await inProcessEngram({ DATABASE_URL: url }, { embedder: replayEmbedder });
   let keys = [(await e.newTenant('enterprise')).api_key];
+  if (record) {
+    await e.node.close();
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${RAW_DB} TEMPLATE ${REC_DB}`);
+    await admin.end();
+    analyzed.push(databaseUrl(REC_DB), databaseUrl(RAW_DB));
+    recorder.start();
+    e = await inProcessEngram({ DATABASE_URL: url }, { embedder: replayEmbedder });
+  }
+  const recorded = record ? recorder.call.bind(recorder) : (_kind: string, fn: () => Promise<number | undefined>) => fn();
   const system = {
     name: `engram${autoLink ? ' (auto_link on)' : ''}`,
     retarget: async (n: number) => {
       keys = await Promise.all(Array.from({ length: n }, async () => (await e.newTenant('enterprise')).api_key));
     },
     store: async (t: Turn, client: number) => {
-      await e.call('POST', '/v1/memories', keys[client % keys.length], { observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink });
+      await recorded('store', async () => {
+        await e.call('POST', '/v1/memories', keys[client % keys.length], { observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink });
+        return undefined;
+      });
     },
     batch: async (items: Turn[], client: number) => {
       const res = await e.call('POST', '/v1/memories/batch', keys[client % keys.length], {
@@ -139,17 +161,17 @@ async function engram(
       });
       if (res.stored !== items.length) throw new Error(`batch stored ${res.stored} of ${items.length}`);
     },
-    search: async (q: { conv: string; q: string }, whole = false) => {
-      const res = await e.call(
-        'GET',
-        `/v1/memories/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10', mode: 'semantic' })}`,
-        keys[0],
-      );
-      return res.memories.length as number;
-    },
+    search: async (q: { conv: string; q: string }, whole = false) =>
+      (await recorded('search', async () => {
+        const res = await e.call(
+          'GET',
+          `/v1/memories/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10', mode: 'semantic' })}`,
+          keys[0],
+        );
+        return res.memories.length as number;
+      }))!,
     close: () => e.node.close(),
   };
-  if (tenants > 1) await system.retarget(tenants);
   return system;
 }
 
@@ -160,11 +182,18 @@ const databaseUrl = (name: string) => {
 };
 const peersUrl = databaseUrl('engram_peers');
 const engramUrl = databaseUrl('engram_peers_app');
+/** engram's database for the recorded pass, and its copy from before the pass, where the recording is replayed. */
+const REC_DB = 'engram_peers_rec';
+const RAW_DB = 'engram_peers_raw';
+const recorder = new StatementRecorder(REC_DB);
+/** The databases ANALYZE runs in (with the replay's copy once it exists). */
+const analyzed = [peersUrl, engramUrl];
 
 /** Fresh, empty databases on the same server: every system starts from an empty table and index. */
 async function analyzeAll() {
-  for (const url of [peersUrl, engramUrl]) {
+  for (const url of analyzed) {
     const c = new pg.Client({ connectionString: url });
+    recorder.ignore(c);
     await c.connect();
     await c.query('ANALYZE');
     await c.end();
@@ -174,7 +203,8 @@ async function analyzeAll() {
 async function freshDatabases() {
   const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await admin.connect();
-  for (const name of ['engram_peers', 'engram_peers_app']) {
+  await admin.query(`DROP DATABASE IF EXISTS ${RAW_DB} WITH (FORCE)`);
+  for (const name of ['engram_peers', 'engram_peers_app', REC_DB]) {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${name}`);
     const c = new pg.Client({ connectionString: databaseUrl(name) });
@@ -368,6 +398,9 @@ const latencyRow = (name: string, l: Awaited<ReturnType<typeof latency>>) => [
   ...[l.inConversation, l.whole].flatMap((r) => [ms(r.ms), r.cpu, f1(r.hits / Math.min(QUERIES, questions.length))]),
 ];
 const rates: string[][] = [];
+const floorName = () => Object.keys(latencies).find((n) => n.startsWith('HTTP floor'))!;
+const latencies: Record<string, Awaited<ReturnType<typeof latency>>> = {};
+let rawReplay: { name: string; summary: Awaited<ReturnType<typeof statementReplay>>['summary'] } | undefined;
 const batchRates: string[][] = [];
 const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 const loadAtStart = await load();
@@ -380,6 +413,7 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
   const s = await make();
   console.error(`${s.name}: latency`);
   const l = await latency(s);
+  latencies[s.name] = l;
   if (s.name === 'engram' || s.name.startsWith('HTTP floor')) {
     console.error(`${s.name}: CPU profile`);
     profiles[s.name] = await profile(s);
@@ -415,6 +449,22 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
   rows.push(latencyRow(s.name, l));
   rates.push([s.name, ...r]);
   await s.close();
+  if (s.name === 'engram') {
+    // The same calls once more, recorded (their timings discarded), then replayed raw on the copy
+    // of engram's database from before them, with nothing else running.
+    console.error('engram: the same calls, recorded');
+    const recording = await engram(false, true);
+    await latency(recording);
+    recorder.stop();
+    await recording.close();
+    const raw = await statementReplay(recorder, databaseUrl(RAW_DB));
+    console.error(`${raw.name}: latency`);
+    const rl = await latency(raw);
+    await raw.close();
+    rawReplay = { name: raw.name, summary: raw.summary };
+    latencies[raw.name] = rl;
+    rows.push(latencyRow(raw.name, rl));
+  }
 }
 {
   const s = await engram(true);
@@ -443,24 +493,52 @@ console.log(
     rows,
   ),
 );
+{
+  // The bound: the floor, the HTTP floor, engram's own statements with nothing around them, engram.
+  const names = ['raw SQL: one INSERT, HNSW-indexed table', floorName(), rawReplay!.name, 'engram'];
+  const p50 = (xs: number[]) => pct(xs, 50);
+  console.log(`\n### The bound: engram beside its own statements replayed raw and the floors (one client; p50 ms, CPU ms per call)\n`);
+  console.log(
+    table(
+      ['what', 'store p50', 'CPU per store: this process / PostgreSQL', 'search p50 (one conversation)', 'CPU per search: this process / PostgreSQL'],
+      names.map((n) => {
+        const l = latencies[n];
+        return [n, f2(p50(l.storeMs)), l.cpu, f2(p50(l.inConversation.ms)), l.inConversation.cpu];
+      }),
+    ),
+  );
+  const raw = latencies[rawReplay!.name];
+  const e = latencies.engram;
+  const share = (part: number, whole: number) => `${f0((100 * part) / whole)}%`;
+  const pgOf = (cpu: string) => Number(cpu.split(' / ')[1]); // NaN when PostgreSQL's CPU is not readable
+  const { summary } = rawReplay!;
+  console.log(
+    `\nengram's statements alone: store p50 ${f2(p50(raw.storeMs))} of engram's ${f2(p50(e.storeMs))} ms (${share(p50(raw.storeMs), p50(e.storeMs))}), ` +
+      `${f1(p50(raw.storeMs) / p50(latencies[floorName()].storeMs))}x the HTTP floor's; PostgreSQL CPU per store ${f2(pgOf(raw.cpu))} of ${f2(pgOf(e.cpu))} ms ` +
+      `(${share(pgOf(raw.cpu), pgOf(e.cpu))}); search p50 ${f2(p50(raw.inConversation.ms))} of ${f2(p50(e.inConversation.ms))} ms. ` +
+      `Replayed: ${f1(summary.storeMessages)} messages a store, ${f1(summary.searchMessages)} a search (each one round trip), ` +
+      `${summary.background} background messages of ${summary.calls} calls (the request gate's counter flush, sent at their place, unwaited), ` +
+      `on ${summary.connections} connection${summary.connections > 1 ? 's' : ''} as engram's pool used them; engram's Redis calls are not replayed.`,
+  );
+}
 console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);
 console.log(table(['what', 'clients', 'memories/s'], batchRates));
-const floorName = Object.keys(profiles).find((n) => n.startsWith('HTTP floor'))!;
+
 console.log(
   `\n### Node CPU by phase (CPU profiler, ${PROFILED} stores and ${Math.min(QUERIES, questions.length)} searches within a conversation after the timed runs; self time per call, idle excluded)\n`,
 );
 console.log(
   phaseTable([
     ['engram store', profiles.engram.store],
-    ['HTTP floor store', profiles[floorName].store],
+    ['HTTP floor store', profiles[floorName()].store],
     ['engram search', profiles.engram.search],
-    ['HTTP floor search', profiles[floorName].search],
+    ['HTTP floor search', profiles[floorName()].search],
   ]),
 );
 console.log(
-  `\nUnprofiled, the timed runs above: Node CPU ms per store ${cpuPerCall.engram.store} (engram) and ${cpuPerCall[floorName].store} (HTTP floor), per search ${cpuPerCall.engram.search} and ${cpuPerCall[floorName].search}.`,
+  `\nUnprofiled, the timed runs above: Node CPU ms per store ${cpuPerCall.engram.store} (engram) and ${cpuPerCall[floorName()].store} (HTTP floor), per search ${cpuPerCall.engram.search} and ${cpuPerCall[floorName()].search}.`,
 );
 const others = profiles.engram.store.other.slice(0, 3).concat(profiles.engram.search.other.slice(0, 3));
 if (others.length) console.log(`"other" is mostly: ${others.map((o) => `${o.path || '(no file)'} ${f2(o.ms)}`).join(', ')}`);

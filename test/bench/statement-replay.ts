@@ -1,0 +1,192 @@
+/**
+ * engram's own statements, replayed raw, for test/bench/peers.ts: the bound a store's PostgreSQL
+ * work puts under it, whatever engram's Node side does.
+ *
+ * Recording: every message engram's node-postgres connections send to its database while the
+ * recorder runs (`pg.Client.prototype.query`, wrapped once for the process; bench code only), in
+ * the order sent, with the connection that sent it, the call it was sent for (an AsyncLocalStorage
+ * around each store and search; none: background, such as the request gate's counter flush), and
+ * the answers that had arrived when it went out.
+ *
+ * Replay: on a copy of engram's database taken before the first recorded message (`CREATE DATABASE
+ * ... TEMPLATE`, so the recorded ids, chain heads and hashes go in without conflicts), one plain
+ * `pg.Client` per connection engram used, each sending its counterpart's messages as they were
+ * (text, parameters, statement name: a simple-protocol message stays one, multi-statement scripts
+ * included; a named statement is parsed once per connection as engram's was). A message waits for
+ * the answers that had arrived before it was sent, and for nothing else, so the replay keeps the
+ * recording's order without adding waits of its own. No HTTP, no engram code; Redis calls are not
+ * replayed. Each replayed call is timed from its first message to its last answer, background
+ * messages go out at their place in between, unwaited.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
+
+interface Message {
+  /** Which of engram's connections sent it (in order of first use). */
+  conn: number;
+  config: { text: string; values?: unknown[]; name?: string; rowMode?: 'array'; types?: unknown };
+  /** The call it was sent for; null: background. */
+  call: number | null;
+  /** Messages whose answers arrived after the previous message went out and before this one did. */
+  after: number[];
+  /** Whether it succeeded when recorded (a PREPARE the server refuses is engram's to handle). */
+  ok: boolean;
+}
+
+interface Call {
+  kind: 'store' | 'search';
+  messages: number[];
+  /** What engram's call answered (hits of a search): the replay reports the same. */
+  result: number;
+}
+
+type Query = (this: pg.Client, ...args: unknown[]) => unknown;
+
+export class StatementRecorder {
+  readonly messages: Message[] = [];
+  readonly calls: Call[] = [];
+  private readonly inCall = new AsyncLocalStorage<number>();
+  private readonly connections = new WeakMap<object, number>();
+  private readonly ignored = new WeakSet<object>();
+  private answered: number[] = [];
+  private recording = false;
+  connectionCount = 0;
+
+  /** Records the connections to `database` (its name) once `start` is called. */
+  constructor(private readonly database: string) {
+    const original = pg.Client.prototype.query as unknown as Query;
+    const recorder = this;
+    (pg.Client.prototype as unknown as { query: Query }).query = function (this: pg.Client, ...args: unknown[]) {
+      if (!recorder.recording || (this as { database?: string }).database !== recorder.database || recorder.ignored.has(this))
+        return original.apply(this, args);
+      return recorder.record(this, original, args);
+    };
+  }
+
+  start() {
+    this.recording = true;
+  }
+
+  /** Stops recording, and AsyncLocalStorage's hooks on every promise of the process with it. */
+  stop() {
+    this.recording = false;
+    this.inCall.disable();
+  }
+
+  /** A client of the bench's own on that database (ANALYZE): not engram's, not recorded. */
+  ignore(client: pg.Client) {
+    this.ignored.add(client);
+  }
+
+  /** Runs one of engram's calls, its messages recorded as this call's. */
+  async call(kind: Call['kind'], fn: () => Promise<number | undefined>): Promise<number | undefined> {
+    if (!this.recording) return fn();
+    const id = this.calls.push({ kind, messages: [], result: 0 }) - 1;
+    const result = await this.inCall.run(id, fn);
+    this.calls[id].result = result ?? 0;
+    return result;
+  }
+
+  private record(client: pg.Client, original: Query, args: unknown[]) {
+    const [config, values, callback] = args as [string | Record<string, any>, unknown, unknown];
+    const c = typeof config === 'string' ? { text: config } : config;
+    if (typeof c.submit === 'function') throw new Error('a submittable query (a cursor): the statement replay cannot send it again');
+    let conn = this.connections.get(client);
+    if (conn === undefined) this.connections.set(client, (conn = this.connectionCount++));
+    const params = (c.values ?? (typeof values === 'function' ? undefined : values)) as unknown[] | undefined;
+    const call = this.inCall.getStore() ?? null;
+    const i =
+      this.messages.push({
+        conn,
+        config: { text: c.text, values: params?.slice(), name: c.name, rowMode: c.rowMode, types: c.types },
+        call,
+        after: this.answered.splice(0),
+        ok: true,
+      }) - 1;
+    if (call !== null) this.calls[call].messages.push(i);
+    // Before the caller hears of the answer, so whatever it sends next lists this one as arrived.
+    const settle = (ok: boolean) => {
+      this.messages[i].ok = ok;
+      this.answered.push(i);
+    };
+    const cb = typeof values === 'function' ? values : typeof callback === 'function' ? callback : null;
+    if (cb) {
+      const wrapped = (err: unknown, res: unknown) => {
+        settle(!err);
+        (cb as (e: unknown, r: unknown) => void)(err, res);
+      };
+      return original.apply(client, typeof values === 'function' ? [config, wrapped] : [config, values, wrapped]);
+    }
+    const result = original.apply(client, args) as Promise<unknown>;
+    result.then(
+      () => settle(true),
+      () => settle(false),
+    );
+    return result;
+  }
+}
+
+/**
+ * The recorded calls sent again to `url` (a copy of engram's database as it was when recording
+ * started), in order: `store` and `search` each replay the next recorded call, which must be of
+ * that kind (test/bench/peers.ts calls them exactly as it called engram).
+ */
+export async function statementReplay(recorder: StatementRecorder, url: string) {
+  const { messages, calls } = recorder;
+  const clients = await Promise.all(
+    Array.from({ length: recorder.connectionCount }, async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      return c;
+    }),
+  );
+  const answers: Promise<void>[] = [];
+  const failures: string[] = [];
+  let sent = 0;
+  let next = 0;
+  const send = async (upTo: number) => {
+    for (; sent <= upTo; sent++) {
+      const m = messages[sent];
+      if (m.after.length) await Promise.all(m.after.map((j) => answers[j]));
+      const i = sent;
+      answers[i] = (clients[m.conn].query(m.config as pg.QueryConfig) as Promise<unknown>).then(
+        () => {
+          if (!m.ok) failures.push(`message ${i} succeeded, failed when recorded: ${m.config.text.slice(0, 80)}`);
+        },
+        (err: Error) => {
+          if (m.ok) failures.push(`message ${i} failed (${err.message}), succeeded when recorded: ${m.config.text.slice(0, 80)}`);
+        },
+      );
+    }
+  };
+  const replay = async (kind: Call['kind']) => {
+    const call = calls[next++];
+    if (call?.kind !== kind) throw new Error(`replay: call ${next - 1} is a ${call?.kind ?? 'call never recorded'}, not a ${kind}`);
+    if (call.messages.length) {
+      await send(call.messages[call.messages.length - 1]);
+      await Promise.all(call.messages.map((i) => answers[i]));
+    }
+    if (failures.length) throw new Error(`the replay parted from the recording: ${failures.join('; ')}`);
+    return call.result;
+  };
+  const background = messages.filter((m) => m.call === null).length;
+  const per = (kind: Call['kind']) => {
+    const of = calls.filter((c) => c.kind === kind);
+    return of.length ? of.reduce((n, c) => n + c.messages.length, 0) / of.length : 0;
+  };
+  return {
+    name: "engram's statements, raw (one pg client per engram connection; no HTTP, no engram code, no Redis)",
+    /** What was replayed: messages per call and in the background, connections. */
+    summary: { storeMessages: per('store'), searchMessages: per('search'), background, connections: clients.length, calls: calls.length },
+    store: async () => {
+      await replay('store');
+    },
+    search: async () => replay('search'),
+    close: async () => {
+      await send(messages.length - 1);
+      await Promise.all(answers);
+      await Promise.all(clients.map((c) => c.end()));
+      if (failures.length) throw new Error(`the replay parted from the recording: ${failures.join('; ')}`);
+    },
+  };
+}
