@@ -24,6 +24,14 @@
  * computed once before anything is timed (the hash embedder) and replayed to all of them, so only
  * the database path is measured.
  *
+ * Between the HTTP floor and engram, engram's own statements replayed raw (test/bench/statement-replay.ts):
+ * the same calls once more in a database of their own, every message engram sends recorded, then
+ * sent again by plain node-postgres clients, no HTTP and no engram code, to a copy of that database
+ * from before the calls. What a store costs PostgreSQL by itself (its transaction with audit entry,
+ * events, counters, postings and quota), and so the least engram's store could take on this stack
+ * without changing its statements: the bound table puts the floor, the HTTP floor, these statements
+ * and engram side by side, and the replayed calls' messages one by one.
+ *
  * 1. Latency: `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
  *    `--queries` semantic searches one at a time, within the question's conversation and then over the
  *    whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
@@ -33,9 +41,12 @@
  *    serialization, the driver, ...) and the ten functions of most self time, with file:line.
  * 3. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
  *    16 tenants (one tenant's writes queue on its audit chain head and counters; 16 tenants' do not).
+ * 4. engram's statements raw: the calls of 1. recorded in a pass of their own (recording slows
+ *    engram; its timings there are dropped) and replayed one call at a time, timed as in 1.
  *
  * Each side starts empty on the server of DATABASE_URL: engram in a fresh database `engram_peers_app`
- * (its migrations), the peers in `engram_peers` (mem0's table would be called `memories` otherwise).
+ * (its migrations), the peers in `engram_peers` (mem0's table would be called `memories` otherwise),
+ * the recorded pass in `engram_peers_rec` and its replay in `engram_peers_raw`.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,7 +63,7 @@ import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory
 import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, SMOKE, table } from './lib';
 import { benchLink } from './latency-proxy';
 import { breakdown, phaseTable, profiled, topTable } from './cpu-phases';
-import { StatementRecorder, statementReplay } from './statement-replay';
+import { type BoundReplay, boundReport, StatementRecorder, statementReplay } from './statement-replay';
 
 const { values: args } = parseArgs({
   options: {
@@ -400,7 +411,7 @@ const latencyRow = (name: string, l: Awaited<ReturnType<typeof latency>>) => [
 const rates: string[][] = [];
 const floorName = () => Object.keys(latencies).find((n) => n.startsWith('HTTP floor'))!;
 const latencies: Record<string, Awaited<ReturnType<typeof latency>>> = {};
-let rawReplay: { name: string; summary: Awaited<ReturnType<typeof statementReplay>>['summary'] } | undefined;
+let rawReplay: (BoundReplay & { name: string }) | undefined;
 const batchRates: string[][] = [];
 const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 const loadAtStart = await load();
@@ -461,7 +472,11 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
     console.error(`${raw.name}: latency`);
     const rl = await latency(raw);
     await raw.close();
-    rawReplay = { name: raw.name, summary: raw.summary };
+    // The timed calls of latency(): after its warm-up stores, and after the 10 warm-up searches.
+    const warm = Math.min(WARMUP, turns.length);
+    const nq = Math.min(QUERIES, questions.length);
+    const searchesFrom = warm + STORES + Math.min(10, questions.length);
+    rawReplay = { name: raw.name, summary: raw.summary, stores: raw.messages(warm, warm + STORES), searches: raw.messages(searchesFrom, searchesFrom + nq) };
     latencies[raw.name] = rl;
     rows.push(latencyRow(raw.name, rl));
   }
@@ -493,34 +508,13 @@ console.log(
     rows,
   ),
 );
-{
-  // The bound: the floor, the HTTP floor, engram's own statements with nothing around them, engram.
-  const names = ['raw SQL: one INSERT, HNSW-indexed table', floorName(), rawReplay!.name, 'engram'];
-  const p50 = (xs: number[]) => pct(xs, 50);
-  console.log(`\n### The bound: engram beside its own statements replayed raw and the floors (one client; p50 ms, CPU ms per call)\n`);
-  console.log(
-    table(
-      ['what', 'store p50', 'CPU per store: this process / PostgreSQL', 'search p50 (one conversation)', 'CPU per search: this process / PostgreSQL'],
-      names.map((n) => {
-        const l = latencies[n];
-        return [n, f2(p50(l.storeMs)), l.cpu, f2(p50(l.inConversation.ms)), l.inConversation.cpu];
-      }),
-    ),
-  );
-  const raw = latencies[rawReplay!.name];
-  const e = latencies.engram;
-  const share = (part: number, whole: number) => `${f0((100 * part) / whole)}%`;
-  const pgOf = (cpu: string) => Number(cpu.split(' / ')[1]); // NaN when PostgreSQL's CPU is not readable
-  const { summary } = rawReplay!;
-  console.log(
-    `\nengram's statements alone: store p50 ${f2(p50(raw.storeMs))} of engram's ${f2(p50(e.storeMs))} ms (${share(p50(raw.storeMs), p50(e.storeMs))}), ` +
-      `${f1(p50(raw.storeMs) / p50(latencies[floorName()].storeMs))}x the HTTP floor's; PostgreSQL CPU per store ${f2(pgOf(raw.cpu))} of ${f2(pgOf(e.cpu))} ms ` +
-      `(${share(pgOf(raw.cpu), pgOf(e.cpu))}); search p50 ${f2(p50(raw.inConversation.ms))} of ${f2(p50(e.inConversation.ms))} ms. ` +
-      `Replayed: ${f1(summary.storeMessages)} messages a store, ${f1(summary.searchMessages)} a search (each one round trip), ` +
-      `${summary.background} background messages of ${summary.calls} calls (the request gate's counter flush, sent at their place, unwaited), ` +
-      `on ${summary.connections} connection${summary.connections > 1 ? 's' : ''} as engram's pool used them; engram's Redis calls are not replayed.`,
-  );
-}
+// The bound: the floor, the HTTP floor, engram's own statements with nothing around them, engram.
+console.log(
+  boundReport(
+    ['raw SQL: one INSERT, HNSW-indexed table', floorName(), rawReplay!.name, 'engram'].map((n) => [n, latencies[n]]),
+    rawReplay!,
+  ),
+);
 console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);

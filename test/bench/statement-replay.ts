@@ -20,6 +20,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import { f0, f1, f2, pct, table } from './lib';
 
 interface Message {
   /** Which of engram's connections sent it (in order of first use). */
@@ -141,6 +142,8 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
     }),
   );
   const answers: Promise<void>[] = [];
+  /** Each message's round trip, ms: from its sending to its answer. */
+  const took: number[] = [];
   const failures: string[] = [];
   let sent = 0;
   let next = 0;
@@ -149,11 +152,14 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
       const m = messages[sent];
       if (m.after.length) await Promise.all(m.after.map((j) => answers[j]));
       const i = sent;
+      const t0 = performance.now();
       answers[i] = (clients[m.conn].query(m.config as pg.QueryConfig) as Promise<unknown>).then(
         () => {
+          took[i] = performance.now() - t0;
           if (!m.ok) failures.push(`message ${i} succeeded, failed when recorded: ${m.config.text.slice(0, 80)}`);
         },
         (err: Error) => {
+          took[i] = performance.now() - t0;
           if (m.ok) failures.push(`message ${i} failed (${err.message}), succeeded when recorded: ${m.config.text.slice(0, 80)}`);
         },
       );
@@ -182,6 +188,24 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
       await replay('store');
     },
     search: async () => replay('search'),
+    /**
+     * The messages of calls `from` to `to` (exclusive) by shape (literals elided), with their round
+     * trips in the replay; `prepared`: what each prepared statement name stands for.
+     */
+    messages: (from: number, to: number) => {
+      const byShape = new Map<string, number[]>();
+      for (const call of calls.slice(from, to))
+        for (const i of call.messages) {
+          const key = shape(messages[i]);
+          byShape.set(key, [...(byShape.get(key) ?? []), took[i]]);
+        }
+      const prepared = new Map<string, string>();
+      for (const m of messages) {
+        const p = /^PREPARE (\w+) AS\s+([\s\S]*)$/.exec(m.config.text);
+        if (p) prepared.set(p[1], p[2].replace(/\s+/g, ' ').slice(0, 70));
+      }
+      return { calls: to - from, byShape, prepared };
+    },
     close: async () => {
       await send(messages.length - 1);
       await Promise.all(answers);
@@ -189,4 +213,62 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
       if (failures.length) throw new Error(`the replay parted from the recording: ${failures.join('; ')}`);
     },
   };
+}
+
+/** A message with its literals and parameter lists elided: what it sends, not which values. */
+function shape(m: Message) {
+  const text = m.config.text
+    .replace(/E'(?:[^'\\]|''|\\.)*'/g, '?')
+    .replace(/\((?:\?|NULL)(?:, (?:\?|NULL))*\)/g, '(…)')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return `${m.config.name ? `${m.config.name} (named, bound parameters): ` : ''}${text.length > 80 ? `${text.slice(0, 80)}…` : text}`;
+}
+
+/** One row of test/bench/peers.ts's latency run: store times, CPU "this process / PostgreSQL" per call. */
+interface Latency {
+  storeMs: number[];
+  cpu: string;
+  inConversation: { ms: number[]; cpu: string };
+}
+type Replay = Awaited<ReturnType<typeof statementReplay>>;
+/** What the report shows of a replay: its summary, and the timed stores' and searches' messages (`messages`). */
+export type BoundReplay = { summary: Replay['summary']; stores: ReturnType<Replay['messages']>; searches: ReturnType<Replay['messages']> };
+
+/**
+ * The bound, as markdown: `rows` (the floor, the HTTP floor, the statements replayed raw, engram:
+ * in that order) side by side, what share of engram's store the statements alone take, and the
+ * replayed calls message by message.
+ */
+export function boundReport(rows: [string, Latency][], replay: BoundReplay) {
+  const p50 = (xs: number[]) => pct(xs, 50);
+  const out = [
+    `\n### The bound: engram beside its own statements replayed raw and the floors (one client; p50 ms, CPU ms per call)\n`,
+    table(
+      ['what', 'store p50', 'CPU per store: this process / PostgreSQL', 'search p50 (one conversation)', 'CPU per search: this process / PostgreSQL'],
+      rows.map(([n, l]) => [n, f2(p50(l.storeMs)), l.cpu, f2(p50(l.inConversation.ms)), l.inConversation.cpu]),
+    ),
+  ];
+  const [, [, floor], [, raw], [, e]] = rows;
+  const share = (part: number, whole: number) => `${f0((100 * part) / whole)}%`;
+  const pgOf = (cpu: string) => Number(cpu.split(' / ')[1]); // NaN when PostgreSQL's CPU is not readable
+  const { summary } = replay;
+  out.push(
+    `\nengram's statements alone: store p50 ${f2(p50(raw.storeMs))} of engram's ${f2(p50(e.storeMs))} ms (${share(p50(raw.storeMs), p50(e.storeMs))}), ` +
+      `${f1(p50(raw.storeMs) / p50(floor.storeMs))}x the HTTP floor's; PostgreSQL CPU per store ${f2(pgOf(raw.cpu))} of ${f2(pgOf(e.cpu))} ms ` +
+      `(${share(pgOf(raw.cpu), pgOf(e.cpu))}); search p50 ${f2(p50(raw.inConversation.ms))} of ${f2(p50(e.inConversation.ms))} ms. ` +
+      `Replayed: ${f1(summary.storeMessages)} messages a store, ${f1(summary.searchMessages)} a search (each one round trip; warm-up calls included), ` +
+      `${summary.background} background messages beside ${summary.calls} calls (engram's start, the request gate's counter flush: sent at their place, unwaited), ` +
+      `on ${summary.connections} connection${summary.connections > 1 ? 's' : ''} as engram's pool used them; engram's Redis calls are not replayed.`,
+  );
+  out.push(`\n### engram's store and search, message by message (the timed calls replayed raw; ms from sending to answer)\n`);
+  const prepared = new Map<string, string>();
+  const messageRows = (['store', 'search'] as const).flatMap((kind) => {
+    const m = kind === 'store' ? replay.stores : replay.searches;
+    for (const [name, text] of m.prepared) prepared.set(name, text);
+    return [...m.byShape].map(([shape, ms]) => [kind, `\`${shape}\``, f2(ms.length / m.calls), f2(p50(ms)), f2(ms.reduce((a, b) => a + b, 0) / ms.length)]);
+  });
+  out.push(table(['call', 'message (literals elided)', 'per call', 'p50', 'mean'], messageRows));
+  out.push(`\nPrepared (SQL PREPARE, once per connection): ${[...prepared].map(([n, t]) => `${n} = \`${t}…\``).join('; ')}`);
+  return out.join('\n');
 }
