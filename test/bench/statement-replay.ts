@@ -32,6 +32,8 @@ interface Message {
   after: number[];
   /** Whether it succeeded when recorded (a PREPARE the server refuses is engram's to handle). */
   ok: boolean;
+  /** Its error when it failed. */
+  error?: string;
 }
 
 interface Call {
@@ -106,14 +108,15 @@ export class StatementRecorder {
       }) - 1;
     if (call !== null) this.calls[call].messages.push(i);
     // Before the caller hears of the answer, so whatever it sends next lists this one as arrived.
-    const settle = (ok: boolean) => {
+    const settle = (ok: boolean, err?: unknown) => {
       this.messages[i].ok = ok;
+      if (!ok) this.messages[i].error = err instanceof Error ? err.message : String(err);
       this.answered.push(i);
     };
     const cb = typeof values === 'function' ? values : typeof callback === 'function' ? callback : null;
     if (cb) {
       const wrapped = (err: unknown, res: unknown) => {
-        settle(!err);
+        settle(!err, err);
         (cb as (e: unknown, r: unknown) => void)(err, res);
       };
       return original.apply(client, typeof values === 'function' ? [config, wrapped] : [config, values, wrapped]);
@@ -121,7 +124,7 @@ export class StatementRecorder {
     const result = original.apply(client, args) as Promise<unknown>;
     result.then(
       () => settle(true),
-      () => settle(false),
+      (err) => settle(false, err),
     );
     return result;
   }
@@ -183,7 +186,15 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
   return {
     name: "engram's statements, raw (one pg client per engram connection; no HTTP, no engram code, no Redis)",
     /** What was replayed: messages per call and in the background, connections. */
-    summary: { storeMessages: per('store'), searchMessages: per('search'), background, connections: clients.length, calls: calls.length },
+    summary: {
+      storeMessages: per('store'),
+      searchMessages: per('search'),
+      background,
+      connections: clients.length,
+      calls: calls.length,
+      /** Messages that failed when recorded (and so, the replay checks, when replayed), by error. */
+      failed: [...new Set(messages.filter((m) => !m.ok).map((m) => m.error))],
+    },
     store: async () => {
       await replay('store');
     },
@@ -255,11 +266,15 @@ export function boundReport(rows: [string, Latency][], replay: BoundReplay) {
   const { summary } = replay;
   out.push(
     `\nengram's statements alone: store p50 ${f2(p50(raw.storeMs))} of engram's ${f2(p50(e.storeMs))} ms (${share(p50(raw.storeMs), p50(e.storeMs))}), ` +
-      `${f1(p50(raw.storeMs) / p50(floor.storeMs))}x the HTTP floor's; PostgreSQL CPU per store ${f2(pgOf(raw.cpu))} of ${f2(pgOf(e.cpu))} ms ` +
-      `(${share(pgOf(raw.cpu), pgOf(e.cpu))}); search p50 ${f2(p50(raw.inConversation.ms))} of ${f2(p50(e.inConversation.ms))} ms. ` +
+      `${f1(p50(raw.storeMs) / p50(floor.storeMs))}x the HTTP floor's; ` +
+      (Number.isNaN(pgOf(e.cpu))
+        ? "PostgreSQL's CPU not readable here"
+        : `PostgreSQL CPU per store ${f2(pgOf(raw.cpu))} of ${f2(pgOf(e.cpu))} ms (${share(pgOf(raw.cpu), pgOf(e.cpu))})`) +
+      `; search p50 ${f2(p50(raw.inConversation.ms))} of ${f2(p50(e.inConversation.ms))} ms. ` +
       `Replayed: ${f1(summary.storeMessages)} messages a store, ${f1(summary.searchMessages)} a search (each one round trip; warm-up calls included), ` +
       `${summary.background} background messages beside ${summary.calls} calls (engram's start, the request gate's counter flush: sent at their place, unwaited), ` +
-      `on ${summary.connections} connection${summary.connections > 1 ? 's' : ''} as engram's pool used them; engram's Redis calls are not replayed.`,
+      `on ${summary.connections} connection${summary.connections > 1 ? 's' : ''} as engram's pool used them; engram's Redis calls are not replayed.` +
+      (summary.failed.length ? ` Failed when recorded and when replayed: ${summary.failed.join('; ')}.` : ''),
   );
   out.push(`\n### engram's store and search, message by message (the timed calls replayed raw; ms from sending to answer)\n`);
   const prepared = new Map<string, string>();
