@@ -64,6 +64,7 @@ import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, SMOKE, table
 import { benchLink } from './latency-proxy';
 import { breakdown, phaseTable, profiled, topTable } from './cpu-phases';
 import { type BoundReplay, boundReport, StatementRecorder, statementReplay } from './statement-replay';
+import { replayClients } from './statement-replay-clients';
 
 const { values: args } = parseArgs({
   options: {
@@ -140,7 +141,7 @@ interface System {
 async function engram(
   autoLink: boolean,
   record = false,
-): Promise<System & { retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
+): Promise<System & { tenants: string[]; retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
   const url = record ? databaseUrl(REC_DB) : engramUrl;
   let e = await inProcessEngram({ DATABASE_URL: url }, { embedder: replayEmbedder });
   let keys = [(await e.newTenant('enterprise')).api_key];
@@ -157,8 +158,11 @@ async function engram(
   const recorded = record ? recorder.call.bind(recorder) : (_kind: string, fn: () => Promise<number | undefined>) => fn();
   const system = {
     name: `engram${autoLink ? ' (auto_link on)' : ''}`,
+    tenants: [] as string[],
     retarget: async (n: number) => {
-      keys = await Promise.all(Array.from({ length: n }, async () => (await e.newTenant('enterprise')).api_key));
+      const made = await Promise.all(Array.from({ length: n }, () => e.newTenant('enterprise')));
+      keys = made.map((m) => m.api_key);
+      system.tenants = made.map((m) => m.tenant_id);
     },
     store: async (t: Turn, client: number) => {
       await recorded('store', async () => {
@@ -466,12 +470,19 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
     console.error('engram: the same calls, recorded');
     const recording = await engram(false, true);
     await latency(recording);
+    await recording.retarget(16);
+    const from = recorder.messages.length;
+    await throughput(recording, 16, 'c16t16');
     recorder.stop();
     await recording.close();
     const raw = await statementReplay(recorder, databaseUrl(RAW_DB));
     console.error(`${raw.name}: latency`);
     const rl = await latency(raw);
+    console.error(`${raw.name}: 16 clients, 16 tenants`);
+    await raw.before(from);
+    const rawRate = await replayClients(recorder.messages, from, recording.tenants, THROUGHPUT, databaseUrl(RAW_DB));
     await raw.close();
+    rates.push([raw.name, '–', '–', '–', f0(rawRate)]);
     // The timed calls of latency(): after its warm-up stores, and after the 10 warm-up searches.
     const warm = Math.min(WARMUP, turns.length);
     const nq = Math.min(QUERIES, questions.length);

@@ -87,6 +87,7 @@ const PARTS = [
   'scale-throughput.ts',
   'smoke.ts',
   'statement-replay.ts',
+  'statement-replay-clients.ts',
 ];
 
 const root = new URL('../../', import.meta.url).pathname;

@@ -22,7 +22,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { f0, f1, f2, pct, table } from './lib';
 
-interface Message {
+export interface Message {
   /** Which of engram's connections sent it (in order of first use). */
   conn: number;
   config: { text: string; values?: unknown[]; name?: string; rowMode?: 'array'; types?: unknown };
@@ -36,8 +36,10 @@ interface Message {
   error?: string;
 }
 
-interface Call {
+export interface Call {
   kind: 'store' | 'search';
+  /** Until it has answered: what its context sends later (a timer it started, a queue it began draining) is background. */
+  open: boolean;
   messages: number[];
   /** What engram's call answered (hits of a search): the replay reports the same. */
   result: number;
@@ -84,10 +86,14 @@ export class StatementRecorder {
   /** Runs one of engram's calls, its messages recorded as this call's. */
   async call(kind: Call['kind'], fn: () => Promise<number | undefined>): Promise<number | undefined> {
     if (!this.recording) return fn();
-    const id = this.calls.push({ kind, messages: [], result: 0 }) - 1;
-    const result = await this.inCall.run(id, fn);
-    this.calls[id].result = result ?? 0;
-    return result;
+    const id = this.calls.push({ kind, open: true, messages: [], result: 0 }) - 1;
+    try {
+      const result = await this.inCall.run(id, fn);
+      this.calls[id].result = result ?? 0;
+      return result;
+    } finally {
+      this.calls[id].open = false;
+    }
   }
 
   private record(client: pg.Client, original: Query, args: unknown[]) {
@@ -97,7 +103,8 @@ export class StatementRecorder {
     let conn = this.connections.get(client);
     if (conn === undefined) this.connections.set(client, (conn = this.connectionCount++));
     const params = (c.values ?? (typeof values === 'function' ? undefined : values)) as unknown[] | undefined;
-    const call = this.inCall.getStore() ?? null;
+    const inCall = this.inCall.getStore();
+    const call = inCall !== undefined && this.calls[inCall].open ? inCall : null;
     const i =
       this.messages.push({
         conn,
@@ -184,7 +191,7 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
     return of.length ? of.reduce((n, c) => n + c.messages.length, 0) / of.length : 0;
   };
   return {
-    name: "engram's statements, raw (one pg client per engram connection; no HTTP, no engram code, no Redis)",
+    name: "engram's statements, raw (plain pg clients: no HTTP, no engram code, no Redis)",
     /** What was replayed: messages per call and in the background, connections. */
     summary: {
       storeMessages: per('store'),
@@ -199,26 +206,34 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
       await replay('store');
     },
     search: async () => replay('search'),
+    /** Sends every message before message `n` and waits for their answers (what the database had when message `n` was sent). */
+    before: async (n: number) => {
+      await send(n - 1);
+      await Promise.all(answers);
+      if (failures.length) throw new Error(`the replay parted from the recording: ${failures.join('; ')}`);
+    },
     /**
      * The messages of calls `from` to `to` (exclusive) by shape (literals elided), with their round
      * trips in the replay; `prepared`: what each prepared statement name stands for.
      */
     messages: (from: number, to: number) => {
       const byShape = new Map<string, number[]>();
+      const used = new Set<string>(); // `${connection}:${name}` of the prepared statements they execute
       for (const call of calls.slice(from, to))
         for (const i of call.messages) {
           const key = shape(messages[i]);
           byShape.set(key, [...(byShape.get(key) ?? []), took[i]]);
+          for (const [, name] of messages[i].config.text.matchAll(/EXECUTE (\w+)\(/g)) used.add(`${messages[i].conn}:${name}`);
         }
       const prepared = new Map<string, string>();
       for (const m of messages) {
         const p = /^PREPARE (\w+) AS\s+([\s\S]*)$/.exec(m.config.text);
-        if (p) prepared.set(p[1], p[2].replace(/\s+/g, ' ').slice(0, 70));
+        if (p && used.has(`${m.conn}:${p[1]}`)) prepared.set(p[1], p[2].replace(/\s+/g, ' ').slice(0, 70));
       }
       return { calls: to - from, byShape, prepared };
     },
+    /** Waits for the messages sent (what follows the last replayed call is left to `before` and replayClients). */
     close: async () => {
-      await send(messages.length - 1);
       await Promise.all(answers);
       await Promise.all(clients.map((c) => c.end()));
       if (failures.length) throw new Error(`the replay parted from the recording: ${failures.join('; ')}`);
