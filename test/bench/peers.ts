@@ -41,8 +41,9 @@
  *    serialization, the driver, ...) and the ten functions of most self time, with file:line.
  * 3. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
  *    16 tenants (one tenant's writes queue on its audit chain head and counters; 16 tenants' do not).
- * 4. engram's statements raw: the calls of 1. recorded in a pass of their own (recording slows
- *    engram; its timings there are dropped) and replayed one call at a time, timed as in 1.
+ * 4. engram's statements raw: the calls of 1. and of 3.'s 16 clients over 16 tenants, recorded in a
+ *    pass of their own (recording slows engram; its timings there are dropped), replayed one call
+ *    at a time as in 1. and then from a client per tenant (test/bench/statement-replay-clients.ts).
  *
  * Each side starts empty on the server of DATABASE_URL: engram in a fresh database `engram_peers_app`
  * (its migrations), the peers in `engram_peers` (mem0's table would be called `memories` otherwise),
@@ -416,6 +417,7 @@ const rates: string[][] = [];
 const floorName = () => Object.keys(latencies).find((n) => n.startsWith('HTTP floor'))!;
 const latencies: Record<string, Awaited<ReturnType<typeof latency>>> = {};
 let rawReplay: (BoundReplay & { name: string }) | undefined;
+let rawClients = '';
 const batchRates: string[][] = [];
 const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 const loadAtStart = await load();
@@ -482,7 +484,8 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
     await raw.before(from);
     const rawRate = await replayClients(recorder.messages, from, recording.tenants, THROUGHPUT, databaseUrl(RAW_DB));
     await raw.close();
-    rates.push([raw.name, '–', '–', '–', f0(rawRate)]);
+    rates.push([raw.name, '–', '–', '–', f0(rawRate.rate)]);
+    rawClients = `${raw.name}, 16 clients over 16 tenants: a client per tenant sent the ${rawRate.replayed} messages that name its tenant, of the ${rawRate.recorded} sent during those stores (the rest, background, not replayed).`;
     // The timed calls of latency(): after its warm-up stores, and after the 10 warm-up searches.
     const warm = Math.min(WARMUP, turns.length);
     const nq = Math.min(QUERIES, questions.length);
@@ -528,6 +531,7 @@ console.log(
 );
 console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
+console.log(`\n${rawClients}`);
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);
 console.log(table(['what', 'clients', 'memories/s'], batchRates));
 

@@ -17,9 +17,16 @@ import type { Message } from './statement-replay';
 
 /**
  * The recorded `messages` from index `from` on (sent while `stores` stores ran for `tenants`; the
- * database as it was before them) replayed from a client per tenant; stores per second.
+ * database as it was before them) replayed from a client per tenant: stores per second, and how
+ * many of the messages were replayed (the others are background).
  */
-export async function replayClients(recorded: Message[], from: number, tenants: string[], stores: number, url: string): Promise<number> {
+export async function replayClients(
+  recorded: Message[],
+  from: number,
+  tenants: string[],
+  stores: number,
+  url: string,
+): Promise<{ rate: number; replayed: number; recorded: number }> {
   const messages = recorded.slice(from);
   const prepared = new Map<string, string>(); // `${connection}:${name}`: the text it stands for, since the connection opened
   for (const m of recorded) {
@@ -73,5 +80,5 @@ export async function replayClients(recorded: Message[], from: number, tenants: 
   const seconds = (performance.now() - t0) / 1000;
   await Promise.all(clients.map(({ client }) => client.end()));
   if (failures.length) throw new Error(`the replay parted from the recording: ${failures.join('; ')}`);
-  return stores / seconds;
+  return { rate: stores / seconds, replayed: clients.reduce((n, c) => n + c.script.length, 0), recorded: messages.length };
 }

@@ -228,7 +228,10 @@ export async function statementReplay(recorder: StatementRecorder, url: string) 
       const prepared = new Map<string, string>();
       for (const m of messages) {
         const p = /^PREPARE (\w+) AS\s+([\s\S]*)$/.exec(m.config.text);
-        if (p && used.has(`${m.conn}:${p[1]}`)) prepared.set(p[1], p[2].replace(/\s+/g, ' ').slice(0, 70));
+        if (!p || !used.has(`${m.conn}:${p[1]}`)) continue;
+        const text = p[2].replace(/\s+/g, ' ').slice(0, 70);
+        // Names are per connection: one that stands for another text elsewhere says which connection.
+        prepared.set(prepared.has(p[1]) && prepared.get(p[1]) !== text ? `${p[1]} (connection ${m.conn})` : p[1], text);
       }
       return { calls: to - from, byShape, prepared };
     },
