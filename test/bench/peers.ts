@@ -24,6 +24,14 @@
  * computed once before anything is timed (the hash embedder) and replayed to all of them, so only
  * the database path is measured.
  *
+ * Between the HTTP floor and engram, engram's own statements replayed raw (test/bench/statement-replay.ts):
+ * the same calls once more in a database of their own, every message engram sends recorded, then
+ * sent again by plain node-postgres clients, no HTTP and no engram code, to a copy of that database
+ * from before the calls. What a store costs PostgreSQL by itself (its transaction with audit entry,
+ * events, counters, postings and quota), and so the least engram's store could take on this stack
+ * without changing its statements: the bound table puts the floor, the HTTP floor, these statements
+ * and engram side by side, and the replayed calls' messages one by one.
+ *
  * 1. Latency: `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
  *    `--queries` semantic searches one at a time, within the question's conversation and then over the
  *    whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
@@ -33,9 +41,13 @@
  *    serialization, the driver, ...) and the ten functions of most self time, with file:line.
  * 3. Throughput: `--throughput` stores from 1, 4 and 16 clients; engram also with 16 clients over
  *    16 tenants (one tenant's writes queue on its audit chain head and counters; 16 tenants' do not).
+ * 4. engram's statements raw: the calls of 1. and of 3.'s 16 clients over 16 tenants, recorded in a
+ *    pass of their own (recording slows engram; its timings there are dropped), replayed one call
+ *    at a time as in 1. and then from a client per tenant (test/bench/statement-replay-clients.ts).
  *
  * Each side starts empty on the server of DATABASE_URL: engram in a fresh database `engram_peers_app`
- * (its migrations), the peers in `engram_peers` (mem0's table would be called `memories` otherwise).
+ * (its migrations), the peers in `engram_peers` (mem0's table would be called `memories` otherwise),
+ * the recorded pass in `engram_peers_rec` and its replay in `engram_peers_raw`.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,6 +64,8 @@ import { type Embedder, hashEmbedder, toStoredVector } from '../../shared/memory
 import { f0, f1, f2, inProcessEngram, pct, postgresCpu, processCpu, SMOKE, table } from './lib';
 import { benchLink } from './latency-proxy';
 import { breakdown, phaseTable, profiled, topTable } from './cpu-phases';
+import { type BoundReplay, boundReport, StatementRecorder, statementReplay } from './statement-replay';
+import { replayClients } from './statement-replay-clients';
 
 const { values: args } = parseArgs({
   options: {
@@ -119,19 +133,43 @@ interface System {
   close(): Promise<void>;
 }
 
+/**
+ * `record`: engram in a database of its own (REC_DB) for the replay row (test/bench/statement-replay.ts),
+ * an untimed pass of its own, since recording slows what it records: once its tenant and key exist,
+ * that database is copied to RAW_DB (the copy needs every connection to its template closed, so
+ * engram restarts on it), and every message engram sends from then on is recorded.
+ */
 async function engram(
   autoLink: boolean,
-  tenants = 1,
-): Promise<System & { retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
-  const e = await inProcessEngram({ DATABASE_URL: engramUrl }, { embedder: replayEmbedder });
+  record = false,
+): Promise<System & { tenants: string[]; retarget(n: number): Promise<void>; batch(items: Turn[], client: number): Promise<void> }> {
+  const url = record ? databaseUrl(REC_DB) : engramUrl;
+  let e = await inProcessEngram({ DATABASE_URL: url }, { embedder: replayEmbedder });
   let keys = [(await e.newTenant('enterprise')).api_key];
+  if (record) {
+    await e.node.close();
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${RAW_DB} TEMPLATE ${REC_DB}`);
+    await admin.end();
+    analyzed.push(databaseUrl(REC_DB), databaseUrl(RAW_DB));
+    recorder.start();
+    e = await inProcessEngram({ DATABASE_URL: url }, { embedder: replayEmbedder });
+  }
+  const recorded = record ? recorder.call.bind(recorder) : (_kind: string, fn: () => Promise<number | undefined>) => fn();
   const system = {
     name: `engram${autoLink ? ' (auto_link on)' : ''}`,
+    tenants: [] as string[],
     retarget: async (n: number) => {
-      keys = await Promise.all(Array.from({ length: n }, async () => (await e.newTenant('enterprise')).api_key));
+      const made = await Promise.all(Array.from({ length: n }, () => e.newTenant('enterprise')));
+      keys = made.map((m) => m.api_key);
+      system.tenants = made.map((m) => m.tenant_id);
     },
     store: async (t: Turn, client: number) => {
-      await e.call('POST', '/v1/memories', keys[client % keys.length], { observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink });
+      await recorded('store', async () => {
+        await e.call('POST', '/v1/memories', keys[client % keys.length], { observation: t.text, tags: [t.conv, t.dia], auto_link: autoLink });
+        return undefined;
+      });
     },
     batch: async (items: Turn[], client: number) => {
       const res = await e.call('POST', '/v1/memories/batch', keys[client % keys.length], {
@@ -139,17 +177,17 @@ async function engram(
       });
       if (res.stored !== items.length) throw new Error(`batch stored ${res.stored} of ${items.length}`);
     },
-    search: async (q: { conv: string; q: string }, whole = false) => {
-      const res = await e.call(
-        'GET',
-        `/v1/memories/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10', mode: 'semantic' })}`,
-        keys[0],
-      );
-      return res.memories.length as number;
-    },
+    search: async (q: { conv: string; q: string }, whole = false) =>
+      (await recorded('search', async () => {
+        const res = await e.call(
+          'GET',
+          `/v1/memories/search?${new URLSearchParams({ q: q.q, ...(whole ? {} : { tags: q.conv }), limit: '10', mode: 'semantic' })}`,
+          keys[0],
+        );
+        return res.memories.length as number;
+      }))!,
     close: () => e.node.close(),
   };
-  if (tenants > 1) await system.retarget(tenants);
   return system;
 }
 
@@ -160,11 +198,18 @@ const databaseUrl = (name: string) => {
 };
 const peersUrl = databaseUrl('engram_peers');
 const engramUrl = databaseUrl('engram_peers_app');
+/** engram's database for the recorded pass, and its copy from before the pass, where the recording is replayed. */
+const REC_DB = 'engram_peers_rec';
+const RAW_DB = 'engram_peers_raw';
+const recorder = new StatementRecorder(REC_DB);
+/** The databases ANALYZE runs in (with the replay's copy once it exists). */
+const analyzed = [peersUrl, engramUrl];
 
 /** Fresh, empty databases on the same server: every system starts from an empty table and index. */
 async function analyzeAll() {
-  for (const url of [peersUrl, engramUrl]) {
+  for (const url of analyzed) {
     const c = new pg.Client({ connectionString: url });
+    recorder.ignore(c);
     await c.connect();
     await c.query('ANALYZE');
     await c.end();
@@ -174,7 +219,8 @@ async function analyzeAll() {
 async function freshDatabases() {
   const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await admin.connect();
-  for (const name of ['engram_peers', 'engram_peers_app']) {
+  await admin.query(`DROP DATABASE IF EXISTS ${RAW_DB} WITH (FORCE)`);
+  for (const name of ['engram_peers', 'engram_peers_app', REC_DB]) {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${name}`);
     const c = new pg.Client({ connectionString: databaseUrl(name) });
@@ -368,6 +414,10 @@ const latencyRow = (name: string, l: Awaited<ReturnType<typeof latency>>) => [
   ...[l.inConversation, l.whole].flatMap((r) => [ms(r.ms), r.cpu, f1(r.hits / Math.min(QUERIES, questions.length))]),
 ];
 const rates: string[][] = [];
+const floorName = () => Object.keys(latencies).find((n) => n.startsWith('HTTP floor'))!;
+const latencies: Record<string, Awaited<ReturnType<typeof latency>>> = {};
+let rawReplay: (BoundReplay & { name: string }) | undefined;
+let rawClients = '';
 const batchRates: string[][] = [];
 const load = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 const loadAtStart = await load();
@@ -380,6 +430,7 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
   const s = await make();
   console.error(`${s.name}: latency`);
   const l = await latency(s);
+  latencies[s.name] = l;
   if (s.name === 'engram' || s.name.startsWith('HTTP floor')) {
     console.error(`${s.name}: CPU profile`);
     profiles[s.name] = await profile(s);
@@ -415,6 +466,34 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
   rows.push(latencyRow(s.name, l));
   rates.push([s.name, ...r]);
   await s.close();
+  if (s.name === 'engram') {
+    // The same calls once more, recorded (their timings discarded), then replayed raw on the copy
+    // of engram's database from before them, with nothing else running.
+    console.error('engram: the same calls, recorded');
+    const recording = await engram(false, true);
+    await latency(recording);
+    await recording.retarget(16);
+    const from = recorder.messages.length;
+    await throughput(recording, 16, 'c16t16');
+    recorder.stop();
+    await recording.close();
+    const raw = await statementReplay(recorder, databaseUrl(RAW_DB));
+    console.error(`${raw.name}: latency`);
+    const rl = await latency(raw);
+    console.error(`${raw.name}: 16 clients, 16 tenants`);
+    await raw.before(from);
+    const rawRate = await replayClients(recorder.messages, from, recording.tenants, THROUGHPUT, databaseUrl(RAW_DB));
+    await raw.close();
+    rates.push([raw.name, '–', '–', '–', f0(rawRate.rate)]);
+    rawClients = `${raw.name}, 16 clients over 16 tenants: a client per tenant sent the ${rawRate.replayed} messages that name its tenant, of the ${rawRate.recorded} sent during those stores (the rest, background, not replayed).`;
+    // The timed calls of latency(): after its warm-up stores, and after the 10 warm-up searches.
+    const warm = Math.min(WARMUP, turns.length);
+    const nq = Math.min(QUERIES, questions.length);
+    const searchesFrom = warm + STORES + Math.min(10, questions.length);
+    rawReplay = { name: raw.name, summary: raw.summary, stores: raw.messages(warm, warm + STORES), searches: raw.messages(searchesFrom, searchesFrom + nq) };
+    latencies[raw.name] = rl;
+    rows.push(latencyRow(raw.name, rl));
+  }
 }
 {
   const s = await engram(true);
@@ -443,24 +522,32 @@ console.log(
     rows,
   ),
 );
+// The bound: the floor, the HTTP floor, engram's own statements with nothing around them, engram.
+console.log(
+  boundReport(
+    ['raw SQL: one INSERT, HNSW-indexed table', floorName(), rawReplay!.name, 'engram'].map((n) => [n, latencies[n]]),
+    rawReplay!,
+  ),
+);
 console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
+console.log(`\n${rawClients}`);
 console.log(`\n### Batch stores (${THROUGHPUT} memories)\n`);
 console.log(table(['what', 'clients', 'memories/s'], batchRates));
-const floorName = Object.keys(profiles).find((n) => n.startsWith('HTTP floor'))!;
+
 console.log(
   `\n### Node CPU by phase (CPU profiler, ${PROFILED} stores and ${Math.min(QUERIES, questions.length)} searches within a conversation after the timed runs; self time per call, idle excluded)\n`,
 );
 console.log(
   phaseTable([
     ['engram store', profiles.engram.store],
-    ['HTTP floor store', profiles[floorName].store],
+    ['HTTP floor store', profiles[floorName()].store],
     ['engram search', profiles.engram.search],
-    ['HTTP floor search', profiles[floorName].search],
+    ['HTTP floor search', profiles[floorName()].search],
   ]),
 );
 console.log(
-  `\nUnprofiled, the timed runs above: Node CPU ms per store ${cpuPerCall.engram.store} (engram) and ${cpuPerCall[floorName].store} (HTTP floor), per search ${cpuPerCall.engram.search} and ${cpuPerCall[floorName].search}.`,
+  `\nUnprofiled, the timed runs above: Node CPU ms per store ${cpuPerCall.engram.store} (engram) and ${cpuPerCall[floorName()].store} (HTTP floor), per search ${cpuPerCall.engram.search} and ${cpuPerCall[floorName()].search}.`,
 );
 const others = profiles.engram.store.other.slice(0, 3).concat(profiles.engram.search.other.slice(0, 3));
 if (others.length) console.log(`"other" is mostly: ${others.map((o) => `${o.path || '(no file)'} ${f2(o.ms)}`).join(', ')}`);

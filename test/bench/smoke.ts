@@ -77,7 +77,18 @@ const SMOKE_FILES: Record<string, Smoke> = {
   'test/bench/round-trips.ts': { args: ['--calls', '5', '--rounds', '1'], storage: 'postgres' },
 };
 /** The files of test/bench/ that are parts of a benchmark, not one. */
-const PARTS = ['autocannon.d.ts', 'cpu-phases.ts', 'http-instance.ts', 'latency-proxy.ts', 'lib.ts', 'scale-lib.ts', 'scale-throughput.ts', 'smoke.ts'];
+const PARTS = [
+  'autocannon.d.ts',
+  'cpu-phases.ts',
+  'http-instance.ts',
+  'latency-proxy.ts',
+  'lib.ts',
+  'scale-lib.ts',
+  'scale-throughput.ts',
+  'smoke.ts',
+  'statement-replay.ts',
+  'statement-replay-clients.ts',
+];
 
 const root = new URL('../../', import.meta.url).pathname;
 const scripts: Record<string, string> = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).scripts;
