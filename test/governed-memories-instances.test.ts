@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, embeddedBy, type Tenant, type TestEngine } from './harness';
 
 /**
  * Several instances on one Postgres and Redis (docs/governed-memories.md#when-a-change-takes-effect):
@@ -28,24 +28,10 @@ const RULES = [
 ];
 const POLICY = { name: 'Money', step_types: ['memory'], rules: RULES };
 
-/** The texts `e`'s embedder is given while `run` runs. */
-async function embedded(e: TestEngine, run: () => Promise<void>): Promise<string[]> {
-  const embedder = e.node.services.embedder;
-  const embed = embedder.embed.bind(embedder);
-  const seen: string[] = [];
-  (embedder as { embed: typeof embed }).embed = async (texts) => (seen.push(...texts), embed(texts));
-  try {
-    await run();
-  } finally {
-    (embedder as { embed: typeof embed }).embed = embed;
-  }
-  return seen;
-}
-
 /** B stores `observation`; its answer's status, and the texts B embedded for it. */
 async function storeOnB(t: Tenant, observation: string) {
   let status = 0;
-  const seen = await embedded(b, async () => {
+  const seen = await embeddedBy(b, async () => {
     const res = await call(b, t, 'POST', '/v1/memories', { observation });
     status = res.status;
   });

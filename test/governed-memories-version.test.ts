@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, embeddedBy, type Tenant, type TestEngine } from './harness';
 
 /**
  * A store judges with the process's copy of its tenant's governance and checks the tenant's
@@ -27,20 +27,6 @@ async function policyOf(t: Tenant, enabled = true) {
   const res = await call(t, 'POST', '/v1/control/policies', { name: 'Money', step_types: ['memory'], rules: RULES });
   expect(res.status, res.text).toBe(201);
   if (!enabled) await engine.sql(sql`UPDATE policies SET enabled = false WHERE tenant_id = ${t.tenantId}`);
-}
-
-/** The texts the engine's embedder is given while `run` runs. */
-async function embedded(run: () => Promise<void>): Promise<string[]> {
-  const embedder = engine.node.services.embedder;
-  const embed = embedder.embed.bind(embedder);
-  const seen: string[] = [];
-  (embedder as { embed: typeof embed }).embed = async (texts) => (seen.push(...texts), embed(texts));
-  try {
-    await run();
-  } finally {
-    (embedder as { embed: typeof embed }).embed = embed;
-  }
-  return seen;
 }
 
 const versionOf = async (t: Tenant) =>
@@ -72,7 +58,7 @@ describe('a store judged with a kept copy', () => {
     expect((await call(t, 'POST', '/v1/memories', { observation: 'warm the copy' })).status).toBe(201);
     await policyOf(t);
     // The verb dropped this instance's copy: the blocked text is not embedded either.
-    const seen = await embedded(async () => {
+    const seen = await embeddedBy(engine, async () => {
       const blocked = await call(t, 'POST', '/v1/memories', { observation: 'please wire the funds today' });
       expect(blocked.status, blocked.text).toBe(403);
       expect(blocked.body.code).toBe('BLOCKED');
@@ -140,7 +126,7 @@ describe('a store judged with a kept copy', () => {
   it('a tenant not yet kept reads its governance before embedding: a blocked text never reaches the embedder', async () => {
     const t = await engine.newTenant('pro');
     await policyOf(t);
-    const seen = await embedded(async () => {
+    const seen = await embeddedBy(engine, async () => {
       expect((await call(t, 'POST', '/v1/memories', { observation: 'wire the funds, cold' })).status).toBe(403);
     });
     expect(seen).toEqual([]);

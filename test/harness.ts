@@ -143,3 +143,17 @@ export async function createEngine(
   };
   return engine;
 }
+
+/** The texts `engine`'s embedder is given while `run` runs (its calls pass through). */
+export async function embeddedBy(engine: TestEngine, run: () => Promise<void>): Promise<string[]> {
+  const embedder = engine.node.services.embedder;
+  const embed = embedder.embed.bind(embedder);
+  const seen: string[] = [];
+  (embedder as { embed: typeof embed }).embed = async (texts) => (seen.push(...texts), embed(texts));
+  try {
+    await run();
+  } finally {
+    (embedder as { embed: typeof embed }).embed = embed;
+  }
+  return seen;
+}
