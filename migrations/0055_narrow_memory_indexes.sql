@@ -12,6 +12,9 @@ CREATE INDEX memories_content_key_idx ON memories USING hash ((tenant_id || ':' 
 -- where every split leaves two half-empty pages.
 DROP INDEX memories_tenant_created_idx;
 CREATE INDEX memories_tenant_created_idx ON memories (tenant_id, created_at, id);
+-- A space's memories newest first, likewise.
+DROP INDEX memories_space_idx;
+CREATE INDEX memories_space_idx ON memories (space_id, created_at) WHERE space_id IS NOT NULL;
 
 -- The create event of one memory is found by (tenant_id, memory_id) in memory_events_state_idx, whose
 -- partial predicate covers 'create' and which carries the kind: this index added nothing but bytes.
