@@ -128,12 +128,32 @@ export async function lockTeamWrite(tx: DbOrTx, tenantId: string, spaceId: strin
 /** Memories not yet expired; expired ones vanish from every read at once, before maintenance purges them. */
 export const live = (now: Date, alias = 'm') => sql`(${sql.raw(alias)}.expires_at IS NULL OR ${sql.raw(alias)}.expires_at > ${now.toISOString()})`;
 
+/**
+ * What a grant exposes of a memories alias `m`: its owner's memories carrying its tag (a tag grant) or
+ * in its space (a space grant). The grant's owner, tag and space are SQL: values of a Grant read
+ * before (grantCondition) or columns of the grant rows inside the same statement (grantsExpose).
+ */
+const exposes = {
+  tag: (m: SQL, owner: SQL, tag: SQL) => sql`(${m}.tenant_id = ${owner} AND ${tag} = ANY(${m}.tags))`,
+  space: (m: SQL, owner: SQL, spaceId: SQL) => sql`(${m}.tenant_id = ${owner} AND ${m}.space_id = ${spaceId})`,
+};
+
 /** What a grant exposes, as SQL over a memories alias. */
 export function grantCondition(g: Grant, alias = 'm'): SQL {
   const m = sql.raw(alias);
-  return g.kind === 'tag'
-    ? sql`(${m}.tenant_id = ${g.ownerTenantId} AND ${g.tag} = ANY(${m}.tags))`
-    : sql`(${m}.tenant_id = ${g.ownerTenantId} AND ${m}.space_id = ${g.spaceId}::uuid)`;
+  return g.kind === 'tag' ? exposes.tag(m, sql`${g.ownerTenantId}`, sql`${g.tag}`) : exposes.space(m, sql`${g.ownerTenantId}`, sql`${g.spaceId}::uuid`);
+}
+
+/**
+ * Whether any of the reader's grants (activeGrants) exposes the memory of alias `m`, with the grants
+ * read inside the caller's statement (its snapshot): a keyed read is one round trip, with what
+ * grantCondition would find over the grants read first.
+ */
+function grantsExpose(reader: GrantReader, alias = 'm'): SQL {
+  const m = sql.raw(alias);
+  const [owner, tag, spaceId] = [sql`g.owner_tenant_id`, sql`g.tag`, sql`g.space_id`];
+  return sql`EXISTS (SELECT 1 FROM (${grantRows(reader)}) g
+    WHERE (g.kind = 'tag' AND ${exposes.tag(m, owner, tag)}) OR (g.kind = 'space' AND ${exposes.space(m, owner, spaceId)}))`;
 }
 
 export type Scope = 'own' | 'shared' | 'all';
@@ -156,14 +176,19 @@ export const grantScope = (g: Grant, alias = 'm'): TenantScope => scope(grantCon
 /** A scope narrowed by more conditions (liveness, filters): still scoped. */
 export const narrow = (base: TenantScope, ...conditions: SQL[]): TenantScope => scope(sql.join([base, ...conditions], sql` AND `));
 
+/** The tenant's grants read inside the statement that uses them, not before (grantsExpose). */
+export interface InStatementGrants {
+  listedSpaces: boolean;
+}
+
 /**
  * The memories a tenant may read: its own, plus what the grants expose (see GrantReader for which
- * grants a read may include). Every memory query goes through this, so isolation is enforced in SQL,
+ * grants a read may include), given as read before or to be read in the statement (one round trip). Every memory query goes through this, so isolation is enforced in SQL,
  * not after the fact.
  */
-export function readableBy(tenantId: string, grants: Grant[], which: Scope = 'all', alias = 'm'): TenantScope {
+export function readableBy(tenantId: string, grants: Grant[] | InStatementGrants, which: Scope = 'all', alias = 'm'): TenantScope {
   const own = sql`${sql.raw(alias)}.tenant_id = ${tenantId}`;
-  const shared = grants.map((g) => grantCondition(g, alias));
+  const shared = Array.isArray(grants) ? grants.map((g) => grantCondition(g, alias)) : [grantsExpose({ tenantId, listedSpaces: grants.listedSpaces }, alias)];
   const parts = which === 'own' ? [own] : which === 'shared' ? shared : [own, ...shared];
   if (!parts.length) return scope(sql`false`);
   return scope(sql`(${sql.join(parts, sql` OR `)})`);

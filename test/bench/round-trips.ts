@@ -65,8 +65,13 @@ async function measure(label: string, n: number, call: (i: number) => Promise<un
 }
 
 // Warm-up: every statement prepared on its connection, the JIT settled.
-for (let i = 0; i < 50; i++) await e.call('POST', '/v1/memories', api_key, { observation: text(1e6 + i), tags: ['c1'] });
+const ids: string[] = [];
+for (let i = 0; i < 50; i++) {
+  const res = (await e.call('POST', '/v1/memories', api_key, { observation: text(1e6 + i), tags: ['c1'] })) as { id: string };
+  ids.push(res.id);
+}
 for (let i = 0; i < 30; i++) await e.call('GET', `/v1/memories/search?q=${query(i)}&limit=10&mode=semantic&tags=c1`, api_key);
+for (let i = 0; i < 30; i++) await e.call('GET', `/v1/memories/${ids[i % ids.length]}`, api_key);
 
 console.log(`\n| call (${CALLS} each) | Node CPU ms per call | round trips per call | Parse or simple-query messages per call | load average |`);
 console.log('|---|---|---|---|---|');
@@ -76,6 +81,7 @@ for (let r = 0; r < Number(args.rounds); r++) {
     e.call('POST', '/v1/memories', api_key, { observation: text(5e5 + r * 1e5 + i), tags: ['c1'], auto_link: true }),
   );
   await measure('semantic search, one tag', CALLS, (i) => e.call('GET', `/v1/memories/search?q=${query(i)}&limit=10&mode=semantic&tags=c1`, api_key));
+  await measure('keyed read (GET /v1/memories/{id})', CALLS, (i) => e.call('GET', `/v1/memories/${ids[i % ids.length]}`, api_key));
   await measure('semantic search, whole store', CALLS, (i) => e.call('GET', `/v1/memories/search?q=${query(i)}&limit=10&mode=semantic`, api_key));
 }
 await e.node.close();

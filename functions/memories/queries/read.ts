@@ -1,6 +1,6 @@
 import { type SQL } from 'drizzle-orm';
 import { sql } from '../../../shared/platform/data/db';
-import { confinedTo, type Grant, live, narrow, readableBy, type Scope, type TenantScope } from '../../../shared/memory/access';
+import { confinedTo, type Grant, type InStatementGrants, live, narrow, readableBy, type Scope, type TenantScope } from '../../../shared/memory/access';
 import type { KeyRestriction } from '../../../shared/platform/contract/context';
 import { COLUMNS, type MemoryRow } from '../../../shared/memory/rows';
 import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
@@ -40,7 +40,7 @@ function provenanceFilters(tenantId: string, f: Filters): SQL[] {
 }
 
 /** Readability, liveness and the optional filters, as one scope over alias `m`. */
-export function whereReadable(tenantId: string, grants: Grant[], scope: Scope, now: Date, f: Filters): TenantScope {
+export function whereReadable(tenantId: string, grants: Grant[] | InStatementGrants, scope: Scope, now: Date, f: Filters): TenantScope {
   const parts: SQL[] = [live(now)];
   if (f.tags?.length) parts.push(sql`m.tags && ${pgArray(f.tags)}::text[]`);
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);

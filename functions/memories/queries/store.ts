@@ -88,9 +88,20 @@ export interface StoreProbe {
 const contentLocks = (keys: string[]) =>
   sql`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n FROM (SELECT k FROM ${rowsOf([...keys].sort(), 'text', 'k')} ORDER BY 1) keys`;
 
-/** The current duplicates of one group: its hashes among the live, unsuperseded memories of its scope and space. */
-const duplicatesOf = (g: { scope: TenantScope; hashes: string[]; spaceId: string | null }, now: Date) =>
-  sql`${g.scope} AND ${inList(sql`m.content_hash`, g.hashes, 'text')} AND m.space_id IS NOT DISTINCT FROM ${g.spaceId}::uuid
+/** A memory's content key, `owner:hash`: what a content lock takes and memories_content_key_idx holds (migrations/0055). */
+export const contentKeyOf = (owner: string, hash: string) => `${owner}:${hash}`;
+
+/**
+ * The current duplicates of one group: its hashes among the live, unsuperseded memories of its scope
+ * and space, found by their content keys (the index's expression, written as it is there).
+ */
+const duplicatesOf = (g: { owner: string; scope: TenantScope; hashes: string[]; spaceId: string | null }, now: Date) =>
+  sql`${g.scope} AND ${inList(
+    sql`(m.tenant_id || ':' || m.content_hash)`,
+    g.hashes.map((h) => contentKeyOf(g.owner, h)),
+    'text',
+  )}
+      AND ${inList(sql`m.content_hash`, g.hashes, 'text')} AND m.space_id IS NOT DISTINCT FROM ${g.spaceId}::uuid
       AND m.superseded_by IS NULL AND ${live(now)}`;
 
 /**
@@ -226,7 +237,7 @@ export async function linkNeighbours(
  */
 export function insertStores(
   tx: Tx,
-  seen: { scope: TenantScope; hashes: string[]; spaceId: string | null; ids: string[] }[],
+  seen: { owner: string; scope: TenantScope; hashes: string[]; spaceId: string | null; ids: string[] }[],
   memories: (NewMemory & { supersededBy: string | null; version: number; updatedAt: Date })[],
   supersedes: { tenantId: string; id: string; by: string }[],
   links: { tenantId: string; sourceId: string; targetId: string; weight: number }[],

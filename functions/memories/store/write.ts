@@ -107,7 +107,7 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
       mentionCandidates: hasFeature(g.target.ownerTier, 'knowledge_graph') ? [...new Set(g.items.flatMap((p) => mentionCandidates(p.input.observation)))] : [],
     })),
     owners,
-    { keys: [...new Set(items.map((p) => `${p.target.owner}:${p.hash}`))], first: locking.first },
+    { keys: [...new Set(items.map((p) => q.contentKeyOf(p.target.owner, p.hash)))], first: locking.first },
     ctx.now,
     judged ? ctx.tenantId : null,
   );
@@ -130,6 +130,7 @@ export async function writeStores(work: Work<TenantCtx>, prepared: Prepared[], l
   if (!plans.length) return outcomes;
   const stamped = plans.flatMap((p) => p.events.map((e) => ({ ...e, at: ctx.now, ...p.item.who })));
   const seen = groups.map((g) => ({
+    owner: g.target.owner,
     scope: g.target.scope,
     spaceId: g.target.spaceId,
     hashes: [...new Set(g.items.map((p) => p.hash))],
