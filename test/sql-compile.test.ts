@@ -28,6 +28,23 @@ describe('SQL compile', () => {
     });
   }
 
+  it('gives a shape seen before its text as first compiled, and a new shape its own', () => {
+    const shaped = (values: unknown[], column: string) =>
+      ourSql`SELECT ${ourSql.raw(column)} FROM t WHERE ${ourSql.join(
+        values.map((v) => ourSql`x = ${v}`),
+        ourSql` OR `,
+      )}`;
+    const first = compile(db, shaped([1, 'a'], 'c'));
+    const again = compile(db, shaped([2, null], 'c'));
+    expect(again.sql).toBe(first.sql);
+    expect(again.params).toEqual([2, null]);
+    for (const query of [shaped([1, 'a'], 'd'), shaped([1, 'a', 3], 'c'), shaped([1], 'c'), shaped([[1, 2], 'a'], 'c')]) {
+      const { sql: text, params } = drizzleOf(query);
+      expect(compile(db, query)).toEqual({ sql: text, params });
+      expect(compile(db, query)).toEqual({ sql: text, params }); // the second time from the kept text
+    }
+  });
+
   it('leaves tables, columns and inlined parameters to drizzle', () => {
     for (const query of [
       sql`SELECT ${memories.id} FROM ${memories} WHERE ${memories.tenantId} = ${'t'}`,
