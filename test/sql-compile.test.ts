@@ -79,6 +79,15 @@ describe('the sql tag (shared/platform/data/driver/sql.ts)', () => {
       expect(tablesOf(ours[name])).toEqual(tablesOf(theirs[name]));
     });
   }
+  it('builds each statement of one place in the code with its own values', () => {
+    const at = (t: typeof sql, v: unknown, w: unknown) => t`SELECT ${v}, ${t`${w} + 1`} FROM x`;
+    const first = ourSql`${at(ourSql, 1, 'a')}`;
+    const second = at(ourSql, 2, 'b');
+    expect(drizzleOf(first)).toEqual(drizzleOf(at(sql, 1, 'a')));
+    expect(drizzleOf(second)).toEqual(drizzleOf(at(sql, 2, 'b')));
+    expect(compile(db, second)).toEqual({ sql: 'SELECT $1, $2 + 1 FROM x', params: [2, 'b'] });
+  });
+
   it('inlines parameters as drizzle does', () => {
     expect(drizzleOf(ourSql`SELECT ${'a'}`.inlineParams())).toEqual(drizzleOf(sql`SELECT ${'a'}`.inlineParams()));
   });
