@@ -3,6 +3,7 @@ import { CachedTrieRouter } from '../shared/platform/http/app';
 import { randomBase62 } from '../shared/platform/contract/crypto';
 import { openPglite, preparedQuery, sqlLiteral } from '../shared/node/database';
 import { dayOf, periodOf } from '../shared/platform/contract/time';
+import { placeLiterals } from '../shared/platform/data/driver';
 
 // The pieces the per-request path was made cheaper with (README, Performance), checked on their own.
 
@@ -33,6 +34,17 @@ describe('prepared statements on PGlite', () => {
     expect(() => sqlLiteral('a\0b')).toThrow(/NUL/);
     expect(() => sqlLiteral(Number.NaN)).toThrow();
     expect(() => sqlLiteral({})).toThrow();
+  });
+
+  it('writes literals where their placeholders are, the second time from the text already cut', () => {
+    const text = 'SELECT $1, $10, $2 FROM t WHERE a = $1 AND b = $11';
+    const literals = Array.from({ length: 11 }, (_, i) => `E'v${i + 1}'`);
+    const expected = "SELECT E'v1', E'v10', E'v2' FROM t WHERE a = E'v1' AND b = E'v11'";
+    expect(placeLiterals(text, literals)).toBe(expected);
+    expect(placeLiterals(text, literals)).toBe(expected);
+    expect(placeLiterals('$1', ['x'])).toBe('x');
+    expect(placeLiterals('$1$2 ', ['x', 'y'])).toBe('xy ');
+    expect(placeLiterals('no placeholders', [])).toBe('no placeholders');
   });
 
   it('prepares each text once, survives a failed prepare, and runs unprepared past its limit', async () => {

@@ -232,6 +232,19 @@ describe.each(backends)('transactions two round trips shorter, on $name', ({ ope
       expect(await committedRows()).toContain(`${tag}-only-waiting`);
     });
 
+    it('statements with new texts, both asked for at once, still travel in one message', async () => {
+      // Both texts are new to every connection of the pool: each is prepared (or written out) as it goes.
+      for (let round = 0; round < POOL_SIZE + 1; round++) {
+        const fresh = sql.raw(`'${tag}-fresh-${round}'`);
+        const [first, next] = await db.transaction(async (tx) => {
+          const waiting = preparedRowsWithNext<{ at: string }>(tx, sql`SELECT ${fresh}::text AS t, ${1}::int AS n, statement_timestamp()::text AS at`);
+          const read2 = await read<{ at: string }>(tx, sql`SELECT ${fresh}::text AS u, ${2}::int AS n, statement_timestamp()::text AS at`);
+          return [(await waiting)[0], read2[0]];
+        });
+        expect(first.at).toBe(next.at);
+      }
+    });
+
     it('a waiting statement that fails fails the one it travels with: nothing commits, the connection stays clean', async () => {
       let waiting: Promise<unknown> | undefined;
       const failing = db.transaction(async (tx) => {

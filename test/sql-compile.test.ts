@@ -28,6 +28,23 @@ describe('SQL compile', () => {
     });
   }
 
+  it('gives a shape seen before its text as first compiled, and a new shape its own', () => {
+    const shaped = (values: unknown[], column: string) =>
+      ourSql`SELECT ${ourSql.raw(column)} FROM t WHERE ${ourSql.join(
+        values.map((v) => ourSql`x = ${v}`),
+        ourSql` OR `,
+      )}`;
+    const first = compile(db, shaped([1, 'a'], 'c'));
+    const again = compile(db, shaped([2, null], 'c'));
+    expect(again.sql).toBe(first.sql);
+    expect(again.params).toEqual([2, null]);
+    for (const query of [shaped([1, 'a'], 'd'), shaped([1, 'a', 3], 'c'), shaped([1], 'c'), shaped([[1, 2], 'a'], 'c')]) {
+      const { sql: text, params } = drizzleOf(query);
+      expect(compile(db, query)).toEqual({ sql: text, params });
+      expect(compile(db, query)).toEqual({ sql: text, params }); // the second time from the kept text
+    }
+  });
+
   it('leaves tables, columns and inlined parameters to drizzle', () => {
     for (const query of [
       sql`SELECT ${memories.id} FROM ${memories} WHERE ${memories.tenantId} = ${'t'}`,
@@ -62,6 +79,15 @@ describe('the sql tag (shared/platform/data/driver/sql.ts)', () => {
       expect(tablesOf(ours[name])).toEqual(tablesOf(theirs[name]));
     });
   }
+  it('builds each statement of one place in the code with its own values', () => {
+    const at = (t: typeof sql, v: unknown, w: unknown) => t`SELECT ${v}, ${t`${w} + 1`} FROM x`;
+    const first = ourSql`${at(ourSql, 1, 'a')}`;
+    const second = at(ourSql, 2, 'b');
+    expect(drizzleOf(first)).toEqual(drizzleOf(at(sql, 1, 'a')));
+    expect(drizzleOf(second)).toEqual(drizzleOf(at(sql, 2, 'b')));
+    expect(compile(db, second)).toEqual({ sql: 'SELECT $1, $2 + 1 FROM x', params: [2, 'b'] });
+  });
+
   it('inlines parameters as drizzle does', () => {
     expect(drizzleOf(ourSql`SELECT ${'a'}`.inlineParams())).toEqual(drizzleOf(sql`SELECT ${'a'}`.inlineParams()));
   });

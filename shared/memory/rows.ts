@@ -100,7 +100,17 @@ export function toMemoryDto(r: MemoryRow) {
 }
 export type MemoryDto = ReturnType<typeof toMemoryDto>;
 
-export const vectorLiteral = (v: number[]) => `[${v.join(',')}]`;
+const vectorTexts = new WeakMap<readonly number[], string>();
+/**
+ * A vector's text for a `::halfvec` cast. Kept per vector (a stored vector is never changed in
+ * place: toStoredVector makes a new one): a store writes its vector's text into its link probe and
+ * into its insert, and a model's vector of 512 doubles takes tens of microseconds to write out.
+ */
+export const vectorLiteral = (v: readonly number[]): string => {
+  let text = vectorTexts.get(v);
+  if (text === undefined) vectorTexts.set(v, (text = `[${v.join(',')}]`));
+  return text;
+};
 
 export const SourceSchema = z
   .object({

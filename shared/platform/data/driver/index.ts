@@ -12,6 +12,7 @@ import { type Pool, shortTransactions } from './short-transactions';
  * - `compile` (compile.ts): our own compiler for the raw SQL the query helpers build. drizzle's
  *   walks every chunk through its `is()` checks; on the store path that was the largest single part
  *   of Node's time. Gives drizzle's exact text and parameters and hands anything else to drizzle.
+ *   A statement of a shape seen before gets the text kept from its first compile (the same string).
  * - `rows`/`preparedRows` through the session (db.ts): a statement runs as
  *   `session.prepareQuery(compiled, ..., name)`, skipping `db.execute`'s second compile, and with a
  *   statement name that node-postgres and Neon's Pool parse and plan once per connection (the store
@@ -26,8 +27,9 @@ import { type Pool, shortTransactions } from './short-transactions';
  *   sent as one script (db.ts `readWithSettings`), write parameters as literals; `sqlLiteral` quotes
  *   one as a text-format bind parameter would arrive.
  * - The `sql` tag (sql.ts): drizzle's, without the table check its SQL constructor makes of every
- *   chunk. Public API only (an SQL built empty, then its `queryChunks`), so it stays on with
- *   `DB_DRIVER_SHORTCUTS=off`: the objects it builds are the ones drizzle's tag builds.
+ *   chunk, and with a template's text chunks made once and shared. Public API only (an SQL built
+ *   empty, then its `queryChunks`), so it stays on with `DB_DRIVER_SHORTCUTS=off`: the objects it
+ *   builds are the ones drizzle's tag builds.
  *
  * What they touch of drizzle that drizzle does not promise (`db.session`, `db.dialect`,
  * `session.options`, `tx.session.client`, `SQL.shouldInlineParams`, the Session and Transaction

@@ -29,16 +29,16 @@ import { placeLiterals, sqlLiteral } from './literals';
  * transaction config (isolation level), drizzle's own transaction runs.
  */
 export function shortTransactions(db: Db, pool: Pool, driver: { Session: SessionClass; Transaction: TransactionClass; prepare: boolean }): void {
-  const prepared = new WeakMap<Client, Map<string, string>>();
+  const prepared = new WeakMap<Client, PreparedTexts>();
   replaceTransaction(
     db,
     (drizzleTransaction) =>
       (async (fn: (tx: never) => Promise<unknown>, config?: unknown) => {
         if (config) return drizzleTransaction(fn as never, config as never);
         const client = await pool.connect();
-        let names = prepared.get(client);
-        if (!names) prepared.set(client, (names = new Map()));
-        const inOneMessage = (text: string, params: readonly unknown[]) => oneMessageForm(client, driver.prepare ? names : null, text, params);
+        let texts = prepared.get(client);
+        if (!texts) prepared.set(client, (texts = { names: new Map(), made: 0 }));
+        const inOneMessage = (text: string, params: readonly unknown[]) => oneMessageForm(client, driver.prepare ? texts : null, text, params);
         /** Settles once BEGIN and the first statement are queued on the client; null before the first statement. */
         let first: Promise<void> | null = null;
         let open = false; // BEGIN has been sent
@@ -188,12 +188,12 @@ const MAX_LITERALS = 16_384;
 
 /**
  * A statement as it can travel in one message with BEGIN or COMMIT: without parameters, its text;
- * with them, `EXECUTE name(literals)` (`names`: this connection's prepared texts) or the text with
- * its literals written in (no `names`). Null when it cannot: a parameter with no literal form,
+ * with them, `EXECUTE name(literals)` (`prepared`: this connection's prepared texts) or the text with
+ * its literals written in (no `prepared`). Null when it cannot: a parameter with no literal form,
  * literals past MAX_LITERALS, the connection's quota of prepared texts spent, or a text PREPARE
  * refuses (it runs the usual way, and fails there if it is wrong).
  */
-async function oneMessageForm(client: Client, names: Map<string, string> | null, text: string, params: readonly unknown[]): Promise<string | null> {
+async function oneMessageForm(client: Client, prepared: PreparedTexts | null, text: string, params: readonly unknown[]): Promise<string | null> {
   if (!params.length) return text;
   if (params.reduce<number>((n, p) => n + (typeof p === 'string' ? p.length : 0), 0) > MAX_LITERALS) return null; // before escaping it all
   let literals: string[];
@@ -204,21 +204,30 @@ async function oneMessageForm(client: Client, names: Map<string, string> | null,
   }
   const args = literals.join(', ');
   if (args.length > MAX_LITERALS) return null;
-  if (!names) return placeLiterals(text, literals);
-  let name = names.get(text);
+  if (!prepared) return placeLiterals(text, literals);
+  let name = prepared.names.get(text);
   if (!name) {
-    if (names.size >= MAX_PREPARED_STATEMENTS) return null;
-    const id = `engram_c${names.size}`;
-    if (
-      !(await client.query(`PREPARE ${id} AS ${text}`).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return null;
-    names.set(text, (name = id));
+    if (prepared.names.size >= MAX_PREPARED_STATEMENTS) return null;
+    // The name is taken before PREPARE goes out: two texts new to the connection, asked for in the
+    // same turn (a store's probe and its link probe), get a name each, not one of them a failed PREPARE.
+    const id = `engram_c${prepared.made++}`;
+    name = client.query(`PREPARE ${id} AS ${text}`).then(
+      () => id,
+      () => {
+        prepared.names.delete(text);
+        return null;
+      },
+    );
+    prepared.names.set(text, name);
   }
-  return `EXECUTE ${name}(${args})`;
+  const id = await name;
+  return id && `EXECUTE ${id}(${args})`;
+}
+
+/** A connection's texts prepared for sending with BEGIN or COMMIT (their names, once PREPARE answers; null if it refused), and how many names it has given. */
+interface PreparedTexts {
+  names: Map<string, Promise<string | null>>;
+  made: number;
 }
 
 /** A statement waiting for the next one (SEND_WITH_NEXT): how it runs alone, and its one-message form. */

@@ -11,11 +11,29 @@ import { SQL, StringChunk, sql as drizzleSql } from 'drizzle-orm';
  */
 function fastSql<T = unknown>(strings: TemplateStringsArray, ...params: unknown[]): SQL<T> {
   for (const p of params) if (!plain(p)) return drizzleSql<T>(strings, ...(params as never[]));
+  const texts = textChunksOf(strings);
   const built = new SQL<T>([]);
   const chunks = built.queryChunks as unknown[];
-  if (params.length > 0 || strings[0] !== '') chunks.push(new StringChunk(strings[0]));
-  for (let i = 0; i < params.length; i++) chunks.push(params[i], new StringChunk(strings[i + 1]));
+  if (params.length > 0 || strings[0] !== '') chunks.push(texts[0]);
+  for (let i = 0; i < params.length; i++) chunks.push(params[i], texts[i + 1]);
   return built;
+}
+
+/**
+ * The text chunks of a template, made once per template: a template's strings are one frozen
+ * object per place in the code, and a StringChunk is never changed after it is made (drizzle reads
+ * its `value` only), so every statement built at that place can share them. The store path builds
+ * a few hundred chunks per call; they were a good part of its allocations. An array that is not
+ * frozen (a call made without a template) gets chunks of its own every time.
+ */
+const templateChunks = new WeakMap<TemplateStringsArray, StringChunk[]>();
+function textChunksOf(strings: TemplateStringsArray): StringChunk[] {
+  let texts = templateChunks.get(strings);
+  if (!texts) {
+    texts = strings.map((text) => new StringChunk(text));
+    if (Object.isFrozen(strings)) templateChunks.set(strings, texts);
+  }
+  return texts;
 }
 
 /** Not a drizzle table, without asking drizzle: a primitive, or an object of a class no table is. */
