@@ -34,13 +34,17 @@ function textOf(r: () => number, i: number) {
   return [...words, ...fillers, `n${i}`].join(' ');
 }
 
+/** A memory of `zulu`, and some of lexemes a tsquery must quote (the parser keeps URLs, addresses and hyphenated words whole). */
+const special = (i: number) =>
+  i === 7 ? 'zulu apple banana n7' : i >= 40 && i < 46 ? `apple banana foo-bar https://x.example.com/a?b=c user@example.com n${i}` : null;
+
 beforeAll(async () => {
   engine = await createEngine();
   tenant = await engine.newTenant('enterprise');
   const r = rng(5);
   const ids: string[] = [];
   for (let i = 0; i < MEMORIES; i += 100) {
-    const memories = Array.from({ length: 100 }, (_, j) => ({ observation: i + j === 7 ? 'zulu apple banana n7' : textOf(r, i + j), auto_link: false }));
+    const memories = Array.from({ length: 100 }, (_, j) => ({ observation: special(i + j) ?? textOf(r, i + j), auto_link: false }));
     const res = await engine.request('POST', '/v1/memories/batch', { key: tenant.key, body: { memories } });
     expect(res.status, res.text).toBe(200);
     for (const x of res.body.results) ids.push(x.memory!.id);
@@ -81,6 +85,8 @@ const QUERIES = [
   'garden travel apple',
   'apple apple banana',
   'apple banana cherry delta echo fjord',
+  'foo-bar apple',
+  'user@example.com https://x.example.com/a?b=c banana',
 ];
 
 const key = (rows: Ranked[]) => rows.map((r) => `${r.id} ${r.bm25}`);

@@ -57,13 +57,16 @@ const termBound = (l: LexemeStats, s: KeywordStats) =>
   (idf(l.df, s.n) * l.max_tf * (BM25_K1 + 1)) / (l.max_tf + BM25_K1 * (1 - BM25_B + (BM25_B * l.min_len) / Math.max(s.avgLen, 1)));
 
 /**
- * The largest score of a memory holding at most `words` of the query's words: the sum of the
- * `words` largest term bounds. Scaled up by a millionth so that float rounding (the SQL sums in
- * another order) never makes it a hair too small: a stop decided on it stays exact.
+ * Upper bounds of a memory's score, scaled up by a millionth so that float rounding (the SQL sums
+ * in another order) never makes one a hair too small: a stop decided on them stays exact.
+ * `ofWords(j)`: a memory holding at most j of the words (the j largest term bounds); `ofSet(s)`:
+ * one holding exactly the words `s`.
  */
-function scoreBound(stats: KeywordStats, words: number): number {
-  const bounds = stats.lexemes.map((l) => termBound(l, stats)).sort((a, b) => b - a);
-  return bounds.slice(0, words).reduce((s, b) => s + b, 0) * (1 + 1e-6);
+function scoreBounds(stats: KeywordStats) {
+  const byWord = new Map(stats.lexemes.map((l) => [l.lexeme, termBound(l, stats)]));
+  const sorted = [...byWord.values()].sort((a, b) => b - a);
+  const sum = (xs: number[]) => xs.reduce((s, b) => s + b, 0) * (1 + 1e-6);
+  return { ofWords: (j: number) => sum(sorted.slice(0, j)), ofSet: (set: string[]) => sum(set.map((w) => byWord.get(w) ?? 0)) };
 }
 
 /** A lexeme as a tsquery operand, taken as it is (no parser, no dictionary). */
@@ -76,14 +79,11 @@ function subsets<T>(xs: T[], k: number): T[][] {
   return [...subsets(rest, k - 1).map((s) => [head, ...s]), ...subsets(rest, k)];
 }
 
-/** A tsquery matching the memories that hold at least `k` of `lexemes`. */
-const atLeastTsquery = (lexemes: string[], k: number) =>
-  subsets(lexemes, k)
-    .map((s) => `(${s.map(operand).join(' & ')})`)
-    .join(' | ');
+/** A tsquery matching the memories that hold all the words of one of `sets`. */
+const anyOfTsquery = (sets: string[][]) => sets.map((set) => `(${set.map(operand).join(' & ')})`).join(' | ');
 
 /**
- * The top `n` in `scope` of the memories holding at least `k` of the query's words (the GIN index
+ * The top `n` in `scope` of the memories holding all the words of one of `sets` (the GIN index
  * on search_tsv), each scored from its own tsvector with the numbers the postings hold (the
  * postings trigger writes tf and len the same way) and the whole store's statistics. Terms are
  * summed in lexeme order, as fromPostings sums them (its postings come in key order), so equal
@@ -91,9 +91,8 @@ const atLeastTsquery = (lexemes: string[], k: number) =>
  * lexemes weighted A and the rest filtered out leave a memory's few query terms to unnest, not
  * its every lexeme (a third of the scoring time of a stage of 10,000 memories).
  */
-function stageQuery(scope: TenantScope, stats: KeywordStats, k: number, n: number, ranked: SQL): SQL {
-  const words = stats.lexemes.map((l) => l.lexeme);
-  const list = pgArray(words);
+function stageQuery(scope: TenantScope, stats: KeywordStats, sets: string[][], n: number, ranked: SQL): SQL {
+  const list = pgArray(stats.lexemes.map((l) => l.lexeme));
   return sql`WITH lex AS (
         SELECT * FROM unnest(${list}::text[], ${pgArray(stats.lexemes.map((l) => l.df))}::float8[]) AS l(lexeme, df)
       ),
@@ -107,19 +106,27 @@ function stageQuery(scope: TenantScope, stats: KeywordStats, k: number, n: numbe
         ) t
         JOIN lex ON lex.lexeme = t.lexeme, corpus
       ) s
-      WHERE m.search_tsv @@ ${atLeastTsquery(words, k)}::tsquery AND ${scope}
+      WHERE m.search_tsv @@ ${anyOfTsquery(sets)}::tsquery AND ${scope}
       ORDER BY s.bm25 DESC, m.id DESC LIMIT ${n}`;
 }
 
 export type StagedRow = { id: string; bm25: number };
 
+/** The top `n` of rows, each memory once: BM25 descending, equal scores the newer (larger UUIDv7) first, as the SQL orders. */
+function topOf<T extends StagedRow>(rows: T[], n: number): T[] {
+  const unique = [...new Map(rows.map((r) => [r.id, r])).values()];
+  return unique.sort((a, b) => Number(b.bm25) - Number(a.bm25) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, n);
+}
+
 /**
- * The exact top `n` by BM25 from the fewest memories that can hold it: stage k reads the memories
- * holding at least k of the q words, k = q first. A memory not read yet holds at most k-1 of them,
- * so it scores at most scoreBound(k-1); once the n-th best read scores above that, no other memory
- * can enter the top n (ties at the n-th place are among memories read). Null when no stage before
- * the last (k = 1, every memory holding any word: the postings query's own work) can stop; else
- * the rows and the k they stopped at.
+ * The exact top `n` by BM25 from the fewest memories that can hold it. Stage k reads the memories
+ * holding all of some k of the q words, k = q first, and keeps the best n read so far; theta is
+ * the n-th of them. A set of k words whose bound is below theta is not read: a memory holding
+ * exactly those words cannot enter the top n, and one holding more was read or bounded at an
+ * earlier stage. A memory not read after stage k holds at most k-1 words, so it scores at most
+ * ofWords(k-1); once theta is above that, no other memory can enter the top n (ties at the n-th
+ * place are among memories read). Null when no stage before the last (k = 1, every memory holding
+ * any word: the postings query's own work) can stop; else the rows and the k they stopped at.
  */
 export async function stagedTop<T extends StagedRow>(
   db: DbOrTx,
@@ -128,9 +135,14 @@ export async function stagedTop<T extends StagedRow>(
   n: number,
   ranked: SQL,
 ): Promise<{ rows: T[]; words: number } | null> {
-  for (let k = stats.lexemes.length; k >= 2; k--) {
-    const found = await rows<T>(db, stageQuery(scope, stats, k, n, ranked));
-    if (found.length === n && Number(found[n - 1].bm25) > scoreBound(stats, k - 1)) return { rows: found, words: k };
+  const bounds = scoreBounds(stats);
+  const words = stats.lexemes.map((l) => l.lexeme);
+  let best: T[] = [];
+  const theta = () => (best.length === n ? Number(best[n - 1].bm25) : Number.NEGATIVE_INFINITY);
+  for (let k = words.length; k >= 2; k--) {
+    const sets = subsets(words, k).filter((set) => bounds.ofSet(set) >= theta());
+    if (sets.length) best = topOf([...best, ...(await rows<T>(db, stageQuery(scope, stats, sets, n, ranked)))], n);
+    if (theta() > bounds.ofWords(k - 1)) return { rows: best, words: k };
   }
   return null;
 }
