@@ -58,8 +58,8 @@ beforeAll(async () => {
   const expiring = Array.from({ length: 10 }, () => ({ observation: 'apple banana cherry delta echo', ttl_seconds: 60, auto_link: false }));
   expect((await engine.request('POST', '/v1/memories/batch', { key: tenant.key, body: { memories: expiring } })).status).toBe(200);
   engine.clock.advance(120_000);
-  // Every query with two words or more takes the stages here.
-  KEYWORD_STAGES.minPostings = 1;
+  // Every query with two words or more takes the stages here, whatever other tenants the table holds.
+  Object.assign(KEYWORD_STAGES, { minDocs: 0, minShare: 0, minPostings: 1 });
 });
 afterAll(async () => {
   Object.assign(KEYWORD_STAGES, limits);
@@ -92,28 +92,45 @@ const QUERIES = [
 const key = (rows: Ranked[]) => rows.map((r) => `${r.id} ${r.bm25}`);
 
 describe('whole-store keyword search by stages', () => {
-  it('answers the top n of reading every posting: same memories, order, ties and scores', async () => {
+  /** How many of the queries (at several n) stopped at a stage; each answered as reading every posting does. */
+  async function compareAll() {
     const db = engine.node.services.db;
     const scope = whereReadable(tenant.tenantId, [], 'all', engine.clock.now(), {});
+    const own = { kind: 'tenant' as const, tenantId: tenant.tenantId };
     let staged = 0;
     for (const text of QUERIES) {
       for (const n of [1, 5, 10, 30, 100]) {
-        const found = await keywordCandidates(
-          db,
-          scope,
-          text,
-          n,
-          { kind: 'tenant', tenantId: tenant.tenantId },
-          { tenantId: tenant.tenantId, listedSpaces: false },
-        );
+        const found = await keywordCandidates(db, scope, text, n, own, { tenantId: tenant.tenantId, listedSpaces: false });
         const every = await keywordByPostings(db, scope, text, n, tenant.tenantId);
         expect(key(found.rows), `${text}, n ${n}`).toEqual(key(every));
         expect(found.grants).toEqual([]);
         if (found.stagedWords) staged++;
       }
     }
+    return staged;
+  }
+
+  it('answers the top n of reading every posting: same memories, order, ties and scores', async () => {
     // Most queries of several words stop at a stage; the rest fall back to every posting.
-    expect(staged).toBeGreaterThan(20);
+    expect(await compareAll()).toBeGreaterThan(20);
+  });
+
+  it('answers the same when the tenant is too small to count its postings first', async () => {
+    Object.assign(KEYWORD_STAGES, limits);
+    try {
+      expect(await compareAll()).toBe(0);
+    } finally {
+      Object.assign(KEYWORD_STAGES, { minDocs: 0, minShare: 0, minPostings: 1 });
+    }
+  });
+
+  it('answers the same when the postings are counted but too few for the stages', async () => {
+    Object.assign(KEYWORD_STAGES, { minPostings: 1_000_000 });
+    try {
+      expect(await compareAll()).toBe(0);
+    } finally {
+      Object.assign(KEYWORD_STAGES, { minPostings: 1 });
+    }
   });
 
   it('ranks ties newer first and leaves out what the scope excludes', async () => {

@@ -136,19 +136,23 @@ export const keywordByPostings = (db: DbOrTx, scope: TenantScope, text: string, 
 /**
  * Whole store: the words' postings (one index range each), document frequencies over them, the
  * scores, then memory rows in score order until `n` pass the scope (superseded and expired ones
- * hold postings too and are skipped here). With `stages`, each word's postings are first counted
- * (an index-only walk, no per-memory work), and read only when the staged path does not apply
- * (KEYWORD_STAGES); else the answer is one row a word with its counts and the corpus figures.
+ * hold postings too and are skipped here). With `stages`, a big tenant's words' postings are first
+ * counted (an index-only walk, no per-memory work), and read only when the staged path does not
+ * apply (KEYWORD_STAGES); else the answer is one row a word with its counts and the corpus figures.
  */
 const KEYWORD_ORDER = sql`f.bm25 DESC, f.id DESC`;
 
 function fromPostings(scope: TenantScope, text: string, n: number, tenantId: string, stages?: typeof KEYWORD_STAGES): SQL {
   const tenantNo = sql`(SELECT tenant_no FROM tenants WHERE id = ${tenantId})`;
   const counts = stages
-    ? sql`counts AS MATERIALIZED (
+    ? sql`big AS MATERIALIZED (
+        SELECT coalesce(sum(s.docs), 0) >= greatest(${stages.minDocs}::float8, ${stages.minShare}::float8 * (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)) AS yes
+        FROM memory_corpus_stats s WHERE s.tenant_id = ${tenantId}
+      ),
+      counts AS MATERIALIZED (
         SELECT l.lex AS lexeme, p.df, p.max_tf, p.min_len FROM lexemes l CROSS JOIN LATERAL (
           SELECT count(*)::float8 AS df, max(p.tf)::float8 AS max_tf, min(p.len)::float8 AS min_len FROM memory_postings p
-          WHERE p.tenant_no = ${tenantNo} AND p.lexeme = l.lex) p
+          WHERE (SELECT yes FROM big) AND p.tenant_no = ${tenantNo} AND p.lexeme = l.lex) p
       ),
       staged AS MATERIALIZED (
         SELECT count(*) FILTER (WHERE df > 0) BETWEEN 2 AND ${stages.maxWords} AND coalesce(sum(df), 0) >= ${stages.minPostings} AS yes FROM counts
@@ -161,7 +165,9 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
         SELECT p.lexeme, p.memory_id, p.tf::float8 AS tf, p.len::float8 AS len FROM memory_postings p
         WHERE ${stages ? sql`NOT (SELECT yes FROM staged) AND` : sql``} p.tenant_no = ${tenantNo} AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
       ),
-      df AS (${stages ? sql`SELECT lexeme, df FROM counts WHERE df > 0` : sql`SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme`}),
+      -- Counted over t as without stages, not taken from counts: a plan that sums a memory's terms
+      -- in another order can differ in the last bit, and the scores are those of the other paths.
+      df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
       corpus AS MATERIALIZED (
         SELECT greatest(sum(s.docs)::float8, (SELECT max(df) FROM df), 0) AS n,
                coalesce(sum(s.lexemes)::float8 / nullif(sum(s.docs), 0), 1) AS avg_len, count(*) AS parts
@@ -180,7 +186,7 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
   return sql`${found}
     SELECT h.*, NULL::text AS lexeme, NULL::float8 AS df, NULL::float8 AS max_tf, NULL::float8 AS min_len, NULL::float8 AS n, NULL::float8 AS avg_len FROM hits h
     UNION ALL
-    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.parts, w.lexeme, w.df, w.max_tf, w.min_len, c.n, c.avg_len
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.parts, w.lexeme, w.df, w.max_tf, w.min_len, greatest(c.n, (SELECT max(df) FROM counts)), c.avg_len
     FROM counts w, corpus c WHERE (SELECT yes FROM staged)`;
 }
 
@@ -205,6 +211,8 @@ function fromScope(scope: TenantScope, text: string, n: number): SQL {
         SELECT d.id, d.len::float8 AS len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
         FROM matched d, unnest(d.search_tsv) u WHERE u.lexeme IN (SELECT lex FROM lexemes)
       ),
+      -- Counted over t as without stages, not taken from counts: a plan that sums a memory's terms
+      -- in another order can differ in the last bit, and the scores are those of the other paths.
       df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
       scored AS (
         SELECT t.id, sum(${bm25Term(sql`df.df`, sql`corpus.n`)}) AS bm25 FROM t JOIN df USING (lexeme), corpus
