@@ -2,6 +2,7 @@ import { type SQL } from 'drizzle-orm';
 import { sql } from '../../../shared/platform/data/db';
 import { type Grant, type GrantReader, grantsFromJson, grantsJson, type TenantScope } from '../../../shared/memory/access';
 import type { HitRow, MemoryRow } from '../../../shared/memory/rows';
+import { bm25Term, KEYWORD_STAGES, type StagedRow, type StatsRow, stagedTop, statsOf } from './keyword-stages';
 import { keepsVectorPlans, nearestInTenant, nearestMemories, vectorRead } from '../../../shared/memory/vector-search';
 import { type DbOrTx, pgArray, preparedRows, readWithSettings, rows, type StorageKind } from '../../../shared/platform/data/db';
 
@@ -30,6 +31,8 @@ const RANKED = sql.raw('m.id, m.tenant_id, m.agent_id, m.space_id, m.created_at,
 export interface CandidateList {
   rows: Ranked[];
   grants?: Grant[];
+  /** A whole-store keyword list found by the stages: the fewest query words its memories held (keyword-stages.ts). */
+  stagedWords?: number;
 }
 
 /**
@@ -80,13 +83,6 @@ export async function semanticCandidates(
 }
 
 /**
- * BM25 parameters. k1 0.9 / b 0.4 (the Anserini defaults) over 1.2 / 0.75: on LoCoMo (7
- * conversations, offline USE) hybrid recall@10 +0.012; short memories need less length normalisation.
- */
-const BM25_K1 = 0.9;
-const BM25_B = 0.4;
-
-/**
  * Where a BM25 query's postings and collection statistics come from. `tenant`: a search over the
  * tenant's own whole store reads the postings of its words (memory_postings) and the running totals
  * (memory_corpus_stats), both kept by triggers in the writing transaction: no memory row is touched
@@ -97,17 +93,12 @@ const BM25_B = 0.4;
  */
 export type CorpusSource = { kind: 'tenant'; tenantId: string } | { kind: 'scope' };
 
+export { bm25Term };
+
 export const queryLexemes = (text: string) => sql`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ${text}))) AS lex`;
 
 /** A tsquery matching any of the query's lexemes (null when it has none). */
 const queryTsquery = (text: string) => sql`SELECT to_tsquery('simple', string_agg(quote_literal(lex), ' | ')) FROM (${queryLexemes(text)}) l`;
-
-/** Okapi BM25 of one term of a document: `t.tf`, `t.len`, the term's document frequency `df` and collection size `n`, `corpus.avg_len`. */
-export const bm25Term = (df: SQL, n: SQL) => {
-  const k1 = sql.raw(String(BM25_K1));
-  const b = sql.raw(String(BM25_B));
-  return sql`ln(1 + (${n} - ${df} + 0.5) / (${df} + 0.5)) * t.tf * (${k1} + 1) / (t.tf + ${k1} * (1 - ${b} + ${b} * t.len / greatest(corpus.avg_len, 1)))`;
-};
 
 /**
  * Full-text candidates ranked by Okapi BM25 over the stemmed lexemes of the generated tsvector.
@@ -126,38 +117,77 @@ export async function keywordCandidates(
 ): Promise<CandidateList> {
   if (source.kind === 'scope') return listOf(await rows<Ranked>(db, withGrants(grantsOf, fromScope(scope, text, n), KEYWORD_ORDER)), grantsOf);
   // Over the whole store every step is an index lookup whatever the tenant or the words, so the
-  // statement keeps its plan (prepared once per connection; planning it cost more than running it).
-  return listOf(await preparedRows<Ranked>(db, withGrants(grantsOf, fromPostings(scope, text, n, source.tenantId), KEYWORD_ORDER)), grantsOf);
+  // statements keep their plans (prepared once per connection; planning cost more than running).
+  // The first answers outright when the words' postings are few; else it only counts them, and
+  // the stages find the top n among the memories holding most of the words (keyword-stages.ts).
+  const first = await preparedRows<Ranked & StatsRow>(db, withGrants(grantsOf, fromPostings(scope, text, n, source.tenantId, KEYWORD_STAGES), KEYWORD_ORDER));
+  const { rows: found, grants } = listOf(first, grantsOf);
+  const counted = first.filter((r) => r.lexeme != null);
+  if (!counted.length) return { rows: found, grants };
+  const top = await stagedTop<Ranked & StagedRow>(db, scope, statsOf(counted), n, RANKED);
+  if (top) return { rows: top.rows, grants, stagedWords: top.words };
+  return { rows: await keywordByPostings(db, scope, text, n, source.tenantId), grants };
 }
+
+/** The whole-store top `n` from every posting of the query's words: the stages' last resort, and what they must equal. */
+export const keywordByPostings = (db: DbOrTx, scope: TenantScope, text: string, n: number, tenantId: string) =>
+  preparedRows<Ranked>(db, fromPostings(scope, text, n, tenantId));
 
 /**
  * Whole store: the words' postings (one index range each), document frequencies over them, the
  * scores, then memory rows in score order until `n` pass the scope (superseded and expired ones
- * hold postings too and are skipped here).
+ * hold postings too and are skipped here). With `stages`, a big tenant's words' postings are first
+ * counted (an index-only walk, no per-memory work), and read only when the staged path does not
+ * apply (KEYWORD_STAGES); else the answer is one row a word with its counts and the corpus figures.
  */
 const KEYWORD_ORDER = sql`f.bm25 DESC, f.id DESC`;
 
-function fromPostings(scope: TenantScope, text: string, n: number, tenantId: string): SQL {
+function fromPostings(scope: TenantScope, text: string, n: number, tenantId: string, stages?: typeof KEYWORD_STAGES): SQL {
+  const tenantNo = sql`(SELECT tenant_no FROM tenants WHERE id = ${tenantId})`;
+  const counts = stages
+    ? sql`big AS MATERIALIZED (
+        SELECT coalesce(sum(s.docs), 0) >= greatest(${stages.minDocs}::float8, ${stages.minShare}::float8 * (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)) AS yes
+        FROM memory_corpus_stats s WHERE s.tenant_id = ${tenantId}
+      ),
+      counts AS MATERIALIZED (
+        SELECT l.lex AS lexeme, p.df, p.max_tf, p.min_len FROM lexemes l CROSS JOIN LATERAL (
+          SELECT count(*)::float8 AS df, max(p.tf)::float8 AS max_tf, min(p.len)::float8 AS min_len FROM memory_postings p
+          WHERE (SELECT yes FROM big) AND p.tenant_no = ${tenantNo} AND p.lexeme = l.lex) p
+      ),
+      staged AS MATERIALIZED (
+        SELECT count(*) FILTER (WHERE df > 0) BETWEEN 2 AND ${stages.maxWords} AND coalesce(sum(df), 0) >= ${stages.minPostings} AS yes FROM counts
+      ),`
+    : sql``;
   // float8 throughout: sums of bigints are numeric, and numeric arithmetic over thousands of
   // postings costs more than reading them.
-  return sql`WITH lexemes AS (${queryLexemes(text)}),
+  const found = sql`WITH lexemes AS (${queryLexemes(text)}), ${counts}
       t AS MATERIALIZED (
         SELECT p.lexeme, p.memory_id, p.tf::float8 AS tf, p.len::float8 AS len FROM memory_postings p
-        WHERE p.tenant_no = (SELECT tenant_no FROM tenants WHERE id = ${tenantId}) AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
+        WHERE ${stages ? sql`NOT (SELECT yes FROM staged) AND` : sql``} p.tenant_no = ${tenantNo} AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
       ),
+      -- Counted over t as without stages, not taken from counts: a plan that sums a memory's terms
+      -- in another order can differ in the last bit, and the scores are those of the other paths.
       df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
-      corpus AS (
+      corpus AS MATERIALIZED (
         SELECT greatest(sum(s.docs)::float8, (SELECT max(df) FROM df), 0) AS n,
                coalesce(sum(s.lexemes)::float8 / nullif(sum(s.docs), 0), 1) AS avg_len, count(*) AS parts
         FROM memory_corpus_stats s WHERE s.tenant_id = ${tenantId}
       ),
       scored AS (
         SELECT t.memory_id AS id, sum(${bm25Term(sql`df.df`, sql`corpus.n`)}) AS bm25 FROM t JOIN df USING (lexeme), corpus GROUP BY t.memory_id
-      )
-      SELECT ${RANKED}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, (SELECT parts FROM corpus) AS stats_parts
-      FROM (SELECT * FROM scored ORDER BY bm25 DESC, id DESC) s
-      JOIN memories m ON m.id = s.id AND ${scope}
-      ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}`;
+      ),
+      hits AS (
+        SELECT ${RANKED}, s.bm25, 1 - exp(-s.bm25 / 10) AS text_rank, (SELECT parts FROM corpus) AS stats_parts
+        FROM (SELECT * FROM scored ORDER BY bm25 DESC, id DESC) s
+        JOIN memories m ON m.id = s.id AND ${scope}
+        ORDER BY s.bm25 DESC, s.id DESC LIMIT ${n}
+      )`;
+  if (!stages) return sql`${found} SELECT * FROM hits`;
+  return sql`${found}
+    SELECT h.*, NULL::text AS lexeme, NULL::float8 AS df, NULL::float8 AS max_tf, NULL::float8 AS min_len, NULL::float8 AS n, NULL::float8 AS avg_len FROM hits h
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.parts, w.lexeme, w.df, w.max_tf, w.min_len, greatest(c.n, (SELECT max(df) FROM counts)), c.avg_len
+    FROM counts w, corpus c WHERE (SELECT yes FROM staged)`;
 }
 
 /**
@@ -181,6 +211,8 @@ function fromScope(scope: TenantScope, text: string, n: number): SQL {
         SELECT d.id, d.len::float8 AS len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
         FROM matched d, unnest(d.search_tsv) u WHERE u.lexeme IN (SELECT lex FROM lexemes)
       ),
+      -- Counted over t as without stages, not taken from counts: a plan that sums a memory's terms
+      -- in another order can differ in the last bit, and the scores are those of the other paths.
       df AS (SELECT lexeme, count(*)::float8 AS df FROM t GROUP BY lexeme),
       scored AS (
         SELECT t.id, sum(${bm25Term(sql`df.df`, sql`corpus.n`)}) AS bm25 FROM t JOIN df USING (lexeme), corpus

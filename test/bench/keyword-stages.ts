@@ -1,0 +1,67 @@
+/**
+ * Whole-store keyword search of one big tenant, the staged path (functions/memories/queries/
+ * keyword-stages.ts) against every posting of the words (keywordByPostings), A/B interleaved on
+ * the same connection, same queries, with the load average; and whether both give the same top n.
+ *
+ *   DATABASE_URL=postgres://.../<a database bench:scale loaded> npx tsx test/bench/keyword-stages.ts [--searches 100] [--n 30]
+ *     [--tenant <id>] [--min-postings <KEYWORD_STAGES.minPostings>]
+ *
+ * `--tenant`: that tenant (else the one with the most memories); `--min-postings`: the staged
+ * path's threshold for this run, and no minimum tenant size or share of the table (1: every query of two words
+ * or more takes it).
+ */
+import { parseArgs } from 'node:util';
+import { loadavg } from 'node:os';
+import { sql } from 'drizzle-orm';
+import { keywordByPostings, keywordCandidates, whereReadable } from '../../functions/memories/queries';
+import { KEYWORD_STAGES } from '../../functions/memories/queries/keyword-stages';
+import { openPostgres } from '../../shared/node/database';
+import { rows } from '../../shared/platform/data/db';
+import { f1, pct } from './lib';
+import { queries, rareQueries } from './scale-lib';
+
+const { values: args } = parseArgs({
+  options: {
+    searches: { type: 'string', default: '100' },
+    n: { type: 'string', default: '30' },
+    tenant: { type: 'string' },
+    'min-postings': { type: 'string' },
+  },
+});
+if (args['min-postings']) Object.assign(KEYWORD_STAGES, { minDocs: 0, minShare: 0, minPostings: Number(args['min-postings']) });
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error('DATABASE_URL: a database bench:scale loaded');
+const database = openPostgres(url, 1);
+const db = database.db;
+const [{ tenant_id: tenantId, count }] = await rows<{ tenant_id: string; count: string }>(
+  db,
+  args.tenant
+    ? sql`SELECT tenant_id, count(*) FROM memories WHERE tenant_id = ${args.tenant} GROUP BY tenant_id`
+    : sql`SELECT tenant_id, count(*) FROM memories GROUP BY tenant_id ORDER BY count(*) DESC LIMIT 1`,
+);
+const N = Number(args.n);
+const scope = whereReadable(tenantId, [], 'all', new Date(), {});
+const ms = (xs: number[]) => `${f1(pct(xs, 50))} / ${f1(pct(xs, 95))} / ${f1(pct(xs, 99))}`;
+console.log(`tenant of ${count} memories, n ${N}, staged from ${KEYWORD_STAGES.minPostings} postings; load average ${loadavg()[0].toFixed(1)} at start`);
+for (const [name, texts] of [
+  ['common words', queries(Number(args.searches))],
+  ['rare words', rareQueries(Number(args.searches), Number(count))],
+] as const) {
+  const staged: number[] = [];
+  const postings: number[] = [];
+  let differ = 0;
+  for (const text of texts) {
+    let t = performance.now();
+    const a = await keywordCandidates(db, scope, text, N, { kind: 'tenant', tenantId });
+    staged.push(performance.now() - t);
+    t = performance.now();
+    const b = await keywordByPostings(db, scope, text, N, tenantId);
+    postings.push(performance.now() - t);
+    const key = (r: { id: string; bm25?: number }[]) => r.map((x) => `${x.id}:${x.bm25}`).join(',');
+    if (key(a.rows) !== key(b)) differ++;
+  }
+  console.log(
+    `${name}: staged ${ms(staged)} | every posting ${ms(postings)} ms p50/p95/p99 | top ${N} differ in ${differ} of ${texts.length} | load ${loadavg()[0].toFixed(1)}`,
+  );
+}
+await database.close();
