@@ -5,11 +5,10 @@ import { type DbOrTx, pgArray, rows, sql } from '../../../shared/platform/data/d
 /**
  * When a whole-store keyword search takes the staged path (docs/architecture.md, "Keyword search").
  * The tenant holds at least `minDocs` memories and `minShare` of the memories table (its planner
- * estimate), else its words' postings are not even counted (the count costs a third of reading
- * them). The GIN index spans tenants: a stage reads every tenant's matches of the words. With the
- * same texts in every tenant, p50 / p95 ms staged against every posting: 250,000 alone 49 / 121
- * against 227 / 399; 250,000 in 500,000: 52 / 181 against 168 / 286; 250,000 in 585,000: 89 / 353
- * against 172 / 300; 60,000 in 585,000: 108 / 283 against 127 / 208. `minPostings`: the words hold
+ * estimate), else its words' postings are not even counted (the count is a walk of them all). The
+ * GIN index spans tenants: a stage reads every tenant's matches of the words, so with the same
+ * texts in every tenant a stage cost more than the tenant's own postings for a tenant of 60,000 in
+ * a table of 585,000, and less for one of 250,000 alone or in 500,000. `minPostings`: the words hold
  * that many postings in the tenant (below, reading them all costs less than a stage). `maxWords`:
  * at most that many words held by some memory (the stages' tsqueries list every subset of them).
  */
@@ -94,7 +93,7 @@ const anyOfTsquery = (sets: string[][]) => sets.map((set) => `(${set.map(operand
  * summed in lexeme order, as fromPostings sums them (its postings come in key order), so equal
  * inputs give equal scores to the last bit. A generated search_tsv has no weights: the query's
  * lexemes weighted A and the rest filtered out leave a memory's few query terms to unnest, not
- * its every lexeme (a third of the scoring time of a stage of 10,000 memories).
+ * its every lexeme.
  */
 function stageQuery(scope: TenantScope, stats: KeywordStats, sets: string[][], n: number, ranked: SQL): SQL {
   const list = pgArray(stats.lexemes.map((l) => l.lexeme));

@@ -149,10 +149,13 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
         SELECT coalesce(sum(s.docs), 0) >= greatest(${stages.minDocs}::float8, ${stages.minShare}::float8 * (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)) AS yes
         FROM memory_corpus_stats s WHERE s.tenant_id = ${tenantId}
       ),
+      -- The words as an array, as t reads them: planned the same whatever the query's text, so the
+      -- statement keeps its generic plan (per word, a plan made for the text's own words looked
+      -- cheaper and the statement was planned again at every run).
       counts AS MATERIALIZED (
-        SELECT l.lex AS lexeme, p.df, p.max_tf, p.min_len FROM lexemes l CROSS JOIN LATERAL (
-          SELECT count(*)::float8 AS df, max(p.tf)::float8 AS max_tf, min(p.len)::float8 AS min_len FROM memory_postings p
-          WHERE (SELECT yes FROM big) AND p.tenant_no = ${tenantNo} AND p.lexeme = l.lex) p
+        SELECT p.lexeme, count(*)::float8 AS df, max(p.tf)::float8 AS max_tf, min(p.len)::float8 AS min_len FROM memory_postings p
+        WHERE (SELECT yes FROM big) AND p.tenant_no = ${tenantNo} AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
+        GROUP BY p.lexeme
       ),
       staged AS MATERIALIZED (
         SELECT count(*) FILTER (WHERE df > 0) BETWEEN 2 AND ${stages.maxWords} AND coalesce(sum(df), 0) >= ${stages.minPostings} AS yes FROM counts
