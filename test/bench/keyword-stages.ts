@@ -4,21 +4,23 @@
  * the same connection, same queries, with the load average; and whether both give the same top n.
  *
  *   DATABASE_URL=postgres://.../<a database bench:scale loaded> npx tsx test/bench/keyword-stages.ts [--searches 100] [--n 30]
- *     [--tenant <id>] [--min-postings <KEYWORD_STAGES.minPostings>]
+ *     [--tenant <id>] [--min-postings <KEYWORD_STAGES.minPostings>] [--load <memories>]
  *
  * `--tenant`: that tenant (else the one with the most memories); `--min-postings`: the staged
  * path's threshold for this run, and no minimum tenant size or share of the table (1: every query of two words
- * or more takes it).
+ * or more takes it). `--load`: into a database holding no memories, one tenant of that many first
+ * (as bench:scale loads them, through a server started on the database, which migrates it).
  */
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { keywordByPostings, keywordCandidates, whereReadable } from '../../functions/memories/queries';
 import { KEYWORD_STAGES } from '../../functions/memories/queries/keyword-stages';
 import { openPostgres } from '../../shared/node/database';
 import { rows } from '../../shared/platform/data/db';
-import { f1, pct } from './lib';
-import { queries, rareQueries } from './scale-lib';
+import { f1, pct, rng } from './lib';
+import { bulkLoad, countLoaded, createTenant, queries, rareQueries, startServer } from './scale-lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -26,11 +28,13 @@ const { values: args } = parseArgs({
     n: { type: 'string', default: '30' },
     tenant: { type: 'string' },
     'min-postings': { type: 'string' },
+    load: { type: 'string' },
   },
 });
 if (args['min-postings']) Object.assign(KEYWORD_STAGES, { minDocs: 0, minShare: 0, minPostings: Number(args['min-postings']) });
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL: a database bench:scale loaded');
+if (args.load) await loadIfEmpty(url, Number(args.load));
 const database = openPostgres(url, 1);
 const db = database.db;
 const [{ tenant_id: tenantId, count }] = await rows<{ tenant_id: string; count: string }>(
@@ -69,3 +73,21 @@ for (const [name, texts] of [
   );
 }
 await database.close();
+
+/** One tenant of `count` memories, unless the database already holds memories. */
+async function loadIfEmpty(databaseUrl: string, count: number) {
+  const server = await startServer({ DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL });
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const q = async <T = Record<string, any>>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as T[];
+    if ((await q('SELECT 1 FROM memories LIMIT 1')).length) return;
+    const { tenantId } = await createTenant(server.url, 'keyword-stages');
+    await bulkLoad(q, count, () => tenantId, rng(42));
+    await countLoaded(q, [tenantId], count);
+    await q('ANALYZE memories, memory_postings, memory_corpus_stats');
+  } finally {
+    await client.end();
+    await server.stop();
+  }
+}

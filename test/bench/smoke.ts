@@ -75,6 +75,7 @@ const SMOKE_FILES: Record<string, Smoke> = {
   },
   'test/bench/scale-export.ts': { args: ['--memories', '200', '--runs', '1'], storage: 'postgres' },
   'test/bench/round-trips.ts': { args: ['--calls', '5', '--rounds', '1'], storage: 'postgres' },
+  'test/bench/keyword-stages.ts': { args: ['--load', '300', '--searches', '3', '--min-postings', '1'], storage: 'postgres' },
 };
 /** The files of test/bench/ that are parts of a benchmark, not one. */
 const PARTS = [
