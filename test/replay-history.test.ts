@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { hashEmbedder } from '../shared/memory/embeddings';
 import { createEngine, errorOf, type TestEngine } from './harness';
 import { replayHelpers } from './replay-helpers';
@@ -167,8 +168,13 @@ describe('GET /v1/replay/recall', () => {
     const moments: { at: Date; state: Map<string, string> }[] = [];
     const q = 'red cat in the garden with coffee';
     const [qv] = await embedder.embed([q]);
-    // A memory's vector is stored as halfvec(512) (migrations/0050), its events widen that copy.
+    // A memory's vector is stored as the runtime's live_vector: halfvec(512) on PostgreSQL, vector(512)
+    // embedded (migrations/0050, 0056); its events widen that copy.
+    const [{ type }] = await engine.sql<{ type: string }>(
+      sql`SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = 'memories'::regclass AND attname = 'embedding'`,
+    );
     const half = (x: number) => {
+      if (type !== 'halfvec(512)') return Math.fround(x);
       const f = Math.fround(x);
       if (f === 0) return 0;
       const step = 2 ** (Math.max(Math.floor(Math.log2(Math.abs(f))), -14) - 10);

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../shared/platform/data/db';
-import { createEngine, type Tenant, type TestEngine } from './harness';
+import { createEngine, storageName, type Tenant, type TestEngine } from './harness';
 
 /**
  * Rows a rollback writes stay out of the HNSW graph until the vector_index job moves them in
@@ -73,5 +73,21 @@ describe('vectors a rollback writes', () => {
     expect(await pendingOf(t.tenantId)).toEqual([]);
     expect((await search(t, 'the quarterly report is due on the fifth')).slice(0, 2)).toContain(target);
     expect((await engine.request('GET', `${url}&limit=10&offset=50`, { key: t.key })).body.memories).toHaveLength(10);
+  });
+});
+
+describe('the live vector', () => {
+  it('is halfvec on PostgreSQL and vector embedded, its graph and the live_vector domain of the same type', async () => {
+    // pgvector in WebAssembly converts half precision in software: embedded, halfvec made every HNSW
+    // insert several times dearer (docs/architecture.md, "The live vector").
+    const [live] = await rows<{ column: string; domain: string; graph: string }>(
+      db(),
+      sql`SELECT format_type(a.atttypid, a.atttypmod) AS column,
+            (SELECT format_type(t.typbasetype, t.typtypmod) FROM pg_type t WHERE t.typname = 'live_vector') AS domain,
+            (SELECT o.opcname FROM pg_index i JOIN pg_opclass o ON o.oid = i.indclass[0] WHERE i.indexrelid = 'memories_embedding_idx'::regclass) AS graph
+          FROM pg_attribute a WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'`,
+    );
+    const type = storageName === 'postgres' ? 'halfvec' : 'vector';
+    expect(live).toEqual({ column: `${type}(512)`, domain: `${type}(512)`, graph: `${type}_cosine_ops` });
   });
 });

@@ -129,7 +129,7 @@ export async function insertInsight(
     sql`INSERT INTO memories AS m (id, tenant_id, observation, tags, importance, confidence, space_id, content_hash, embedding, created_at, updated_at,
                                    source_kind, source_via, trust)
         VALUES (${m.id}::uuid, ${m.tenantId}, ${m.observation}, ARRAY[${INSIGHT_TAG}]::text[], ${m.importance}, 1, ${m.spaceId}::uuid, ${m.hash},
-                ${vectorLiteral(m.embedding)}::halfvec, ${now.toISOString()}, ${now.toISOString()}, 'system', 'job', ${m.trust})
+                ${vectorLiteral(m.embedding)}::live_vector, ${now.toISOString()}, ${now.toISOString()}, 'system', 'job', ${m.trust})
         RETURNING ${COLUMNS}`,
   );
   return row;

@@ -39,13 +39,13 @@ async function withGraphProbes<T>(db: DbOrTx, k: number, probe: () => Promise<T>
 /** For each vector pair (query, expected): the best cosine between `expected` and the top `k` live memories nearest to `query`. */
 export async function bestMatch(db: DbOrTx, tenantId: string, now: Date, query: string, expected: string, k: number): Promise<number> {
   const branch = (pending: boolean) => sql`(
-    SELECT m.embedding, m.embedding <=> ${query}::halfvec AS distance FROM memories m
+    SELECT m.embedding, m.embedding <=> ${query}::live_vector AS distance FROM memories m
     WHERE ${pending ? sql`m.index_pending` : sql`NOT m.index_pending`} AND ${liveOf(tenantId, now)}
     ORDER BY distance LIMIT ${k})`;
   const [r] = await withGraphProbes(db, k, () =>
     rows<{ best: string | number | null }>(
       db,
-      sql`SELECT max(1 - (t.embedding <=> ${expected}::halfvec)) AS best
+      sql`SELECT max(1 - (t.embedding <=> ${expected}::live_vector)) AS best
         FROM (SELECT * FROM (${branch(false)} UNION ALL ${branch(true)}) u ORDER BY u.distance LIMIT ${k}) t`,
     ),
   );

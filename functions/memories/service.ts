@@ -64,7 +64,7 @@ function patchSets(body: z.infer<typeof PatchBody>, change: { embedding: number[
   const sets = [sql`version = m.version + 1`, sql`updated_at = ${now.toISOString()}`];
   if (change.trust) sets.push(sql`trust = ${change.trust}`);
   if (change.embedding)
-    sets.push(sql`observation = ${body.observation!}`, sql`content_hash = ${change.hash}`, sql`embedding = ${q.vectorLiteral(change.embedding)}::halfvec`);
+    sets.push(sql`observation = ${body.observation!}`, sql`content_hash = ${change.hash}`, sql`embedding = ${q.vectorLiteral(change.embedding)}::live_vector`);
   if (body.importance !== undefined) sets.push(sql`importance = ${body.importance}`);
   if (body.tags !== undefined) sets.push(sql`tags = ${pgArray(body.tags)}::text[]`);
   if (body.superseded_by !== undefined) sets.push(sql`superseded_by = ${body.superseded_by}::uuid`);

@@ -102,7 +102,7 @@ export type MemoryDto = ReturnType<typeof toMemoryDto>;
 
 const vectorTexts = new WeakMap<readonly number[], string>();
 /**
- * A vector's text for a `::halfvec` cast. Kept per vector (a stored vector is never changed in
+ * A vector's text for a `::live_vector` cast (migrations/0056). Kept per vector (a stored vector is never changed in
  * place: toStoredVector makes a new one): a store writes its vector's text into its link probe and
  * into its insert, and a model's vector of 512 doubles takes tens of microseconds to write out.
  */

@@ -19,7 +19,7 @@ import { LIVE_MEMORIES } from '../platform/data/usage';
 export function nearestMemories(select: SQL, where: SQL, vector: string, page: { limit: number; offset?: number }): SQL {
   const offset = page.offset ?? 0;
   const branch = (pending: boolean) => sql`(
-    SELECT ${select}, m.embedding <=> ${vector}::halfvec AS distance
+    SELECT ${select}, m.embedding <=> ${vector}::live_vector AS distance
     FROM memories m WHERE ${pending ? sql`m.index_pending` : sql`NOT m.index_pending`} AND ${where}
     ORDER BY distance LIMIT ${page.limit + offset})`;
   return sql`
@@ -55,7 +55,7 @@ export function nearestInTenant(select: SQL, where: SQL, vector: string, page: {
   const k = page.limit + offset;
   const distance = sql`m.embedding <=> (SELECT v FROM query)`;
   return sql`
-    WITH query AS (SELECT ${vector}::halfvec AS v),
+    WITH query AS (SELECT ${vector}::live_vector AS v),
     walk_cap AS (SELECT ${walkCap(k)} AS cap FROM (SELECT
       coalesce((SELECT value FROM usage_counters WHERE tenant_id = ${tenantId} AND metric = ${LIVE_MEMORIES.metric} AND bucket = ${LIVE_MEMORIES.bucket}), 0)::float8 AS live,
       coalesce((SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass), 0)::float8 AS rows) c),

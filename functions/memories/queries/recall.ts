@@ -57,7 +57,7 @@ export async function recallAndFetch(
     db,
     sql`WITH ${recallWrites(tenantId, sql`${pgArray(own)}::uuid[]`, who, detail)},
         unscoped AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY(${pgArray(hits.ids)}::uuid[]))
-        SELECT ${HIT_COLUMNS}, 1 - (m.embedding <=> ${hits.vector}::halfvec) AS similarity FROM unscoped m WHERE ${hits.scope}`,
+        SELECT ${HIT_COLUMNS}, 1 - (m.embedding <=> ${hits.vector}::live_vector) AS similarity FROM unscoped m WHERE ${hits.scope}`,
   );
   return new Map(found.map((r) => [r.id, r]));
 }

@@ -275,7 +275,7 @@ export function neighbours(
   vector?: string,
   text?: string,
 ) {
-  const cosine = vector ? sql`, 1 - (m.embedding <=> ${vector}::halfvec) AS similarity` : sql``;
+  const cosine = vector ? sql`, 1 - (m.embedding <=> ${vector}::live_vector) AS similarity` : sql``;
   const words = text ? sql`, coalesce(m.search_tsv @@ (${queryTsquery(text)}), false) AS word_match` : sql``;
   const side = (before: boolean) => {
     const order = before ? sql`m.created_at DESC, m.id DESC` : sql`m.created_at, m.id`;

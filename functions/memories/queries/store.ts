@@ -276,7 +276,7 @@ export function insertStores(
                           content_hash, embedding, expires_at, superseded_by, version, created_at, updated_at,
                           source_kind, source_via, source_key_id, source_ref, trust, occurred_at)
     SELECT r.id, r.tenant_id, r.observation, r.tags, r.importance, 1, r.context, r.agent_id, r.space_id,
-           r.content_hash, r.embedding::halfvec, r.expires_at, r.superseded_by, r.version, ${at}, ${at},
+           r.content_hash, r.embedding::live_vector, r.expires_at, r.superseded_by, r.version, ${at}, ${at},
            r.source_kind, r.source_via, r.source_key_id, r.source_ref, r.trust, r.occurred_at
     FROM jsonb_to_recordset(${JSON.stringify(rowsJson)}::jsonb) AS r(
       id uuid, tenant_id text, observation text, tags text[], importance int, context text, agent_id text, space_id uuid,
