@@ -4,7 +4,7 @@
  * with its pgvector index) and mem0's OSS TypeScript pgvector store (`PGVector` of `mem0ai/oss`: its
  * vector store alone, no LLM extraction).
  *
- *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--link-latency 1]
+ *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--warmup 2500] [--link-latency 1]
  *
  * BENCH_CPU_PROFILE_DIR=<dir> also writes the profiles behind the phase table (below) as
  * .cpuprofile files, which Chrome DevTools and speedscope open.
@@ -74,6 +74,7 @@ const { values: args } = parseArgs({
     stores: { type: 'string', default: '600' },
     queries: { type: 'string', default: '300' },
     throughput: { type: 'string', default: '800' },
+    warmup: { type: 'string', default: '2500' },
     data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
     'link-latency': { type: 'string', default: '0' },
   },
@@ -89,9 +90,10 @@ const CLIENTS = [1, 4, 16];
  * (compiled on background threads, whose CPU counts as this process's), and its Node CPU per store
  * falls until then; nothing in engram fills or grows meanwhile (without the optimizing compiler, it
  * stays flat). WARMUP_BLOCK-store blocks of the warm-up print their CPU per store, so a run shows
- * whether the warm-up was long enough.
+ * whether the warm-up was long enough (`--warmup`: shorter runs, for a quick look at anything but
+ * engram's CPU).
  */
-const WARMUP = SMOKE ? 5 : 2500;
+const WARMUP = SMOKE ? 5 : Number(args.warmup);
 const WARMUP_BLOCK = SMOKE ? 5 : 250;
 if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL (bash .ci/services.sh prints it): the comparison is on Postgres');
 const LINK_MS = Number(args['link-latency']);
