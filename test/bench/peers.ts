@@ -4,7 +4,7 @@
  * with its pgvector index) and mem0's OSS TypeScript pgvector store (`PGVector` of `mem0ai/oss`: its
  * vector store alone, no LLM extraction).
  *
- *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--link-latency 1]
+ *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--warmup 2500] [--link-latency 1]
  *
  * BENCH_CPU_PROFILE_DIR=<dir> also writes the profiles behind the phase table (below) as
  * .cpuprofile files, which Chrome DevTools and speedscope open.
@@ -32,7 +32,8 @@
  * without changing its statements: the bound table puts the floor, the HTTP floor, these statements
  * and engram side by side, and the replayed calls' messages one by one.
  *
- * 1. Latency: `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
+ * 1. Latency: after WARMUP stores of variant texts (the same for every system; why so many: see
+ *    WARMUP), `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
  *    `--queries` semantic searches one at a time, within the question's conversation and then over the
  *    whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
  * 2. Node CPU by phase: after the timed runs, engram and the HTTP floor each store and search once
@@ -73,6 +74,7 @@ const { values: args } = parseArgs({
     stores: { type: 'string', default: '600' },
     queries: { type: 'string', default: '300' },
     throughput: { type: 'string', default: '800' },
+    warmup: { type: 'string', default: '2500' },
     data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
     'link-latency': { type: 'string', default: '0' },
   },
@@ -82,7 +84,17 @@ const STORES = Number(args.stores);
 const QUERIES = Number(args.queries);
 const THROUGHPUT = Number(args.throughput);
 const CLIENTS = [1, 4, 16];
-const WARMUP = SMOKE ? 5 : 200;
+/**
+ * Stores before anything is timed, the same for every system, so each is measured in steady state:
+ * in a fresh process V8 keeps optimizing engram's functions for its first couple of thousand stores
+ * (compiled on background threads, whose CPU counts as this process's), and its Node CPU per store
+ * falls until then; nothing in engram fills or grows meanwhile (without the optimizing compiler, it
+ * stays flat). WARMUP_BLOCK-store blocks of the warm-up print their CPU per store, so a run shows
+ * whether the warm-up was long enough (`--warmup`: shorter runs, for a quick look at anything but
+ * engram's CPU).
+ */
+const WARMUP = SMOKE ? 5 : Number(args.warmup);
+const WARMUP_BLOCK = SMOKE ? 5 : 250;
 if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL (bash .ci/services.sh prints it): the comparison is on Postgres');
 const LINK_MS = Number(args['link-latency']);
 // Every system reaches PostgreSQL through the same delaying relay, as over a network.
@@ -107,8 +119,21 @@ for (const f of (await readdir(args.data)).filter((f) => f.endsWith('.json') && 
 }
 /** Texts for the throughput runs: distinct from each other and from the latency run's. */
 const variant = (t: Turn, run: string) => ({ ...t, text: `${t.text} [${run}]` });
-const runs = ['warm', 'prof', ...CLIENTS.map((c) => `c${c}`), 'c16t16', 'al', 'b1', 'b4'];
-const allTexts = [...turns.map((t) => t.text), ...questions.map((q) => q.q), ...runs.flatMap((r) => turns.slice(0, THROUGHPUT).map((t) => variant(t, r).text))];
+const runs = ['prof', ...CLIENTS.map((c) => `c${c}`), 'c16t16', 'al', 'b1', 'b4'];
+/**
+ * The warm-up's turns: more than there are turns, so a round number keeps each text distinct; in a
+ * conversation of their own, so a search within a conversation finds what it would without them.
+ */
+const warmTurns = Array.from({ length: WARMUP }, (_, i) => ({
+  ...variant(turns[i % turns.length], `warm${Math.floor(i / turns.length)}`),
+  conv: 'warm-up',
+}));
+const allTexts = [
+  ...turns.map((t) => t.text),
+  ...questions.map((q) => q.q),
+  ...warmTurns.map((t) => t.text),
+  ...runs.flatMap((r) => turns.slice(0, THROUGHPUT).map((t) => variant(t, r).text)),
+];
 const hash = hashEmbedder();
 const vectors = new Map<string, number[]>();
 for (let i = 0; i < allTexts.length; i += 256) {
@@ -341,8 +366,13 @@ async function rawSql(hnsw: boolean): Promise<System> {
 // ---------- measurements ----------
 async function latency(s: System) {
   const storeMs: number[] = [];
-  // JIT, plans and pools warm before anything is timed (V8 optimizes a function after some hundred calls).
-  for (const t of turns.slice(0, WARMUP)) await s.store(variant(t, 'warm'), 0);
+  // JIT, plans and pools warm before anything is timed (see WARMUP).
+  const warmup: number[] = [];
+  for (let from = 0; from < WARMUP; from += WARMUP_BLOCK) {
+    const before = processCpu();
+    for (const t of warmTurns.slice(from, from + WARMUP_BLOCK)) await s.store(t, 0);
+    warmup.push((processCpu() - before) / Math.min(WARMUP_BLOCK, WARMUP - from));
+  }
   const cpu0 = [processCpu(), await pgCpu?.()];
   for (const t of turns.slice(0, STORES)) {
     const t0 = performance.now();
@@ -370,7 +400,7 @@ async function latency(s: System) {
   };
   const inConversation = await searchRun(false);
   const whole = await searchRun(true);
-  return { storeMs, cpu: perCall(cpu0, cpu1, STORES), inConversation, whole };
+  return { storeMs, cpu: perCall(cpu0, cpu1, STORES), inConversation, whole, warmup };
 }
 
 async function throughput(s: System, clients: number, run: string) {
@@ -487,7 +517,7 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
     rates.push([raw.name, '–', '–', '–', f0(rawRate.rate)]);
     rawClients = `${raw.name}, 16 clients over 16 tenants: a client per tenant sent the ${rawRate.replayed} messages that name its tenant, of the ${rawRate.recorded} sent during those stores (the rest, background, not replayed).`;
     // The timed calls of latency(): after its warm-up stores, and after the 10 warm-up searches.
-    const warm = Math.min(WARMUP, turns.length);
+    const warm = WARMUP;
     const nq = Math.min(QUERIES, questions.length);
     const searchesFrom = warm + STORES + Math.min(10, questions.length);
     rawReplay = { name: raw.name, summary: raw.summary, stores: raw.messages(warm, warm + STORES), searches: raw.messages(searchesFrom, searchesFrom + nq) };
@@ -499,6 +529,7 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
   const s = await engram(true);
   console.error('engram auto_link on: latency');
   const l = await latency(s);
+  latencies[s.name] = l;
   rows.push(latencyRow(s.name, l));
   await s.close();
 }
@@ -529,6 +560,8 @@ console.log(
     rawReplay!,
   ),
 );
+console.log(`\nNode CPU ms per store during the ${WARMUP} warm-up stores, by block of ${WARMUP_BLOCK}, then the timed stores':\n`);
+for (const [name, l] of Object.entries(latencies)) console.log(`- ${name}: ${l.warmup.map(f2).join(', ')}; timed ${l.cpu.split(' / ')[0]}`);
 console.log(`\n### Stores per second (${THROUGHPUT} stores of distinct turns)\n`);
 console.log(table(['system', '1 client', '4 clients', '16 clients', '16 clients, 16 tenants'], rates));
 console.log(`\n${rawClients}`);
