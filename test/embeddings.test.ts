@@ -11,6 +11,8 @@ import { createEngine, errorOf } from './harness';
 let server: Server;
 let baseUrl: string;
 let status = 200;
+/** What the endpoint puts where each vector belongs: the vector, or a null (a broken provider). */
+let answer: 'vectors' | 'nulls' = 'vectors';
 const requests: { auth?: string; body: { model: string; input: string[]; dimensions: number } }[] = [];
 
 beforeAll(async () => {
@@ -27,7 +29,7 @@ beforeAll(async () => {
       }
       const vectors = await hash.embed(body.input);
       // Answer out of order: the client must sort by index.
-      const data = vectors.map((v, index) => ({ object: 'embedding', index, embedding: v.slice(0, 384) })).reverse();
+      const data = vectors.map((v, index) => ({ object: 'embedding', index, embedding: answer === 'nulls' ? null : v.slice(0, 384) })).reverse();
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model }));
     });
   });
@@ -66,9 +68,15 @@ describe('OpenAI-compatible provider', () => {
       const refused = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'not stored' } });
       expect(refused.status).toBe(502);
       expect(errorOf(refused).code).toBe('UPSTREAM_ERROR');
+      status = 200;
+      answer = 'nulls';
+      const broken = await engine.request('POST', '/v1/memories', { key: t.key, body: { observation: 'not stored' } });
+      expect(broken.status).toBe(502);
+      expect(errorOf(broken).code).toBe('UPSTREAM_ERROR');
       expect((await engine.request('GET', '/v1/memories', { key: t.key })).body.total).toBe(2);
     } finally {
       status = 200;
+      answer = 'vectors';
       await engine.close();
     }
   });

@@ -13,6 +13,9 @@ export interface Embedder {
 }
 
 export function toStoredVector(v: number[]): number[] {
+  // A provider's answer is outside input: a null or a base64 string where a vector belongs is its fault (502), not ours.
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number'))
+    throw new AppError('UPSTREAM_ERROR', 'embedding provider returned something other than a vector of numbers');
   if (v.length > EMBEDDING_DIMENSION) {
     throw new AppError('UPSTREAM_ERROR', `embedding has ${v.length} dimensions; at most ${EMBEDDING_DIMENSION} fit`);
   }
