@@ -50,12 +50,18 @@ export async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<vo
   );
 }
 
-/** An index exactly as the migrations define it (the last CREATE INDEX of that name wins). */
-export async function indexDefinition(index: string) {
+/** A migration as `runtime` runs it: `IF version() LIKE '%wasm32%' THEN <embedded> ELSE <PostgreSQL> END IF;` (migrations/0056) keeps one branch. */
+const asRunOn = (text: string, runtime: 'postgres' | 'embedded') =>
+  text.replace(/IF version\(\) LIKE '%wasm32%' THEN([\s\S]*?)\bELSE\b([\s\S]*?)\bEND IF;/g, (_, embedded: string, postgres: string) =>
+    runtime === 'embedded' ? embedded : postgres,
+  );
+
+/** An index exactly as the migrations define it on `runtime` (the last CREATE INDEX of that name wins). */
+export async function indexDefinition(index: string, runtime: 'postgres' | 'embedded' = 'postgres') {
   const dir = new URL('../../migrations/', import.meta.url);
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
   const found = (await Promise.all(files.map((f) => readFile(new URL(f, dir), 'utf8')))).flatMap(
-    (text) => text.match(new RegExp(`CREATE INDEX ${index} [^;]*;`, 'g')) ?? [],
+    (text) => asRunOn(text, runtime).match(new RegExp(`CREATE INDEX ${index} [^;]*;`, 'g')) ?? [],
   );
   if (!found.length) throw new Error(`${index} not found in migrations/`);
   return found[found.length - 1];

@@ -582,7 +582,7 @@ let failed = false;
 let main: Engram | null = null;
 const started = performance.now();
 try {
-  const indexSql = await indexDefinition(INDEX);
+  const indexSql = await indexDefinition(INDEX, args.postgres ? 'postgres' : 'embedded');
   const tenantsToDrop: string[] = [];
 
   // The guard: never drop the HNSW index of a database that holds someone's memories.
@@ -699,7 +699,7 @@ try {
 } finally {
   // Leave the database as the migrations define it, even after a failure mid-load.
   await main?.bulk
-    .query((await indexDefinition(INDEX)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'))
+    .query((await indexDefinition(INDEX, args.postgres ? 'postgres' : 'embedded')).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'))
     .catch((err) => console.error('could not restore the index:', err));
   await main?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
