@@ -121,7 +121,7 @@ describe('GET /v1/events/stream', () => {
     );
     expect(row).toMatchObject({ payload: {}, memory_id: id.slice('urn:uuid:'.length) });
     const [create] = await engine.sql<{ after: Record<string, unknown> }>(
-      sql`SELECT after FROM memory_events WHERE tenant_id = ${t.tenantId} AND memory_id = ${row.memory_id}::uuid AND kind = 'create'`,
+      sql`SELECT memory_event_after(kind, after, memory_id, tenant_id, at) AS after FROM memory_events WHERE tenant_id = ${t.tenantId} AND memory_id = ${row.memory_id}::uuid AND kind = 'create'`,
     );
     // The body as it was stored whole: the envelope and the create event's snapshot.
     const whole = { id: row.id, type: row.type, created_at: new Date(row.created_at).toISOString(), tenant_id: t.tenantId, data: { memory: create.after } };

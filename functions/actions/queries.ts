@@ -4,6 +4,7 @@ import type { ActionState } from '../../schema/actions';
 import { reviewerMemberships } from '../../shared/control/approvals';
 import type { ControlSettings } from '../../shared/control/settings';
 import { snapshotSettings, statesHolding } from '../../shared/memory/edge-history';
+import { eventAfter } from '../../shared/memory/history';
 import type { MemoryDto } from '../../shared/memory/rows';
 import { type DbOrTx, rows } from '../../shared/platform/data/db';
 import type { PageInput } from '../../shared/platform/data/pagination';
@@ -163,7 +164,7 @@ export async function memoriesAt(db: DbOrTx, tenantId: string, at: Date, limit: 
       sql`WITH present AS MATERIALIZED (${statesHolding(tenantId, at)}),
           page AS (SELECT p.memory_id, p.id, p.created_at FROM present p ORDER BY p.created_at DESC, p.memory_id DESC LIMIT ${limit})
           SELECT (SELECT count(*) FROM present) AS total,
-                 (SELECT coalesce(json_agg(e.after ORDER BY p.created_at DESC, p.memory_id DESC), '[]'::json) FROM page p JOIN memory_events e ON e.id = p.id) AS memories`,
+                 (SELECT coalesce(json_agg(${eventAfter('e')} ORDER BY p.created_at DESC, p.memory_id DESC), '[]'::json) FROM page p JOIN memory_events e ON e.id = p.id) AS memories`,
     );
   });
   const memories = typeof result.memories === 'string' ? (JSON.parse(result.memories) as MemoryDto[]) : result.memories;
@@ -196,7 +197,7 @@ export async function recalledBefore(db: DbOrTx, tenantId: string, keyId: string
           GROUP BY e.memory_id ORDER BY max(e.at) DESC, e.memory_id LIMIT ${limit})
         SELECT r.memory_id::text AS memory_id, r.recalled_at, r.query, r.recalls, s.after AS memory
         FROM r LEFT JOIN LATERAL (
-          SELECT e.after FROM memory_events e
+          SELECT ${eventAfter('e')} AS after FROM memory_events e
           WHERE e.tenant_id = ${tenantId} AND e.memory_id = r.memory_id AND e.at <= r.recalled_at
             AND e.kind NOT IN ('recall', 'link', 'unlink')
           ORDER BY e.at DESC, e.id DESC LIMIT 1) s ON true

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { STATE_KINDS_SQL } from '../../shared/memory/history';
+import { eventTime, STATE_KINDS_SQL } from '../../shared/memory/history';
 import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 import { toUrn } from '../../shared/platform/contract/ids';
 
@@ -34,13 +34,16 @@ function liveMatch(s: Selector): SQL {
   return parts.length ? sql.join(parts, sql` AND `) : sql`true`;
 }
 
-/** The selector over `snap`, the last snapshot a deleted memory's events hold. */
+/**
+ * The selector over `snap`, the last snapshot a deleted memory's events hold, as stored (a create
+ * event's leaves out only nulls, empty tags and its times: `created_at` is read beside it).
+ */
 function snapshotMatch(s: Selector): SQL {
   const parts: SQL[] = [];
   if (s.agentId !== undefined) parts.push(sql`s.snap->>'agent_id' = ${s.agentId}`);
   if (s.tags?.length) parts.push(sql`ARRAY(SELECT jsonb_array_elements_text(coalesce(s.snap->'tags', '[]'::jsonb))) && ${pgArray(s.tags)}::text[]`);
   if (s.spaceId) parts.push(sql`s.snap->>'space_id' = ${toUrn(s.spaceId)}`);
-  if (s.before) parts.push(sql`(s.snap->>'created_at')::timestamptz < ${s.before.toISOString()}::timestamptz`);
+  if (s.before) parts.push(sql`s.created_at < ${s.before.toISOString()}::timestamptz`);
   return parts.length ? sql.join(parts, sql` AND `) : sql`true`;
 }
 
@@ -60,7 +63,8 @@ async function gone(db: DbOrTx, tenantId: string, s: Selector): Promise<string[]
   const found = await rows<{ memory_id: string }>(
     db,
     sql`SELECT s.memory_id FROM (
-          SELECT DISTINCT ON (e.memory_id) e.memory_id, coalesce(e.after, e.before) AS snap
+          SELECT DISTINCT ON (e.memory_id) e.memory_id, coalesce(e.after, e.before) AS snap,
+                 coalesce(${eventTime('e', 'created_at')}, (e.before->>'created_at')::timestamptz) AS created_at
           FROM memory_events e
           WHERE e.tenant_id = ${tenantId} AND e.kind IN (${STATE_KINDS_SQL}) ${only}
           ORDER BY e.memory_id, e.at DESC, e.id DESC) s

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, pgArray, rows } from '../../shared/platform/data/db';
 import { statesHolding } from '../../shared/memory/edge-history';
-import { embeddingOfState, STATE_KINDS } from '../../shared/memory/history';
+import { embeddingOfState, eventAfter, STATE_KINDS } from '../../shared/memory/history';
 import type { MemoryDto } from '../../shared/memory/rows';
 
 const STATE_KINDS_SQL = sql.raw(STATE_KINDS.map((k) => `'${k}'`).join(', '));
@@ -18,7 +18,7 @@ export interface EventRow {
   metadata: Record<string, unknown> | null;
 }
 
-const EVENT_COLUMNS = sql.raw('e.id, e.memory_id::text AS memory_id, e.kind, e.at, e.actor, e.before, e.after, e.metadata');
+const EVENT_COLUMNS = sql`e.id, e.memory_id::text AS memory_id, e.kind, e.at, e.actor, e.before, ${eventAfter('e')} AS after, e.metadata`;
 
 export interface TimelineFilter {
   since?: Date;
@@ -120,7 +120,7 @@ export async function recallAt(db: DbOrTx, tenantId: string, at: Date, vector: s
   if (!candidates.length) return [];
   return rows<{ memory_id: string; after: MemoryDto; similarity: number | string }>(
     db,
-    sql`SELECT e.memory_id::text AS memory_id, e.after, 1 - (${embeddingOfState('e')} <=> ${vector}::vector) AS similarity
+    sql`SELECT e.memory_id::text AS memory_id, ${eventAfter('e')} AS after, 1 - (${embeddingOfState('e')} <=> ${vector}::vector) AS similarity
         FROM memory_events e
         WHERE e.id = ANY(${pgArray(candidates.map((c) => String(c.id)))}::bigint[]) AND e.tenant_id = ${tenantId}
         ORDER BY similarity DESC NULLS LAST, e.memory_id LIMIT ${limit}`,

@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, rows } from '../../shared/platform/data/db';
 import { edgeCtes, presentCtes, snapshotSettings, statesHolding } from '../../shared/memory/edge-history';
+import { eventAfter } from '../../shared/memory/history';
 import type { MemoryDto } from '../../shared/memory/rows';
 
 export interface SnapshotEdge {
@@ -59,7 +60,7 @@ export function snapshotQuery(tenantId: string, at: Date, limit: number, offset:
     SELECT
       (SELECT count(*) FROM present) AS total,
       (SELECT count(*) FROM edges) AS total_edges,
-      (SELECT coalesce(json_agg(e.after ORDER BY p.created_at, p.memory_id), '[]'::json)
+      (SELECT coalesce(json_agg(${eventAfter('e')} ORDER BY p.created_at, p.memory_id), '[]'::json)
          FROM page p JOIN memory_events e ON e.id = p.id) AS memories,
       (SELECT coalesce(json_agg(json_build_object(
                 'edge_id', 'urn:uuid:' || d.edge_id, 'source_id', 'urn:uuid:' || d.source_id, 'target_id', 'urn:uuid:' || d.target_id,

@@ -3,6 +3,7 @@ import { events } from '../../schema';
 import { type DbOrTx, rows } from '../platform/data/db';
 import { newId } from '../platform/contract/ids';
 import { enqueueJob } from './outbox';
+import { eventAfter } from '../memory/history';
 import { currentTraceparent } from '../platform/http/tracing';
 
 /**
@@ -138,7 +139,7 @@ export function streamEventsSql(name: string, tenantId: string, headCte: string,
  */
 export const eventBodySql = (alias: string): SQL => {
   const e = sql.raw(alias);
-  const memory = sql`(SELECT me.after FROM memory_events me
+  const memory = sql`(SELECT ${eventAfter('me')} FROM memory_events me
     WHERE me.tenant_id = ${e}.tenant_id AND me.memory_id = ${e}.memory_id AND me.kind = 'create' ORDER BY me.id LIMIT 1)`;
   return sql`CASE WHEN ${e}.memory_id IS NULL THEN ${e}.payload
     ELSE jsonb_build_object('id', ${e}.id, 'type', ${e}.type, 'created_at', to_char(${e}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),

@@ -30,6 +30,49 @@ export interface MemoryEventInput {
 const CHUNK = 500;
 
 /**
+ * What a new memory's snapshot holds when nothing was set: left out of a create event's `after`,
+ * which memory_event_after (migrations/0057) puts back. Its id, owner and times come from the row.
+ */
+const CREATE_DEFAULTS: Record<string, unknown> = {
+  recall_count: 0,
+  importance: 5,
+  confidence: 1,
+  last_recalled_at: null,
+  superseded_by: null,
+  context: null,
+  agent_id: null,
+  space_id: null,
+  expires_at: null,
+};
+
+/**
+ * A create event's snapshot without what the event's row already says (its memory's id, owner and
+ * the times equal to `at`) and the fields at their new-memory value: about half its bytes. Only a
+ * snapshot holding every one of those fields with the value put back is cut (the `uuid` always:
+ * its absence is what marks a cut one), so reading it back gives exactly the snapshot given here.
+ */
+export function compactCreate(after: Record<string, unknown>, e: { memoryId: string; tenantId: string; at: Date }): Record<string, unknown> {
+  const at = e.at.toISOString();
+  const derived: Record<string, unknown> = {
+    uuid: `urn:uuid:${e.memoryId}`,
+    owner_tenant_id: e.tenantId,
+    created_at: at,
+    updated_at: at,
+    occurred_at: at,
+    ...CREATE_DEFAULTS,
+  };
+  for (const key of Object.keys(derived)) if (after[key] === undefined) return after;
+  if (after.uuid !== derived.uuid || !Array.isArray(after.tags)) return after;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(after)) {
+    if (key in derived && value === derived[key]) continue;
+    if (key === 'tags' && (value as unknown[]).length === 0) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+/**
  * The CTE `inserted` that appends `events` (one chunk) to the log; `maintainIntervals` must follow
  * it in the same statement. Other CTEs may come before it (a store inserts its rows there too).
  */
@@ -42,7 +85,7 @@ export function insertedEventsCte(events: MemoryEventInput[]): SQL {
     actor: e.actor ?? null,
     request_id: e.requestId ?? null,
     before: e.before ?? null,
-    after: e.after ?? null,
+    after: e.after && e.kind === 'create' ? compactCreate(e.after, e) : (e.after ?? null),
     embedding: e.embedding ? `[${e.embedding.join(',')}]` : null,
     embedding_of: e.embeddingOfEvent ?? null,
     embedding_live: e.embeddingLive === true,

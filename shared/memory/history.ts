@@ -48,6 +48,26 @@ export function presentAt(at: Date | SQL, alias = 'e'): SQL {
 }
 
 /**
+ * SQL for the whole snapshot (`after`) of the memory_events row `alias`: a create event's is kept
+ * without what its row already says (shared/memory/events.ts compactCreate, migrations/0057) and
+ * put back here. Every read of a snapshot goes through this, never `alias.after` as stored.
+ */
+export function eventAfter(alias = 'e'): SQL {
+  const e = sql.raw(alias);
+  return sql`memory_event_after(${e}.kind, ${e}.after, ${e}.memory_id, ${e}.tenant_id, ${e}.at)`;
+}
+
+/**
+ * SQL for one time of the snapshot of event `alias` (`created_at`, `updated_at`, `occurred_at`) as
+ * timestamptz, without putting the whole snapshot together (a scan over many states reads a few
+ * fields of each): a create event's snapshot leaves a time out when it is the event's `at`.
+ */
+export function eventTime(alias: string, field: 'created_at' | 'updated_at' | 'occurred_at'): SQL {
+  const e = sql.raw(alias);
+  return sql`coalesce((${e}.after->>${sql.raw(`'${field}'`)})::timestamptz, CASE WHEN ${e}.kind = 'create' THEN ${e}.at END)`;
+}
+
+/**
  * SQL for the embedding that went with the state of event `alias`: its own, or else (an update
  * that changed no text records none) the latest earlier one of the same memory. An event marked
  * `embedding_live` keeps no copy: its vector is the memory row's current one (migrations/0045).
@@ -106,7 +126,7 @@ export async function statesAt(db: DbOrTx, tenantId: string, at: Date, onlyIds?:
   const found = await rows<{ memory_id: string; kind: string; after: MemoryDto | null; at: Date | string; id: string | number; has_embedding: boolean }>(
     db,
     sql`
-    SELECT l.memory_id::text AS memory_id, e.kind, e.after, e.at, e.id, ${hasEmbedding} AS has_embedding
+    SELECT l.memory_id::text AS memory_id, e.kind, ${eventAfter('e')} AS after, e.at, e.id, ${hasEmbedding} AS has_embedding
     FROM (${latestStateEvents(tenantId, at, onlyIds)}) l JOIN memory_events e ON e.id = l.id
     ORDER BY l.memory_id`,
   );

@@ -2,7 +2,7 @@ import { type SQL } from 'drizzle-orm';
 import { sql } from '../../../shared/platform/data/db';
 import { confinedTo } from '../../../shared/memory/access';
 import { statesHolding } from '../../../shared/memory/edge-history';
-import { embeddingOfState } from '../../../shared/memory/history';
+import { embeddingOfState, eventAfter, eventTime } from '../../../shared/memory/history';
 import { uuidOfUrn } from '../../../shared/memory/intervals';
 import type { MemoryDto } from '../../../shared/memory/rows';
 import { type DbOrTx, pgArray, rows } from '../../../shared/platform/data/db';
@@ -18,13 +18,15 @@ import { bm25Term, queryLexemes, type Ranked } from './search';
  * a history here; an erased memory has none (its events and states went with it).
  */
 function statesAsRows(tenantId: string, at: Date): SQL {
+  // Fields a create event's snapshot may leave out read as null, as a whole one holds them, but
+  // its tags and times (eventTime); the whole snapshot (eventAfter) is put together for a page only.
   const after = (field: string) => sql.raw(`(e.after->>'${field}')`);
   return sql`
-    SELECT p.memory_id AS id, ${tenantId}::text AS tenant_id, e.id AS event_id, e.after AS snapshot,
+    SELECT p.memory_id AS id, ${tenantId}::text AS tenant_id, e.id AS event_id, e.kind, e.after, e.memory_id, e.at,
            ${after('observation')} AS observation, ${after('context')} AS context, ${after('agent_id')} AS agent_id,
            ARRAY(SELECT jsonb_array_elements_text(coalesce(e.after->'tags', '[]'::jsonb))) AS tags,
            ${uuidOfUrn(after('space_id'))} AS space_id, ${uuidOfUrn(after('superseded_by'))} AS superseded_by,
-           ${after('created_at')}::timestamptz AS created_at, ${after('occurred_at')}::timestamptz AS occurred_at
+           ${eventTime('e', 'created_at')} AS created_at, ${eventTime('e', 'occurred_at')} AS occurred_at
     FROM (${statesHolding(tenantId, at)}) p JOIN memory_events e ON e.id = p.id AND e.tenant_id = ${tenantId}`;
 }
 
@@ -48,9 +50,9 @@ export async function listAsOf(db: DbOrTx, tenantId: string, at: Date, f: Filter
   const [found] = await rows<{ total: number | string; page: MemoryDto[] | string | null }>(
     db,
     sql`WITH ${scopedCte(tenantId, at, f)},
-        page AS (SELECT m.snapshot, m.created_at, m.id FROM scoped m ORDER BY m.created_at DESC, m.id DESC LIMIT ${page.limit} OFFSET ${page.offset})
+        page AS (SELECT m.kind, m.after, m.memory_id, m.tenant_id, m.at, m.created_at, m.id FROM scoped m ORDER BY m.created_at DESC, m.id DESC LIMIT ${page.limit} OFFSET ${page.offset})
         SELECT (SELECT count(*) FROM scoped) AS total,
-               (SELECT json_agg(p.snapshot ORDER BY p.created_at DESC, p.id DESC) FROM page p) AS page`,
+               (SELECT json_agg(${eventAfter('p')} ORDER BY p.created_at DESC, p.id DESC) FROM page p) AS page`,
   );
   const list = typeof found.page === 'string' ? (JSON.parse(found.page) as MemoryDto[]) : (found.page ?? []);
   return { total: Number(found.total), page: list };
@@ -111,7 +113,7 @@ export async function statesOf(db: DbOrTx, tenantId: string, eventIds: string[],
   if (!eventIds.length) return new Map<string, { after: MemoryDto; similarity: number | string | null }>();
   const found = await rows<{ id: string; after: MemoryDto; similarity: number | string | null }>(
     db,
-    sql`SELECT e.id::text AS id, e.after, 1 - (${embeddingOfState('e')} <=> ${vector}::vector) AS similarity
+    sql`SELECT e.id::text AS id, ${eventAfter('e')} AS after, 1 - (${embeddingOfState('e')} <=> ${vector}::vector) AS similarity
         FROM memory_events e WHERE e.tenant_id = ${tenantId} AND e.id = ANY(${pgArray(eventIds)}::bigint[])`,
   );
   return new Map(found.map((r) => [r.id, r]));
