@@ -4,7 +4,7 @@
  * with its pgvector index) and mem0's OSS TypeScript pgvector store (`PGVector` of `mem0ai/oss`: its
  * vector store alone, no LLM extraction).
  *
- *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--warmup 2500] [--link-latency 1]
+ *   DATABASE_URL=postgres://... npm run bench:peers -- [--conversations 26,30,41] [--stores 600] [--queries 300] [--throughput 800] [--warmup 4000] [--search-warmup 2000] [--link-latency 1]
  *
  * BENCH_CPU_PROFILE_DIR=<dir> also writes the profiles behind the phase table (below) as
  * .cpuprofile files, which Chrome DevTools and speedscope open.
@@ -33,9 +33,9 @@
  * and engram side by side, and the replayed calls' messages one by one.
  *
  * 1. Latency: after WARMUP stores of variant texts (the same for every system; why so many: see
- *    WARMUP), `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it)
- *    `--queries` semantic searches one at a time, within the question's conversation and then over the
- *    whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
+ *    WARMUP), `--stores` stores one at a time, then (after ANALYZE, as autovacuum would soon run it
+ *    and SEARCH_WARMUP warm-up searches) `--queries` semantic searches one at a time, within the
+ *    question's conversation and then over the whole store; p50 / p95 / p99 ms and CPU per call. engram with auto_link off (the peers link nothing) and on.
  * 2. Node CPU by phase: after the timed runs, engram and the HTTP floor each store and search once
  *    more under the CPU profiler (test/bench/cpu-phases.ts): this process's CPU per call by phase
  *    (HTTP and validation, authentication and limits, planning, SQL building, hashing,
@@ -74,7 +74,8 @@ const { values: args } = parseArgs({
     stores: { type: 'string', default: '600' },
     queries: { type: 'string', default: '300' },
     throughput: { type: 'string', default: '800' },
-    warmup: { type: 'string', default: '2500' },
+    warmup: { type: 'string', default: '4000' },
+    'search-warmup': { type: 'string', default: '2000' },
     data: { type: 'string', default: process.env.LOCOMO_DATA ?? '' },
     'link-latency': { type: 'string', default: '0' },
   },
@@ -86,15 +87,18 @@ const THROUGHPUT = Number(args.throughput);
 const CLIENTS = [1, 4, 16];
 /**
  * Stores before anything is timed, the same for every system, so each is measured in steady state:
- * in a fresh process V8 keeps optimizing engram's functions for its first couple of thousand stores
- * (compiled on background threads, whose CPU counts as this process's), and its Node CPU per store
+ * in a fresh process V8 keeps optimizing engram's functions for its first two to three thousand
+ * stores (a function that runs once a request is optimized after a thousand or more of them,
+ * compiled on background threads, whose CPU counts as this process's), and its Node CPU per store
  * falls until then; nothing in engram fills or grows meanwhile (without the optimizing compiler, it
  * stays flat). WARMUP_BLOCK-store blocks of the warm-up print their CPU per store, so a run shows
  * whether the warm-up was long enough (`--warmup`: shorter runs, for a quick look at anything but
- * engram's CPU).
+ * engram's CPU). Searches run other code: SEARCH_WARMUP searches within a conversation (the
+ * questions in turn) warm it before the timed ones, for every system alike.
  */
 const WARMUP = SMOKE ? 5 : Number(args.warmup);
 const WARMUP_BLOCK = SMOKE ? 5 : 250;
+const SEARCH_WARMUP = SMOKE ? 5 : Number(args['search-warmup']);
 if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL (bash .ci/services.sh prints it): the comparison is on Postgres');
 const LINK_MS = Number(args['link-latency']);
 // Every system reaches PostgreSQL through the same delaying relay, as over a network.
@@ -389,7 +393,8 @@ async function latency(s: System) {
   const searchRun = async (whole: boolean) => {
     const times: number[] = [];
     let hits = 0;
-    for (const q of questions.slice(0, 10)) await s.search(q, whole);
+    const warming = whole ? 10 : SEARCH_WARMUP;
+    for (let i = 0; i < warming; i++) await s.search(questions[i % questions.length], whole);
     const before = [processCpu(), await pgCpu?.()];
     for (const q of searches) {
       const t0 = performance.now();
@@ -516,10 +521,10 @@ for (const make of [() => engram(false), () => langgraph(), () => mem0(), () => 
     await raw.close();
     rates.push([raw.name, '–', '–', '–', f0(rawRate.rate)]);
     rawClients = `${raw.name}, 16 clients over 16 tenants: a client per tenant sent the ${rawRate.replayed} messages that name its tenant, of the ${rawRate.recorded} sent during those stores (the rest, background, not replayed).`;
-    // The timed calls of latency(): after its warm-up stores, and after the 10 warm-up searches.
+    // The timed calls of latency(): after its warm-up stores, and after the warm-up searches.
     const warm = WARMUP;
     const nq = Math.min(QUERIES, questions.length);
-    const searchesFrom = warm + STORES + Math.min(10, questions.length);
+    const searchesFrom = warm + STORES + SEARCH_WARMUP;
     rawReplay = { name: raw.name, summary: raw.summary, stores: raw.messages(warm, warm + STORES), searches: raw.messages(searchesFrom, searchesFrom + nq) };
     latencies[raw.name] = rl;
     rows.push(latencyRow(raw.name, rl));
