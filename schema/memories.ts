@@ -130,3 +130,26 @@ export const memoryPostings = pgTable(
   },
   (t) => [primaryKey({ columns: [t.tenantNo, t.lexeme, t.memoryId] })],
 );
+
+/**
+ * Each lexeme's document frequency, largest frequency and shortest memory over a tenant's memories
+ * up to its mark (memory_lexeme_folds): a keyword search counts only the postings after the mark
+ * (migrations/0058). Moved forward by the maintenance; kept exact by the postings triggers.
+ */
+export const memoryLexemeStats = pgTable(
+  'memory_lexeme_stats',
+  {
+    tenantNo: integer('tenant_no').notNull(),
+    df: integer('df').notNull(),
+    maxTf: smallint('max_tf').notNull(),
+    minLen: smallint('min_len').notNull(),
+    lexeme: text('lexeme').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantNo, t.lexeme] })],
+);
+
+/** Each tenant's mark: the largest memory id counted in memory_lexeme_stats (migrations/0058). */
+export const memoryLexemeFolds = pgTable('memory_lexeme_folds', {
+  tenantNo: integer('tenant_no').primaryKey(),
+  through: uuid('through').notNull(),
+});

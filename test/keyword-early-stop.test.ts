@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keywordByPostings, keywordCandidates, type Ranked, whereReadable } from '../functions/memories/queries';
+import { foldLexemeStats, keywordByPostings, keywordCandidates, type Ranked, whereReadable } from '../functions/memories/queries';
 import { KEYWORD_STAGES } from '../functions/memories/queries/keyword-stages';
 import { rng } from './bench/lib';
 import { createEngine, type Tenant, type TestEngine } from './harness';
@@ -54,7 +54,10 @@ beforeAll(async () => {
     const res = await engine.request('PATCH', `/v1/memories/${id}`, { key: tenant.key, body: { superseded_by: ids[0] } });
     expect(res.status, res.text).toBe(200);
   }
-  for (const id of ids.slice(20, 30)) expect((await engine.request('DELETE', `/v1/memories/${id}`, { key: tenant.key })).status).toBe(200);
+  for (const id of ids.slice(20, 30)) {
+    const r = await engine.request('DELETE', `/v1/memories/${id}`, { key: tenant.key });
+    expect(r.status, r.text).toBe(200);
+  }
   const expiring = Array.from({ length: 10 }, () => ({ observation: 'apple banana cherry delta echo', ttl_seconds: 60, auto_link: false }));
   expect((await engine.request('POST', '/v1/memories/batch', { key: tenant.key, body: { memories: expiring } })).status).toBe(200);
   engine.clock.advance(120_000);
@@ -115,6 +118,17 @@ describe('whole-store keyword search by stages', () => {
     expect(await compareAll()).toBeGreaterThan(20);
   });
 
+  it('answers the same whether a stage finds its memories through the postings or through the rows', async () => {
+    for (const rowCost of [0, Number.POSITIVE_INFINITY]) {
+      Object.assign(KEYWORD_STAGES, { rowCost });
+      try {
+        expect(await compareAll(), `row cost ${rowCost}`).toBeGreaterThan(20);
+      } finally {
+        Object.assign(KEYWORD_STAGES, { rowCost: limits.rowCost });
+      }
+    }
+  });
+
   it('answers the same when the tenant is too small to count its postings first', async () => {
     Object.assign(KEYWORD_STAGES, limits);
     try {
@@ -149,5 +163,52 @@ describe('whole-store keyword search by stages', () => {
     );
     expect(excluded).toHaveLength(20);
     for (const { id } of excluded) expect(ids).not.toContain(id);
+  });
+
+  /** Lexemes whose kept statistics and postings since the mark do not give what counting every posting gives. */
+  const miscounted = (tenantNo: number) =>
+    engine.sql<{ lexeme: string }>(sql`
+      WITH mark AS (SELECT coalesce((SELECT through FROM memory_lexeme_folds WHERE tenant_no = ${tenantNo}), '00000000-0000-0000-0000-000000000000'::uuid) AS through),
+      every AS (SELECT lexeme, count(*)::int AS df, max(tf) AS max_tf, min(len) AS min_len FROM memory_postings WHERE tenant_no = ${tenantNo} GROUP BY lexeme),
+      since AS (
+        SELECT lexeme, count(*)::int AS df, max(tf) AS max_tf, min(len) AS min_len FROM memory_postings
+        WHERE tenant_no = ${tenantNo} AND memory_id > (SELECT through FROM mark) GROUP BY lexeme
+      ),
+      kept AS (SELECT lexeme, df, max_tf, min_len FROM memory_lexeme_stats WHERE tenant_no = ${tenantNo})
+      SELECT coalesce(e.lexeme, k.lexeme, s.lexeme) AS lexeme FROM every e FULL JOIN kept k USING (lexeme) FULL JOIN since s USING (lexeme)
+      WHERE coalesce(e.df, 0) <> coalesce(k.df, 0) + coalesce(s.df, 0)
+         OR greatest(k.max_tf, s.max_tf) < e.max_tf OR least(k.min_len, s.min_len) > e.min_len`);
+
+  it('counts the words from statistics kept up to a mark and the postings stored since, exactly', async () => {
+    const db = engine.node.services.db;
+    const [{ tenant_no: tenantNo }] = await engine.sql<{ tenant_no: number }>(sql`SELECT tenant_no FROM tenants WHERE id = ${tenant.tenantId}`);
+    expect(await foldLexemeStats(db, tenantNo, 1, 300)).toBe(300);
+    expect(await foldLexemeStats(db, tenantNo, 1000, 300)).toBe(0);
+    const [{ through }] = await engine.sql<{ through: string }>(sql`SELECT through FROM memory_lexeme_folds WHERE tenant_no = ${tenantNo}`);
+    expect(await miscounted(tenantNo)).toEqual([]);
+    expect(await compareAll()).toBeGreaterThan(20);
+
+    // At or below the mark: a changed text, a deletion, a deletion rolled back (the memory comes back with its id).
+    const below = await engine.sql<{ id: string }>(
+      sql`SELECT id FROM memories WHERE tenant_id = ${tenant.tenantId} AND id <= ${through}::uuid AND superseded_by IS NULL AND expires_at IS NULL ORDER BY id LIMIT 3`,
+    );
+    const patched = await engine.request('PATCH', `/v1/memories/${below[0].id}`, { key: tenant.key, body: { observation: 'fjord fjord zulu apple' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await engine.request('DELETE', `/v1/memories/${below[1].id}`, { key: tenant.key })).status).toBe(200);
+    engine.clock.advance(1000);
+    const target = engine.clock.now().toISOString();
+    engine.clock.advance(1000);
+    expect((await engine.request('DELETE', `/v1/memories/${below[2].id}`, { key: tenant.key })).status).toBe(200);
+    const undone = await engine.request('POST', '/v1/rollback', { key: tenant.key, body: { target } });
+    expect(undone.body, undone.text).toMatchObject({ artifacts_restored: 1 });
+    // Above it: new memories.
+    const more = Array.from({ length: 50 }, (_, i) => ({ observation: `apple banana fjord echo echo n${1000 + i}`, auto_link: false }));
+    expect((await engine.request('POST', '/v1/memories/batch', { key: tenant.key, body: { memories: more } })).status).toBe(200);
+    expect(await miscounted(tenantNo)).toEqual([]);
+    expect(await compareAll()).toBeGreaterThan(20);
+
+    expect(await foldLexemeStats(db, tenantNo, 1, 100_000)).toBeGreaterThan(300);
+    expect(await miscounted(tenantNo)).toEqual([]);
+    expect(await compareAll()).toBeGreaterThan(20);
   });
 });

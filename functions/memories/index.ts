@@ -3,7 +3,7 @@ import { ctxOf } from '../../shared/platform/contract/context';
 import { download } from '../../shared/platform/http/download';
 import { defineFamily } from '../../shared/platform/http/family';
 import { exportFile } from './export';
-import { foldCorpusStatistics, purgeExpiredMemories } from './maintenance';
+import { foldCorpusStatistics, foldLexemeStatistics, purgeExpiredMemories } from './maintenance';
 import * as routes from './routes';
 import * as service from './service';
 import { runFromRoute } from '../../shared/platform/http/verb';
@@ -84,5 +84,5 @@ export default defineFamily({
   name: 'memories',
   tag: { name: 'Memories', description: 'Store, search, list, export; modes semantic, keyword, hybrid' },
   router,
-  maintenance: { expired_memories: purgeExpiredMemories, corpus_statistics: foldCorpusStatistics },
+  maintenance: { expired_memories: purgeExpiredMemories, corpus_statistics: foldCorpusStatistics, lexeme_statistics: foldLexemeStatistics },
 });

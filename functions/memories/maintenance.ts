@@ -23,6 +23,30 @@ export const foldCorpusStatistics: MaintenanceTask = async ({ db }) => {
   return tenants.length;
 };
 
+/** A big tenant's words' statistics are folded once this many memories were stored since its mark. */
+export const LEXEME_STATS_FOLD_AT = 1000;
+/** Memories counted by one fold: the tenant's writers wait for it, so it stays short. */
+export const LEXEME_STATS_FOLD_SIZE = 5000;
+/** At most this many folds a tenant and this many tenants a run; the next run goes on. */
+export const LEXEME_STATS_FOLDS_PER_TENANT = 40;
+export const LEXEME_STATS_TENANTS_PER_RUN = 100;
+
+/**
+ * Moves the big tenants' keyword statistics up to their latest memories (migrations/0058), so a
+ * keyword search counts only the postings stored since. Returns the memories counted.
+ */
+export const foldLexemeStatistics: MaintenanceTask = async ({ db }) => {
+  let counted = 0;
+  for (const tenantNo of await q.lexemeStatsTenants(db, LEXEME_STATS_TENANTS_PER_RUN)) {
+    for (let i = 0; i < LEXEME_STATS_FOLDS_PER_TENANT; i++) {
+      const n = await q.foldLexemeStats(db, tenantNo, LEXEME_STATS_FOLD_AT, LEXEME_STATS_FOLD_SIZE);
+      counted += n;
+      if (n < LEXEME_STATS_FOLD_SIZE) break;
+    }
+  }
+  return counted;
+};
+
 /**
  * Deletes memories whose TTL has passed (reads already hide them), a batch per tenant at a time,
  * each with its `expire` event and one audit entry per tenant and batch, by actor `system`.

@@ -67,7 +67,7 @@ export function withRecency(scored: Scored[], w: number, now: Date) {
 function corpusSource(ctx: TenantCtx, grants: unknown[], query: z.infer<typeof SearchQuery>): q.CorpusSource {
   const tenantId = ctx.tenantId;
   const wholeStore = (query.scope === 'own' || !grants.length) && unfiltered(ctx, query);
-  return wholeStore ? { kind: 'tenant', tenantId } : { kind: 'scope' };
+  return wholeStore ? { kind: 'tenant', tenantId, storage: ctx.services.storage } : { kind: 'scope' };
 }
 
 /** Semantic: the cosine; keyword: BM25 mapped into [0,1); hybrid: see hybrid.ts. */

@@ -9,7 +9,8 @@
  * `--tenant`: that tenant (else the one with the most memories); `--min-postings`: the staged
  * path's threshold for this run, and no minimum tenant size or share of the table (1: every query of two words
  * or more takes it). `--load`: into a database holding no memories, one tenant of that many first
- * (as bench:scale loads them, through a server started on the database, which migrates it).
+ * (as bench:scale loads them, through a server started on the database, which migrates it), and
+ * its keyword statistics folded as the maintenance does.
  */
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
@@ -20,7 +21,7 @@ import { KEYWORD_STAGES } from '../../functions/memories/queries/keyword-stages'
 import { openPostgres } from '../../shared/node/database';
 import { rows } from '../../shared/platform/data/db';
 import { f1, pct, rng } from './lib';
-import { bulkLoad, countLoaded, createTenant, queries, rareQueries, startServer } from './scale-lib';
+import { bulkLoad, countLoaded, createTenant, foldKeywordStatistics, queries, rareQueries, startServer } from './scale-lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -62,7 +63,7 @@ for (const [name, texts] of [
   };
   for (const [i, text] of texts.entries()) {
     // Each side goes first every other query: the second reads what the first brought into the cache.
-    const staged_ = () => timed(staged, () => keywordCandidates(db, scope, text, N, { kind: 'tenant', tenantId }));
+    const staged_ = () => timed(staged, () => keywordCandidates(db, scope, text, N, { kind: 'tenant', tenantId, storage: 'postgres' }));
     const every = () => timed(postings, () => keywordByPostings(db, scope, text, N, tenantId));
     const [a, b] = i % 2 ? await every().then(async (b) => [await staged_(), b] as const) : await staged_().then(async (a) => [a, await every()] as const);
     const key = (r: { id: string; bm25?: number }[]) => r.map((x) => `${x.id}:${x.bm25}`).join(',');
@@ -90,4 +91,5 @@ async function loadIfEmpty(databaseUrl: string, count: number) {
     await client.end();
     await server.stop();
   }
+  await foldKeywordStatistics(databaseUrl);
 }

@@ -4,9 +4,11 @@
  *
  *   DATABASE_URL=postgres://.../engram_scale REDIS_URL=redis://.../5 npm run bench:scale --
  *     [--sizes 10000,100000,250000] [--tenants 1000] [--searches 200] [--maintenance-work-mem 2GB]
- *     [--no-throughput]
+ *     [--no-throughput] [--no-fold]
  *
  * `--tenants 0` skips part 2 and `--no-throughput` part 3 (searches of one big tenant only).
+ * `--no-fold`: the big tenants' keyword statistics are not folded after a load (as before the
+ * maintenance first runs: a keyword search counts every posting of its words).
  *
  * DATABASE_URL must be a database of its own with no memories (the bench drops and rebuilds
  * memories_embedding_idx and leaves its rows behind: drop the database afterwards). The server is
@@ -15,7 +17,8 @@
  * 1. One tenant at each size: rows bulk-loaded with SQL (memories and their `create` events; the
  *    postings and corpus statistics come from the triggers), with the vectors the server's hash
  *    embedder computes for the same texts; the HNSW index dropped during the load and rebuilt after
- *    it with its definition from the migrations (timed). Then semantic, keyword and hybrid searches
+ *    it with its definition from the migrations (timed), and the maintenance's fold of the keyword
+ *    statistics run (timed). Then semantic, keyword and hybrid searches
  *    over HTTP, and beside them in the same run the plain SQL a pgvector / full-text user would
  *    write for the same query (nearest 10 of the tenant; `@@` any of the words ranked by ts_rank;
  *    hybrid: both). Keyword and hybrid twice: queries of common words (a name is in about one
@@ -31,7 +34,19 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { f0, f1, indexDefinition, pct, rng, table, timed } from './lib';
-import { bulkLoad, call, countLoaded, createTenant, denseVector, load, queries, rareQueries, type Server, startServer } from './scale-lib';
+import {
+  bulkLoad,
+  call,
+  countLoaded,
+  createTenant,
+  denseVector,
+  foldKeywordStatistics,
+  load,
+  queries,
+  rareQueries,
+  type Server,
+  startServer,
+} from './scale-lib';
 import { throughputAndDisk } from './scale-throughput';
 
 const { values: args } = parseArgs({
@@ -41,6 +56,7 @@ const { values: args } = parseArgs({
     searches: { type: 'string', default: '200' },
     'maintenance-work-mem': { type: 'string', default: '2GB' },
     'no-throughput': { type: 'boolean', default: false },
+    'no-fold': { type: 'boolean', default: false },
   },
 });
 const SIZES = args.sizes.split(',').map(Number);
@@ -68,7 +84,8 @@ async function rebuildIndex() {
   const definition = await indexDefinition(INDEX);
   const [, buildMs] = await timed(() => q(definition));
   const [{ bytes }] = await q<{ bytes: string }>(`SELECT pg_relation_size('${INDEX}') AS bytes`);
-  return { buildS: buildMs / 1000, indexMb: Number(bytes) / 2 ** 20 };
+  const foldS = args['no-fold'] ? 0 : await foldKeywordStatistics(DATABASE_URL as string);
+  return { buildS: buildMs / 1000, indexMb: Number(bytes) / 2 ** 20, foldS };
 }
 
 /** The plain SQL for the same searches, on the bench's own session with the server's vector settings. */
@@ -157,7 +174,15 @@ async function loadSmall(big: { key: string; tenantId: string }, small: { key: s
     each,
   );
   const built = await rebuildIndex();
-  loadOut.push([total.toLocaleString('en'), String(TENANTS + 1), f0((each * TENANTS) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
+  loadOut.push([
+    total.toLocaleString('en'),
+    String(TENANTS + 1),
+    f0((each * TENANTS) / (loadMs / 1000)),
+    f1(built.buildS),
+    f0(built.indexMb),
+    f1(built.foldS),
+    load(),
+  ]);
   console.error(`  ${TENANTS} tenants of ${each}: loaded in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s`);
   const r = rng(3);
   const someSmall = () => small[Math.floor(r() * small.length)];
@@ -241,7 +266,7 @@ try {
     const [, loadMs] = await timed(() => bulkLoad(q, size - have, () => big.tenantId, random));
     await countLoaded(q, [big.tenantId], size - have);
     const built = await rebuildIndex();
-    loadOut.push([size.toLocaleString('en'), '1', f0((size - have) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), load()]);
+    loadOut.push([size.toLocaleString('en'), '1', f0((size - have) / (loadMs / 1000)), f1(built.buildS), f0(built.indexMb), f1(built.foldS), load()]);
     console.error(`  ${size}: loaded ${size - have} in ${f1(loadMs / 1000)} s, index built in ${f1(built.buildS)} s (load ${load()})`);
     have = size;
     rowsOut.push(
@@ -268,7 +293,20 @@ try {
   await postingsDisk();
 
   console.log('\n### Bulk load and HNSW build\n');
-  console.log(table(['memories in the table', 'tenants', 'rows/s loaded (with create events)', 'HNSW build s', 'HNSW index MB', 'load average'], loadOut));
+  console.log(
+    table(
+      [
+        'memories in the table',
+        'tenants',
+        'rows/s loaded (with create events)',
+        'HNSW build s',
+        'HNSW index MB',
+        'keyword statistics folded s',
+        'load average',
+      ],
+      loadOut,
+    ),
+  );
   console.log(`\n### Search, limit ${LIMIT}, sequential, p50 / p95 / p99 ms (HTTP end to end; the plain SQL on the same queries, same run)\n`);
   console.log(table(['store', 'mode', 'HTTP', 'plain SQL', 'notes', 'load average'], rowsOut));
 

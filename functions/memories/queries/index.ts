@@ -10,6 +10,7 @@ export * from './store';
 export * from './tail';
 export * from './change';
 export * from './search';
+export * from './lexeme-stats';
 export * from './recall';
 export * from './texts';
 export * from './as-of';

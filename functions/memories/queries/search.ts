@@ -91,7 +91,7 @@ export async function semanticCandidates(
  * frequencies relative to it rank better: a tag-filtered LoCoMo search with whole-store statistics
  * lost 0.02-0.04 recall@10).
  */
-export type CorpusSource = { kind: 'tenant'; tenantId: string } | { kind: 'scope' };
+export type CorpusSource = { kind: 'tenant'; tenantId: string; storage?: StorageKind } | { kind: 'scope' };
 
 export { bm25Term };
 
@@ -124,7 +124,7 @@ export async function keywordCandidates(
   const { rows: found, grants } = listOf(first, grantsOf);
   const counted = first.filter((r) => r.lexeme != null);
   if (!counted.length) return { rows: found, grants };
-  const top = await stagedTop<Ranked & StagedRow>(db, scope, statsOf(counted), n, RANKED);
+  const top = await stagedTop<Ranked & StagedRow>(db, source.storage ?? 'embedded', scope, source.tenantId, statsOf(counted), n, RANKED);
   if (top) return { rows: top.rows, grants, stagedWords: top.words };
   return { rows: await keywordByPostings(db, scope, text, n, source.tenantId), grants };
 }
@@ -136,9 +136,10 @@ export const keywordByPostings = (db: DbOrTx, scope: TenantScope, text: string, 
 /**
  * Whole store: the words' postings (one index range each), document frequencies over them, the
  * scores, then memory rows in score order until `n` pass the scope (superseded and expired ones
- * hold postings too and are skipped here). With `stages`, a big tenant's words' postings are first
- * counted (an index-only walk, no per-memory work), and read only when the staged path does not
- * apply (KEYWORD_STAGES); else the answer is one row a word with its counts and the corpus figures.
+ * hold postings too and are skipped here). With `stages`, a big tenant's words are first counted
+ * (kept statistics and the postings stored since they were folded, migrations/0058), and their
+ * postings read only when the staged path does not apply (KEYWORD_STAGES); else the answer is one
+ * row a word with its counts and the corpus figures.
  */
 const KEYWORD_ORDER = sql`f.bm25 DESC, f.id DESC`;
 
@@ -152,10 +153,20 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
       -- The words as an array, as t reads them: planned the same whatever the query's text, so the
       -- statement keeps its generic plan (per word, a plan made for the text's own words looked
       -- cheaper and the statement was planned again at every run).
+      -- Each word's statistics up to the tenant's mark, kept per lexeme, and its postings after the
+      -- mark counted (migrations/0058): what counting every posting of the word gives.
+      mark AS MATERIALIZED (
+        SELECT coalesce((SELECT f.through FROM memory_lexeme_folds f WHERE f.tenant_no = ${tenantNo}), '00000000-0000-0000-0000-000000000000'::uuid) AS through
+      ),
       counts AS MATERIALIZED (
-        SELECT p.lexeme, count(*)::float8 AS df, max(p.tf)::float8 AS max_tf, min(p.len)::float8 AS min_len FROM memory_postings p
-        WHERE (SELECT yes FROM big) AND p.tenant_no = ${tenantNo} AND p.lexeme = ANY (ARRAY(SELECT lex FROM lexemes))
-        GROUP BY p.lexeme
+        SELECT l.lex AS lexeme, coalesce(s.df, 0) + r.df AS df, greatest(s.max_tf, r.max_tf)::float8 AS max_tf, least(s.min_len, r.min_len)::float8 AS min_len
+        FROM lexemes l
+        LEFT JOIN memory_lexeme_stats s ON s.tenant_no = ${tenantNo} AND s.lexeme = l.lex
+        CROSS JOIN LATERAL (
+          SELECT count(*)::float8 AS df, max(p.tf)::float8 AS max_tf, min(p.len)::float8 AS min_len FROM memory_postings p
+          WHERE p.tenant_no = ${tenantNo} AND p.lexeme = l.lex AND p.memory_id > (SELECT through FROM mark)
+        ) r
+        WHERE (SELECT yes FROM big)
       ),
       staged AS MATERIALIZED (
         SELECT count(*) FILTER (WHERE df > 0) BETWEEN 2 AND ${stages.maxWords} AND coalesce(sum(df), 0) >= ${stages.minPostings} AS yes FROM counts
@@ -187,9 +198,11 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
       )`;
   if (!stages) return sql`${found} SELECT * FROM hits`;
   return sql`${found}
-    SELECT h.*, NULL::text AS lexeme, NULL::float8 AS df, NULL::float8 AS max_tf, NULL::float8 AS min_len, NULL::float8 AS n, NULL::float8 AS avg_len FROM hits h
+    SELECT h.*, NULL::text AS lexeme, NULL::float8 AS df, NULL::float8 AS max_tf, NULL::float8 AS min_len, NULL::float8 AS n, NULL::float8 AS avg_len,
+      NULL::int AS lexeme_order FROM hits h
     UNION ALL
-    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.parts, w.lexeme, w.df, w.max_tf, w.min_len, greatest(c.n, (SELECT max(df) FROM counts)), c.avg_len
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.parts, w.lexeme, w.df, w.max_tf, w.min_len, greatest(c.n, (SELECT max(df) FROM counts)), c.avg_len,
+      (row_number() OVER (ORDER BY w.lexeme))::int
     FROM counts w, corpus c WHERE (SELECT yes FROM staged)`;
 }
 
