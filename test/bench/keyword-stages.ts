@@ -1,7 +1,8 @@
 /**
  * Whole-store keyword search of one big tenant, the staged path (functions/memories/queries/
  * keyword-stages.ts) against every posting of the words (keywordByPostings), A/B interleaved on
- * the same connection, same queries, with the load average; and whether both give the same top n.
+ * the same connection, same queries, with the load average; whether both give the same top n, and
+ * after which stage each query stopped (KEYWORD_STAGES_SLOWEST=1: the ten slowest queries too).
  *
  *   DATABASE_URL=postgres://.../<a database bench:scale loaded> npx tsx test/bench/keyword-stages.ts [--searches 100] [--n 30]
  *     [--tenant <id>] [--min-postings <KEYWORD_STAGES.minPostings>] [--load <memories>]
@@ -55,6 +56,9 @@ for (const [name, texts] of [
   const staged: number[] = [];
   const postings: number[] = [];
   let differ = 0;
+  // Where the stages stopped: after the stage of k words, or none (every posting read).
+  const stoppedAt = new Map<string, number>();
+  const slowest: { text: string; ms: number; at: string }[] = [];
   const timed = async <T>(into: number[], run: () => Promise<T>) => {
     const t = performance.now();
     const out = await run();
@@ -68,9 +72,14 @@ for (const [name, texts] of [
     const [a, b] = i % 2 ? await every().then(async (b) => [await staged_(), b] as const) : await staged_().then(async (a) => [a, await every()] as const);
     const key = (r: { id: string; bm25?: number }[]) => r.map((x) => `${x.id}:${x.bm25}`).join(',');
     if (key(a.rows) !== key(b)) differ++;
+    const at = a.stagedWords ? `${a.stagedWords} words` : 'none';
+    stoppedAt.set(at, (stoppedAt.get(at) ?? 0) + 1);
+    slowest.push({ text, ms: staged[staged.length - 1], at });
   }
+  slowest.sort((x, y) => y.ms - x.ms);
+  if (process.env.KEYWORD_STAGES_SLOWEST) for (const s of slowest.slice(0, 10)) console.log(`  ${f1(s.ms)} ms  ${s.at}  ${s.text}`);
   console.log(
-    `${name}: staged ${ms(staged)} | every posting ${ms(postings)} ms p50/p95/p99 | top ${N} differ in ${differ} of ${texts.length} | load ${loadavg()[0].toFixed(1)}`,
+    `${name}: staged ${ms(staged)} | every posting ${ms(postings)} ms p50/p95/p99 | top ${N} differ in ${differ} of ${texts.length} | stopped after ${[...stoppedAt].map(([k, v]) => `${k}: ${v}`).join(', ')} | load ${loadavg()[0].toFixed(1)}`,
   );
 }
 await database.close();
