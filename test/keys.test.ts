@@ -391,6 +391,30 @@ describe('rotation, listing, revocation, expiry', () => {
     expect((await engine.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(401);
   });
 
+  it('a request is served while the keys change under it without pause, and a revocation among the changes still counts', async (ctx) => {
+    const gate = engine.node.services.gate;
+    if (!gate) ctx.skip(); // without Redis there is no key epoch to change
+    const tenant = await engine.newTenant();
+    expect((await engine.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(200); // cached with its epoch
+    // Every gate call meets an epoch changed since the key was read, as when a tenant's keys change
+    // faster than a request can read them again.
+    const admit = gate!.admit.bind(gate);
+    gate!.admit = async (hit) => {
+      await gate!.bumpKeyEpoch(hit.tenantId);
+      return admit(hit);
+    };
+    try {
+      const served = await Promise.all(Array.from({ length: 5 }, () => engine.request('GET', '/v1/usage', { key: tenant.key })));
+      expect(served.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(served[0].headers.get('ratelimit-policy')).toBeTruthy();
+      const second = (await engine.request('POST', '/v1/keys/rotate', { key: tenant.key })).body.new_key;
+      expect((await engine.request('POST', '/v1/keys/revoke', { key: second, body: { key_id: tenant.keyId } })).status).toBe(200);
+      expect((await engine.request('GET', '/v1/usage', { key: tenant.key })).status).toBe(401);
+    } finally {
+      gate!.admit = admit;
+    }
+  });
+
   it('a key revoked through one instance is refused by another on its very next request, and a tier change shows there at once', async (ctx) => {
     if (engine.node.services.storage === 'embedded') ctx.skip(); // embedded PGlite belongs to one process; the integration run covers this
     const other = await createEngine();

@@ -64,11 +64,11 @@ function pgList(value: string[] | string | null): string[] | null {
  * second read shows in it, and one committed after it replaces the epoch, so the record can never
  * be newer-looking than it is.
  */
-async function lookupKey(services: Services, hash: string, fresh = false): Promise<KeyRecord | null> {
+async function lookupKey(services: Services, hash: string, fresh = false): Promise<{ key: KeyRecord | null; cached: boolean }> {
   const cache = services.keyCache;
   if (fresh) cache?.drop(hash);
   const cached = cache?.get(hash);
-  if (cached) return cached;
+  if (cached) return { key: cached, cached: true };
   const generation = cache?.generation ?? 0;
   let record = await readKey(services, hash);
   if (record && services.gate) {
@@ -77,7 +77,7 @@ async function lookupKey(services: Services, hash: string, fresh = false): Promi
     if (record) record.epoch = epoch;
   }
   if (record) cache?.set(hash, record, generation);
-  return record;
+  return { key: record, cached: false };
 }
 
 function secretHash(services: Services, header: string | undefined): string | Promise<string> {
@@ -116,10 +116,10 @@ export async function authenticate(services: Services, header: string | undefine
 
 /** `authenticate` for a key known by the hash of its secret (the console's session: functions/console). */
 export async function authenticateHash(services: Services, hash: string): Promise<AuthContext> {
-  let key = await lookupKey(services, hash);
+  let { key, cached } = await lookupKey(services, hash);
   // Routes that count nothing (health, status) still check a cached key's epoch.
-  if (key?.epoch !== undefined && services.gate && (await services.gate.epochOf(key.tenantId)) !== key.epoch) {
-    key = await lookupKey(services, hash, true);
+  if (cached && key?.epoch !== undefined && services.gate && (await services.gate.epochOf(key.tenantId)) !== key.epoch) {
+    ({ key } = await lookupKey(services, hash, true));
   }
   return admitKey(key, services.clock.now());
 }
@@ -193,15 +193,17 @@ async function gatedKey(c: Context<AppEnv>, next: () => Promise<void>, hash: str
   const services = c.get('services');
   const gate = services.gate!;
   const now = services.clock.now();
-  let key = await lookupKey(services, hash);
+  let { key, cached } = await lookupKey(services, hash);
   const report = REPORT_PATHS.has(c.req.path) ? postgresReportCounters(now) : null;
-  for (let attempt = 0; ; attempt++) {
+  for (;;) {
     const auth = admitKey(key, now);
     const limit = rateLimitOf(services, auth.tier);
     const outcome = await gate.admit({
       tenantId: auth.tenantId,
       keyId: auth.keyId,
-      epoch: key!.epoch ?? '',
+      // Only a cached record is checked: one read from Postgres during this request saw every change
+      // committed before the request began, and a change after that is concurrent with the request.
+      epoch: cached ? (key!.epoch ?? '') : null,
       rateLimit: limit,
       windowMs: MINUTE,
       quotaLimit: tiers[auth.tier].limits.api_calls,
@@ -209,10 +211,11 @@ async function gatedKey(c: Context<AppEnv>, next: () => Promise<void>, hash: str
       writes: c.req.method !== 'GET' && c.req.method !== 'HEAD',
     });
     if (outcome.kind === 'stale') {
-      if (attempt === 3) throw new AppError('SERVICE_UNAVAILABLE', 'API keys are changing; retry the request', { retry_after: 1 });
-      key = await lookupKey(services, hash, true);
+      ({ key, cached } = await lookupKey(services, hash, true));
       continue;
     }
+    // Keys or governance changed since this request read its key: it uses no kept copy of them.
+    if (outcome.epoch !== key!.epoch) delete auth.keyEpoch;
     c.set('auth', auth);
     setLimitHeaders(c, {
       rate: { limit, remaining: limit - outcome.rate.count, resetAt: outcome.rate.resetAt },

@@ -13,7 +13,8 @@ import { dayOf, periodOf, periodResetsAt } from '../contract/time';
  *   that every change to a tenant's keys, tier or memory policies replaces after its commit
  *   (`bumpKeyEpoch`; the store path keeps its copy of the policies under it). The
  *   script compares each request's cached epoch with the current one before it counts anything;
- *   a mismatch sends the request back to read its key from Postgres. So a key revoked through any
+ *   a mismatch sends the request back to read its key from Postgres (a record read during the
+ *   request is not checked: a change after that read is concurrent with the request). So a key revoked through any
  *   instance is refused by every instance on its very next request.
  * - api_calls (month, with its ceiling) and api_calls_day are counted in Redis, where one script
  *   decides every hit atomically, so instances stay exact. A counter missing in Redis (a new
@@ -36,8 +37,8 @@ import { dayOf, periodOf, periodResetsAt } from '../contract/time';
 export interface GateHit {
   tenantId: string;
   keyId: string;
-  /** The tenant's key epoch the caller's key record was read under. */
-  epoch: string;
+  /** The tenant's key epoch the caller's key record was read under; null: no check (read during the request). */
+  epoch: string | null;
   /** Requests per window for this key. */
   rateLimit: number;
   windowMs: number;
@@ -57,9 +58,11 @@ export interface UsageWrite {
 }
 
 export type GateOutcome =
-  | { kind: 'stale'; epoch: string }
+  | { kind: 'stale' }
   | {
       kind: 'counted';
+      /** The tenant's key epoch when the request was counted. */
+      epoch: string;
       rate: { allowed: boolean; count: number; resetAt: Date };
       /** Whether the month's quota granted this request, and the month's count after it. */
       quota: { allowed: boolean; value: number };
@@ -74,6 +77,8 @@ export type GateOutcome =
 
 const EPOCH = 'engram:kepoch:';
 const USAGE_EPOCH = 'engram:uepoch:';
+/** Sent for a hit that checks no epoch: no epoch token (a UUID, or '' for none) can equal it. */
+const ANY_EPOCH = '*';
 const WRITERS = 'engram:uwriters:';
 const COUNTER = 'engram:ctr:';
 const DIRTY = 'engram:ctr-dirty';
@@ -109,7 +114,7 @@ for i = 0, n - 1 do
   local rateLimit, month, day, quota = tonumber(ARGV[b + 5]), ARGV[b + 6], ARGV[b + 7], tonumber(ARGV[b + 8])
   local writes = ARGV[b + 9] == '1'
   local current = redis.call('GET', '${EPOCH}' .. tenant) or ''
-  if current ~= epoch then
+  if epoch ~= '${ANY_EPOCH}' and current ~= epoch then
     out[#out + 1] = {0, current}
   else
     local monthId = tenant .. '|api_calls|' .. month
@@ -339,7 +344,7 @@ export class RequestGate {
         const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
         args.push(
           hit.tenantId,
-          hit.epoch,
+          hit.epoch ?? ANY_EPOCH,
           `engram:rl:${hit.keyId}:${start}`,
           hit.windowMs,
           hit.rateLimit,
@@ -355,7 +360,7 @@ export class RequestGate {
       for (const [i, { hit, resolve }] of batch.entries()) {
         const [code, epoch, rate, allowed, month, day, usageEpoch, writers] = replies[i];
         if (Number(code) === 0) {
-          resolve({ kind: 'stale', epoch: String(epoch ?? '') });
+          resolve({ kind: 'stale' });
           continue;
         }
         if (Number(code) === 2) {
@@ -365,6 +370,7 @@ export class RequestGate {
         const start = Math.floor(hit.now.getTime() / hit.windowMs) * hit.windowMs;
         resolve({
           kind: 'counted',
+          epoch: String(epoch ?? ''),
           rate: { allowed: Number(rate) <= hit.rateLimit, count: Number(rate), resetAt: new Date(start + hit.windowMs) },
           quota: { allowed: Number(allowed) === 1, value: Number(month) },
           today: Number(day),
