@@ -68,6 +68,17 @@ const onPglite = async (): Promise<Backend> => {
   };
 };
 
+/** node-postgres deprecates queueing a statement behind one still running (pg@9 drops its queue): none may be. */
+const queuedInDriver: string[] = [];
+const heard = (w: Error) => {
+  if (w.message.includes('already executing a query')) queuedInDriver.push(w.message);
+};
+beforeAll(() => void process.on('warning', heard));
+afterAll(() => {
+  process.off('warning', heard);
+  expect(queuedInDriver).toEqual([]);
+});
+
 const backends = [...(integration.databaseUrl ? [{ name: 'PostgreSQL', open: onPostgres }] : []), { name: 'PGlite behind the wire protocol', open: onPglite }];
 
 describe.each(backends)('transactions two round trips shorter, on $name', ({ open }) => {

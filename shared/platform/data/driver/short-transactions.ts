@@ -35,9 +35,10 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
     (drizzleTransaction) =>
       (async (fn: (tx: never) => Promise<unknown>, config?: unknown) => {
         if (config) return drizzleTransaction(fn as never, config as never);
-        const client = await pool.connect();
-        let texts = prepared.get(client);
-        if (!texts) prepared.set(client, (texts = { names: new Map(), made: 0 }));
+        const connection = await pool.connect();
+        const client = inTurn(connection);
+        let texts = prepared.get(connection);
+        if (!texts) prepared.set(connection, (texts = { names: new Map(), made: 0 }));
         const inOneMessage = (text: string, params: readonly unknown[]) => oneMessageForm(client, driver.prepare ? texts : null, text, params);
         /** Settles once BEGIN and the first statement are queued on the client; null before the first statement. */
         let first: Promise<void> | null = null;
@@ -171,11 +172,28 @@ export function shortTransactions(db: Db, pool: Pool, driver: { Session: Session
           throw err;
         } finally {
           clearTimeout(lateSend);
-          client.release(broken);
+          connection.release(broken);
         }
       }) as Db['transaction'],
   );
   hooksOf(db)[SHORTCUTS] = true;
+}
+
+/**
+ * The connection with its statements sent in the order asked for, each once the one before it has
+ * answered, as node-postgres's own queue sends them: queueing a statement behind one still running
+ * is deprecated there (pg@9 drops the queue), and this code hands over several at once.
+ */
+function inTurn(connection: Client): Pick<Client, 'query'> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return {
+    query: (config, values) => {
+      const send = () => connection.query(config, values);
+      const answer = previous.then(send, send);
+      previous = answer.catch(() => undefined);
+      return answer;
+    },
+  };
 }
 
 /** Statements a connection keeps prepared for sending with BEGIN or COMMIT, at most (their texts come from a few fixed shapes). */
@@ -193,7 +211,7 @@ const MAX_LITERALS = 16_384;
  * literals past MAX_LITERALS, the connection's quota of prepared texts spent, or a text PREPARE
  * refuses (it runs the usual way, and fails there if it is wrong).
  */
-async function oneMessageForm(client: Client, prepared: PreparedTexts | null, text: string, params: readonly unknown[]): Promise<string | null> {
+async function oneMessageForm(client: Pick<Client, 'query'>, prepared: PreparedTexts | null, text: string, params: readonly unknown[]): Promise<string | null> {
   if (!params.length) return text;
   if (params.reduce<number>((n, p) => n + (typeof p === 'string' ? p.length : 0), 0) > MAX_LITERALS) return null; // before escaping it all
   let literals: string[];
