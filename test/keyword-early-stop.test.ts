@@ -165,6 +165,33 @@ describe('whole-store keyword search by stages', () => {
     for (const { id } of excluded) expect(ids).not.toContain(id);
   });
 
+  it('finds a memory holding fewer of the words that outscores one holding them all', async () => {
+    // Y holds all four words in a longer text; X three of them twice each in a shorter one and
+    // scores above Y, though each of its pairs is bounded below Y. With Y read (n = 1), a stage of
+    // pairs would leave X out: the stage of three words must find it.
+    const other = await engine.newTenant('enterprise');
+    const texts = [
+      ...Array.from({ length: 5 }, (_, i) => `walrus a${i}`),
+      ...['mango', 'nutmeg', 'olive'].flatMap((w) => Array.from({ length: 3 }, (_, i) => `${w} b${i}`)),
+      'walrus mango nutmeg olive y1',
+      'mango mango nutmeg nutmeg olive olive x1',
+    ];
+    const res = await engine.request('POST', '/v1/memories/batch', {
+      key: other.key,
+      body: { memories: texts.map((observation) => ({ observation, auto_link: false })) },
+    });
+    expect(res.status, res.text).toBe(200);
+    const x = res.body.results.at(-1)?.memory?.id.replace('urn:uuid:', '');
+    const db = engine.node.services.db;
+    const scope = whereReadable(other.tenantId, [], 'all', engine.clock.now(), {});
+    for (const n of [1, 2]) {
+      const found = await keywordCandidates(db, scope, 'walrus mango nutmeg olive', n, { kind: 'tenant', tenantId: other.tenantId });
+      expect(found.stagedWords, `n ${n}`).toBeDefined();
+      expect(key(found.rows), `n ${n}`).toEqual(key(await keywordByPostings(db, scope, 'walrus mango nutmeg olive', n, other.tenantId)));
+      expect(found.rows[0].id).toBe(x);
+    }
+  });
+
   /** Lexemes whose kept statistics and postings since the mark do not give what counting every posting gives. */
   const miscounted = (tenantNo: number) =>
     engine.sql<{ lexeme: string }>(sql`

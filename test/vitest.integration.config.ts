@@ -12,13 +12,17 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
-    // The contract test starts its own embedded server (its webhook must not meet the shared outbox): one run in `npm test` is enough.
-    exclude: ['test/workers/**', 'test/browser/**', 'test/sdk/contract.test.ts', 'node_modules/**'],
+    // These start their own embedded servers whatever the run's storage (the contract test's webhook
+    // must not meet the shared outbox; the docs' examples run against a fresh embedded server), so
+    // one run in `npm test` is enough.
+    exclude: ['test/workers/**', 'test/browser/**', 'test/sdk/contract.test.ts', 'test/docs-links.test.ts', 'node_modules/**'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/integration-worker.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // One file at a time: the files share the database and Redis, and the maintenance, rollbacks and
-    // fixed windows some of them run reach what the others wrote.
-    fileParallelism: false,
+    // Two files side by side, each worker on its own copy of the database and its own Redis database
+    // (`test/global-setup.ts`): the maintenance, rollbacks and fixed windows some files run reach what
+    // the others wrote, so files that share a database run one at a time.
+    maxWorkers: 2,
   },
 });

@@ -347,18 +347,19 @@ describe('engram CLI', () => {
     expect(first.status).toBe('pending_review');
     const submittedAt = Date.now();
 
+    // Solo mode: a decision comes no sooner than 5 s after submission; before, it is refused (exit 1),
+    // not waited out. Asked first, so that one CLI start (slow on a loaded machine) fits in the 5 s.
+    const early = await cli(['approve', first.action_id, '--reason', 'too soon']);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/^CONFLICT: Solo mode.*; retry after [1-5] seconds? \(req_/);
+    expect(early.stderr).not.toContain('retry_after');
+
     const queue = await cli(['approvals', '--json']);
     expect(queue.code, queue.stderr).toBe(0);
     const ids = (JSON.parse(queue.stdout) as { approvals: { approval_id: string }[] }).approvals.map((a) => a.approval_id);
     expect(ids).toEqual(expect.arrayContaining([first.action_id, second.action_id]));
     const table = await cli(['approvals']);
     expect(table.stdout).toContain(first.action_id);
-
-    // Solo mode: a decision comes no sooner than 5 s after submission; before, it is refused (exit 1), not waited out.
-    const early = await cli(['approve', first.action_id, '--reason', 'too soon']);
-    expect(early.code).toBe(1);
-    expect(early.stderr).toMatch(/^CONFLICT: Solo mode.*; retry after [1-5] seconds? \(req_/);
-    expect(early.stderr).not.toContain('retry_after');
     await new Promise((r) => setTimeout(r, Math.max(0, submittedAt + 5_500 - Date.now())));
 
     const approved = await cli(['approve', first.action_id, '--reason', 'checked the list']);
