@@ -37,14 +37,18 @@ export async function gracefulStop(server: Server, node: Closable, graceMs: numb
   // which would reset a connection whose request is still on its way.
   const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   for (const res of unfinished.get(server) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
-  server.on('request', (_req, res: ServerResponse) => {
+  // Before the app's own listener, which may answer at once.
+  server.prependListener('request', (_req, res: ServerResponse) => {
     res.shouldKeepAlive = false;
   });
   await node.services.eventBus?.close();
   let sweep: NodeJS.Timeout | undefined;
+  // Timers run before the loop reads its sockets: after a busy stretch, a request already in a
+  // socket would still look idle. setImmediate sweeps after the read, when its parse has begun.
+  const closeIdle = () => setImmediate(() => server.closeIdleConnections());
   const arrival = setTimeout(() => {
-    server.closeIdleConnections();
-    sweep = setInterval(() => server.closeIdleConnections(), 50);
+    closeIdle();
+    sweep = setInterval(closeIdle, 50);
   }, ARRIVAL_MS);
   let forced = false;
   let timer: NodeJS.Timeout | undefined;
