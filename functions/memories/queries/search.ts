@@ -199,10 +199,10 @@ function fromPostings(scope: TenantScope, text: string, n: number, tenantId: str
   if (!stages) return sql`${found} SELECT * FROM hits`;
   return sql`${found}
     SELECT h.*, NULL::text AS lexeme, NULL::float8 AS df, NULL::float8 AS max_tf, NULL::float8 AS min_len, NULL::float8 AS n, NULL::float8 AS avg_len,
-      NULL::int AS lexeme_order FROM hits h
+      NULL::int AS lexeme_order, NULL::int AS tenant_no FROM hits h
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.parts, w.lexeme, w.df, w.max_tf, w.min_len, greatest(c.n, (SELECT max(df) FROM counts)), c.avg_len,
-      (row_number() OVER (ORDER BY w.lexeme))::int
+      (row_number() OVER (ORDER BY w.lexeme))::int, ${tenantNo}
     FROM counts w, corpus c WHERE (SELECT yes FROM staged)`;
 }
 
