@@ -60,12 +60,16 @@ function count(result: unknown): number {
   return Number(r.rowCount ?? r.affectedRows ?? 0);
 }
 
-/** Runs every task once at one moment; a failing task is logged and does not stop the others. */
-export async function runMaintenance(services: Services, tasks: Record<string, MaintenanceTask>) {
+/**
+ * Runs every task once at one moment; a failing task is logged and does not stop the others. Once
+ * `stopping` says so (the process is stopping), the tasks not begun are left for the next run.
+ */
+export async function runMaintenance(services: Services, tasks: Record<string, MaintenanceTask>, stopping: () => boolean = () => false) {
   const ctx = systemCtx(services);
   const log = services.log;
   const done: Record<string, number> = {};
   for (const [name, task] of Object.entries(tasks)) {
+    if (stopping()) break;
     try {
       done[name] = await task(ctx);
     } catch (err) {

@@ -13,6 +13,8 @@ export class NodeRunner {
   private maintenanceTimer: NodeJS.Timeout | null = null;
   private statisticsTimer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** Maintenance runs in progress (the periodic one, the embedded statistics, a test's own call). */
+  private readonly maintaining = new Set<Promise<unknown>>();
   private again = false;
   private stopped = false;
 
@@ -30,7 +32,10 @@ export class NodeRunner {
     this.maintenanceTimer.unref();
     // Planner statistics on the embedded default, between maintenance runs (maintenance.ts).
     if (this.services.storage === 'embedded') {
-      this.statisticsTimer = setInterval(() => void runMaintenance(this.services, { embedded_statistics: analyzeEmbedded }), this.opts.statisticsMs ?? 30_000);
+      this.statisticsTimer = setInterval(
+        () => void this.track(runMaintenance(this.services, { embedded_statistics: analyzeEmbedded }, this.isStopped)),
+        this.opts.statisticsMs ?? 30_000,
+      );
       this.statisticsTimer.unref();
     }
     void this.maintain();
@@ -65,15 +70,28 @@ export class NodeRunner {
   }
 
   maintain() {
-    return runMaintenance(this.services, this.maintenance);
+    return this.track(runMaintenance(this.services, this.maintenance, this.isStopped));
   }
 
-  /** Stops polling and waits for the jobs in hand; the rest stay due for another instance or the next start. */
+  private readonly isStopped = () => this.stopped;
+
+  private track<T>(run: Promise<T>): Promise<T> {
+    this.maintaining.add(run);
+    const forget = () => this.maintaining.delete(run);
+    run.then(forget, forget);
+    return run;
+  }
+
+  /**
+   * Stops polling and waits for the jobs and maintenance tasks in hand, so that none of them meets
+   * a closed pool; the rest of a maintenance run is left for the next, the jobs stay due for
+   * another instance or the next start.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     if (this.statisticsTimer) clearInterval(this.statisticsTimer);
-    await this.running;
+    await Promise.allSettled([this.running, ...this.maintaining]);
   }
 }

@@ -2,7 +2,7 @@
  * Whole-store keyword search of one big tenant, the staged path (functions/memories/queries/
  * keyword-stages.ts) against every posting of the words (keywordByPostings), A/B interleaved on
  * the same connection, same queries, with the load average; whether both give the same top n, and
- * after which stage each query stopped (KEYWORD_STAGES_SLOWEST=1: the ten slowest queries too).
+ * after which stage each query stopped (KEYWORD_STAGES_SLOWEST=1: the ten slowest queries too; =200: the 200 slowest).
  *
  *   DATABASE_URL=postgres://.../<a database bench:scale loaded> npx tsx test/bench/keyword-stages.ts [--searches 100] [--n 30]
  *     [--tenant <id>] [--min-postings <KEYWORD_STAGES.minPostings>] [--load <memories>]
@@ -77,7 +77,8 @@ for (const [name, texts] of [
     slowest.push({ text, ms: staged[staged.length - 1], at });
   }
   slowest.sort((x, y) => y.ms - x.ms);
-  if (process.env.KEYWORD_STAGES_SLOWEST) for (const s of slowest.slice(0, 10)) console.log(`  ${f1(s.ms)} ms  ${s.at}  ${s.text}`);
+  if (process.env.KEYWORD_STAGES_SLOWEST)
+    for (const s of slowest.slice(0, Math.max(10, Number(process.env.KEYWORD_STAGES_SLOWEST) || 0))) console.log(`  ${f1(s.ms)} ms  ${s.at}  ${s.text}`);
   console.log(
     `${name}: staged ${ms(staged)} | every posting ${ms(postings)} ms p50/p95/p99 | top ${N} differ in ${differ} of ${texts.length} | stopped after ${[...stoppedAt].map(([k, v]) => `${k}: ${v}`).join(', ')} | load ${loadavg()[0].toFixed(1)}`,
   );
