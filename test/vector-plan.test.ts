@@ -107,6 +107,20 @@ describe.skipIf(!integration.databaseUrl)('vector search plans on Postgres (need
     exact: !/CTE Scan on exact[^\n]*\(never executed\)/.test(plan),
   });
 
+  it('a pooled connection plans without JIT, even for a statement priced past any threshold', async () => {
+    // The first reads of a big tenant on each new connection (custom plans) each compiled for
+    // 47 to 82 ms, where the read takes a few (vector-search.ts, JIT_OFF).
+    const [{ jit }] = await rows<{ jit: string }>(database.db, sql`SELECT current_setting('jit') AS jit`);
+    expect(jit).toBe('off');
+    const plan = await database.db.transaction(async (tx) => {
+      await tx.execute(sql.raw('SET LOCAL jit_above_cost = 0'));
+      const vector = `[${Array.from({ length: 512 }, (_, i) => (i % 5) / 5 - 0.4).join(',')}]`;
+      const query = nearestInTenant(sql`m.id`, whereReadable(large, [], 'own', new Date(), { includeSuperseded: false }), vector, { limit: 10 }, large);
+      return (await rows<{ 'QUERY PLAN': string }>(tx, sql`EXPLAIN (ANALYZE) ${query}`)).map((r) => r['QUERY PLAN']).join('\n');
+    });
+    expect(plan).not.toContain('JIT:');
+  });
+
   it('a kept plan walks the graph for the tenant of 3,000 memories, and never starts the exact scan', async () => {
     const { plan, found } = await keptPlanRun(large);
     expect(ran(plan)).toEqual({ walk: true, exact: false });

@@ -97,11 +97,15 @@ const walkCap = (k: number) => {
   return sql.raw(`CASE WHEN live >= ${WALK_MIN_LIVE} AND ${cap} <= least(live / ${WALK_SHARE_OF_LIVE}, ${WALK_MAX_ROWS}) THEN ${cap}::bigint ELSE 0 END`);
 };
 
-/** The settings nearestMemories wants for `n` rows: a candidate list as long, and iterative scans (pgvector 0.8) so that filters after the index do not starve the result. */
+/**
+ * The settings nearestMemories wants for `n` rows: a candidate list as long, iterative scans
+ * (pgvector 0.8) so that filters after the index do not starve the result, and no JIT (JIT_OFF).
+ */
 const searchSettings = (n: number) => ({
   'hnsw.ef_search': String(Math.max(40, Math.min(n, 1000))),
   'hnsw.iterative_scan': 'relaxed_order',
   random_page_cost: RANDOM_PAGE_COST,
+  jit: JIT_OFF,
 });
 
 /** For nearestMemories in the caller's transaction, until it ends. One round trip. */
@@ -122,8 +126,22 @@ export async function vectorSearchSettings(tx: DbOrTx, n: number) {
  */
 const RANDOM_PAGE_COST = '1.1';
 
+/**
+ * No JIT compiling. A nearest-neighbour read of a big tenant is priced past PostgreSQL's
+ * jit_above_cost by the exact scan it falls back to, though it runs as a short walk of the graph:
+ * on a tenant of 250,000, the first five reads of each new connection (custom plans, before its
+ * generic plan) each spent 47 to 82 ms compiling, where the read itself takes a few. engram's
+ * statements are short; the ones that priced past the threshold before (history, the keyword
+ * stages, the neighbours of hybrid hits) each turned it off too.
+ */
+const JIT_OFF = 'off';
+
 /** The session defaults of a database whose connections live across requests (Node: pg pool, PGlite). */
-export const VECTOR_SESSION_SETTINGS: Readonly<Record<string, string>> = { 'hnsw.iterative_scan': 'relaxed_order', random_page_cost: RANDOM_PAGE_COST };
+export const VECTOR_SESSION_SETTINGS: Readonly<Record<string, string>> = {
+  'hnsw.iterative_scan': 'relaxed_order',
+  random_page_cost: RANDOM_PAGE_COST,
+  jit: JIT_OFF,
+};
 /** hnsw.ef_search as such a session leaves it (pgvector's default), enough for candidate lists this long. */
 const SESSION_EF_SEARCH = 40;
 const primed = new WeakSet<object>();
