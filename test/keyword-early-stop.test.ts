@@ -169,13 +169,35 @@ describe('whole-store keyword search by stages', () => {
     // Y holds all four words in a longer text; X three of them twice each in a shorter one and
     // scores above Y, though each of its pairs is bounded below Y. With Y read (n = 1), a stage of
     // pairs would leave X out: the stage of three words must find it.
-    const other = await engine.newTenant('enterprise');
     const texts = [
       ...Array.from({ length: 5 }, (_, i) => `walrus a${i}`),
       ...['mango', 'nutmeg', 'olive'].flatMap((w) => Array.from({ length: 3 }, (_, i) => `${w} b${i}`)),
       'walrus mango nutmeg olive y1',
       'mango mango nutmeg nutmeg olive olive x1',
     ];
+    for (const { n, found, x } of await searchNewTenant(texts, 'walrus mango nutmeg olive', [1, 2])) {
+      expect(found.stagedWords, `n ${n}`).toBeDefined();
+      expect(found.rows[0].id).toBe(x);
+    }
+  });
+
+  it("reads the rare word of a query, not the common words' every posting, once the pairs are read", async () => {
+    // Every memory holds two of the three common words, none the order number but one: after the
+    // pairs a memory holding one common word cannot enter the top n, the one holding the number can.
+    const common = ['kiwi', 'lemon', 'melon'];
+    const texts = [...Array.from({ length: 30 }, (_, i) => `${common[i % 3]} ${common[(i + 1) % 3]} c${i}`), 'order 4711 shipped'];
+    for (const { n, found, x: order } of await searchNewTenant(texts, 'kiwi lemon melon 4711', [1, 5])) {
+      expect(found.stagedWords, `n ${n}`).toBe(1);
+      expect(found.rows[0].id).toBe(order);
+    }
+  });
+
+  /**
+   * A new tenant holding `texts`, searched for `query` at each n: the staged answer, checked
+   * against reading every posting, and `x` the id of the last text.
+   */
+  async function searchNewTenant(texts: string[], query: string, ns: number[]) {
+    const other = await engine.newTenant('enterprise');
     const res = await engine.request('POST', '/v1/memories/batch', {
       key: other.key,
       body: { memories: texts.map((observation) => ({ observation, auto_link: false })) },
@@ -184,13 +206,14 @@ describe('whole-store keyword search by stages', () => {
     const x = res.body.results.at(-1)?.memory?.id.replace('urn:uuid:', '');
     const db = engine.node.services.db;
     const scope = whereReadable(other.tenantId, [], 'all', engine.clock.now(), {});
-    for (const n of [1, 2]) {
-      const found = await keywordCandidates(db, scope, 'walrus mango nutmeg olive', n, { kind: 'tenant', tenantId: other.tenantId });
-      expect(found.stagedWords, `n ${n}`).toBeDefined();
-      expect(key(found.rows), `n ${n}`).toEqual(key(await keywordByPostings(db, scope, 'walrus mango nutmeg olive', n, other.tenantId)));
-      expect(found.rows[0].id).toBe(x);
+    const answers = [];
+    for (const n of ns) {
+      const found = await keywordCandidates(db, scope, query, n, { kind: 'tenant', tenantId: other.tenantId });
+      expect(key(found.rows), `n ${n}`).toEqual(key(await keywordByPostings(db, scope, query, n, other.tenantId)));
+      answers.push({ n, found, x });
     }
-  });
+    return answers;
+  }
 
   /** Lexemes whose kept statistics and postings since the mark do not give what counting every posting gives. */
   const miscounted = (tenantNo: number) =>

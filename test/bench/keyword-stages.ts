@@ -22,7 +22,7 @@ import { KEYWORD_STAGES } from '../../functions/memories/queries/keyword-stages'
 import { openPostgres } from '../../shared/node/database';
 import { rows } from '../../shared/platform/data/db';
 import { f1, pct, rng } from './lib';
-import { bulkLoad, countLoaded, createTenant, foldKeywordStatistics, queries, rareQueries, startServer } from './scale-lib';
+import { bulkLoad, countLoaded, createTenant, foldKeywordStatistics, mixedQueries, queries, rareQueries, startServer } from './scale-lib';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,6 +52,7 @@ console.log(`tenant of ${count} memories, n ${N}, staged from ${KEYWORD_STAGES.m
 for (const [name, texts] of [
   ['common words', queries(Number(args.searches))],
   ['rare words', rareQueries(Number(args.searches), Number(count))],
+  ['common words and a rare one', mixedQueries(Number(args.searches), Number(count))],
 ] as const) {
   const staged: number[] = [];
   const postings: number[] = [];

@@ -216,6 +216,12 @@ export function rareQueries(count: number, loaded: number, seed = 13) {
   return Array.from({ length: count }, () => `${1 + Math.floor(r() * loaded)} ${1 + Math.floor(r() * loaded)}`);
 }
 
+/** Queries of common words with a rare one: those of `queries` and an order or ticket number of the first `loaded` memories. */
+export function mixedQueries(count: number, loaded: number, seed = 7) {
+  const r = rng(seed + 10);
+  return queries(count, seed).map((text) => `${text} ${1 + Math.floor(r() * loaded)}`);
+}
+
 const embedder = hashEmbedder();
 
 /** The vector the server stores for `text` (hash embedder, normalised), as pgvector's sparse literal: a tenth of the bytes of the dense one. */

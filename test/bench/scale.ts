@@ -21,9 +21,9 @@
  *    statistics run (timed). Then semantic, keyword and hybrid searches
  *    over HTTP, and beside them in the same run the plain SQL a pgvector / full-text user would
  *    write for the same query (nearest 10 of the tenant; `@@` any of the words ranked by ts_rank;
- *    hybrid: both). Keyword and hybrid twice: queries of common words (a name is in about one
- *    memory in eight) and of rare ones (order numbers, in one memory each). Then the disk of the
- *    keyword tables and their indexes.
+ *    hybrid: both). Keyword and hybrid three times: queries of common words (a name is in about one
+ *    memory in eight), of rare ones (order numbers, in one memory each), and the common words with
+ *    an order number. Then the disk of the keyword tables and their indexes.
  * 2. At the largest size, `--tenants` more tenants holding as many memories again between them,
  *    the index rebuilt, and the same searches for a random small tenant and for the big one.
  * 3. Store (POST /v1/memories) and batch (100 a request) throughput into that table, the disk every
@@ -43,8 +43,8 @@ import {
   foldKeywordStatistics,
   load,
   queries,
+  mixedQueries,
   rareQueries,
-  type Server,
   startServer,
 } from './scale-lib';
 import { throughputAndDisk } from './scale-throughput';
@@ -88,72 +88,84 @@ async function rebuildIndex() {
   return { buildS: buildMs / 1000, indexMb: Number(bytes) / 2 ** 20, foldS };
 }
 
-/** The plain SQL for the same searches, on the bench's own session with the server's vector settings. */
-async function rawSearches(tenantOf: () => string, texts: string[], rare: string[]) {
-  await q(`SET hnsw.ef_search = 40; SET hnsw.iterative_scan = relaxed_order; SET random_page_cost = 1.1`);
-  const semantic = {
-    name: 'raw-semantic',
-    text: `SELECT id, 1 - (embedding <=> $2::halfvec) AS similarity FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::halfvec LIMIT ${LIMIT}`,
+/** Query classes: common words, rare ones (order numbers), and the common words with a rare one. */
+type Queries = { common: string[]; rare: string[]; mixed: string[] };
+const MODES = ['semantic', 'keyword', 'hybrid', 'keyword-rare', 'hybrid-rare', 'keyword-mixed', 'hybrid-mixed'] as const;
+type Mode = (typeof MODES)[number];
+const CLASSES = { common: '', rare: '-rare', mixed: '-mixed' } as const;
+const LABELS: Record<string, string> = { '-rare': ' (rare words)', '-mixed': ' (common words and a rare one)' };
+const labelOf = (mode: Mode) => mode.replace(/-(rare|mixed)$/, (suffix) => LABELS[suffix]);
+
+const RAW_SEMANTIC = {
+  name: 'raw-semantic',
+  text: `SELECT id, 1 - (embedding <=> $2::halfvec) AS similarity FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::halfvec LIMIT ${LIMIT}`,
+};
+const RAW_KEYWORD = {
+  name: 'raw-keyword',
+  text: `SELECT id, ts_rank(search_tsv, k) AS rank FROM memories, CAST(replace(plainto_tsquery('english', $2)::text, '&', '|') AS tsquery) k
+         WHERE tenant_id = $1 AND search_tsv @@ k ORDER BY rank DESC LIMIT ${LIMIT}`,
+};
+
+/**
+ * The searches of one query of a class, over HTTP and as the plain SQL a pgvector / full-text user
+ * would write (on the bench's own session with the server's vector settings; its hybrid is its
+ * semantic and keyword statements one after the other). Each side goes first every other query:
+ * the second reads what the first brought into the cache.
+ */
+async function searchBothWays(kind: keyof Queries, text: string, [tenant, key]: [string, string], first: 'http' | 'sql', http: Timings, raw: Timings) {
+  const suffix = CLASSES[kind];
+  const viaHttp = async () => {
+    for (const mode of MODES.filter((m) => m.endsWith(suffix) && (suffix || !m.includes('-')))) {
+      const url = `${server.url}/v1/memories/search?${new URLSearchParams({ q: text, limit: String(LIMIT), mode: mode.replace(suffix, '') })}`;
+      const [res, t] = await timed(() => call('GET', url, key));
+      http[mode].push(t);
+      if (mode === 'semantic' && res.memories.length < LIMIT) http.short++;
+    }
   };
-  const keyword = {
-    name: 'raw-keyword',
-    text: `SELECT id, ts_rank(search_tsv, k) AS rank FROM memories, CAST(replace(plainto_tsquery('english', $2)::text, '&', '|') AS tsquery) k
-           WHERE tenant_id = $1 AND search_tsv @@ k ORDER BY rank DESC LIMIT ${LIMIT}`,
-  };
-  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[], 'keyword-rare': [] as number[], 'hybrid-rare': [] as number[] };
-  for (const [i, text] of texts.entries()) {
-    const tenant = tenantOf();
+  const viaSql = async () => {
     const vector = await denseVector(text);
-    const [, s] = await timed(() => db.query({ ...semantic, values: [tenant, vector] }));
-    const [, k] = await timed(() => db.query({ ...keyword, values: [tenant, text] }));
-    out.semantic.push(s);
-    out.keyword.push(k);
-    out.hybrid.push(s + k);
-    if (i >= rare.length) continue;
-    const rareVector = await denseVector(rare[i]);
-    const [, rs] = await timed(() => db.query({ ...semantic, values: [tenant, rareVector] }));
-    const [, rk] = await timed(() => db.query({ ...keyword, values: [tenant, rare[i]] }));
-    out['keyword-rare'].push(rk);
-    out['hybrid-rare'].push(rs + rk);
-  }
-  return out;
+    const [, s] = await timed(() => db.query({ ...RAW_SEMANTIC, values: [tenant, vector] }));
+    const [, k] = await timed(() => db.query({ ...RAW_KEYWORD, values: [tenant, text] }));
+    if (!suffix) raw.semantic.push(s);
+    raw[`keyword${suffix}` as Mode].push(k);
+    raw[`hybrid${suffix}` as Mode].push(s + k);
+  };
+  if (first === 'http') await viaHttp().then(viaSql);
+  else await viaSql().then(viaHttp);
 }
 
-const MODES = ['semantic', 'keyword', 'hybrid', 'keyword-rare', 'hybrid-rare'] as const;
+type Timings = Record<Mode, number[]> & { short: number };
+const timings = (): Timings => Object.assign(Object.fromEntries(MODES.map((m) => [m, [] as number[]])) as Record<Mode, number[]>, { short: 0 });
 
-async function httpSearches(server: Server, keyOf: () => string, texts: string[], rare: string[]) {
-  const out = { semantic: [] as number[], keyword: [] as number[], hybrid: [] as number[], 'keyword-rare': [] as number[], 'hybrid-rare': [] as number[] };
-  let short = 0;
-  for (const kind of MODES) {
-    const mode = kind.replace('-rare', '');
-    for (const text of kind.endsWith('-rare') ? rare : texts) {
-      const url = `${server.url}/v1/memories/search?${new URLSearchParams({ q: text, limit: String(LIMIT), mode })}`;
-      const [res, t] = await timed(() => call('GET', url, keyOf()));
-      out[kind].push(t);
-      if (kind === 'semantic' && res.memories.length < LIMIT) short++;
+const queriesOf = (count: number, loaded: number, seed?: number): Queries => ({
+  common: queries(count, seed),
+  rare: rareQueries(count, loaded, seed),
+  mixed: mixedQueries(count, loaded, seed),
+});
+
+async function measure(label: string, loaded: number, tenantOf: () => string, pair: () => [string, string]) {
+  await q(`SET hnsw.ef_search = 40; SET hnsw.iterative_scan = relaxed_order; SET random_page_cost = 1.1`);
+  const http = timings();
+  const raw = timings();
+  for (const [count, seed, into] of [
+    [20, 99, timings()],
+    [SEARCHES, undefined, null],
+  ] as const) {
+    const texts = queriesOf(count, loaded, seed);
+    for (let i = 0; i < count; i++) {
+      // Each query draws its tenant once, shared by the HTTP and the SQL searches.
+      const tenant = pair();
+      for (const kind of Object.keys(CLASSES) as (keyof Queries)[])
+        await searchBothWays(kind, texts[kind][i], tenant, i % 2 ? 'sql' : 'http', into ?? http, into ?? raw);
     }
   }
-  return { ...out, short };
-}
-
-async function measure(server: Server, label: string, loaded: number, tenantOf: () => string, pair: () => [string, string]) {
-  const texts = queries(SEARCHES);
-  const rare = rareQueries(SEARCHES, loaded);
-  // Each search draws its tenant once, shared by the HTTP and the SQL measurement.
-  const picks = texts.map(() => pair());
-  let i = 0;
-  const warm = queries(20, 99);
-  await httpSearches(server, () => picks[0][1], warm, rareQueries(20, loaded, 99));
-  const http = await httpSearches(server, () => picks[i++ % picks.length][1], texts, rare);
-  i = 0;
-  const raw = await rawSearches(() => picks[i++ % picks.length][0], texts, rare);
   const [plan] = await q<{ 'QUERY PLAN': string }>(
     `EXPLAIN SELECT id FROM memories WHERE tenant_id = $1 AND NOT index_pending ORDER BY embedding <=> $2::halfvec LIMIT ${LIMIT}`,
-    [tenantOf(), await denseVector(texts[0])],
+    [tenantOf(), await denseVector(queries(1)[0])],
   ).then((r) => r.slice(1));
   const out = MODES.map((mode) => [
     label,
-    mode.replace('-rare', ' (rare words)'),
+    labelOf(mode),
     ms(http[mode]),
     ms(raw[mode]),
     mode === 'semantic' ? `${http.short} answers < ${LIMIT}; raw plan: ${plan['QUERY PLAN'].replace(/^\s*->\s*/, '').split(' on ')[0]}` : '',
@@ -188,7 +200,6 @@ async function loadSmall(big: { key: string; tenantId: string }, small: { key: s
   const someSmall = () => small[Math.floor(r() * small.length)];
   rowsOut.push(
     ...(await measure(
-      server,
       `one of ${TENANTS} tenants of ${each.toLocaleString('en')} (table ${total.toLocaleString('en')})`,
       total,
       () => small[0].tenantId,
@@ -200,7 +211,6 @@ async function loadSmall(big: { key: string; tenantId: string }, small: { key: s
   );
   rowsOut.push(
     ...(await measure(
-      server,
       `the tenant of ${have.toLocaleString('en')} (table ${total.toLocaleString('en')})`,
       have,
       () => big.tenantId,
@@ -271,7 +281,6 @@ try {
     have = size;
     rowsOut.push(
       ...(await measure(
-        server,
         `one tenant of ${size.toLocaleString('en')}`,
         size,
         () => big.tenantId,

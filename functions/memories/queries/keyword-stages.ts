@@ -87,6 +87,9 @@ export const bm25Term = (df: SQL, n: SQL, tf: SQL = sql`t.tf`, len: SQL = sql`t.
   return sql`ln(1 + (${n} - ${df} + 0.5) / (${df} + 0.5)) * ${tf} * (${k1} + 1) / (${tf} + ${k1} * (1 - ${b} + ${b} * ${len} / greatest(${avgLen}, 1)))`;
 };
 
+/** Each word's postings in the tenant. */
+const dfOf = (stats: KeywordStats) => new Map(stats.lexemes.map((l) => [l.lexeme, l.df]));
+
 const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
 /** A term's largest possible score: BM25 grows with tf and falls with the memory's length. */
 const termBound = (l: LexemeStats, s: KeywordStats) =>
@@ -124,7 +127,7 @@ const anyOfTsquery = (sets: string[][]) => sets.map((set) => `(${set.map(operand
  * memory holding every word (estimated as if the words were independent).
  */
 function byPostings(set: string[], stats: KeywordStats) {
-  const df = new Map(stats.lexemes.map((l) => [l.lexeme, l.df]));
+  const df = dfOf(stats);
   const holding = set.reduce((est, w) => (est * (df.get(w) ?? 0)) / Math.max(stats.n, 1), stats.n);
   return holding * KEYWORD_STAGES.rowCost > set.reduce((sum, w) => sum + (df.get(w) ?? 0), 0);
 }
@@ -160,7 +163,7 @@ function byRows(sets: string[][], list: string, tenantId: string): SQL {
  * a smaller score of it cannot enter the top n now.
  */
 function bySetPostings(set: string[], stats: KeywordStats): SQL {
-  const df = new Map(stats.lexemes.map((l) => [l.lexeme, l.df]));
+  const df = dfOf(stats);
   const p = (i: number) => sql.raw(`p${i}`);
   const joins = set
     .slice(1)
@@ -225,8 +228,9 @@ function topOf<T extends StagedRow>(rows: T[], n: number): T[] {
  * exactly those words cannot enter the top n, and one holding more was read or bounded at an
  * earlier stage. A memory not read after stage k holds at most k-1 words, so it scores at most
  * ofWords(k-1); once theta is above that, no other memory can enter the top n (ties at the n-th
- * place are among memories read). Null when no stage before the last (k = 1, every memory holding
- * any word: the postings query's own work) can stop; else the rows and the k they stopped at.
+ * place are among memories read). The last stage (k = 1) reads only the words whose own bound
+ * reaches theta: a memory holding one other word cannot enter. Null when those are every word
+ * (reading every posting is the postings query's own work); else the rows and the k they stopped at.
  */
 export async function stagedTop<T extends StagedRow>(
   db: DbOrTx,
@@ -241,10 +245,19 @@ export async function stagedTop<T extends StagedRow>(
   const words = stats.lexemes.map((l) => l.lexeme);
   let best: T[] = [];
   const theta = () => (best.length === n ? Number(best[n - 1].bm25) : Number.NEGATIVE_INFINITY);
-  for (let k = words.length; k >= 2; k--) {
+  for (let k = words.length; k >= 1; k--) {
     const sets = subsets(words, k).filter((set) => bounds.ofSet(set) >= theta());
+    // The last stage reads the words one alone can place in the top n (a rare word beside common
+    // ones: an order number), when they are not all of them: every posting is the postings query's.
+    if (k === 1 && postingsOf(sets, stats) >= postingsOf([words], stats)) return null;
     if (sets.length) best = topOf([...best, ...(await stageRows<T>(db, storage, stageQuery(scope, tenantId, stats, sets, n, ranked)))], n);
-    if (theta() > bounds.ofWords(k - 1)) return { rows: best, words: k };
+    if (k === 1 || theta() > bounds.ofWords(k - 1)) return { rows: best, words: k };
   }
   return null;
+}
+
+/** How many postings the words of `sets` hold in the tenant. */
+function postingsOf(sets: string[][], stats: KeywordStats) {
+  const df = dfOf(stats);
+  return [...new Set(sets.flat())].reduce((sum, w) => sum + (df.get(w) ?? 0), 0);
 }
